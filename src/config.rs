@@ -1,0 +1,325 @@
+//! The Archive's configuration, `<root>/archive.toml`: its address, the IBI of its Archive
+//! service, the relation subset it offers, and the settings of the administrator's tools
+//! (registration with the resolver, minting, access networks).
+
+use std::fmt;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::ibi::Ibi;
+use crate::relation::Relation;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    archiveaddress: String,
+    archiveserviceibi: String,
+    platformsoftware: Option<String>,
+    baseurl: Option<String>,
+    relations: Option<Vec<String>>,
+    registration: Option<RawRegistration>,
+    minting: Option<RawMinting>,
+    access: Option<RawAccess>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRegistration {
+    resolver: Option<String>,
+    adminemail: String,
+    key: String,
+    ip: String,
+    platformversion: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMinting {
+    host: String,
+    port: Option<u16>,
+    ip: Option<String>,
+    granularity: Option<toml::Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAccess {
+    networks: Vec<String>,
+}
+
+/// The resolver's base URL (resolution standard, §6.1).
+pub const DEFAULT_RESOLVER: &str = "http://urlib.net/J8LNKB5R7W/3FUQHC5";
+
+/// A checked `archive.toml`.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `hostport` by which the resolver reaches this Archive.
+    pub archiveaddress: String,
+    /// The IBI of this Archive's service item, as written.
+    pub service: Ibi,
+    /// The IBI of the platform software, if it has one (else the value `{}`).
+    pub platformsoftware: Option<Ibi>,
+    /// Where `col/` and the service are reached, without a trailing `/`.
+    pub baseurl: String,
+    /// The relation subset (§9.2); `None`: every relation of Table 9.5.
+    pub relations: Option<Vec<Relation>>,
+    pub registration: Option<Registration>,
+    pub minting: Option<Minting>,
+    /// Networks whose clients get the data of restricted items.
+    pub networks: Vec<Network>,
+}
+
+/// `[registration]`: what inclusion and exclusion requests send (Table 7.2).
+#[derive(Clone)]
+pub struct Registration {
+    pub resolver: String,
+    pub adminemail: String,
+    /// The registration key (Table 7.1). Never printed, logged or sent but to the resolver.
+    pub key: String,
+    pub ip: String,
+    pub platformversion: String,
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registration")
+            .field("resolver", &self.resolver)
+            .field("adminemail", &self.adminemail)
+            .field("key", &"<hidden>")
+            .field("ip", &self.ip)
+            .field("platformversion", &self.platformversion)
+            .finish()
+    }
+}
+
+/// `[minting]`: this Archive's identification subsystem (generation standard).
+#[derive(Debug, Clone)]
+pub struct Minting {
+    pub host: String,
+    pub port: u16,
+    pub ip: Option<IpAddr>,
+    /// r of Algorithm 4, as written (`"60"`, `"1"`, `"0.1"`, …).
+    pub granularity: String,
+}
+
+impl Config {
+    /// Reads `<root>/archive.toml`.
+    pub fn load(root: &Path) -> Result<Config, ConfigError> {
+        let path = root.join("archive.toml");
+        let text = std::fs::read_to_string(&path).map_err(|e| ConfigError {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        Config::parse(&text).map_err(|message| ConfigError { path, message })
+    }
+
+    /// Parses the text of an archive.toml; the error says what is wrong (never the key).
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        let archiveaddress = raw.archiveaddress;
+        if archiveaddress.is_empty()
+            || archiveaddress.contains(['/', ' ', '?', '#', '@'])
+            || !archiveaddress.is_ascii()
+        {
+            return Err(format!(
+                "archiveaddress {archiveaddress:?} is not a host[:port]"
+            ));
+        }
+        let service =
+            Ibi::parse(&raw.archiveserviceibi).map_err(|e| format!("archiveserviceibi: {e}"))?;
+        let platformsoftware = match raw.platformsoftware.as_deref() {
+            None | Some("") => None,
+            Some(s) => Some(Ibi::parse(s).map_err(|e| format!("platformsoftware: {e}"))?),
+        };
+        let baseurl = raw
+            .baseurl
+            .unwrap_or_else(|| format!("http://{archiveaddress}"))
+            .trim_end_matches('/')
+            .to_string();
+        if !(baseurl.starts_with("http://") || baseurl.starts_with("https://"))
+            || baseurl.bytes().any(|b| !crate::pairs::is_word_byte(b))
+        {
+            return Err(format!("baseurl {baseurl:?} is not an http(s) URL"));
+        }
+        let relations = match raw.relations {
+            None => None,
+            Some(list) => {
+                let mut out = Vec::with_capacity(list.len());
+                for r in &list {
+                    out.push(Relation::parse(r).map_err(|e| format!("relations: {e}"))?);
+                }
+                if !out.contains(&Relation::itself()) {
+                    return Err("relations must hold the empty relation \"\"".into());
+                }
+                Some(out)
+            }
+        };
+        let registration = match raw.registration {
+            None => None,
+            Some(r) => Some(Registration {
+                resolver: r.resolver.unwrap_or_else(|| DEFAULT_RESOLVER.to_string()),
+                adminemail: r.adminemail,
+                key: r.key,
+                ip: r.ip,
+                platformversion: r
+                    .platformversion
+                    .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
+            }),
+        };
+        let minting = match raw.minting {
+            None => None,
+            Some(m) => Some(Minting {
+                host: m.host,
+                port: m.port.unwrap_or(80),
+                ip: match m.ip {
+                    None => None,
+                    Some(s) => Some(
+                        s.parse()
+                            .map_err(|_| format!("minting.ip {s:?} is not an IP address"))?,
+                    ),
+                },
+                granularity: match m.granularity {
+                    None => "1".to_string(),
+                    Some(toml::Value::Integer(i)) => i.to_string(),
+                    Some(toml::Value::Float(f)) => f.to_string(),
+                    Some(toml::Value::String(s)) => s,
+                    Some(other) => {
+                        return Err(format!("minting.granularity {other} is not a number"))
+                    }
+                },
+            }),
+        };
+        let mut networks = Vec::new();
+        for n in raw.access.map(|a| a.networks).unwrap_or_default() {
+            networks.push(Network::parse(&n)?);
+        }
+        Ok(Config {
+            archiveaddress,
+            service,
+            platformsoftware,
+            baseurl,
+            relations,
+            registration,
+            minting,
+            networks,
+        })
+    }
+
+    /// Whether `ip` is inside one of `[access].networks`.
+    pub fn client_allowed(&self, ip: Option<IpAddr>) -> bool {
+        ip.is_some_and(|ip| self.networks.iter().any(|n| n.contains(ip)))
+    }
+}
+
+/// An address block `a.b.c.d/n` or `x:y::/n` (a bare address is a block of one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Network {
+    addr: IpAddr,
+    bits: u8,
+}
+
+impl Network {
+    pub fn parse(s: &str) -> Result<Network, String> {
+        let bad = || format!("access network {s:?} is not an address block such as 150.163.0.0/16");
+        let (addr, bits) = match s.split_once('/') {
+            Some((a, b)) => (a, Some(b)),
+            None => (s, None),
+        };
+        let addr: IpAddr = addr.parse().map_err(|_| bad())?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let bits = match bits {
+            None => max,
+            Some(b) => b.parse::<u8>().ok().filter(|&b| b <= max).ok_or_else(bad)?,
+        };
+        Ok(Network { addr, bits })
+    }
+
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        let ip = match ip {
+            IpAddr::V6(v6) => v6.to_ipv4_mapped().map(IpAddr::V4).unwrap_or(ip),
+            v4 => v4,
+        };
+        match (self.addr, ip) {
+            (IpAddr::V4(n), IpAddr::V4(a)) => {
+                masked(u32::from(n).into(), u32::from(a).into(), self.bits, 32)
+            }
+            (IpAddr::V6(n), IpAddr::V6(a)) => masked(u128::from(n), u128::from(a), self.bits, 128),
+            _ => false,
+        }
+    }
+}
+
+fn masked(net: u128, addr: u128, bits: u8, width: u32) -> bool {
+    if bits == 0 {
+        return true;
+    }
+    let shift = width - u32::from(bits);
+    net >> shift == addr >> shift
+}
+
+/// An archive.toml that cannot be read or does not hold a valid configuration.
+#[derive(Debug, Clone)]
+pub struct ConfigError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINIMAL: &str = r#"
+archiveaddress = "mtc-m16c.sid.inpe.br"
+archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
+"#;
+
+    #[test]
+    fn minimal_config_takes_defaults() {
+        let c = Config::parse(MINIMAL).unwrap();
+        assert_eq!(c.baseurl, "http://mtc-m16c.sid.inpe.br");
+        assert!(c.platformsoftware.is_none());
+        assert!(c.relations.is_none());
+        assert!(!c.client_allowed(Some("150.163.2.175".parse().unwrap())));
+    }
+
+    #[test]
+    fn networks_match_by_prefix() {
+        let n = Network::parse("150.163.0.0/16").unwrap();
+        assert!(n.contains("150.163.2.175".parse().unwrap()));
+        assert!(n.contains("::ffff:150.163.2.175".parse().unwrap()));
+        assert!(!n.contains("150.164.0.1".parse().unwrap()));
+        assert!(Network::parse("::1")
+            .unwrap()
+            .contains("::1".parse().unwrap()));
+        assert!(Network::parse("0.0.0.0/0")
+            .unwrap()
+            .contains("8.8.8.8".parse().unwrap()));
+        assert!(Network::parse("10.0.0.0/33").is_err());
+    }
+
+    #[test]
+    fn errors_name_the_field_and_never_the_key() {
+        let text = format!("{MINIMAL}relations = [\".metadata\"]\n");
+        assert_eq!(
+            Config::parse(&text).unwrap_err(),
+            "relations must hold the empty relation \"\""
+        );
+        let text = format!("{MINIMAL}[registration]\nadminemail = \"a@b\"\nkey = \"9876543210\"\nip = \"127.0.0.1\"\nbogus = 1\n");
+        let err = Config::parse(&text).unwrap_err();
+        assert!(err.contains("bogus"), "{err}");
+        assert!(!err.contains("9876543210"), "{err}");
+        let text = format!("{MINIMAL}[registration]\nadminemail = \"a@b\"\nkey = \"9876543210\"\nip = \"127.0.0.1\"\n");
+        let dbg = format!("{:?}", Config::parse(&text).unwrap());
+        assert!(!dbg.contains("9876543210"), "{dbg}");
+    }
+}

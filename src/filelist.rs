@@ -1,0 +1,104 @@
+//! The file-list page (GetFileList, resolution standard §9.2 CRIARPARURL): an HTML list
+//! of the files of an item's doc/, each linked to its static URL.
+
+use std::net::IpAddr;
+use std::os::unix::ffi::OsStrExt;
+
+use crate::ibi::Ibi;
+use crate::item::State;
+use crate::service::{Answer, Archive};
+
+/// The page for the item named `ibi` (as it appears in the page's URL), for a browser at
+/// `client`.
+pub fn page(archive: &Archive, ibi: &str, client: Option<IpAddr>) -> Answer {
+    let Ok(parsed) = Ibi::parse(ibi) else {
+        return html(404, "Not found", "<p>This is not the IBI of an item.</p>");
+    };
+    let Some(item) = archive.store().find(&parsed) else {
+        return html(
+            404,
+            "Not found",
+            "<p>This Archive holds no item with this IBI.</p>",
+        );
+    };
+    let title = format!("Files of {}", escape_html(item.rep.as_str()));
+    if item.state == State::Deleted {
+        return html(410, &title, "<p>This item has been deleted.</p>");
+    }
+    if item.restricted && !archive.config().client_allowed(client) {
+        // Footnote 2 of §9.2: the page must say that the list may not be shown.
+        return html(
+            403,
+            &title,
+            "<p>Access to the list of files of this item is not permitted.</p>",
+        );
+    }
+    let doc = item.doc();
+    let mut rows = String::new();
+    let mut count = 0usize;
+    for entry in walkdir::WalkDir::new(&doc)
+        .follow_links(false)
+        .min_depth(1)
+        .max_depth(32)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+    {
+        let Ok(rel) = entry.path().strip_prefix(&doc) else {
+            continue;
+        };
+        let rel = rel.as_os_str().as_bytes();
+        let Some(url) = archive.doc_url(&item, rel) else {
+            continue;
+        };
+        let size = std::fs::metadata(entry.path())
+            .map(|m| m.len())
+            .unwrap_or(0);
+        let url = String::from_utf8_lossy(&url).into_owned();
+        rows.push_str(&format!(
+            "<li><a href=\"{}\">{}</a> ({size} bytes)</li>\n",
+            escape_html(&url),
+            escape_html(&display_name(rel))
+        ));
+        count += 1;
+    }
+    let body = if count == 0 {
+        "<p>This item has no files.</p>".to_string()
+    } else {
+        format!("<ul>\n{rows}</ul>")
+    };
+    html(200, &title, &body)
+}
+
+/// A file name for people: UTF-8 as it is, anything else read as Latin-1.
+fn display_name(bytes: &[u8]) -> String {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.to_string(),
+        Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
+    }
+}
+
+fn escape_html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn html(status: u16, title: &str, body: &str) -> Answer {
+    let text = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body><h1>{title}</h1>\n{body}\n</body></html>\n"
+    );
+    Answer {
+        content_type: "text/html; charset=utf-8",
+        ..Answer::text(status, text)
+    }
+}

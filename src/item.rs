@@ -1,0 +1,246 @@
+//! One identified item on disk: `col/<rep>/item.toml` (its state and relations) beside
+//! `col/<rep>/doc/` (its content).
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::ibi::{Ibi, Ibip, Rep};
+use crate::relation::Lang;
+
+/// Largest item.toml we read; a bigger one is a fault, not an item.
+pub const MAX_ITEM_TOML: u64 = 64 * 1024;
+
+/// `state` of Figure 5.4 of the resolution standard, plus the tombstone state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum State {
+    Original,
+    Copy,
+    Deleted,
+}
+
+impl State {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Original => "Original",
+            State::Copy => "Copy",
+            State::Deleted => "Deleted",
+        }
+    }
+}
+
+/// `contenttype` of Table 9.3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+pub enum ContentType {
+    #[default]
+    Data,
+    Metadata,
+}
+
+impl ContentType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContentType::Data => "Data",
+            ContentType::Metadata => "Metadata",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawItem {
+    state: State,
+    ibip: Option<String>,
+    timestamp: Option<toml::value::Datetime>,
+    contenttype: Option<ContentType>,
+    target: Option<String>,
+    url: Option<String>,
+    language: Option<String>,
+    nextedition: Option<String>,
+    metadata: Option<String>,
+    restricted: Option<bool>,
+    #[serde(default)]
+    translations: BTreeMap<String, String>,
+    #[serde(default)]
+    formats: BTreeMap<String, String>,
+}
+
+/// A checked item.toml, with the directory it was read from.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// `col/<rep>` as found on disk.
+    pub dir: PathBuf,
+    /// The item's uniform repository name, spelled as its directory is.
+    pub rep: Rep,
+    pub state: State,
+    pub ibip: Option<Ibip>,
+    /// Seconds since the epoch (UTC) of the last update or removal, if recorded.
+    pub timestamp: Option<i64>,
+    pub contenttype: ContentType,
+    pub target: Option<String>,
+    pub url: Option<String>,
+    pub language: Option<Lang>,
+    pub nextedition: Option<Ibi>,
+    pub metadata: Option<Ibi>,
+    pub restricted: bool,
+    pub translations: Vec<(Lang, Ibi)>,
+    pub formats: BTreeMap<String, String>,
+}
+
+impl Item {
+    /// Reads and checks `<dir>/item.toml` for the item named `rep`.
+    pub fn load(dir: &Path, rep: Rep) -> Result<Item, ItemError> {
+        let path = dir.join("item.toml");
+        let fail = |message: String| ItemError {
+            path: path.clone(),
+            message,
+        };
+        let file = std::fs::File::open(&path).map_err(|e| fail(e.to_string()))?;
+        let mut text = String::new();
+        use std::io::Read;
+        file.take(MAX_ITEM_TOML + 1)
+            .read_to_string(&mut text)
+            .map_err(|e| fail(e.to_string()))?;
+        if text.len() as u64 > MAX_ITEM_TOML {
+            return Err(fail(format!("larger than {MAX_ITEM_TOML} bytes")));
+        }
+        Item::parse(&text, dir, rep).map_err(fail)
+    }
+
+    /// Parses the text of an item.toml.
+    pub fn parse(text: &str, dir: &Path, rep: Rep) -> Result<Item, String> {
+        let raw: RawItem = toml::from_str(text).map_err(|e| e.message().trim().to_string())?;
+        let ibip = match raw.ibip {
+            None => None,
+            Some(s) => Some(Ibip::parse(&s).map_err(|e| format!("ibip: {e}"))?),
+        };
+        let timestamp = match raw.timestamp {
+            None => None,
+            Some(dt) => Some(datetime_seconds(&dt).ok_or_else(|| {
+                format!(
+                    "timestamp {dt} is not a full UTC date and time such as 2009-07-21T13:23:45Z"
+                )
+            })?),
+        };
+        let language = match raw.language {
+            None => None,
+            Some(s) => Some(Lang::parse(&s).map_err(|e| format!("language: {e}"))?),
+        };
+        let nextedition = match raw.nextedition {
+            None => None,
+            Some(s) => Some(Ibi::parse(&s).map_err(|e| format!("nextedition: {e}"))?),
+        };
+        let metadata = match raw.metadata {
+            None => None,
+            Some(s) => Some(Ibi::parse(&s).map_err(|e| format!("metadata: {e}"))?),
+        };
+        let mut translations = Vec::with_capacity(raw.translations.len());
+        for (lang, ibi) in raw.translations {
+            let lang = Lang::parse(&lang).map_err(|e| format!("translations: {e}"))?;
+            let ibi = Ibi::parse(&ibi).map_err(|e| format!("translations.{lang}: {e}"))?;
+            translations.push((lang, ibi));
+        }
+        if let Some(t) = &raw.target {
+            check_relative_file(t).map_err(|e| format!("target: {e}"))?;
+        }
+        for (format, file) in &raw.formats {
+            check_relative_file(file).map_err(|e| format!("formats.{format}: {e}"))?;
+        }
+        for f in raw.formats.keys() {
+            if f != "oai_dc" {
+                return Err(format!("formats: unknown format {f:?} (known: oai_dc)"));
+            }
+        }
+        if let Some(url) = &raw.url {
+            if !(url.starts_with("http://") || url.starts_with("https://"))
+                || url.bytes().any(|b| !crate::pairs::is_word_byte(b))
+            {
+                return Err(format!("url {url:?} is not an http(s) URL without spaces"));
+            }
+        }
+        Ok(Item {
+            dir: dir.to_path_buf(),
+            rep,
+            state: raw.state,
+            ibip,
+            timestamp,
+            contenttype: raw.contenttype.unwrap_or_default(),
+            target: raw.target,
+            url: raw.url,
+            language,
+            nextedition,
+            metadata,
+            restricted: raw.restricted.unwrap_or(false),
+            translations,
+            formats: raw.formats,
+        })
+    }
+
+    /// The item's `doc/` folder.
+    pub fn doc(&self) -> PathBuf {
+        self.dir.join("doc")
+    }
+}
+
+/// A file name given in item.toml must stay inside doc/: relative, no `..`, no NUL.
+pub fn check_relative_file(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("empty file name".into());
+    }
+    if name.starts_with('/') || name.contains('\0') || name.contains('\\') {
+        return Err(format!("{name:?} is not a relative path inside doc/"));
+    }
+    if name
+        .split('/')
+        .any(|c| c.is_empty() || c == "." || c == "..")
+    {
+        return Err(format!("{name:?} is not a plain relative path inside doc/"));
+    }
+    Ok(())
+}
+
+/// Seconds since the epoch of a TOML offset date-time (or a local one, read as UTC).
+fn datetime_seconds(dt: &toml::value::Datetime) -> Option<i64> {
+    let date = dt.date?;
+    let time = dt.time?;
+    let naive = chrono::NaiveDate::from_ymd_opt(
+        i32::from(date.year),
+        u32::from(date.month),
+        u32::from(date.day),
+    )?
+    .and_hms_opt(
+        u32::from(time.hour),
+        u32::from(time.minute),
+        u32::from(time.second),
+    )?;
+    let offset_minutes = match dt.offset {
+        None | Some(toml::value::Offset::Z) => 0,
+        Some(toml::value::Offset::Custom { minutes }) => i64::from(minutes),
+    };
+    Some(naive.and_utc().timestamp() - offset_minutes * 60)
+}
+
+/// ISO 8601 UTC, as the pairs `timestamp…` carry it (Table 9.3): `2014-01-02T17:23:57Z`.
+pub fn iso8601(seconds: i64) -> String {
+    match chrono::DateTime::from_timestamp(seconds, 0) {
+        Some(t) => t.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        None => "1970-01-01T00:00:00Z".to_string(),
+    }
+}
+
+/// An item.toml that cannot be read or is not valid.
+#[derive(Debug, Clone)]
+pub struct ItemError {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl fmt::Display for ItemError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
+impl std::error::Error for ItemError {}

@@ -1,0 +1,20 @@
+//! ibi-archive: the Archive service of the IBI resolution system (URLib), and the tools an
+//! Archive administrator uses around it.
+//!
+//! The library knows nothing of processes: the CGI handler is a function of the request
+//! environment and the Archive root to a response value; `main.rs` wires it to a process.
+
+#![forbid(unsafe_code)]
+
+pub mod ibi;
+pub mod pairs;
+pub mod acklog;
+pub mod config;
+pub mod item;
+pub mod query;
+pub mod relation;
+pub mod service;
+pub mod store;
+pub mod urlkey;
+pub mod cgi;
+pub mod filelist;

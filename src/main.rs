@@ -1,0 +1,68 @@
+//! The `ibi-archive` executable: a CGI program when a web server runs it
+//! (`GATEWAY_INTERFACE` set), the administrator's tool otherwise.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+mod cli;
+
+fn main() -> ExitCode {
+    if std::env::var_os("GATEWAY_INTERFACE").is_some() {
+        return cgi_main();
+    }
+    let mut parser = lexopt::Parser::from_env();
+    let result = match parser.next() {
+        Ok(Some(lexopt::Arg::Value(cmd))) => match cmd.to_str() {
+            Some("ibi") => cli::ibi::run(&mut parser),
+            Some("query") => cli::service::query(&mut parser),
+            Some("describe") => cli::service::describe(&mut parser),
+            Some(other) => Err(cli::CliError::usage(format!(
+                "unknown command {other:?}; see ibi-archive --help"
+            ))),
+            None => Err(cli::CliError::usage(format!("unknown command {cmd:?}"))),
+        },
+        Ok(Some(lexopt::Arg::Long("help") | lexopt::Arg::Short('h'))) => {
+            print!("{}", cli::USAGE);
+            Ok(())
+        }
+        Ok(Some(lexopt::Arg::Long("version"))) => {
+            println!("ibi-archive {}", env!("CARGO_PKG_VERSION"));
+            Ok(())
+        }
+        Ok(Some(arg)) => Err(cli::CliError::usage(format!(
+            "unexpected argument {}",
+            cli::shown(arg)
+        ))),
+        Ok(None) => Err(cli::CliError::usage(
+            "no command given; see ibi-archive --help",
+        )),
+        Err(e) => Err(e.into()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("ibi-archive: {e}");
+            ExitCode::from(e.code)
+        }
+    }
+}
+
+/// One CGI request: environment in, answer out, one line per problem on stderr (the web
+/// server's error log).
+fn cgi_main() -> ExitCode {
+    let req = ibi_archive::cgi::Request::from_env(|name| std::env::var_os(name));
+    let now = chrono::Utc::now().timestamp();
+    let answer = ibi_archive::cgi::handle(&req, now);
+    let mut err = std::io::stderr().lock();
+    for line in &answer.log {
+        let _ = writeln!(err, "ibi-archive: {line}");
+    }
+    let mut out = std::io::stdout().lock();
+    match ibi_archive::cgi::write(&mut out, &answer, req.method == "HEAD") {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(err, "ibi-archive: cannot write the answer: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

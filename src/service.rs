@@ -1,0 +1,755 @@
+//! The Archive service (resolution standard, §9): MONTARRESPOSTA and MONTARLISTADEURL
+//! with its routines, filtered as FILTRARLISTADEURL would filter it.
+//!
+//! FILTRARLISTADEURL is not run over a full list: the verb list is read first and only the
+//! relations it names are computed, so a filtered answer costs no more than its pairs.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::acklog;
+use crate::config::Config;
+use crate::ibi::Ibi;
+use crate::item::{iso8601, ContentType, Item, State};
+use crate::pairs::{PairList, Value};
+use crate::query::Query;
+use crate::relation::{Lang, Relation, Step, VerbList};
+use crate::store::Store;
+use crate::urlkey::UrlKeys;
+
+/// Longest chain of next editions followed inside one Archive.
+pub const MAX_EDITION_CHAIN: usize = 64;
+
+/// An answer of the service, before it is framed as CGI or HTTP.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Vec<u8>,
+    /// Headers besides Content-Type (e.g. `Allow` on a 405).
+    pub headers: Vec<(String, String)>,
+    /// Lines for the web server's error log.
+    pub log: Vec<String>,
+}
+
+impl Answer {
+    pub fn pairs(list: &PairList) -> Answer {
+        Answer::text(200, list.to_text())
+    }
+
+    pub fn text(status: u16, body: impl Into<Vec<u8>>) -> Answer {
+        Answer {
+            status,
+            content_type: "text/plain",
+            body: body.into(),
+            headers: Vec::new(),
+            log: Vec::new(),
+        }
+    }
+
+    /// An error answer: `error {…}` as a pair list, and one line for the log.
+    pub fn error(status: u16, what: &str, log: String) -> Answer {
+        let mut p = PairList::new();
+        p.push("error", Value::words(what.split(' ')));
+        Answer {
+            log: vec![log],
+            ..Answer::pairs_with_status(status, &p)
+        }
+    }
+
+    fn pairs_with_status(status: u16, list: &PairList) -> Answer {
+        Answer::text(status, list.to_text())
+    }
+}
+
+/// What a urlRequest says about the client and the wanted resource (Table 8.9).
+#[derive(Debug, Clone, Default)]
+pub struct UrlRequest {
+    /// First IP of `clientinformation.ipaddress`.
+    pub client: Option<IpAddr>,
+    /// `parsedibiurl.filepath`, as bytes (file names may be Latin-1).
+    pub filepath: Option<Vec<u8>>,
+    pub verbs: VerbList,
+}
+
+/// One Archive, opened for one request.
+pub struct Archive {
+    root: PathBuf,
+    config: Config,
+    store: Store,
+    items: std::cell::RefCell<HashMap<String, Option<Rc<Item>>>>,
+    keys: std::cell::OnceCell<UrlKeys>,
+}
+
+impl Archive {
+    pub fn new(root: &Path, config: Config) -> Archive {
+        Archive {
+            root: root.to_path_buf(),
+            store: Store::new(root),
+            config,
+            items: Default::default(),
+            keys: Default::default(),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn var(&self) -> PathBuf {
+        self.root.join("var")
+    }
+
+    /// MONTARRESPOSTA (Algorithm 1) over a decoded query string, at POSIX second `now`.
+    pub fn respond(&self, query: &Query, now: i64) -> Answer {
+        let subject = match query.get_str("servicesubject") {
+            Ok(s) => s,
+            Err(e) => return Answer::error(400, "malformed query string", e.to_string()),
+        };
+        let mut answer = match subject {
+            None => Answer::pairs(&self.identity()),
+            Some("inclusionConfirmationRequest") => Answer::text(200, "confirmation yes"),
+            Some("acknowledgment") => self.acknowledge(query, now),
+            Some("urlRequest") => self.url_request(query, now),
+            Some(other) => {
+                let shown: String = other.chars().take(64).collect();
+                Answer::error(
+                    400,
+                    "unknown servicesubject",
+                    format!("unknown servicesubject {shown:?}"),
+                )
+            }
+        };
+        answer.log.extend(self.store.take_warnings());
+        answer
+    }
+
+    /// The Archive's identity pairs (lines 6–10 of Algorithm 2).
+    pub fn identity(&self) -> PairList {
+        let mut p = PairList::new();
+        p.push_word("archiveaddress", self.config.archiveaddress.as_bytes());
+        p.push("ibi.archiveservice", forms_as_written(&self.config.service));
+        p.push(
+            "ibi.platformsoftware",
+            self.config
+                .platformsoftware
+                .as_ref()
+                .map_or(Value::words(Vec::<Vec<u8>>::new()), forms_as_written),
+        );
+        p
+    }
+
+    fn url_request(&self, query: &Query, now: i64) -> Answer {
+        let ibi = match query.get_str("parsedibiurl.ibi") {
+            Ok(Some(s)) => s,
+            Ok(None) => {
+                return Answer::error(
+                    400,
+                    "missing parsedibiurl.ibi",
+                    "urlRequest without parsedibiurl.ibi".into(),
+                )
+            }
+            Err(e) => return Answer::error(400, "malformed query string", e.to_string()),
+        };
+        let mut log = Vec::new();
+        let ibi = match Ibi::parse(ibi) {
+            Ok(ibi) => ibi,
+            Err(e) => {
+                log.push(format!("urlRequest for a malformed IBI: {e}"));
+                return Answer {
+                    log,
+                    ..Answer::text(200, "")
+                };
+            }
+        };
+        let verbs = match query.get_str("parsedibiurl.verblist") {
+            Ok(None) => VerbList::default(),
+            Ok(Some(v)) => match VerbList::parse(v) {
+                Ok(v) => v,
+                Err(e) => {
+                    log.push(format!("urlRequest with a bad verb list: {e}"));
+                    return Answer {
+                        log,
+                        ..Answer::text(200, "")
+                    };
+                }
+            },
+            Err(e) => return Answer::error(400, "malformed query string", e.to_string()),
+        };
+        let client = query
+            .get("clientinformation.ipaddress")
+            .and_then(|v| std::str::from_utf8(v).ok())
+            .and_then(|v| v.split([' ', ',']).find(|s| !s.is_empty()))
+            .and_then(|ip| ip.parse().ok());
+        let filepath = query
+            .get("parsedibiurl.filepath")
+            .filter(|f| !f.is_empty())
+            .map(<[u8]>::to_vec);
+        let req = UrlRequest {
+            client,
+            filepath,
+            verbs,
+        };
+        let list = self.url_list(&ibi, Some(&req), now);
+        Answer {
+            log,
+            ..Answer::pairs(&list)
+        }
+    }
+
+    /// MONTARLISTADEURL for `ibi`, filtered for `req` (FILTRARLISTADEURL), or the whole
+    /// list over the Archive's relation subset when `req` is `None` (Example 9.2).
+    pub fn url_list(&self, ibi: &Ibi, req: Option<&UrlRequest>, now: i64) -> PairList {
+        let mut out = PairList::new();
+        let Some(item) = self.item(ibi) else {
+            return out;
+        };
+        out.extend(self.identity());
+        let start = Node::Local(item.clone(), Forms::of_item(&item));
+        out.push("ibi", start.forms().value());
+        if item.state == State::Deleted {
+            out.push_word("state", State::Deleted.as_str());
+            out.push_word("timestamp", iso8601(self.timestamp(&item)));
+            return out;
+        }
+        let default_req = UrlRequest::default();
+        let ctx = req.unwrap_or(&default_req);
+        let relations = match req {
+            None => self.subset_for(&item),
+            Some(r) => self.relations_asked(&start, r.verbs.relation()),
+        };
+        let wants_next = req.is_none_or(|r| r.verbs.relation().involves_last_edition());
+        if wants_next {
+            if let Some(next) = &item.nextedition {
+                out.push("ibi.nextedition", self.reference(next).forms().value());
+            }
+        }
+        let mut urls: Vec<Vec<u8>> = Vec::new();
+        for relation in &relations {
+            let Some((node, oai_dc)) = self.follow(&start, relation) else {
+                continue;
+            };
+            if !relation.steps().is_empty() {
+                out.push(relation.pair_name("ibi"), node.forms().value());
+            }
+            if let Some(target) = self.url_of(&node, oai_dc, ctx) {
+                out.push_word(
+                    relation.pair_name("contenttype"),
+                    target.contenttype.as_str(),
+                );
+                out.push_word(relation.pair_name("state"), target.item.state.as_str());
+                out.push_word(
+                    relation.pair_name("timestamp"),
+                    iso8601(self.timestamp(&target.item)),
+                );
+                out.push_word(relation.pair_name("url"), target.url.clone());
+                urls.push(target.url);
+            }
+        }
+        if !urls.is_empty() {
+            let keys = self.url_keys();
+            let refs: Vec<&[u8]> = urls.iter().map(Vec::as_slice).collect();
+            out.push_word("urlkey", keys.issue(now, &refs));
+        }
+        out
+    }
+
+    /// The relation subset used for an unfiltered list.
+    fn subset_for(&self, item: &Item) -> Vec<Relation> {
+        match &self.config.relations {
+            Some(list) => list.clone(),
+            None => Relation::all_over(&languages_of(item)),
+        }
+    }
+
+    /// The concrete relations a verb list asks for: itself, or for a bare translation,
+    /// every language known at that place; limited to the Archive's subset.
+    fn relations_asked(&self, start: &Node, asked: &Relation) -> Vec<Relation> {
+        let mut out = vec![asked.clone()];
+        if let Some(i) = asked.bare_translation_at() {
+            let before = Relation::from_steps(asked.steps()[..i].to_vec()).unwrap_or_default();
+            if let Some((Node::Local(at, _), _)) = self.follow(start, &before) {
+                for lang in languages_of(&at) {
+                    out.push(asked.with_step(i, Step::Translation(Some(lang))));
+                }
+            }
+        }
+        if let Some(subset) = &self.config.relations {
+            out.retain(|r| subset.contains(r));
+        }
+        out
+    }
+
+    /// The item this Archive holds under `ibi`, loaded once per request.
+    fn item(&self, ibi: &Ibi) -> Option<Rc<Item>> {
+        let key = match ibi {
+            Ibi::Rep(r) => format!("r:{}", r.as_str().to_ascii_lowercase()),
+            Ibi::Ibip(p) => format!("p:{}", p.as_str().to_ascii_uppercase()),
+        };
+        if let Some(found) = self.items.borrow().get(&key) {
+            return found.clone();
+        }
+        let found = self.store.find(ibi).map(Rc::new);
+        self.items.borrow_mut().insert(key, found.clone());
+        found
+    }
+
+    /// The node a reference written in an item.toml leads to.
+    fn reference(&self, ibi: &Ibi) -> Node {
+        match self.item(ibi) {
+            Some(item) => {
+                let forms = Forms::as_referenced(ibi, &item);
+                Node::Local(item, forms)
+            }
+            None => Node::Foreign(ibi.clone()),
+        }
+    }
+
+    /// Follows `relation` from `start`; also tells whether the oai_dc format was asked.
+    fn follow(&self, start: &Node, relation: &Relation) -> Option<(Node, bool)> {
+        let mut node = start.clone();
+        let mut oai_dc = false;
+        for step in relation.steps() {
+            node = match step {
+                Step::LastEdition => self.last_edition(&node)?,
+                Step::Translation(None) => node,
+                Step::Translation(Some(lang)) => self.translation(&node, lang)?,
+                Step::Metadata { oai_dc: format } => {
+                    oai_dc = *format;
+                    let Node::Local(item, _) = &node else {
+                        return None;
+                    };
+                    self.reference(item.metadata.as_ref()?)
+                }
+            };
+        }
+        Some((node, oai_dc))
+    }
+
+    /// The last edition: the node itself without a next edition; the end of the chain
+    /// when it stays in this Archive; unknown here when it leaves (the resolver then
+    /// follows `ibi.nextedition`, Example 10.2).
+    fn last_edition(&self, node: &Node) -> Option<Node> {
+        let Node::Local(item, _) = node else {
+            return None;
+        };
+        let mut current = node.clone();
+        let mut next = item.nextedition.clone();
+        let mut seen = vec![item.dir.clone()];
+        while let Some(ibi) = next {
+            let n = self.reference(&ibi);
+            let Node::Local(edition, _) = &n else {
+                return None;
+            };
+            if seen.contains(&edition.dir) || seen.len() > MAX_EDITION_CHAIN {
+                self.store.warn(format!(
+                    "{}: chain of next editions loops or exceeds {MAX_EDITION_CHAIN}; last edition unknown",
+                    item.dir.join("item.toml").display()
+                ));
+                return None;
+            }
+            seen.push(edition.dir.clone());
+            next = edition.nextedition.clone();
+            current = n;
+        }
+        Some(current)
+    }
+
+    /// The translation in `lang`: an exact language[-COUNTRY] match first (the item's
+    /// own language counts), then the same language with another or no country.
+    fn translation(&self, node: &Node, lang: &Lang) -> Option<Node> {
+        let Node::Local(item, _) = node else {
+            return None;
+        };
+        if let Some((_, ibi)) = item.translations.iter().find(|(l, _)| l == lang) {
+            return Some(self.reference(ibi));
+        }
+        if item.language.as_ref() == Some(lang) {
+            return Some(node.clone());
+        }
+        if let Some((_, ibi)) = item
+            .translations
+            .iter()
+            .find(|(l, _)| l.same_language(lang))
+        {
+            return Some(self.reference(ibi));
+        }
+        if item
+            .language
+            .as_ref()
+            .is_some_and(|l| l.same_language(lang))
+        {
+            return Some(node.clone());
+        }
+        None
+    }
+
+    /// CRIARPARURL for a node: the URL handed out for it, or none when the Archive
+    /// cannot give one that answers.
+    fn url_of(&self, node: &Node, oai_dc: bool, req: &UrlRequest) -> Option<Target> {
+        let Node::Local(item, _) = node else {
+            return None;
+        };
+        if item.state == State::Deleted {
+            return None;
+        }
+        if item.restricted
+            && item.contenttype == ContentType::Data
+            && !self.config.client_allowed(req.client)
+        {
+            // §9.2: an Archive may point clients outside its licence at the metadata.
+            let Node::Local(meta, _) = self.reference(item.metadata.as_ref()?) else {
+                return None;
+            };
+            if meta.state == State::Deleted {
+                return None;
+            }
+            let url = self.data_url(&meta)?;
+            return Some(Target {
+                url,
+                contenttype: ContentType::Metadata,
+                item: meta,
+            });
+        }
+        let url = if req.verbs.wants_file_list() {
+            self.file_list_url(item)
+        } else if let Some(path) = &req.filepath {
+            self.doc_url(item, strip_leading_slash(path))?
+        } else if oai_dc {
+            self.doc_url(item, item.formats.get("oai_dc")?.as_bytes())?
+        } else {
+            self.data_url(item)?
+        };
+        Some(Target {
+            url,
+            contenttype: item.contenttype,
+            item: item.clone(),
+        })
+    }
+
+    /// The URL of the item's content: its `url`, the service's own address for the
+    /// Archive service item, or its target file under doc/.
+    fn data_url(&self, item: &Item) -> Option<Vec<u8>> {
+        if let Some(url) = &item.url {
+            return Some(url.as_bytes().to_vec());
+        }
+        if self.is_service_item(item) {
+            return Some(format!("{}/{}", self.config.baseurl, self.config.service).into_bytes());
+        }
+        match &item.target {
+            Some(t) => self.doc_url(item, t.as_bytes()),
+            None => self.doc_url(item, &default_target(&item.doc())?),
+        }
+    }
+
+    fn is_service_item(&self, item: &Item) -> bool {
+        match &self.config.service {
+            Ibi::Rep(r) => *r == item.rep,
+            Ibi::Ibip(p) => item.ibip.as_ref() == Some(p),
+        }
+    }
+
+    /// `<baseurl>/col/<rep>/doc/<file>` when `file` names a regular file inside the
+    /// item's doc/ (a name given as UTF-8 also finds the same name stored as Latin-1).
+    pub fn doc_url(&self, item: &Item, file: &[u8]) -> Option<Vec<u8>> {
+        let doc = item.doc();
+        let stored = file_inside(&doc, file).or_else(|| file_inside(&doc, &latin1_of(file)?))?;
+        if !self.store.inside_col(&doc) {
+            return None;
+        }
+        let mut url = format!("{}/col/", self.config.baseurl);
+        push_url_path(&mut url, item.rep.as_str().as_bytes());
+        url.push_str("/doc/");
+        push_url_path(&mut url, &stored);
+        Some(url.into_bytes())
+    }
+
+    /// The file-list page this executable serves for an item (GetFileList).
+    pub fn file_list_url(&self, item: &Item) -> Vec<u8> {
+        let mut url = format!("{}/{}/filelist/", self.config.baseurl, self.config.service);
+        push_url_path(&mut url, item.rep.as_str().as_bytes());
+        url.into_bytes()
+    }
+
+    /// The item's timestamp: recorded in item.toml, else the newest modification in it.
+    pub fn timestamp(&self, item: &Item) -> i64 {
+        item.timestamp.unwrap_or_else(|| newest_mtime(&item.dir))
+    }
+
+    fn url_keys(&self) -> &UrlKeys {
+        self.keys.get_or_init(|| {
+            let (keys, warning) = UrlKeys::load_or_create(&self.var());
+            if let Some(w) = warning {
+                self.store.warn(w);
+            }
+            keys
+        })
+    }
+
+    /// Counts one access for a valid acknowledgment; the answer is the same whatever
+    /// happens (Algorithm 1, line 20).
+    fn acknowledge(&self, query: &Query, now: i64) -> Answer {
+        let mut p = PairList::new();
+        p.push("notice", Value::words(["acknowledgment", "received"]));
+        let mut answer = Answer::pairs(&p);
+        if let Err(line) = self.count_access(query, now) {
+            answer.log.push(line);
+        }
+        answer
+    }
+
+    fn count_access(&self, query: &Query, now: i64) -> Result<(), String> {
+        let key = query.get_str("urlkey").ok().flatten().unwrap_or("");
+        let url = query.get("url").unwrap_or(b"");
+        if key.is_empty() || url.is_empty() {
+            return Err("acknowledgment not counted: no urlkey or no url".into());
+        }
+        let mut shown = String::new();
+        crate::pairs::push_escaped(&mut shown, &url[..url.len().min(200)]);
+        let issued = self
+            .url_keys()
+            .verify(key, url, now)
+            .map_err(|e| format!("acknowledgment not counted: {e} ({shown})"))?;
+        let record = acklog::Record {
+            time: now,
+            key: key.to_string(),
+            item: self.item_of_url(url).unwrap_or_else(|| ibi_of_ack(query)),
+            contenttype: query
+                .get_str("contenttype")
+                .ok()
+                .flatten()
+                .unwrap_or("-")
+                .to_string(),
+            url: shown.clone(),
+        };
+        match acklog::record_once(&self.var(), &record, issued.issued) {
+            Ok(acklog::Outcome::Counted) => Ok(()),
+            Ok(acklog::Outcome::AlreadyCounted) => Err(format!(
+                "acknowledgment not counted: urlkey {key} was already counted"
+            )),
+            Err(e) => Err(format!(
+                "acknowledgment not counted: cannot write {}: {e}",
+                acklog::log_path(&self.var()).display()
+            )),
+        }
+    }
+
+    /// The rep (as stored) of the local item a URL handed out by this Archive points into.
+    fn item_of_url(&self, url: &[u8]) -> Option<String> {
+        let url: Vec<u8> = percent_encoding::percent_decode(url).collect();
+        let url = std::str::from_utf8(&url).ok()?;
+        let rest = url.strip_prefix(self.config.baseurl.as_str())?;
+        let rep_path = if let Some(r) = rest.strip_prefix("/col/") {
+            r
+        } else {
+            rest.strip_prefix(&format!("/{}/filelist/", self.config.service))?
+        };
+        let rep: Vec<&str> = rep_path.splitn(5, '/').take(4).collect();
+        let rep = crate::ibi::Rep::parse(&rep.join("/")).ok()?;
+        self.item(&Ibi::Rep(rep))
+            .map(|i| i.rep.as_str().to_string())
+    }
+}
+
+/// The IBI an acknowledgment names in its `ibi` pair (`rep X ibip Y`), or `-`.
+fn ibi_of_ack(query: &Query) -> String {
+    let Ok(Some(forms)) = query.get_str("ibi") else {
+        return "-".into();
+    };
+    let words: Vec<&str> = forms.split(' ').filter(|w| !w.is_empty()).collect();
+    match words.as_slice() {
+        ["rep", rep, ..] | ["ibip", rep] => {
+            if Ibi::parse(rep).is_ok() {
+                rep.to_string()
+            } else {
+                "-".into()
+            }
+        }
+        _ => "-".into(),
+    }
+}
+
+/// Where a URL points and what it serves.
+struct Target {
+    url: Vec<u8>,
+    contenttype: ContentType,
+    item: Rc<Item>,
+}
+
+/// An item reached while following a relation: held here (with the forms its IBI is
+/// given in) or known only by a reference to another Archive.
+#[derive(Clone)]
+enum Node {
+    Local(Rc<Item>, Forms),
+    Foreign(Ibi),
+}
+
+impl Node {
+    fn forms(&self) -> Forms {
+        match self {
+            Node::Local(_, f) => f.clone(),
+            Node::Foreign(ibi) => Forms::written(ibi),
+        }
+    }
+}
+
+/// Rule `formas-de-ibi` of Table 9.4: `rep X`, `ibip Y` or both.
+#[derive(Clone, Debug)]
+struct Forms {
+    rep: Option<String>,
+    ibip: Option<String>,
+}
+
+impl Forms {
+    /// Both forms of an item reached directly, spelled as stored.
+    fn of_item(item: &Item) -> Forms {
+        Forms {
+            rep: Some(item.rep.as_str().to_string()),
+            ibip: item.ibip.as_ref().map(|p| p.as_str().to_string()),
+        }
+    }
+
+    /// The form a reference was written in, spelled as the item is stored.
+    fn as_referenced(ibi: &Ibi, item: &Item) -> Forms {
+        match ibi {
+            Ibi::Rep(_) => Forms {
+                rep: Some(item.rep.as_str().to_string()),
+                ibip: None,
+            },
+            Ibi::Ibip(p) => Forms {
+                rep: None,
+                ibip: Some(
+                    item.ibip
+                        .as_ref()
+                        .map_or(p.as_str(), |s| s.as_str())
+                        .to_string(),
+                ),
+            },
+        }
+    }
+
+    fn written(ibi: &Ibi) -> Forms {
+        match ibi {
+            Ibi::Rep(r) => Forms {
+                rep: Some(r.as_str().to_string()),
+                ibip: None,
+            },
+            Ibi::Ibip(p) => Forms {
+                rep: None,
+                ibip: Some(p.as_str().to_string()),
+            },
+        }
+    }
+
+    fn value(&self) -> Value {
+        let mut words: Vec<&str> = Vec::with_capacity(4);
+        if let Some(r) = &self.rep {
+            words.extend(["rep", r]);
+        }
+        if let Some(p) = &self.ibip {
+            words.extend(["ibip", p]);
+        }
+        Value::words(words)
+    }
+}
+
+fn forms_as_written(ibi: &Ibi) -> Value {
+    Forms::written(ibi).value()
+}
+
+/// Languages an item is known in: its translations and its own.
+fn languages_of(item: &Item) -> Vec<Lang> {
+    let mut langs: Vec<Lang> = item.translations.iter().map(|(l, _)| l.clone()).collect();
+    if let Some(own) = &item.language {
+        langs.push(own.clone());
+    }
+    langs.sort();
+    langs.dedup();
+    langs
+}
+
+fn strip_leading_slash(path: &[u8]) -> &[u8] {
+    path.strip_prefix(b"/").unwrap_or(path)
+}
+
+/// The stored name of `file` when it is a regular file inside `doc` that does not
+/// leave it: a plain relative path (no `..`, `.`, empty parts, backslash or NUL),
+/// and, symlinks resolved, still inside doc/.
+pub fn file_inside(doc: &Path, file: &[u8]) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    if file.is_empty() || file.contains(&0) || file.contains(&b'\\') || file.starts_with(b"/") {
+        return None;
+    }
+    if file
+        .split(|&b| b == b'/')
+        .any(|c| c.is_empty() || c == b"." || c == b"..")
+    {
+        return None;
+    }
+    let path = doc.join(std::ffi::OsStr::from_bytes(file));
+    let real = std::fs::canonicalize(&path).ok()?;
+    let real_doc = std::fs::canonicalize(doc).ok()?;
+    if !real.starts_with(&real_doc) || !real.is_file() {
+        return None;
+    }
+    Some(file.to_vec())
+}
+
+/// `name` as Latin-1 bytes, when every character fits.
+fn latin1_of(name: &[u8]) -> Option<Vec<u8>> {
+    let s = std::str::from_utf8(name).ok()?;
+    if s.is_ascii() {
+        return None;
+    }
+    s.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect()
+}
+
+/// item.toml's default target: the only file in doc/, else `index.html`.
+fn default_target(doc: &Path) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut files = std::fs::read_dir(doc)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().as_bytes().to_vec());
+    match (files.next(), files.next()) {
+        (Some(only), None) => Some(only),
+        _ => Some(b"index.html".to_vec()),
+    }
+}
+
+/// Appends a path to a URL, escaping each byte outside rule `caractere` of Table 6.2 and
+/// also `%`, `?` and `#`, which would change the URL's meaning inside a file name.
+pub fn push_url_path(url: &mut String, path: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for &b in path {
+        if crate::pairs::is_word_byte(b) && !matches!(b, b'%' | b'?' | b'#') {
+            url.push(b as char);
+        } else {
+            url.push('%');
+            url.push(HEX[usize::from(b >> 4)] as char);
+            url.push(HEX[usize::from(b & 0x0f)] as char);
+        }
+    }
+}
+
+/// The newest modification time of anything in `dir` (symlinks not followed).
+fn newest_mtime(dir: &Path) -> i64 {
+    walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .max_depth(16)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.metadata().ok())
+        .filter_map(|m| m.modified().ok())
+        .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs() as i64)
+        .max()
+        .unwrap_or(0)
+}

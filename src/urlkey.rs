@@ -1,0 +1,314 @@
+//! URL keys (`urlkey`, resolution standard §9.2 and Table 8.11): issued with every answer
+//! that carries URLs, without writing anything, and checked when the resolver's
+//! acknowledgment comes back.
+//!
+//! A key follows rule `chave` of Table 7.1 (`número ["-" número]`, 10 or more digits):
+//! `<T>-<nonce><mac>…` where T is the POSIX second of issue (10 digits), the nonce is 6
+//! random digits, and for each URL of the answer a 10-digit number is cut from
+//! HMAC-SHA256(secret, T | nonce | url). So a key proves that this Archive issued it, and
+//! for which URLs, with only a secret kept in `var/urlkey.secret`.
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use hmac::{Hmac, Mac};
+use rand::Rng;
+use sha2::Sha256;
+
+type HmacSha256 = Hmac<Sha256>;
+
+/// How long after its issue an acknowledgment may still count a key.
+pub const KEY_LIFETIME_SECS: i64 = 24 * 60 * 60;
+/// Leeway for clocks that differ between processes or machines.
+const CLOCK_SLACK_SECS: i64 = 300;
+const NONCE_DIGITS: usize = 6;
+const MAC_DIGITS: usize = 10;
+
+/// The secret that signs keys.
+pub struct UrlKeys {
+    secret: [u8; 32],
+}
+
+impl fmt::Debug for UrlKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("UrlKeys(<secret>)")
+    }
+}
+
+/// Where the secret lives under an Archive's `var/`.
+pub fn secret_path(var: &Path) -> PathBuf {
+    var.join("urlkey.secret")
+}
+
+impl UrlKeys {
+    /// Reads the secret of the Archive whose writable state is in `var`, creating it on
+    /// first use. When it can be neither read nor created (a read-only Archive with no
+    /// secret yet), keys are signed with a secret of this process alone: they are still
+    /// well-formed and new in every answer, but no acknowledgment can count them; the
+    /// returned warning says so.
+    pub fn load_or_create(var: &Path) -> (UrlKeys, Option<String>) {
+        let path = secret_path(var);
+        match read_secret(&path) {
+            Ok(secret) => return (UrlKeys { secret }, None),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return (
+                    UrlKeys::ephemeral(),
+                    Some(format!(
+                        "{}: {e}; acknowledgments cannot be counted",
+                        path.display()
+                    )),
+                )
+            }
+            Err(_) => {}
+        }
+        match create_secret(&path) {
+            Ok(secret) => (UrlKeys { secret }, None),
+            Err(e) => (
+                UrlKeys::ephemeral(),
+                Some(format!(
+                    "{}: cannot create: {e}; acknowledgments cannot be counted",
+                    path.display()
+                )),
+            ),
+        }
+    }
+
+    /// A key for this process only.
+    pub fn ephemeral() -> UrlKeys {
+        UrlKeys {
+            secret: rand::thread_rng().gen(),
+        }
+    }
+
+    #[cfg(test)]
+    fn from_secret(secret: [u8; 32]) -> UrlKeys {
+        UrlKeys { secret }
+    }
+
+    /// A new key for an answer holding `urls` (each as written in the pair list),
+    /// issued at POSIX second `now`.
+    pub fn issue(&self, now: i64, urls: &[&[u8]]) -> String {
+        let nonce: u32 = rand::thread_rng().gen_range(0..1_000_000);
+        let mut key = format!("{now:010}-{nonce:0NONCE_DIGITS$}");
+        for url in urls {
+            key.push_str(&self.mac_digits(now, nonce, &canonical_url(url)));
+        }
+        if urls.is_empty() {
+            key.push_str(&self.mac_digits(now, nonce, b""));
+        }
+        key
+    }
+
+    /// Checks that `key` was issued by this Archive, at most [`KEY_LIFETIME_SECS`] before
+    /// `now`, for the URL `url` (as the acknowledgment carries it, once decoded).
+    pub fn verify(&self, key: &str, url: &[u8], now: i64) -> Result<IssuedKey, KeyError> {
+        let (t, rest) = key.split_once('-').ok_or(KeyError::Malformed)?;
+        if t.len() < 10
+            || rest.len() < NONCE_DIGITS + MAC_DIGITS
+            || (rest.len() - NONCE_DIGITS) % MAC_DIGITS != 0
+            || !t.bytes().chain(rest.bytes()).all(|b| b.is_ascii_digit())
+        {
+            return Err(KeyError::Malformed);
+        }
+        let issued: i64 = t.parse().map_err(|_| KeyError::Malformed)?;
+        if issued > now + CLOCK_SLACK_SECS || now - issued > KEY_LIFETIME_SECS {
+            return Err(KeyError::Expired);
+        }
+        let nonce: u32 = rest[..NONCE_DIGITS]
+            .parse()
+            .map_err(|_| KeyError::Malformed)?;
+        // The resolver may send the URL with its %-escapes decoded once more or not
+        // (Examples 8.9 and 10.2 differ): accept either reading.
+        let candidates = [url.to_vec(), canonical_url(url)];
+        let macs: Vec<String> = candidates
+            .iter()
+            .map(|u| self.mac_digits(issued, nonce, u))
+            .collect();
+        let granted = rest[NONCE_DIGITS..]
+            .as_bytes()
+            .chunks(MAC_DIGITS)
+            .any(|chunk| macs.iter().any(|m| m.as_bytes() == chunk));
+        if granted {
+            Ok(IssuedKey { issued })
+        } else {
+            Err(KeyError::NotIssuedForUrl)
+        }
+    }
+
+    fn mac_digits(&self, t: i64, nonce: u32, url: &[u8]) -> String {
+        let mut mac =
+            HmacSha256::new_from_slice(&self.secret).expect("HMAC takes keys of any length");
+        mac.update(format!("{t}|{nonce}|").as_bytes());
+        mac.update(url);
+        let bytes = mac.finalize().into_bytes();
+        let n = u64::from_be_bytes(bytes[..8].try_into().expect("32-byte digest"));
+        format!("{:0MAC_DIGITS$}", n % 10u64.pow(MAC_DIGITS as u32))
+    }
+}
+
+/// A URL with its %-escapes decoded: the form both sides of a key agree on.
+fn canonical_url(url: &[u8]) -> Vec<u8> {
+    percent_encoding::percent_decode(url).collect()
+}
+
+fn read_secret(path: &Path) -> std::io::Result<[u8; 32]> {
+    let text = std::fs::read_to_string(path)?;
+    parse_hex32(text.trim())
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "not 64 hex digits"))
+}
+
+fn parse_hex32(s: &str) -> Option<[u8; 32]> {
+    if s.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, byte) in out.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Writes a new secret atomically (temporary file, then a link that fails if another
+/// process won the race, in which case its secret is the one used).
+fn create_secret(path: &Path) -> std::io::Result<[u8; 32]> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let secret: [u8; 32] = rand::thread_rng().gen();
+    let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+    let tmp = dir.join(format!(".urlkey.secret.{}", std::process::id()));
+    {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        f.write_all(hex.as_bytes())?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+    }
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(secret),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read_secret(path),
+        Err(e) => Err(e),
+    }
+}
+
+/// A key that checked out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IssuedKey {
+    /// POSIX second of issue.
+    pub issued: i64,
+}
+
+/// Why a key does not count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyError {
+    Malformed,
+    Expired,
+    NotIssuedForUrl,
+}
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            KeyError::Malformed => "urlkey does not follow rule chave",
+            KeyError::Expired => "urlkey has expired",
+            KeyError::NotIssuedForUrl => "urlkey was not issued by this Archive for that url",
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: i64 = 1_426_203_276;
+
+    fn keys() -> UrlKeys {
+        UrlKeys::from_secret([7; 32])
+    }
+
+    #[test]
+    fn keys_follow_rule_chave_and_differ_each_time() {
+        let k = keys();
+        let a = k.issue(NOW, &[b"http://a/col/x/doc/f.pdf"]);
+        let b = k.issue(NOW, &[b"http://a/col/x/doc/f.pdf"]);
+        assert_ne!(a, b);
+        let (t, n) = a.split_once('-').unwrap();
+        assert_eq!(t, "1426203276");
+        assert_eq!(n.len(), 16);
+        assert!(n.bytes().all(|c| c.is_ascii_digit()));
+    }
+
+    #[test]
+    fn a_key_counts_only_for_its_urls() {
+        let k = keys();
+        let key = k.issue(
+            NOW,
+            &[
+                b"http://a/doc/Relat%f3rio%20Final.pdf",
+                b"http://a/doc/b.pdf",
+            ],
+        );
+        assert!(k
+            .verify(&key, b"http://a/doc/Relat\xf3rio Final.pdf", NOW + 5)
+            .is_ok());
+        assert!(k
+            .verify(&key, b"http://a/doc/Relat%f3rio%20Final.pdf", NOW + 5)
+            .is_ok());
+        assert!(k.verify(&key, b"http://a/doc/b.pdf", NOW + 5).is_ok());
+        assert_eq!(
+            k.verify(&key, b"http://a/doc/c.pdf", NOW),
+            Err(KeyError::NotIssuedForUrl)
+        );
+        let other = UrlKeys::from_secret([8; 32]);
+        assert_eq!(
+            other.verify(&key, b"http://a/doc/b.pdf", NOW),
+            Err(KeyError::NotIssuedForUrl)
+        );
+    }
+
+    #[test]
+    fn forged_malformed_and_old_keys_are_refused() {
+        let k = keys();
+        assert_eq!(
+            k.verify("1426203276-5985125171467764", b"http://a", NOW),
+            Err(KeyError::NotIssuedForUrl)
+        );
+        assert_eq!(
+            k.verify("1426203276", b"http://a", NOW),
+            Err(KeyError::Malformed)
+        );
+        assert_eq!(
+            k.verify("14262032-59851251714677", b"http://a", NOW),
+            Err(KeyError::Malformed)
+        );
+        assert_eq!(
+            k.verify("1426203276-59851251714677x4", b"http://a", NOW),
+            Err(KeyError::Malformed)
+        );
+        let key = k.issue(NOW, &[b"http://a"]);
+        assert_eq!(
+            k.verify(&key, b"http://a", NOW + KEY_LIFETIME_SECS + 1),
+            Err(KeyError::Expired)
+        );
+        assert_eq!(
+            k.verify(&key, b"http://a", NOW - 3600),
+            Err(KeyError::Expired)
+        );
+    }
+
+    #[test]
+    fn the_secret_is_created_once_and_reused() {
+        let dir = tempfile::tempdir().unwrap();
+        let var = dir.path().join("var");
+        let (a, w) = UrlKeys::load_or_create(&var);
+        assert!(w.is_none());
+        let key = a.issue(NOW, &[b"http://x"]);
+        let (b, w) = UrlKeys::load_or_create(&var);
+        assert!(w.is_none());
+        assert!(b.verify(&key, b"http://x", NOW).is_ok());
+    }
+}
