@@ -253,6 +253,8 @@ impl Archive {
             }
         }
         if !urls.is_empty() {
+            urls.sort();
+            urls.dedup();
             let keys = self.url_keys();
             let refs: Vec<&[u8]> = urls.iter().map(Vec::as_slice).collect();
             out.push_word("urlkey", keys.issue(now, &refs));

@@ -1,0 +1,275 @@
+//! Service behaviour that needs more than one request or a modified Archive: broken
+//! item.toml, acknowledgments counted once, symlinks leading out, items dropped in.
+
+mod common;
+
+use common::{mask_urlkey, Cgi, Fixture};
+
+const LK47: &str = "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=LK47B6W/362SFKH";
+
+fn pairs_of(text: &str) -> Vec<(String, String)> {
+    text.split("\r\n")
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (n, v) = l.split_once(' ').unwrap();
+            (n.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+fn value<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
+    &pairs
+        .iter()
+        .find(|(n, _)| n == name)
+        .unwrap_or_else(|| panic!("no pair {name}"))
+        .1
+}
+
+fn log_lines(f: &Fixture) -> Vec<String> {
+    std::fs::read_to_string(f.path("var/acknowledgments.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn a_broken_item_toml_answers_as_absent_with_one_log_line() {
+    let f = Fixture::sample();
+    f.write(
+        "col/iconet.com.br/banon/2009/09.09.22.01/item.toml",
+        b"state = \"Original\nibip = [",
+    );
+    let out = Cgi::get(f.root(), LK47).run();
+    assert_eq!(out.status, 200);
+    assert_eq!(out.text(), "");
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{:?}", out.stderr);
+    let path = f.path("col/iconet.com.br/banon/2009/09.09.22.01/item.toml");
+    assert!(
+        lines[0].starts_with(&format!("ibi-archive: {}: ", path.display())),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].ends_with("; item treated as absent"),
+        "{}",
+        lines[0]
+    );
+}
+
+#[test]
+fn an_item_toml_with_an_unknown_state_is_named() {
+    let f = Fixture::sample();
+    f.write(
+        "col/iconet.com.br/banon/2009/09.09.22.01/item.toml",
+        b"state = \"Lost\"\n",
+    );
+    let out = Cgi::get(f.root(), LK47).run();
+    assert_eq!(out.text(), "");
+    assert!(
+        out.stderr.contains("unknown variant `Lost`"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn an_item_dropped_into_col_answers_at_once() {
+    let f = Fixture::sample();
+    let q = "servicesubject=urlRequest&parsedibiurl.ibi=example.org/new/2026/11.22.10.00.01";
+    assert_eq!(Cgi::get(f.root(), q).run().text(), "");
+    f.write(
+        "col/example.org/new/2026/11.22.10.00.01/item.toml",
+        b"state = \"Original\"\ntimestamp = 2026-11-22T10:00:01Z\n",
+    );
+    f.write(
+        "col/example.org/new/2026/11.22.10.00.01/doc/a.txt",
+        b"hello\n",
+    );
+    let (text, _) = mask_urlkey(&Cgi::get(f.root(), q).run().text());
+    assert_eq!(
+        text,
+        "archiveaddress localhost:8080\r\ncontenttype Data\r\nibi {rep example.org/new/2026/11.22.10.00.01}\r\n\
+         ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}\r\n\
+         ibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}\r\nstate Original\r\n\
+         timestamp 2026-11-22T10:00:01Z\r\n\
+         url http://localhost:8080/col/example.org/new/2026/11.22.10.00.01/doc/a.txt\r\nurlkey <urlkey>"
+    );
+}
+
+#[test]
+fn symlinks_out_of_doc_or_col_give_no_url() {
+    let f = Fixture::sample();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), b"secret").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.txt"),
+        f.path("col/iconet.com.br/banon/2009/09.09.22.01/doc/leak.txt"),
+    )
+    .unwrap();
+    let out = Cgi::get(f.root(), &format!("{LK47}&parsedibiurl.filepath=/leak.txt")).run();
+    assert!(!out.text().contains("url "), "{}", out.text());
+    assert!(!out.text().contains("leak"), "{}", out.text());
+
+    // An item directory that is a symlink to outside col/ is absent.
+    let elsewhere = tempfile::tempdir().unwrap();
+    common::copy_tree(
+        &f.path("col/iconet.com.br/banon/2009/09.09.22.01"),
+        &elsewhere.path().join("item"),
+    );
+    f.remove("col/iconet.com.br/banon/2009/09.09.22.01");
+    std::os::unix::fs::symlink(
+        elsewhere.path().join("item"),
+        f.path("col/iconet.com.br/banon/2009/09.09.22.01"),
+    )
+    .unwrap();
+    let out = Cgi::get(f.root(), LK47).run();
+    assert_eq!(out.text(), "");
+    assert_eq!(
+        out.stderr,
+        format!(
+            "ibi-archive: {}: item directory leads outside col/; treated as absent\n",
+            f.path("col/iconet.com.br/banon/2009/09.09.22.01").display()
+        )
+    );
+}
+
+#[test]
+fn head_gives_the_headers_of_get_without_the_body() {
+    let f = Fixture::sample();
+    let mut cgi = Cgi::get(f.root(), "servicesubject=inclusionConfirmationRequest");
+    cgi.method = "HEAD";
+    let out = cgi.run();
+    assert_eq!(out.status, 200);
+    assert_eq!(out.header("Content-Type"), Some("text/plain"));
+    assert_eq!(out.header("Content-Length"), Some("16"));
+    assert!(out.body.is_empty());
+}
+
+#[test]
+fn a_missing_or_broken_archive_toml_is_a_500_without_details() {
+    let f = Fixture::sample();
+    f.write(
+        "archive.toml",
+        b"archiveaddress = \"x\"\n[registration]\nkey = \"9999999999\"\nadminemail=1\n",
+    );
+    let out = Cgi::get(f.root(), LK47).run();
+    assert_eq!(out.status, 500);
+    assert_eq!(out.text(), "error {archive configuration unavailable}");
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(!out.stderr.contains("9999999999"), "{}", out.stderr);
+    f.remove("archive.toml");
+    let out = Cgi::get(f.root(), LK47).run();
+    assert_eq!(out.status, 500);
+    assert_eq!(out.text(), "error {archive configuration unavailable}");
+}
+
+/// Example 8.9's round trip: the resolver takes url and urlkey from the answer and sends
+/// them back in an acknowledgment.
+#[test]
+fn an_acknowledgment_counts_once_and_only_for_an_issued_key() {
+    let f = Fixture::with_config(common::MTC_M16D_TOML);
+    let q = "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=8JMKD3MGP7W/3EPGUE5";
+    let answer = pairs_of(&Cgi::get(f.root(), q).run().text());
+    let url = value(&answer, "url");
+    let key = value(&answer, "urlkey");
+    assert_eq!(url, "http://mtc-m16d.sid.inpe.br/col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%f3rio%20Final.pdf");
+
+    // As Example 8.9 sends it: the url's own escapes left as they are.
+    let ack = format!(
+        "servicesubject=acknowledgment&clientinformation.ipaddress=150.163.2.175&contenttype=Data&\
+         ibi=rep%20sid.inpe.br/mtc-m19/2013/09.04.12.27.57%20ibip%208JMKD3MGP7W/3EPGUE5&url={url}&\
+         url.persistent=http://urlib.net:80/8JMKD3MGP7W/3EPGUE5&urlkey={key}"
+    );
+    let out = Cgi::get(f.root(), &ack).run();
+    assert_eq!(out.text(), "notice {acknowledgment received}");
+    assert_eq!(out.stderr, "");
+    let lines = log_lines(&f);
+    assert_eq!(lines.len(), 1);
+    let fields: Vec<&str> = lines[0].split('\t').collect();
+    assert_eq!(
+        &fields[1..],
+        [key, "sid.inpe.br/mtc-m19/2013/09.04.12.27.57", "Data", url]
+    );
+
+    // Replayed: answered the same, not counted again.
+    let out = Cgi::get(f.root(), &ack).run();
+    assert_eq!(out.text(), "notice {acknowledgment received}");
+    assert_eq!(
+        out.stderr,
+        format!("ibi-archive: acknowledgment not counted: urlkey {key} was already counted\n")
+    );
+    assert_eq!(log_lines(&f).len(), 1);
+
+    // A key issued for another url does not count for this one.
+    let other = pairs_of(&Cgi::get(f.root(), LK47).run().text());
+    let forged = ack.replace(key, value(&other, "urlkey"));
+    let out = Cgi::get(f.root(), &forged).run();
+    assert_eq!(out.text(), "notice {acknowledgment received}");
+    assert_eq!(
+        out.stderr,
+        format!("ibi-archive: acknowledgment not counted: urlkey was not issued by this Archive for that url ({url})\n")
+    );
+    // A key with a digit changed.
+    let mut tampered = key.to_string().into_bytes();
+    let last = tampered.len() - 1;
+    tampered[last] = if tampered[last] == b'0' { b'1' } else { b'0' };
+    let tampered = String::from_utf8(tampered).unwrap();
+    let out = Cgi::get(f.root(), &ack.replace(key, &tampered)).run();
+    assert_eq!(out.text(), "notice {acknowledgment received}");
+    assert_eq!(log_lines(&f).len(), 1);
+
+    // The same url escaped as Table 6.1 asks (% as %25) counts for a fresh key.
+    let answer = pairs_of(&Cgi::get(f.root(), q).run().text());
+    let key2 = value(&answer, "urlkey");
+    let escaped = url.replace('%', "%25");
+    let ack2 =
+        format!("servicesubject=acknowledgment&contenttype=Data&url={escaped}&urlkey={key2}");
+    let out = Cgi::get(f.root(), &ack2).run();
+    assert_eq!(out.stderr, "");
+    assert_eq!(log_lines(&f).len(), 2);
+}
+
+#[test]
+fn urlkeys_differ_in_every_answer_and_the_url_request_writes_nothing_but_the_secret() {
+    let f = Fixture::sample();
+    let a = pairs_of(&Cgi::get(f.root(), LK47).run().text());
+    let b = pairs_of(&Cgi::get(f.root(), LK47).run().text());
+    assert_ne!(value(&a, "urlkey"), value(&b, "urlkey"));
+    let var: Vec<String> = std::fs::read_dir(f.path("var"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(var, ["urlkey.secret"]);
+}
+
+#[test]
+fn a_read_only_archive_still_answers_with_keys() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::sample();
+    if running_as_root() {
+        // root writes through permissions: point var/ at a file so it cannot be created.
+        f.write("var", b"not a directory");
+    } else {
+        std::fs::set_permissions(f.root(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    }
+    let out = Cgi::get(f.root(), LK47).run();
+    std::fs::set_permissions(f.root(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (text, key) = mask_urlkey(&out.text());
+    assert!(key.is_some(), "{text}");
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("acknowledgments cannot be counted"),
+        "{}",
+        out.stderr
+    );
+}
+
+fn running_as_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| o.stdout == b"0\n")
+        .unwrap_or(false)
+}
