@@ -18,3 +18,4 @@ pub mod store;
 pub mod urlkey;
 pub mod cgi;
 pub mod filelist;
+pub mod web;

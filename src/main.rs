@@ -16,6 +16,13 @@ fn main() -> ExitCode {
             Some("ibi") => cli::ibi::run(&mut parser),
             Some("query") => cli::service::query(&mut parser),
             Some("describe") => cli::service::describe(&mut parser),
+            Some("serve") => cli::serve::run(&mut parser),
+            Some("new") => cli::new::run(&mut parser),
+            Some("check") => cli::check::run(&mut parser),
+            Some("delete") => cli::delete::run(&mut parser),
+            Some("include") => cli::register::run(&mut parser, cli::register::Direction::Include),
+            Some("exclude") => cli::register::run(&mut parser, cli::register::Direction::Exclude),
+            Some("stats") => cli::stats::run(&mut parser),
             Some(other) => Err(cli::CliError::usage(format!(
                 "unknown command {other:?}; see ibi-archive --help"
             ))),

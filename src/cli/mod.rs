@@ -4,8 +4,14 @@
 use std::fmt;
 use std::path::PathBuf;
 
+pub mod check;
+pub mod delete;
 pub mod ibi;
+pub mod new;
+pub mod register;
+pub mod serve;
 pub mod service;
+pub mod stats;
 
 /// `ibi-archive --help`.
 pub const USAGE: &str = "\
