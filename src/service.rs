@@ -271,19 +271,33 @@ impl Archive {
     }
 
     /// The concrete relations a verb list asks for: itself, or for a bare translation,
-    /// every language known at that place; limited to the Archive's subset.
+    /// every language variant at that place — those of the Archive's subset when it
+    /// names one (as filtering the full list would keep them), else every language known
+    /// at that place.
     fn relations_asked(&self, start: &Node, asked: &Relation) -> Vec<Relation> {
-        let mut out = vec![asked.clone()];
-        if let Some(i) = asked.bare_translation_at() {
-            let before = Relation::from_steps(asked.steps()[..i].to_vec()).unwrap_or_default();
-            if let Some((Node::Local(at, _), _)) = self.follow(start, &before) {
-                for lang in languages_of(&at) {
-                    out.push(asked.with_step(i, Step::Translation(Some(lang))));
-                }
-            }
-        }
+        let Some(i) = asked.bare_translation_at() else {
+            return match &self.config.relations {
+                Some(subset) if !subset.contains(asked) => Vec::new(),
+                _ => vec![asked.clone()],
+            };
+        };
         if let Some(subset) = &self.config.relations {
-            out.retain(|r| subset.contains(r));
+            return subset
+                .iter()
+                .filter(|r| {
+                    r.steps().len() == asked.steps().len()
+                        && matches!(r.steps()[i], Step::Translation(_))
+                        && asked.with_step(i, r.steps()[i].clone()) == **r
+                })
+                .cloned()
+                .collect();
+        }
+        let mut out = vec![asked.clone()];
+        let before = Relation::from_steps(asked.steps()[..i].to_vec()).unwrap_or_default();
+        if let Some((Node::Local(at, _), _)) = self.follow(start, &before) {
+            for lang in languages_of(&at) {
+                out.push(asked.with_step(i, Step::Translation(Some(lang))));
+            }
         }
         out
     }
