@@ -39,6 +39,7 @@ struct RawRegistration {
 struct RawMinting {
     host: String,
     port: Option<u16>,
+    ibipport: Option<u16>,
     ip: Option<String>,
     granularity: Option<toml::Value>,
 }
@@ -99,6 +100,8 @@ impl fmt::Debug for Registration {
 pub struct Minting {
     pub host: String,
     pub port: u16,
+    /// The port coded in IBIps (Algorithm 5): 800, the standard's usual one, leaves it out.
+    pub ibip_port: u16,
     pub ip: Option<IpAddr>,
     /// r of Algorithm 4, as written (`"60"`, `"1"`, `"0.1"`, …).
     pub granularity: String,
@@ -173,6 +176,7 @@ impl Config {
             Some(m) => Some(Minting {
                 host: m.host,
                 port: m.port.unwrap_or(80),
+                ibip_port: m.ibipport.unwrap_or(800),
                 ip: match m.ip {
                     None => None,
                     Some(s) => Some(

@@ -106,7 +106,7 @@ impl UrlKeys {
         let (t, rest) = key.split_once('-').ok_or(KeyError::Malformed)?;
         if t.len() < 10
             || rest.len() < NONCE_DIGITS + MAC_DIGITS
-            || (rest.len() - NONCE_DIGITS) % MAC_DIGITS != 0
+            || !(rest.len() - NONCE_DIGITS).is_multiple_of(MAC_DIGITS)
             || !t.bytes().chain(rest.bytes()).all(|b| b.is_ascii_digit())
         {
             return Err(KeyError::Malformed);
@@ -125,8 +125,7 @@ impl UrlKeys {
             .iter()
             .map(|u| self.mac_digits(issued, nonce, u))
             .collect();
-        let granted = rest[NONCE_DIGITS..]
-            .as_bytes()
+        let granted = rest.as_bytes()[NONCE_DIGITS..]
             .chunks(MAC_DIGITS)
             .any(|chunk| macs.iter().any(|m| m.as_bytes() == chunk));
         if granted {

@@ -1,0 +1,115 @@
+//! The identifier layer: IBIs (Internet Based Identifiers) as the generation standard defines
+//! them — the uniform repository name (rep, Table 6.1) and the IBIp (Table 7.1).
+
+pub mod base27;
+pub mod date;
+pub mod distributor;
+pub mod ibip;
+pub mod ip;
+pub mod mint;
+pub mod rep;
+
+pub use date::IbiDate;
+pub use ibip::Ibip;
+pub use rep::Rep;
+
+use std::fmt;
+use std::str::FromStr;
+
+/// An IBI in either of its two forms.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ibi {
+    Rep(Rep),
+    Ibip(Ibip),
+}
+
+impl Ibi {
+    /// Parses a rep (three slashes) or an IBIp (one slash).
+    pub fn parse(s: &str) -> Result<Ibi, IbiError> {
+        if s.len() > MAX_LEN {
+            return Err(IbiError::new(format!(
+                "invalid IBI {}: it is longer than {MAX_LEN} bytes",
+                shown(s)
+            )));
+        }
+        match s.bytes().filter(|&b| b == b'/').count() {
+            3 => Rep::parse(s).map(Ibi::Rep),
+            1 => Ibip::parse(s).map(Ibi::Ibip),
+            n => Err(IbiError::new(format!(
+                "invalid IBI {}: it has {n} '/', expected 3 (rep) or 1 (IBIp)",
+                shown(s)
+            ))),
+        }
+    }
+
+    /// The spelling it was parsed from.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Ibi::Rep(r) => r.as_str(),
+            Ibi::Ibip(i) => i.as_str(),
+        }
+    }
+
+    /// The date the IBI codes.
+    pub fn date(&self) -> IbiDate {
+        match self {
+            Ibi::Rep(r) => r.date(),
+            Ibi::Ibip(i) => i.date(),
+        }
+    }
+}
+
+impl fmt::Display for Ibi {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Ibi {
+    type Err = IbiError;
+    fn from_str(s: &str) -> Result<Ibi, IbiError> {
+        Ibi::parse(s)
+    }
+}
+
+/// The longest IBI accepted, in bytes: the generation standard (§5) takes labels of at most
+/// 255 characters as its example of a finite label set; the parsers face the open internet.
+pub const MAX_LEN: usize = 255;
+
+/// `s` quoted for an error message, cut short when long so a hostile input cannot flood a
+/// log line.
+pub(crate) fn shown(s: &str) -> String {
+    const KEEP: usize = 64;
+    if s.len() <= KEEP {
+        return format!("{s:?}");
+    }
+    let mut end = KEEP;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{:?}... ({} bytes)", &s[..end], s.len())
+}
+
+/// An error of the identifier layer: why a string is not an IBI, a date, a hostname or a
+/// granularity, or why minting or the distributor's state failed. The message is lower case
+/// and names the input and the part at fault.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IbiError {
+    message: String,
+}
+
+impl IbiError {
+    pub(crate) fn new(message: impl Into<String>) -> IbiError {
+        IbiError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for IbiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for IbiError {}

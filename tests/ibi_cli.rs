@@ -1,0 +1,162 @@
+//! `ibi-archive ibi` end to end: the real binary, exact stdout, stderr and exit code.
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ibi-archive"))
+        .args(args)
+        .env_remove("GATEWAY_INTERFACE")
+        .output()
+        .expect("run ibi-archive")
+}
+
+/// Exit code, stdout and stderr, with everything shown on failure.
+fn check(args: &[&str], code: i32, stdout: &str, stderr: &str) {
+    let out = run(args);
+    let got = (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert_eq!(
+        got,
+        (Some(code), stdout.to_string(), stderr.to_string()),
+        "ibi-archive {args:?}"
+    );
+}
+
+#[test]
+fn reads_a_rep() {
+    check(
+        &["ibi", "sid.INPE.br/mtc-m18@80/2009/07.21.13.23.47.5"],
+        0,
+        "date 2009-07-21T13:23:47.5Z\r\n\
+         form rep\r\n\
+         host mtc-m18.sid.INPE.br\r\n\
+         port 80\r\n\
+         prefix sid.INPE.br/mtc-m18@80\r\n\
+         suffix 2009/07.21.13.23.47.5\n",
+        "",
+    );
+    check(
+        &["ibi", "iconet.com.br/banon/2009/09.09.22.01"],
+        0,
+        "date 2009-09-09T22:01:00Z\r\nform rep\r\nhost banon.iconet.com.br\r\nport 80\r\n\
+         prefix iconet.com.br/banon\r\nsuffix 2009/09.09.22.01\n",
+        "",
+    );
+}
+
+#[test]
+fn reads_an_ibip() {
+    check(
+        &["ibi", "8JMKD3MGP7W/3EPGUE5"],
+        0,
+        "date 2013-09-04T12:27:57Z\r\n\
+         form ibip\r\n\
+         ip 150.163.34.242\r\n\
+         port 800\r\n\
+         prefix 8JMKD3MGP7W\r\n\
+         suffix 3EPGUE5\n",
+        "",
+    );
+    check(
+        &["ibi", "7urmdhll9ssn2d89mx4u/34pgrbsw27"],
+        0,
+        "date 2009-02-16T17:46:00.05Z\r\nform ibip\r\nip 2001:252:0:1::2008:6\r\nport 80\r\n\
+         prefix 7urmdhll9ssn2d89mx4u\r\nsuffix 34pgrbsw27\n",
+        "",
+    );
+}
+
+#[test]
+fn mints_both_forms() {
+    check(
+        &[
+            "ibi",
+            "mint",
+            "--host",
+            "mtc-m18.sid.inpe.br",
+            "--port",
+            "80",
+            "--ip",
+            "150.163.34.243",
+            "--ibip-port",
+            "800",
+            "--date",
+            "2009-02-16T17:46:00Z",
+        ],
+        0,
+        "ibip 8JMKD3MGP8W/34PGRBS\r\nrep sid.inpe.br/mtc-m18/2009/02.16.17.46\n",
+        "",
+    );
+    check(
+        &[
+            "ibi",
+            "mint",
+            "--host=LK.iconet.com.br",
+            "--port=8080",
+            "--date=1234806360",
+        ],
+        0,
+        "rep iconet.com.br/lk.8080/2009/02.16.17.46\n",
+        "",
+    );
+    check(
+        &[
+            "ibi",
+            "mint",
+            "--date",
+            "2009-02-16T17:46Z",
+            "--port",
+            "800",
+            "--ip",
+            "127.0.0.1",
+            "--host",
+            "a.b.org",
+        ],
+        0,
+        "ibip LK47B6W/34PGRBS\r\nrep b.org/a.800/2009/02.16.17.46\n",
+        "",
+    );
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for (args, line) in [
+        (&["ibi", "8JMKD3MGP8W/34PGRBO"][..], "ibi-archive: invalid IBIp \"8JMKD3MGP8W/34PGRBO\": suffix \"34PGRBO\" holds 'O', not a base-27 digit\n"),
+        (&["ibi", "sid.inpe.br/mtc-m18/2009/04.31.17.46"], "ibi-archive: invalid rep \"sid.inpe.br/mtc-m18/2009/04.31.17.46\": day 31 is out of range for 2009-04\n"),
+        (&["ibi", "not-an-ibi"], "ibi-archive: invalid IBI \"not-an-ibi\": it has 0 '/', expected 3 (rep) or 1 (IBIp)\n"),
+        (&["ibi"], "ibi-archive: ibi: missing IBI (usage: ibi-archive ibi IBI | ibi-archive ibi mint ...)\n"),
+        (&["ibi", "8JMKD3MGP8W/34PGRBS", "extra"], "ibi-archive: unexpected argument \"extra\"\n"),
+        (&["ibi", "--bogus"], "ibi-archive: invalid option '--bogus'\n"),
+        (&["ibi", "mint", "--host", "localhost", "--port", "80", "--date", "2009-02-16T17:46Z"], "ibi-archive: invalid hostname \"localhost\": it has no dot, so it cannot be split into a word and a subdomain\n"),
+        (&["ibi", "mint", "--host", "a.b.org", "--port", "80"], "ibi-archive: ibi mint: missing --date\n"),
+        (&["ibi", "mint", "--port", "80", "--date", "0"], "ibi-archive: ibi mint: missing --host\n"),
+        (&["ibi", "mint", "--host", "a.b.org", "--date", "0"], "ibi-archive: ibi mint: missing --port\n"),
+        (&["ibi", "mint", "--host", "a.b.org", "--port", "0", "--date", "0"], "ibi-archive: invalid port \"0\": expected 1 to 65535\n"),
+        (&["ibi", "mint", "--host", "a.b.org", "--port", "80", "--date", "2009-02-16T17:46"], "ibi-archive: invalid date \"2009-02-16T17:46\": no 'Z': only UTC dates are accepted\n"),
+        (&["ibi", "mint", "--host", "a.b.org", "--port", "80", "--ip", "1.2.3", "--date", "0"], "ibi-archive: invalid IP \"1.2.3\": not an IPv4 or IPv6 address\n"),
+        (&["ibi", "mint", "--host", "a.b.org", "--port", "80", "--ip", "1.2.3.4", "--date", "0"], "ibi-archive: date 1970-01-01T00:00:00Z is before 1995-08-01T00:00:00Z and has no IBIp suffix\n"),
+        (&["ibi", "mint", "--host", "a.b.org", "--port", "80", "--ibip-port", "800", "--date", "0"], "ibi-archive: ibi mint: --ibip-port needs --ip\n"),
+        (&["ibi", "mint", "--host"], "ibi-archive: missing argument for option '--host'\n"),
+        (&["ibi", "mint", "--colour", "x"], "ibi-archive: invalid option '--colour'\n"),
+    ] {
+        check(args, 2, "", line);
+    }
+}
+
+#[test]
+fn help_goes_to_stdout() {
+    for args in [
+        &["ibi", "--help"][..],
+        &["ibi", "-h"],
+        &["ibi", "mint", "--help"],
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.starts_with("usage: ibi-archive ibi "), "{text}");
+    }
+}
