@@ -57,6 +57,7 @@ fn main() -> ExitCode {
 /// One CGI request: environment in, answer out, one line per problem on stderr (the web
 /// server's error log).
 fn cgi_main() -> ExitCode {
+    discard_request_body();
     let req = ibi_archive::cgi::Request::from_env(|name| std::env::var_os(name));
     let now = chrono::Utc::now().timestamp();
     let answer = ibi_archive::cgi::handle(&req, now);
@@ -71,5 +72,22 @@ fn cgi_main() -> ExitCode {
             let _ = writeln!(err, "ibi-archive: cannot write the answer: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Reads (and drops) a request body the server sends: under Apache's mod_cgid, a program
+/// that exits without reading it gets its answer cut off. Bodies are never used, so at
+/// most 1 MiB is read.
+fn discard_request_body() {
+    use std::io::Read;
+    let length = std::env::var("CONTENT_LENGTH")
+        .ok()
+        .and_then(|l| l.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    if length > 0 {
+        let _ = std::io::copy(
+            &mut std::io::stdin().lock().take(length.min(1 << 20)),
+            &mut std::io::sink(),
+        );
     }
 }

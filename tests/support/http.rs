@@ -1,0 +1,302 @@
+//! A deliberately small HTTP/1.1 client over `std::net::TcpStream`.
+//!
+//! It sends the request target exactly as given (no re-encoding, so a test can
+//! ask for `/doc/Relat%f3rio%20Final.pdf` or put raw bytes in the request line),
+//! shows every response header as received, and understands the three ways a
+//! response body can end: `Transfer-Encoding: chunked` (what Apache's mod_cgid
+//! uses on a keep-alive connection), `Content-Length`, or the server closing
+//! the connection.  4xx and 5xx are ordinary responses, not errors.
+
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+/// How long a test waits for one response before giving up (and panicking).
+pub const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One HTTP response.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Response {
+    pub status: u16,
+    /// Header fields in the order received; names as sent by the server.
+    pub headers: Vec<(String, String)>,
+    /// The body, de-chunked; empty for HEAD, 1xx, 204 and 304.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The first header with this name (compared case-insensitively).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The Content-Type header, or "" when there is none.
+    pub fn content_type(&self) -> &str {
+        self.header("content-type").unwrap_or("")
+    }
+
+    /// The body as text (invalid UTF-8 replaced), for messages and assertions.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// `GET url` with `Connection: close`.
+pub fn http_get(url: &str) -> Response {
+    http_request("GET", url)
+}
+
+/// `METHOD url` with no body (POST is sent with `Content-Length: 0`).
+pub fn http_request(method: &str, url: &str) -> Response {
+    http_request_with_body(method, url, &[], b"")
+}
+
+/// `METHOD url` with extra header lines and a body (a Content-Length header is
+/// added whenever the body is non-empty or the method is POST or PUT).
+pub fn http_request_with_body(
+    method: &str,
+    url: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Response {
+    let (authority, target) = split_url(url);
+    let mut req = Vec::new();
+    write!(
+        req,
+        "{method} {target} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: ibi-archive-tests\r\nConnection: close\r\n"
+    )
+    .unwrap();
+    for (name, value) in headers {
+        write!(req, "{name}: {value}\r\n").unwrap();
+    }
+    if !body.is_empty() || method == "POST" || method == "PUT" {
+        write!(req, "Content-Length: {}\r\n", body.len()).unwrap();
+    }
+    req.extend_from_slice(b"\r\n");
+    req.extend_from_slice(body);
+    http_raw(authority, &req, method == "HEAD")
+}
+
+/// Sends `request` (a complete HTTP/1.x request, bytes as they are) to
+/// `authority` ("host:port", or a base URL such as `Server::base_url`) and
+/// reads one response.  The response is complete as soon as its framing says
+/// so, so a keep-alive request does not wait for the server to close.
+/// `head` tells whether the request was a HEAD (whose response has no body).
+pub fn http_raw(authority: &str, request: &[u8], head: bool) -> Response {
+    let authority = authority
+        .strip_prefix("http://")
+        .unwrap_or(authority)
+        .trim_end_matches('/');
+    let addr = authority
+        .to_socket_addrs()
+        .unwrap_or_else(|e| panic!("cannot resolve {authority}: {e}"))
+        .next()
+        .unwrap_or_else(|| panic!("no address for {authority}"));
+    let mut stream = TcpStream::connect_timeout(&addr, HTTP_TIMEOUT)
+        .unwrap_or_else(|e| panic!("cannot connect to {authority}: {e}"));
+    stream.set_read_timeout(Some(HTTP_TIMEOUT)).unwrap();
+    stream.set_write_timeout(Some(HTTP_TIMEOUT)).unwrap();
+    stream
+        .write_all(request)
+        .unwrap_or_else(|e| panic!("cannot send request to {authority}: {e}"));
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        if let Some(result) = parse_response(&buf, head) {
+            return result.unwrap_or_else(|e| {
+                panic!(
+                    "bad HTTP response from {authority}: {e}\n{}",
+                    String::from_utf8_lossy(&buf)
+                )
+            });
+        }
+        let n = match stream.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) => panic!(
+                "reading response from {authority} failed after {} bytes: {e}\n{}",
+                buf.len(),
+                String::from_utf8_lossy(&buf)
+            ),
+        };
+        if n == 0 {
+            // Connection closed: a response without framing ends here.
+            return parse_response_at_eof(&buf, head).unwrap_or_else(|e| {
+                panic!(
+                    "bad HTTP response from {authority}: {e}\n{}",
+                    String::from_utf8_lossy(&buf)
+                )
+            });
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Splits "http://host:port/path?query" into ("host:port", "/path?query").
+fn split_url(url: &str) -> (&str, &str) {
+    let rest = url
+        .strip_prefix("http://")
+        .unwrap_or_else(|| panic!("only http:// URLs are supported: {url}"));
+    match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    }
+}
+
+struct Head {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body_start: usize,
+}
+
+/// Parses the status line and header fields, if they are complete.
+fn parse_head(buf: &[u8]) -> Option<Result<Head, String>> {
+    let end = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let text = String::from_utf8_lossy(&buf[..end]);
+    let mut lines = text.split("\r\n");
+    let status_line = lines.next().unwrap_or("");
+    let mut parts = status_line.splitn(3, ' ');
+    let version = parts.next().unwrap_or("");
+    if !version.starts_with("HTTP/1.") {
+        return Some(Err(format!("not an HTTP/1.x status line: {status_line:?}")));
+    }
+    let status = match parts.next().and_then(|s| s.parse::<u16>().ok()) {
+        Some(s) => s,
+        None => return Some(Err(format!("bad status line: {status_line:?}"))),
+    };
+    let mut headers = Vec::new();
+    for line in lines {
+        match line.split_once(':') {
+            Some((n, v)) => headers.push((n.trim().to_string(), v.trim().to_string())),
+            None => return Some(Err(format!("bad header line: {line:?}"))),
+        }
+    }
+    Some(Ok(Head {
+        status,
+        headers,
+        body_start: end + 4,
+    }))
+}
+
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+fn has_no_body(status: u16, head: bool) -> bool {
+    head || (100..200).contains(&status) || status == 204 || status == 304
+}
+
+/// A complete response from `buf`, `None` while more bytes are needed.
+fn parse_response(buf: &[u8], head_request: bool) -> Option<Result<Response, String>> {
+    let head = match parse_head(buf)? {
+        Ok(h) => h,
+        Err(e) => return Some(Err(e)),
+    };
+    let rest = &buf[head.body_start..];
+    let body = if has_no_body(head.status, head_request) {
+        Vec::new()
+    } else if header(&head.headers, "transfer-encoding")
+        .is_some_and(|te| te.to_ascii_lowercase().contains("chunked"))
+    {
+        match decode_chunked_prefix(rest) {
+            Ok(Some((body, _used))) => body,
+            Ok(None) => return None,
+            Err(e) => return Some(Err(e)),
+        }
+    } else if let Some(cl) = header(&head.headers, "content-length") {
+        let n: usize = match cl.parse() {
+            Ok(n) => n,
+            Err(_) => return Some(Err(format!("bad Content-Length {cl:?}"))),
+        };
+        if rest.len() < n {
+            return None;
+        }
+        rest[..n].to_vec()
+    } else {
+        return None; // ends when the connection closes
+    };
+    Some(Ok(Response {
+        status: head.status,
+        headers: head.headers,
+        body,
+    }))
+}
+
+fn parse_response_at_eof(buf: &[u8], head_request: bool) -> Result<Response, String> {
+    if let Some(r) = parse_response(buf, head_request) {
+        return r;
+    }
+    let head = match parse_head(buf) {
+        Some(h) => h?,
+        None => return Err("connection closed before the end of the header".into()),
+    };
+    let rest = &buf[head.body_start..];
+    let framed = header(&head.headers, "transfer-encoding").is_some()
+        || header(&head.headers, "content-length").is_some();
+    if framed {
+        return Err(format!(
+            "connection closed before the end of the body ({} bytes received)",
+            rest.len()
+        ));
+    }
+    Ok(Response {
+        status: head.status,
+        headers: head.headers,
+        body: rest.to_vec(),
+    })
+}
+
+/// Decodes a complete chunked body (RFC 9112 section 7.1), trailers ignored.
+pub fn decode_chunked(data: &[u8]) -> Result<Vec<u8>, String> {
+    match decode_chunked_prefix(data)? {
+        Some((body, _)) => Ok(body),
+        None => Err("incomplete chunked body".into()),
+    }
+}
+
+/// `Ok(None)` if `data` does not yet hold the whole chunked body; otherwise
+/// the body and the number of bytes of `data` it used.
+fn decode_chunked_prefix(data: &[u8]) -> Result<Option<(Vec<u8>, usize)>, String> {
+    let mut body = Vec::new();
+    let mut pos = 0;
+    loop {
+        let Some(eol) = find_crlf(&data[pos..]) else {
+            return Ok(None);
+        };
+        let line = String::from_utf8_lossy(&data[pos..pos + eol]);
+        let size_text = line.split(';').next().unwrap_or("").trim();
+        let size = usize::from_str_radix(size_text, 16)
+            .map_err(|_| format!("bad chunk size line {line:?}"))?;
+        pos += eol + 2;
+        if size == 0 {
+            // Trailer fields, then an empty line.
+            loop {
+                let Some(eol) = find_crlf(&data[pos..]) else {
+                    return Ok(None);
+                };
+                pos += eol + 2;
+                if eol == 0 {
+                    return Ok(Some((body, pos)));
+                }
+            }
+        }
+        if data.len() < pos + size + 2 {
+            return Ok(None);
+        }
+        body.extend_from_slice(&data[pos..pos + size]);
+        pos += size;
+        if &data[pos..pos + 2] != b"\r\n" {
+            return Err(format!("chunk of {size} bytes not followed by CRLF"));
+        }
+        pos += 2;
+    }
+}
+
+fn find_crlf(data: &[u8]) -> Option<usize> {
+    data.windows(2).position(|w| w == b"\r\n")
+}

@@ -1,0 +1,688 @@
+//! Starting Debian's apache2 and lighttpd on 127.0.0.1 with the repository's
+//! `cgi-bin/` configurations, and stopping them again.
+//!
+//! Each server gets its own temporary directory (main configuration, logs,
+//! pid file, cgid socket) and a free port, so tests may start servers in
+//! parallel.  The main configuration is generated; it mirrors the parts of
+//! Debian's stock apache2.conf / lighttpd.conf that matter here (including
+//! their less careful defaults: directory listings on, symbolic links
+//! followed) and then includes the `cgi-bin/` snippet unchanged, after
+//! defining its three parameters.
+//!
+//! The server runs in the foreground as a child of the test process, in a
+//! process group of its own.  Dropping the [`Server`] (also while a failing
+//! test unwinds) sends SIGTERM to the main process, waits for it, and then
+//! kills whatever is left in its process group (workers, the cgid daemon,
+//! CGI programs), so that no server process outlives the test.
+//!
+//! When the tests run as root, the servers switch to www-data: the Archive
+//! root and the CGI executable must then be reachable by www-data (see
+//! [`crate::support::prepare_archive`] and [`crate::support::archive_tempdir`]).
+//! An executable that www-data cannot run is copied into the server's
+//! directory first.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use super::fsutil::{assert_reachable, executable_by_others, server_user};
+
+/// How long a server may take to answer its first request.
+pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the main process may take to exit after SIGTERM before the
+/// whole process group is killed.
+pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+
+const APACHE2_BIN: &str = "/usr/sbin/apache2";
+const APACHE2_MODULES: &str = "/usr/lib/apache2/modules";
+const APACHE2_REQUIRED_MODULES: &[(&str, &str)] = &[
+    ("mpm_event_module", "mod_mpm_event.so"),
+    ("authz_core_module", "mod_authz_core.so"),
+    ("authz_host_module", "mod_authz_host.so"),
+    ("mime_module", "mod_mime.so"),
+    ("alias_module", "mod_alias.so"),
+    ("cgid_module", "mod_cgid.so"),
+    ("env_module", "mod_env.so"),
+    ("dir_module", "mod_dir.so"),
+    // Loaded only to prove the snippet turns listings off.
+    ("autoindex_module", "mod_autoindex.so"),
+];
+const LIGHTTPD_BIN: &str = "/usr/sbin/lighttpd";
+const LIGHTTPD_MODULES: &str = "/usr/lib/lighttpd";
+const LIGHTTPD_REQUIRED_MODULES: &[&str] = &["mod_cgi.so", "mod_dirlisting.so"];
+
+/// The configurations under test, as they are in the repository.
+pub const APACHE2_SNIPPET: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/cgi-bin/apache2/ibi-archive.conf"
+);
+pub const LIGHTTPD_SNIPPET: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/cgi-bin/lighttpd/ibi-archive.conf"
+);
+
+/// The environment the servers (and, for Apache, the CGI program) get.
+const SERVER_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// True if apache2 and the modules the harness loads are installed (and,
+/// when running as root, the www-data user exists).
+pub fn apache2_available() -> bool {
+    Path::new(APACHE2_BIN).is_file()
+        && APACHE2_REQUIRED_MODULES
+            .iter()
+            .all(|(_, so)| Path::new(APACHE2_MODULES).join(so).is_file())
+        && Path::new(APACHE2_SNIPPET).is_file()
+        && www_data_ok()
+}
+
+/// True if lighttpd and its mod_cgi are installed (and, when running as
+/// root, the www-data user exists).
+pub fn lighttpd_available() -> bool {
+    Path::new(LIGHTTPD_BIN).is_file()
+        && LIGHTTPD_REQUIRED_MODULES
+            .iter()
+            .all(|so| Path::new(LIGHTTPD_MODULES).join(so).is_file())
+        && Path::new(LIGHTTPD_SNIPPET).is_file()
+        && www_data_ok()
+}
+
+fn www_data_ok() -> bool {
+    !super::fsutil::running_as_root() || super::fsutil::www_data_ids().is_some()
+}
+
+/// The ibi-archive executable built by cargo for this test run.
+pub fn ibi_archive_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ibi-archive"))
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerKind {
+    Apache2,
+    Lighttpd,
+}
+
+impl ServerKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Apache2 => "apache2",
+            ServerKind::Lighttpd => "lighttpd",
+        }
+    }
+}
+
+/// A running web server; stopped (with all its processes) when dropped.
+pub struct Server {
+    /// "http://127.0.0.1:<port>", without a trailing slash.
+    pub base_url: String,
+    pub kind: ServerKind,
+    pub port: u16,
+    child: Option<Child>,
+    config_file: PathBuf,
+    pid_file: PathBuf,
+    error_log: PathBuf,
+    stdio_log: PathBuf,
+    // Last, so that it is deleted after the processes are gone.
+    dir: tempfile::TempDir,
+}
+
+/// Starts apache2 (event MPM, mod_cgid) with `cgi-bin/apache2/ibi-archive.conf`,
+/// serving the Archive at `root` and running `bin` at `/<service_ibi>`.
+pub fn start_apache2(root: &Path, bin: &Path, service_ibi: &str) -> Server {
+    start(ServerKind::Apache2, root, bin, service_ibi)
+}
+
+/// Starts lighttpd with `cgi-bin/lighttpd/ibi-archive.conf`, serving the
+/// Archive at `root` and running `bin` at `/<service_ibi>`.
+pub fn start_lighttpd(root: &Path, bin: &Path, service_ibi: &str) -> Server {
+    start(ServerKind::Lighttpd, root, bin, service_ibi)
+}
+
+enum Startup {
+    Ready,
+    PortTaken,
+    Failed(String),
+}
+
+fn start(kind: ServerKind, root: &Path, bin: &Path, service_ibi: &str) -> Server {
+    // A root free of symbolic links: lighttpd refuses to serve through any
+    // (server.follow-symlink = "disable" below /col/), and on some systems
+    // the temporary directory is one.
+    let root =
+        fs::canonicalize(root).unwrap_or_else(|e| panic!("Archive root {}: {e}", root.display()));
+    let bin = fs::canonicalize(bin).unwrap_or_else(|e| panic!("executable {}: {e}", bin.display()));
+    assert_reachable(&root.join("col"), "Archive directory");
+    for (what, value) in [
+        ("Archive root", root.to_str().unwrap_or("\"")),
+        ("executable", bin.to_str().unwrap_or("\"")),
+        ("service IBI", service_ibi),
+    ] {
+        assert!(
+            !value.is_empty() && !value.contains(['"', '\\', '$', '\n', '\r', '*', '?', '[', ']']),
+            "{what} {value:?} cannot be written into the server configuration"
+        );
+    }
+    assert!(
+        !service_ibi.starts_with('/'),
+        "the service IBI is given without a leading slash"
+    );
+
+    // A port that was free a moment ago can be taken by a parallel test
+    // before the server binds it: then try again with another one.
+    let mut last_error = String::new();
+    for _attempt in 0..5 {
+        let port = free_port();
+        let mut server = spawn(kind, &root, &bin, service_ibi, port);
+        match server.wait_ready() {
+            Startup::Ready => return server,
+            Startup::PortTaken => {
+                last_error = server.error_log();
+                drop(server);
+            }
+            Startup::Failed(why) => {
+                let log = server.error_log();
+                let config = fs::read_to_string(&server.config_file).unwrap_or_default();
+                drop(server);
+                panic!(
+                    "{} did not start: {why}\n--- main configuration ---\n{config}\n--- error log ---\n{log}",
+                    kind.name()
+                );
+            }
+        }
+    }
+    panic!(
+        "{} could not bind a free port in 5 attempts; last log:\n{last_error}",
+        kind.name()
+    );
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("cannot bind 127.0.0.1:0");
+    listener.local_addr().unwrap().port()
+}
+
+fn spawn(kind: ServerKind, root: &Path, bin: &Path, service_ibi: &str, port: u16) -> Server {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("ibi-archive-httpd-{}-", kind.name()))
+        .tempdir()
+        .expect("cannot create the server's temporary directory");
+    let d = dir.path().to_path_buf();
+    // www-data must reach the cgid socket, the htdocs and (maybe) the copy
+    // of the executable in here; nothing in it is secret.
+    fs::set_permissions(&d, fs::Permissions::from_mode(0o755)).unwrap();
+    let htdocs = d.join("htdocs");
+    fs::create_dir(&htdocs).unwrap();
+    fs::write(htdocs.join("index.html"), "ibi-archive test server\n").unwrap();
+    fs::set_permissions(htdocs.join("index.html"), fs::Permissions::from_mode(0o644)).unwrap();
+    fs::set_permissions(&htdocs, fs::Permissions::from_mode(0o755)).unwrap();
+
+    let bin = usable_bin(bin, &d);
+    let error_log = d.join("error.log");
+    let stdio_log = d.join("stdio.log");
+    let pid_file = d.join(format!("{}.pid", kind.name()));
+    // lighttpd opens its error log after switching to www-data.
+    fs::write(&error_log, "").unwrap();
+    let uploads = d.join("uploads");
+    fs::create_dir(&uploads).unwrap();
+    if let Some(ids) = server_user() {
+        std::os::unix::fs::chown(&error_log, Some(ids.0), Some(ids.1)).unwrap();
+        std::os::unix::fs::chown(&uploads, Some(ids.0), Some(ids.1)).unwrap();
+    }
+
+    let (config_file, mut cmd) = match kind {
+        ServerKind::Apache2 => {
+            let conf = apache2_config(&d, root, &bin, service_ibi, port, &pid_file, &error_log);
+            let file = d.join("apache2.conf");
+            fs::write(&file, conf).unwrap();
+            let mut cmd = Command::new(APACHE2_BIN);
+            cmd.arg("-f").arg(&file).arg("-DFOREGROUND");
+            (file, cmd)
+        }
+        ServerKind::Lighttpd => {
+            let conf = lighttpd_config(&d, root, &bin, service_ibi, port, &pid_file, &error_log);
+            let file = d.join("lighttpd.conf");
+            fs::write(&file, conf).unwrap();
+            let mut cmd = Command::new(LIGHTTPD_BIN);
+            cmd.arg("-D").arg("-f").arg(&file);
+            (file, cmd)
+        }
+    };
+    let stdio = fs::File::create(&stdio_log).unwrap();
+    cmd.current_dir(&d)
+        .env_clear()
+        .env("PATH", SERVER_PATH)
+        .env("LANG", "C")
+        .stdin(Stdio::null())
+        .stdout(stdio.try_clone().unwrap())
+        .stderr(stdio)
+        // Its own process group, so that everything it forks can be found
+        // (and killed) again, and a Ctrl-C in the terminal reaches the test
+        // runner only.
+        .process_group(0);
+    let child = cmd
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", kind.name()));
+    Server {
+        base_url: format!("http://127.0.0.1:{port}"),
+        kind,
+        port,
+        child: Some(child),
+        config_file,
+        pid_file,
+        error_log,
+        stdio_log,
+        dir,
+    }
+}
+
+/// The executable itself if www-data may run it where it is, else a copy
+/// in the server's directory.
+fn usable_bin(bin: &Path, server_dir: &Path) -> PathBuf {
+    if server_user().is_none() || executable_by_others(bin) {
+        return bin.to_path_buf();
+    }
+    let copy_dir = server_dir.join("bin");
+    fs::create_dir(&copy_dir).unwrap();
+    fs::set_permissions(&copy_dir, fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = copy_dir.join(bin.file_name().unwrap());
+    fs::copy(bin, &copy).unwrap_or_else(|e| panic!("copy {}: {e}", bin.display()));
+    fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).unwrap();
+    copy
+}
+
+fn apache2_config(
+    dir: &Path,
+    root: &Path,
+    bin: &Path,
+    service_ibi: &str,
+    port: u16,
+    pid_file: &Path,
+    error_log: &Path,
+) -> String {
+    let d = dir.display();
+    let mut c = String::new();
+    writeln!(c, "# Generated by tests/support for one test server.").unwrap();
+    writeln!(c, "ServerRoot \"{d}\"").unwrap();
+    writeln!(c, "DefaultRuntimeDir \"{d}\"").unwrap();
+    writeln!(c, "PidFile \"{}\"", pid_file.display()).unwrap();
+    writeln!(c, "Mutex file:{d} default").unwrap();
+    writeln!(c, "ErrorLog \"{}\"", error_log.display()).unwrap();
+    writeln!(c, "LogLevel warn").unwrap();
+    writeln!(c, "ServerName 127.0.0.1").unwrap();
+    writeln!(c, "Listen 127.0.0.1:{port}").unwrap();
+    if server_user().is_some() {
+        writeln!(c, "User www-data\nGroup www-data").unwrap();
+    }
+    for (name, so) in APACHE2_REQUIRED_MODULES {
+        writeln!(c, "LoadModule {name} {APACHE2_MODULES}/{so}").unwrap();
+    }
+    writeln!(c, "ScriptSock \"{d}/cgisock\"").unwrap();
+    let types = if Path::new("/etc/mime.types").is_file() {
+        PathBuf::from("/etc/mime.types")
+    } else {
+        let empty = dir.join("mime.types");
+        fs::write(&empty, "").unwrap();
+        empty
+    };
+    c.push_str(&format!(
+        r#"TypesConfig "{types}"
+# Small and quick to stop.
+StartServers 1
+ServerLimit 2
+ThreadsPerChild 8
+MaxRequestWorkers 16
+MinSpareThreads 8
+MaxSpareThreads 16
+Timeout 30
+KeepAlive On
+KeepAliveTimeout 5
+# As in Debian's apache2.conf and mods-available/dir.conf, but with
+# listings allowed everywhere: the snippet must switch them off itself.
+DirectoryIndex index.html index.cgi index.pl index.php index.xhtml index.htm
+<Directory />
+    Options Indexes FollowSymLinks
+    AllowOverride None
+    Require all denied
+</Directory>
+DocumentRoot "{d}/htdocs"
+<Directory "{d}/htdocs">
+    Options Indexes FollowSymLinks
+    AllowOverride None
+    Require all granted
+</Directory>
+AccessFileName .htaccess
+<FilesMatch "^\.ht">
+    Require all denied
+</FilesMatch>
+
+# The snippet's parameters, then the snippet as it is in the repository.
+Define IBI_ARCHIVE_ROOT "{root}"
+Define IBI_ARCHIVE_SERVICE_IBI "{service_ibi}"
+Define IBI_ARCHIVE_BIN "{bin}"
+Include "{snippet}"
+"#,
+        types = types.display(),
+        root = root.display(),
+        bin = bin.display(),
+        snippet = APACHE2_SNIPPET,
+    ));
+    c
+}
+
+fn lighttpd_config(
+    dir: &Path,
+    root: &Path,
+    bin: &Path,
+    service_ibi: &str,
+    port: u16,
+    pid_file: &Path,
+    error_log: &Path,
+) -> String {
+    let d = dir.display();
+    let user = if server_user().is_some() {
+        "server.username = \"www-data\"\nserver.groupname = \"www-data\"\n"
+    } else {
+        ""
+    };
+    format!(
+        r#"# Generated by tests/support for one test server.
+server.document-root = "{d}/htdocs"
+server.bind = "127.0.0.1"
+server.port = {port}
+server.errorlog = "{error_log}"
+server.pid-file = "{pid_file}"
+server.upload-dirs = ( "{d}/uploads" )
+{user}
+# As in Debian's lighttpd.conf: these modules first, the snippet's (from
+# conf-enabled/) next, mod_dirlisting and mod_staticfile last.
+server.modules = ( "mod_indexfile", "mod_access", "mod_alias", "mod_redirect" )
+server.http-parseopts = (
+    "header-strict"            => "enable",
+    "host-strict"              => "enable",
+    "host-normalize"           => "enable",
+    "url-normalize-unreserved" => "enable",
+    "url-normalize-required"   => "enable",
+    "url-ctrls-reject"         => "enable",
+    "url-path-2f-decode"       => "enable",
+    "url-path-dotseg-remove"   => "enable",
+)
+index-file.names = ( "index.php", "index.html" )
+url.access-deny = ( "~", ".inc" )
+static-file.exclude-extensions = ( ".php", ".pl", ".fcgi" )
+mimetype.assign = ( ".html" => "text/html", ".txt" => "text/plain" )
+# Less careful than Debian's defaults on purpose: the snippet must switch
+# listings off and stop following symbolic links itself.
+dir-listing.activate = "enable"
+server.follow-symlink = "enable"
+
+# The snippet's parameters, then the snippet as it is in the repository.
+var.ibi_archive_root = "{root}"
+var.ibi_archive_service_ibi = "{service_ibi}"
+var.ibi_archive_bin = "{bin}"
+include "{snippet}"
+
+server.modules += ( "mod_dirlisting", "mod_staticfile" )
+"#,
+        error_log = error_log.display(),
+        pid_file = pid_file.display(),
+        root = root.display(),
+        bin = bin.display(),
+        snippet = LIGHTTPD_SNIPPET,
+    )
+}
+
+impl Server {
+    /// `base_url` followed by `path_and_query` (which starts with '/').
+    pub fn url(&self, path_and_query: &str) -> String {
+        format!("{}{}", self.base_url, path_and_query)
+    }
+
+    /// "127.0.0.1:<port>", for [`crate::support::http_raw`].
+    pub fn authority(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// PID of the main server process, which is also its process group.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(|c| c.id()).unwrap_or(0)
+    }
+
+    /// The server's own temporary directory (configuration, logs).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The generated main configuration.
+    pub fn main_config(&self) -> String {
+        fs::read_to_string(&self.config_file).unwrap_or_default()
+    }
+
+    /// The PID recorded in the server's pid file, if any.
+    pub fn pid_from_pid_file(&self) -> Option<u32> {
+        fs::read_to_string(&self.pid_file).ok()?.trim().parse().ok()
+    }
+
+    /// Everything the server logged: its error log, followed by what it (and
+    /// its CGI programs) wrote to stdout/stderr.  Apache writes the CGI
+    /// program's stderr lines into its error log verbatim (mod_cgid: no
+    /// prefix); lighttpd run with -D (as systemd does) leaves them on its own
+    /// stderr, which the harness captures.
+    pub fn error_log(&self) -> String {
+        let mut log =
+            String::from_utf8_lossy(&fs::read(&self.error_log).unwrap_or_default()).into_owned();
+        let stdio = fs::read(&self.stdio_log).unwrap_or_default();
+        if !stdio.is_empty() {
+            log.push_str(&String::from_utf8_lossy(&stdio));
+        }
+        log
+    }
+
+    /// Waits (up to `timeout`) until a line of [`Server::error_log`] contains
+    /// `needle`, and returns that line.  CGI stderr may reach the log a
+    /// little after the response.
+    pub fn wait_for_log_line(&self, needle: &str, timeout: Duration) -> Option<String> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(line) = self.error_log().lines().find(|l| l.contains(needle)) {
+                return Some(line.to_string());
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            sleep(Duration::from_millis(25));
+        }
+    }
+
+    /// Stops the server now (what dropping it does).
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn wait_ready(&mut self) -> Startup {
+        let addr: SocketAddr = ([127, 0, 0, 1], self.port).into();
+        let deadline = Instant::now() + STARTUP_TIMEOUT;
+        loop {
+            if let Some(child) = self.child.as_mut() {
+                if let Ok(Some(status)) = child.try_wait() {
+                    let log = self.error_log();
+                    return if log.contains("Address already in use") {
+                        Startup::PortTaken
+                    } else {
+                        Startup::Failed(format!("it exited with {status}"))
+                    };
+                }
+            }
+            if answers_http(addr) {
+                return Startup::Ready;
+            }
+            if Instant::now() >= deadline {
+                return Startup::Failed(format!(
+                    "no HTTP answer on {addr} within {STARTUP_TIMEOUT:?}"
+                ));
+            }
+            sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn shutdown(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let pid = child.id();
+        if let Ok(None) = child.try_wait() {
+            signal("TERM", &pid.to_string());
+            let deadline = Instant::now() + SHUTDOWN_TIMEOUT;
+            while let Ok(None) = child.try_wait() {
+                if Instant::now() >= deadline {
+                    eprintln!(
+                        "{} (pid {pid}) ignored SIGTERM for {SHUTDOWN_TIMEOUT:?}; killing its process group",
+                        self.kind.name()
+                    );
+                    signal("KILL", &format!("-{pid}"));
+                    let _ = child.wait();
+                    break;
+                }
+                sleep(Duration::from_millis(20));
+            }
+        }
+        let _ = child.wait();
+        // Workers, the cgid daemon or CGI programs still in the group get a
+        // short grace period (Apache's parent stops its children itself),
+        // then SIGKILL.  The pid file names the main process; check it too.
+        let recorded = self.pid_from_pid_file().filter(|&p| p != pid);
+        let grace = Instant::now() + Duration::from_secs(2);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let mut left = living_processes_in_group(pid);
+            if let Some(p) = recorded {
+                if process_alive(p) && !left.contains(&p) {
+                    left.push(p);
+                }
+            }
+            if left.is_empty() {
+                return;
+            }
+            if Instant::now() >= deadline {
+                eprintln!(
+                    "warning: {} processes still alive after stopping the server: {left:?}",
+                    self.kind.name()
+                );
+                return;
+            }
+            if Instant::now() >= grace {
+                signal("KILL", &format!("-{pid}"));
+                if let Some(p) = recorded {
+                    if left.contains(&p) {
+                        signal("KILL", &p.to_string());
+                    }
+                }
+            }
+            sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn answers_http(addr: SocketAddr) -> bool {
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(250)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+    let _ = s.set_write_timeout(Some(Duration::from_secs(2)));
+    if s.write_all(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        .is_err()
+    {
+        return false;
+    }
+    let mut buf = [0u8; 5];
+    s.read_exact(&mut buf).is_ok() && &buf == b"HTTP/"
+}
+
+/// `kill -s SIG -- TARGET` (a PID, or -PGID for a process group); errors
+/// such as "no such process" are ignored.
+fn signal(sig: &str, target: &str) {
+    let _ = Command::new("kill")
+        .args(["-s", sig, "--", target])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+/// (pid, state, process group) of every process, from /proc.
+fn all_processes() -> Vec<(u32, char, u32)> {
+    let mut out = Vec::new();
+    let Ok(entries) = fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // "pid (comm) state ppid pgrp ...": comm may contain anything.
+        let Some(after) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        if fields.len() < 3 {
+            continue;
+        }
+        let state = fields[0].chars().next().unwrap_or('?');
+        if let Ok(pgrp) = fields[2].parse() {
+            out.push((pid, state, pgrp));
+        }
+    }
+    out
+}
+
+/// PIDs of the processes of group `pgid` that are still running (zombies,
+/// already dead and waiting for their parent, are not counted).
+pub fn living_processes_in_group(pgid: u32) -> Vec<u32> {
+    all_processes()
+        .into_iter()
+        .filter(|&(_, state, pgrp)| pgrp == pgid && state != 'Z')
+        .map(|(pid, _, _)| pid)
+        .collect()
+}
+
+/// Whether process `pid` exists and is not a zombie.
+pub fn process_alive(pid: u32) -> bool {
+    all_processes()
+        .into_iter()
+        .any(|(p, state, _)| p == pid && state != 'Z')
+}
+
+/// PIDs of living processes whose command line contains `needle` (e.g. a
+/// server's directory, which appears in its `-f` argument).
+pub fn processes_with_cmdline(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for (pid, state, _) in all_processes() {
+        if state == 'Z' || pid == std::process::id() {
+            continue;
+        }
+        if let Ok(cmdline) = fs::read(format!("/proc/{pid}/cmdline")) {
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if cmdline.contains(needle) {
+                out.push(pid);
+            }
+        }
+    }
+    out
+}
