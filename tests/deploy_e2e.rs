@@ -1,0 +1,394 @@
+//! The resolver's real requests against a deployed Archive: Debian's apache2 (mod_cgid) and
+//! lighttpd (mod_cgi) with the cgi-bin/ configurations, and `ibi-archive serve`, each over
+//! a copy of sample-archive/ on 127.0.0.1. Every answer is checked byte for byte (urlkey
+//! masked), then every URL the answers hand out is followed and must answer 200 with the
+//! bytes on disk; item.toml, var/ and archive.toml must not be served.
+
+mod common;
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::mask_urlkey;
+
+const SERVICE: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+
+#[test]
+fn apache2_answers_the_resolver() {
+    if !support::apache2_available() {
+        eprintln!("skipping: apache2 with mod_cgid is not installed");
+        return;
+    }
+    let (_tmp, root) = archive_copy();
+    let server = support::start_apache2(&root, &support::ibi_archive_bin(), SERVICE);
+    resolver_suite(&server.base_url, &root, &|| server.error_log());
+}
+
+#[test]
+fn lighttpd_answers_the_resolver() {
+    if !support::lighttpd_available() {
+        eprintln!("skipping: lighttpd is not installed");
+        return;
+    }
+    let (_tmp, root) = archive_copy();
+    let server = support::start_lighttpd(&root, &support::ibi_archive_bin(), SERVICE);
+    resolver_suite(&server.base_url, &root, &|| server.error_log());
+}
+
+#[test]
+fn serve_answers_the_resolver_and_stops_on_ctrl_c() {
+    let (_tmp, root) = archive_copy();
+    let mut serve = Serve::start(&root);
+    let log = serve.log_path.clone();
+    resolver_suite(&serve.base_url.clone(), &root, &|| {
+        std::fs::read_to_string(&log).unwrap_or_default()
+    });
+    let status = serve.interrupt();
+    assert!(status.success(), "serve exited with {status:?}");
+    let log = std::fs::read_to_string(&serve.log_path).unwrap();
+    assert!(log.ends_with("ibi-archive: stopped\n"), "{log}");
+    // One line per request.
+    let requests = log
+        .lines()
+        .filter(|l| l.starts_with("127.0.0.1 \""))
+        .count();
+    assert!(requests >= 30, "{requests} request lines in\n{log}");
+}
+
+/// A copy of sample-archive/ readable by the web servers' user.
+fn archive_copy() -> (tempfile::TempDir, PathBuf) {
+    let tmp = support::archive_tempdir();
+    let root = tmp.path().join("archive");
+    support::copy_tree(&common::sample(), &root);
+    let _ = std::fs::remove_dir_all(root.join("var"));
+    support::prepare_archive(&root);
+    (tmp, root)
+}
+
+/// `ibi-archive serve` on a free port, stopped by PID when dropped.
+struct Serve {
+    child: Child,
+    base_url: String,
+    log_path: PathBuf,
+}
+
+impl Serve {
+    fn start(root: &Path) -> Serve {
+        let log_path = root.parent().unwrap().join("serve.log");
+        let mut child = Command::new(common::bin())
+            .args([
+                "serve",
+                "--root",
+                root.to_str().unwrap(),
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log_path).unwrap())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let base_url = first
+            .split_whitespace()
+            .find(|w| w.starts_with("http://127.0.0.1:"))
+            .unwrap_or_else(|| panic!("no address in {first:?}"))
+            .trim_end_matches('/')
+            .to_string();
+        Serve {
+            child,
+            base_url,
+            log_path,
+        }
+    }
+
+    /// Ctrl-C, and the exit status.
+    fn interrupt(&mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success());
+        for _ in 0..100 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("serve did not stop within 5 s of SIGINT");
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The expected answers, for an Archive at `addr` (host:port).
+fn expected(addr: &str) -> Vec<(&'static str, String, String)> {
+    let id = format!(
+        "archiveaddress {addr}\r\nibi.archiveservice {{rep {SERVICE}}}\r\nibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}"
+    );
+    let base = format!("http://{addr}");
+    let cases: Vec<(&str, &str, String)> = vec![
+        // Example 7.4.
+        ("7.4 confirmation", "servicesubject=inclusionConfirmationRequest", "confirmation yes".into()),
+        ("identity", "", id.clone()),
+        // Example 6.1, with its answer of Example 6.2.
+        (
+            "6.1 urlRequest",
+            "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=8JMKD3MGP7W/3EPGUE5",
+            format!(
+                "archiveaddress {addr}\r\ncontenttype Data\r\nibi {{rep sid.inpe.br/mtc-m19/2013/09.04.12.27.57 ibip 8JMKD3MGP7W/3EPGUE5}}\r\n\
+                 ibi.archiveservice {{rep {SERVICE}}}\r\nibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}\r\n\
+                 state Original\r\ntimestamp 2013-10-04T14:32:14Z\r\n\
+                 url {base}/col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%f3rio%20Final.pdf\r\nurlkey <urlkey>"
+            ),
+        ),
+        // Example 10.1.
+        (
+            "10.1 urlRequest",
+            "clientinformation.ipaddress=172.16.44.200%20150.163.68.1&parsedibiurl.ibi=8JMKD3MGP8W/35MMLL8&servicesubject=urlRequest",
+            format!(
+                "archiveaddress {addr}\r\ncontenttype Data\r\nibi {{rep sid.inpe.br/mtc-m18@80/2009/07.21.14.43 ibip 8JMKD3MGP8W/35MMLL8}}\r\n\
+                 ibi.archiveservice {{rep {SERVICE}}}\r\nibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}\r\n\
+                 state Original\r\ntimestamp 2009-07-21T14:43:31Z\r\n\
+                 url {base}/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf\r\nurlkey <urlkey>"
+            ),
+        ),
+        // Example 10.2: both editions are here, so the chain is followed at once.
+        (
+            "10.2 first request",
+            "clientinformation.ipaddress=172.16.44.200%20150.163.68.1&parsedibiurl.ibi=8JMKD3MGP8W/35MMLL8&parsedibiurl.verblist=GetLastEdition%20GetMetadata(oai_dc)&servicesubject=urlRequest",
+            format!(
+                "archiveaddress {addr}\r\ncontenttype.lastedition.metadata(oai_dc) Metadata\r\n\
+                 ibi {{rep sid.inpe.br/mtc-m18@80/2009/07.21.14.43 ibip 8JMKD3MGP8W/35MMLL8}}\r\nibi.archiveservice {{rep {SERVICE}}}\r\n\
+                 ibi.lastedition.metadata(oai_dc) {{rep sid.inpe.br/mtc-m18/2012/07.12.18.08.49}}\r\n\
+                 ibi.nextedition {{rep sid.inpe.br/mtc-m18/2012/07.12.18.08}}\r\nibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}\r\n\
+                 state.lastedition.metadata(oai_dc) Original\r\ntimestamp.lastedition.metadata(oai_dc) 2014-04-04T17:36:01Z\r\n\
+                 url.lastedition.metadata(oai_dc) {base}/col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/oai_dc.xml\r\nurlkey <urlkey>"
+            ),
+        ),
+        (
+            "10.2 second request",
+            "clientinformation.ipaddress=172.16.44.200%20150.163.68.1&parsedibiurl.ibi=sid.inpe.br/mtc-m18/2012/07.12.18.08&parsedibiurl.verblist=GetLastEdition%20GetMetadata(oai_dc)&servicesubject=urlRequest",
+            format!(
+                "archiveaddress {addr}\r\ncontenttype.lastedition.metadata(oai_dc) Metadata\r\n\
+                 ibi {{rep sid.inpe.br/mtc-m18/2012/07.12.18.08 ibip 8JMKD3MGP8W/3C9EP6P}}\r\nibi.archiveservice {{rep {SERVICE}}}\r\n\
+                 ibi.lastedition.metadata(oai_dc) {{rep sid.inpe.br/mtc-m18/2012/07.12.18.08.49}}\r\nibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}\r\n\
+                 state.lastedition.metadata(oai_dc) Original\r\ntimestamp.lastedition.metadata(oai_dc) 2014-04-04T17:36:01Z\r\n\
+                 url.lastedition.metadata(oai_dc) {base}/col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/oai_dc.xml\r\nurlkey <urlkey>"
+            ),
+        ),
+        // Example 8.6 / 9.12: the file list.
+        (
+            "GetFileList",
+            "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=LK47B6W/362SFKH&parsedibiurl.verblist=GetFileList",
+            format!(
+                "archiveaddress {addr}\r\ncontenttype Data\r\nibi {{rep iconet.com.br/banon/2009/09.09.22.01 ibip LK47B6W/362SFKH}}\r\n\
+                 ibi.archiveservice {{rep {SERVICE}}}\r\nibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}\r\n\
+                 state Original\r\ntimestamp 2009-09-09T22:01:00Z\r\n\
+                 url {base}/{SERVICE}/filelist/iconet.com.br/banon/2009/09.09.22.01\r\nurlkey <urlkey>"
+            ),
+        ),
+        // Example 8.7 / 9.11: one file of the item.
+        (
+            "filepath",
+            "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=LK47B6W/362SFKH&parsedibiurl.filepath=/reference.bib",
+            format!(
+                "archiveaddress {addr}\r\ncontenttype Data\r\nibi {{rep iconet.com.br/banon/2009/09.09.22.01 ibip LK47B6W/362SFKH}}\r\n\
+                 ibi.archiveservice {{rep {SERVICE}}}\r\nibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}\r\n\
+                 state Original\r\ntimestamp 2009-09-09T22:01:00Z\r\n\
+                 url {base}/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib\r\nurlkey <urlkey>"
+            ),
+        ),
+        // Example 8.2: metadata in oai_dc.
+        (
+            "metadata(oai_dc)",
+            "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=8JMKD3MGP8W/35MME4E&parsedibiurl.verblist=GetMetadata(oai_dc)",
+            format!(
+                "archiveaddress {addr}\r\ncontenttype.metadata(oai_dc) Metadata\r\n\
+                 ibi {{rep sid.inpe.br/mtc-m18@80/2009/07.21.13.23 ibip 8JMKD3MGP8W/35MME4E}}\r\nibi.archiveservice {{rep {SERVICE}}}\r\n\
+                 ibi.metadata(oai_dc) {{rep sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47}}\r\nibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}\r\n\
+                 state.metadata(oai_dc) Original\r\ntimestamp.metadata(oai_dc) 2014-04-04T17:39:54Z\r\n\
+                 url.metadata(oai_dc) {base}/col/sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47/doc/oai_dc.xml\r\nurlkey <urlkey>"
+            ),
+        ),
+        // Example 8.3: +(pt).
+        (
+            "translation(pt)",
+            "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=8JMKD3MGP8W/35MME4E&parsedibiurl.verblist=GetTranslation(pt)",
+            format!(
+                "archiveaddress {addr}\r\ncontenttype.translation(pt) Data\r\n\
+                 ibi {{rep sid.inpe.br/mtc-m18@80/2009/07.21.13.23 ibip 8JMKD3MGP8W/35MME4E}}\r\nibi.archiveservice {{rep {SERVICE}}}\r\n\
+                 ibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}\r\nibi.translation(pt) {{rep sid.inpe.br/mtc-m18@80/2009/08.25.19.43}}\r\n\
+                 state.translation(pt) Original\r\ntimestamp.translation(pt) 2011-09-22T14:45:11Z\r\n\
+                 url.translation(pt) {base}/col/sid.inpe.br/mtc-m18@80/2009/08.25.19.43/doc/RTC-07.pdf\r\nurlkey <urlkey>"
+            ),
+        ),
+        (
+            "restricted, client outside",
+            "servicesubject=urlRequest&clientinformation.ipaddress=200.1.2.3&parsedibiurl.ibi=sid.inpe.br/mtc-m19/2014/05.06.07.08",
+            format!(
+                "archiveaddress {addr}\r\ncontenttype Metadata\r\nibi {{rep sid.inpe.br/mtc-m19/2014/05.06.07.08}}\r\n\
+                 ibi.archiveservice {{rep {SERVICE}}}\r\nibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}\r\n\
+                 state Original\r\ntimestamp 2014-05-06T07:08:40Z\r\n\
+                 url {base}/col/sid.inpe.br/mtc-m19/2014/05.06.07.08.09/doc/metadata.html\r\nurlkey <urlkey>"
+            ),
+        ),
+        (
+            "the service item",
+            "servicesubject=urlRequest&parsedibiurl.ibi=sid.inpe.br/mtc-m18.80/2008/03.17.15.17",
+            format!(
+                "archiveaddress {addr}\r\ncontenttype Data\r\nibi {{rep {SERVICE}}}\r\nibi.archiveservice {{rep {SERVICE}}}\r\n\
+                 ibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}\r\nstate Original\r\ntimestamp 2008-03-17T15:17:00Z\r\n\
+                 url {base}/{SERVICE}\r\nurlkey <urlkey>"
+            ),
+        ),
+        ("not here", "servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/34PGRBS", String::new()),
+    ];
+    cases
+        .into_iter()
+        .map(|(n, q, a)| (n, q.to_string(), a))
+        .collect()
+}
+
+fn resolver_suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
+    let addr = base.trim_start_matches("http://").to_string();
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    let toml = toml.replace(
+        "archiveaddress    = \"localhost:8080\"",
+        &format!("archiveaddress    = \"{addr}\""),
+    );
+    assert!(toml.contains(&addr));
+    std::fs::write(root.join("archive.toml"), toml).unwrap();
+    let service_url = format!("{base}/{SERVICE}");
+
+    let mut urls: Vec<String> = Vec::new();
+    let mut first_key = None;
+    for (name, query, want) in expected(&addr) {
+        let url = if query.is_empty() {
+            service_url.clone()
+        } else {
+            format!("{service_url}?{query}")
+        };
+        let r = support::http_get(&url);
+        assert_eq!(r.status, 200, "{name}: {}\n{}", r.text(), log());
+        assert_eq!(r.content_type(), "text/plain", "{name}");
+        let (got, key) = mask_urlkey(&r.text());
+        assert_eq!(got, want, "{name}\n{}", log());
+        if name == "6.1 urlRequest" {
+            first_key = key;
+        }
+        urls.extend(
+            r.text()
+                .split("\r\n")
+                .filter_map(|l| l.split_once(' '))
+                .filter(|(n, _)| *n == "url" || n.starts_with("url."))
+                .map(|(_, u)| u.to_string()),
+        );
+    }
+
+    // Example 8.9: the resolver acknowledges the URL of Example 6.1; counted once.
+    let key = first_key.expect("a urlkey in the answer to Example 6.1");
+    let ack = format!(
+        "{service_url}?servicesubject=acknowledgment&clientinformation.ipaddress=150.163.2.175&contenttype=Data&\
+         ibi=rep%20sid.inpe.br/mtc-m19/2013/09.04.12.27.57%20ibip%208JMKD3MGP7W/3EPGUE5&\
+         url=http://{addr}/col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%f3rio%20Final.pdf&\
+         url.persistent=http://urlib.net:80/8JMKD3MGP7W/3EPGUE5&urlkey={key}"
+    );
+    for _ in 0..2 {
+        let r = support::http_get(&ack);
+        assert_eq!(
+            (r.status, r.text().as_str()),
+            (200, "notice {acknowledgment received}")
+        );
+    }
+    let counted = std::fs::read_to_string(root.join("var/acknowledgments.log")).unwrap();
+    assert_eq!(counted.lines().count(), 1, "{counted}");
+    assert!(counted.contains(&key), "{counted}");
+
+    // Every URL handed out answers, with the bytes on disk.
+    assert!(urls.len() >= 10, "{urls:?}");
+    for url in &urls {
+        follow(url, base, root, log);
+    }
+
+    // Never served.
+    for path in [
+        "/col/iconet.com.br/banon/2009/09.09.22.01/item.toml",
+        "/col/iconet.com.br/banon/2009/09.09.22.01/",
+        "/col/iconet.com.br/banon/2009/09.09.22.01/doc/",
+        "/col/",
+        "/var/acknowledgments.log",
+        "/var/urlkey.secret",
+        "/archive.toml",
+        "/col/iconet.com.br/banon/2009/09.09.22.01/doc/../item.toml",
+        "/col/iconet.com.br/banon/2009/09.09.22.01/doc/%2e%2e/item.toml",
+    ] {
+        let r = support::http_get(&format!("{base}{path}"));
+        assert!(
+            matches!(r.status, 403 | 404),
+            "{path}: {} {}",
+            r.status,
+            r.text()
+        );
+        assert!(
+            !r.text().contains("1234567890"),
+            "{path} leaked the registration key"
+        );
+    }
+}
+
+/// GETs a URL handed out by the service: 200, and for files the exact bytes on disk; for
+/// file-list pages, every link on the page is followed too.
+fn follow(url: &str, base: &str, root: &Path, log: &dyn Fn() -> String) {
+    assert!(
+        url.starts_with(base),
+        "{url} is not in this Archive ({base})"
+    );
+    let r = support::http_get(url);
+    assert_eq!(r.status, 200, "{url}\n{}", log());
+    let path = &url[base.len()..];
+    if let Some(file) = path.strip_prefix("/col/") {
+        let bytes: Vec<u8> = percent_encoding::percent_decode(file.as_bytes()).collect();
+        let on_disk = std::fs::read(root.join("col").join(support::os(&bytes))).unwrap();
+        assert_eq!(r.body, on_disk, "{url}");
+        if url.ends_with(".xml") {
+            assert!(
+                r.content_type().contains("xml"),
+                "{url}: {}",
+                r.content_type()
+            );
+        }
+        if url.ends_with(".pdf") {
+            assert_eq!(r.content_type(), "application/pdf", "{url}");
+        }
+    } else if path.contains("/filelist/") {
+        assert!(r.content_type().starts_with("text/html"), "{url}");
+        let page = r.text();
+        let links: Vec<&str> = page
+            .split("href=\"")
+            .skip(1)
+            .filter_map(|s| s.split('"').next())
+            .collect();
+        assert!(!links.is_empty(), "{page}");
+        for link in links {
+            follow(&link.replace("&amp;", "&"), base, root, log);
+        }
+    } else {
+        assert_eq!(path, format!("/{SERVICE}"), "{url}");
+        assert!(
+            r.text().starts_with("archiveaddress "),
+            "{url}: {}",
+            r.text()
+        );
+    }
+}
