@@ -6,16 +6,17 @@
 
 #![forbid(unsafe_code)]
 
-pub mod ibi;
-pub mod pairs;
 pub mod acklog;
+pub mod admin;
+pub mod cgi;
 pub mod config;
+pub mod filelist;
+pub mod ibi;
 pub mod item;
+pub mod pairs;
 pub mod query;
 pub mod relation;
 pub mod service;
 pub mod store;
 pub mod urlkey;
-pub mod cgi;
-pub mod filelist;
 pub mod web;

@@ -475,7 +475,7 @@ impl Archive {
     /// item's doc/ (a name given as UTF-8 also finds the same name stored as Latin-1).
     pub fn doc_url(&self, item: &Item, file: &[u8]) -> Option<Vec<u8>> {
         let doc = item.doc();
-        let stored = file_inside(&doc, file).or_else(|| file_inside(&doc, &latin1_of(file)?))?;
+        let stored = stored_file(&doc, file)?;
         if !self.store.inside_col(&doc) {
             return None;
         }
@@ -557,17 +557,17 @@ impl Archive {
     }
 
     /// The rep (as stored) of the local item a URL handed out by this Archive points into.
+    /// Only the rep part is decoded: the file name after it may be Latin-1.
     fn item_of_url(&self, url: &[u8]) -> Option<String> {
-        let url: Vec<u8> = percent_encoding::percent_decode(url).collect();
-        let url = std::str::from_utf8(&url).ok()?;
-        let rest = url.strip_prefix(self.config.baseurl.as_str())?;
-        let rep_path = if let Some(r) = rest.strip_prefix("/col/") {
-            r
-        } else {
-            rest.strip_prefix(&format!("/{}/filelist/", self.config.service))?
+        let rest = url.strip_prefix(self.config.baseurl.as_bytes())?;
+        let filelist = format!("/{}/filelist/", self.config.service);
+        let rep_path = match rest.strip_prefix(b"/col/") {
+            Some(r) => r,
+            None => rest.strip_prefix(filelist.as_bytes())?,
         };
-        let rep: Vec<&str> = rep_path.splitn(5, '/').take(4).collect();
-        let rep = crate::ibi::Rep::parse(&rep.join("/")).ok()?;
+        let rep: Vec<&[u8]> = rep_path.splitn(5, |&b| b == b'/').take(4).collect();
+        let rep: Vec<u8> = percent_encoding::percent_decode(&rep.join(&b'/')).collect();
+        let rep = crate::ibi::Rep::parse(std::str::from_utf8(&rep).ok()?).ok()?;
         self.item(&Ibi::Rep(rep))
             .map(|i| i.rep.as_str().to_string())
     }
@@ -717,6 +717,12 @@ pub fn file_inside(doc: &Path, file: &[u8]) -> Option<Vec<u8>> {
     Some(file.to_vec())
 }
 
+/// The stored name of `file` inside `doc` (see [`file_inside`]); a name given as UTF-8
+/// also finds the same name stored as Latin-1 bytes.
+pub fn stored_file(doc: &Path, file: &[u8]) -> Option<Vec<u8>> {
+    file_inside(doc, file).or_else(|| file_inside(doc, &latin1_of(file)?))
+}
+
 /// `name` as Latin-1 bytes, when every character fits.
 fn latin1_of(name: &[u8]) -> Option<Vec<u8>> {
     let s = std::str::from_utf8(name).ok()?;
@@ -727,7 +733,7 @@ fn latin1_of(name: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// item.toml's default target: the only file in doc/, else `index.html`.
-fn default_target(doc: &Path) -> Option<Vec<u8>> {
+pub fn default_target(doc: &Path) -> Option<Vec<u8>> {
     use std::os::unix::ffi::OsStrExt;
     let mut files = std::fs::read_dir(doc)
         .ok()?

@@ -29,10 +29,14 @@ pub enum Route {
 
 /// Routes a request path (`raw`, still %-escaped as it came on the request line).
 pub fn route(config: &Config, root: &Path, raw: &str) -> Route {
-    let Some(path) = decode_path(raw) else { return Route::NotFound };
+    let Some(path) = decode_path(raw) else {
+        return Route::NotFound;
+    };
     let service = format!("/{}", config.service);
     if path == service.as_bytes() {
-        return Route::Service { path_info: String::new() };
+        return Route::Service {
+            path_info: String::new(),
+        };
     }
     if let Some(rest) = path.strip_prefix(service.as_bytes()) {
         if rest.starts_with(b"/") {
@@ -75,7 +79,8 @@ fn decode_path(raw: &str) -> Option<Vec<u8>> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%'
-            && !(bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit) && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
+            && !(bytes.get(i + 1).is_some_and(u8::is_ascii_hexdigit)
+                && bytes.get(i + 2).is_some_and(u8::is_ascii_hexdigit))
         {
             return None;
         }
@@ -87,7 +92,10 @@ fn decode_path(raw: &str) -> Option<Vec<u8>> {
 
 /// The Content-Type of a static file, by its extension.
 pub fn content_type(path: &Path) -> &'static str {
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("pdf") => "application/pdf",
         Some("html" | "htm") => "text/html",
@@ -122,20 +130,31 @@ mod tests {
         let (c, root) = sample();
         assert_eq!(
             route(&c, &root, "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17"),
-            Route::Service { path_info: String::new() }
+            Route::Service {
+                path_info: String::new()
+            }
         );
         assert_eq!(
             route(&c, &root, "/sid.inpe.br/mtc-m18%4080/2008/03.17.15.17/filelist/iconet.com.br/banon/2009/09.09.22.01"),
             Route::Service { path_info: "/filelist/iconet.com.br/banon/2009/09.09.22.01".into() }
         );
-        assert_eq!(route(&c, &root, "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17x"), Route::NotFound);
+        assert_eq!(
+            route(&c, &root, "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17x"),
+            Route::NotFound
+        );
     }
 
     #[test]
     fn static_files_only_inside_doc() {
         let (c, root) = sample();
-        let latin1 = route(&c, &root, "/col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%f3rio%20Final.pdf");
-        assert!(matches!(latin1, Route::Static(p) if p.ends_with("doc/Relat\u{fffd}rio Final.pdf") || p.is_file()));
+        let latin1 = route(
+            &c,
+            &root,
+            "/col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%f3rio%20Final.pdf",
+        );
+        assert!(
+            matches!(latin1, Route::Static(p) if p.ends_with("doc/Relat\u{fffd}rio Final.pdf") || p.is_file())
+        );
         for bad in [
             "/col/iconet.com.br/banon/2009/09.09.22.01/item.toml",
             "/col/iconet.com.br/banon/2009/09.09.22.01/doc/",
@@ -151,7 +170,11 @@ mod tests {
             assert_eq!(route(&c, &root, bad), Route::NotFound, "{bad}");
         }
         assert!(matches!(
-            route(&c, &root, "/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib"),
+            route(
+                &c,
+                &root,
+                "/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib"
+            ),
             Route::Static(_)
         ));
     }

@@ -1,7 +1,95 @@
-//! `ibi-archive check` (to be built).
+//! `ibi-archive check`: validates the whole Archive (see `ibi_archive::admin::check`).
 
-use super::{CliError, CliResult};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 
-pub fn run(_parser: &mut lexopt::Parser) -> CliResult {
-    Err(CliError::failed("check: not built yet"))
+use ibi_archive::admin::check::check;
+
+use super::{root_flag, shown, CliError, CliResult};
+
+const HELP: &str = "\
+usage: ibi-archive check [--root R]
+
+Validates the Archive: archive.toml and its service item, every directory and item
+under col/ (names, item.toml, ibip dates, target and format files, duplicate IBIs,
+Original and Copy of one IBI, dangling local references, next-edition loops,
+symlinks leading outside col/). Prints one line per fault, `<path>: <fault>`, paths
+relative to the Archive root, then `checked N items: K faults`. Exit status 1 when
+there are faults. Shows progress on stderr when it is a terminal.
+";
+
+pub fn run(parser: &mut lexopt::Parser) -> CliResult {
+    use lexopt::Arg::{Long, Short};
+    let mut root: Option<PathBuf> = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            Long("root") => root = Some(parser.value()?.into()),
+            other => {
+                return Err(CliError::usage(format!(
+                    "check: unexpected argument {}; see ibi-archive check --help",
+                    shown(other)
+                )))
+            }
+        }
+    }
+    let root = root_flag(root);
+    let bar = if std::io::stderr().is_terminal() {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} checking: {human_pos} items, {elapsed}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
+        Some(bar)
+    } else {
+        None
+    };
+    let mut out = std::io::stdout().lock();
+    let mut write_error = None;
+    let summary = check(
+        &root,
+        &mut |fault| {
+            let line = format!("{fault}");
+            let mut write = || writeln!(out, "{line}");
+            let r = match &bar {
+                Some(b) => b.suspend(write),
+                None => write(),
+            };
+            if let Err(e) = r {
+                write_error.get_or_insert(e);
+            }
+        },
+        &mut |n| {
+            if let Some(b) = &bar {
+                b.set_position(n);
+            }
+        },
+    );
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    writeln!(
+        out,
+        "checked {}: {}",
+        plural(summary.items, "item", "items"),
+        plural(summary.faults, "fault", "faults")
+    )
+    .and_then(|()| out.flush())
+    .map_err(|e| CliError::failed(e.to_string()))?;
+    if let Some(e) = write_error {
+        return Err(CliError::failed(format!("check: cannot write: {e}")));
+    }
+    if summary.faults > 0 {
+        return Err(CliError::failed(
+            "check: the Archive has faults (listed above)",
+        ));
+    }
+    Ok(())
 }

@@ -1,7 +1,74 @@
-//! `ibi-archive delete` (to be built).
+//! `ibi-archive delete`: turns an item into a tombstone (see `ibi_archive::admin::delete`).
 
-use super::{CliError, CliResult};
+use std::io::Write;
+use std::path::PathBuf;
 
-pub fn run(_parser: &mut lexopt::Parser) -> CliResult {
-    Err(CliError::failed("delete: not built yet"))
+use ibi_archive::admin::delete::delete;
+use ibi_archive::ibi::Ibi;
+use ibi_archive::item::iso8601;
+use ibi_archive::pairs::PairList;
+
+use super::{root_flag, shown, CliError, CliResult};
+
+const HELP: &str = "\
+usage: ibi-archive delete [--root R] [--keep-content] IBI
+
+Turns the item IBI into a tombstone: state Deleted, timestamp now, its doc/ removed
+(kept with --keep-content). The service then answers state Deleted and the timestamp.
+Refuses an unknown item, an item already Deleted and the Archive service item.
+";
+
+pub fn run(parser: &mut lexopt::Parser) -> CliResult {
+    use lexopt::Arg::{Long, Short, Value};
+    let mut root: Option<PathBuf> = None;
+    let mut keep = false;
+    let mut ibi: Option<Ibi> = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            Long("root") => root = Some(parser.value()?.into()),
+            Long("keep-content") => keep = true,
+            Value(v) if ibi.is_none() => {
+                let s = v
+                    .into_string()
+                    .map_err(|v| CliError::usage(format!("delete: {v:?} is not an IBI")))?;
+                ibi = Some(Ibi::parse(&s).map_err(|e| CliError::usage(format!("delete: {e}")))?);
+            }
+            other => {
+                return Err(CliError::usage(format!(
+                    "delete: unexpected argument {}; see ibi-archive delete --help",
+                    shown(other)
+                )))
+            }
+        }
+    }
+    let ibi = ibi.ok_or_else(|| CliError::usage("delete: no IBI given"))?;
+    let now = chrono::Utc::now().timestamp();
+    let done = delete(&root_flag(root), &ibi, keep, now)
+        .map_err(|e| CliError::failed(format!("delete: {e}")))?;
+    if !done.comments_kept {
+        eprintln!("ibi-archive: note: item.toml had an unusual layout and was rewritten; its comments were not kept");
+    }
+    let mut pairs = PairList::new();
+    pairs.push_word("rep", done.rep.as_str());
+    if let Some(p) = &done.ibip {
+        pairs.push_word("ibip", p.as_str());
+    }
+    pairs.push_word("state", "Deleted");
+    pairs.push_word("timestamp", iso8601(done.timestamp));
+    pairs.push_word(
+        "content",
+        if done.content_removed {
+            "removed"
+        } else {
+            "kept"
+        },
+    );
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", pairs.to_text())
+        .and_then(|()| out.flush())
+        .map_err(|e| CliError::failed(e.to_string()))
 }

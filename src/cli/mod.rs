@@ -24,8 +24,14 @@ at $IBI_ARCHIVE_ROOT. From a shell:
   ibi-archive describe [--root R] IBI        every property of an item
   ibi-archive ibi IBI                        parse an IBI (either form)
   ibi-archive ibi mint --host H --port P [--ip IP] --date T
+  ibi-archive serve [--root R] [--listen 127.0.0.1:8080]   an embedded web server
+  ibi-archive new [--root R] [OPTIONS] FILE...   mint an IBI and create an item
+  ibi-archive check [--root R]                 validate the whole tree
+  ibi-archive delete [--root R] [--keep-content] IBI   make an item a tombstone
+  ibi-archive include|exclude [--root R] [--resolver URL]   join or leave the resolver
+  ibi-archive stats [--root R] [--csv] [--item IBI]   access counts
 
-The Archive root defaults to the current directory.
+Each command has --help. The Archive root defaults to the current directory.
 ";
 
 /// The Archive root given with --root, else the current directory.

@@ -1,7 +1,151 @@
-//! `ibi-archive new` (to be built).
+//! `ibi-archive new`: mints an IBI and stores a new item (see `ibi_archive::admin::new_item`).
 
-use super::{CliError, CliResult};
+use std::io::Write;
+use std::path::PathBuf;
 
-pub fn run(_parser: &mut lexopt::Parser) -> CliResult {
-    Err(CliError::failed("new: not built yet"))
+use ibi_archive::admin::new_item::{create, CopyOf, NewItem, DC_ELEMENTS};
+use ibi_archive::ibi::Ibi;
+use ibi_archive::pairs::PairList;
+use ibi_archive::relation::Lang;
+
+use super::{root_flag, shown, CliError, CliResult};
+
+const HELP: &str = "\
+usage: ibi-archive new [--root R] [--target FILE] [--language ll[-CC]]
+                       [--translation-of IBI] [--edition-of IBI] [--restricted]
+                       [--copy --ibi REP [--ibi IBIP]]
+                       [--title T] [--creator C] [--dc ELEMENT=VALUE] ... FILE...
+
+Mints an IBI with the temporal distributor ([minting] of archive.toml, state in
+var/minting.state) and stores the FILEs (a directory is copied whole, under its
+name) as the new item's doc/. Prints the pairs rep and ibip.
+
+  --target FILE         the item's default file (default: the only file, else index.html)
+  --language ll[-CC]    the language of the content
+  --translation-of IBI  the item translates IBI (--language required): IBI, when
+                        stored here, gets [translations] <language> = the new item,
+                        and the new item gets the link back
+  --edition-of IBI      the item is the next edition of IBI: IBI, when stored here,
+                        gets nextedition = the new item
+  --restricted          clients outside [access].networks get the metadata instead
+  --copy --ibi REP [--ibi IBIP]
+                        store a Copy of an item identified elsewhere under its IBI
+                        instead of minting one
+  Dublin Core (any of them makes a second item, contenttype Metadata, holding
+  oai_dc.xml and metadata.html, and the new item's metadata points to it; it is
+  printed as metadata.rep and metadata.ibip):
+  --title, --creator, --subject, --description, --publisher, --contributor, --date,
+  --type, --format, --identifier, --source, --relation, --coverage, --rights VALUE
+  --dc ELEMENT=VALUE    any of the fifteen elements (also language); repeatable
+";
+
+pub fn run(parser: &mut lexopt::Parser) -> CliResult {
+    use lexopt::Arg::{Long, Short, Value};
+    let mut root: Option<PathBuf> = None;
+    let mut req = NewItem::default();
+    let mut copy = false;
+    let mut ibis: Vec<Ibi> = Vec::new();
+    let text = |v: std::ffi::OsString, flag: &str| {
+        v.into_string()
+            .map_err(|v| CliError::usage(format!("new: {flag} {v:?} is not UTF-8 text")))
+    };
+    let ibi = |s: String, flag: &str| {
+        Ibi::parse(&s).map_err(|e| CliError::usage(format!("new: {flag}: {e}")))
+    };
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            Long("root") => root = Some(parser.value()?.into()),
+            Long("target") => req.target = Some(text(parser.value()?, "--target")?),
+            Long("language") => {
+                let v = text(parser.value()?, "--language")?;
+                req.language = Some(
+                    Lang::parse(&v)
+                        .map_err(|e| CliError::usage(format!("new: --language: {e}")))?,
+                );
+            }
+            Long("translation-of") => {
+                req.translation_of = Some(ibi(
+                    text(parser.value()?, "--translation-of")?,
+                    "--translation-of",
+                )?)
+            }
+            Long("edition-of") => {
+                req.edition_of = Some(ibi(text(parser.value()?, "--edition-of")?, "--edition-of")?)
+            }
+            Long("restricted") => req.restricted = true,
+            Long("copy") => copy = true,
+            Long("ibi") => ibis.push(ibi(text(parser.value()?, "--ibi")?, "--ibi")?),
+            Long("dc") => {
+                let v = text(parser.value()?, "--dc")?;
+                let (e, value) = v.split_once('=').ok_or_else(|| {
+                    CliError::usage(format!("new: --dc {v:?} is not ELEMENT=VALUE"))
+                })?;
+                req.dc.push((e.to_ascii_lowercase(), value.to_string()));
+            }
+            Long(flag) if DC_ELEMENTS.contains(&flag) && flag != "language" => {
+                let flag = flag.to_string();
+                let v = text(parser.value()?, &format!("--{flag}"))?;
+                req.dc.push((flag, v));
+            }
+            Value(v) => req.files.push(PathBuf::from(v)),
+            other => {
+                return Err(CliError::usage(format!(
+                    "new: unexpected argument {}; see ibi-archive new --help",
+                    shown(other)
+                )))
+            }
+        }
+    }
+    if copy {
+        let mut rep = None;
+        let mut ibip = None;
+        for i in ibis {
+            match i {
+                Ibi::Rep(r) if rep.is_none() => rep = Some(r),
+                Ibi::Ibip(p) if ibip.is_none() => ibip = Some(p),
+                other => {
+                    return Err(CliError::usage(format!(
+                        "new: --ibi {other}: give one rep and at most one IBIp"
+                    )))
+                }
+            }
+        }
+        let rep = rep.ok_or_else(|| {
+            CliError::usage("new: --copy needs --ibi REP (a Copy is stored under its rep)")
+        })?;
+        req.copy_of = Some(CopyOf { rep, ibip });
+    } else if !ibis.is_empty() {
+        return Err(CliError::usage(
+            "new: --ibi is for --copy; a new Original gets a minted IBI",
+        ));
+    }
+    if req.files.is_empty() {
+        return Err(CliError::usage(
+            "new: no FILE given; see ibi-archive new --help",
+        ));
+    }
+    let created =
+        create(&root_flag(root), &req).map_err(|e| CliError::failed(format!("new: {e}")))?;
+    for note in &created.notes {
+        eprintln!("ibi-archive: note: {note}");
+    }
+    let mut pairs = PairList::new();
+    pairs.push_word("rep", created.rep.as_str());
+    if let Some(p) = &created.ibip {
+        pairs.push_word("ibip", p.as_str());
+    }
+    if let Some((mrep, mibip)) = &created.metadata {
+        pairs.push_word("metadata.rep", mrep.as_str());
+        if let Some(p) = mibip {
+            pairs.push_word("metadata.ibip", p.as_str());
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "{}", pairs.to_text())
+        .and_then(|()| out.flush())
+        .map_err(|e| CliError::failed(e.to_string()))
 }

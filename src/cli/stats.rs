@@ -1,7 +1,66 @@
-//! `ibi-archive stats` (to be built).
+//! `ibi-archive stats`: access counts from the acknowledgment log (see
+//! `ibi_archive::admin::stats`).
 
-use super::{CliError, CliResult};
+use std::io::Write;
+use std::path::PathBuf;
 
-pub fn run(_parser: &mut lexopt::Parser) -> CliResult {
-    Err(CliError::failed("stats: not built yet"))
+use ibi_archive::admin::stats::compute;
+use ibi_archive::ibi::Ibi;
+
+use super::{root_flag, shown, CliError, CliResult};
+
+const HELP: &str = "\
+usage: ibi-archive stats [--root R] [--csv] [--item IBI]
+
+Counts the accesses recorded in var/acknowledgments.log (one per acknowledgment the
+service counted), per item and per month (UTC): for each item a row per month and a
+row `total`, then the rows of item `*` (all items). An aligned table, or with --csv
+the columns item,month,count. --item counts one item only (either form of its IBI).
+Lines of the log that cannot be read are counted and reported on stderr.
+";
+
+pub fn run(parser: &mut lexopt::Parser) -> CliResult {
+    use lexopt::Arg::{Long, Short};
+    let mut root: Option<PathBuf> = None;
+    let mut csv = false;
+    let mut item: Option<Ibi> = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            Long("root") => root = Some(parser.value()?.into()),
+            Long("csv") => csv = true,
+            Long("item") => {
+                let v = parser
+                    .value()?
+                    .into_string()
+                    .map_err(|v| CliError::usage(format!("stats: --item {v:?} is not an IBI")))?;
+                item = Some(
+                    Ibi::parse(&v).map_err(|e| CliError::usage(format!("stats: --item: {e}")))?,
+                );
+            }
+            other => {
+                return Err(CliError::usage(format!(
+                    "stats: unexpected argument {}; see ibi-archive stats --help",
+                    shown(other)
+                )))
+            }
+        }
+    }
+    let stats = compute(&root_flag(root), item.as_ref())
+        .map_err(|e| CliError::failed(format!("stats: {e}")))?;
+    if stats.malformed > 0 {
+        eprintln!(
+            "ibi-archive: stats: {} malformed line{} in var/acknowledgments.log skipped",
+            stats.malformed,
+            if stats.malformed == 1 { "" } else { "s" }
+        );
+    }
+    let text = if csv { stats.csv() } else { stats.table() };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| CliError::failed(e.to_string()))
 }

@@ -1,0 +1,613 @@
+//! `check`: validates an Archive on disk and names every fault with its path (relative to
+//! the Archive root).
+//!
+//! One walk of `col/` (walkdir, sorted, symlinks not followed) checks, per entry:
+//! - levels 1–4 are directories named as the parts of a uniform repository name
+//!   (subdomain, word[.port], year, month.day.hour.minute[.second[.fraction]]);
+//! - an item directory holds `item.toml` and `doc/` and nothing else; its item.toml loads;
+//!   its `ibip` codes the directory's date (else the IBIp lookup cannot find it); its
+//!   target (given, or the default rule: the only file in doc/, else index.html) and its
+//!   `[formats]` files are files inside doc/ — except for Deleted items, items with a
+//!   `url`, and the Archive service item, whose URLs are not files;
+//! - two directories naming the same IBI (rep equality: case, `@`/`.`, port 80), e.g. an
+//!   Original and a Copy, reported on the one that sorts later;
+//! - an IBIp recorded by two items;
+//! - a local reference that leads nowhere: a `nextedition`, `metadata` or `translations`
+//!   rep whose prefix exists in this col/ while no directory exists for it (a rep of
+//!   another prefix belongs to another Archive, and an IBIp cannot be placed: neither is
+//!   judged);
+//! - any symlink that resolves outside col/;
+//! - a temporary entry left by an interrupted `new` or `delete` (other dot-names are
+//!   ignored, as the service ignores them).
+//!
+//! After the walk: loops of next editions among the items here, one fault per loop, on
+//! the item.toml that sorts first. Before it: archive.toml loads, and its
+//! `archiveserviceibi` is an Original item here.
+//!
+//! Memory: one entry per item with an IBIp (IBIp → rep) and one per item with a next
+//! edition (rep → next); nothing else is kept per item.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::TEMP_PREFIX;
+use crate::config::Config;
+use crate::ibi::{Ibi, Rep};
+use crate::item::{Item, State};
+use crate::service::{default_target, stored_file};
+use crate::store::Store;
+
+/// One fault: where, and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    /// Relative to the Archive root, e.g. `col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/item.toml`.
+    pub path: String,
+    pub message: String,
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.message)
+    }
+}
+
+/// What a check found, in numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Summary {
+    pub items: u64,
+    pub faults: u64,
+}
+
+/// Checks the Archive at `root`, handing each fault to `report` as it is found and the
+/// number of items seen so far to `progress`.
+pub fn check(root: &Path, report: &mut dyn FnMut(Fault), progress: &mut dyn FnMut(u64)) -> Summary {
+    let mut c = Checker {
+        root: root.to_path_buf(),
+        col: root.join("col"),
+        real_col: None,
+        config: None,
+        service: None,
+        groups: HashMap::new(),
+        ibips: HashMap::new(),
+        editions: HashMap::new(),
+        summary: Summary::default(),
+        report,
+    };
+    c.run(progress);
+    c.summary
+}
+
+struct Checker<'a> {
+    root: PathBuf,
+    col: PathBuf,
+    real_col: Option<PathBuf>,
+    config: Option<Config>,
+    /// archiveserviceibi, also when archive.toml is otherwise broken.
+    service: Option<Ibi>,
+    /// Canonical prefix → the spellings of it found in col/ (sorted).
+    groups: HashMap<String, Vec<(String, String)>>,
+    /// IBIp (upper case) → the rep of the item recording it, as on disk.
+    ibips: HashMap<Box<str>, Box<str>>,
+    /// Canonical rep → (rep as on disk, its next edition).
+    editions: HashMap<Box<str>, (Box<str>, Next)>,
+    summary: Summary,
+    report: &'a mut dyn FnMut(Fault),
+}
+
+impl Checker<'_> {
+    fn fault(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.summary.faults += 1;
+        (self.report)(Fault {
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+
+    fn rel(&self, path: &Path) -> String {
+        super::relative(&self.root, path)
+    }
+
+    fn run(&mut self, progress: &mut dyn FnMut(u64)) {
+        match Config::load(&self.root) {
+            Ok(c) => {
+                self.service = Some(c.service.clone());
+                self.config = Some(c);
+            }
+            Err(e) => {
+                self.service = service_ibi_of(&self.root.join("archive.toml"));
+                self.fault("archive.toml", e.message);
+            }
+        }
+        if !self.col.is_dir() {
+            self.fault("col", "no such directory: the Archive holds no items");
+            return;
+        }
+        self.real_col = std::fs::canonicalize(&self.col).ok();
+        self.check_service_item();
+        self.read_groups();
+        self.walk(progress);
+        self.check_edition_loops();
+    }
+
+    fn check_service_item(&mut self) {
+        let Some(service) = self.config.as_ref().map(|c| c.service.clone()) else {
+            return;
+        };
+        let store = Store::new(&self.root);
+        match store.find(&service) {
+            None if store.take_warnings().is_empty() => self.fault(
+                "archive.toml",
+                format!("archiveserviceibi {service}: no such item in col/"),
+            ),
+            None => self.fault(
+                "archive.toml",
+                format!("archiveserviceibi {service}: its item cannot be read"),
+            ),
+            Some(item) if item.state != State::Original => self.fault(
+                "archive.toml",
+                format!(
+                    "archiveserviceibi {service} is a {} item; the Archive service item must be the Original",
+                    item.state.as_str()
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+
+    /// The two top levels of col/, grouped by the prefix they spell.
+    fn read_groups(&mut self) {
+        for sub in names(&self.col) {
+            for wp in names(&self.col.join(&sub)) {
+                if let Some(key) = canonical_prefix(&sub, &wp) {
+                    self.groups.entry(key).or_default().push((sub.clone(), wp));
+                }
+            }
+        }
+        for g in self.groups.values_mut() {
+            g.sort();
+        }
+    }
+
+    fn walk(&mut self, progress: &mut dyn FnMut(u64)) {
+        let mut it = walkdir::WalkDir::new(&self.col)
+            .min_depth(1)
+            .follow_links(false)
+            .sort_by_file_name()
+            .into_iter();
+        // The parts of the current item's rep, by level.
+        let mut parts: [String; 4] = Default::default();
+        while let Some(entry) = it.next() {
+            let e = match entry {
+                Ok(e) => e,
+                Err(err) => {
+                    let path = err
+                        .path()
+                        .map_or_else(|| "col".to_string(), |p| self.rel(p));
+                    let why = err
+                        .io_error()
+                        .map_or_else(|| err.to_string(), |io| io.to_string());
+                    self.fault(path, format!("cannot read: {why}"));
+                    continue;
+                }
+            };
+            let depth = e.depth();
+            let rel = self.rel(e.path());
+            let name = e.file_name().to_string_lossy().into_owned();
+            let is_dir = e.file_type().is_dir();
+            if depth <= 5 && name.starts_with('.') {
+                if name.starts_with(TEMP_PREFIX) {
+                    self.fault(
+                        rel,
+                        "temporary entry of an interrupted (or running) `ibi-archive new` or `delete`; remove it",
+                    );
+                }
+                if is_dir {
+                    it.skip_current_dir();
+                }
+                continue;
+            }
+            if e.path_is_symlink() {
+                if let Ok(real) = std::fs::canonicalize(e.path()) {
+                    if self.real_col.as_ref().is_some_and(|c| !real.starts_with(c)) {
+                        self.fault(
+                            rel,
+                            "symlink leads outside col/; the service treats it as absent",
+                        );
+                    }
+                }
+                continue;
+            }
+            if depth <= 4 {
+                if e.file_name().to_str().is_none() {
+                    self.fault(
+                        rel,
+                        "name is not UTF-8, so it is not part of a uniform repository name",
+                    );
+                    if is_dir {
+                        it.skip_current_dir();
+                    }
+                    continue;
+                }
+                if !is_dir {
+                    self.fault(
+                        rel,
+                        "stray file: the four levels under col/ hold only the directories of uniform repository names",
+                    );
+                    continue;
+                }
+                parts[depth - 1] = name.clone();
+                if let Err(why) = check_part(depth, &parts) {
+                    self.fault(
+                        rel,
+                        format!("directory name is not part of a uniform repository name: {why}"),
+                    );
+                    it.skip_current_dir();
+                    continue;
+                }
+                if depth == 4 {
+                    self.summary.items += 1;
+                    progress(self.summary.items);
+                    let rep = Rep::parse(&parts.join("/")).expect("checked by check_part");
+                    self.check_item(e.path(), &rel, rep);
+                }
+                continue;
+            }
+            if depth == 5 {
+                let ok = match name.as_str() {
+                    "item.toml" => e.file_type().is_file(),
+                    "doc" => is_dir,
+                    _ => false,
+                };
+                if !ok {
+                    self.fault(
+                        rel,
+                        "stray entry: an item directory holds only the file item.toml and the directory doc/",
+                    );
+                    if is_dir {
+                        it.skip_current_dir();
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_item(&mut self, dir: &Path, rel: &str, rep: Rep) {
+        let toml_rel = format!("{rel}/item.toml");
+        let loaded = if std::fs::symlink_metadata(dir.join("item.toml")).is_err() {
+            self.fault(
+                rel,
+                "no item.toml: the service treats this directory as absent",
+            );
+            None
+        } else {
+            match Item::load(dir, rep.clone()) {
+                Ok(item) => Some(item),
+                Err(e) => {
+                    self.fault(toml_rel.clone(), e.message);
+                    None
+                }
+            }
+        };
+        self.check_same_ibi(rel, &rep, loaded.as_ref().map(|i| i.state));
+        let Some(item) = loaded else {
+            return;
+        };
+        if let Some(p) = &item.ibip {
+            let coded = p.date().rep_suffix();
+            if coded != rep.suffix() {
+                self.fault(
+                    toml_rel.clone(),
+                    format!(
+                        "ibip {p} codes the date {coded}, not this directory's {}; the IBIp lookup cannot find this item",
+                        rep.suffix()
+                    ),
+                );
+            }
+            let key: Box<str> = p.as_str().to_ascii_uppercase().into();
+            let here = rep_of_rel(rel);
+            if let Some(other) = self.ibips.get(&key) {
+                let other = other.clone();
+                self.fault(
+                    toml_rel.clone(),
+                    format!("ibip {p} is also recorded by col/{other}/item.toml"),
+                );
+            } else {
+                self.ibips.insert(key, here.into());
+            }
+        }
+        if let Some(next) = &item.nextedition {
+            let next = match next {
+                Ibi::Rep(r) => Next::Rep(r.canonical().into()),
+                Ibi::Ibip(p) => Next::Ibip(p.as_str().to_ascii_uppercase().into()),
+            };
+            self.editions
+                .insert(rep.canonical().into(), (rep_of_rel(rel).into(), next));
+        }
+        if item.state == State::Deleted {
+            return;
+        }
+        if item.url.is_none() && !self.is_service_item(&item) {
+            self.check_files(&item, &toml_rel);
+        }
+        let mut refs: Vec<(String, Ibi)> = Vec::new();
+        if let Some(n) = &item.nextedition {
+            refs.push(("nextedition".into(), n.clone()));
+        }
+        if let Some(m) = &item.metadata {
+            refs.push(("metadata".into(), m.clone()));
+        }
+        for (lang, t) in &item.translations {
+            refs.push((format!("translations.{lang}"), t.clone()));
+        }
+        for (field, target) in refs {
+            if let Ibi::Rep(r) = &target {
+                if self.dangling(r) {
+                    self.fault(
+                        toml_rel.clone(),
+                        format!("{field} {r}: no such item in this Archive"),
+                    );
+                }
+            }
+        }
+    }
+
+    fn is_service_item(&self, item: &Item) -> bool {
+        match &self.service {
+            Some(Ibi::Rep(r)) => *r == item.rep,
+            Some(Ibi::Ibip(p)) => item.ibip.as_ref() == Some(p),
+            None => false,
+        }
+    }
+
+    fn check_files(&mut self, item: &Item, toml_rel: &str) {
+        let doc = item.doc();
+        match &item.target {
+            Some(t) => {
+                if !inside(&doc, t.as_bytes()) {
+                    self.fault(toml_rel, format!("target {t:?} is not a file in doc/"));
+                }
+            }
+            None => {
+                if !doc.is_dir() {
+                    self.fault(toml_rel, "no doc/ folder, so no target file");
+                } else if !default_target(&doc).is_some_and(|t| inside(&doc, &t)) {
+                    self.fault(
+                        toml_rel,
+                        "no target given, and doc/ holds neither a single file nor index.html",
+                    );
+                }
+            }
+        }
+        for (format, file) in &item.formats {
+            if !inside(&doc, file.as_bytes()) {
+                self.fault(
+                    toml_rel,
+                    format!("formats.{format} {file:?} is not a file in doc/"),
+                );
+            }
+        }
+    }
+
+    /// Whether a rep names a prefix present here but no directory under it.
+    fn dangling(&self, r: &Rep) -> bool {
+        let key = prefix_of_canonical(r.canonical());
+        let Some(group) = self.groups.get(key) else {
+            return false;
+        };
+        !group.iter().any(|(sub, wp)| {
+            std::fs::symlink_metadata(
+                self.col
+                    .join(sub)
+                    .join(wp)
+                    .join(r.year())
+                    .join(r.day_time()),
+            )
+            .is_ok()
+        })
+    }
+
+    /// Another directory under an equal prefix that sorts before this one and names the
+    /// same IBI.
+    fn check_same_ibi(&mut self, rel: &str, rep: &Rep, state: Option<State>) {
+        let key = prefix_of_canonical(rep.canonical());
+        let Some(group) = self.groups.get(key) else {
+            return;
+        };
+        let here = (rep.subdomain().to_string(), rep.word_port().to_string());
+        let earlier = group.iter().filter(|g| **g < here).find_map(|(sub, wp)| {
+            let dir = self
+                .col
+                .join(sub)
+                .join(wp)
+                .join(rep.year())
+                .join(rep.day_time());
+            std::fs::symlink_metadata(&dir)
+                .is_ok()
+                .then(|| (dir, format!("{sub}/{wp}/{}", rep.suffix())))
+        });
+        let Some((dir, other)) = earlier else {
+            return;
+        };
+        let there = Rep::parse(&other)
+            .ok()
+            .and_then(|r| Item::load(&dir, r).ok())
+            .map(|i| i.state);
+        let shown = |s: Option<State>| s.map_or("unreadable", State::as_str);
+        self.fault(
+            rel,
+            format!(
+                "the same IBI as col/{other} ({} here, {} there)",
+                shown(state),
+                shown(there)
+            ),
+        );
+    }
+
+    /// Loops of next editions among the items here: one fault per loop.
+    fn check_edition_loops(&mut self) {
+        let resolve = |next: &Next, ibips: &HashMap<Box<str>, Box<str>>| -> Option<String> {
+            match next {
+                Next::Rep(canonical) => Some(canonical.to_string()),
+                Next::Ibip(upper) => {
+                    let rep = ibips.get(upper)?;
+                    Rep::parse(rep).ok().map(|r| r.canonical().to_string())
+                }
+            }
+        };
+        let mut starts: Vec<&Box<str>> = self.editions.keys().collect();
+        starts.sort();
+        // 0 unseen, 1 on the current path, 2 done.
+        let mut mark: HashMap<&str, u8> = HashMap::new();
+        let mut loops: Vec<(String, String)> = Vec::new();
+        for start in starts {
+            if mark.get(&**start).copied().unwrap_or(0) != 0 {
+                continue;
+            }
+            let mut path: Vec<&str> = Vec::new();
+            let mut node: Option<&str> = Some(start);
+            while let Some(n) = node {
+                match mark.get(n).copied().unwrap_or(0) {
+                    1 => {
+                        let at = path.iter().position(|p| *p == n).expect("on the path");
+                        let cycle: Vec<&str> = path[at..].to_vec();
+                        let shown: Vec<&str> =
+                            cycle.iter().map(|c| &*self.editions[*c].0).collect();
+                        let first = (0..shown.len()).min_by_key(|&i| shown[i]).unwrap_or(0);
+                        let mut line: Vec<&str> = Vec::new();
+                        for i in 0..=shown.len() {
+                            line.push(shown[(first + i) % shown.len()]);
+                        }
+                        loops.push((
+                            format!("col/{}/item.toml", shown[first]),
+                            format!("next editions loop: {}", line.join(" -> ")),
+                        ));
+                        break;
+                    }
+                    2 => break,
+                    _ => {}
+                }
+                let Some((key, (_, next))) = self.editions.get_key_value(n) else {
+                    break;
+                };
+                mark.insert(key, 1);
+                path.push(key);
+                node = resolve(next, &self.ibips)
+                    .and_then(|k| self.editions.get_key_value(k.as_str()).map(|(k, _)| &**k));
+            }
+            for p in path {
+                mark.insert(p, 2);
+            }
+        }
+        for (path, message) in loops {
+            self.fault(path, message);
+        }
+    }
+}
+
+/// `archiveserviceibi` of an archive.toml that does not load as a whole, if it can be read:
+/// its item is still the service item, and must not be taken for an item without files.
+fn service_ibi_of(path: &Path) -> Option<Ibi> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let table: toml::Table = toml::from_str(&text).ok()?;
+    Ibi::parse(table.get("archiveserviceibi")?.as_str()?).ok()
+}
+
+/// A next edition, as kept for the loop check: a canonical rep or an upper-case IBIp.
+enum Next {
+    Rep(Box<str>),
+    Ibip(Box<str>),
+}
+
+/// Checks the part of a rep at `depth` (1–4), the parts above it being valid.
+fn check_part(depth: usize, parts: &[String; 4]) -> Result<(), String> {
+    let probe = match depth {
+        1 => format!("{}/x/2000/01.01.00.00", parts[0]),
+        2 => format!("{}/{}/2000/01.01.00.00", parts[0], parts[1]),
+        3 => format!("{}/{}/{}/01.01.00.00", parts[0], parts[1], parts[2]),
+        _ => parts.join("/"),
+    };
+    match Rep::parse(&probe) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let text = e.to_string();
+            let head = format!("invalid rep {}: ", crate::ibi::shown(&probe));
+            Err(text.strip_prefix(&head).unwrap_or(&text).to_string())
+        }
+    }
+}
+
+/// The canonical prefix of `sub/wp`, if it is a valid one.
+fn canonical_prefix(sub: &str, wp: &str) -> Option<String> {
+    let rep = Rep::parse(&format!("{sub}/{wp}/2000/01.01.00.00")).ok()?;
+    Some(prefix_of_canonical(rep.canonical()).to_string())
+}
+
+/// The prefix part of a canonical rep (everything before its last two parts).
+fn prefix_of_canonical(canonical: &str) -> &str {
+    let mut cut = canonical.len();
+    for _ in 0..2 {
+        cut = canonical[..cut].rfind('/').unwrap_or(0);
+    }
+    &canonical[..cut]
+}
+
+/// `col/<rep>` → `<rep>`.
+fn rep_of_rel(rel: &str) -> &str {
+    rel.strip_prefix("col/").unwrap_or(rel)
+}
+
+/// Names (UTF-8, not dot-names) of the directories in `dir`, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Whether `file` is a regular file inside `doc`, as the service finds it.
+fn inside(doc: &Path, file: &[u8]) -> bool {
+    stored_file(doc, file).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_and_parts() {
+        assert_eq!(
+            canonical_prefix("SID.inpe.br", "mtc-m18@80").unwrap(),
+            "sid.inpe.br/mtc-m18"
+        );
+        assert_eq!(
+            prefix_of_canonical("sid.inpe.br/mtc-m18/2009/07.21.13.23"),
+            "sid.inpe.br/mtc-m18"
+        );
+        let parts = [
+            "a_b.org".to_string(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ];
+        assert_eq!(
+            check_part(1, &parts).unwrap_err(),
+            "subdomain word \"a_b\" holds '_', which is not a letter, digit or '-'"
+        );
+        let parts = [
+            "a.org".into(),
+            "w".into(),
+            "2009".into(),
+            "13.01.00.00".into(),
+        ];
+        assert!(check_part(4, &parts).is_err());
+        assert!(check_part(3, &parts).is_ok());
+    }
+}

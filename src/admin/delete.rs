@@ -1,0 +1,102 @@
+//! `delete`: turns an item into a tombstone — state Deleted, timestamp now, its doc/
+//! removed (or kept) — so that the service answers `state Deleted` and its timestamp
+//! (Algorithm 2, lines 11–15 of the resolution standard).
+//!
+//! Order, so that the service never sees a half state:
+//! 1. the new item.toml (the old one with `state` and `timestamp` changed, comments and
+//!    every other field kept — the `ibip` keeps the tombstone findable by its IBIp) is
+//!    written to a temporary file beside it and synced;
+//! 2. it is renamed over item.toml: from this instant the service answers Deleted, and a
+//!    Deleted item is never given a URL, whatever doc/ holds;
+//! 3. doc/ is renamed to a temporary dot-name inside the item, so that no file of it is
+//!    served any more (one rename: the web server sees all of doc/ or none of it);
+//! 4. that directory is removed.
+//!
+//! Moving doc/ first would let the service, for a moment, answer state Original with no
+//! URL. A crash after step 2 leaves a valid tombstone (and at worst a temporary directory,
+//! which `check` reports).
+
+use std::path::Path;
+
+use super::itemfile::{edit, Edit};
+use super::{io_err, sync_dir, temp_name, write_atomic, AdminError, ItemsLock};
+use crate::config::Config;
+use crate::ibi::{Ibi, Ibip, Rep};
+use crate::item::State;
+use crate::store::Store;
+
+/// What `delete` did.
+#[derive(Debug, Clone)]
+pub struct Deleted {
+    pub rep: Rep,
+    pub ibip: Option<Ibip>,
+    pub timestamp: i64,
+    /// Whether doc/ was removed (false with keep_content, or when there was none).
+    pub content_removed: bool,
+    /// false: item.toml had an unusual layout and was rewritten without its comments.
+    pub comments_kept: bool,
+}
+
+/// Turns the item `ibi` of the Archive at `root` into a tombstone at POSIX second `now`.
+pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<Deleted, AdminError> {
+    let config = Config::load(root).map_err(|e| AdminError::new(e.to_string()))?;
+    let _lock = ItemsLock::take(root)?;
+    let store = Store::new(root);
+    let Some(item) = store.find(ibi) else {
+        let warnings = store.take_warnings();
+        return Err(AdminError::new(match warnings.first() {
+            Some(w) => format!("{ibi}: {w}"),
+            None => format!("no item {ibi} in this Archive"),
+        }));
+    };
+    let is_service = match &config.service {
+        Ibi::Rep(r) => *r == item.rep,
+        Ibi::Ibip(p) => item.ibip.as_ref() == Some(p),
+    };
+    if is_service {
+        return Err(AdminError::new(format!(
+            "{ibi} is this Archive's service item (archiveserviceibi): it cannot be deleted"
+        )));
+    }
+    if item.state == State::Deleted {
+        return Err(AdminError::new(format!("{ibi} is already Deleted")));
+    }
+    let path = item.dir.join("item.toml");
+    let text = std::fs::read_to_string(&path).map_err(|e| io_err("cannot read", &path, e))?;
+    let edited = edit(
+        &text,
+        &item.dir,
+        &item.rep,
+        &[Edit::State(State::Deleted), Edit::Timestamp(now)],
+    )
+    .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
+    write_atomic(&path, edited.text.as_bytes())?;
+
+    let doc = item.doc();
+    let mut content_removed = false;
+    if !keep_content && std::fs::symlink_metadata(&doc).is_ok() {
+        let aside = item.dir.join(temp_name("deleted-doc"));
+        std::fs::rename(&doc, &aside).map_err(|e| {
+            io_err(
+                "the item is Deleted, but its doc/ could not be moved aside:",
+                &doc,
+                e,
+            )
+        })?;
+        sync_dir(&item.dir);
+        let removed = if std::fs::symlink_metadata(&aside).is_ok_and(|m| m.is_dir()) {
+            std::fs::remove_dir_all(&aside)
+        } else {
+            std::fs::remove_file(&aside)
+        };
+        removed.map_err(|e| io_err("the item is Deleted, but could not remove", &aside, e))?;
+        content_removed = true;
+    }
+    Ok(Deleted {
+        rep: item.rep.clone(),
+        ibip: item.ibip.clone(),
+        timestamp: now,
+        content_removed,
+        comments_kept: edited.comments_kept,
+    })
+}

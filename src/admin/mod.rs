@@ -1,0 +1,176 @@
+//! The administrator's tools: creating items (`new`), checking the tree (`check`), turning
+//! items into tombstones (`delete`), registering with the resolver (`include`/`exclude`)
+//! and access statistics (`stats`).
+//!
+//! Everything here is a function of paths and values that returns a typed result; nothing
+//! prints or exits (the commands in `src/cli/` do). Error messages are lower case and name
+//! the input at fault; none ever holds the registration key.
+//!
+//! Writes follow one rule: the Archive service must never see a half-made state. A new
+//! item is built whole in a temporary directory and renamed into place; an item.toml is
+//! rewritten by writing a temporary file and renaming it over the old one. Temporary names
+//! start with [`TEMP_PREFIX`], a dot-name the service never looks at (the store skips
+//! dot-names at the two levels it lists, and the two levels below are dates, which never
+//! start with a dot; inside an item only `item.toml` and `doc/` are read).
+
+pub mod check;
+pub mod delete;
+pub mod itemfile;
+pub mod new_item;
+pub mod registration;
+pub mod stats;
+
+use std::fmt;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::ibi::Rep;
+
+/// Prefix of every temporary file or directory the tools make inside the Archive.
+pub const TEMP_PREFIX: &str = ".ibi-tmp-";
+
+/// Why an administrator's command could not do what it was asked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdminError {
+    pub message: String,
+}
+
+impl AdminError {
+    pub fn new(message: impl Into<String>) -> AdminError {
+        AdminError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for AdminError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for AdminError {}
+
+/// An I/O error as `<what> <path>: <error>`.
+pub(crate) fn io_err(what: &str, path: &Path, e: std::io::Error) -> AdminError {
+    AdminError::new(format!("{what} {}: {e}", path.display()))
+}
+
+/// A fresh temporary name, `.ibi-tmp-<kind>-<pid>-<random>`.
+pub fn temp_name(kind: &str) -> String {
+    format!(
+        "{TEMP_PREFIX}{kind}-{}-{:016x}",
+        std::process::id(),
+        rand::random::<u64>()
+    )
+}
+
+/// Makes the entries of directory `dir` durable (a no-op where directories cannot be
+/// synced).
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file beside it, synced, renamed over
+/// it, the directory synced. Readers see the old file or the new one, never a part.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AdminError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(temp_name(&name));
+    let write = || -> std::io::Result<()> {
+        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    if let Err(e) = write() {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io_err("cannot write", path, e));
+    }
+    sync_dir(dir);
+    Ok(())
+}
+
+/// An exclusive lock on `<root>/var/items.lock`, held while an item.toml is read, changed
+/// and replaced, so two commands changing the same item do not lose each other's change.
+pub struct ItemsLock {
+    _file: File,
+}
+
+impl ItemsLock {
+    pub fn take(root: &Path) -> Result<ItemsLock, AdminError> {
+        let var = root.join("var");
+        std::fs::create_dir_all(&var).map_err(|e| io_err("cannot create", &var, e))?;
+        let path = var.join("items.lock");
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| io_err("cannot open", &path, e))?;
+        file.lock().map_err(|e| io_err("cannot lock", &path, e))?;
+        Ok(ItemsLock { _file: file })
+    }
+}
+
+/// Every directory under `col` that names the same IBI as `rep` (in the standard's sense:
+/// case, `@`/`.` before the port, port 80), whatever it holds. Lists only the two top
+/// levels of `col/`.
+pub fn rep_dirs(col: &Path, rep: &Rep) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for sub in dir_names(col) {
+        if !sub.eq_ignore_ascii_case(rep.subdomain()) {
+            continue;
+        }
+        for wp in dir_names(&col.join(&sub)) {
+            let Ok(found) = Rep::parse(&format!("{sub}/{wp}/{}", rep.suffix())) else {
+                continue;
+            };
+            if found != *rep {
+                continue;
+            }
+            let dir = col
+                .join(&sub)
+                .join(&wp)
+                .join(rep.year())
+                .join(rep.day_time());
+            if std::fs::symlink_metadata(&dir).is_ok() {
+                out.push(dir);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Names (UTF-8, not dot-names) of the entries of `dir`, sorted; none if unreadable.
+fn dir_names(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// `path` relative to `root` for messages (as given when it is not under `root`).
+pub fn relative(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned()
+}

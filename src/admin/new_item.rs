@@ -1,0 +1,681 @@
+//! `new`: mints an IBI with the temporal distributor and stores a new item under it.
+//!
+//! The item is built whole — `doc/` with its files, then `item.toml` — in a temporary
+//! directory `col/.ibi-tmp-new-…` (a dot-name the service never looks at), every file and
+//! directory synced, and renamed into place as `col/<rep>` in one step; the service sees no
+//! item or the whole item. A rep that already names a directory (in any spelling equal to
+//! it) is refused.
+//!
+//! Relations:
+//! - metadata (Dublin Core fields given): a second item, with its own minted IBI and
+//!   `contenttype = "Metadata"`, holding `oai_dc.xml` (the `oai_dc` format) and
+//!   `metadata.html` (its target); it is stored first, so the data item's `metadata`
+//!   never points at nothing. Its `dc:identifier` gets the data item's persistent URL
+//!   (`http://urlib.net/<IBIp, else rep>`) and `dc:language` the item's language, unless
+//!   given.
+//! - `translation_of` X: the new item's language is required; X (when stored here) gets
+//!   `[translations] <language> = "<new rep>"`, and the new item gets the link back,
+//!   `[translations] <X's language> = "<X's rep>"`, when X's language is known.
+//! - `edition_of` X: X (when stored here) gets `nextedition = "<new rep>"`.
+//!
+//! X's item.toml is changed after the new item is in place (so X never points at
+//! nothing), under `var/items.lock`, with its comments kept (see [`super::itemfile`]);
+//! its timestamp is left as it is (its content did not change). When X is not stored
+//! here, nothing can be changed there: [`Created::notes`] says so.
+
+use std::collections::BTreeSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use super::itemfile::{Draft, Edit};
+use super::{io_err, rep_dirs, sync_dir, temp_name, write_atomic, AdminError, ItemsLock};
+use crate::config::Config;
+use crate::ibi::distributor::{Distributor, Granularity};
+use crate::ibi::mint::mint_ports;
+use crate::ibi::{Ibi, Ibip, Rep};
+use crate::item::{check_relative_file, ContentType, Item, State};
+use crate::relation::Lang;
+use crate::store::Store;
+
+/// The fifteen elements of Dublin Core (simple), in the order oai_dc.xml lists them.
+pub const DC_ELEMENTS: [&str; 15] = [
+    "title",
+    "creator",
+    "subject",
+    "description",
+    "publisher",
+    "contributor",
+    "date",
+    "type",
+    "format",
+    "identifier",
+    "source",
+    "language",
+    "relation",
+    "coverage",
+    "rights",
+];
+
+/// Where persistent URLs point (resolution standard, §8.1).
+pub const PERSISTENT_URL_BASE: &str = "http://urlib.net/";
+
+/// What to create.
+#[derive(Debug, Clone, Default)]
+pub struct NewItem {
+    /// Files (or directories, copied whole) that make up doc/.
+    pub files: Vec<PathBuf>,
+    /// The default file, relative to doc/.
+    pub target: Option<String>,
+    pub language: Option<Lang>,
+    pub translation_of: Option<Ibi>,
+    pub edition_of: Option<Ibi>,
+    /// Store a Copy of an item identified elsewhere instead of minting.
+    pub copy_of: Option<CopyOf>,
+    pub restricted: bool,
+    /// Dublin Core fields `(element, value)`, in the order given; any makes a metadata item.
+    pub dc: Vec<(String, String)>,
+}
+
+/// The IBI of an item identified elsewhere: its rep (its directory here) and its IBIp.
+#[derive(Debug, Clone)]
+pub struct CopyOf {
+    pub rep: Rep,
+    pub ibip: Option<Ibip>,
+}
+
+/// What was created.
+#[derive(Debug, Clone)]
+pub struct Created {
+    pub rep: Rep,
+    pub ibip: Option<Ibip>,
+    pub dir: PathBuf,
+    /// The metadata item, when Dublin Core fields were given.
+    pub metadata: Option<(Rep, Option<Ibip>)>,
+    /// Things the administrator should know (links that could not be made here).
+    pub notes: Vec<String>,
+}
+
+/// One file to copy: from `src` to `doc/<rel>`.
+struct Planned {
+    src: PathBuf,
+    rel: PathBuf,
+}
+
+/// Creates the item (and its metadata item) in the Archive at `root`.
+pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
+    let config = Config::load(root).map_err(|e| AdminError::new(e.to_string()))?;
+    let col = root.join("col");
+    check_dc(&req.dc)?;
+    let plan = plan_files(&req.files)?;
+    let target = choose_target(&plan, req.target.as_deref())?;
+    if req.restricted && req.dc.is_empty() {
+        return Err(AdminError::new(
+            "a restricted item needs a metadata item for the clients outside [access].networks: give Dublin Core fields",
+        ));
+    }
+    let store = Store::new(root);
+    let mut notes = Vec::new();
+
+    // The related items, checked before anything is minted or written.
+    let translation = match &req.translation_of {
+        None => None,
+        Some(x) => {
+            let lang = req.language.clone().ok_or_else(|| {
+                AdminError::new(format!(
+                    "--translation-of {x}: the translation's language is required (--language)"
+                ))
+            })?;
+            let local = store.find(x);
+            match &local {
+                Some(item) => check_translation_slot(x, item, &lang)?,
+                None => notes.push(format!(
+                    "{x} is not in this Archive: record the translation in its item.toml where it is stored"
+                )),
+            }
+            Some((x.clone(), lang, local))
+        }
+    };
+    let edition = match &req.edition_of {
+        None => None,
+        Some(x) => {
+            let local = store.find(x);
+            match &local {
+                Some(item) => check_edition_slot(x, item)?,
+                None => notes.push(format!(
+                    "{x} is not in this Archive: record its nextedition where it is stored"
+                )),
+            }
+            Some((x.clone(), local))
+        }
+    };
+    for line in store.take_warnings() {
+        notes.push(line);
+    }
+
+    // The IBIs.
+    let needs_minting = req.copy_of.is_none() || !req.dc.is_empty();
+    let distributor = if needs_minting {
+        let m = config.minting.as_ref().ok_or_else(|| {
+            AdminError::new(format!(
+                "{}: no [minting] section, so no IBI can be minted",
+                root.join("archive.toml").display()
+            ))
+        })?;
+        let r = Granularity::parse(&m.granularity)
+            .map_err(|e| AdminError::new(format!("minting.granularity: {e}")))?;
+        let var = root.join("var");
+        fs::create_dir_all(&var).map_err(|e| io_err("cannot create", &var, e))?;
+        Some((m.clone(), Distributor::new(var.join("minting.state"), r)))
+    } else {
+        None
+    };
+    let mint_one = || -> Result<(Rep, Option<Ibip>), AdminError> {
+        let (m, d) = distributor.as_ref().expect("minting checked");
+        let date = d
+            .next()
+            .map_err(|e| AdminError::new(format!("cannot mint: {e}")))?;
+        let minted = mint_ports(&m.host, m.port, m.ip, m.ibip_port, &date)
+            .map_err(|e| AdminError::new(format!("cannot mint from [minting]: {e}")))?;
+        Ok((minted.rep, minted.ibip))
+    };
+    let (rep, ibip) = match &req.copy_of {
+        Some(c) => {
+            if let Some(p) = &c.ibip {
+                if p.date().rep_suffix() != c.rep.suffix() {
+                    return Err(AdminError::new(format!(
+                        "--ibi {p} codes the date {}, --ibi {} the date {}: they are not the same item",
+                        p.date().rep_suffix(),
+                        c.rep,
+                        c.rep.suffix()
+                    )));
+                }
+            }
+            (c.rep.clone(), c.ibip.clone())
+        }
+        None => mint_one()?,
+    };
+    refuse_existing(&col, &rep)?;
+    let meta_ids = if req.dc.is_empty() {
+        None
+    } else {
+        let ids = mint_one()?;
+        refuse_existing(&col, &ids.0)?;
+        Some(ids)
+    };
+
+    let now = chrono::Utc::now().timestamp();
+
+    // The metadata item first: the data item will point at it.
+    if let Some((mrep, mibip)) = &meta_ids {
+        let persistent = format!(
+            "{PERSISTENT_URL_BASE}{}",
+            ibip.as_ref().map_or(rep.as_str(), Ibip::as_str)
+        );
+        let fields = dc_fields(&req.dc, &persistent, req.language.as_ref());
+        let xml = oai_dc_xml(&fields);
+        let html = metadata_html(&fields, &rep);
+        let draft = Draft {
+            state: Some(State::Original),
+            ibip: mibip.as_ref().map(|p| p.as_str().to_string()),
+            timestamp: Some(now),
+            contenttype: Some(ContentType::Metadata),
+            target: Some("metadata.html".into()),
+            formats: [("oai_dc".to_string(), "oai_dc.xml".to_string())].into(),
+            ..Draft::default()
+        };
+        install(&col, mrep, &draft, |doc| {
+            write_new(&doc.join("oai_dc.xml"), xml.as_bytes())?;
+            write_new(&doc.join("metadata.html"), html.as_bytes())
+        })?;
+    }
+
+    // The data item.
+    let mut draft = Draft {
+        state: Some(if req.copy_of.is_some() {
+            State::Copy
+        } else {
+            State::Original
+        }),
+        ibip: ibip.as_ref().map(|p| p.as_str().to_string()),
+        timestamp: Some(now),
+        target,
+        language: req.language.as_ref().map(Lang::to_string),
+        metadata: meta_ids.as_ref().map(|(r, _)| r.as_str().to_string()),
+        restricted: Some(req.restricted),
+        ..Draft::default()
+    };
+    if let Some((xi, _, Some(x))) = &translation {
+        match &x.language {
+            Some(xl) => {
+                draft
+                    .translations
+                    .insert(xl.to_string(), x.rep.as_str().to_string());
+            }
+            None => notes.push(format!(
+                "{xi} has no language: the new item has no [translations] entry back to it"
+            )),
+        }
+    }
+    let dir = install(&col, &rep, &draft, |doc| copy_planned(&plan, doc))?;
+
+    // The links from the related items.
+    let link = |x: &Ibi, edit: Edit, check: &dyn Fn(&Item) -> Result<(), AdminError>| {
+        let _lock = ItemsLock::take(root)?;
+        let store = Store::new(root);
+        let item = store.find(x).ok_or_else(|| {
+            AdminError::new(format!(
+                "created {rep}, but {x} can no longer be read: it was not linked to the new item"
+            ))
+        })?;
+        check(&item)
+            .map_err(|e| AdminError::new(format!("created {rep}, but it was not linked: {e}")))?;
+        let path = item.dir.join("item.toml");
+        let text = fs::read_to_string(&path).map_err(|e| io_err("cannot read", &path, e))?;
+        let edited = super::itemfile::edit(&text, &item.dir, &item.rep, &[edit])
+            .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
+        write_atomic(&path, edited.text.as_bytes())?;
+        Ok::<bool, AdminError>(edited.comments_kept)
+    };
+    let mut kept_all = true;
+    if let Some((x, lang, Some(_))) = &translation {
+        let edit = Edit::Translation(lang.clone(), rep.as_str().to_string());
+        kept_all &= link(x, edit, &|item: &Item| {
+            check_translation_slot(x, item, lang)
+        })?;
+    }
+    if let Some((x, Some(_))) = &edition {
+        let edit = Edit::NextEdition(rep.as_str().to_string());
+        kept_all &= link(x, edit, &|item: &Item| check_edition_slot(x, item))?;
+    }
+    if !kept_all {
+        notes.push(
+            "an item.toml with an unusual layout was rewritten from its content; its comments were not kept".into(),
+        );
+    }
+    Ok(Created {
+        rep,
+        ibip,
+        dir,
+        metadata: meta_ids,
+        notes,
+    })
+}
+
+fn check_translation_slot(x: &Ibi, item: &Item, lang: &Lang) -> Result<(), AdminError> {
+    check_not_deleted(x, item)?;
+    if let Some((_, other)) = item.translations.iter().find(|(l, _)| l == lang) {
+        return Err(AdminError::new(format!(
+            "{x} already has a translation in {lang}: {other}"
+        )));
+    }
+    if item.language.as_ref() == Some(lang) {
+        return Err(AdminError::new(format!(
+            "{x} is itself in {lang}: a translation must be in another language"
+        )));
+    }
+    Ok(())
+}
+
+fn check_not_deleted(x: &Ibi, item: &Item) -> Result<(), AdminError> {
+    if item.state == State::Deleted {
+        return Err(AdminError::new(format!(
+            "{x} is Deleted: its item.toml is a tombstone and takes no new relations"
+        )));
+    }
+    Ok(())
+}
+
+fn check_edition_slot(x: &Ibi, item: &Item) -> Result<(), AdminError> {
+    check_not_deleted(x, item)?;
+    match &item.nextedition {
+        Some(next) => Err(AdminError::new(format!(
+            "{x} already has a next edition: {next}"
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn refuse_existing(col: &Path, rep: &Rep) -> Result<(), AdminError> {
+    match rep_dirs(col, rep).first() {
+        Some(dir) => Err(AdminError::new(format!(
+            "an item {rep} already exists: {}",
+            dir.display()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Builds the item in a temporary directory under `col/` and renames it to `col/<rep>`.
+fn install(
+    col: &Path,
+    rep: &Rep,
+    draft: &Draft,
+    fill: impl FnOnce(&Path) -> Result<(), AdminError>,
+) -> Result<PathBuf, AdminError> {
+    let parent = col
+        .join(rep.subdomain())
+        .join(rep.word_port())
+        .join(rep.year());
+    let dir = parent.join(rep.day_time());
+    let text = draft.render();
+    Item::parse(&text, &dir, rep.clone()).map_err(|e| {
+        AdminError::new(format!(
+            "the new item.toml of {rep} would not be valid: {e}"
+        ))
+    })?;
+    fs::create_dir_all(col).map_err(|e| io_err("cannot create", col, e))?;
+    let tmp = col.join(temp_name("new"));
+    let build = || -> Result<(), AdminError> {
+        fs::create_dir(&tmp).map_err(|e| io_err("cannot create", &tmp, e))?;
+        let doc = tmp.join("doc");
+        fs::create_dir(&doc).map_err(|e| io_err("cannot create", &doc, e))?;
+        fill(&doc)?;
+        write_new(&tmp.join("item.toml"), text.as_bytes())?;
+        sync_tree_dirs(&doc);
+        sync_dir(&tmp);
+        fs::create_dir_all(&parent).map_err(|e| io_err("cannot create", &parent, e))?;
+        refuse_existing(col, rep)?;
+        // rename(2) would replace an empty directory: the check above refuses one first.
+        fs::rename(&tmp, &dir).map_err(|e| io_err("cannot move the new item to", &dir, e))?;
+        // The new entry, and any directory made for its prefix or year, made durable.
+        for d in parent.ancestors().take_while(|d| d.starts_with(col)) {
+            sync_dir(d);
+        }
+        Ok(())
+    };
+    match build() {
+        Ok(()) => Ok(dir),
+        Err(e) => {
+            let _ = fs::remove_dir_all(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Creates `path` (it must not exist) with `bytes`, synced.
+fn write_new(path: &Path, bytes: &[u8]) -> Result<(), AdminError> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| io_err("cannot create", path, e))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| io_err("cannot write", path, e))
+}
+
+/// Syncs every directory under `dir` (deepest first), then `dir`.
+fn sync_tree_dirs(dir: &Path) {
+    for e in walkdir::WalkDir::new(dir)
+        .contents_first(true)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_dir())
+    {
+        sync_dir(e.path());
+    }
+}
+
+/// Where each given file goes under doc/: a file by its name, a directory's files under
+/// the directory's name.
+fn plan_files(files: &[PathBuf]) -> Result<Vec<Planned>, AdminError> {
+    if files.is_empty() {
+        return Err(AdminError::new(
+            "no FILE given: an item needs at least one file for its doc/",
+        ));
+    }
+    let mut plan = Vec::new();
+    let mut seen = BTreeSet::new();
+    for src in files {
+        let meta = fs::metadata(src).map_err(|e| io_err("cannot read", src, e))?;
+        let name = match src.file_name() {
+            Some(n) if n != ".." => PathBuf::from(n),
+            _ => {
+                let real = fs::canonicalize(src).map_err(|e| io_err("cannot read", src, e))?;
+                PathBuf::from(real.file_name().ok_or_else(|| {
+                    AdminError::new(format!("{} has no name to give it in doc/", src.display()))
+                })?)
+            }
+        };
+        if meta.is_file() {
+            plan.push(Planned {
+                src: src.clone(),
+                rel: name,
+            });
+        } else if meta.is_dir() {
+            for e in walkdir::WalkDir::new(src)
+                .follow_links(true)
+                .sort_by_file_name()
+            {
+                let e =
+                    e.map_err(|e| AdminError::new(format!("cannot read {}: {e}", src.display())))?;
+                if e.file_type().is_dir() {
+                    continue;
+                }
+                if !e.file_type().is_file() {
+                    return Err(AdminError::new(format!(
+                        "{} is not a regular file",
+                        e.path().display()
+                    )));
+                }
+                let rel = e.path().strip_prefix(src).expect("walked under src");
+                plan.push(Planned {
+                    src: e.path().to_path_buf(),
+                    rel: name.join(rel),
+                });
+            }
+        } else {
+            return Err(AdminError::new(format!(
+                "{} is not a regular file or a directory",
+                src.display()
+            )));
+        }
+    }
+    for p in &plan {
+        if !seen.insert(p.rel.clone()) {
+            return Err(AdminError::new(format!(
+                "two files would be doc/{}: give files with distinct names",
+                p.rel.display()
+            )));
+        }
+    }
+    if plan.is_empty() {
+        return Err(AdminError::new(
+            "the directories given hold no files: an item needs at least one file",
+        ));
+    }
+    Ok(plan)
+}
+
+/// The target written in item.toml: the one given (it must be one of the files), else
+/// the only file, else index.html when given; else the administrator must say.
+fn choose_target(plan: &[Planned], given: Option<&str>) -> Result<Option<String>, AdminError> {
+    let names = || {
+        plan.iter()
+            .map(|p| p.rel.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(t) = given {
+        check_relative_file(t).map_err(|e| AdminError::new(format!("--target: {e}")))?;
+        if !plan
+            .iter()
+            .any(|p| p.rel.as_os_str().as_bytes() == t.as_bytes())
+        {
+            return Err(AdminError::new(format!(
+                "--target {t:?} is not one of the files given (in doc/ they are: {})",
+                names()
+            )));
+        }
+        return Ok(Some(t.to_string()));
+    }
+    if let [only] = plan {
+        // A name that is not UTF-8 cannot be written in item.toml; the service's default
+        // rule (the only file in doc/) finds it.
+        return Ok(only.rel.to_str().map(str::to_string));
+    }
+    if plan.iter().any(|p| p.rel.as_os_str() == "index.html") {
+        return Ok(Some("index.html".into()));
+    }
+    Err(AdminError::new(format!(
+        "several files and no index.html: say which is the item's default file with --target (one of: {})",
+        names()
+    )))
+}
+
+fn copy_planned(plan: &[Planned], doc: &Path) -> Result<(), AdminError> {
+    for p in plan {
+        let to = doc.join(&p.rel);
+        if let Some(parent) = to.parent() {
+            fs::create_dir_all(parent).map_err(|e| io_err("cannot create", parent, e))?;
+        }
+        let mut from = File::open(&p.src).map_err(|e| io_err("cannot read", &p.src, e))?;
+        let mut out = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&to)
+            .map_err(|e| io_err("cannot create", &to, e))?;
+        std::io::copy(&mut from, &mut out)
+            .and_then(|_| out.sync_all())
+            .map_err(|e| io_err("cannot copy", &p.src, e))?;
+    }
+    Ok(())
+}
+
+/// Refuses unknown elements and values XML cannot hold.
+fn check_dc(dc: &[(String, String)]) -> Result<(), AdminError> {
+    for (element, value) in dc {
+        if !DC_ELEMENTS.contains(&element.as_str()) {
+            return Err(AdminError::new(format!(
+                "{element:?} is not a Dublin Core element (one of: {})",
+                DC_ELEMENTS.join(", ")
+            )));
+        }
+        if value.trim().is_empty() {
+            return Err(AdminError::new(format!("dc {element} is empty")));
+        }
+        if let Some(c) = value
+            .chars()
+            .find(|&c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        {
+            return Err(AdminError::new(format!(
+                "dc {element} holds the control character {c:?}, which XML cannot carry"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The fields in DC order, with the persistent URL and the language added when not given.
+fn dc_fields(
+    dc: &[(String, String)],
+    persistent: &str,
+    lang: Option<&Lang>,
+) -> Vec<(String, String)> {
+    let mut all: Vec<(String, String)> = dc.to_vec();
+    let has = |e: &str| dc.iter().any(|(k, _)| k == e);
+    if !has("identifier") {
+        all.push(("identifier".into(), persistent.to_string()));
+    }
+    if let (false, Some(l)) = (has("language"), lang) {
+        all.push(("language".into(), l.to_string()));
+    }
+    let order = |e: &str| DC_ELEMENTS.iter().position(|x| *x == e).unwrap_or(99);
+    all.sort_by_key(|(e, _)| order(e));
+    all
+}
+
+/// `s` escaped for XML text and attribute values.
+pub fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An OAI-PMH `oai_dc` record.
+pub fn oai_dc_xml(fields: &[(String, String)]) -> String {
+    let mut out = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\"\n\
+         \x20          xmlns:dc=\"http://purl.org/dc/elements/1.1/\"\n\
+         \x20          xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"\n\
+         \x20          xsi:schemaLocation=\"http://www.openarchives.org/OAI/2.0/oai_dc/ http://www.openarchives.org/OAI/2.0/oai_dc.xsd\">\n",
+    );
+    for (e, v) in fields {
+        out.push_str(&format!("  <dc:{e}>{}</dc:{e}>\n", xml_escape(v)));
+    }
+    out.push_str("</oai_dc:dc>\n");
+    out
+}
+
+/// The metadata item's page: the fields as a table.
+fn metadata_html(fields: &[(String, String)], rep: &Rep) -> String {
+    let title = fields
+        .iter()
+        .find(|(e, _)| e == "title")
+        .map_or_else(|| rep.as_str().to_string(), |(_, v)| v.clone());
+    let title = xml_escape(&title);
+    let mut out = format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body><h1>{title}</h1>\n<table>\n"
+    );
+    for (e, v) in fields {
+        out.push_str(&format!(
+            "<tr><th>{e}</th><td>{}</td></tr>\n",
+            xml_escape(v)
+        ));
+    }
+    out.push_str("</table>\n</body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oai_dc_escapes_and_orders() {
+        let fields = dc_fields(
+            &[
+                ("creator".into(), "Ana & <Bia>".into()),
+                ("title".into(), "\"Q\" 'x'".into()),
+            ],
+            "http://urlib.net/LK47B6W/362SFKH",
+            Some(&Lang::parse("pt-br").unwrap()),
+        );
+        assert_eq!(
+            oai_dc_xml(&fields).lines().skip(5).collect::<Vec<_>>(),
+            [
+                "  <dc:title>&quot;Q&quot; &apos;x&apos;</dc:title>",
+                "  <dc:creator>Ana &amp; &lt;Bia&gt;</dc:creator>",
+                "  <dc:identifier>http://urlib.net/LK47B6W/362SFKH</dc:identifier>",
+                "  <dc:language>pt-BR</dc:language>",
+                "</oai_dc:dc>",
+            ]
+        );
+    }
+
+    #[test]
+    fn dc_refusals() {
+        assert!(check_dc(&[("titel".into(), "x".into())])
+            .unwrap_err()
+            .message
+            .starts_with("\"titel\" is not a Dublin Core element"));
+        assert_eq!(
+            check_dc(&[("title".into(), "a\u{1}".into())])
+                .unwrap_err()
+                .message,
+            "dc title holds the control character '\\u{1}', which XML cannot carry"
+        );
+    }
+}

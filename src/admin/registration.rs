@@ -1,0 +1,412 @@
+//! `include` / `exclude`: the messages "Incluir Arquivo" (2) and "Excluir Arquivo" (7) of
+//! §7.2 of the resolution standard — a GET of the resolver's base URL with the eight pairs
+//! of Table 7.2 — and the resolver's "status" answer (5)/(8).
+//!
+//! `[registration]` is checked before anything is sent: the key by rule `chave` of Table
+//! 7.1, the e-mail address by rule `authority` (RFC 3986 §3.2, as Table 7.2 asks), the IP
+//! as an IPv4 or IPv6 address. The key is never part of an error message, a Debug output or
+//! anything printed; errors of the HTTP client (whose text may hold the URL, key and all)
+//! are described by their kind only and scrubbed of the key anyway.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::time::Duration;
+
+use percent_encoding::{AsciiSet, CONTROLS};
+
+use super::AdminError;
+use crate::config::Config;
+
+/// Table 6.1 of the resolution standard: the characters of a pair's value written as `%`
+/// and two hex digits — space, `%`, `&`, `+`, `=`, `?` — together with the controls,
+/// `#` (it would end the URL's query) and every byte beyond ASCII (`percent-encoding`
+/// always escapes those).
+pub const TABLE_6_1: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'%')
+    .add(b'&')
+    .add(b'+')
+    .add(b'=')
+    .add(b'?')
+    .add(b'#');
+
+/// How long the resolver is given to connect, and to answer.
+pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Which message is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    Include,
+    Exclude,
+}
+
+impl Direction {
+    pub fn servicesubject(self) -> &'static str {
+        match self {
+            Direction::Include => "inclusionRequest",
+            Direction::Exclude => "exclusionRequest",
+        }
+    }
+
+    /// The `status.archive` value that means success.
+    pub fn expected_status(self) -> &'static str {
+        match self {
+            Direction::Include => "included",
+            Direction::Exclude => "excluded",
+        }
+    }
+}
+
+/// A checked request, ready to send. Its Debug output hides the key.
+#[derive(Clone)]
+pub struct Prepared {
+    /// The resolver's base URL (no pairs).
+    pub resolver: String,
+    /// The eight pairs, values unescaped, in the order of Table 7.2.
+    pub pairs: Vec<(&'static str, String)>,
+    key: String,
+}
+
+impl fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown: Vec<(&str, &str)> = self
+            .pairs
+            .iter()
+            .map(|(n, v)| {
+                (
+                    *n,
+                    if *n == "registrationkey" {
+                        "<hidden>"
+                    } else {
+                        v.as_str()
+                    },
+                )
+            })
+            .collect();
+        f.debug_struct("Prepared")
+            .field("resolver", &self.resolver)
+            .field("pairs", &shown)
+            .finish()
+    }
+}
+
+impl Prepared {
+    /// The full request URL. It holds the key: never print it.
+    pub fn url(&self) -> String {
+        let mut url = self.resolver.clone();
+        url.push(if url.contains('?') { '&' } else { '?' });
+        for (i, (name, value)) in self.pairs.iter().enumerate() {
+            if i > 0 {
+                url.push('&');
+            }
+            url.push_str(name);
+            url.push('=');
+            url.extend(percent_encoding::utf8_percent_encode(value, TABLE_6_1));
+        }
+        url
+    }
+
+    /// `text` with every occurrence of the key (as written, or escaped) masked.
+    pub fn scrub(&self, text: &str) -> String {
+        if self.key.is_empty() {
+            return text.to_string();
+        }
+        let escaped: String = percent_encoding::utf8_percent_encode(&self.key, TABLE_6_1).collect();
+        text.replace(&self.key, "<key>").replace(&escaped, "<key>")
+    }
+}
+
+/// Rule `chave` of Table 7.1: `número ["-" número]`, `número = 10*DÍGITO`.
+pub fn is_chave(key: &str) -> bool {
+    let number = |n: &str| n.len() >= 10 && n.bytes().all(|b| b.is_ascii_digit());
+    match key.split_once('-') {
+        Some((a, b)) => number(a) && number(b),
+        None => number(key),
+    }
+}
+
+/// An e-mail address as rule `authority` reads it: `userinfo@host`, userinfo of RFC 3986
+/// unreserved, sub-delims, `:` or %-escapes; host a DNS name of letters, digits, `-` and
+/// dots (at least two labels) or an IP literal.
+pub fn is_email(s: &str) -> bool {
+    let Some((user, host)) = s.rsplit_once('@') else {
+        return false;
+    };
+    let user_ok = !user.is_empty()
+        && user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:%".contains(&b));
+    let host_ok = if let Some(lit) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        lit.parse::<std::net::Ipv6Addr>().is_ok()
+    } else if host.parse::<std::net::Ipv4Addr>().is_ok() {
+        true
+    } else {
+        let labels: Vec<&str> = host.split('.').collect();
+        labels.len() >= 2
+            && labels.iter().all(|l| {
+                !l.is_empty()
+                    && l.len() <= 63
+                    && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+                    && !l.starts_with('-')
+                    && !l.ends_with('-')
+            })
+    };
+    user_ok && host_ok
+}
+
+/// Checks `[registration]` (and `resolver`, given or configured) and builds the request.
+/// Nothing is sent.
+pub fn prepare(
+    config: &Config,
+    direction: Direction,
+    resolver: Option<&str>,
+) -> Result<Prepared, AdminError> {
+    let reg = config.registration.as_ref().ok_or_else(|| {
+        AdminError::new("archive.toml has no [registration] section (adminemail, key, ip)")
+    })?;
+    if !is_chave(&reg.key) {
+        return Err(AdminError::new(
+            "registration.key in archive.toml does not follow rule chave of Table 7.1 (10 or more digits, optionally '-' and 10 or more digits); nothing was sent",
+        ));
+    }
+    if !is_email(&reg.adminemail) {
+        return Err(AdminError::new(format!(
+            "registration.adminemail {:?} is not an e-mail address such as banon@dpi.inpe.br",
+            reg.adminemail
+        )));
+    }
+    if reg.ip.parse::<IpAddr>().is_err() {
+        return Err(AdminError::new(format!(
+            "registration.ip {:?} is not an IPv4 or IPv6 address",
+            reg.ip
+        )));
+    }
+    if reg.platformversion.is_empty()
+        || !reg
+            .platformversion
+            .bytes()
+            .all(|b| b.is_ascii_graphic() || b == b' ')
+    {
+        return Err(AdminError::new(format!(
+            "registration.platformversion {:?} is not a sequence of ASCII characters",
+            reg.platformversion
+        )));
+    }
+    let resolver = resolver.unwrap_or(&reg.resolver).to_string();
+    if resolver.starts_with("https://") {
+        return Err(AdminError::new(format!(
+            "resolver {resolver}: https is not supported by this build; use the resolver's http:// address"
+        )));
+    }
+    if !resolver.starts_with("http://")
+        || resolver.len() <= "http://".len()
+        || resolver.bytes().any(|b| !crate::pairs::is_word_byte(b))
+        || resolver.contains('#')
+    {
+        return Err(AdminError::new(format!(
+            "resolver {resolver:?} is not an http:// URL"
+        )));
+    }
+    Ok(Prepared {
+        resolver,
+        pairs: vec![
+            ("servicesubject", direction.servicesubject().to_string()),
+            ("archiveaddress", config.archiveaddress.clone()),
+            ("archiveserviceibi", config.service.as_str().to_string()),
+            ("archiveip", reg.ip.clone()),
+            ("archiveprotocol", "HTTP".to_string()),
+            ("archiveplatformversion", reg.platformversion.clone()),
+            ("archiveadmemailaddress", reg.adminemail.clone()),
+            ("registrationkey", reg.key.clone()),
+        ],
+        key: reg.key.clone(),
+    })
+}
+
+/// The resolver's answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub status: u16,
+    /// The pairs of the body, in the order sent.
+    pub pairs: Vec<(String, Vec<String>)>,
+}
+
+impl Answer {
+    /// The first value of `name`, words joined by a space.
+    pub fn get(&self, name: &str) -> Option<String> {
+        self.pairs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, w)| w.join(" "))
+    }
+
+    /// The pairs as lines `name value` (braces around several words).
+    pub fn lines(&self) -> Vec<String> {
+        self.pairs
+            .iter()
+            .map(|(n, w)| match w.as_slice() {
+                [one] => format!("{n} {one}"),
+                words => format!("{n} {{{}}}", words.join(" ")),
+            })
+            .collect()
+    }
+}
+
+/// Sends the request and reads the answer: a 200 with a pair list. Anything else is an
+/// error whose message says what happened, never with the key.
+pub fn send(req: &Prepared) -> Result<Answer, AdminError> {
+    let agent = ureq::AgentBuilder::new()
+        .timeout_connect(TIMEOUT)
+        .timeout(TIMEOUT)
+        .redirects(0)
+        .user_agent(concat!("ibi-archive/", env!("CARGO_PKG_VERSION")))
+        .build();
+    let base = &req.resolver;
+    let (status, body) = match agent.get(&req.url()).call() {
+        Ok(resp) => {
+            let status = resp.status();
+            let body = resp.into_string().map_err(|e| {
+                AdminError::new(req.scrub(&format!(
+                    "the resolver at {base} answered, but its answer could not be read: {}",
+                    e.kind()
+                )))
+            })?;
+            (status, body)
+        }
+        Err(ureq::Error::Status(code, resp)) => {
+            let text = resp.status_text().to_string();
+            let body = resp.into_string().unwrap_or_default();
+            let said = summary(&body);
+            return Err(AdminError::new(req.scrub(&format!(
+                "the resolver at {base} answered {code} {text}{}",
+                if said.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {said}")
+                }
+            ))));
+        }
+        Err(ureq::Error::Transport(t)) => {
+            let why = match t.kind() {
+                ureq::ErrorKind::Dns => "its host name does not resolve".to_string(),
+                ureq::ErrorKind::ConnectionFailed => "the connection failed".to_string(),
+                ureq::ErrorKind::Io => "the connection broke or timed out".to_string(),
+                ureq::ErrorKind::TooManyRedirects => "it redirected elsewhere".to_string(),
+                k => k.to_string(),
+            };
+            return Err(AdminError::new(
+                req.scrub(&format!("cannot reach the resolver at {base}: {why}")),
+            ));
+        }
+    };
+    let pairs = crate::pairs::parse(body.trim_end_matches(['\r', '\n'])).map_err(|e| {
+        AdminError::new(req.scrub(&format!(
+            "the resolver at {base} answered {status}, but not with a pair list ({e}): {}",
+            summary(&body)
+        )))
+    })?;
+    Ok(Answer { status, pairs })
+}
+
+/// What an answer means for `direction`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Included (with the confirmation received) or excluded.
+    Done,
+    /// Included, but the resolver could not reach the Archive service (status.confirmation
+    /// unsuccessful): the Archive is registered, yet unreachable at archiveaddress.
+    IncludedUnconfirmed,
+}
+
+/// Judges the resolver's answer: success only with `status.archive included` /
+/// `excluded`.
+pub fn judge(direction: Direction, answer: &Answer) -> Result<Verdict, AdminError> {
+    let got = answer.get("status.archive");
+    if got.as_deref() != Some(direction.expected_status()) {
+        let said = answer.lines().join(" ");
+        return Err(AdminError::new(format!(
+            "the resolver did not answer status.archive {} (it answered: {})",
+            direction.expected_status(),
+            if said.is_empty() {
+                "nothing".to_string()
+            } else {
+                said
+            }
+        )));
+    }
+    if direction == Direction::Include
+        && answer.get("status.confirmation").as_deref() != Some("successful")
+    {
+        return Ok(Verdict::IncludedUnconfirmed);
+    }
+    Ok(Verdict::Done)
+}
+
+/// The first line of a body, cut short, bytes outside printable ASCII written `%xx`.
+fn summary(body: &str) -> String {
+    let line = body.lines().next().unwrap_or("").trim();
+    let mut out = String::new();
+    for c in line.chars().take(200) {
+        if c == ' ' || c.is_ascii_graphic() {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02x}"));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOML: &str = "archiveaddress = \"mtc-m21.sid.inpe.br\"\narchiveserviceibi = \"sid.inpe.br/mtc-m21/2012/06.05.15.34.39\"\n[registration]\nresolver = \"http://www.urlib.net/J8LNKB5R7W/3FUQHC5\"\nadminemail = \"banon@dpi.inpe.br\"\nkey = \"1234567890\"\nip = \"150.163.34.239\"\nplatformversion = \"2014:11.09.02.16.15\"\n";
+
+    #[test]
+    fn example_7_2_and_7_3() {
+        let c = Config::parse(TOML).unwrap();
+        let inc = prepare(&c, Direction::Include, None).unwrap();
+        assert_eq!(inc.url(), "http://www.urlib.net/J8LNKB5R7W/3FUQHC5?servicesubject=inclusionRequest&archiveaddress=mtc-m21.sid.inpe.br&archiveserviceibi=sid.inpe.br/mtc-m21/2012/06.05.15.34.39&archiveip=150.163.34.239&archiveprotocol=HTTP&archiveplatformversion=2014:11.09.02.16.15&archiveadmemailaddress=banon@dpi.inpe.br&registrationkey=1234567890");
+        let exc = prepare(&c, Direction::Exclude, None).unwrap();
+        assert_eq!(
+            exc.url(),
+            inc.url().replace("inclusionRequest", "exclusionRequest")
+        );
+        assert!(!format!("{inc:?}").contains("1234567890"));
+    }
+
+    #[test]
+    fn table_6_1_escapes() {
+        let s: String =
+            percent_encoding::utf8_percent_encode("a b%c&d+e=f?g#h/i:j@k~ó", TABLE_6_1).collect();
+        assert_eq!(s, "a%20b%25c%26d%2Be%3Df%3Fg%23h/i:j@k~%C3%B3");
+    }
+
+    #[test]
+    fn keys_and_addresses() {
+        for ok in ["1234567890", "1234567890-12345678901", "00000000000000"] {
+            assert!(is_chave(ok), "{ok}");
+        }
+        for bad in [
+            "123456789",
+            "1234567890-",
+            "-1234567890",
+            "12345678901234567890a",
+            "1234567890-123",
+            "",
+        ] {
+            assert!(!is_chave(bad), "{bad}");
+        }
+        assert!(is_email("banon@dpi.inpe.br"));
+        assert!(is_email("a.b+c@[::1]"));
+        assert!(!is_email("banon"));
+        assert!(!is_email("banon@localhost"));
+        assert!(!is_email("ba non@dpi.inpe.br"));
+        let text = TOML.replace("1234567890", "12345");
+        let err = prepare(&Config::parse(&text).unwrap(), Direction::Include, None).unwrap_err();
+        assert!(!err.message.contains("12345"), "{err}");
+    }
+}

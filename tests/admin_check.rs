@@ -1,0 +1,265 @@
+//! `ibi-archive check`: the sample Archive is clean; a tree seeded with one of each fault
+//! gets exactly one line per fault.
+
+mod common;
+
+use common::{run_cmd, Fixture};
+
+const FAULTY: &str = "ibi-archive: check: the Archive has faults (listed above)\n";
+
+fn check(root: &std::path::Path) -> (i32, String, String) {
+    run_cmd(&["check", "--root", root.to_str().unwrap()])
+}
+
+/// An item directory with an item.toml and doc/ files.
+fn item(f: &Fixture, rep: &str, toml: &str, files: &[&str]) {
+    f.write(&format!("col/{rep}/item.toml"), toml.as_bytes());
+    for file in files {
+        f.write(&format!("col/{rep}/doc/{file}"), b"content");
+    }
+}
+
+#[test]
+fn the_sample_archive_is_clean() {
+    let f = Fixture::sample();
+    assert_eq!(
+        check(f.root()),
+        (0, "checked 14 items: 0 faults\n".to_string(), String::new())
+    );
+    // The repository's own copy too, read in place (check writes nothing).
+    assert_eq!(
+        check(&common::sample()),
+        (0, "checked 14 items: 0 faults\n".to_string(), String::new())
+    );
+}
+
+#[test]
+fn each_seeded_fault_is_reported_once() {
+    let f = Fixture::sample();
+    let m19 = "sid.inpe.br/mtc-m19";
+
+    // An item.toml that is not valid, and an item directory without one.
+    item(
+        &f,
+        &format!("{m19}/2015/01.01.00.00"),
+        "state = \"Lost\"\n",
+        &["a.pdf"],
+    );
+    f.write(&format!("col/{m19}/2015/01.02.00.00/doc/a.pdf"), b"x");
+    // Names that are not parts of a uniform repository name, one per level.
+    f.write(
+        "col/bad_sub.org/w/2015/01.01.00.00/item.toml",
+        b"state = \"Original\"\n",
+    );
+    f.write(
+        "col/sid.inpe.br/mtc-m19.99999/2015/01.01.00.00/item.toml",
+        b"",
+    );
+    f.write(&format!("col/{m19}/15/01.01.00.00/item.toml"), b"");
+    f.write(&format!("col/{m19}/2015/13.01.00.00/item.toml"), b"");
+    // Stray entries: a file among the prefixes, a file beside item.toml and doc/.
+    f.write("col/sid.inpe.br/README.txt", b"hello");
+    f.write(&format!("col/{m19}/2014/05.06.07.08/notes.txt"), b"hello");
+    // An ibip coding another date than its directory's (2015-02-01T00:00:01Z).
+    item(
+        &f,
+        &format!("{m19}/2015/02.01.00.00"),
+        "state = \"Original\"\nibip = \"8JMKD3MGP7W/3HS7AT3\"\n",
+        &["a.pdf"],
+    );
+    // The IBIp of sid.inpe.br/mtc-m19/2013/09.04.12.27.57 recorded by another item too.
+    item(
+        &f,
+        "iconet.com.br/banon/2013/09.04.12.27.57",
+        "state = \"Copy\"\nibip = \"8JMKD3MGP7W/3EPGUE5\"\n",
+        &["a.pdf"],
+    );
+    // A target that is not there; a format file that is not there; no target at all.
+    item(
+        &f,
+        &format!("{m19}/2015/03.01.00.00"),
+        "state = \"Original\"\ntarget = \"missing.pdf\"\n",
+        &["other.pdf"],
+    );
+    item(
+        &f,
+        &format!("{m19}/2015/03.02.00.00"),
+        "state = \"Original\"\ncontenttype = \"Metadata\"\ntarget = \"metadata.html\"\n[formats]\noai_dc = \"oai_dc.xml\"\n",
+        &["metadata.html"],
+    );
+    item(
+        &f,
+        &format!("{m19}/2015/03.03.00.00"),
+        "state = \"Original\"\n",
+        &["a.pdf", "b.pdf"],
+    );
+    // Two items, each the other's next edition.
+    item(
+        &f,
+        &format!("{m19}/2015/04.02.00.00"),
+        "state = \"Original\"\nnextedition = \"sid.inpe.br/mtc-m19/2015/04.01.00.00\"\n",
+        &["a.pdf"],
+    );
+    item(
+        &f,
+        &format!("{m19}/2015/04.01.00.00"),
+        "state = \"Original\"\nnextedition = \"SID.inpe.br/mtc-m19@80/2015/04.02.00.00\"\n",
+        &["a.pdf"],
+    );
+    // A local reference to nothing (prefix here, item not); a foreign one and an IBIp one
+    // (not judged).
+    item(
+        &f,
+        &format!("{m19}/2015/05.01.00.00"),
+        "state = \"Original\"\nmetadata = \"sid.inpe.br/mtc-m19/2015/09.09.09.09\"\n[translations]\npt = \"other.org/x/2015/09.09.09.09\"\nfr = \"8JMKD3MGP7W/3HS7AT3\"\n",
+        &["a.pdf"],
+    );
+    // A Copy of an item stored here as the Original, under another spelling of its prefix.
+    item(
+        &f,
+        "sid.inpe.br/mtc-m18/2009/08.25.19.43",
+        "state = \"Copy\"\nlanguage = \"pt\"\n",
+        &["RTC-07.pdf"],
+    );
+    // A file of doc/ that leads outside col/.
+    f.write("outside.txt", b"secret");
+    std::os::unix::fs::symlink(
+        f.path("outside.txt"),
+        f.path(&format!("col/{m19}/2014/05.06.07.08/doc/escape.pdf")),
+    )
+    .unwrap();
+    // The Archive service item is not an Original.
+    f.write(
+        "col/sid.inpe.br/mtc-m18@80/2008/03.17.15.17/item.toml",
+        b"state     = \"Copy\"\ntimestamp = 2008-03-17T15:17:00Z\n",
+    );
+    // What an interrupted `new` leaves.
+    f.write("col/.ibi-tmp-new-1234-00000000deadbeef/doc/a.pdf", b"x");
+
+    let (code, out, err) = check(f.root());
+    assert_eq!(code, 1);
+    assert_eq!(err, FAULTY);
+    let mut got: Vec<&str> = out.lines().collect();
+    let summary = got.pop().unwrap();
+    got.sort();
+    let mut want = vec![
+        "archive.toml: archiveserviceibi sid.inpe.br/mtc-m18@80/2008/03.17.15.17 is a Copy item; the Archive service item must be the Original",
+        "col/.ibi-tmp-new-1234-00000000deadbeef: temporary entry of an interrupted (or running) `ibi-archive new` or `delete`; remove it",
+        "col/bad_sub.org: directory name is not part of a uniform repository name: subdomain word \"bad_sub\" holds '_', which is not a letter, digit or '-'",
+        "col/sid.inpe.br/README.txt: stray file: the four levels under col/ hold only the directories of uniform repository names",
+        "col/sid.inpe.br/mtc-m19.99999: directory name is not part of a uniform repository name: port 99999 is out of range",
+        "col/sid.inpe.br/mtc-m19/15: directory name is not part of a uniform repository name: year \"15\" does not have 4 digits",
+        "col/sid.inpe.br/mtc-m19/2015/13.01.00.00: directory name is not part of a uniform repository name: month 13 is out of range",
+        "col/sid.inpe.br/mtc-m19/2015/01.01.00.00/item.toml: unknown variant `Lost`, expected one of `Original`, `Copy`, `Deleted`",
+        "col/sid.inpe.br/mtc-m19/2015/01.02.00.00: no item.toml: the service treats this directory as absent",
+        "col/sid.inpe.br/mtc-m19/2014/05.06.07.08/notes.txt: stray entry: an item directory holds only the file item.toml and the directory doc/",
+        "col/sid.inpe.br/mtc-m19/2015/02.01.00.00/item.toml: ibip 8JMKD3MGP7W/3HS7AT3 codes the date 2015/02.01.00.00.01, not this directory's 2015/02.01.00.00; the IBIp lookup cannot find this item",
+        "col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/item.toml: ibip 8JMKD3MGP7W/3EPGUE5 is also recorded by col/iconet.com.br/banon/2013/09.04.12.27.57/item.toml",
+        "col/sid.inpe.br/mtc-m19/2015/03.01.00.00/item.toml: target \"missing.pdf\" is not a file in doc/",
+        "col/sid.inpe.br/mtc-m19/2015/03.02.00.00/item.toml: formats.oai_dc \"oai_dc.xml\" is not a file in doc/",
+        "col/sid.inpe.br/mtc-m19/2015/03.03.00.00/item.toml: no target given, and doc/ holds neither a single file nor index.html",
+        "col/sid.inpe.br/mtc-m19/2015/04.01.00.00/item.toml: next editions loop: sid.inpe.br/mtc-m19/2015/04.01.00.00 -> sid.inpe.br/mtc-m19/2015/04.02.00.00 -> sid.inpe.br/mtc-m19/2015/04.01.00.00",
+        "col/sid.inpe.br/mtc-m19/2015/05.01.00.00/item.toml: metadata sid.inpe.br/mtc-m19/2015/09.09.09.09: no such item in this Archive",
+        "col/sid.inpe.br/mtc-m18@80/2009/08.25.19.43: the same IBI as col/sid.inpe.br/mtc-m18/2009/08.25.19.43 (Original here, Copy there)",
+        "col/sid.inpe.br/mtc-m19/2014/05.06.07.08/doc/escape.pdf: symlink leads outside col/; the service treats it as absent",
+    ];
+    want.sort();
+    assert_eq!(got, want);
+    // Items: the 14 of the sample, 11 added with a valid name (bad names are not items).
+    assert_eq!(summary, format!("checked 25 items: {} faults", want.len()));
+}
+
+#[test]
+fn a_broken_archive_toml_and_a_missing_service_item() {
+    let f = Fixture::sample();
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    f.write(
+        "archive.toml",
+        toml.replace("\"localhost:8080\"", "\"localhost:8080/x\"")
+            .as_bytes(),
+    );
+    assert_eq!(
+        check(f.root()),
+        (
+            1,
+            "archive.toml: archiveaddress \"localhost:8080/x\" is not a host[:port]\nchecked 14 items: 1 fault\n"
+                .to_string(),
+            FAULTY.to_string()
+        )
+    );
+    let f = Fixture::sample();
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    f.write(
+        "archive.toml",
+        toml.replace("2008/03.17.15.17", "2008/03.17.15.18")
+            .as_bytes(),
+    );
+    f.remove("col/sid.inpe.br/mtc-m18@80/2008/03.17.15.17");
+    assert_eq!(
+        check(f.root()),
+        (
+            1,
+            "archive.toml: archiveserviceibi sid.inpe.br/mtc-m18@80/2008/03.17.15.18: no such item in col/\nchecked 13 items: 1 fault\n".to_string(),
+            FAULTY.to_string()
+        )
+    );
+    let (code, _, err) = run_cmd(&["check", "--root", f.root().to_str().unwrap(), "extra"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            2,
+            "ibi-archive: check: unexpected argument \"extra\"; see ibi-archive check --help\n"
+        )
+    );
+}
+
+/// A larger tree: 1,500 minted items, each with its IBIp, in edition chains of two (the
+/// second named by its IBIp), check clean — then one more edition closing a chain into a
+/// loop is found.
+#[test]
+fn a_larger_tree_checks_clean() {
+    use ibi_archive::ibi::{mint::mint, IbiDate};
+    let f = Fixture::sample();
+    let ip = Some("150.163.2.175".parse().unwrap());
+    let minted: Vec<_> = (0..1500i64)
+        .map(|i| {
+            let date = IbiDate::new(1_577_836_800 + 61 * i, "").unwrap();
+            mint("w.bulk.example.org", 80, ip, &date).unwrap()
+        })
+        .collect();
+    for (i, m) in minted.iter().enumerate() {
+        let mut toml = format!(
+            "state = \"Original\"\nibip = \"{}\"\n",
+            m.ibip.as_ref().unwrap()
+        );
+        if i % 2 == 0 {
+            let next = minted[i + 1].ibip.as_ref().unwrap();
+            toml.push_str(&format!("nextedition = \"{next}\"\n"));
+        }
+        item(&f, m.rep.as_str(), &toml, &["a.pdf"]);
+    }
+    let started = std::time::Instant::now();
+    let (code, out, err) = check(f.root());
+    eprintln!("check of 1514 items took {:?}", started.elapsed());
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, "checked 1514 items: 0 faults\n", "")
+    );
+    // The last item's next edition is the one before it, named by its rep: a loop.
+    let (a, b) = (&minted[1498], &minted[1499]);
+    f.write(
+        &format!("col/{}/item.toml", b.rep),
+        format!(
+            "state = \"Original\"\nibip = \"{}\"\nnextedition = \"{}\"\n",
+            b.ibip.as_ref().unwrap(),
+            a.rep
+        )
+        .as_bytes(),
+    );
+    let (code, out, _) = check(f.root());
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        format!("col/{a}/item.toml: next editions loop: {a} -> {b} -> {a}\nchecked 1514 items: 1 fault\n", a = a.rep, b = b.rep)
+    );
+}

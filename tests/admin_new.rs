@@ -1,0 +1,736 @@
+//! `ibi-archive new`: items minted and stored whole, answering through the real CGI right
+//! after creation (plain, translation, next edition, metadata), parallel runs, copies,
+//! and the refusals.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use common::{bin, mask_urlkey, run_cmd, Cgi, Fixture};
+
+const SERVICE: &str = "ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}";
+const PLATFORM: &str = "ibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}";
+
+/// The sample Archive, minting at r = 0.01 s (so parallel runs do not wait a second each).
+fn archive() -> Fixture {
+    let f = Fixture::sample();
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    assert!(toml.contains("granularity = 1\n"));
+    f.write(
+        "archive.toml",
+        toml.replace("granularity = 1\n", "granularity = 0.01\n")
+            .as_bytes(),
+    );
+    f
+}
+
+/// Input files, outside the Archive.
+fn inputs(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let p = dir.path().join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
+/// Runs `new` and returns its pairs (name → value).
+fn new(root: &Path, args: &[&str]) -> Vec<(String, String)> {
+    let mut all = vec!["new", "--root", root.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let (code, out, err) = run_cmd(&all);
+    assert_eq!(code, 0, "new {args:?}: {err}");
+    assert!(out.ends_with('\n'), "{out:?}");
+    out.trim_end()
+        .split("\r\n")
+        .map(|l| {
+            let (n, v) = l.split_once(' ').unwrap();
+            (n.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+fn get<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
+    pairs
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {name} in {pairs:?}"))
+}
+
+/// The `timestamp = …` line of an item.toml.
+fn timestamp(root: &Path, rep: &str) -> String {
+    let text = std::fs::read_to_string(root.join("col").join(rep).join("item.toml")).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("timestamp"))
+        .map(|l| l.trim_start().trim_start_matches('=').trim().to_string())
+        .unwrap()
+}
+
+fn item_toml(root: &Path, rep: &str) -> String {
+    std::fs::read_to_string(root.join("col").join(rep).join("item.toml")).unwrap()
+}
+
+fn url_request(root: &Path, ibi: &str, verbs: &str) -> String {
+    let mut q = format!(
+        "servicesubject=urlRequest&clientinformation.ipaddress=127.0.0.1&parsedibiurl.ibi={ibi}"
+    );
+    if !verbs.is_empty() {
+        q.push_str("&parsedibiurl.verblist=");
+        q.push_str(verbs);
+    }
+    let out = Cgi::get(root, &q).run();
+    assert_eq!(out.status, 200);
+    assert_eq!(out.stderr, "", "{q}");
+    mask_urlkey(&out.text()).0
+}
+
+fn lines(list: &[&str]) -> String {
+    list.join("\r\n")
+}
+
+/// The IBIp of a minted rep: same date, prefix of 127.0.0.1 with the implicit port 800
+/// (`ibipport` left at its default), as in the standard's LK47B6W/362SFKH.
+fn assert_minted(rep: &str, ibip: &str) {
+    assert!(rep.starts_with("example.org/archive/"), "{rep}");
+    assert!(ibip.starts_with("LK47B6W/"), "{ibip}");
+    let (_, out, _) = run_cmd(&["ibi", ibip]);
+    let (_, out2, _) = run_cmd(&["ibi", rep]);
+    let date = |t: &str| {
+        t.lines()
+            .find_map(|l| l.strip_prefix("date "))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        date(&out),
+        date(&out2),
+        "{rep} and {ibip} code different dates"
+    );
+}
+
+#[test]
+fn new_items_answer_through_the_service_at_once() {
+    let f = archive();
+    let root = f.root();
+    let files = inputs(&[
+        ("report.pdf", "%PDF-1.4 report"),
+        ("notes.txt", "notes"),
+        ("relatorio.pdf", "%PDF-1.4 relatório"),
+        ("report-v2.pdf", "%PDF-1.4 second edition"),
+        ("data.csv", "a,b\n1,2\n"),
+    ]);
+    let p = |n: &str| files.path().join(n).to_str().unwrap().to_string();
+
+    // 1. A plain item with two files and a target.
+    let plain = new(
+        root,
+        &[
+            "--language",
+            "en",
+            "--target",
+            "report.pdf",
+            &p("report.pdf"),
+            &p("notes.txt"),
+        ],
+    );
+    let (r, ip) = (get(&plain, "rep"), get(&plain, "ibip"));
+    assert_eq!(plain.len(), 2, "{plain:?}");
+    assert_minted(r, ip);
+    let ts = timestamp(root, r);
+    assert_eq!(
+        item_toml(root, r),
+        format!("state     = \"Original\"\nibip      = \"{ip}\"\ntimestamp = {ts}\ntarget    = \"report.pdf\"\nlanguage  = \"en\"\n")
+    );
+    assert_eq!(
+        std::fs::read(root.join("col").join(r).join("doc/notes.txt")).unwrap(),
+        b"notes"
+    );
+    assert_eq!(
+        url_request(root, ip, ""),
+        lines(&[
+            "archiveaddress localhost:8080",
+            "contenttype Data",
+            &format!("ibi {{rep {r} ibip {ip}}}"),
+            SERVICE,
+            PLATFORM,
+            "state Original",
+            &format!("timestamp {ts}"),
+            &format!("url http://localhost:8080/col/{r}/doc/report.pdf"),
+            "urlkey <urlkey>",
+        ])
+    );
+    // The administrator comments the item; the translation below keeps the comment.
+    let path = root.join("col").join(r).join("item.toml");
+    let commented = format!("# checked by hand\n{}", item_toml(root, r));
+    std::fs::write(&path, &commented).unwrap();
+
+    // 2. Its Portuguese translation, named by the IBIp of the original.
+    let tr = new(
+        root,
+        &[
+            "--language",
+            "pt",
+            "--translation-of",
+            ip,
+            &p("relatorio.pdf"),
+        ],
+    );
+    let (t, tp) = (get(&tr, "rep"), get(&tr, "ibip"));
+    assert_minted(t, tp);
+    let tts = timestamp(root, t);
+    assert_eq!(
+        item_toml(root, r),
+        format!("{commented}\n[translations]\npt = \"{t}\"\n")
+    );
+    assert_eq!(
+        item_toml(root, t),
+        format!("state     = \"Original\"\nibip      = \"{tp}\"\ntimestamp = {tts}\ntarget    = \"relatorio.pdf\"\nlanguage  = \"pt\"\n\n[translations]\nen = \"{r}\"\n")
+    );
+    assert_eq!(
+        url_request(root, ip, "GetTranslation(pt)"),
+        lines(&[
+            "archiveaddress localhost:8080",
+            "contenttype.translation(pt) Data",
+            &format!("ibi {{rep {r} ibip {ip}}}"),
+            SERVICE,
+            PLATFORM,
+            &format!("ibi.translation(pt) {{rep {t}}}"),
+            "state.translation(pt) Original",
+            &format!("timestamp.translation(pt) {tts}"),
+            &format!("url.translation(pt) http://localhost:8080/col/{t}/doc/relatorio.pdf"),
+            "urlkey <urlkey>",
+        ])
+    );
+    // And back: the translation's English version is the original.
+    assert_eq!(
+        url_request(root, t, "GetTranslation(en)"),
+        lines(&[
+            "archiveaddress localhost:8080",
+            "contenttype.translation(en) Data",
+            &format!("ibi {{rep {t} ibip {tp}}}"),
+            SERVICE,
+            PLATFORM,
+            &format!("ibi.translation(en) {{rep {r}}}"),
+            "state.translation(en) Original",
+            &format!("timestamp.translation(en) {ts}"),
+            &format!("url.translation(en) http://localhost:8080/col/{r}/doc/report.pdf"),
+            "urlkey <urlkey>",
+        ])
+    );
+
+    // 3. Its next edition, named by its rep.
+    let ed = new(
+        root,
+        &["--language", "en", "--edition-of", r, &p("report-v2.pdf")],
+    );
+    let (e, ep) = (get(&ed, "rep"), get(&ed, "ibip"));
+    assert_minted(e, ep);
+    let ets = timestamp(root, e);
+    assert_eq!(
+        item_toml(root, r),
+        format!("# checked by hand\nstate     = \"Original\"\nibip      = \"{ip}\"\ntimestamp = {ts}\ntarget    = \"report.pdf\"\nlanguage  = \"en\"\nnextedition = \"{e}\"\n\n[translations]\npt = \"{t}\"\n")
+    );
+    assert_eq!(
+        url_request(root, r, "GetLastEdition"),
+        lines(&[
+            "archiveaddress localhost:8080",
+            "contenttype.lastedition Data",
+            &format!("ibi {{rep {r} ibip {ip}}}"),
+            SERVICE,
+            &format!("ibi.lastedition {{rep {e}}}"),
+            &format!("ibi.nextedition {{rep {e}}}"),
+            PLATFORM,
+            "state.lastedition Original",
+            &format!("timestamp.lastedition {ets}"),
+            &format!("url.lastedition http://localhost:8080/col/{e}/doc/report-v2.pdf"),
+            "urlkey <urlkey>",
+        ])
+    );
+
+    // 4. An item with metadata: a second item holding oai_dc.xml and metadata.html.
+    let md = new(
+        root,
+        &[
+            "--language",
+            "pt-br",
+            "--title",
+            "Relatório & <Final>",
+            "--creator",
+            "Banon, G.",
+            "--dc",
+            "subject=IBI",
+            "--dc",
+            "description=a \"quoted\" 'text'",
+            "--creator",
+            "Ana",
+            &p("data.csv"),
+        ],
+    );
+    let (d, dp, m, mp) = (
+        get(&md, "rep"),
+        get(&md, "ibip"),
+        get(&md, "metadata.rep"),
+        get(&md, "metadata.ibip"),
+    );
+    assert_minted(d, dp);
+    assert_minted(m, mp);
+    assert_ne!(d, m);
+    let (dts, mts) = (timestamp(root, d), timestamp(root, m));
+    assert_eq!(
+        item_toml(root, d),
+        format!("state     = \"Original\"\nibip      = \"{dp}\"\ntimestamp = {dts}\ntarget    = \"data.csv\"\nlanguage  = \"pt-BR\"\nmetadata  = \"{m}\"\n")
+    );
+    assert_eq!(
+        item_toml(root, m),
+        format!("state       = \"Original\"\nibip        = \"{mp}\"\ntimestamp   = {mts}\ncontenttype = \"Metadata\"\ntarget      = \"metadata.html\"\n\n[formats]\noai_dc = \"oai_dc.xml\"\n")
+    );
+    let answer = url_request(root, dp, "GetMetadata(oai_dc)");
+    let url = format!("http://localhost:8080/col/{m}/doc/oai_dc.xml");
+    assert_eq!(
+        answer,
+        lines(&[
+            "archiveaddress localhost:8080",
+            "contenttype.metadata(oai_dc) Metadata",
+            &format!("ibi {{rep {d} ibip {dp}}}"),
+            SERVICE,
+            &format!("ibi.metadata(oai_dc) {{rep {m}}}"),
+            PLATFORM,
+            "state.metadata(oai_dc) Original",
+            &format!("timestamp.metadata(oai_dc) {mts}"),
+            &format!("url.metadata(oai_dc) {url}"),
+            "urlkey <urlkey>",
+        ])
+    );
+    // The file the URL points to.
+    let file = root.join(url.strip_prefix("http://localhost:8080/").unwrap());
+    let xml = std::fs::read_to_string(file).unwrap();
+    assert_eq!(
+        xml,
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+<oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\"\n           \
+xmlns:dc=\"http://purl.org/dc/elements/1.1/\"\n           \
+xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"\n           \
+xsi:schemaLocation=\"http://www.openarchives.org/OAI/2.0/oai_dc/ http://www.openarchives.org/OAI/2.0/oai_dc.xsd\">\n  \
+<dc:title>Relatório &amp; &lt;Final&gt;</dc:title>\n  \
+<dc:creator>Banon, G.</dc:creator>\n  \
+<dc:creator>Ana</dc:creator>\n  \
+<dc:subject>IBI</dc:subject>\n  \
+<dc:description>a &quot;quoted&quot; &apos;text&apos;</dc:description>\n  \
+<dc:identifier>http://urlib.net/{dp}</dc:identifier>\n  \
+<dc:language>pt-BR</dc:language>\n\
+</oai_dc:dc>\n"
+        )
+    );
+    let root_element = well_formed(&xml);
+    assert_eq!(root_element.0, "oai_dc:dc");
+    assert!(root_element.1.contains(&(
+        "xmlns:oai_dc".into(),
+        "http://www.openarchives.org/OAI/2.0/oai_dc/".into()
+    )));
+    assert!(root_element
+        .1
+        .contains(&("xmlns:dc".into(), "http://purl.org/dc/elements/1.1/".into())));
+    // The metadata page is the metadata item's target.
+    assert_eq!(
+        url_request(root, d, "GetMetadata"),
+        lines(&[
+            "archiveaddress localhost:8080",
+            "contenttype.metadata Metadata",
+            &format!("ibi {{rep {d} ibip {dp}}}"),
+            SERVICE,
+            &format!("ibi.metadata {{rep {m}}}"),
+            PLATFORM,
+            "state.metadata Original",
+            &format!("timestamp.metadata {mts}"),
+            &format!("url.metadata http://localhost:8080/col/{m}/doc/metadata.html"),
+            "urlkey <urlkey>",
+        ])
+    );
+    let html = std::fs::read_to_string(root.join("col").join(m).join("doc/metadata.html")).unwrap();
+    assert!(
+        html.contains("<title>Relatório &amp; &lt;Final&gt;</title>"),
+        "{html}"
+    );
+
+    // Nothing temporary is left, and the tree checks clean.
+    let leftovers: Vec<_> = std::fs::read_dir(root.join("col"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    let (code, out, err) = run_cmd(&["check", "--root", root.to_str().unwrap()]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, "checked 19 items: 0 faults\n", "")
+    );
+}
+
+/// A tiny XML well-formedness check: one root element, tags nested and closed, attribute
+/// values quoted, only the five predefined entities or character references. Returns the
+/// root element's name and attributes.
+fn well_formed(xml: &str) -> (String, Vec<(String, String)>) {
+    let body = xml
+        .strip_prefix("<?xml version=\"1.0\" encoding=\"UTF-8\"?>")
+        .expect("XML declaration");
+    let mut stack: Vec<String> = Vec::new();
+    let mut root: Option<(String, Vec<(String, String)>)> = None;
+    let mut rest = body;
+    let check_text = |t: &str| {
+        let mut s = t;
+        while let Some(i) = s.find('&') {
+            let end = s[i..].find(';').expect("entity ends with ;") + i;
+            let name = &s[i + 1..end];
+            assert!(
+                ["amp", "lt", "gt", "quot", "apos"].contains(&name)
+                    || name
+                        .strip_prefix('#')
+                        .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())),
+                "bad entity {name}"
+            );
+            s = &s[end + 1..];
+        }
+        assert!(
+            !t.contains('<') && !t.contains('>'),
+            "stray markup in {t:?}"
+        );
+    };
+    while let Some(open) = rest.find('<') {
+        let text = &rest[..open];
+        check_text(text);
+        if stack.is_empty() {
+            assert!(text.trim().is_empty(), "text outside the root: {text:?}");
+        }
+        let close = rest[open..].find('>').expect("tag ends") + open;
+        let tag = &rest[open + 1..close];
+        rest = &rest[close + 1..];
+        if let Some(name) = tag.strip_prefix('/') {
+            assert_eq!(
+                stack.pop().as_deref(),
+                Some(name.trim()),
+                "mismatched </{name}>"
+            );
+            continue;
+        }
+        let self_closing = tag.ends_with('/');
+        let tag = tag.trim_end_matches('/');
+        let mut parts = tag.splitn(2, char::is_whitespace);
+        let name = parts.next().unwrap().to_string();
+        assert!(
+            !name.is_empty() && !name.contains(['"', '=']),
+            "bad tag {name:?}"
+        );
+        let mut attrs = Vec::new();
+        let mut a = parts.next().unwrap_or("").trim();
+        while !a.is_empty() {
+            let eq = a.find('=').expect("attribute =");
+            let key = a[..eq].trim().to_string();
+            let v = a[eq + 1..]
+                .trim_start()
+                .strip_prefix('"')
+                .expect("quoted value");
+            let end = v.find('"').expect("closing quote");
+            check_text(&v[..end]);
+            attrs.push((key, v[..end].to_string()));
+            a = v[end + 1..].trim_start();
+        }
+        if stack.is_empty() {
+            assert!(root.is_none(), "two root elements");
+            root = Some((name.clone(), attrs));
+        }
+        if !self_closing {
+            stack.push(name);
+        }
+    }
+    assert!(rest.trim().is_empty(), "text after the root: {rest:?}");
+    assert!(stack.is_empty(), "unclosed {stack:?}");
+    root.expect("a root element")
+}
+
+#[test]
+fn twenty_parallel_runs_make_twenty_items_and_a_clean_tree() {
+    let f = archive();
+    let root = f.root().to_str().unwrap().to_string();
+    let files = inputs(&[("paper.pdf", "%PDF-1.4")]);
+    let file = files.path().join("paper.pdf");
+    let started = std::time::Instant::now();
+    let children: Vec<_> = (0..20)
+        .map(|_| {
+            Command::new(bin())
+                .args(["new", "--root", &root])
+                .arg(&file)
+                .env_remove("GATEWAY_INTERFACE")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut reps = BTreeSet::new();
+    let mut ibips = BTreeSet::new();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        let mut lines = text.trim_end().split("\r\n");
+        let ibip = lines
+            .next()
+            .unwrap()
+            .strip_prefix("ibip ")
+            .unwrap()
+            .to_string();
+        let rep = lines
+            .next()
+            .unwrap()
+            .strip_prefix("rep ")
+            .unwrap()
+            .to_string();
+        assert!(f.path("col").join(&rep).join("doc/paper.pdf").is_file());
+        reps.insert(rep);
+        ibips.insert(ibip);
+    }
+    let elapsed = started.elapsed();
+    eprintln!("20 parallel `ibi-archive new` runs took {elapsed:?}");
+    assert_eq!(reps.len(), 20);
+    assert_eq!(ibips.len(), 20);
+    let (code, out, err) = run_cmd(&["check", "--root", &root]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, "checked 34 items: 0 faults\n", "")
+    );
+}
+
+#[test]
+fn a_copy_is_stored_under_the_ibi_it_was_given() {
+    let f = archive();
+    let root = f.root().to_str().unwrap();
+    let files = inputs(&[("book/index.html", "<p>x</p>"), ("book/img/a.png", "png")]);
+    let book = files.path().join("book");
+    let (code, out, err) = run_cmd(&[
+        "new",
+        "--root",
+        root,
+        "--copy",
+        "--ibi",
+        "8JMKD3MGP7W/3EPGUEB",
+        "--ibi",
+        "urlib.net/www/2013/09.04.12.28.03",
+        "--target",
+        "book/index.html",
+        book.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out,
+        "ibip 8JMKD3MGP7W/3EPGUEB\r\nrep urlib.net/www/2013/09.04.12.28.03\n"
+    );
+    let rep = "urlib.net/www/2013/09.04.12.28.03";
+    let ts = timestamp(f.root(), rep);
+    assert_eq!(
+        item_toml(f.root(), rep),
+        format!("state     = \"Copy\"\nibip      = \"8JMKD3MGP7W/3EPGUEB\"\ntimestamp = {ts}\ntarget    = \"book/index.html\"\n")
+    );
+    assert!(f.path("col").join(rep).join("doc/book/img/a.png").is_file());
+    assert_eq!(
+        url_request(f.root(), "8JMKD3MGP7W/3EPGUEB", ""),
+        lines(&[
+            "archiveaddress localhost:8080",
+            "contenttype Data",
+            &format!("ibi {{rep {rep} ibip 8JMKD3MGP7W/3EPGUEB}}"),
+            SERVICE,
+            PLATFORM,
+            "state Copy",
+            &format!("timestamp {ts}"),
+            &format!("url http://localhost:8080/col/{rep}/doc/book/index.html"),
+            "urlkey <urlkey>",
+        ])
+    );
+    // The same IBI again, in another spelling of the rep: refused.
+    let (code, _, err) = run_cmd(&[
+        "new",
+        "--root",
+        root,
+        "--copy",
+        "--ibi",
+        "URLIB.net/www@80/2013/09.04.12.28.03",
+        book.to_str().unwrap(),
+        "--target",
+        "book/index.html",
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "ibi-archive: new: an item URLIB.net/www@80/2013/09.04.12.28.03 already exists: {}\n",
+            f.path("col").join(rep).display()
+        )
+    );
+}
+
+#[test]
+fn refusals_name_the_input_and_write_nothing() {
+    let f = archive();
+    let root = f.root().to_str().unwrap();
+    let files = inputs(&[("a.pdf", "a"), ("b.pdf", "b")]);
+    let a = files.path().join("a.pdf");
+    let a = a.to_str().unwrap();
+    let b = files.path().join("b.pdf");
+    let b = b.to_str().unwrap();
+    let cases: Vec<(Vec<&str>, i32, String)> = vec![
+        (vec![], 2, "ibi-archive: new: no FILE given; see ibi-archive new --help\n".into()),
+        (vec!["--bogus", a], 2, "ibi-archive: new: unexpected argument --bogus; see ibi-archive new --help\n".into()),
+        (vec![a, b], 1, "ibi-archive: new: several files and no index.html: say which is the item's default file with --target (one of: a.pdf, b.pdf)\n".into()),
+        (vec!["--target", "c.pdf", a, b], 1, "ibi-archive: new: --target \"c.pdf\" is not one of the files given (in doc/ they are: a.pdf, b.pdf)\n".into()),
+        (vec!["--target", "../a.pdf", a], 1, "ibi-archive: new: --target: \"../a.pdf\" is not a plain relative path inside doc/\n".into()),
+        (vec!["--translation-of", "sid.inpe.br/mtc-m18@80/2009/07.21.13.23", a], 1,
+            "ibi-archive: new: --translation-of sid.inpe.br/mtc-m18@80/2009/07.21.13.23: the translation's language is required (--language)\n".into()),
+        (vec!["--language", "pt", "--translation-of", "8JMKD3MGP8W/35MME4E", a], 1,
+            "ibi-archive: new: 8JMKD3MGP8W/35MME4E already has a translation in pt: sid.inpe.br/mtc-m18@80/2009/08.25.19.43\n".into()),
+        (vec!["--language", "pt", "--translation-of", "sid.inpe.br/mtc-m18@80/2009/08.25.19.43", a], 1,
+            "ibi-archive: new: sid.inpe.br/mtc-m18@80/2009/08.25.19.43 is itself in pt: a translation must be in another language\n".into()),
+        (vec!["--edition-of", "sid.inpe.br/mtc-m19/2013/02.10.11.12", a], 1,
+            "ibi-archive: new: sid.inpe.br/mtc-m19/2013/02.10.11.12 is Deleted: its item.toml is a tombstone and takes no new relations\n".into()),
+        (vec!["--edition-of", "8JMKD3MGP8W/35MMLL8", a], 1,
+            "ibi-archive: new: 8JMKD3MGP8W/35MMLL8 already has a next edition: sid.inpe.br/mtc-m18/2012/07.12.18.08\n".into()),
+        (vec!["--dc", "titel=x", a], 1,
+            "ibi-archive: new: \"titel\" is not a Dublin Core element (one of: title, creator, subject, description, publisher, contributor, date, type, format, identifier, source, language, relation, coverage, rights)\n".into()),
+        (vec!["--restricted", a], 1,
+            "ibi-archive: new: a restricted item needs a metadata item for the clients outside [access].networks: give Dublin Core fields\n".into()),
+        (vec!["--ibi", "urlib.net/www/2013/09.04.12.28.03", a], 2,
+            "ibi-archive: new: --ibi is for --copy; a new Original gets a minted IBI\n".into()),
+        (vec!["--copy", "--ibi", "8JMKD3MGP7W/3EPGUEB", a], 2,
+            "ibi-archive: new: --copy needs --ibi REP (a Copy is stored under its rep)\n".into()),
+        (vec!["--copy", "--ibi", "8JMKD3MGP7W/3EPGUE5", "--ibi", "urlib.net/www/2013/09.04.12.28.03", a], 1,
+            "ibi-archive: new: --ibi 8JMKD3MGP7W/3EPGUE5 codes the date 2013/09.04.12.27.57, --ibi urlib.net/www/2013/09.04.12.28.03 the date 2013/09.04.12.28.03: they are not the same item\n".into()),
+        (vec!["--language", "english", a], 2,
+            "ibi-archive: new: --language: invalid language \"english\": expected ll or ll-CC\n".into()),
+    ];
+    let before = snapshot(f.root());
+    for (args, code, want) in cases {
+        let mut all = vec!["new", "--root", root];
+        all.extend(args.iter());
+        let (got, out, err) = run_cmd(&all);
+        assert_eq!(
+            (got, out.as_str(), err.as_str()),
+            (code, "", want.as_str()),
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        snapshot(f.root()),
+        before,
+        "a refused run changed the Archive"
+    );
+
+    // No [minting]: nothing to mint with.
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    let cut = toml.find("[minting]").unwrap();
+    let end = toml[cut..].find("\n\n").unwrap() + cut;
+    f.write(
+        "archive.toml",
+        format!("{}{}", &toml[..cut], &toml[end + 2..]).as_bytes(),
+    );
+    let (code, _, err) = run_cmd(&["new", "--root", root, a]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        err,
+        format!(
+            "ibi-archive: new: {}: no [minting] section, so no IBI can be minted\n",
+            f.path("archive.toml").display()
+        )
+    );
+}
+
+/// Every path under col/ with its size: what a refused run must leave as it was.
+fn snapshot(root: &Path) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = walkdir::WalkDir::new(root.join("col"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(|e| {
+            (
+                e.path()
+                    .strip_prefix(root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                e.metadata()
+                    .map(|m| if m.is_file() { m.len() } else { 0 })
+                    .unwrap_or(0),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn links_that_cannot_be_made_here_are_noted() {
+    let f = archive();
+    let root = f.root().to_str().unwrap();
+    let files = inputs(&[("a.pdf", "a")]);
+    let a = files.path().join("a.pdf");
+    let a = a.to_str().unwrap();
+    // Another Archive's item: nothing to change here, no link back (its language is
+    // unknown).
+    let (code, out, err) = run_cmd(&[
+        "new",
+        "--root",
+        root,
+        "--language",
+        "pt",
+        "--translation-of",
+        "other.org/archive/2020/01.02.03.04",
+        a,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err,
+        "ibi-archive: note: other.org/archive/2020/01.02.03.04 is not in this Archive: record the translation in its item.toml where it is stored\n"
+    );
+    let rep = out
+        .trim_end()
+        .split("\r\n")
+        .nth(1)
+        .unwrap()
+        .strip_prefix("rep ")
+        .unwrap()
+        .to_string();
+    assert!(!item_toml(f.root(), &rep).contains("[translations]"));
+    // A local item without a language: linked, but no way back.
+    let x = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47";
+    let (code, out, err) = run_cmd(&[
+        "new",
+        "--root",
+        root,
+        "--language",
+        "pt",
+        "--translation-of",
+        x,
+        a,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err,
+        format!("ibi-archive: note: {x} has no language: the new item has no [translations] entry back to it\n")
+    );
+    let rep = out
+        .trim_end()
+        .split("\r\n")
+        .nth(1)
+        .unwrap()
+        .strip_prefix("rep ")
+        .unwrap()
+        .to_string();
+    assert!(item_toml(f.root(), x).ends_with(&format!("\n[translations]\npt = \"{rep}\"\n")));
+    let (code, out, _) = run_cmd(&["check", "--root", root]);
+    assert_eq!((code, out.as_str()), (0, "checked 16 items: 0 faults\n"));
+}

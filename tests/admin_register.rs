@@ -1,0 +1,476 @@
+//! `ibi-archive include` / `exclude` against a stand-in resolver on 127.0.0.1 that checks
+//! the eight pairs of Table 7.2 and, like the real resolver (Example 7.4), asks the Archive
+//! service for its confirmation — the real binary, served by `ibi-archive serve` (or run as
+//! a CGI program: one function apart).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+use common::{bin, run_cmd, Fixture};
+
+const KEY: &str = "1234567890-9876543210";
+const SERVICE_IBI: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+const EMAIL: &str = "archive-admin@example.org";
+/// A version with a space and a `+`, which Table 6.1 escapes.
+const VERSION: &str = "2026:11.22 build+1";
+
+/// How the stand-in reaches the Archive service for the confirmation (message 3).
+#[derive(Clone)]
+enum Confirmer {
+    /// `GET http://<archiveaddress>/<archiveserviceibi>?servicesubject=inclusionConfirmationRequest`
+    Http,
+    /// The binary run as a CGI program for the Archive at this root.
+    Cgi(PathBuf),
+}
+
+impl Confirmer {
+    /// Message (3) and whether the answer (4) was `confirmation yes`.
+    fn confirm(&self, address: &str, service: &str) -> bool {
+        let query = "servicesubject=inclusionConfirmationRequest";
+        match self {
+            Confirmer::Http => ureq::AgentBuilder::new()
+                .timeout(std::time::Duration::from_secs(5))
+                .build()
+                .get(&format!("http://{address}/{service}?{query}"))
+                .call()
+                .ok()
+                .and_then(|r| r.into_string().ok())
+                .is_some_and(|body| body == "confirmation yes"),
+            Confirmer::Cgi(root) => {
+                let out = Command::new(bin())
+                    .env_clear()
+                    .env("GATEWAY_INTERFACE", "CGI/1.1")
+                    .env("REQUEST_METHOD", "GET")
+                    .env("QUERY_STRING", query)
+                    .env("IBI_ARCHIVE_ROOT", root)
+                    .output()
+                    .unwrap();
+                common::parse_cgi(&out.stdout, String::new()).body == b"confirmation yes"
+            }
+        }
+    }
+}
+
+/// What the stand-in saw.
+#[derive(Default)]
+struct Seen {
+    /// Raw query strings received.
+    requests: Vec<String>,
+    /// Whether each confirmation asked for succeeded.
+    confirmations: Vec<bool>,
+}
+
+/// A resolver with one registered Archive.
+struct StandIn {
+    server: Arc<tiny_http::Server>,
+    port: u16,
+    seen: Arc<Mutex<Seen>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl StandIn {
+    fn start(archiveaddress: String, confirmer: Confirmer) -> StandIn {
+        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
+        let port = server.server_addr().to_ip().unwrap().port();
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let thread = {
+            let (server, seen) = (server.clone(), seen.clone());
+            std::thread::spawn(move || {
+                for req in server.incoming_requests() {
+                    let url = req.url().to_string();
+                    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+                    seen.lock().unwrap().requests.push(query.to_string());
+                    let (status, body) = if path != "/J8LNKB5R7W/3FUQHC5" {
+                        (404, "error {not found}".to_string())
+                    } else {
+                        answer(query, &archiveaddress, &confirmer, &seen)
+                    };
+                    let _ = req.respond(
+                        tiny_http::Response::from_string(body)
+                            .with_status_code(status)
+                            .with_header(
+                                "Content-Type: text/plain"
+                                    .parse::<tiny_http::Header>()
+                                    .unwrap(),
+                            ),
+                    );
+                }
+            })
+        };
+        StandIn {
+            server,
+            port,
+            seen,
+            thread: Some(thread),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/J8LNKB5R7W/3FUQHC5", self.port)
+    }
+
+    fn requests(&self) -> Vec<String> {
+        self.seen.lock().unwrap().requests.clone()
+    }
+
+    fn confirmations(&self) -> Vec<bool> {
+        self.seen.lock().unwrap().confirmations.clone()
+    }
+}
+
+impl Drop for StandIn {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The resolver's side of messages (2)/(7): the eight pairs, each checked; then (3) and
+/// the status (5)/(8).
+fn answer(query: &str, address: &str, confirmer: &Confirmer, seen: &Mutex<Seen>) -> (u16, String) {
+    let mut pairs: Vec<(String, String)> = Vec::new();
+    for part in query.split('&') {
+        let (n, v) = part.split_once('=').unwrap_or((part, ""));
+        pairs.push((n.to_string(), v.to_string()));
+    }
+    let names: Vec<&str> = pairs.iter().map(|(n, _)| n.as_str()).collect();
+    let want_names = [
+        "servicesubject",
+        "archiveaddress",
+        "archiveserviceibi",
+        "archiveip",
+        "archiveprotocol",
+        "archiveplatformversion",
+        "archiveadmemailaddress",
+        "registrationkey",
+    ];
+    let raw = |n: &str| pairs.iter().find(|(k, _)| k == n).map(|(_, v)| v.as_str());
+    let subject = raw("servicesubject").unwrap_or("");
+    let well_formed = names == want_names
+        && ["inclusionRequest", "exclusionRequest"].contains(&subject)
+        && raw("archiveaddress") == Some(address)
+        && raw("archiveserviceibi") == Some(SERVICE_IBI)
+        && raw("archiveip") == Some("127.0.0.1")
+        && raw("archiveprotocol") == Some("HTTP")
+        && raw("archiveplatformversion") == Some("2026:11.22%20build%2B1")
+        && raw("archiveadmemailaddress") == Some(EMAIL);
+    if !well_formed {
+        return (400, "error {malformed request}".into());
+    }
+    if raw("registrationkey") != Some(KEY) {
+        return (
+            200,
+            "error {unknown archive or wrong registration key}".into(),
+        );
+    }
+    if subject == "exclusionRequest" {
+        return (200, "status.archive excluded".into());
+    }
+    let ok = confirmer.confirm(address, SERVICE_IBI);
+    seen.lock().unwrap().confirmations.push(ok);
+    let status = if ok { "successful" } else { "unsuccessful" };
+    (
+        200,
+        format!("status.archive included\r\nstatus.confirmation {status}"),
+    )
+}
+
+/// `ibi-archive serve` on a free port of 127.0.0.1; stopped when dropped.
+struct Served {
+    child: Child,
+    address: String,
+}
+
+impl Served {
+    fn start(root: &Path) -> Served {
+        let mut child = Command::new(bin())
+            .args([
+                "serve",
+                "--root",
+                root.to_str().unwrap(),
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .env_remove("GATEWAY_INTERFACE")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // "ibi-archive: serving the Archive at <root> on http://127.0.0.1:PORT/ (Ctrl-C stops)"
+        let address = line
+            .split(" on http://")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap_or_else(|| panic!("serve said {line:?}"))
+            .to_string();
+        Served { child, address }
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The sample Archive registered with `key`, at `address`, with `resolver` configured.
+fn archive(address: &str, key: &str, resolver: &str) -> Fixture {
+    let f = Fixture::sample();
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    let toml = toml
+        .replace("\"localhost:8080\"", &format!("\"{address}\""))
+        .replace(
+            "key             = \"1234567890\"",
+            &format!("key = \"{key}\""),
+        )
+        .replace("http://urlib.net/J8LNKB5R7W/3FUQHC5", resolver)
+        .replace(
+            "ip              = \"127.0.0.1\"",
+            &format!("ip = \"127.0.0.1\"\nplatformversion = \"{VERSION}\""),
+        );
+    assert!(toml.contains(key) && toml.contains(VERSION));
+    f.write("archive.toml", toml.as_bytes());
+    f
+}
+
+fn set_address(f: &Fixture, old: &str, new: &str) {
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    f.write(
+        "archive.toml",
+        toml.replace(&format!("\"{old}\""), &format!("\"{new}\""))
+            .as_bytes(),
+    );
+}
+
+fn run(cmd: &str, f: &Fixture, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec![cmd, "--root", f.root().to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let (code, out, err) = run_cmd(&args);
+    for part in KEY.split('-') {
+        assert!(
+            !out.contains(part) && !err.contains(part),
+            "the key leaked: {out}{err}"
+        );
+    }
+    (code, out, err)
+}
+
+/// A port nobody listens on.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+#[test]
+fn include_is_confirmed_by_the_served_archive_and_exclude_follows() {
+    let f = archive(
+        "localhost:8080",
+        KEY,
+        "http://unused.invalid/J8LNKB5R7W/3FUQHC5",
+    );
+    let served = Served::start(f.root());
+    set_address(&f, "localhost:8080", &served.address);
+    let resolver = StandIn::start(served.address.clone(), Confirmer::Http);
+
+    let (code, out, err) = run("include", &f, &["--resolver", &resolver.url()]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            0,
+            "status.archive included\nstatus.confirmation successful\n",
+            ""
+        )
+    );
+    assert_eq!(resolver.confirmations(), [true]);
+    let requests = resolver.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(
+        requests[0],
+        format!(
+            "servicesubject=inclusionRequest&archiveaddress={}&archiveserviceibi={SERVICE_IBI}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=2026:11.22%20build%2B1&archiveadmemailaddress={EMAIL}&registrationkey={KEY}",
+            served.address
+        )
+    );
+
+    let (code, out, err) = run("exclude", &f, &["--resolver", &resolver.url()]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, "status.archive excluded\n", "")
+    );
+    assert_eq!(resolver.requests().len(), 2);
+    assert!(resolver.requests()[1].starts_with("servicesubject=exclusionRequest&"));
+    // Excluding asks for no confirmation.
+    assert_eq!(resolver.confirmations(), [true]);
+
+    // With the service down, the resolver includes the Archive unconfirmed: exit 0, and a
+    // warning that the Archive is not reachable.
+    drop(served);
+    let (code, out, err) = run("include", &f, &["--resolver", &resolver.url()]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "status.archive included\nstatus.confirmation unsuccessful\n"
+    );
+    let address = resolver.requests()[0]
+        .split("archiveaddress=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        err,
+        format!("ibi-archive: include: included, but the resolver could not confirm the Archive service at http://{address}/{SERVICE_IBI} (status.confirmation unsuccessful): is the Archive reachable at archiveaddress?\n")
+    );
+    assert_eq!(resolver.confirmations(), [true, false]);
+}
+
+#[test]
+fn include_through_the_configured_resolver_with_a_cgi_confirmation() {
+    let port = closed_port();
+    let address = format!("127.0.0.1:{port}");
+    // The resolver's URL is only known once it runs: write it into archive.toml then.
+    let f = archive(
+        &address,
+        KEY,
+        "http://placeholder.invalid/J8LNKB5R7W/3FUQHC5",
+    );
+    let resolver = StandIn::start(address, Confirmer::Cgi(f.root().to_path_buf()));
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    f.write(
+        "archive.toml",
+        toml.replace(
+            "http://placeholder.invalid/J8LNKB5R7W/3FUQHC5",
+            &resolver.url(),
+        )
+        .as_bytes(),
+    );
+    let (code, out, err) = run("include", &f, &[]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            0,
+            "status.archive included\nstatus.confirmation successful\n",
+            ""
+        )
+    );
+    assert_eq!(resolver.confirmations(), [true]);
+}
+
+#[test]
+fn failures_say_what_happened_without_the_key() {
+    let resolver = StandIn::start("localhost:8080".into(), Confirmer::Http);
+
+    // A key the resolver does not know.
+    let f = archive("localhost:8080", "1234567890-1111111111", &resolver.url());
+    let (code, out, err) = run("include", &f, &[]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            1,
+            "error {unknown archive or wrong registration key}\n",
+            "ibi-archive: include: the resolver did not answer status.archive included (it answered: error {unknown archive or wrong registration key})\n"
+        )
+    );
+    assert!(!err.contains("1111111111"));
+    assert_eq!(resolver.requests().len(), 1);
+
+    // A request the resolver refuses (an address it does not expect): not 200.
+    let f = archive("localhost:9090", KEY, &resolver.url());
+    let (code, out, err) = run("exclude", &f, &[]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            1,
+            "",
+            &*format!("ibi-archive: exclude: the resolver at {} answered 400 Bad Request: error {{malformed request}}\n", resolver.url())
+        )
+    );
+    assert_eq!(resolver.requests().len(), 2);
+
+    // No resolver at all.
+    let nowhere = format!("http://127.0.0.1:{}/J8LNKB5R7W/3FUQHC5", closed_port());
+    let f = archive("localhost:8080", KEY, &nowhere);
+    let (code, out, err) = run("include", &f, &[]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            1,
+            "",
+            &*format!("ibi-archive: include: cannot reach the resolver at {nowhere}: the connection failed\n")
+        )
+    );
+
+    // A key that breaks rule chave: refused before anything is sent.
+    for bad in ["12345-abc", "123456789", "1234567890-", "1234567890 "] {
+        let f = archive("localhost:8080", bad, &resolver.url());
+        let (code, out, err) = run("include", &f, &[]);
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (
+                1,
+                "",
+                "ibi-archive: include: registration.key in archive.toml does not follow rule chave of Table 7.1 (10 or more digits, optionally '-' and 10 or more digits); nothing was sent\n"
+            ),
+            "{bad}"
+        );
+        assert!(!err.contains(bad.trim()), "{err}");
+    }
+    // Other fields of [registration], checked too.
+    let f = archive("localhost:8080", KEY, &resolver.url());
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    f.write(
+        "archive.toml",
+        toml.replace(EMAIL, "archive-admin").as_bytes(),
+    );
+    let (code, _, err) = run("include", &f, &[]);
+    assert_eq!(
+        (code, err.as_str()),
+        (1, "ibi-archive: include: registration.adminemail \"archive-admin\" is not an e-mail address such as banon@dpi.inpe.br\n")
+    );
+    f.write(
+        "archive.toml",
+        toml.replace("ip = \"127.0.0.1\"", "ip = \"localhost\"")
+            .as_bytes(),
+    );
+    let (code, _, err) = run("include", &f, &[]);
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            1,
+            "ibi-archive: include: registration.ip \"localhost\" is not an IPv4 or IPv6 address\n"
+        )
+    );
+    f.write("archive.toml", toml.as_bytes());
+    let (code, _, err) = run(
+        "include",
+        &f,
+        &["--resolver", "https://urlib.net/J8LNKB5R7W/3FUQHC5"],
+    );
+    assert_eq!(
+        (code, err.as_str()),
+        (1, "ibi-archive: include: resolver https://urlib.net/J8LNKB5R7W/3FUQHC5: https is not supported by this build; use the resolver's http:// address\n")
+    );
+    let (code, _, err) = run("include", &f, &["--bogus"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            2,
+            "ibi-archive: include: unexpected argument --bogus; see ibi-archive include --help\n"
+        )
+    );
+    // Nothing of the refused runs reached the resolver.
+    assert_eq!(resolver.requests().len(), 2);
+}

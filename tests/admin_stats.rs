@@ -1,0 +1,234 @@
+//! `ibi-archive stats`: counts of the accesses the service counted (acknowledgments with a
+//! key it issued, once per key), per item and month, as a table and as CSV.
+
+mod common;
+
+use common::{run_cmd, Cgi, Fixture};
+
+fn stats(f: &Fixture, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["stats", "--root", f.root().to_str().unwrap()];
+    args.extend_from_slice(extra);
+    run_cmd(&args)
+}
+
+fn pair<'a>(text: &'a str, name: &str) -> &'a str {
+    text.split("\r\n")
+        .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+}
+
+/// A urlRequest; returns the url pair `url_name` and the urlkey.
+fn request(f: &Fixture, ibi: &str, verbs: &str, url_name: &str) -> (String, String) {
+    let out = Cgi::get(
+        f.root(),
+        &format!("servicesubject=urlRequest&clientinformation.ipaddress=127.0.0.1&parsedibiurl.ibi={ibi}&parsedibiurl.verblist={verbs}"),
+    )
+    .run()
+    .text();
+    (
+        pair(&out, url_name).to_string(),
+        pair(&out, "urlkey").to_string(),
+    )
+}
+
+/// An acknowledgment as the resolver sends it (Example 8.9: the IBI asked for, the url
+/// and the urlkey of the answer); answered the same always.
+fn acknowledge(f: &Fixture, ibi: &str, url: &str, key: &str) {
+    let out = Cgi::get(
+        f.root(),
+        &format!("servicesubject=acknowledgment&clientinformation.ipaddress=127.0.0.1&contenttype=Data&ibi=ibip%20{ibi}&url={url}&urlkey={key}"),
+    )
+    .run();
+    assert_eq!(out.text(), "notice {acknowledgment received}");
+}
+
+const A: &str = "8JMKD3MGP7W/3EPGUE5";
+const B: &str = "LK47B6W/362SFKH";
+const M: &str = "8JMKD3MGP8W/35MME4E";
+
+#[test]
+fn counts_follow_the_acknowledgments_the_service_counted() {
+    let f = Fixture::sample();
+    // Two accesses to the Portuguese report, one to iconet's, one to a metadata record.
+    let (url_a, key_a1) = request(&f, A, "", "url");
+    let (_, key_a2) = request(&f, A, "", "url");
+    let (url_b, key_b) = request(&f, B, "", "url");
+    let (url_m, key_m) = request(
+        &f,
+        "8JMKD3MGP8W/35MME4E",
+        "GetMetadata(oai_dc)",
+        "url.metadata(oai_dc)",
+    );
+    acknowledge(&f, A, &url_a, &key_a1);
+    acknowledge(&f, A, &url_a, &key_a2);
+    acknowledge(&f, B, &url_b, &key_b);
+    acknowledge(&f, M, &url_m, &key_m);
+    // Not counted: a replay, a key issued for another url, a key with a digit changed, a
+    // key never issued.
+    acknowledge(&f, A, &url_a, &key_a1);
+    acknowledge(&f, A, &url_a, &key_b);
+    let mut tampered = key_m.clone().into_bytes();
+    let last = tampered.len() - 1;
+    tampered[last] = if tampered[last] == b'0' { b'1' } else { b'0' };
+    acknowledge(&f, M, &url_m, std::str::from_utf8(&tampered).unwrap());
+    acknowledge(&f, B, &url_b, "1234567890-1234567890");
+
+    // The month the service recorded (UTC), the same for every line.
+    let log = std::fs::read_to_string(f.path("var/acknowledgments.log")).unwrap();
+    let months: std::collections::BTreeSet<&str> = log.lines().map(|l| &l[..7]).collect();
+    assert_eq!(months.len(), 1, "{log}");
+    let m = *months.iter().next().unwrap();
+
+    let (code, out, err) = stats(&f, &[]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        out,
+        format!(
+            "item                                        month    count\n\
+             iconet.com.br/banon/2009/09.09.22.01        {m}      1\n\
+             iconet.com.br/banon/2009/09.09.22.01        total        1\n\
+             sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47  {m}      1\n\
+             sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47  total        1\n\
+             sid.inpe.br/mtc-m19/2013/09.04.12.27.57     {m}      2\n\
+             sid.inpe.br/mtc-m19/2013/09.04.12.27.57     total        2\n\
+             *                                           {m}      4\n\
+             *                                           total        4\n"
+        )
+    );
+    let (code, out, err) = stats(&f, &["--csv"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        out,
+        format!(
+            "item,month,count\n\
+             iconet.com.br/banon/2009/09.09.22.01,{m},1\n\
+             iconet.com.br/banon/2009/09.09.22.01,total,1\n\
+             sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47,{m},1\n\
+             sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47,total,1\n\
+             sid.inpe.br/mtc-m19/2013/09.04.12.27.57,{m},2\n\
+             sid.inpe.br/mtc-m19/2013/09.04.12.27.57,total,2\n\
+             *,{m},4\n\
+             *,total,4\n"
+        )
+    );
+    // One item, by its IBIp.
+    let (code, out, _) = stats(&f, &["--csv", "--item", "8JMKD3MGP7W/3EPGUE5"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        format!(
+            "item,month,count\n\
+             sid.inpe.br/mtc-m19/2013/09.04.12.27.57,{m},2\n\
+             sid.inpe.br/mtc-m19/2013/09.04.12.27.57,total,2\n\
+             *,{m},2\n\
+             *,total,2\n"
+        )
+    );
+}
+
+#[test]
+fn a_written_log_across_two_months_with_malformed_lines() {
+    let f = Fixture::sample();
+    let a = "sid.inpe.br/mtc-m19/2013/09.04.12.27.57";
+    let b = "iconet.com.br/banon/2009/09.09.22.01";
+    let log = format!(
+        "2026-01-31T23:59:59Z\t1000000001-1\t{a}\tData\thttp://x/a\n\
+         2026-02-01T00:30:00+01:00\t1000000002-1\t{a}\tData\thttp://x/a\n\
+         2026-02-01T00:00:00Z\t1000000003-1\t{a}\tData\thttp://x/a\n\
+         garbage\n\
+         2026-02-14T10:00:00Z\t1000000004-1\t{a}\tMetadata\thttp://x/a\n\
+         2026-01-05T08:00:00Z\t1000000005-1\t{b}\tData\thttp://x/b\n\
+         2026-02-30T00:00:00Z\t1000000006-1\t{b}\tData\thttp://x/b\n\
+         2026-02-05T08:00:00Z\t1000000007-1\t-\tData\thttp://x/c\n\
+         2026-02-06T08:00:00Z\t1000000008-1\t{b}\n\
+         \n"
+    );
+    f.write("var/acknowledgments.log", log.as_bytes());
+    let warning = "ibi-archive: stats: 3 malformed lines in var/acknowledgments.log skipped\n";
+    let (code, out, err) = stats(&f, &[]);
+    assert_eq!((code, err.as_str()), (0, warning));
+    assert_eq!(
+        out,
+        "item                                     month    count\n\
+         -                                        2026-02      1\n\
+         -                                        total        1\n\
+         iconet.com.br/banon/2009/09.09.22.01     2026-01      1\n\
+         iconet.com.br/banon/2009/09.09.22.01     total        1\n\
+         sid.inpe.br/mtc-m19/2013/09.04.12.27.57  2026-01      2\n\
+         sid.inpe.br/mtc-m19/2013/09.04.12.27.57  2026-02      2\n\
+         sid.inpe.br/mtc-m19/2013/09.04.12.27.57  total        4\n\
+         *                                        2026-01      3\n\
+         *                                        2026-02      3\n\
+         *                                        total        6\n"
+    );
+    let (code, out, err) = stats(&f, &["--csv"]);
+    assert_eq!((code, err.as_str()), (0, warning));
+    assert_eq!(
+        out,
+        "item,month,count\n\
+         -,2026-02,1\n\
+         -,total,1\n\
+         iconet.com.br/banon/2009/09.09.22.01,2026-01,1\n\
+         iconet.com.br/banon/2009/09.09.22.01,total,1\n\
+         sid.inpe.br/mtc-m19/2013/09.04.12.27.57,2026-01,2\n\
+         sid.inpe.br/mtc-m19/2013/09.04.12.27.57,2026-02,2\n\
+         sid.inpe.br/mtc-m19/2013/09.04.12.27.57,total,4\n\
+         *,2026-01,3\n\
+         *,2026-02,3\n\
+         *,total,6\n"
+    );
+    // One item, by another spelling of its rep.
+    let (code, out, _) = stats(
+        &f,
+        &[
+            "--item",
+            "SID.inpe.br/mtc-m19@80/2013/09.04.12.27.57",
+            "--csv",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        "item,month,count\n\
+         sid.inpe.br/mtc-m19/2013/09.04.12.27.57,2026-01,2\n\
+         sid.inpe.br/mtc-m19/2013/09.04.12.27.57,2026-02,2\n\
+         sid.inpe.br/mtc-m19/2013/09.04.12.27.57,total,4\n\
+         *,2026-01,2\n\
+         *,2026-02,2\n\
+         *,total,4\n"
+    );
+}
+
+#[test]
+fn no_log_counts_nothing_and_bad_arguments_are_refused() {
+    let f = Fixture::sample();
+    assert_eq!(
+        stats(&f, &[]),
+        (
+            0,
+            "item  month    count\n*     total        0\n".to_string(),
+            String::new()
+        )
+    );
+    assert_eq!(
+        stats(&f, &["--csv"]),
+        (
+            0,
+            "item,month,count\n*,total,0\n".to_string(),
+            String::new()
+        )
+    );
+    let (code, _, err) = stats(&f, &["--item", "nonsense"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (2, "ibi-archive: stats: --item: invalid IBI \"nonsense\": it has 0 '/', expected 3 (rep) or 1 (IBIp)\n")
+    );
+    let (code, _, err) = stats(&f, &["--json"]);
+    assert_eq!(
+        (code, err.as_str()),
+        (
+            2,
+            "ibi-archive: stats: unexpected argument --json; see ibi-archive stats --help\n"
+        )
+    );
+}
