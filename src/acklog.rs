@@ -95,8 +95,16 @@ fn append_if_new(file: &mut File, rec: &Record, issued: i64) -> io::Result<Outco
         // A writer died mid-line: end that line so ours stands whole.
         line.insert(0, '\n');
     }
-    file.write_all(line.as_bytes())?;
-    file.sync_data()?;
+    if let Err(e) = file
+        .write_all(line.as_bytes())
+        .and_then(|()| file.sync_data())
+    {
+        // A full disk takes part of a line and refuses the rest: cut the log back to
+        // where it was (we hold the lock), so that no partial record is left to be read
+        // as a counted one, nor glued to the next.
+        let _ = file.set_len(len);
+        return Err(e);
+    }
     Ok(Outcome::Counted)
 }
 

@@ -111,10 +111,12 @@ pub fn write(out: &mut impl Write, answer: &Answer, head_only: bool) -> io::Resu
         answer.content_type,
         answer.body.len()
     ));
-    out.write_all(head.as_bytes())?;
+    // One buffer, so that stdout (line-buffered) writes it in as few calls as it can.
+    let mut bytes = head.into_bytes();
     if !head_only {
-        out.write_all(&answer.body)?;
+        bytes.extend_from_slice(&answer.body);
     }
+    out.write_all(&bytes)?;
     out.flush()
 }
 

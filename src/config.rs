@@ -29,7 +29,10 @@ struct RawConfig {
 struct RawRegistration {
     resolver: Option<String>,
     adminemail: String,
-    key: String,
+    /// Read as any TOML value and checked below: a key of the wrong type (`key = 1234567890`
+    /// unquoted) would otherwise fail in serde with a message that quotes the key itself,
+    /// and that message goes to the web server's error log.
+    key: toml::Value,
     ip: String,
     platformversion: Option<String>,
 }
@@ -120,7 +123,10 @@ impl Config {
 
     /// Parses the text of an archive.toml; the error says what is wrong (never the key).
     pub fn parse(text: &str) -> Result<Config, String> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| e.message().to_string())?;
+        // The toml crate's messages may span lines ("invalid date-time\nvalue is out of
+        // range"): the web server's error log gets one line per problem.
+        let raw: RawConfig = crate::fasttoml::from_str(text, &[])
+            .map_err(|e| e.message().trim().replace('\n', "; "))?;
         let archiveaddress = raw.archiveaddress;
         if archiveaddress.is_empty()
             || archiveaddress.contains(['/', ' ', '?', '#', '@'])
@@ -164,7 +170,11 @@ impl Config {
             Some(r) => Some(Registration {
                 resolver: r.resolver.unwrap_or_else(|| DEFAULT_RESOLVER.to_string()),
                 adminemail: r.adminemail,
-                key: r.key,
+                key: match r.key {
+                    toml::Value::String(k) => k,
+                    // Never show the value: it may be the key, merely unquoted.
+                    _ => return Err("registration.key is not a string (write it in quotes)".into()),
+                },
                 ip: r.ip,
                 platformversion: r
                     .platformversion

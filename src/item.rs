@@ -97,8 +97,17 @@ impl Item {
             path: path.clone(),
             message,
         };
+        // Only a regular file: opening a named pipe (or a device) would block this request
+        // forever, and a directory only fails on read (SPEC §2: a broken item.toml must not
+        // stall the service).
+        let meta = std::fs::metadata(&path).map_err(|e| fail(e.to_string()))?;
+        if !meta.is_file() {
+            return Err(fail("not a regular file".into()));
+        }
         let file = std::fs::File::open(&path).map_err(|e| fail(e.to_string()))?;
-        let mut text = String::new();
+        // Room for a usual item.toml, so it is read in one call (an empty String would
+        // grow from a 32-byte probe, one read per doubling).
+        let mut text = String::with_capacity(4096);
         use std::io::Read;
         file.take(MAX_ITEM_TOML + 1)
             .read_to_string(&mut text)
@@ -111,7 +120,9 @@ impl Item {
 
     /// Parses the text of an item.toml.
     pub fn parse(text: &str, dir: &Path, rep: Rep) -> Result<Item, String> {
-        let raw: RawItem = toml::from_str(text).map_err(|e| e.message().trim().to_string())?;
+        let raw: RawItem = crate::fasttoml::from_str(text, &["timestamp"])
+            // One log line per problem, even for the toml crate's messages of several lines.
+            .map_err(|e| e.message().trim().replace('\n', "; "))?;
         let ibip = match raw.ibip {
             None => None,
             Some(s) => Some(Ibip::parse(&s).map_err(|e| format!("ibip: {e}"))?),

@@ -10,6 +10,7 @@ pub mod acklog;
 pub mod admin;
 pub mod cgi;
 pub mod config;
+mod fasttoml;
 pub mod filelist;
 pub mod ibi;
 pub mod item;

@@ -124,12 +124,16 @@ impl PairList {
             }
             push_escaped(&mut out, name.as_bytes());
             out.push(' ');
-            match value.0.as_slice() {
+            // Empty words are dropped before choosing the form: Table 6.2's `lista` holds
+            // two or more words, so one remaining word is written bare (a value such as
+            // ["", "a"] used to come out as `{a}`, which the grammar does not allow).
+            let words: Vec<&Vec<u8>> = value.0.iter().filter(|w| !w.is_empty()).collect();
+            match words.as_slice() {
                 [] => out.push_str("{}"),
-                [w] if !w.is_empty() => push_escaped(&mut out, w),
+                [w] => push_escaped(&mut out, w),
                 words => {
                     out.push('{');
-                    for (j, w) in words.iter().filter(|w| !w.is_empty()).enumerate() {
+                    for (j, w) in words.iter().enumerate() {
                         if j > 0 {
                             out.push(' ');
                         }

@@ -4,7 +4,7 @@
 //! FILTRARLISTADEURL is not run over a full list: the verb list is read first and only the
 //! relations it names are computed, so a filtered answer costs no more than its pairs.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -79,8 +79,12 @@ pub struct Archive {
     root: PathBuf,
     config: Config,
     store: Store,
-    items: std::cell::RefCell<HashMap<String, Option<Rc<Item>>>>,
+    /// Items looked up in this request (a BTreeMap: a HashMap's random keys would cost
+    /// a getrandom call per CGI run).
+    items: std::cell::RefCell<BTreeMap<String, Option<Rc<Item>>>>,
     keys: std::cell::OnceCell<UrlKeys>,
+    /// Whether the secret could not be read or made (keys of this process alone).
+    keys_ephemeral: std::cell::Cell<bool>,
 }
 
 impl Archive {
@@ -91,6 +95,7 @@ impl Archive {
             config,
             items: Default::default(),
             keys: Default::default(),
+            keys_ephemeral: Default::default(),
         }
     }
 
@@ -173,7 +178,18 @@ impl Archive {
             Ok(Some(v)) => match VerbList::parse(v) {
                 Ok(v) => v,
                 Err(e) => {
-                    log.push(format!("urlRequest with a bad verb list: {e}"));
+                    // The verb list is the client's: cut its echo in the log to 300 bytes,
+                    // as other echoes are cut (a 16 KiB verb list made a 16 KiB log line).
+                    let mut line = format!("urlRequest with a bad verb list: {e}");
+                    if line.len() > 300 {
+                        let mut end = 300;
+                        while !line.is_char_boundary(end) {
+                            end -= 1;
+                        }
+                        line.truncate(end);
+                        line.push_str("...");
+                    }
+                    log.push(line);
                     return Answer {
                         log,
                         ..Answer::text(200, "")
@@ -423,7 +439,12 @@ impl Archive {
             let Node::Local(meta, _) = self.reference(item.metadata.as_ref()?) else {
                 return None;
             };
-            if meta.state == State::Deleted {
+            // The "metadata" must not be restricted data itself: an item that names itself
+            // (or another restricted data item) as its metadata would otherwise hand its
+            // data URL to the very clients the restriction keeps out.
+            if meta.state == State::Deleted
+                || (meta.restricted && meta.contenttype == ContentType::Data)
+            {
                 return None;
             }
             let url = self.data_url(&meta)?;
@@ -503,6 +524,7 @@ impl Archive {
             let (keys, warning) = UrlKeys::load_or_create(&self.var());
             if let Some(w) = warning {
                 self.store.warn(w);
+                self.keys_ephemeral.set(true);
             }
             keys
         })
@@ -528,13 +550,21 @@ impl Archive {
         }
         let mut shown = String::new();
         crate::pairs::push_escaped(&mut shown, &url[..url.len().min(200)]);
-        let issued = self
-            .url_keys()
+        let keys = self.url_keys();
+        if self.keys_ephemeral.get() {
+            // The secret is unreadable (var/ broken): no key can be checked, and the one
+            // log line of url_keys says so ("...; acknowledgments cannot be counted"); a
+            // second line calling the key forged would mislead.
+            return Ok(());
+        }
+        let issued = keys
             .verify(key, url, now)
             .map_err(|e| format!("acknowledgment not counted: {e} ({shown})"))?;
         let record = acklog::Record {
             time: now,
-            key: key.to_string(),
+            // Counted once in its canonical spelling: padded or reordered variants of one
+            // issued key are the same key.
+            key: issued.canonical.clone(),
             item: self.item_of_url(url).unwrap_or_else(|| ibi_of_ack(query)),
             contenttype: query
                 .get_str("contenttype")
@@ -708,13 +738,21 @@ pub fn file_inside(doc: &Path, file: &[u8]) -> Option<Vec<u8>> {
     {
         return None;
     }
-    let path = doc.join(std::ffi::OsStr::from_bytes(file));
-    let real = std::fs::canonicalize(&path).ok()?;
-    let real_doc = std::fs::canonicalize(doc).ok()?;
-    if !real.starts_with(&real_doc) || !real.is_file() {
+    // A file called item.toml or archive.toml is never served, even inside doc/: the
+    // Apache and lighttpd configurations of cgi-bin/ refuse those names anywhere, so a URL
+    // to one would answer 403 (SPEC §5: every URL handed out must answer 200).
+    if file
+        .rsplit(|&b| b == b'/')
+        .next()
+        .is_some_and(|name| name == b"item.toml" || name == b"archive.toml")
+    {
         return None;
     }
-    Some(file.to_vec())
+    // No symbolic link is followed below doc/: the web servers of cgi-bin/ follow none
+    // under /col/, so a URL through one would not answer (SPEC §5).
+    let path = doc.join(std::ffi::OsStr::from_bytes(file));
+    let meta = crate::store::plain_below(doc, &path)?;
+    meta.is_file().then(|| file.to_vec())
 }
 
 /// The stored name of `file` inside `doc` (see [`file_inside`]); a name given as UTF-8

@@ -17,7 +17,9 @@ use crate::item::Item;
 /// Read access to an Archive's `col/` tree.
 pub struct Store {
     col: PathBuf,
-    canonical_col: OnceCell<Option<PathBuf>>,
+    subdomains: OnceCell<Vec<String>>,
+    /// Directories below col/ found free of symbolic links during this request.
+    plain_dirs: RefCell<Vec<PathBuf>>,
     prefixes: OnceCell<Vec<(String, String)>>,
     warnings: RefCell<Vec<String>>,
 }
@@ -27,7 +29,8 @@ impl Store {
     pub fn new(root: &Path) -> Store {
         Store {
             col: root.join("col"),
-            canonical_col: OnceCell::new(),
+            subdomains: OnceCell::new(),
+            plain_dirs: RefCell::new(Vec::new()),
             prefixes: OnceCell::new(),
             warnings: RefCell::new(Vec::new()),
         }
@@ -45,7 +48,13 @@ impl Store {
 
     /// Records a line for the web server's error log.
     pub fn warn(&self, line: String) {
-        self.warnings.borrow_mut().push(line);
+        // Once per request: several relations of one answer can meet the same fault (a
+        // bare GetTranslation before GetLastEdition follows one looping chain per
+        // language), and the administrator should read it once.
+        let mut warnings = self.warnings.borrow_mut();
+        if !warnings.contains(&line) {
+            warnings.push(line);
+        }
     }
 
     /// The item with this IBI, if this Archive holds one that loads.
@@ -58,37 +67,39 @@ impl Store {
 
     /// The item whose uniform repository name equals `rep` (in the standard's sense).
     pub fn find_rep(&self, rep: &Rep) -> Option<Item> {
-        let exact = self
-            .col
-            .join(rep.subdomain())
-            .join(rep.word_port())
-            .join(rep.year())
-            .join(rep.day_time());
+        let exact = item_path(
+            &self.col,
+            rep.subdomain(),
+            rep.word_port(),
+            rep.year(),
+            rep.day_time(),
+        );
         if exact.is_dir() {
             return self.load(&exact, rep.subdomain(), rep.word_port(), rep);
         }
-        for (sub, wp) in self.prefixes() {
-            if sub == rep.subdomain() && wp == rep.word_port() {
-                continue;
-            }
+        // Another spelling of the prefix (case, `@`/`.`, port 80): only the subdomains
+        // equal to the asked one but for case are listed, so a rep of another Archive (the
+        // usual question) costs one listing of col/.
+        for sub in self.subdomains() {
             if !sub.eq_ignore_ascii_case(rep.subdomain()) {
                 continue;
             }
-            let dir = self
-                .col
-                .join(sub)
-                .join(wp)
-                .join(rep.year())
-                .join(rep.day_time());
-            if !dir.is_dir() {
-                continue;
-            }
-            let Ok(found) = Rep::parse(&format!("{sub}/{wp}/{}/{}", rep.year(), rep.day_time()))
-            else {
-                continue;
-            };
-            if found == *rep {
-                return self.load(&dir, sub, wp, rep);
+            for wp in sorted_dir_names(&self.col.join(sub)) {
+                if sub == rep.subdomain() && wp == rep.word_port() {
+                    continue;
+                }
+                let dir = item_path(&self.col, sub, &wp, rep.year(), rep.day_time());
+                if !dir.is_dir() {
+                    continue;
+                }
+                let Ok(found) =
+                    Rep::parse(&format!("{sub}/{wp}/{}/{}", rep.year(), rep.day_time()))
+                else {
+                    continue;
+                };
+                if found == *rep {
+                    return self.load(&dir, sub, &wp, rep);
+                }
             }
         }
         None
@@ -99,7 +110,7 @@ impl Store {
         let suffix = ibip.date().rep_suffix();
         let (year, day_time) = suffix.split_once('/')?;
         for (sub, wp) in self.prefixes() {
-            let dir = self.col.join(sub).join(wp).join(year).join(day_time);
+            let dir = item_path(&self.col, sub, wp, year, day_time);
             if !dir.is_dir() {
                 continue;
             }
@@ -119,8 +130,8 @@ impl Store {
     fn prefixes(&self) -> &[(String, String)] {
         self.prefixes.get_or_init(|| {
             let mut out = Vec::new();
-            for sub in sorted_dir_names(&self.col) {
-                for wp in sorted_dir_names(&self.col.join(&sub)) {
+            for sub in self.subdomains() {
+                for wp in sorted_dir_names(&self.col.join(sub)) {
                     out.push((sub.clone(), wp));
                 }
             }
@@ -128,11 +139,16 @@ impl Store {
         })
     }
 
+    /// The top level of `col/`, sorted.
+    fn subdomains(&self) -> &[String] {
+        self.subdomains.get_or_init(|| sorted_dir_names(&self.col))
+    }
+
     /// Loads the item in `dir` (named with the on-disk spelling of its prefix).
     fn load(&self, dir: &Path, sub: &str, wp: &str, asked: &Rep) -> Option<Item> {
         if !self.inside_col(dir) {
             self.warn(format!(
-                "{}: item directory leads outside col/; treated as absent",
+                "{}: item directory is reached through a symbolic link; treated as absent",
                 dir.display()
             ));
             return None;
@@ -148,16 +164,72 @@ impl Store {
         }
     }
 
-    /// Whether `path` resolves to a place inside `col/` (symlinks followed).
+    /// Whether `path` is a place inside `col/` reached without any symbolic link below col/.
     pub fn inside_col(&self, path: &Path) -> bool {
-        let col = self
-            .canonical_col
-            .get_or_init(|| std::fs::canonicalize(&self.col).ok());
-        match (col, std::fs::canonicalize(path)) {
-            (Some(col), Ok(p)) => p.starts_with(col) && p != *col,
-            _ => false,
+        // Checked level by level from the deepest directory already found plain in this
+        // request (an item's doc/ after the item), else from col/ itself.
+        let known = self
+            .plain_dirs
+            .borrow()
+            .iter()
+            .filter(|d| path.starts_with(d))
+            .max_by_key(|d| d.as_os_str().len())
+            .cloned();
+        if known.as_deref() == Some(path) {
+            return true;
+        }
+        // No symbolic link is followed below col/ (col/ itself may be one): the web
+        // servers of cgi-bin/ follow none there, so what a link reaches could not be served.
+        match plain_below(known.as_deref().unwrap_or(&self.col), path) {
+            Some(meta) => {
+                if meta.is_dir() {
+                    self.plain_dirs.borrow_mut().push(path.to_path_buf());
+                }
+                true
+            }
+            None => false,
         }
     }
+}
+
+/// `col/<sub>/<wp>/<year>/<day_time>`, built in one allocation.
+fn item_path(col: &Path, sub: &str, wp: &str, year: &str, day_time: &str) -> PathBuf {
+    let mut p = PathBuf::with_capacity(
+        col.as_os_str().len() + sub.len() + wp.len() + year.len() + day_time.len() + 4,
+    );
+    p.push(col);
+    p.push(sub);
+    p.push(wp);
+    p.push(year);
+    p.push(day_time);
+    p
+}
+
+/// When `path` is `base` followed by one or more plain names none of which is a symbolic
+/// link (each exists; `lstat` says so level by level), the metadata of its last level.
+/// Such a path resolves to `base`'s own resolution followed by the same names, so it is
+/// inside `base` whatever `base` itself is (a mount point or a symlink): what resolving
+/// both paths would find, for one `lstat` per level below `base` instead of two
+/// `realpath`s (each one `readlink` per component of the whole path). `None` means
+/// "cannot tell this way" (a link, `.`/`..`, a missing level, a path outside `base`):
+/// resolve them.
+pub(crate) fn plain_below(base: &Path, path: &Path) -> Option<std::fs::Metadata> {
+    let rel = path.strip_prefix(base).ok()?;
+    let mut p = PathBuf::with_capacity(path.as_os_str().len() + 1);
+    p.push(base);
+    let mut last = None;
+    for c in rel.components() {
+        let std::path::Component::Normal(name) = c else {
+            return None;
+        };
+        p.push(name);
+        let m = std::fs::symlink_metadata(&p).ok()?;
+        if m.file_type().is_symlink() {
+            return None;
+        }
+        last = Some(m);
+    }
+    last
 }
 
 /// Names of the sub-directories of `dir` that are valid UTF-8, sorted; none if unreadable.

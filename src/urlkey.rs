@@ -127,11 +127,16 @@ impl UrlKeys {
             .collect();
         let granted = rest.as_bytes()[NONCE_DIGITS..]
             .chunks(MAC_DIGITS)
-            .any(|chunk| macs.iter().any(|m| m.as_bytes() == chunk));
-        if granted {
-            Ok(IssuedKey { issued })
-        } else {
-            Err(KeyError::NotIssuedForUrl)
+            .find_map(|chunk| macs.iter().find(|m| m.as_bytes() == chunk));
+        match granted {
+            // The key as it would have been issued for this url alone: a key padded with
+            // more digit groups, with its groups reordered or with its time written with
+            // leading zeros still checks out, and must not count as another key.
+            Some(mac) => Ok(IssuedKey {
+                issued,
+                canonical: format!("{issued:010}-{nonce:0NONCE_DIGITS$}{mac}"),
+            }),
+            None => Err(KeyError::NotIssuedForUrl),
         }
     }
 
@@ -195,10 +200,13 @@ fn create_secret(path: &Path) -> std::io::Result<[u8; 32]> {
 }
 
 /// A key that checked out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IssuedKey {
     /// POSIX second of issue.
     pub issued: i64,
+    /// The key in the one spelling that counts (time of 10 digits, nonce, the digits for
+    /// this url only): what the access log records and counts once.
+    pub canonical: String,
 }
 
 /// Why a key does not count.

@@ -208,13 +208,19 @@ impl Checker<'_> {
                 continue;
             }
             if e.path_is_symlink() {
-                if let Ok(real) = std::fs::canonicalize(e.path()) {
-                    if self.real_col.as_ref().is_some_and(|c| !real.starts_with(c)) {
-                        self.fault(
-                            rel,
-                            "symlink leads outside col/; the service treats it as absent",
-                        );
-                    }
+                let outside = std::fs::canonicalize(e.path()).ok().is_some_and(|real| {
+                    self.real_col.as_ref().is_some_and(|c| !real.starts_with(c))
+                });
+                if outside {
+                    self.fault(
+                        rel,
+                        "symlink leads outside col/; the service treats it as absent",
+                    );
+                } else {
+                    self.fault(
+                        rel,
+                        "symlink below col/: neither the service nor the web servers follow it, so it is treated as absent",
+                    );
                 }
                 continue;
             }

@@ -23,20 +23,33 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         match arg {
             lexopt::Arg::Long("root") => root = Some(parser.value()?.into()),
             lexopt::Arg::Long("listen") => {
-                listen = parser.value()?.into_string().map_err(|v| CliError::usage(format!("serve: bad --listen {v:?}")))?
+                listen = parser
+                    .value()?
+                    .into_string()
+                    .map_err(|v| CliError::usage(format!("serve: bad --listen {v:?}")))?
             }
             lexopt::Arg::Long("help") => {
                 println!("usage: ibi-archive serve [--root DIR] [--listen 127.0.0.1:8080]");
                 return Ok(());
             }
-            other => return Err(CliError::usage(format!("serve: unexpected argument {}", super::shown(other)))),
+            other => {
+                return Err(CliError::usage(format!(
+                    "serve: unexpected argument {}",
+                    super::shown(other)
+                )))
+            }
         }
     }
     let root = root_flag(root);
-    let root = std::fs::canonicalize(&root).map_err(|e| CliError::failed(format!("{}: {e}", root.display())))?;
+    let root = std::fs::canonicalize(&root)
+        .map_err(|e| CliError::failed(format!("{}: {e}", root.display())))?;
     let config = Config::load(&root).map_err(|e| CliError::failed(e.to_string()))?;
-    let server = tiny_http::Server::http(&listen).map_err(|e| CliError::failed(format!("cannot listen on {listen}: {e}")))?;
-    let bound = server.server_addr().to_ip().map_or(listen.clone(), |a| a.to_string());
+    let server = tiny_http::Server::http(&listen)
+        .map_err(|e| CliError::failed(format!("cannot listen on {listen}: {e}")))?;
+    let bound = server
+        .server_addr()
+        .to_ip()
+        .map_or(listen.clone(), |a| a.to_string());
 
     print_examples(&root, &config, &bound);
     let stop = Arc::new(AtomicBool::new(false));
@@ -72,7 +85,11 @@ fn print_examples(root: &Path, config: &Config, bound: &str) {
     let base = format!("http://{bound}");
     let service = format!("{base}/{}", config.service);
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "ibi-archive: serving the Archive at {} on {base}/ (Ctrl-C stops)", root.display());
+    let _ = writeln!(
+        out,
+        "ibi-archive: serving the Archive at {} on {base}/ (Ctrl-C stops)",
+        root.display()
+    );
     if config.baseurl != base && config.baseurl.replace("//localhost:", "//127.0.0.1:") != base {
         let _ = writeln!(
             out,
@@ -81,7 +98,10 @@ fn print_examples(root: &Path, config: &Config, bound: &str) {
         );
     }
     let _ = writeln!(out, "try:");
-    let _ = writeln!(out, "  curl '{service}?servicesubject=inclusionConfirmationRequest'");
+    let _ = writeln!(
+        out,
+        "  curl '{service}?servicesubject=inclusionConfirmationRequest'"
+    );
     for ibi in some_items(root, 2) {
         let _ = writeln!(
             out,
@@ -101,7 +121,12 @@ fn some_items(root: &Path, n: usize) -> Vec<String> {
         .filter_map(Result::ok)
         .take(50)
         .filter_map(|e| {
-            let rel = e.path().strip_prefix(root.join("col")).ok()?.to_str()?.to_string();
+            let rel = e
+                .path()
+                .strip_prefix(root.join("col"))
+                .ok()?
+                .to_str()?
+                .to_string();
             let rep = ibi_archive::ibi::Rep::parse(&rel).ok()?;
             let item = ibi_archive::item::Item::load(e.path(), rep).ok()?;
             (item.state != ibi_archive::item::State::Deleted && item.url.is_none())
@@ -119,7 +144,9 @@ fn answer(root: &Path, request: tiny_http::Request) {
     let config = Config::load(root);
     let route = match &config {
         Ok(c) => web::route(c, root, path),
-        Err(_) => Route::Service { path_info: String::new() },
+        Err(_) => Route::Service {
+            path_info: String::new(),
+        },
     };
     let (status, bytes) = match route {
         Route::Service { path_info } => {
@@ -134,7 +161,8 @@ fn answer(root: &Path, request: tiny_http::Request) {
             for line in &a.log {
                 eprintln!("ibi-archive: {line}");
             }
-            let mut response = tiny_http::Response::from_data(a.body.clone()).with_status_code(a.status);
+            let mut response =
+                tiny_http::Response::from_data(a.body.clone()).with_status_code(a.status);
             response.add_header(header("Content-Type", a.content_type));
             for (n, v) in &a.headers {
                 response.add_header(header(n, v));
@@ -142,14 +170,17 @@ fn answer(root: &Path, request: tiny_http::Request) {
             let len = a.body.len();
             (respond(request, response), len)
         }
-        Route::Static(file) if method == "GET" || method == "HEAD" => match std::fs::File::open(&file) {
-            Ok(f) => {
-                let len = f.metadata().map(|m| m.len() as usize).unwrap_or(0);
-                let response = tiny_http::Response::from_file(f).with_header(header("Content-Type", web::content_type(&file)));
-                (respond(request, response), len)
+        Route::Static(file) if method == "GET" || method == "HEAD" => {
+            match std::fs::File::open(&file) {
+                Ok(f) => {
+                    let len = f.metadata().map(|m| m.len() as usize).unwrap_or(0);
+                    let response = tiny_http::Response::from_file(f)
+                        .with_header(header("Content-Type", web::content_type(&file)));
+                    (respond(request, response), len)
+                }
+                Err(_) => (respond(request, not_found()), 0),
             }
-            Err(_) => (respond(request, not_found()), 0),
-        },
+        }
         Route::Static(_) => {
             let response = tiny_http::Response::from_string("method not allowed\n")
                 .with_status_code(405)
@@ -177,5 +208,6 @@ fn not_found() -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
 }
 
 fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes()).expect("header names and values are ASCII")
+    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes())
+        .expect("header names and values are ASCII")
 }

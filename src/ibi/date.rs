@@ -259,7 +259,11 @@ fn parse_iso_or_posix(s: &str) -> Result<IbiDate, String> {
     if s.is_empty() {
         return Err("empty".into());
     }
-    if s.len() > 64 {
+    // Long enough for every date an IBI can code (to_iso of a fraction of
+    // MAX_FRACTION_DIGITS digits is 21 + MAX_FRACTION_DIGITS bytes), so that what
+    // `to_iso` prints reads back; still bounded for hostile input. (Was 64, which refused
+    // the ISO spelling of dates with fractions of more than 43 digits.)
+    if s.len() > 21 + MAX_FRACTION_DIGITS {
         return Err("too long".into());
     }
     if s.bytes().all(|b| b.is_ascii_digit() || b == b'.') {
