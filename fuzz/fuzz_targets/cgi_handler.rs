@@ -1,0 +1,277 @@
+//! The whole CGI handler, `cgi::handle`, over a copy of sample-archive/ (made once per
+//! process, with hostile additions: symlinks out of doc/, a symlink to the item
+//! directory, a nested file), for arbitrary method, PATH_INFO, client address and query.
+//!
+//! Input: `METHOD \n PATH_INFO \n REMOTE_ADDR \n QUERY_STRING` (the query is the rest and may
+//! hold anything). A `{KEY}` in the query is replaced by a urlkey that this Archive really
+//! issued for the query's `url`, so that acknowledgments get counted and logged too.
+//!
+//! Checked: no panic; the status is one of 200 400 403 404 405 410 500; a text/plain body
+//! is a well-formed pair list (Table 6.2); every URL handed out (pairs `url…`, links of
+//! file-list pages) is the service's own address, a file-list page, an item.toml `url`, or
+//! `<baseurl>/col/<rep>/doc/<file>` naming a regular file that, symlinks resolved, lies
+//! inside that item's doc/ and that `web::route` would serve; every line of
+//! var/acknowledgments.log is a well-formed record.
+
+#![no_main]
+
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use ibi_archive::acklog;
+use ibi_archive::cgi::{self, Request};
+use ibi_archive::config::Config;
+use ibi_archive::query::Query;
+use ibi_archive::urlkey::UrlKeys;
+use ibi_archive::web::{self, Route};
+use libfuzzer_sys::fuzz_target;
+
+/// 2026-11-22T10:00:00Z: a fixed clock, so that every run of an input answers alike.
+const NOW: i64 = 1_795_341_600;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    config: Config,
+    /// The `url` of every item.toml.
+    item_urls: Vec<String>,
+}
+
+fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for entry in std::fs::read_dir(src).unwrap() {
+        let entry = entry.unwrap();
+        let to = dst.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to);
+        } else {
+            std::fs::copy(entry.path(), &to).unwrap();
+        }
+    }
+}
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap().join("archive");
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sample-archive");
+        copy_tree(&sample, &root);
+        let _ = std::fs::remove_dir_all(root.join("var"));
+        let doc = root.join("col/iconet.com.br/banon/2009/09.09.22.01/doc");
+        std::os::unix::fs::symlink(root.join("archive.toml"), doc.join("leak.toml")).unwrap();
+        std::os::unix::fs::symlink("..", doc.join("up")).unwrap();
+        std::os::unix::fs::symlink("/etc", doc.join("etc")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", doc.join("passwd")).unwrap();
+        std::os::unix::fs::symlink("reference.bib", doc.join("inside.bib")).unwrap();
+        std::fs::create_dir_all(doc.join("sub/deeper")).unwrap();
+        std::fs::write(doc.join("sub/deeper/inner file.txt"), b"inner\n").unwrap();
+        std::fs::write(doc.join("sub/item.toml"), b"state = \"Original\"\n").unwrap();
+        // An item whose directory is a symlink to another item, and one leading outside.
+        std::os::unix::fs::symlink(
+            root.join("col/iconet.com.br/banon/2009/09.09.22.01"),
+            root.join("col/iconet.com.br/banon/2009/09.09.22.02"),
+        )
+        .unwrap();
+        let outside = dir.path().join("outside-item");
+        copy_tree(&root.join("col/urlib.net/www/2014/03.25.23.20"), &outside);
+        std::os::unix::fs::symlink(&outside, root.join("col/urlib.net/www/2014/03.25.23.21"))
+            .unwrap();
+        let config = Config::load(&root).unwrap();
+        let mut item_urls = Vec::new();
+        for e in walk(&root.join("col")) {
+            if e.file_name().is_some_and(|n| n == "item.toml") {
+                let text = std::fs::read_to_string(&e).unwrap_or_default();
+                for line in text.lines() {
+                    if let Some(v) = line.trim().strip_prefix("url") {
+                        if let Some(v) = v.trim().strip_prefix('=') {
+                            item_urls.push(v.trim().trim_matches('"').to_string());
+                        }
+                    }
+                }
+            }
+        }
+        Fixture {
+            _dir: dir,
+            root,
+            config,
+            item_urls,
+        }
+    })
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// Checks one URL the Archive handed out.
+fn check_url(f: &Fixture, url: &str) {
+    let base = &f.config.baseurl;
+    let service = format!("{base}/{}", f.config.service);
+    if url == service || f.item_urls.iter().any(|u| u == url) {
+        return;
+    }
+    if let Some(rep) = url.strip_prefix(&format!("{service}/filelist/")) {
+        assert!(!rep.is_empty(), "empty file list URL {url}");
+        return;
+    }
+    let path = url
+        .strip_prefix(base.as_str())
+        .unwrap_or_else(|| panic!("URL {url:?} is not under {base}"));
+    assert!(
+        path.starts_with("/col/"),
+        "URL {url:?} is neither /col/ nor a file list"
+    );
+    // What a web server would serve for it.
+    match web::route(&f.config, &f.root, path) {
+        Route::Static(file) => {
+            let real = file.canonicalize().unwrap();
+            assert!(real.is_file(), "{url}: {} is not a file", real.display());
+        }
+        other => panic!("URL {url:?} routes to {other:?}"),
+    }
+    // And independently: decoded, it is a regular file whose real path is inside the
+    // real doc/ of the item the URL names.
+    let decoded: Vec<u8> = percent_encoding::percent_decode_str(&path[1..]).collect();
+    let parts: Vec<&[u8]> = decoded.splitn(7, |&b| b == b'/').collect();
+    assert!(
+        parts.len() == 7 && parts[5] == b"doc",
+        "URL {url:?} is not col/<rep>/doc/<file>"
+    );
+    let item_dir = f.root.join(std::ffi::OsStr::from_bytes(
+        &decoded[..decoded.len() - parts[6].len() - 5],
+    ));
+    assert!(item_dir.join("item.toml").is_file(), "{url}: no item.toml");
+    let real_doc = item_dir.join("doc").canonicalize().unwrap();
+    let real_col = f.root.join("col").canonicalize().unwrap();
+    assert!(real_doc.starts_with(&real_col), "{url}: doc/ outside col/");
+    let real = f
+        .root
+        .join(std::ffi::OsStr::from_bytes(&decoded))
+        .canonicalize()
+        .unwrap();
+    assert!(
+        real.starts_with(&real_doc),
+        "{url}: {} leaves doc/",
+        real.display()
+    );
+    assert!(std::fs::metadata(&real).unwrap().is_file());
+    // Never an item.toml or archive.toml, not even one inside doc/ (web servers refuse those).
+    let name = decoded.rsplit(|&b| b == b'/').next().unwrap();
+    assert!(name != b"item.toml" && name != b"archive.toml", "{url}");
+}
+
+fn html_unescape(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+fuzz_target!(|data: &[u8]| {
+    let f = fixture();
+    let mut parts = data.splitn(4, |&b| b == b'\n');
+    let method = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+    let path_info = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+    let remote = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+    let mut query = parts.next().unwrap_or_default().to_vec();
+    if let Some(at) = query.windows(5).position(|w| w == b"{KEY}") {
+        let url = Query::parse(&query)
+            .ok()
+            .and_then(|q| q.get("url").map(<[u8]>::to_vec))
+            .unwrap_or_default();
+        let (keys, _) = UrlKeys::load_or_create(&f.root.join("var"));
+        let key = keys.issue(NOW - 10, &[&url]);
+        query.splice(at..at + 5, key.into_bytes());
+    }
+    let req = Request {
+        method,
+        query,
+        path_info,
+        remote_addr: remote.parse().ok(),
+        root: Some(f.root.clone()),
+    };
+    let answer = cgi::handle(&req, NOW);
+    assert!(
+        [200, 400, 403, 404, 405, 410, 500].contains(&answer.status),
+        "status {}",
+        answer.status
+    );
+    assert_ne!(
+        answer.status, 500,
+        "the fixture Archive is sound: {:?}",
+        answer.log
+    );
+    // The registration key of sample-archive/archive.toml, unless the input itself holds it.
+    let decoded: Vec<u8> = percent_encoding::percent_decode(&req.query).collect();
+    let key_in_input = [data, &decoded[..]]
+        .iter()
+        .any(|b| b.windows(10).any(|w| w == b"1234567890"));
+    for line in &answer.log {
+        assert!(
+            !line.contains('\n') && !line.contains('\r'),
+            "log line {line:?}"
+        );
+        assert!(
+            key_in_input || !line.contains("1234567890"),
+            "log line shows the key: {line:?}"
+        );
+    }
+    let body = &answer.body;
+    if answer.content_type == "text/plain" {
+        let text = std::str::from_utf8(body).expect("a pair list is ASCII");
+        let pairs = ibi_archive::pairs::parse(text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
+        assert!(
+            key_in_input || !text.contains("1234567890"),
+            "the body shows the key"
+        );
+        for (name, words) in &pairs {
+            if name == "url" || name.starts_with("url.") {
+                assert_eq!(words.len(), 1, "{name}");
+                check_url(f, &words[0]);
+            }
+        }
+        if pairs
+            .iter()
+            .any(|(n, _)| n == "url" || n.starts_with("url."))
+        {
+            assert!(
+                pairs.iter().any(|(n, _)| n == "urlkey"),
+                "URLs without a urlkey"
+            );
+        }
+    } else {
+        assert_eq!(answer.content_type, "text/html; charset=utf-8");
+        let text = std::str::from_utf8(body).expect("a page is UTF-8");
+        for piece in text.split("href=\"").skip(1) {
+            let url = html_unescape(piece.split('"').next().unwrap());
+            check_url(f, &url);
+        }
+    }
+    // The acknowledgment log stays a list of whole records; emptied for the next input.
+    let log = acklog::log_path(&f.root.join("var"));
+    if let Ok(text) = std::fs::read(&log) {
+        let text = String::from_utf8(text).expect("the log is UTF-8");
+        assert!(text.ends_with('\n'), "{text:?}");
+        for line in text.lines() {
+            assert!(
+                acklog::Record::parse_line(line).is_some(),
+                "log line {line:?}"
+            );
+        }
+        std::fs::remove_file(&log).unwrap();
+    }
+});

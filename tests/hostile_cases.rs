@@ -1,0 +1,318 @@
+//! Hostile requests to the real binary as a CGI program, table-driven: each
+//! tests/data/hostile/*.case is one request, the Archive it goes to (possibly tampered
+//! with first) and the exact answer and error-log lines expected. The format is described
+//! in tests/data/hostile/README.md.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::{mask_urlkey, mtc_m16c_toml, Cgi, Fixture, MTC_M16D_TOML};
+
+struct Case {
+    name: String,
+    /// Single-valued header lines.
+    headers: BTreeMap<String, String>,
+    setup: Vec<String>,
+    stderr: Vec<String>,
+    extra_headers: Vec<String>,
+    body_lines: Vec<String>,
+}
+
+fn load_cases() -> Vec<Case> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hostile");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "case"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            let (head, body) = text
+                .split_once("---\n")
+                .unwrap_or_else(|| panic!("{}: no ---", p.display()));
+            let mut case = Case {
+                name: p.file_name().unwrap().to_string_lossy().into_owned(),
+                headers: BTreeMap::new(),
+                setup: Vec::new(),
+                stderr: Vec::new(),
+                extra_headers: Vec::new(),
+                body_lines: body.lines().map(String::from).collect(),
+            };
+            for line in head
+                .lines()
+                .filter(|l| !l.starts_with('#') && !l.is_empty())
+            {
+                let (k, v) = line
+                    .split_once(':')
+                    .unwrap_or_else(|| panic!("{}: bad line {line:?}", p.display()));
+                let v = v.strip_prefix(' ').unwrap_or(v).to_string();
+                match k {
+                    "setup" => case.setup.push(v),
+                    "stderr" => case.stderr.push(v),
+                    "header" => case.extra_headers.push(v),
+                    _ => {
+                        let old = case.headers.insert(k.to_string(), v);
+                        assert!(old.is_none(), "{}: {k} given twice", p.display());
+                    }
+                }
+            }
+            case
+        })
+        .collect()
+}
+
+/// `\n`, `\r`, `\t`, `\\` and `\xHH` as in Rust strings.
+fn unescape(s: &str) -> Vec<u8> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\' && i + 1 < b.len() {
+            match b[i + 1] {
+                b'n' => out.push(b'\n'),
+                b'r' => out.push(b'\r'),
+                b't' => out.push(b'\t'),
+                b'\\' => out.push(b'\\'),
+                b'x' => {
+                    let hex = std::str::from_utf8(&b[i + 2..i + 4]).unwrap();
+                    out.push(u8::from_str_radix(hex, 16).unwrap());
+                    i += 2;
+                }
+                other => panic!("unknown escape \\{}", other as char),
+            }
+            i += 2;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// A fixture Archive for one case, and a directory outside it.
+struct Env {
+    fixture: Fixture,
+    outside: tempfile::TempDir,
+}
+
+impl Env {
+    fn new(archive: &str) -> Env {
+        let fixture = match archive {
+            "sample" => Fixture::sample(),
+            "mtc-m16c" => Fixture::with_config(&mtc_m16c_toml()),
+            "mtc-m16d" => Fixture::with_config(MTC_M16D_TOML),
+            other => panic!("no fixture {other:?}"),
+        };
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.txt"), b"outside secret\n").unwrap();
+        Env { fixture, outside }
+    }
+
+    fn expand(&self, s: &str) -> String {
+        s.replace("{root}", &self.fixture.root().display().to_string())
+            .replace("{outside}", &self.outside.path().display().to_string())
+    }
+
+    /// A path of a setup line: absolute after expansion, else relative to the root.
+    fn path(&self, s: &str) -> PathBuf {
+        let e = self.expand(s);
+        if e.starts_with('/') {
+            PathBuf::from(e)
+        } else {
+            self.fixture.path(&e)
+        }
+    }
+
+    fn apply(&self, line: &str) {
+        let (verb, rest) = line.split_once(' ').unwrap_or((line, ""));
+        let (a, b) = match rest.split_once(" | ") {
+            Some((a, b)) => (a, Some(b)),
+            None => (rest, None),
+        };
+        match verb {
+            "write" | "write-escaped" => {
+                let p = self.path(a);
+                std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                let text = b.expect("write PATH | TEXT");
+                let bytes = if verb == "write" {
+                    text.replace("\\n", "\n").into_bytes()
+                } else {
+                    unescape(text)
+                };
+                std::fs::write(p, bytes).unwrap();
+            }
+            "symlink" => {
+                let link = self.path(b.expect("symlink TARGET | LINK"));
+                std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+                std::os::unix::fs::symlink(self.expand(a), link).unwrap();
+            }
+            "copy" => common::copy_tree(&self.path(a), &self.path(b.expect("copy FROM | TO"))),
+            "remove" => self.fixture.remove(a),
+            "mkdir" => std::fs::create_dir_all(self.path(a)).unwrap(),
+            "mkfifo" => {
+                let ok = std::process::Command::new("mkfifo")
+                    .arg(self.path(a))
+                    .status()
+                    .unwrap();
+                assert!(ok.success(), "mkfifo {a}");
+            }
+            other => panic!("unknown setup {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn hostile_requests_get_exact_answers() {
+    let cases = load_cases();
+    assert!(cases.len() >= 100, "only {} cases found", cases.len());
+    // Cases that do not touch the Archive share one fixture per kind.
+    let mut shared: BTreeMap<String, Env> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let archive = case.headers.get("archive").map_or("sample", String::as_str);
+        let own;
+        let env = if case.setup.is_empty() {
+            shared
+                .entry(archive.to_string())
+                .or_insert_with(|| Env::new(archive))
+        } else {
+            own = Env::new(archive);
+            for line in &case.setup {
+                own.apply(line);
+            }
+            &own
+        };
+        if let Err(e) = run_case(env, case) {
+            failures.push(format!("== {}\n{e}", case.name));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+fn run_case(env: &Env, case: &Case) -> Result<(), String> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        .to_string();
+    let query: Vec<u8> = match (case.headers.get("query"), case.headers.get("query-escaped")) {
+        (Some(q), None) => q.replace("{NOW}", &now).into_bytes(),
+        (None, Some(q)) => unescape(q),
+        (None, None) => Vec::new(),
+        _ => return Err("both query and query-escaped".into()),
+    };
+    let path_info = match (case.headers.get("path"), case.headers.get("path-escaped")) {
+        (Some(p), None) => p.clone(),
+        (None, Some(p)) => String::from_utf8(unescape(p)).unwrap(),
+        (None, None) => String::new(),
+        _ => return Err("both path and path-escaped".into()),
+    };
+    let root = env.fixture.root();
+    let mut cgi = Cgi::get(root, "");
+    cgi.query = &query;
+    cgi.path_info = &path_info;
+    if let Some(m) = case.headers.get("method") {
+        cgi.method = m;
+    }
+    if let Some(r) = case.headers.get("remote") {
+        cgi.remote_addr = r;
+    }
+    let started = std::time::Instant::now();
+    let out = cgi.run();
+    if started.elapsed() > std::time::Duration::from_secs(10) {
+        return Err(format!("took {:?}", started.elapsed()));
+    }
+    let want_status: u16 = case
+        .headers
+        .get("status")
+        .map_or(200, |s| s.parse().unwrap());
+    if out.status != want_status {
+        return Err(format!(
+            "status {} instead of {want_status}; body {:?}; stderr {:?}",
+            out.status,
+            String::from_utf8_lossy(&out.body),
+            out.stderr
+        ));
+    }
+    for h in &case.extra_headers {
+        let (name, value) = h.split_once(": ").unwrap();
+        if out.header(name) != Some(value) {
+            return Err(format!(
+                "header {name}: {:?} instead of {value:?}",
+                out.header(name)
+            ));
+        }
+    }
+    if let Some(prefix) = case.headers.get("stderr-one-line") {
+        let prefix = env.expand(prefix);
+        if out.stderr.lines().count() != 1 || !out.stderr.starts_with(&prefix) {
+            return Err(format!(
+                "stderr {:?}: not one line starting {prefix:?}",
+                out.stderr
+            ));
+        }
+    } else {
+        let want: String = case
+            .stderr
+            .iter()
+            .map(|l| format!("{}\n", env.expand(l)))
+            .collect();
+        if out.stderr != want {
+            return Err(format!("stderr {:?} instead of {want:?}", out.stderr));
+        }
+    }
+    if let Some(secret) = case.headers.get("no-secret") {
+        if out.stderr.contains(secret.as_str())
+            || String::from_utf8_lossy(&out.body).contains(secret.as_str())
+        {
+            return Err(format!("the answer or the log shows {secret:?}"));
+        }
+    }
+    let html = out
+        .header("Content-Type")
+        .is_some_and(|t| t.starts_with("text/html"));
+    if !html && out.header("Content-Type") != Some("text/plain") {
+        return Err(format!("Content-Type {:?}", out.header("Content-Type")));
+    }
+    let want = case
+        .body_lines
+        .iter()
+        .map(|l| env.expand(l))
+        .collect::<Vec<_>>()
+        .join(if html { "\n" } else { "\r\n" });
+    let want = if html && !want.is_empty() {
+        format!("{want}\n")
+    } else {
+        want
+    };
+    let got = String::from_utf8(out.body.clone()).map_err(|_| "body is not UTF-8")?;
+    let (got, key) = mask_urlkey(&got);
+    if want.contains("urlkey <urlkey>") != key.is_some() {
+        return Err(format!(
+            "urlkey expected: {}, present: {}",
+            want.contains("urlkey <urlkey>"),
+            key.is_some()
+        ));
+    }
+    if got != want {
+        return Err(format!(
+            "body differs.\n--- want\n{want}\n--- got\n{got}\n---"
+        ));
+    }
+    if !html {
+        ibi_archive::pairs::parse(&got.replace("<urlkey>", "0000000000-0000000000000000"))
+            .map_err(|e| format!("{e}"))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,459 @@
+//! Hostile inputs too big or too regular to write down as case files: the limits of the
+//! service (query 16 KiB, IBI 255 bytes, fractions of 240 digits, item.toml 64 KiB, an
+//! edition chain of 64 hops) just below and just above each, and acknowledgments whose
+//! urlkey is an issued one in another spelling. Each against the real binary as a CGI.
+
+mod common;
+
+use std::path::Path;
+
+use common::{mask_urlkey, Cgi, CgiOutput, Fixture};
+
+const IDENTITY_TAIL: &str = "ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}\r\nibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}";
+const LK47: &str = "servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH";
+const LK47_ANSWER: &str = "archiveaddress localhost:8080\r\ncontenttype Data\r\n\
+     ibi {rep iconet.com.br/banon/2009/09.09.22.01 ibip LK47B6W/362SFKH}\r\n\
+     ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}\r\n\
+     ibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}\r\nstate Original\r\n\
+     timestamp 2009-09-09T22:01:00Z\r\n\
+     url http://localhost:8080/col/iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf\r\n\
+     urlkey <urlkey>";
+
+fn get(root: &Path, query: &[u8]) -> CgiOutput {
+    let mut cgi = Cgi::get(root, "");
+    cgi.query = query;
+    cgi.run()
+}
+
+fn assert_answer(out: &CgiOutput, status: u16, body: &str, stderr: &str) {
+    let (text, _) = mask_urlkey(&out.text());
+    assert_eq!(
+        (out.status, text.as_str(), out.stderr.as_str()),
+        (status, body, stderr)
+    );
+}
+
+fn err_line(s: &str) -> String {
+    format!("ibi-archive: {s}\n")
+}
+
+#[test]
+fn query_strings_at_and_past_16_kib() {
+    let f = Fixture::sample();
+    let head = "servicesubject=inclusionConfirmationRequest&x=";
+    let at_limit = format!("{head}{}", "a".repeat(16384 - head.len()));
+    assert_eq!(at_limit.len(), 16384);
+    assert_answer(
+        &get(f.root(), at_limit.as_bytes()),
+        200,
+        "confirmation yes",
+        "",
+    );
+    let past = format!("{at_limit}a");
+    assert_answer(
+        &get(f.root(), past.as_bytes()),
+        400,
+        "error {malformed query string}",
+        &err_line("query string of 16385 bytes is longer than 16384"),
+    );
+}
+
+#[test]
+fn deeply_repeated_parameters() {
+    let f = Fixture::sample();
+    // 10,000 × servicesubject= is 159,999 bytes: more than an environment variable may
+    // hold (128 KiB), so that one goes to the library's handler directly.
+    let ten_thousand = vec!["servicesubject="; 10_000].join("&");
+    let req = ibi_archive::cgi::Request::get(f.root().to_path_buf(), ten_thousand.as_bytes());
+    let a = ibi_archive::cgi::handle(&req, 1_795_341_600);
+    assert_eq!(a.status, 400);
+    assert_eq!(a.body, b"error {malformed query string}");
+    assert_eq!(a.log, ["query string of 159999 bytes is longer than 16384"]);
+    // 8,000 of them (127,999 bytes) through a process: refused as long.
+    let eight_thousand = vec!["servicesubject="; 8_000].join("&");
+    assert_answer(
+        &get(f.root(), eight_thousand.as_bytes()),
+        400,
+        "error {malformed query string}",
+        &err_line("query string of 127999 bytes is longer than 16384"),
+    );
+    // 1,000 fit: the first, empty, one wins.
+    let thousand = vec!["servicesubject="; 1_000].join("&");
+    assert_answer(
+        &get(f.root(), thousand.as_bytes()),
+        400,
+        "error {unknown servicesubject}",
+        &err_line("unknown servicesubject \"\""),
+    );
+    // 1,000 IBIs after a real one: the first wins.
+    let q = format!("{LK47}{}", "&parsedibiurl.ibi=x".repeat(800));
+    assert!(q.len() < 16384);
+    assert_answer(&get(f.root(), q.as_bytes()), 200, LK47_ANSWER, "");
+    // 5,000 empty parts, then the subject.
+    let q = format!(
+        "{}servicesubject=inclusionConfirmationRequest",
+        "&&&".repeat(5_000)
+    );
+    assert_answer(&get(f.root(), q.as_bytes()), 200, "confirmation yes", "");
+}
+
+#[test]
+fn huge_values_are_cut_short_in_the_log() {
+    let f = Fixture::sample();
+    let big = "a".repeat(16_000);
+    let q = format!("servicesubject=urlRequest&parsedibiurl.ibi={big}");
+    assert_answer(
+        &get(f.root(), q.as_bytes()),
+        200,
+        "",
+        &err_line(&format!(
+            "urlRequest for a malformed IBI: invalid IBI \"{}\"... (16000 bytes): it is longer than 255 bytes",
+            &big[..64]
+        )),
+    );
+    let q = format!("servicesubject=acknowledgment&url=http://{big}&urlkey=1-2");
+    assert_answer(
+        &get(f.root(), q.as_bytes()),
+        200,
+        "notice {acknowledgment received}",
+        &err_line(&format!(
+            "acknowledgment not counted: urlkey does not follow rule chave (http://{})",
+            &big[..193]
+        )),
+    );
+    // A verb list of 1,000 verbs names no relation; the log line is cut to 300 bytes.
+    let verbs = vec!["GetLastEdition"; 1_000];
+    let q = format!("{LK47}&parsedibiurl.verblist={}", verbs.join("+"));
+    let full = format!(
+        "urlRequest with a bad verb list: verb list \"{}\" names no relation",
+        verbs.join(" ")
+    );
+    assert_answer(
+        &get(f.root(), q.as_bytes()),
+        200,
+        "",
+        &err_line(&format!("{}...", &full[..300])),
+    );
+    let q = format!("{LK47}&parsedibiurl.verblist={}", "X".repeat(15_000));
+    let full = format!(
+        "urlRequest with a bad verb list: unknown verb \"{}\"",
+        "X".repeat(15_000)
+    );
+    assert_answer(
+        &get(f.root(), q.as_bytes()),
+        200,
+        "",
+        &err_line(&format!("{}...", &full[..300])),
+    );
+    // A huge filepath, and a huge client address: quietly nothing.
+    let q = format!("{LK47}&parsedibiurl.filepath={}", "a/".repeat(7_000));
+    assert_answer(
+        &get(f.root(), q.as_bytes()),
+        200,
+        &format!("archiveaddress localhost:8080\r\nibi {{rep iconet.com.br/banon/2009/09.09.22.01 ibip LK47B6W/362SFKH}}\r\n{IDENTITY_TAIL}"),
+        "",
+    );
+    let q = format!("{LK47}&clientinformation.ipaddress={}", "9".repeat(15_000));
+    assert_answer(&get(f.root(), q.as_bytes()), 200, LK47_ANSWER, "");
+}
+
+#[test]
+fn fractions_at_the_grammar_edge() {
+    use ibi_archive::ibi::{base27, IbiDate};
+    let f = Fixture::sample();
+    // An IBIp with a fraction of 240 digits is an IBI (not here): nothing logged.
+    let digits = "1".repeat(240);
+    let date = IbiDate::new(1_234_806_360, &digits).unwrap();
+    let ibip = format!("8JMKD3MGP8W/{}", date.ibip_suffix().unwrap());
+    assert!(ibip.len() <= 255, "{}", ibip.len());
+    let q = format!("servicesubject=urlRequest&parsedibiurl.ibi={ibip}");
+    assert_answer(&get(f.root(), q.as_bytes()), 200, "", "");
+    // 241 digits is one too many.
+    let coded = base27::from_decimal(&"1".repeat(241)).unwrap();
+    let ibip = format!("8JMKD3MGP8W/34PGRBSW{coded}");
+    let q = format!("servicesubject=urlRequest&parsedibiurl.ibi={ibip}");
+    assert_answer(
+        &get(f.root(), q.as_bytes()),
+        200,
+        "",
+        &err_line(&format!(
+            "urlRequest for a malformed IBI: invalid IBIp \"{}\"... ({} bytes): coded fraction \"{coded}\" is too long",
+            &ibip[..64],
+            ibip.len()
+        )),
+    );
+    // A rep holds at most 229 fraction digits within 255 bytes.
+    let rep = format!("a.b/c/2009/07.21.13.23.00.{}", "7".repeat(229));
+    assert_eq!(rep.len(), 255);
+    let q = format!("servicesubject=urlRequest&parsedibiurl.ibi={rep}");
+    assert_answer(&get(f.root(), q.as_bytes()), 200, "", "");
+    let rep = format!("{rep}7");
+    let q = format!("servicesubject=urlRequest&parsedibiurl.ibi={rep}");
+    assert_answer(
+        &get(f.root(), q.as_bytes()),
+        200,
+        "",
+        &err_line(&format!(
+            "urlRequest for a malformed IBI: invalid IBI \"{}\"... (256 bytes): it is longer than 255 bytes",
+            &rep[..64]
+        )),
+    );
+}
+
+/// An item of this fixture: state Original, a fixed timestamp, doc/a.txt.
+fn add_item(f: &Fixture, rep: &str, extra: &str) {
+    f.write(
+        &format!("col/{rep}/item.toml"),
+        format!(
+            "state = \"Original\"\ntimestamp = 2020-01-01T00:00:00Z\ntarget = \"a.txt\"\n{extra}"
+        )
+        .as_bytes(),
+    );
+    f.write(&format!("col/{rep}/doc/a.txt"), b"a\n");
+}
+
+#[test]
+fn items_at_the_grammar_edges_are_found() {
+    let f = Fixture::sample();
+    // The last second of year 9999.
+    let rep = "example.org/edge/9999/12.31.23.59.59";
+    add_item(&f, rep, "");
+    let q = format!("servicesubject=urlRequest&parsedibiurl.ibi={rep}");
+    assert_answer(
+        &get(f.root(), q.as_bytes()),
+        200,
+        &format!(
+            "archiveaddress localhost:8080\r\ncontenttype Data\r\nibi {{rep {rep}}}\r\n{IDENTITY_TAIL}\r\n\
+             state Original\r\ntimestamp 2020-01-01T00:00:00Z\r\nurl http://localhost:8080/col/{rep}/doc/a.txt\r\nurlkey <urlkey>"
+        ),
+        "",
+    );
+    // An item with an IPv6 IBIp (generation standard, Table 7.2), asked in lower case.
+    let rep = "example.org/v6/2009/02.16.17.46";
+    add_item(&f, rep, "ibip = \"7URMDHLL9SSN2D89MX/34PGRBS\"\n");
+    let q = "servicesubject=urlRequest&parsedibiurl.ibi=7urmdhll9ssn2d89mx/34pgrbs";
+    assert_answer(
+        &get(f.root(), q.as_bytes()),
+        200,
+        &format!(
+            "archiveaddress localhost:8080\r\ncontenttype Data\r\nibi {{rep {rep} ibip 7URMDHLL9SSN2D89MX/34PGRBS}}\r\n{IDENTITY_TAIL}\r\n\
+             state Original\r\ntimestamp 2020-01-01T00:00:00Z\r\nurl http://localhost:8080/col/{rep}/doc/a.txt\r\nurlkey <urlkey>"
+        ),
+        "",
+    );
+}
+
+/// The rep of edition `i` of a chain.
+fn edition(i: usize) -> String {
+    format!("example.org/chain/2020/01.01.{:02}.{:02}", i / 60, i % 60)
+}
+
+/// A chain of `n` local editions, each the next edition of the one before.
+fn chain(n: usize) -> Fixture {
+    let f = Fixture::sample();
+    for i in 0..n {
+        let next = if i + 1 < n {
+            format!("nextedition = \"{}\"\n", edition(i + 1))
+        } else {
+            String::new()
+        };
+        add_item(&f, &edition(i), &next);
+    }
+    f
+}
+
+#[test]
+fn edition_chains_up_to_64_hops_are_followed() {
+    let q = format!(
+        "servicesubject=urlRequest&parsedibiurl.ibi={}&parsedibiurl.verblist=GetLastEdition",
+        edition(0)
+    );
+    // 64 hops: the last edition is the 65th item.
+    let f = chain(65);
+    assert_answer(
+        &get(f.root(), q.as_bytes()),
+        200,
+        &format!(
+            "archiveaddress localhost:8080\r\ncontenttype.lastedition Data\r\nibi {{rep {e0}}}\r\n\
+             ibi.archiveservice {{rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}}\r\n\
+             ibi.lastedition {{rep {last}}}\r\nibi.nextedition {{rep {e1}}}\r\n\
+             ibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}\r\n\
+             state.lastedition Original\r\ntimestamp.lastedition 2020-01-01T00:00:00Z\r\n\
+             url.lastedition http://localhost:8080/col/{last}/doc/a.txt\r\nurlkey <urlkey>",
+            e0 = edition(0),
+            e1 = edition(1),
+            last = edition(64)
+        ),
+        "",
+    );
+    // 65 hops, and 99: the last edition is unknown; one log line.
+    for n in [66, 100] {
+        let f = chain(n);
+        let out = get(f.root(), q.as_bytes());
+        assert_answer(
+            &out,
+            200,
+            &format!(
+                "archiveaddress localhost:8080\r\nibi {{rep {}}}\r\n\
+                 ibi.archiveservice {{rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}}\r\n\
+                 ibi.nextedition {{rep {}}}\r\n\
+                 ibi.platformsoftware {{rep dpi.inpe.br/banon/1998/08.02.08.56}}",
+                edition(0),
+                edition(1)
+            ),
+            &err_line(&format!(
+                "{}: chain of next editions loops or exceeds 64; last edition unknown",
+                f.path(&format!("col/{}/item.toml", edition(0))).display()
+            )),
+        );
+    }
+}
+
+#[test]
+fn item_toml_size_limit() {
+    let f = Fixture::sample();
+    let rel = "col/iconet.com.br/banon/2009/09.09.22.01/item.toml";
+    let original = std::fs::read_to_string(f.path(rel)).unwrap();
+    let padded = |len: usize| {
+        let mut t = format!("{original}#");
+        t.push_str(&"x".repeat(len - t.len() - 1));
+        t.push('\n');
+        assert_eq!(t.len(), len);
+        t
+    };
+    f.write(rel, padded(65_536).as_bytes());
+    assert_answer(&get(f.root(), LK47.as_bytes()), 200, LK47_ANSWER, "");
+    let too_big = err_line(&format!(
+        "{}: larger than 65536 bytes; item treated as absent",
+        f.path(rel).display()
+    ));
+    f.write(rel, padded(65_537).as_bytes());
+    assert_answer(&get(f.root(), LK47.as_bytes()), 200, "", &too_big);
+    f.write(rel, padded(1 << 20).as_bytes());
+    assert_answer(&get(f.root(), LK47.as_bytes()), 200, "", &too_big);
+}
+
+fn pairs_of(text: &str) -> Vec<(String, String)> {
+    text.split("\r\n")
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (n, v) = l.split_once(' ').unwrap();
+            (n.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+fn log_lines(f: &Fixture) -> Vec<String> {
+    std::fs::read_to_string(f.path("var/acknowledgments.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// A key issued by this Archive counts once, whatever spelling of it comes back: padded
+/// with more digit groups, its groups reordered, its time with a leading zero.
+#[test]
+fn an_issued_key_in_another_spelling_is_the_same_key() {
+    let f = Fixture::sample();
+    // Several URLs in one answer: the key has one group of 10 digits per URL.
+    let q = "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=8JMKD3MGP8W/35MME4E&parsedibiurl.verblist=GetTranslation";
+    let answer = pairs_of(&get(f.root(), q.as_bytes()).text());
+    let key = answer
+        .iter()
+        .find(|(n, _)| n == "urlkey")
+        .unwrap()
+        .1
+        .clone();
+    let mut urls: Vec<&String> = answer
+        .iter()
+        .filter(|(n, _)| n.starts_with("url."))
+        .map(|(_, v)| v)
+        .collect();
+    urls.sort();
+    urls.dedup();
+    assert_eq!(urls.len(), 2, "{answer:?}");
+    assert_eq!(key.len(), 11 + 6 + 20, "{key}");
+    let url = urls[0];
+    let ack = |k: &str| {
+        get(
+            f.root(),
+            format!("servicesubject=acknowledgment&url={url}&urlkey={k}").as_bytes(),
+        )
+    };
+    let out = ack(&key);
+    assert_answer(&out, 200, "notice {acknowledgment received}", "");
+    let lines = log_lines(&f);
+    assert_eq!(lines.len(), 1);
+    let counted = lines[0].split('\t').nth(1).unwrap().to_string();
+    // Recorded in the spelling for this url alone: time, nonce, this url's 10 digits.
+    assert_eq!(counted.len(), 11 + 6 + 10);
+    assert!(key.starts_with(&counted[..17]), "{key} {counted}");
+    assert!(key[17..].contains(&counted[17..]), "{key} {counted}");
+    let (time, rest) = key.split_once('-').unwrap();
+    let (nonce, macs) = rest.split_at(6);
+    let (m1, m2) = macs.split_at(10);
+    for variant in [
+        format!("{key}0000000000"),
+        format!("{key}{m1}"),
+        format!("{time}-{nonce}{m2}{m1}"),
+        format!("0{key}"),
+        format!("{time}-{nonce}{}", &counted[17..]),
+    ] {
+        let out = ack(&variant);
+        assert_answer(
+            &out,
+            200,
+            "notice {acknowledgment received}",
+            &err_line(&format!(
+                "acknowledgment not counted: urlkey {variant} was already counted"
+            )),
+        );
+    }
+    assert_eq!(log_lines(&f).len(), 1);
+    // The other URL of the same answer was not acknowledged yet: it counts once.
+    let other = urls[1];
+    let out = get(
+        f.root(),
+        format!("servicesubject=acknowledgment&url={other}&urlkey={key}").as_bytes(),
+    );
+    assert_eq!(out.stderr, "");
+    assert_eq!(log_lines(&f).len(), 2);
+}
+
+/// A counted acknowledgment whose other fields are hostile: tabs and line breaks in
+/// `contenttype`, a junk `ibi`. The access log keeps one well-formed line, the item taken
+/// from the URL the Archive issued.
+#[test]
+fn hostile_fields_of_a_counted_acknowledgment_stay_on_one_line() {
+    let f = Fixture::sample();
+    let answer = pairs_of(&get(f.root(), LK47.as_bytes()).text());
+    let value = |name: &str| answer.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let (url, key) = (value("url"), value("urlkey"));
+    let q = format!(
+        "servicesubject=acknowledgment&contenttype=Da%09ta%0d%0aX&ibi=rep%20..%2f..%0a&url={url}&urlkey={key}"
+    );
+    assert_answer(
+        &get(f.root(), q.as_bytes()),
+        200,
+        "notice {acknowledgment received}",
+        "",
+    );
+    let lines = log_lines(&f);
+    assert_eq!(lines.len(), 1);
+    let r = ibi_archive::acklog::Record::parse_line(&lines[0]).unwrap();
+    assert_eq!(
+        (
+            r.key.as_str(),
+            r.item.as_str(),
+            r.contenttype.as_str(),
+            r.url.as_str()
+        ),
+        (
+            key.as_str(),
+            "iconet.com.br/banon/2009/09.09.22.01",
+            "Da ta  X",
+            url.as_str()
+        )
+    );
+}
