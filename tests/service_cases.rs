@@ -129,7 +129,7 @@ fn symlinks_out_of_doc_or_col_give_no_url() {
     assert_eq!(
         out.stderr,
         format!(
-            "ibi-archive: {}: item directory leads outside col/; treated as absent\n",
+            "ibi-archive: {}: item directory is reached through a symbolic link; treated as absent\n",
             f.path("col/iconet.com.br/banon/2009/09.09.22.01").display()
         )
     );
