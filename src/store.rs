@@ -168,16 +168,16 @@ impl Store {
     pub fn inside_col(&self, path: &Path) -> bool {
         // Checked level by level from the deepest directory already found plain in this
         // request (an item's doc/ after the item), else from col/ itself.
-        let known = self
-            .plain_dirs
-            .borrow()
-            .iter()
-            .filter(|d| path.starts_with(d))
-            .max_by_key(|d| d.as_os_str().len())
-            .cloned();
-        if known.as_deref() == Some(path) {
-            return true;
-        }
+        let known = {
+            let dirs = self.plain_dirs.borrow();
+            if dirs.iter().any(|d| d.as_path() == path) {
+                return true;
+            }
+            dirs.iter()
+                .filter(|d| below(path, d).is_some())
+                .max_by_key(|d| d.as_os_str().len())
+                .cloned()
+        };
         // No symbolic link is followed below col/ (col/ itself may be one): the web
         // servers of cgi-bin/ follow none there, so what a link reaches could not be served.
         match plain_below(known.as_deref().unwrap_or(&self.col), path) {
@@ -214,22 +214,48 @@ fn item_path(col: &Path, sub: &str, wp: &str, year: &str, day_time: &str) -> Pat
 /// "cannot tell this way" (a link, `.`/`..`, a missing level, a path outside `base`):
 /// resolve them.
 pub(crate) fn plain_below(base: &Path, path: &Path) -> Option<std::fs::Metadata> {
-    let rel = path.strip_prefix(base).ok()?;
+    use std::os::unix::ffi::OsStrExt;
     let mut p = PathBuf::with_capacity(path.as_os_str().len() + 1);
     p.push(base);
     let mut last = None;
-    for c in rel.components() {
-        let std::path::Component::Normal(name) = c else {
-            return None;
-        };
-        p.push(name);
-        let m = std::fs::symlink_metadata(&p).ok()?;
+    let mut step = |p: &Path| -> Option<()> {
+        let m = std::fs::symlink_metadata(p).ok()?;
         if m.file_type().is_symlink() {
             return None;
         }
         last = Some(m);
+        Some(())
+    };
+    // The usual spelling, `base/name/…` with plain names, is split as bytes; any other
+    // goes through `Path` (comparing component by component costs more).
+    match below(path, base) {
+        Some(rel) => {
+            for name in rel.split(|&b| b == b'/') {
+                p.push(std::ffi::OsStr::from_bytes(name));
+                step(&p)?;
+            }
+        }
+        None => {
+            for c in path.strip_prefix(base).ok()?.components() {
+                let std::path::Component::Normal(name) = c else {
+                    return None;
+                };
+                p.push(name);
+                step(&p)?;
+            }
+        }
     }
     last
+}
+
+/// The bytes of `path` after `dir/`, when they are plain names (none empty, `.` or `..`).
+fn below<'a>(path: &'a Path, dir: &Path) -> Option<&'a [u8]> {
+    use std::os::unix::ffi::OsStrExt;
+    let (path, dir) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
+    let rel = path.strip_prefix(dir)?.strip_prefix(b"/")?;
+    rel.split(|&b| b == b'/')
+        .all(|n| !n.is_empty() && n != b"." && n != b"..")
+        .then_some(rel)
 }
 
 /// Names of the sub-directories of `dir` that are valid UTF-8, sorted; none if unreadable.
