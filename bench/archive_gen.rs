@@ -29,7 +29,7 @@ use ibi_archive::ibi::mint::mint_ports;
 use ibi_archive::ibi::{IbiDate, Ibip, Rep};
 
 /// Bumped whenever the generated tree changes, so cached archives are rebuilt.
-pub const GENERATOR_VERSION: u32 = 2;
+pub const GENERATOR_VERSION: u32 = 3;
 
 /// First second of an IBIp (1995-08-01T00:00:00Z) and the last date generated
 /// (2026-11-01T00:00:00Z).
@@ -513,8 +513,9 @@ fn write_prefix(
             if len == 3 && tail.is_some() {
                 if report.chain_heads.is_empty() {
                     // The benchmarks' chain has the same shape in every Archive (rep
-                    // references, IBIps, one language, named files, a metadata item
-                    // without IBIp), so that its cost compares across sizes.
+                    // references, IBIps, one language, named files, metadata only for
+                    // the last edition and without IBIp), so that its cost compares
+                    // across sizes.
                     for w in members.windows(2) {
                         specs[w[0]].next = Some(specs[w[1]].rep.as_str().to_string());
                     }
@@ -527,6 +528,11 @@ fn write_prefix(
                         s.language = Some("pt");
                         s.files = Files::Named { bib: false };
                         s.restricted = false;
+                    }
+                    // Only the last edition has metadata (the others' metadata items
+                    // stay, unreferenced).
+                    for &m in &members[..2] {
+                        specs[m].metadata = None;
                     }
                     if let Some(t) = tail {
                         specs[t].ibip = None;

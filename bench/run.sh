@@ -29,7 +29,7 @@
 # www-data) or as a user that may run apache2/lighttpd.
 set -euo pipefail
 
-ITEMS="100000,1000000"
+SIZES="100000,1000000"
 PROCESS_ITEMS="1000,100000,1000000"
 DURATION=10
 RUNS=3
@@ -40,7 +40,7 @@ SKIP_PROCESS=0
 SERVERS="lighttpd,apache2"
 while [ $# -gt 0 ]; do
     case "$1" in
-        --items) ITEMS="$2"; shift 2 ;;
+        --items) SIZES="$2"; shift 2 ;;
         --process-items) PROCESS_ITEMS="$2"; shift 2 ;;
         --duration) DURATION="$2"; shift 2 ;;
         --runs) RUNS="$2"; shift 2 ;;
@@ -67,7 +67,7 @@ for tool in cargo gcc rustc hyperfine wrk curl python3; do
     command -v "$tool" >/dev/null || { echo "run.sh: $tool is needed" >&2; exit 1; }
 done
 
-WORK="$(mktemp -d /tmp/ibi-bench.XXXXXX)"
+WORK="$(mktemp -d -t ibi-bench.XXXXXX)"
 chmod 755 "$WORK"
 SERVER_PIDS=()
 
@@ -147,7 +147,7 @@ archive() { # N -> prints the root; generates it when missing
     fi
     echo "$root"
 }
-load_samples() { # root -> sets ITEMS SERVICE_IBI HIT_REP ... from root.samples.env
+load_samples() { # root -> sets SERVICE_IBI HIT_REP ... (and ITEMS) from root.samples.env
     # shellcheck disable=SC1090
     . "$1.samples.env"
 }
@@ -391,7 +391,7 @@ check_answer() { # url expect(hit|miss|floor|static)
 }
 
 if [ "$SKIP_SERVERS" = 0 ]; then
-    IFS=, read -r -a SNS <<<"$ITEMS"
+    IFS=, read -r -a SNS <<<"$SIZES"
     IFS=, read -r -a KINDS <<<"$SERVERS"
     {
         echo "## Under a web server: wrk -t2 -c8 -d${DURATION}s --latency, median of $RUNS runs"
@@ -452,7 +452,7 @@ fi
 
 # --- 5. in-process (criterion) ----------------------------------------------------------
 if [ "$SKIP_CRITERION" = 0 ]; then
-    sizes="1000,$ITEMS"
+    sizes="1000,$SIZES"
     log "cargo bench --bench handler (IBI_BENCH_ITEMS=$sizes)"
     IBI_BENCH_ITEMS="$sizes" cargo bench --bench handler >"$WORK/criterion.log" 2>&1 \
         || { cat "$WORK/criterion.log" >&2; exit 1; }
