@@ -9,6 +9,7 @@
 pub mod acklog;
 pub mod admin;
 pub mod cgi;
+pub mod colmemo;
 pub mod config;
 mod fasttoml;
 pub mod filelist;

@@ -91,7 +91,7 @@ impl Archive {
     pub fn new(root: &Path, config: Config) -> Archive {
         Archive {
             root: root.to_path_buf(),
-            store: Store::new(root),
+            store: Store::with_memo(root),
             config,
             items: Default::default(),
             keys: Default::default(),

@@ -5,22 +5,27 @@
 //! so only those two small levels are ever listed. An IBIp's suffix decodes to the date
 //! that is also its rep's suffix (generation standard, Algorithms 2 and 6), so an IBIp is
 //! found by looking for `col/*/*/<year>/<mm.dd…>` under each prefix and keeping the item
-//! whose item.toml records that ibip. Neither lookup depends on the number of items, and
+//! whose item.toml records that ibip (the prefixes come from `var/col-prefixes` while it
+//! holds, see `colmemo`). Neither lookup depends on the number of items, and
 //! an item dropped into `col/` answers at once.
 
 use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
+use crate::colmemo::{Memo, Stamp, Subdomain};
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::Item;
 
 /// Read access to an Archive's `col/` tree.
 pub struct Store {
     col: PathBuf,
+    /// Where the listings of col/'s top levels are remembered (`with_memo`).
+    memo_var: Option<PathBuf>,
     subdomains: OnceCell<Vec<String>>,
     /// Directories below col/ found free of symbolic links during this request.
     plain_dirs: RefCell<Vec<PathBuf>>,
-    prefixes: OnceCell<Vec<(String, String)>>,
+    /// The subdomains and their `word[.port]` prefixes.
+    prefixes: OnceCell<Vec<(String, Vec<String>)>>,
     warnings: RefCell<Vec<String>>,
 }
 
@@ -29,10 +34,22 @@ impl Store {
     pub fn new(root: &Path) -> Store {
         Store {
             col: root.join("col"),
+            memo_var: None,
             subdomains: OnceCell::new(),
             plain_dirs: RefCell::new(Vec::new()),
             prefixes: OnceCell::new(),
             warnings: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The store of the Archive at `root` that keeps the listings of col/'s two top
+    /// levels in `root/var/col-prefixes` and believes them while the directories they
+    /// came from are unchanged (see `colmemo`). The service uses it; the administrator's
+    /// tools list.
+    pub fn with_memo(root: &Path) -> Store {
+        Store {
+            memo_var: Some(root.join("var")),
+            ..Store::new(root)
         }
     }
 
@@ -109,7 +126,11 @@ impl Store {
     pub fn find_ibip(&self, ibip: &Ibip) -> Option<Item> {
         let suffix = ibip.date().rep_suffix();
         let (year, day_time) = suffix.split_once('/')?;
-        for (sub, wp) in self.prefixes() {
+        for (sub, wp) in self
+            .prefixes()
+            .iter()
+            .flat_map(|(sub, wps)| wps.iter().map(move |wp| (sub, wp)))
+        {
             let dir = item_path(&self.col, sub, wp, year, day_time);
             if !dir.is_dir() {
                 continue;
@@ -126,17 +147,80 @@ impl Store {
         None
     }
 
-    /// The two top levels of `col/`, `(subdomain, word[.port])`, sorted.
-    fn prefixes(&self) -> &[(String, String)] {
-        self.prefixes.get_or_init(|| {
-            let mut out = Vec::new();
-            for sub in self.subdomains() {
-                for wp in sorted_dir_names(&self.col.join(sub)) {
-                    out.push((sub.clone(), wp));
-                }
-            }
-            out
+    /// The two top levels of `col/`: each subdomain with its `word[.port]` prefixes,
+    /// sorted.
+    fn prefixes(&self) -> &[(String, Vec<String>)] {
+        self.prefixes.get_or_init(|| match &self.memo_var {
+            Some(var) => self.remembered_prefixes(var),
+            None => self
+                .subdomains()
+                .iter()
+                .map(|sub| (sub.clone(), sorted_dir_names(&self.col.join(sub))))
+                .collect(),
         })
+    }
+
+    /// `prefixes` through `var/col-prefixes`: each directory whose stamp is the one
+    /// remembered gives its remembered names; any other is listed (its stamp taken
+    /// first). When some directory was listed and all have settled, the file is
+    /// rewritten for the next requests.
+    fn remembered_prefixes(&self, var: &Path) -> Vec<(String, Vec<String>)> {
+        let now = chrono::Utc::now().timestamp();
+        let col = Stamp::of(&self.col);
+        let memo = Memo::read(var);
+        let mut listed = false;
+        let mut known: Vec<Subdomain>;
+        let names: Vec<String> = match memo {
+            Some(memo) if Some(memo.col) == col => {
+                known = memo.subdomains;
+                known.iter().map(|s| s.name.clone()).collect()
+            }
+            memo => {
+                listed = true;
+                known = memo.map(|m| m.subdomains).unwrap_or_default();
+                sorted_dir_names(&self.col)
+            }
+        };
+        let mut settled = col.is_some_and(|s| s.settled(now));
+        let mut subdomains = Vec::with_capacity(names.len());
+        for name in names {
+            let dir = self.col.join(&name);
+            let stamp = Stamp::of(&dir);
+            settled &= stamp.is_some_and(|s| s.settled(now));
+            let remembered = known
+                .iter_mut()
+                .find(|s| s.name == name && Some(s.stamp) == stamp)
+                .map(|s| std::mem::take(&mut s.prefixes));
+            let prefixes = remembered.unwrap_or_else(|| {
+                listed = true;
+                sorted_dir_names(&dir)
+            });
+            subdomains.push((name, stamp, prefixes));
+        }
+        if let (Some(col), true, true) = (col, listed, settled) {
+            let memo = Memo {
+                col,
+                subdomains: subdomains
+                    .into_iter()
+                    .map(|(name, stamp, prefixes)| Subdomain {
+                        name,
+                        // Every stamp is there: `settled` needs them all.
+                        stamp: stamp.unwrap_or(col),
+                        prefixes,
+                    })
+                    .collect(),
+            };
+            memo.write(var);
+            return memo
+                .subdomains
+                .into_iter()
+                .map(|s| (s.name, s.prefixes))
+                .collect();
+        }
+        subdomains
+            .into_iter()
+            .map(|(name, _, prefixes)| (name, prefixes))
+            .collect()
     }
 
     /// The top level of `col/`, sorted.

@@ -1,0 +1,320 @@
+//! The two top levels of `col/` (subdomains, then `word[.port]` prefixes), remembered
+//! between requests in `var/col-prefixes` and believed only while every directory they
+//! were read from is unchanged.
+//!
+//! An IBIp names an item's date but not its prefix, so finding one means knowing every
+//! prefix of the Archive. Listing `col/` and each of its subdomains costs five system
+//! calls per directory (ext4 reads even a one-block directory through its hash tree): on
+//! the reference machine ~7.5 µs each, the better part of an IBIp lookup, for names that
+//! change a few times in an Archive's life. So the listings are written down, each with
+//! the identity (device, inode) and change time (ctime) of the directory it came from,
+//! and a request `stat`s those directories instead of listing them. A directory's ctime
+//! moves whenever an entry is added, removed or renamed in it (and cannot be set back by
+//! `touch` or `rsync`, unlike mtime); a directory replaced by another has another inode.
+//! The file is an optimisation only: absent, unreadable, malformed or out of date, the
+//! directories are listed as before and the answer is the same.
+//!
+//! File systems stamp ctimes with a coarse clock (a few milliseconds), so an entry added
+//! in the same tick as a listing could leave the ctime unchanged. A listing is therefore
+//! written down only when every directory in it last changed at least two seconds
+//! before: any later change then stamps a different ctime.
+//!
+//! Nothing below the prefixes is remembered: items are looked up by name on every
+//! request, and an item dropped into an existing prefix answers at once.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// The file, under the Archive's `var/`.
+pub const FILE_NAME: &str = "col-prefixes";
+
+const HEADER: &str = "ibi-archive col-prefixes 1";
+/// A change this recent (seconds) may share its ctime with a later one.
+const SETTLE_SECONDS: i64 = 2;
+/// Larger files are not read (an Archive has tens of prefixes, not thousands).
+const MAX_LEN: u64 = 256 * 1024;
+
+/// A directory's identity and last change: while both stay, so do its entries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    dev: u64,
+    ino: u64,
+    ctime: i64,
+    ctime_nsec: i64,
+}
+
+impl Stamp {
+    /// The stamp of the directory `dir` (through a symbolic link, as a listing goes).
+    pub fn of(dir: &Path) -> Option<Stamp> {
+        let m = std::fs::metadata(dir).ok()?;
+        m.is_dir().then(|| Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            ctime: m.ctime(),
+            ctime_nsec: m.ctime_nsec(),
+        })
+    }
+
+    /// Whether the last change was long enough before `now` (POSIX seconds) that any
+    /// later change gets another ctime.
+    pub fn settled(&self, now: i64) -> bool {
+        self.ctime <= now - SETTLE_SECONDS
+    }
+
+    fn write(&self, out: &mut String) {
+        use std::fmt::Write;
+        let _ = write!(
+            out,
+            "{} {} {} {}",
+            self.dev, self.ino, self.ctime, self.ctime_nsec
+        );
+    }
+
+    fn parse<'a>(fields: &mut impl Iterator<Item = &'a [u8]>) -> Option<Stamp> {
+        let mut number = || -> Option<i64> {
+            let digits = fields.next()?;
+            let (negative, digits) = match digits.strip_prefix(b"-") {
+                Some(rest) => (true, rest),
+                None => (false, digits),
+            };
+            if digits.is_empty() || digits.len() > 18 {
+                return None;
+            }
+            let mut n: i64 = 0;
+            for &d in digits {
+                if !d.is_ascii_digit() {
+                    return None;
+                }
+                n = n * 10 + i64::from(d - b'0');
+            }
+            Some(if negative { -n } else { n })
+        };
+        Some(Stamp {
+            dev: u64::try_from(number()?).ok()?,
+            ino: u64::try_from(number()?).ok()?,
+            ctime: number()?,
+            ctime_nsec: number()?,
+        })
+    }
+}
+
+/// One subdomain directory and its prefixes, as listed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subdomain {
+    pub name: String,
+    pub stamp: Stamp,
+    pub prefixes: Vec<String>,
+}
+
+/// What the file holds: `col/`'s stamp and each subdomain's listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Memo {
+    pub col: Stamp,
+    pub subdomains: Vec<Subdomain>,
+}
+
+impl Memo {
+    /// Reads `var/col-prefixes`; `None` when absent or not exactly in the format.
+    pub fn read(var: &Path) -> Option<Memo> {
+        let file = std::fs::File::open(var.join(FILE_NAME)).ok()?;
+        // Through `take`, so that std does not `stat` the file for a size hint.
+        let mut text = String::with_capacity(4096);
+        file.take(MAX_LEN).read_to_string(&mut text).ok()?;
+        Memo::parse(&text)
+    }
+
+    /// The file's text: a header line, `col/`'s stamp, then one line per subdomain
+    /// (`<name> <dev> <ino> <ctime> <ctime_nsec> <prefix>…`), fields separated by one
+    /// space, every line ended by a newline. (Read on every IBIp request, so it is
+    /// split as bytes: a `str` pattern split costs several times more here.)
+    pub fn parse(text: &str) -> Option<Memo> {
+        let body = text.strip_suffix('\n')?.strip_prefix(HEADER)?;
+        let mut lines = body.as_bytes().split(|&b| b == b'\n');
+        if lines.next()? != b"" {
+            return None;
+        }
+        let mut fields = lines.next()?.split(|&b| b == b' ');
+        if fields.next()? != b"." {
+            return None;
+        }
+        let col = Stamp::parse(&mut fields)?;
+        if fields.next().is_some() {
+            return None;
+        }
+        let mut subdomains: Vec<Subdomain> = Vec::new();
+        for line in lines {
+            let mut fields = line.split(|&b| b == b' ');
+            let sub = name(fields.next()?)?;
+            if subdomains.last().is_some_and(|s| s.name.as_str() >= sub) {
+                return None;
+            }
+            let stamp = Stamp::parse(&mut fields)?;
+            let mut prefixes: Vec<String> = Vec::new();
+            for p in fields {
+                let p = name(p)?;
+                if prefixes.last().is_some_and(|last| last.as_str() >= p) {
+                    return None;
+                }
+                prefixes.push(p.to_string());
+            }
+            subdomains.push(Subdomain {
+                name: sub.to_string(),
+                stamp,
+                prefixes,
+            });
+        }
+        Some(Memo { col, subdomains })
+    }
+
+    /// The text `parse` reads back; `None` when a name cannot be written in it.
+    pub fn to_text(&self) -> Option<String> {
+        let mut out = String::with_capacity(1024);
+        out.push_str(HEADER);
+        out.push_str("\n. ");
+        self.col.write(&mut out);
+        out.push('\n');
+        for s in &self.subdomains {
+            if !storable(&s.name) || !s.prefixes.iter().all(|p| storable(p)) {
+                return None;
+            }
+            out.push_str(&s.name);
+            out.push(' ');
+            s.stamp.write(&mut out);
+            for p in &s.prefixes {
+                out.push(' ');
+                out.push_str(p);
+            }
+            out.push('\n');
+        }
+        Some(out)
+    }
+
+    /// Writes the file by rename, so readers see the old one or the new one, never a
+    /// part. Nothing is written where `var/` does not exist; a failure leaves no
+    /// temporary file and is not an error (the listings are simply made again).
+    pub fn write(&self, var: &Path) {
+        let Some(text) = self.to_text() else {
+            return;
+        };
+        if !var.is_dir() {
+            return;
+        }
+        let tmp: PathBuf = var.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
+        let written = std::fs::File::create(&tmp)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .and_then(|()| std::fs::rename(&tmp, var.join(FILE_NAME)));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+/// `bytes` as a name the file can hold (the bytes of `storable`'s test; a tampered
+/// file could at worst hide or invent a prefix, never reach outside `col/`).
+fn name(bytes: &[u8]) -> Option<&str> {
+    let plain = |&b: &u8| b > b' ' && b != b'/' && b != 0x7f;
+    if bytes.first().is_none_or(|&b| b == b'.') || !bytes.iter().all(plain) {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()
+}
+
+/// Names the file can hold: what a listing of col/ keeps (not empty, not starting with
+/// a dot) and free of `/`, spaces and control characters.
+fn storable(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('.')
+        && !name.chars().any(|c| c == '/' || c == ' ' || c.is_control())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamp(n: i64) -> Stamp {
+        Stamp {
+            dev: 2049,
+            ino: 100 + n as u64,
+            ctime: 1_700_000_000 + n,
+            ctime_nsec: 123_456_789,
+        }
+    }
+
+    fn memo() -> Memo {
+        Memo {
+            col: stamp(0),
+            subdomains: vec![
+                Subdomain {
+                    name: "dpi.inpe.br".into(),
+                    stamp: stamp(1),
+                    prefixes: vec!["banon".into(), "banon-pc3".into()],
+                },
+                Subdomain {
+                    name: "sid.inpe.br".into(),
+                    stamp: stamp(2),
+                    prefixes: vec!["mtc-m18@80".into(), "mtc-m19".into()],
+                },
+                Subdomain {
+                    name: "urlib.net".into(),
+                    stamp: stamp(3),
+                    prefixes: vec![],
+                },
+            ],
+        }
+    }
+
+    const TEXT: &str = "ibi-archive col-prefixes 1\n\
+                        . 2049 100 1700000000 123456789\n\
+                        dpi.inpe.br 2049 101 1700000001 123456789 banon banon-pc3\n\
+                        sid.inpe.br 2049 102 1700000002 123456789 mtc-m18@80 mtc-m19\n\
+                        urlib.net 2049 103 1700000003 123456789\n";
+
+    #[test]
+    fn the_text_is_as_documented_and_reads_back() {
+        assert_eq!(memo().to_text().unwrap(), TEXT);
+        assert_eq!(Memo::parse(TEXT), Some(memo()));
+    }
+
+    #[test]
+    fn anything_off_format_is_refused() {
+        let bad = [
+            "",
+            "ibi-archive col-prefixes 1\n",
+            &TEXT.replace("col-prefixes 1", "col-prefixes 2"),
+            &TEXT[..TEXT.len() - 1],
+            &TEXT.replace(". 2049", "col 2049"),
+            &TEXT.replace("123456789\ndpi", "123456789 extra\ndpi"),
+            &TEXT.replace(" 101 ", " x "),
+            &TEXT.replace(" 101 ", " "),
+            &TEXT.replace("banon banon-pc3", "banon-pc3 banon"),
+            &TEXT.replace("banon banon-pc3", "banon banon"),
+            &TEXT.replace("banon banon-pc3", "banon  banon-pc3"),
+            &TEXT.replace("banon banon-pc3", "banon .hidden"),
+            &TEXT.replace("banon banon-pc3", "banon ../x"),
+            &TEXT.replace("urlib.net", "a.net"),
+            &TEXT.replace('\n', "\r\n"),
+        ];
+        for text in bad {
+            assert_eq!(Memo::parse(text), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn names_it_cannot_hold_are_not_written() {
+        let mut m = memo();
+        m.subdomains[0].prefixes.push("with space".into());
+        assert_eq!(m.to_text(), None);
+        let mut m = memo();
+        m.subdomains[1].name = "tab\there".into();
+        assert_eq!(m.to_text(), None);
+    }
+
+    #[test]
+    fn a_change_is_settled_two_seconds_later() {
+        let s = stamp(0);
+        assert!(!s.settled(s.ctime));
+        assert!(!s.settled(s.ctime + 1));
+        assert!(s.settled(s.ctime + 2));
+    }
+}

@@ -1,0 +1,192 @@
+//! var/col-prefixes, the remembered listing of col/'s two top levels that an IBIp lookup
+//! believes while col/ and its subdomain directories keep their stamps: the answers are
+//! those of an Archive without it, whatever is added, removed or broken.
+
+mod common;
+
+use common::{Cgi, Fixture};
+
+const LK47: &str = "servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH";
+const ITEM: &str = "col/iconet.com.br/banon/2009/09.09.22.01";
+
+/// Change times of directories changed this recently are not remembered.
+fn let_settle() {
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+}
+
+fn memo(f: &Fixture) -> Option<String> {
+    std::fs::read_to_string(f.path("var/col-prefixes")).ok()
+}
+
+/// Each line of the memo without its stamp: `<name> <prefix>…` (the stamps are the
+/// directories' device, inode and change time, which differ on every run).
+fn names(memo: &str) -> Vec<String> {
+    memo.lines()
+        .skip(2)
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            [&f[..1], &f[5..]].concat().join(" ")
+        })
+        .collect()
+}
+
+/// The answer, with its random urlkey masked, and what went to stderr.
+fn ask(f: &Fixture, query: &str) -> (String, String) {
+    let out = Cgi::get(f.root(), query).run();
+    assert_eq!(out.status, 200);
+    (common::mask_urlkey(&out.text()).0, out.stderr)
+}
+
+/// The same request with the memo out of the way (renamed, then put back).
+fn ask_without_memo(f: &Fixture, query: &str) -> (String, String) {
+    let (memo, aside) = (f.path("var/col-prefixes"), f.path("var/aside"));
+    let had = std::fs::rename(&memo, &aside).is_ok();
+    let out = ask(f, query);
+    if had {
+        std::fs::rename(&aside, &memo).unwrap();
+    }
+    out
+}
+
+/// A fixture whose var/ exists and whose memo has been written.
+fn settled_fixture() -> Fixture {
+    let f = Fixture::sample();
+    std::fs::create_dir(f.path("var")).unwrap();
+    ask(&f, LK47);
+    assert_eq!(memo(&f), None, "written while col/ was still changing");
+    let_settle();
+    ask(&f, LK47);
+    let m = memo(&f).expect("var/col-prefixes written");
+    assert!(m.starts_with("ibi-archive col-prefixes 1\n. "), "{m}");
+    // The sample Archive's two top levels, worked out from sample-archive/col/.
+    assert_eq!(
+        names(&m),
+        [
+            "iconet.com.br banon",
+            "sid.inpe.br mtc-m18 mtc-m18@80 mtc-m19",
+            "urlib.net www",
+        ]
+    );
+    f
+}
+
+fn move_item(f: &Fixture, to: &str) {
+    std::fs::create_dir_all(f.path(to).parent().unwrap()).unwrap();
+    std::fs::rename(f.path(ITEM), f.path(to)).unwrap();
+}
+
+#[test]
+fn an_item_moved_to_a_new_subdomain_is_found_at_once() {
+    let f = settled_fixture();
+    let before = ask(&f, LK47);
+    move_item(&f, "col/example.org/banon/2009/09.09.22.01");
+    let after = ask(&f, LK47);
+    assert_eq!(after, ask_without_memo(&f, LK47));
+    assert_ne!(after, before);
+    assert!(
+        after
+            .0
+            .contains("ibi {rep example.org/banon/2009/09.09.22.01 ibip LK47B6W/362SFKH}"),
+        "{}",
+        after.0
+    );
+    assert_eq!(after.1, "");
+}
+
+#[test]
+fn an_item_moved_to_a_new_prefix_of_a_known_subdomain_is_found_at_once() {
+    let f = settled_fixture();
+    move_item(&f, "col/sid.inpe.br/banon/2009/09.09.22.01");
+    let after = ask(&f, LK47);
+    assert_eq!(after, ask_without_memo(&f, LK47));
+    assert!(
+        after
+            .0
+            .contains("ibi {rep sid.inpe.br/banon/2009/09.09.22.01 ibip LK47B6W/362SFKH}"),
+        "{}",
+        after.0
+    );
+}
+
+#[test]
+fn a_prefix_removed_or_replaced_is_not_believed() {
+    let f = settled_fixture();
+    std::fs::remove_dir_all(f.path("col/iconet.com.br/banon")).unwrap();
+    let gone = ask(&f, LK47);
+    assert_eq!(gone, ("".to_string(), "".to_string()));
+    // The subdomain directory replaced by another holding the item again.
+    let other = f.path("col/iconet.com.br.new/banon/2009");
+    std::fs::create_dir_all(&other).unwrap();
+    common::copy_tree(&common::sample().join(ITEM), &other.join("09.09.22.01"));
+    std::fs::remove_dir_all(f.path("col/iconet.com.br")).unwrap();
+    std::fs::rename(f.path("col/iconet.com.br.new"), f.path("col/iconet.com.br")).unwrap();
+    let back = ask(&f, LK47);
+    assert_eq!(back, ask_without_memo(&f, LK47));
+    assert!(back
+        .0
+        .contains("ibi {rep iconet.com.br/banon/2009/09.09.22.01"));
+}
+
+#[test]
+fn a_memo_that_does_not_parse_is_ignored_and_rewritten() {
+    let f = settled_fixture();
+    let good = memo(&f).unwrap();
+    let expected = ask_without_memo(&f, LK47);
+    for bad in [
+        String::new(),
+        "garbage\n".to_string(),
+        good.replace("banon", "../../etc"),
+        good.replace(" 1\n", " 2\n"),
+        good[..good.len() - 1].to_string(),
+        "\u{0}".repeat(300_000),
+    ] {
+        std::fs::write(f.path("var/col-prefixes"), &bad).unwrap();
+        assert_eq!(
+            ask(&f, LK47),
+            expected,
+            "with {:?}",
+            &bad[..bad.len().min(60)]
+        );
+        assert_eq!(names(&memo(&f).unwrap()), names(&good));
+    }
+}
+
+#[test]
+fn a_memo_with_other_stamps_is_not_believed() {
+    let f = settled_fixture();
+    let good = memo(&f).unwrap();
+    // col/'s inode changed, a subdomain that is not there, and iconet.com.br with another
+    // inode and an invented prefix: all listed again.
+    let mut lines: Vec<String> = good.lines().map(str::to_string).collect();
+    let restamp = |line: &str, at: usize| {
+        let mut f: Vec<String> = line.split(' ').map(str::to_string).collect();
+        f[at] = "1".to_string();
+        f.join(" ")
+    };
+    lines[1] = restamp(&lines[1], 2);
+    lines[2] = restamp(&lines[2], 2).replace(" banon", " banon zzz");
+    let invented = lines[2].replace("iconet.com.br", "aaa.example");
+    lines.insert(2, invented);
+    let lying = lines.join("\n") + "\n";
+    std::fs::write(f.path("var/col-prefixes"), &lying).unwrap();
+    assert_eq!(ask(&f, LK47), ask_without_memo(&f, LK47));
+    assert_eq!(memo(&f).unwrap(), good);
+}
+
+#[test]
+fn without_a_var_directory_nothing_is_written_and_the_answer_is_the_same() {
+    let f = Fixture::sample();
+    let_settle();
+    let first = ask(
+        &f,
+        "servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/35MME4E",
+    );
+    assert_eq!(first.1, "");
+    assert!(first.0.contains("ibip 8JMKD3MGP8W/35MME4E"), "{}", first.0);
+    // The urlkey secret made var/; the memo was not (var/ did not exist when looked for).
+    let var: Vec<String> = std::fs::read_dir(f.path("var"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(var, ["urlkey.secret"]);
+}
