@@ -6,9 +6,8 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 
-use common::{bin, mask_urlkey, run_cmd, Cgi, Fixture};
+use common::{mask_urlkey, run_cmd, Cgi, Fixture};
 
 const SERVICE: &str = "ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}";
 const PLATFORM: &str = "ibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}";
@@ -461,10 +460,8 @@ fn twenty_parallel_runs_make_twenty_items_and_a_clean_tree() {
     let started = std::time::Instant::now();
     let children: Vec<_> = (0..20)
         .map(|_| {
-            Command::new(bin())
-                .args(["new", "--root", &root])
+            common::command(&["new", "--root", &root])
                 .arg(&file)
-                .env_remove("GATEWAY_INTERFACE")
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped())
                 .spawn()

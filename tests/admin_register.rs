@@ -5,12 +5,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
-use common::{bin, run_cmd, Fixture};
+use common::{run_cmd, Cgi, Fixture, Serve};
 
 const KEY: &str = "1234567890-9876543210";
 const SERVICE_IBI: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
@@ -40,17 +39,7 @@ impl Confirmer {
                 .ok()
                 .and_then(|r| r.into_string().ok())
                 .is_some_and(|body| body == "confirmation yes"),
-            Confirmer::Cgi(root) => {
-                let out = Command::new(bin())
-                    .env_clear()
-                    .env("GATEWAY_INTERFACE", "CGI/1.1")
-                    .env("REQUEST_METHOD", "GET")
-                    .env("QUERY_STRING", query)
-                    .env("IBI_ARCHIVE_ROOT", root)
-                    .output()
-                    .unwrap();
-                common::parse_cgi(&out.stdout, String::new()).body == b"confirmation yes"
-            }
+            Confirmer::Cgi(root) => Cgi::get(root, query).run().body == b"confirmation yes",
         }
     }
 }
@@ -181,49 +170,6 @@ fn answer(query: &str, address: &str, confirmer: &Confirmer, seen: &Mutex<Seen>)
     )
 }
 
-/// `ibi-archive serve` on a free port of 127.0.0.1; stopped when dropped.
-struct Served {
-    child: Child,
-    address: String,
-}
-
-impl Served {
-    fn start(root: &Path) -> Served {
-        let mut child = Command::new(bin())
-            .args([
-                "serve",
-                "--root",
-                root.to_str().unwrap(),
-                "--listen",
-                "127.0.0.1:0",
-            ])
-            .env_remove("GATEWAY_INTERFACE")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        // "ibi-archive: serving the Archive at <root> on http://127.0.0.1:PORT/ (Ctrl-C stops)"
-        let address = line
-            .split(" on http://")
-            .nth(1)
-            .and_then(|r| r.split('/').next())
-            .unwrap_or_else(|| panic!("serve said {line:?}"))
-            .to_string();
-        Served { child, address }
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// The sample Archive registered with `key`, at `address`, with `resolver` configured.
 fn archive(address: &str, key: &str, resolver: &str) -> Fixture {
     let f = Fixture::sample();
@@ -279,7 +225,7 @@ fn include_is_confirmed_by_the_served_archive_and_exclude_follows() {
         KEY,
         "http://unused.invalid/J8LNKB5R7W/3FUQHC5",
     );
-    let served = Served::start(f.root());
+    let served = Serve::start(f.root(), Stdio::null());
     set_address(&f, "localhost:8080", &served.address);
     let resolver = StandIn::start(served.address.clone(), Confirmer::Http);
 

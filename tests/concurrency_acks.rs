@@ -5,9 +5,9 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 
-use common::{bin, Cgi, Fixture};
+use common::{Cgi, Fixture};
 use ibi_archive::acklog::Record;
 
 /// The items whose answers carry one URL, asked by rep and by IBIp.
@@ -27,14 +27,8 @@ fn pair<'a>(text: &'a str, name: &str) -> &'a str {
 }
 
 fn spawn_ack(root: &std::path::Path, query: &str) -> Child {
-    Command::new(bin())
-        .env_clear()
-        .env("GATEWAY_INTERFACE", "CGI/1.1")
-        .env("REQUEST_METHOD", "GET")
-        .env("QUERY_STRING", query)
-        .env("REMOTE_ADDR", "127.0.0.1")
-        .env("IBI_ARCHIVE_ROOT", root)
-        .stdin(Stdio::null())
+    Cgi::get(root, query)
+        .command()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

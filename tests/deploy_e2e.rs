@@ -7,11 +7,9 @@
 mod common;
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
-use common::mask_urlkey;
+use common::{mask_urlkey, Serve};
 
 const SERVICE: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
 
@@ -40,14 +38,14 @@ fn lighttpd_answers_the_resolver() {
 #[test]
 fn serve_answers_the_resolver_and_stops_on_ctrl_c() {
     let (_tmp, root) = archive_copy();
-    let mut serve = Serve::start(&root);
-    let log = serve.log_path.clone();
-    resolver_suite(&serve.base_url.clone(), &root, &|| {
-        std::fs::read_to_string(&log).unwrap_or_default()
+    let log_path = root.parent().unwrap().join("serve.log");
+    let mut serve = Serve::start(&root, std::fs::File::create(&log_path).unwrap());
+    resolver_suite(&serve.base_url(), &root, &|| {
+        std::fs::read_to_string(&log_path).unwrap_or_default()
     });
     let status = serve.interrupt();
     assert!(status.success(), "serve exited with {status:?}");
-    let log = std::fs::read_to_string(&serve.log_path).unwrap();
+    let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(log.ends_with("ibi-archive: stopped\n"), "{log}");
     // One line per request.
     let requests = log
@@ -65,70 +63,6 @@ fn archive_copy() -> (tempfile::TempDir, PathBuf) {
     let _ = std::fs::remove_dir_all(root.join("var"));
     support::prepare_archive(&root);
     (tmp, root)
-}
-
-/// `ibi-archive serve` on a free port, stopped by PID when dropped.
-struct Serve {
-    child: Child,
-    base_url: String,
-    log_path: PathBuf,
-}
-
-impl Serve {
-    fn start(root: &Path) -> Serve {
-        let log_path = root.parent().unwrap().join("serve.log");
-        let mut child = Command::new(common::bin())
-            .args([
-                "serve",
-                "--root",
-                root.to_str().unwrap(),
-                "--listen",
-                "127.0.0.1:0",
-            ])
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&log_path).unwrap())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let base_url = first
-            .split_whitespace()
-            .find(|w| w.starts_with("http://127.0.0.1:"))
-            .unwrap_or_else(|| panic!("no address in {first:?}"))
-            .trim_end_matches('/')
-            .to_string();
-        Serve {
-            child,
-            base_url,
-            log_path,
-        }
-    }
-
-    /// Ctrl-C, and the exit status.
-    fn interrupt(&mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
-        assert!(Command::new("kill")
-            .args(["-INT", &pid])
-            .status()
-            .unwrap()
-            .success());
-        for _ in 0..100 {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        panic!("serve did not stop within 5 s of SIGINT");
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// The expected answers, for an Archive at `addr` (host:port).

@@ -1,26 +1,14 @@
 //! `ibi-archive ibi` end to end: the real binary, exact stdout, stderr and exit code.
 
-use std::process::{Command, Output};
+mod common;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ibi-archive"))
-        .args(args)
-        .env_remove("GATEWAY_INTERFACE")
-        .output()
-        .expect("run ibi-archive")
-}
+use common::run_cmd;
 
 /// Exit code, stdout and stderr, with everything shown on failure.
 fn check(args: &[&str], code: i32, stdout: &str, stderr: &str) {
-    let out = run(args);
-    let got = (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    );
     assert_eq!(
-        got,
-        (Some(code), stdout.to_string(), stderr.to_string()),
+        run_cmd(args),
+        (code, stdout.to_string(), stderr.to_string()),
         "ibi-archive {args:?}"
     );
 }
@@ -153,10 +141,9 @@ fn help_goes_to_stdout() {
         &["ibi", "-h"],
         &["ibi", "mint", "--help"],
     ] {
-        let out = run(args);
-        assert_eq!(out.status.code(), Some(0), "{args:?}");
-        assert!(out.stderr.is_empty(), "{args:?}");
-        let text = String::from_utf8(out.stdout).unwrap();
+        let (code, text, err) = run_cmd(args);
+        assert_eq!(code, 0, "{args:?}");
+        assert!(err.is_empty(), "{args:?}");
         assert!(text.starts_with("usage: ibi-archive ibi "), "{text}");
     }
 }

@@ -1,10 +1,13 @@
 //! Helpers shared by the integration tests: fixture Archives built from sample-archive/
-//! in temporary directories, and the real binary run as a CGI program or a command.
+//! in temporary directories, the real binary run as a CGI program, a command or
+//! `ibi-archive serve`, and the `.case` files of tests/data/.
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 
 /// The binary under test.
 pub fn bin() -> PathBuf {
@@ -133,11 +136,12 @@ impl<'a> Cgi<'a> {
         }
     }
 
-    /// Runs the binary as a web server would, with a clean environment.
-    pub fn run(&self) -> CgiOutput {
+    /// The binary with the environment a web server gives it (and nothing else), not yet
+    /// run: for requests that must run in parallel.
+    pub fn command(&self) -> Command {
         use std::os::unix::ffi::OsStrExt;
-        let out = Command::new(bin())
-            .env_clear()
+        let mut cmd = Command::new(bin());
+        cmd.env_clear()
             .env("GATEWAY_INTERFACE", "CGI/1.1")
             .env("SERVER_PROTOCOL", "HTTP/1.1")
             .env("REQUEST_METHOD", self.method)
@@ -146,9 +150,13 @@ impl<'a> Cgi<'a> {
             .env("SCRIPT_NAME", "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17")
             .env("REMOTE_ADDR", self.remote_addr)
             .env("IBI_ARCHIVE_ROOT", self.root)
-            .stdin(Stdio::null())
-            .output()
-            .expect("run ibi-archive");
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs the binary as a web server would, with a clean environment.
+    pub fn run(&self) -> CgiOutput {
+        let out = self.command().output().expect("run ibi-archive");
         assert!(
             out.status.success(),
             "CGI exited with {:?}: {}",
@@ -194,13 +202,17 @@ pub fn parse_cgi(stdout: &[u8], stderr: String) -> CgiOutput {
     }
 }
 
+/// An administrator's command (the binary with `args`, outside CGI), not yet run: for
+/// commands that must run in parallel.
+pub fn command(args: &[&str]) -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.args(args).env_remove("GATEWAY_INTERFACE");
+    cmd
+}
+
 /// Runs an administrator's command; returns (exit code, stdout, stderr).
 pub fn run_cmd(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(bin())
-        .args(args)
-        .env_remove("GATEWAY_INTERFACE")
-        .output()
-        .unwrap();
+    let out = command(args).output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -234,4 +246,211 @@ pub fn mask_urlkey(text: &str) -> (String, Option<String>) {
         })
         .collect();
     (masked.join("\r\n"), key)
+}
+
+/// `ibi-archive serve` over the Archive at a root, on a free port of 127.0.0.1; killed
+/// when dropped (also when the test panics).
+pub struct Serve {
+    child: Child,
+    /// `127.0.0.1:<port>`, where it listens.
+    pub address: String,
+}
+
+impl Serve {
+    /// Starts it, its stderr (the request log) going to `stderr`, and returns once it
+    /// listens: its first line on stdout, which gives the address, comes after the bind.
+    pub fn start(root: &Path, stderr: impl Into<Stdio>) -> Serve {
+        let mut child = command(&[
+            "serve",
+            "--root",
+            root.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // "ibi-archive: serving the Archive at <root> on http://127.0.0.1:PORT/ (Ctrl-C stops)"
+        let address = line
+            .split(" on http://")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap_or_else(|| panic!("serve said {line:?}"))
+            .to_string();
+        Serve { child, address }
+    }
+
+    /// `http://127.0.0.1:<port>`, without a trailing slash.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// Ctrl-C (SIGINT), and the exit status; fails if it has not stopped within 5 s.
+    pub fn interrupt(&mut self) -> ExitStatus {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success());
+        for _ in 0..100 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("serve did not stop within 5 s of SIGINT");
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One `.case` file of tests/data/examples/ or tests/data/hostile/ (their README.md say
+/// what each field means to the test that runs them).
+///
+/// The format, the same in both directories:
+///
+/// ```text
+/// # a comment
+/// name: value
+/// name: value
+/// ---
+/// body line
+/// body line
+/// ```
+///
+/// - The head is everything before the first `---` followed by LF (the `---` line); the
+///   body is everything after it, kept as its lines ([`str::lines`]: without their line
+///   breaks, and a final line break adds no empty line). The runners join them again with
+///   CRLF (text/plain) or LF (text/html).
+/// - In the head, lines starting with `#` and blank (or all-white-space) lines are
+///   skipped; every other line is `name:value`, split at its first `:`, with one space
+///   after the `:` dropped if there is one. A line without `:` fails the load.
+/// - `setup`, `stderr` and `header` may be given any number of times: their values are
+///   kept in order (the examples give `stderr` at most once). Any other name may be given
+///   once (twice fails the load); its value is in [`Case::fields`].
+#[derive(Debug)]
+pub struct Case {
+    /// The file name, `<name>.case`.
+    pub name: String,
+    /// The fields given once, by name (`archive`, `query`, `status`, …).
+    pub fields: BTreeMap<String, String>,
+    /// The `setup:` lines, in order.
+    pub setup: Vec<String>,
+    /// The `stderr:` lines, in order.
+    pub stderr: Vec<String>,
+    /// The `header:` lines (`Name: value`), in order.
+    pub headers: Vec<String>,
+    /// The body's lines.
+    pub body_lines: Vec<String>,
+}
+
+impl Case {
+    /// The value of a field given once.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.fields.get(name).map(String::as_str)
+    }
+
+    /// Parses the text of the file `name`.
+    pub fn parse(name: &str, text: &str) -> Case {
+        let (head, body) = text
+            .split_once("---\n")
+            .unwrap_or_else(|| panic!("{name}: no ---"));
+        let mut case = Case {
+            name: name.to_string(),
+            fields: BTreeMap::new(),
+            setup: Vec::new(),
+            stderr: Vec::new(),
+            headers: Vec::new(),
+            body_lines: body.lines().map(String::from).collect(),
+        };
+        for line in head
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        {
+            let (k, v) = line
+                .split_once(':')
+                .unwrap_or_else(|| panic!("{name}: bad line {line:?}"));
+            let v = v.strip_prefix(' ').unwrap_or(v).to_string();
+            match k {
+                "setup" => case.setup.push(v),
+                "stderr" => case.stderr.push(v),
+                "header" => case.headers.push(v),
+                _ => {
+                    let old = case.fields.insert(k.to_string(), v);
+                    assert!(old.is_none(), "{name}: {k} given twice");
+                }
+            }
+        }
+        case
+    }
+}
+
+/// Every `*.case` file of `dir` (relative to the crate), in file-name order.
+pub fn load_cases(dir: &str) -> Vec<Case> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "case"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(p).unwrap();
+            Case::parse(&p.file_name().unwrap().to_string_lossy(), &text)
+        })
+        .collect()
+}
+
+/// Loads the cases of `dir` (at least `at_least` of them) and checks each with `check`;
+/// then fails once, naming every case that failed and why.
+pub fn check_cases(dir: &str, at_least: usize, mut check: impl FnMut(&Case) -> Result<(), String>) {
+    let cases = load_cases(dir);
+    assert!(cases.len() >= at_least, "only {} cases found", cases.len());
+    println!("{}: {} cases", dir, cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        if let Err(e) = check(case) {
+            failures.push(format!("== {}\n{e}", case.name));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+/// Compares an answer with the expected text, the `urlkey` value masked as `<urlkey>`
+/// (after checking it against rule chave): it must be there exactly when `want` has
+/// `urlkey <urlkey>`.
+pub fn compare_masked(want: &str, got: &str) -> Result<(), String> {
+    let (got, key) = mask_urlkey(got);
+    if want.contains("urlkey <urlkey>") != key.is_some() {
+        return Err(format!(
+            "urlkey expected: {}, present: {}",
+            want.contains("urlkey <urlkey>"),
+            key.is_some()
+        ));
+    }
+    if got != want {
+        return Err(format!(
+            "body differs.\n--- want\n{want}\n--- got\n{got}\n---"
+        ));
+    }
+    Ok(())
 }
