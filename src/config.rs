@@ -123,10 +123,7 @@ impl Config {
 
     /// Parses the text of an archive.toml; the error says what is wrong (never the key).
     pub fn parse(text: &str) -> Result<Config, String> {
-        // The toml crate's messages may span lines ("invalid date-time\nvalue is out of
-        // range"): the web server's error log gets one line per problem.
-        let raw: RawConfig = crate::fasttoml::from_str(text, &[])
-            .map_err(|e| e.message().trim().replace('\n', "; "))?;
+        let raw: RawConfig = toml::from_str(text).map_err(|e| toml_message(text, &e))?;
         let archiveaddress = raw.archiveaddress;
         if archiveaddress.is_empty()
             || archiveaddress.contains(['/', ' ', '?', '#', '@'])
@@ -225,6 +222,21 @@ impl Config {
     pub fn client_allowed(&self, ip: Option<IpAddr>) -> bool {
         ip.is_some_and(|ip| self.networks.iter().any(|n| n.contains(ip)))
     }
+}
+
+/// The message of a TOML error in `text`, as one line for the web server's error log. The
+/// toml crate's own message has no position and, for a duplicate key, does not name it
+/// (just "duplicate key"): the key as written and its line are added from the error's
+/// span, which is then the key itself, never its value (which may be the registration key).
+pub(crate) fn toml_message(text: &str, e: &toml::de::Error) -> String {
+    let mut message = e.message().trim().replace('\n', "; ");
+    if message == "duplicate key" {
+        if let Some(key) = e.span().and_then(|s| Some((s.start, text.get(s)?))) {
+            let line = text[..key.0].matches('\n').count() + 1;
+            message = format!("duplicate key `{}` on line {line}", key.1);
+        }
+    }
+    message
 }
 
 /// An address block `a.b.c.d/n` or `x:y::/n` (a bare address is a block of one).

@@ -120,9 +120,8 @@ impl Item {
 
     /// Parses the text of an item.toml.
     pub fn parse(text: &str, dir: &Path, rep: Rep) -> Result<Item, String> {
-        let raw: RawItem = crate::fasttoml::from_str(text, &["timestamp"])
-            // One log line per problem, even for the toml crate's messages of several lines.
-            .map_err(|e| e.message().trim().replace('\n', "; "))?;
+        let raw: RawItem =
+            toml::from_str(text).map_err(|e| crate::config::toml_message(text, &e))?;
         let ibip = match raw.ibip {
             None => None,
             Some(s) => Some(Ibip::parse(&s).map_err(|e| format!("ibip: {e}"))?),

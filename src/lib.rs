@@ -11,7 +11,6 @@ pub mod admin;
 pub mod cgi;
 pub mod colmemo;
 pub mod config;
-mod fasttoml;
 pub mod filelist;
 pub mod ibi;
 pub mod item;

@@ -246,3 +246,23 @@ fn the_fuzz_corpora_are_committed() {
         assert!(n >= 20, "fuzz/corpus/{target}: {n} seeds");
     }
 }
+
+/// item.toml and archive.toml are TOML 1.1 (the toml crate's reading): a date-time without
+/// seconds is second 0; a duplicated key is named with its line, never its value.
+#[test]
+fn toml_1_1_date_times_and_duplicate_keys() {
+    let rep = ibi_archive::ibi::Rep::parse("a.b/c/2009/01.02.03.04").unwrap();
+    let item = ibi_archive::item::Item::parse(
+        "state = \"Original\"\ntimestamp = 2009-07-21T13:23Z\n",
+        Path::new("/x"),
+        rep,
+    )
+    .unwrap();
+    // 2009-07-21T13:23:00Z, worked out: 14446 days after 1970-01-01 is 2009-07-21.
+    assert_eq!(item.timestamp, Some(14446 * 86400 + 13 * 3600 + 23 * 60));
+    let err = Config::parse(
+        "archiveaddress = \"x\"\n[registration]\nkey = \"9876543210\"\nkey = \"9876543211\"\n",
+    )
+    .unwrap_err();
+    assert_eq!(err, "duplicate key `key` on line 4");
+}
