@@ -113,11 +113,23 @@ pub struct Minting {
 impl Config {
     /// Reads `<root>/archive.toml`.
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
+        use std::io::Read;
+        /// Far more than any configuration needs.
+        const MAX_LEN: u64 = 1 << 20;
         let path = root.join("archive.toml");
-        let text = std::fs::read_to_string(&path).map_err(|e| ConfigError {
+        let fail = |message: String| ConfigError {
             path: path.clone(),
-            message: e.to_string(),
-        })?;
+            message,
+        };
+        // Read through `take`: no `stat` for a size hint (every request reads this file),
+        // and a runaway file is not read whole.
+        let mut text = String::with_capacity(4096);
+        std::fs::File::open(&path)
+            .and_then(|f| f.take(MAX_LEN + 1).read_to_string(&mut text))
+            .map_err(|e| fail(e.to_string()))?;
+        if text.len() as u64 > MAX_LEN {
+            return Err(fail(format!("larger than {MAX_LEN} bytes")));
+        }
         Config::parse(&text).map_err(|message| ConfigError { path, message })
     }
 
