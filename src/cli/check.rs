@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use ibi_archive::admin::check::check;
 
-use super::{root_flag, shown, CliError, CliResult};
+use super::{root_flag, CliError, CliResult};
 
 const HELP: &str = "\
 usage: ibi-archive check [--root R]
@@ -28,12 +28,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                 return Ok(());
             }
             Long("root") => root = Some(parser.value()?.into()),
-            other => {
-                return Err(CliError::usage(format!(
-                    "check: unexpected argument {}; see ibi-archive check --help",
-                    shown(other)
-                )))
-            }
+            other => return Err(CliError::unexpected("check", other)),
         }
     }
     let root = root_flag(root);

@@ -8,7 +8,7 @@ use ibi_archive::ibi::Ibi;
 use ibi_archive::item::iso8601;
 use ibi_archive::pairs::PairList;
 
-use super::{root_flag, shown, CliError, CliResult};
+use super::{root_flag, CliError, CliResult};
 
 const HELP: &str = "\
 usage: ibi-archive delete [--root R] [--keep-content] IBI
@@ -37,12 +37,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                     .map_err(|v| CliError::usage(format!("delete: {v:?} is not an IBI")))?;
                 ibi = Some(Ibi::parse(&s).map_err(|e| CliError::usage(format!("delete: {e}")))?);
             }
-            other => {
-                return Err(CliError::usage(format!(
-                    "delete: unexpected argument {}; see ibi-archive delete --help",
-                    shown(other)
-                )))
-            }
+            other => return Err(CliError::unexpected("delete", other)),
         }
     }
     let ibi = ibi.ok_or_else(|| CliError::usage("delete: no IBI given"))?;

@@ -64,6 +64,14 @@ impl CliError {
         }
     }
 
+    /// An argument `cmd` does not take (exit code 2), pointing at its --help.
+    pub fn unexpected(cmd: &str, arg: lexopt::Arg<'_>) -> CliError {
+        CliError::usage(format!(
+            "{cmd}: unexpected argument {}; see ibi-archive {cmd} --help",
+            shown(arg)
+        ))
+    }
+
     /// The command ran but failed (exit code 1).
     pub fn failed(message: impl Into<String>) -> CliError {
         CliError {

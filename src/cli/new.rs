@@ -8,7 +8,7 @@ use ibi_archive::ibi::Ibi;
 use ibi_archive::pairs::PairList;
 use ibi_archive::relation::Lang;
 
-use super::{root_flag, shown, CliError, CliResult};
+use super::{root_flag, CliError, CliResult};
 
 const HELP: &str = "\
 usage: ibi-archive new [--root R] [--target FILE] [--language ll[-CC]]
@@ -92,12 +92,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                 req.dc.push((flag, v));
             }
             Value(v) => req.files.push(PathBuf::from(v)),
-            other => {
-                return Err(CliError::usage(format!(
-                    "new: unexpected argument {}; see ibi-archive new --help",
-                    shown(other)
-                )))
-            }
+            other => return Err(CliError::unexpected("new", other)),
         }
     }
     if copy {

@@ -9,7 +9,7 @@ use ibi_archive::config::Config;
 
 pub use ibi_archive::admin::registration::Direction;
 
-use super::{root_flag, shown, CliError, CliResult};
+use super::{root_flag, CliError, CliResult};
 
 const HELP: &str = "\
 usage: ibi-archive include [--root R] [--resolver URL]
@@ -43,12 +43,7 @@ pub fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
                     CliError::usage(format!("{cmd}: --resolver {v:?} is not a URL"))
                 })?)
             }
-            other => {
-                return Err(CliError::usage(format!(
-                    "{cmd}: unexpected argument {}; see ibi-archive {cmd} --help",
-                    shown(other)
-                )))
-            }
+            other => return Err(CliError::unexpected(cmd, other)),
         }
     }
     let root = root_flag(root);

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use ibi_archive::admin::stats::compute;
 use ibi_archive::ibi::Ibi;
 
-use super::{root_flag, shown, CliError, CliResult};
+use super::{root_flag, CliError, CliResult};
 
 const HELP: &str = "\
 usage: ibi-archive stats [--root R] [--csv] [--item IBI]
@@ -41,12 +41,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                     Ibi::parse(&v).map_err(|e| CliError::usage(format!("stats: --item: {e}")))?,
                 );
             }
-            other => {
-                return Err(CliError::usage(format!(
-                    "stats: unexpected argument {}; see ibi-archive stats --help",
-                    shown(other)
-                )))
-            }
+            other => return Err(CliError::unexpected("stats", other)),
         }
     }
     let stats = compute(&root_flag(root), item.as_ref())
