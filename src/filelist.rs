@@ -79,6 +79,12 @@ fn display_name(bytes: &[u8]) -> String {
 }
 
 fn escape_html(s: &str) -> String {
+    escape_markup(s, "&#39;")
+}
+
+/// `s` escaped for HTML or XML text and attribute values, `'` written as `apostrophe`
+/// (`&#39;` in HTML pages, `&apos;` in XML).
+pub(crate) fn escape_markup(s: &str, apostrophe: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -86,7 +92,7 @@ fn escape_html(s: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
+            '\'' => out.push_str(apostrophe),
             c => out.push(c),
         }
     }

@@ -589,18 +589,7 @@ fn dc_fields(
 
 /// `s` escaped for XML text and attribute values.
 pub fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::filelist::escape_markup(s, "&apos;")
 }
 
 /// An OAI-PMH `oai_dc` record.
