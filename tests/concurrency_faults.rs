@@ -8,10 +8,9 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{Cgi, Fixture};
+use common::{Cgi, Fixture, LK47};
 use ibi_archive::acklog::Record;
 
-const LK47: &str = "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=LK47B6W/362SFKH";
 const NOTICE: &str = "notice {acknowledgment received}";
 
 fn pair<'a>(text: &'a str, name: &str) -> &'a str {

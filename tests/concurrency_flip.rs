@@ -10,16 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use common::{mask_urlkey, Cgi, Fixture};
-
-const LK47: &str = "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=LK47B6W/362SFKH";
-const LK47_ANSWER: &str = "archiveaddress localhost:8080\r\ncontenttype Data\r\n\
-     ibi {rep iconet.com.br/banon/2009/09.09.22.01 ibip LK47B6W/362SFKH}\r\n\
-     ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}\r\n\
-     ibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}\r\nstate Original\r\n\
-     timestamp 2009-09-09T22:01:00Z\r\n\
-     url http://localhost:8080/col/iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf\r\n\
-     urlkey <urlkey>";
+use common::{mask_urlkey, Cgi, Fixture, LK47, LK47_ANSWER};
 
 /// The item's own item.toml with its required field last: every proper prefix of it is
 /// invalid, so a reader of a half-written file sees a broken item, never another item.

@@ -7,17 +7,10 @@ mod common;
 
 use std::path::Path;
 
-use common::{mask_urlkey, Cgi, CgiOutput, Fixture};
+use common::{log_lines, mask_urlkey, pairs_of, Cgi, CgiOutput, Fixture, LK47_ANSWER};
 
 const IDENTITY_TAIL: &str = "ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}\r\nibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}";
 const LK47: &str = "servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH";
-const LK47_ANSWER: &str = "archiveaddress localhost:8080\r\ncontenttype Data\r\n\
-     ibi {rep iconet.com.br/banon/2009/09.09.22.01 ibip LK47B6W/362SFKH}\r\n\
-     ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}\r\n\
-     ibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}\r\nstate Original\r\n\
-     timestamp 2009-09-09T22:01:00Z\r\n\
-     url http://localhost:8080/col/iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf\r\n\
-     urlkey <urlkey>";
 
 fn get(root: &Path, query: &[u8]) -> CgiOutput {
     let mut cgi = Cgi::get(root, "");
@@ -331,24 +324,6 @@ fn item_toml_size_limit() {
     assert_answer(&get(f.root(), LK47.as_bytes()), 200, "", &too_big);
     f.write(rel, padded(1 << 20).as_bytes());
     assert_answer(&get(f.root(), LK47.as_bytes()), 200, "", &too_big);
-}
-
-fn pairs_of(text: &str) -> Vec<(String, String)> {
-    text.split("\r\n")
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let (n, v) = l.split_once(' ').unwrap();
-            (n.to_string(), v.to_string())
-        })
-        .collect()
-}
-
-fn log_lines(f: &Fixture) -> Vec<String> {
-    std::fs::read_to_string(f.path("var/acknowledgments.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(String::from)
-        .collect()
 }
 
 /// A key issued by this Archive counts once, whatever spelling of it comes back: padded

@@ -3,19 +3,7 @@
 
 mod common;
 
-use common::{mask_urlkey, Cgi, Fixture};
-
-const LK47: &str = "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=LK47B6W/362SFKH";
-
-fn pairs_of(text: &str) -> Vec<(String, String)> {
-    text.split("\r\n")
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let (n, v) = l.split_once(' ').unwrap();
-            (n.to_string(), v.to_string())
-        })
-        .collect()
-}
+use common::{log_lines, mask_urlkey, pairs_of, Cgi, Fixture, LK47};
 
 fn value<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
     &pairs
@@ -23,14 +11,6 @@ fn value<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
         .find(|(n, _)| n == name)
         .unwrap_or_else(|| panic!("no pair {name}"))
         .1
-}
-
-fn log_lines(f: &Fixture) -> Vec<String> {
-    std::fs::read_to_string(f.path("var/acknowledgments.log"))
-        .unwrap_or_default()
-        .lines()
-        .map(String::from)
-        .collect()
 }
 
 #[test]

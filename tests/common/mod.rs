@@ -454,3 +454,35 @@ pub fn compare_masked(want: &str, got: &str) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The sample Archive's item LK47B6W/362SFKH asked by IBIp, as the resolver asks.
+pub const LK47: &str = "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=LK47B6W/362SFKH";
+
+/// Its answer, urlkey masked as `mask_urlkey` does.
+pub const LK47_ANSWER: &str = "archiveaddress localhost:8080\r\ncontenttype Data\r\n\
+     ibi {rep iconet.com.br/banon/2009/09.09.22.01 ibip LK47B6W/362SFKH}\r\n\
+     ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}\r\n\
+     ibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}\r\nstate Original\r\n\
+     timestamp 2009-09-09T22:01:00Z\r\n\
+     url http://localhost:8080/col/iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf\r\n\
+     urlkey <urlkey>";
+
+/// The pairs of a text answer, `(name, value)`, in order.
+pub fn pairs_of(text: &str) -> Vec<(String, String)> {
+    text.split("\r\n")
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (n, v) = l.split_once(' ').unwrap();
+            (n.to_string(), v.to_string())
+        })
+        .collect()
+}
+
+/// The lines of the Archive's var/acknowledgments.log (none when it does not exist).
+pub fn log_lines(f: &Fixture) -> Vec<String> {
+    std::fs::read_to_string(f.path("var/acknowledgments.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(String::from)
+        .collect()
+}
