@@ -139,6 +139,8 @@ archive() { # N -> prints the root; generates it when missing
         "$GEN" --root "$root" --items "$n" >/dev/null
     fi
     mkdir -p "$root/var"
+    # var/col-prefixes, as an administrator keeps it (the service only reads it).
+    "$BIN" prefixes --root "$root" >/dev/null
     # The servers run the CGI as www-data: it must reach the tree and write var/.
     if [ -n "$WWW_IDS" ]; then
         chown -R "$WWW_IDS" "$root/var"

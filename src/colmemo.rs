@@ -6,13 +6,14 @@
 //! prefix of the Archive. Listing `col/` and each of its subdomains costs five system
 //! calls per directory (ext4 reads even a one-block directory through its hash tree): on
 //! the reference machine ~7.5 µs each, the better part of an IBIp lookup, for names that
-//! change a few times in an Archive's life. So the listings are written down, each with
-//! the identity (device, inode) and change time (ctime) of the directory it came from,
-//! and a request `stat`s those directories instead of listing them. A directory's ctime
+//! change a few times in an Archive's life. So the administrator's tools (`check`,
+//! `delete`) write the listings down, each with the identity (device, inode) and change
+//! time (ctime) of the directory it came from, and a request `stat`s those directories
+//! instead of listing them; the service itself never writes the file. A directory's ctime
 //! moves whenever an entry is added, removed or renamed in it (and cannot be set back by
 //! `touch` or `rsync`, unlike mtime); a directory replaced by another has another inode.
 //! The file is an optimisation only: absent, unreadable, malformed or out of date, the
-//! directories are listed as before and the answer is the same.
+//! directories that changed are listed and the answer is the same.
 //!
 //! File systems stamp ctimes with a coarse clock (a few milliseconds), so an entry added
 //! in the same tick as a listing could leave the ctime unchanged. A listing is therefore
@@ -97,6 +98,19 @@ impl Stamp {
             ctime_nsec: number()?,
         })
     }
+}
+
+/// What became of `var/col-prefixes` when the administrator's tools brought it up to date.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoState {
+    /// It holds the current listing (it did already, or was rewritten).
+    Held,
+    /// Not rewritten: a directory in it changed less than two seconds ago (or `col/`
+    /// is missing).
+    Unsettled,
+    /// Not rewritten: `var/` is missing or not writable, or a name cannot be written in
+    /// it (a space or a control character).
+    Unwritable,
 }
 
 /// One subdomain directory and its prefixes, as listed.
@@ -191,14 +205,14 @@ impl Memo {
     }
 
     /// Writes the file by rename, so readers see the old one or the new one, never a
-    /// part. Nothing is written where `var/` does not exist; a failure leaves no
-    /// temporary file and is not an error (the listings are simply made again).
-    pub fn write(&self, var: &Path) {
+    /// part; whether it was written. Nothing is written where `var/` does not exist; a
+    /// failure leaves no temporary file and is not an error (the service lists).
+    pub fn write(&self, var: &Path) -> bool {
         let Some(text) = self.to_text() else {
-            return;
+            return false;
         };
         if !var.is_dir() {
-            return;
+            return false;
         }
         let tmp: PathBuf = var.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
         let written = std::fs::File::create(&tmp)
@@ -207,6 +221,7 @@ impl Memo {
         if written.is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
+        written.is_ok()
     }
 }
 

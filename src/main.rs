@@ -19,6 +19,7 @@ fn main() -> ExitCode {
             Some("serve") => cli::serve::run(&mut parser),
             Some("new") => cli::new::run(&mut parser),
             Some("check") => cli::check::run(&mut parser),
+            Some("prefixes") => cli::prefixes::run(&mut parser),
             Some("delete") => cli::delete::run(&mut parser),
             Some("include") => cli::register::run(&mut parser, cli::register::Direction::Include),
             Some("exclude") => cli::register::run(&mut parser, cli::register::Direction::Exclude),

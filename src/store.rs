@@ -12,15 +12,16 @@
 use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
-use crate::colmemo::{Memo, Stamp, Subdomain};
+use crate::colmemo::{Memo, MemoState, Stamp, Subdomain};
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::Item;
 
 /// Read access to an Archive's `col/` tree.
 pub struct Store {
     col: PathBuf,
-    /// Where the listings of col/'s top levels are remembered (`with_memo`).
-    memo_var: Option<PathBuf>,
+    /// `var/`, when the listings of col/'s two top levels remembered in
+    /// `var/col-prefixes` are used, and whether this store may rewrite that file.
+    memo: Option<(PathBuf, MemoWrites)>,
     subdomains: OnceCell<Vec<String>>,
     /// Directories below col/ found free of symbolic links during this request.
     plain_dirs: RefCell<Vec<PathBuf>>,
@@ -34,7 +35,7 @@ impl Store {
     pub fn new(root: &Path) -> Store {
         Store {
             col: root.join("col"),
-            memo_var: None,
+            memo: None,
             subdomains: OnceCell::new(),
             plain_dirs: RefCell::new(Vec::new()),
             prefixes: OnceCell::new(),
@@ -42,14 +43,33 @@ impl Store {
         }
     }
 
-    /// The store of the Archive at `root` that keeps the listings of col/'s two top
-    /// levels in `root/var/col-prefixes` and believes them while the directories they
-    /// came from are unchanged (see `colmemo`). The service uses it; the administrator's
-    /// tools list.
+    /// The store of the Archive at `root` that believes the listings of col/'s two top
+    /// levels remembered in `root/var/col-prefixes` while the directories they came from
+    /// are unchanged, and lists the others (see `colmemo`). It never writes: the service
+    /// answers without touching the disk.
     pub fn with_memo(root: &Path) -> Store {
         Store {
-            memo_var: Some(root.join("var")),
+            memo: Some((root.join("var"), MemoWrites::Never)),
             ..Store::new(root)
+        }
+    }
+
+    /// Brings `root/var/col-prefixes` up to date for the service (`ibi-archive
+    /// prefixes`): lists what changed and rewrites the file when every directory in it
+    /// has settled, waiting for that, a second at a time, up to `wait`. The prefixes,
+    /// and what became of the file.
+    pub fn remember_prefixes(
+        root: &Path,
+        wait: std::time::Duration,
+    ) -> (Vec<(String, Vec<String>)>, MemoState) {
+        let started = std::time::Instant::now();
+        loop {
+            let (prefixes, state) =
+                Store::new(root).remembered_prefixes(&root.join("var"), MemoWrites::WhenSettled);
+            if state != MemoState::Unsettled || started.elapsed() >= wait {
+                return (prefixes, state);
+            }
+            std::thread::sleep(std::time::Duration::from_secs(1));
         }
     }
 
@@ -150,8 +170,8 @@ impl Store {
     /// The two top levels of `col/`: each subdomain with its `word[.port]` prefixes,
     /// sorted.
     fn prefixes(&self) -> &[(String, Vec<String>)] {
-        self.prefixes.get_or_init(|| match &self.memo_var {
-            Some(var) => self.remembered_prefixes(var),
+        self.prefixes.get_or_init(|| match &self.memo {
+            Some((var, writes)) => self.remembered_prefixes(var, *writes).0,
             None => self
                 .subdomains()
                 .iter()
@@ -162,9 +182,13 @@ impl Store {
 
     /// `prefixes` through `var/col-prefixes`: each directory whose stamp is the one
     /// remembered gives its remembered names; any other is listed (its stamp taken
-    /// first). When some directory was listed and all have settled, the file is
-    /// rewritten for the next requests.
-    fn remembered_prefixes(&self, var: &Path) -> Vec<(String, Vec<String>)> {
+    /// first). With `MemoWrites::WhenSettled`, the file is rewritten when some directory
+    /// was listed and all have settled. Also what became of the file.
+    fn remembered_prefixes(
+        &self,
+        var: &Path,
+        writes: MemoWrites,
+    ) -> (Vec<(String, Vec<String>)>, MemoState) {
         let now = chrono::Utc::now().timestamp();
         let col = Stamp::of(&self.col);
         let memo = Memo::read(var);
@@ -197,7 +221,8 @@ impl Store {
             });
             subdomains.push((name, stamp, prefixes));
         }
-        if let (Some(col), true, true) = (col, listed, settled) {
+        let rewrite = writes == MemoWrites::WhenSettled && listed && settled;
+        if let (Some(col), true) = (col, rewrite) {
             let memo = Memo {
                 col,
                 subdomains: subdomains
@@ -210,17 +235,28 @@ impl Store {
                     })
                     .collect(),
             };
-            memo.write(var);
-            return memo
+            let state = if memo.write(var) {
+                MemoState::Held
+            } else {
+                MemoState::Unwritable
+            };
+            let prefixes = memo
                 .subdomains
                 .into_iter()
                 .map(|s| (s.name, s.prefixes))
                 .collect();
+            return (prefixes, state);
         }
-        subdomains
+        let prefixes = subdomains
             .into_iter()
             .map(|(name, _, prefixes)| (name, prefixes))
-            .collect()
+            .collect();
+        let state = match (listed, settled) {
+            (false, _) => MemoState::Held,
+            (true, false) => MemoState::Unsettled,
+            (true, true) => MemoState::Unwritable,
+        };
+        (prefixes, state)
     }
 
     /// The top level of `col/`, sorted.
@@ -274,6 +310,15 @@ impl Store {
             None => false,
         }
     }
+}
+
+/// Whether a store may rewrite `var/col-prefixes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MemoWrites {
+    /// The service: it reads, and lists what changed.
+    Never,
+    /// The administrator's tools, once every listed directory has settled.
+    WhenSettled,
 }
 
 /// `col/<sub>/<wp>/<year>/<day_time>`, built in one allocation.

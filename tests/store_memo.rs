@@ -1,6 +1,7 @@
-//! var/col-prefixes, the remembered listing of col/'s two top levels that an IBIp lookup
-//! believes while col/ and its subdomain directories keep their stamps: the answers are
-//! those of an Archive without it, whatever is added, removed or broken.
+//! var/col-prefixes, the listing of col/'s two top levels that `ibi-archive prefixes`
+//! writes and an IBIp lookup believes while col/ and its subdomain directories keep their
+//! stamps: the answers are those of an Archive without it, whatever is added, removed or
+//! broken, and the service never writes it.
 
 mod common;
 
@@ -13,6 +14,15 @@ const ITEM: &str = "col/iconet.com.br/banon/2009/09.09.22.01";
 fn let_settle() {
     std::thread::sleep(std::time::Duration::from_millis(2100));
 }
+
+/// `ibi-archive prefixes` on the fixture: (exit code, stdout, stderr).
+fn remember(f: &Fixture) -> (i32, String, String) {
+    common::run_cmd(&["prefixes", "--root", f.root().to_str().unwrap()])
+}
+
+/// The sample Archive's prefixes, worked out from sample-archive/col/.
+const PREFIXES: &str =
+    "iconet.com.br/banon\nsid.inpe.br/mtc-m18\nsid.inpe.br/mtc-m18@80\nsid.inpe.br/mtc-m19\nurlib.net/www\n";
 
 fn memo(f: &Fixture) -> Option<String> {
     std::fs::read_to_string(f.path("var/col-prefixes")).ok()
@@ -53,9 +63,11 @@ fn settled_fixture() -> Fixture {
     let f = Fixture::sample();
     std::fs::create_dir(f.path("var")).unwrap();
     ask(&f, LK47);
-    assert_eq!(memo(&f), None, "written while col/ was still changing");
-    let_settle();
-    ask(&f, LK47);
+    assert_eq!(memo(&f), None, "the service wrote var/col-prefixes");
+    // Just copied: `prefixes` waits for col/ to settle, then writes.
+    let started = std::time::Instant::now();
+    assert_eq!(remember(&f), (0, PREFIXES.to_string(), String::new()));
+    assert!(started.elapsed() >= std::time::Duration::from_secs(1));
     let m = memo(&f).expect("var/col-prefixes written");
     assert!(m.starts_with("ibi-archive col-prefixes 1\n. "), "{m}");
     // The sample Archive's two top levels, worked out from sample-archive/col/.
@@ -147,6 +159,8 @@ fn a_memo_that_does_not_parse_is_ignored_and_rewritten() {
             "with {:?}",
             &bad[..bad.len().min(60)]
         );
+        assert_eq!(memo(&f).unwrap(), bad, "the service wrote var/col-prefixes");
+        assert_eq!(remember(&f), (0, PREFIXES.to_string(), String::new()));
         assert_eq!(names(&memo(&f).unwrap()), names(&good));
     }
 }
@@ -170,6 +184,12 @@ fn a_memo_with_other_stamps_is_not_believed() {
     let lying = lines.join("\n") + "\n";
     std::fs::write(f.path("var/col-prefixes"), &lying).unwrap();
     assert_eq!(ask(&f, LK47), ask_without_memo(&f, LK47));
+    assert_eq!(
+        memo(&f).unwrap(),
+        lying,
+        "the service wrote var/col-prefixes"
+    );
+    assert_eq!(remember(&f), (0, PREFIXES.to_string(), String::new()));
     assert_eq!(memo(&f).unwrap(), good);
 }
 
@@ -189,4 +209,41 @@ fn without_a_var_directory_nothing_is_written_and_the_answer_is_the_same() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     assert_eq!(var, ["urlkey.secret"]);
+}
+
+#[test]
+fn prefixes_refuses_what_it_cannot_do() {
+    let f = Fixture::sample();
+    let_settle();
+    // No var/ (the fixture has none until a hit makes the urlkey secret).
+    let root = f.root().to_str().unwrap().to_string();
+    assert_eq!(
+        remember(&f),
+        (
+            1,
+            String::new(),
+            format!(
+                "ibi-archive: prefixes: cannot write {root}/var/col-prefixes: var/ is missing \
+                 or not writable, or a name under col/ holds a space or a control character\n"
+            )
+        )
+    );
+    f.remove("col");
+    assert_eq!(
+        remember(&f),
+        (
+            1,
+            String::new(),
+            format!("ibi-archive: prefixes: {root}: no col/ directory\n")
+        )
+    );
+    assert_eq!(
+        common::run_cmd(&["prefixes", "--bogus"]),
+        (
+            2,
+            String::new(),
+            "ibi-archive: prefixes: unexpected argument --bogus; see ibi-archive prefixes --help\n"
+                .to_string()
+        )
+    );
 }

@@ -8,6 +8,7 @@ pub mod check;
 pub mod delete;
 pub mod ibi;
 pub mod new;
+pub mod prefixes;
 pub mod register;
 pub mod serve;
 pub mod service;
@@ -27,6 +28,7 @@ at $IBI_ARCHIVE_ROOT. From a shell:
   ibi-archive serve [--root R] [--listen 127.0.0.1:8080]   an embedded web server
   ibi-archive new [--root R] [OPTIONS] FILE...   mint an IBI and create an item
   ibi-archive check [--root R]                 validate the whole tree
+  ibi-archive prefixes [--root R]              list col/'s prefixes for IBIp lookups
   ibi-archive delete [--root R] [--keep-content] IBI   make an item a tombstone
   ibi-archive include|exclude [--root R] [--resolver URL]   join or leave the resolver
   ibi-archive stats [--root R] [--csv] [--item IBI]   access counts

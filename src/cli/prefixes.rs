@@ -1,0 +1,64 @@
+//! `ibi-archive prefixes`: lists col/'s prefixes and remembers them in var/col-prefixes
+//! for the service's IBIp lookups (see `ibi_archive::colmemo`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ibi_archive::colmemo::MemoState;
+use ibi_archive::store::Store;
+
+use super::{root_flag, CliError, CliResult};
+
+const HELP: &str = "\
+usage: ibi-archive prefixes [--root R]
+
+Lists the Archive's prefixes, `<subdomain>/<word[.port]>` one a line, and writes them to
+var/col-prefixes with the inode and change time of each directory they were read from.
+The service then finds an IBIp without listing col/ and its subdomains, as long as those
+directories are unchanged (the service never writes the file; run this command again
+after adding a prefix). When a directory changed less than two seconds ago, it waits
+for it to settle (up to 10 s). Exit status 1 when the file cannot be written.
+";
+
+pub fn run(parser: &mut lexopt::Parser) -> CliResult {
+    use lexopt::Arg::{Long, Short};
+    let mut root: Option<PathBuf> = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => {
+                print!("{HELP}");
+                return Ok(());
+            }
+            Long("root") => root = Some(parser.value()?.into()),
+            other => return Err(CliError::unexpected("prefixes", other)),
+        }
+    }
+    let root = root_flag(root);
+    if !root.join("col").is_dir() {
+        return Err(CliError::failed(format!(
+            "prefixes: {}: no col/ directory",
+            root.display()
+        )));
+    }
+    let (prefixes, state) = Store::remember_prefixes(&root, Duration::from_secs(10));
+    match state {
+        MemoState::Held => {
+            for (sub, wps) in &prefixes {
+                for wp in wps {
+                    println!("{sub}/{wp}");
+                }
+            }
+            Ok(())
+        }
+        MemoState::Unsettled => Err(CliError::failed(
+            "prefixes: col/ kept changing for 10 s; var/col-prefixes not written",
+        )),
+        MemoState::Unwritable => Err(CliError::failed(format!(
+            "prefixes: cannot write {}: var/ is missing or not writable, or a name \
+             under col/ holds a space or a control character",
+            root.join("var")
+                .join(ibi_archive::colmemo::FILE_NAME)
+                .display()
+        ))),
+    }
+}
