@@ -173,15 +173,7 @@ fn run_case(env: &Env, case: &Case) -> Result<(), String> {
             out.stderr
         ));
     }
-    for h in &case.headers {
-        let (name, value) = h.split_once(": ").unwrap();
-        if out.header(name) != Some(value) {
-            return Err(format!(
-                "header {name}: {:?} instead of {value:?}",
-                out.header(name)
-            ));
-        }
-    }
+    case.check_headers(&out)?;
     if let Some(prefix) = case.get("stderr-one-line") {
         let prefix = env.expand(prefix);
         if out.stderr.lines().count() != 1 || !out.stderr.starts_with(&prefix) {

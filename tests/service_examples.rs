@@ -74,15 +74,7 @@ fn run_case(fixtures: &Fixtures, case: &Case) -> Result<(), String> {
             out.text()
         ));
     }
-    for h in &case.headers {
-        let (name, value) = h.split_once(": ").unwrap();
-        if out.header(name) != Some(value) {
-            return Err(format!(
-                "header {name}: {:?} instead of {value:?}",
-                out.header(name)
-            ));
-        }
-    }
+    case.check_headers(&out)?;
     let want_stderr: String = case.stderr.iter().map(|l| format!("{l}\n")).collect();
     if out.stderr != want_stderr {
         return Err(format!(

@@ -361,6 +361,20 @@ impl Case {
         self.fields.get(name).map(String::as_str)
     }
 
+    /// Whether the answer carries every `header:` line of the case.
+    pub fn check_headers(&self, out: &CgiOutput) -> Result<(), String> {
+        for h in &self.headers {
+            let (name, value) = h.split_once(": ").unwrap();
+            if out.header(name) != Some(value) {
+                return Err(format!(
+                    "header {name}: {:?} instead of {value:?}",
+                    out.header(name)
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// Parses the text of the file `name`.
     pub fn parse(name: &str, text: &str) -> Case {
         let (head, body) = text
