@@ -3,15 +3,17 @@
 //! were read from is unchanged.
 //!
 //! An IBIp names an item's date but not its prefix, so finding one means knowing every
-//! prefix of the Archive. Listing `col/` and each of its subdomains costs five system
-//! calls per directory (ext4 reads even a one-block directory through its hash tree): on
-//! the reference machine ~7.5 µs each, the better part of an IBIp lookup, for names that
-//! change a few times in an Archive's life. So the administrator's tools (`check`,
-//! `delete`) write the listings down, each with the identity (device, inode) and change
-//! time (ctime) of the directory it came from, and a request `stat`s those directories
-//! instead of listing them; the service itself never writes the file. A directory's ctime
-//! moves whenever an entry is added, removed or renamed in it (and cannot be set back by
-//! `touch` or `rsync`, unlike mtime); a directory replaced by another has another inode.
+//! prefix of the Archive; a rep not found as spelled needs the names in col/ to look for
+//! other spellings of its subdomain (and of its prefix there). Listing `col/` and each of
+//! its subdomains costs five system calls per directory (ext4 reads even a one-block
+//! directory through its hash tree): on the reference machine ~7.5 µs each, the better
+//! part of an IBIp lookup, for names that change a few times in an Archive's life. So the
+//! administrator's command `ibi-archive prefixes` writes the listings down, each with the
+//! identity (device, inode) and change time (ctime) of the directory it came from, and a
+//! request `stat`s those directories instead of listing them; the service itself never
+//! writes the file. A directory's ctime moves whenever an entry is added, removed or
+//! renamed in it (and cannot be set back by `touch` or `rsync`, unlike mtime); a
+//! directory replaced by another has another inode.
 //! The file is an optimisation only: absent, unreadable, malformed or out of date, the
 //! directories that changed are listed and the answer is the same.
 //!

@@ -5,9 +5,10 @@
 //! so only those two small levels are ever listed. An IBIp's suffix decodes to the date
 //! that is also its rep's suffix (generation standard, Algorithms 2 and 6), so an IBIp is
 //! found by looking for `col/*/*/<year>/<mm.dd…>` under each prefix and keeping the item
-//! whose item.toml records that ibip (the prefixes come from `var/col-prefixes` while it
-//! holds, see `colmemo`). Neither lookup depends on the number of items, and
-//! an item dropped into `col/` answers at once.
+//! whose item.toml records that ibip. The names of col/'s two levels come from
+//! `var/col-prefixes` for each directory that keeps the stamp remembered there, and from
+//! a listing for any other (see `colmemo`). Neither lookup depends on the number of items,
+//! and an item dropped into `col/` answers at once.
 
 use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
@@ -20,13 +21,15 @@ use crate::item::Item;
 pub struct Store {
     col: PathBuf,
     /// `var/`, when the listings of col/'s two top levels remembered in
-    /// `var/col-prefixes` are used, and whether this store may rewrite that file.
-    memo: Option<(PathBuf, MemoWrites)>,
-    subdomains: OnceCell<Vec<String>>,
+    /// `var/col-prefixes` are believed.
+    var: Option<PathBuf>,
+    /// `var/col-prefixes`, read on first need (at most once per request); a subdomain's
+    /// remembered prefixes are moved out of it when believed.
+    memo: OnceCell<RefCell<Option<Memo>>>,
+    /// The subdomains in col/, each with its `word[.port]` prefixes once looked at.
+    subdomains: OnceCell<Vec<(String, OnceCell<Vec<String>>)>>,
     /// Directories below col/ found free of symbolic links during this request.
     plain_dirs: RefCell<Vec<PathBuf>>,
-    /// The subdomains and their `word[.port]` prefixes.
-    prefixes: OnceCell<Vec<(String, Vec<String>)>>,
     warnings: RefCell<Vec<String>>,
 }
 
@@ -35,10 +38,10 @@ impl Store {
     pub fn new(root: &Path) -> Store {
         Store {
             col: root.join("col"),
-            memo: None,
+            var: None,
+            memo: OnceCell::new(),
             subdomains: OnceCell::new(),
             plain_dirs: RefCell::new(Vec::new()),
-            prefixes: OnceCell::new(),
             warnings: RefCell::new(Vec::new()),
         }
     }
@@ -49,7 +52,7 @@ impl Store {
     /// answers without touching the disk.
     pub fn with_memo(root: &Path) -> Store {
         Store {
-            memo: Some((root.join("var"), MemoWrites::Never)),
+            var: Some(root.join("var")),
             ..Store::new(root)
         }
     }
@@ -64,8 +67,7 @@ impl Store {
     ) -> (Vec<(String, Vec<String>)>, MemoState) {
         let started = std::time::Instant::now();
         loop {
-            let (prefixes, state) =
-                Store::new(root).remembered_prefixes(&root.join("var"), MemoWrites::WhenSettled);
+            let (prefixes, state) = Store::new(root).relist_and_remember(&root.join("var"));
             if state != MemoState::Unsettled || started.elapsed() >= wait {
                 return (prefixes, state);
             }
@@ -112,30 +114,28 @@ impl Store {
             rep.day_time(),
         );
         if exact.is_dir() {
-            return self.load(&exact, rep.subdomain(), rep.word_port(), rep);
+            return self.load(&exact, rep.clone());
         }
         // Another spelling of the prefix (case, `@`/`.`, port 80): only the subdomains
-        // equal to the asked one but for case are listed, so a rep of another Archive (the
-        // usual question) costs one listing of col/.
-        for sub in self.subdomains() {
+        // equal to the asked one but for case are looked into, and only the prefixes that
+        // spell the asked one are looked for the item, so a rep of another Archive (the
+        // usual question) costs the names of col/ (remembered, or one listing).
+        for entry in self.subdomains() {
+            let sub = &entry.0;
             if !sub.eq_ignore_ascii_case(rep.subdomain()) {
                 continue;
             }
-            for wp in sorted_dir_names(&self.col.join(sub)) {
-                if sub == rep.subdomain() && wp == rep.word_port() {
+            for wp in self.prefixes_in(entry) {
+                if sub == rep.subdomain() && wp == rep.word_port() || !rep.has_word_port(wp) {
                     continue;
                 }
-                let dir = item_path(&self.col, sub, &wp, rep.year(), rep.day_time());
+                let dir = item_path(&self.col, sub, wp, rep.year(), rep.day_time());
                 if !dir.is_dir() {
                     continue;
                 }
-                let Ok(found) =
-                    Rep::parse(&format!("{sub}/{wp}/{}/{}", rep.year(), rep.day_time()))
-                else {
-                    continue;
-                };
-                if found == *rep {
-                    return self.load(&dir, sub, &wp, rep);
+                let spelled = format!("{sub}/{wp}/{}/{}", rep.year(), rep.day_time());
+                if let Ok(found) = Rep::parse(&spelled) {
+                    return self.load(&dir, found);
                 }
             }
         }
@@ -146,49 +146,69 @@ impl Store {
     pub fn find_ibip(&self, ibip: &Ibip) -> Option<Item> {
         let suffix = ibip.date().rep_suffix();
         let (year, day_time) = suffix.split_once('/')?;
-        for (sub, wp) in self
-            .prefixes()
-            .iter()
-            .flat_map(|(sub, wps)| wps.iter().map(move |wp| (sub, wp)))
-        {
-            let dir = item_path(&self.col, sub, wp, year, day_time);
-            if !dir.is_dir() {
-                continue;
-            }
-            let Ok(rep) = Rep::parse(&format!("{sub}/{wp}/{year}/{day_time}")) else {
-                continue;
-            };
-            if let Some(item) = self.load(&dir, sub, wp, &rep) {
-                if item.ibip.as_ref() == Some(ibip) {
-                    return Some(item);
+        for entry in self.subdomains() {
+            let sub = &entry.0;
+            for wp in self.prefixes_in(entry) {
+                let dir = item_path(&self.col, sub, wp, year, day_time);
+                if !dir.is_dir() {
+                    continue;
+                }
+                let Ok(rep) = Rep::parse(&format!("{sub}/{wp}/{year}/{day_time}")) else {
+                    continue;
+                };
+                if let Some(item) = self.load(&dir, rep) {
+                    if item.ibip.as_ref() == Some(ibip) {
+                        return Some(item);
+                    }
                 }
             }
         }
         None
     }
 
-    /// The two top levels of `col/`: each subdomain with its `word[.port]` prefixes,
-    /// sorted.
-    fn prefixes(&self) -> &[(String, Vec<String>)] {
-        self.prefixes.get_or_init(|| match &self.memo {
-            Some((var, writes)) => self.remembered_prefixes(var, *writes).0,
-            None => self
-                .subdomains()
-                .iter()
-                .map(|sub| (sub.clone(), sorted_dir_names(&self.col.join(sub))))
-                .collect(),
+    /// `var/col-prefixes`, when this store believes it and it reads.
+    fn memo(&self) -> &RefCell<Option<Memo>> {
+        self.memo
+            .get_or_init(|| RefCell::new(self.var.as_deref().and_then(Memo::read)))
+    }
+
+    /// The subdomains in col/, sorted: remembered while col/ keeps its stamp, else
+    /// listed. Their prefixes are looked at by `prefixes_in`.
+    fn subdomains(&self) -> &[(String, OnceCell<Vec<String>>)] {
+        self.subdomains.get_or_init(|| {
+            let names = match self.memo().borrow().as_ref() {
+                Some(memo) if Stamp::of(&self.col) == Some(memo.col) => {
+                    memo.subdomains.iter().map(|s| s.name.clone()).collect()
+                }
+                _ => sorted_dir_names(&self.col),
+            };
+            names.into_iter().map(|n| (n, OnceCell::new())).collect()
         })
     }
 
-    /// `prefixes` through `var/col-prefixes`: each directory whose stamp is the one
-    /// remembered gives its remembered names; any other is listed (its stamp taken
-    /// first). With `MemoWrites::WhenSettled`, the file is rewritten when some directory
-    /// was listed and all have settled. Also what became of the file.
-    fn remembered_prefixes(
-        &self,
-        var: &Path,
-        writes: MemoWrites,
-    ) -> (Vec<(String, Vec<String>)>, MemoState) {
+    /// The prefixes of a subdomain of `subdomains`, sorted: remembered while its
+    /// directory keeps its stamp, else listed.
+    fn prefixes_in<'a>(&self, sub: &'a (String, OnceCell<Vec<String>>)) -> &'a [String] {
+        sub.1.get_or_init(|| {
+            let dir = self.col.join(&sub.0);
+            let mut memo = self.memo().borrow_mut();
+            let known = memo
+                .as_mut()
+                .and_then(|m| m.subdomains.iter_mut().find(|s| s.name == sub.0));
+            match known {
+                Some(known) if Stamp::of(&dir) == Some(known.stamp) => {
+                    std::mem::take(&mut known.prefixes)
+                }
+                _ => sorted_dir_names(&dir),
+            }
+        })
+    }
+
+    /// The two top levels of `col/` (each subdomain with its prefixes, sorted), listing every directory whose stamp is not
+    /// the one remembered in `var/col-prefixes` (its stamp taken first); the file is
+    /// rewritten when some directory was listed and all have settled. Also what became
+    /// of the file.
+    fn relist_and_remember(&self, var: &Path) -> (Vec<(String, Vec<String>)>, MemoState) {
         let now = chrono::Utc::now().timestamp();
         let col = Stamp::of(&self.col);
         let memo = Memo::read(var);
@@ -221,8 +241,7 @@ impl Store {
             });
             subdomains.push((name, stamp, prefixes));
         }
-        let rewrite = writes == MemoWrites::WhenSettled && listed && settled;
-        if let (Some(col), true) = (col, rewrite) {
+        if let (Some(col), true) = (col, listed && settled) {
             let memo = Memo {
                 col,
                 subdomains: subdomains
@@ -259,13 +278,8 @@ impl Store {
         (prefixes, state)
     }
 
-    /// The top level of `col/`, sorted.
-    fn subdomains(&self) -> &[String] {
-        self.subdomains.get_or_init(|| sorted_dir_names(&self.col))
-    }
-
-    /// Loads the item in `dir` (named with the on-disk spelling of its prefix).
-    fn load(&self, dir: &Path, sub: &str, wp: &str, asked: &Rep) -> Option<Item> {
+    /// Loads the item in `dir`, whose rep is `rep` (spelled as on disk).
+    fn load(&self, dir: &Path, rep: Rep) -> Option<Item> {
         if !self.inside_col(dir) {
             self.warn(format!(
                 "{}: item directory is reached through a symbolic link; treated as absent",
@@ -273,8 +287,6 @@ impl Store {
             ));
             return None;
         }
-        let spelled = format!("{sub}/{wp}/{}/{}", asked.year(), asked.day_time());
-        let rep = Rep::parse(&spelled).ok()?;
         match Item::load(dir, rep) {
             Ok(item) => Some(item),
             Err(e) => {
@@ -310,15 +322,6 @@ impl Store {
             None => false,
         }
     }
-}
-
-/// Whether a store may rewrite `var/col-prefixes`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum MemoWrites {
-    /// The service: it reads, and lists what changed.
-    Never,
-    /// The administrator's tools, once every listed directory has settled.
-    WhenSettled,
 }
 
 /// `col/<sub>/<wp>/<year>/<day_time>`, built in one allocation.

@@ -121,6 +121,52 @@ fn an_item_moved_to_a_new_prefix_of_a_known_subdomain_is_found_at_once() {
 }
 
 #[test]
+fn a_rep_finds_other_spellings_made_after_the_memo_at_once() {
+    let f = settled_fixture();
+    let asked = "servicesubject=urlRequest&parsedibiurl.ibi=iconet.com.br/banon/2009/09.09.22.01";
+    let written = memo(&f);
+    let before = ask(&f, asked);
+    assert!(
+        before
+            .0
+            .contains("ibi {rep iconet.com.br/banon/2009/09.09.22.01"),
+        "{}",
+        before.0
+    );
+    // The prefix renamed in its subdomain (iconet.com.br's stamp changes), then the
+    // subdomain renamed in col/ (col/'s stamp changes): found at once each time, spelled
+    // as on disk, as without the memo.
+    let steps = [
+        (
+            "col/iconet.com.br/banon",
+            "col/iconet.com.br/BANON@80",
+            "iconet.com.br/BANON@80",
+        ),
+        (
+            "col/iconet.com.br",
+            "col/Iconet.COM.br",
+            "Iconet.COM.br/BANON@80",
+        ),
+    ];
+    for (from, to, spelled) in steps {
+        std::fs::rename(f.path(from), f.path(to)).unwrap();
+        let found = ask(&f, asked);
+        assert_eq!(found, ask_without_memo(&f, asked));
+        let wanted = format!("ibi {{rep {spelled}/2009/09.09.22.01 ibip LK47B6W/362SFKH}}");
+        assert!(found.0.contains(&wanted), "{wanted} not in {}", found.0);
+        assert_eq!(found.1, "");
+    }
+    // Another port is another prefix: not this item.
+    std::fs::rename(
+        f.path("col/Iconet.COM.br/BANON@80"),
+        f.path("col/Iconet.COM.br/banon.8080"),
+    )
+    .unwrap();
+    assert_eq!(ask(&f, asked), ("".to_string(), "".to_string()));
+    assert_eq!(memo(&f), written, "the service wrote var/col-prefixes");
+}
+
+#[test]
 fn a_prefix_removed_or_replaced_is_not_believed() {
     let f = settled_fixture();
     std::fs::remove_dir_all(f.path("col/iconet.com.br/banon")).unwrap();

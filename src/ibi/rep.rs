@@ -107,6 +107,21 @@ impl Rep {
         format!("{}.{}", self.word(), self.subdomain())
     }
 
+    /// Whether `wp`, a second component as a directory of col/ spells it, names this
+    /// rep's prefix word and port in the standard's sense (case, `@`/`.` and port 80 do
+    /// not matter); without building a rep from it.
+    pub fn has_word_port(&self, wp: &str) -> bool {
+        let (word, port) = match wp.find(['.', '@']) {
+            Some(i) => match parse_port(&wp[i + 1..]) {
+                Ok(p) => (&wp[..i], Some(p)),
+                Err(_) => return false,
+            },
+            None => (wp, None),
+        };
+        let not_80 = |p: Option<u16>| p.filter(|&p| p != 80);
+        word.eq_ignore_ascii_case(self.word()) && not_80(port) == not_80(self.port)
+    }
+
     /// The spelling shared by all reps equal to this one: lower case, no port 80, `.` before
     /// any other port (the recommended separator), the suffix as spelled.
     pub fn canonical(&self) -> &str {
@@ -329,6 +344,39 @@ mod tests {
             r.to_string(),
             "sid.INPE.br/MTC-m18@80/2009/07.21.13.23.47.5"
         );
+    }
+
+    #[test]
+    fn has_word_port_agrees_with_equality() {
+        let spellings = [
+            "mtc-m18",
+            "MTC-M18",
+            "mtc-m18@80",
+            "mtc-m18.80",
+            "mtc-m18.080",
+            "Mtc-M18@0080",
+            "mtc-m18.8080",
+            "mtc-m18@8080",
+            "mtc-m19",
+            "mtc-m1",
+            "mtc-m18x",
+            "mtc-m18.",
+            "mtc-m18@",
+            "mtc-m18.99999",
+            "mtc-m18.8o",
+            "-mtc-m18",
+            "mtc-m18.80.80",
+        ];
+        for asked in ["mtc-m18", "MTC-m18@80", "mtc-m18.8080"] {
+            let asked = rep(&format!("sid.inpe.br/{asked}/2009/07.21.13.23"));
+            for wp in spellings {
+                let equal = Rep::parse(&format!("sid.inpe.br/{wp}/2009/07.21.13.23"))
+                    .is_ok_and(|r| r == asked);
+                assert_eq!(asked.has_word_port(wp), equal, "{asked} and {wp}");
+            }
+        }
+        assert!(rep("sid.inpe.br/mtc-m18/2009/07.21.13.23").has_word_port("MTC-M18.080"));
+        assert!(!rep("sid.inpe.br/mtc-m18/2009/07.21.13.23").has_word_port("mtc-m18.8080"));
     }
 
     #[test]
