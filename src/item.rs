@@ -97,25 +97,37 @@ impl Item {
             path: path.clone(),
             message,
         };
-        // Only a regular file: opening a named pipe (or a device) would block this request
-        // forever, and a directory only fails on read (SPEC §2: a broken item.toml must not
-        // stall the service).
-        let meta = std::fs::metadata(&path).map_err(|e| fail(e.to_string()))?;
-        if !meta.is_file() {
-            return Err(fail("not a regular file".into()));
-        }
-        let file = std::fs::File::open(&path).map_err(|e| fail(e.to_string()))?;
+        // Opened without following a symbolic link (nothing below col/ is followed) and
+        // without blocking (a named pipe would otherwise stall this request forever); a
+        // regular file reads as usual, and what it was is asked only when reading or
+        // parsing fails, so that the usual item costs no `stat` (SPEC §2: a broken
+        // item.toml must not stall the service).
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+            .map_err(|e| match e.raw_os_error() {
+                Some(libc::ELOOP) => fail("is a symbolic link".into()),
+                _ => fail(e.to_string()),
+            })?;
+        let not_regular = || file.metadata().is_ok_and(|m| !m.is_file());
         // Room for a usual item.toml, so it is read in one call (an empty String would
         // grow from a 32-byte probe, one read per doubling).
         let mut text = String::with_capacity(4096);
-        use std::io::Read;
-        file.take(MAX_ITEM_TOML + 1)
-            .read_to_string(&mut text)
-            .map_err(|e| fail(e.to_string()))?;
-        if text.len() as u64 > MAX_ITEM_TOML {
-            return Err(fail(format!("larger than {MAX_ITEM_TOML} bytes")));
-        }
-        Item::parse(&text, dir, rep).map_err(fail)
+        let read = (&file).take(MAX_ITEM_TOML + 1).read_to_string(&mut text);
+        let parsed = match read {
+            Ok(_) if text.len() as u64 > MAX_ITEM_TOML => {
+                Err(format!("larger than {MAX_ITEM_TOML} bytes"))
+            }
+            Ok(_) => Item::parse(&text, dir, rep),
+            Err(e) => Err(e.to_string()),
+        };
+        parsed.map_err(|message| match not_regular() {
+            true => fail("not a regular file".into()),
+            false => fail(message),
+        })
     }
 
     /// Parses the text of an item.toml.
