@@ -26,6 +26,7 @@
 //! request, and an item dropped into an existing prefix answers at once.
 
 use std::io::{Read, Write};
+use std::ops::Range;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -133,54 +134,12 @@ pub struct Memo {
 impl Memo {
     /// Reads `var/col-prefixes`; `None` when absent or not exactly in the format.
     pub fn read(var: &Path) -> Option<Memo> {
-        let file = std::fs::File::open(var.join(FILE_NAME)).ok()?;
-        // Through `take`, so that std does not `stat` the file for a size hint.
-        let mut text = String::with_capacity(4096);
-        file.take(MAX_LEN).read_to_string(&mut text).ok()?;
-        Memo::parse(&text)
+        Remembered::read(var)?.to_memo()
     }
 
-    /// The file's text: a header line, `col/`'s stamp, then one line per subdomain
-    /// (`<name> <dev> <ino> <ctime> <ctime_nsec> <prefix>…`), fields separated by one
-    /// space, every line ended by a newline. (Read on every IBIp request, so it is
-    /// split as bytes: a `str` pattern split costs several times more here.)
+    /// The file's text (see `Remembered::parse`) as names and stamps.
     pub fn parse(text: &str) -> Option<Memo> {
-        let body = text.strip_suffix('\n')?.strip_prefix(HEADER)?;
-        let mut lines = body.as_bytes().split(|&b| b == b'\n');
-        if lines.next()? != b"" {
-            return None;
-        }
-        let mut fields = lines.next()?.split(|&b| b == b' ');
-        if fields.next()? != b"." {
-            return None;
-        }
-        let col = Stamp::parse(&mut fields)?;
-        if fields.next().is_some() {
-            return None;
-        }
-        let mut subdomains: Vec<Subdomain> = Vec::new();
-        for line in lines {
-            let mut fields = line.split(|&b| b == b' ');
-            let sub = name(fields.next()?)?;
-            if subdomains.last().is_some_and(|s| s.name.as_str() >= sub) {
-                return None;
-            }
-            let stamp = Stamp::parse(&mut fields)?;
-            let mut prefixes: Vec<String> = Vec::new();
-            for p in fields {
-                let p = name(p)?;
-                if prefixes.last().is_some_and(|last| last.as_str() >= p) {
-                    return None;
-                }
-                prefixes.push(p.to_string());
-            }
-            subdomains.push(Subdomain {
-                name: sub.to_string(),
-                stamp,
-                prefixes,
-            });
-        }
-        Some(Memo { col, subdomains })
+        Remembered::parse(text.to_string())?.to_memo()
     }
 
     /// The text `parse` reads back; `None` when a name cannot be written in it.
@@ -224,6 +183,124 @@ impl Memo {
             let _ = std::fs::remove_file(&tmp);
         }
         written.is_ok()
+    }
+}
+
+/// `var/col-prefixes` as a request reads it: the header, `col/`'s stamp and the
+/// subdomains' names checked at once, each subdomain's stamp and prefixes only when that
+/// subdomain is looked into (a line that does not read is then not believed); the names
+/// are left in the text (a `String` per name would cost a request more than the listing
+/// it spares).
+#[derive(Clone, Debug)]
+pub struct Remembered {
+    text: String,
+    /// `col/`'s stamp.
+    pub col: Stamp,
+    /// Each subdomain's line: its name, and the rest of the line after the space that
+    /// follows the name, as byte ranges of the text.
+    lines: Vec<(Range<usize>, Range<usize>)>,
+}
+
+impl Remembered {
+    /// Reads `var/col-prefixes`; `None` when absent or its header, `col/` line or names
+    /// are not exactly in the format.
+    pub fn read(var: &Path) -> Option<Remembered> {
+        let file = std::fs::File::open(var.join(FILE_NAME)).ok()?;
+        // Through `take`, so that std does not `stat` the file for a size hint.
+        let mut text = String::with_capacity(4096);
+        file.take(MAX_LEN).read_to_string(&mut text).ok()?;
+        Remembered::parse(text)
+    }
+
+    /// The file's text: a header line, `col/`'s stamp, then one line per subdomain
+    /// (`<name> <dev> <ino> <ctime> <ctime_nsec> <prefix>…`), names sorted, fields
+    /// separated by one space, every line ended by a newline. (Read on every request that
+    /// needs col/'s names, so it is split as bytes: a `str` pattern split costs several
+    /// times more here.)
+    pub fn parse(text: String) -> Option<Remembered> {
+        let bytes = text.as_bytes();
+        let body_start = HEADER.len() + 1;
+        if !text.starts_with(HEADER) || bytes.get(HEADER.len()) != Some(&b'\n') {
+            return None;
+        }
+        if bytes.len() <= body_start || bytes.last() != Some(&b'\n') {
+            return None;
+        }
+        let mut at = body_start;
+        let mut lines = bytes[body_start..bytes.len() - 1].split(|&b| b == b'\n');
+        let first = lines.next()?;
+        at += first.len() + 1;
+        let mut fields = first.split(|&b| b == b' ');
+        if fields.next()? != b"." {
+            return None;
+        }
+        let col = Stamp::parse(&mut fields)?;
+        if fields.next().is_some() {
+            return None;
+        }
+        let mut parsed: Vec<(Range<usize>, Range<usize>)> = Vec::with_capacity(16);
+        for line in lines {
+            let end = line.iter().position(|&b| b == b' ').unwrap_or(line.len());
+            let sub = name(&line[..end])?;
+            if parsed
+                .last()
+                .is_some_and(|(last, _)| &bytes[last.clone()] >= sub.as_bytes())
+            {
+                return None;
+            }
+            let rest = (at + end + 1).min(at + line.len())..at + line.len();
+            parsed.push((at..at + end, rest));
+            at += line.len() + 1;
+        }
+        Some(Remembered {
+            text,
+            col,
+            lines: parsed,
+        })
+    }
+
+    /// Each subdomain's name, in order.
+    pub fn subdomains(&self) -> impl Iterator<Item = &str> {
+        self.lines.iter().map(|(name, _)| &self.text[name.clone()])
+    }
+
+    /// The stamp and the prefixes remembered for the subdomain `sub`; `None` when it is
+    /// not there or its line does not read.
+    pub fn prefixes(&self, sub: &str) -> Option<(Stamp, Vec<&str>)> {
+        let (_, rest) = self
+            .lines
+            .iter()
+            .find(|(name, _)| &self.text[name.clone()] == sub)?;
+        let mut fields = self.text.as_bytes()[rest.clone()].split(|&b| b == b' ');
+        let stamp = Stamp::parse(&mut fields)?;
+        let mut prefixes: Vec<&str> = Vec::new();
+        for p in fields {
+            let p = name(p)?;
+            if prefixes.last().is_some_and(|&last| last >= p) {
+                return None;
+            }
+            prefixes.push(p);
+        }
+        Some((stamp, prefixes))
+    }
+
+    /// The same, as names and stamps; `None` when some line does not read.
+    pub fn to_memo(&self) -> Option<Memo> {
+        let subdomains = self
+            .subdomains()
+            .map(|sub| {
+                let (stamp, prefixes) = self.prefixes(sub)?;
+                Some(Subdomain {
+                    name: sub.to_string(),
+                    stamp,
+                    prefixes: prefixes.into_iter().map(str::to_string).collect(),
+                })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Memo {
+            col: self.col,
+            subdomains,
+        })
     }
 }
 
@@ -291,6 +368,21 @@ mod tests {
     fn the_text_is_as_documented_and_reads_back() {
         assert_eq!(memo().to_text().unwrap(), TEXT);
         assert_eq!(Memo::parse(TEXT), Some(memo()));
+    }
+
+    #[test]
+    fn remembered_names_are_read_in_place() {
+        let r = Remembered::parse(TEXT.to_string()).unwrap();
+        assert_eq!(r.col, stamp(0));
+        let subs: Vec<&str> = r.subdomains().collect();
+        assert_eq!(subs, ["dpi.inpe.br", "sid.inpe.br", "urlib.net"]);
+        assert_eq!(
+            r.prefixes("sid.inpe.br"),
+            Some((stamp(2), vec!["mtc-m18@80", "mtc-m19"]))
+        );
+        assert_eq!(r.prefixes("urlib.net"), Some((stamp(3), vec![])));
+        assert!(r.prefixes("SID.inpe.br").is_none());
+        assert!(r.prefixes("sid.inpe").is_none());
     }
 
     #[test]

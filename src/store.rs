@@ -13,7 +13,7 @@
 use std::cell::{OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
-use crate::colmemo::{Memo, MemoState, Stamp, Subdomain};
+use crate::colmemo::{Memo, MemoState, Remembered, Stamp, Subdomain};
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::Item;
 
@@ -23,9 +23,8 @@ pub struct Store {
     /// `var/`, when the listings of col/'s two top levels remembered in
     /// `var/col-prefixes` are believed.
     var: Option<PathBuf>,
-    /// `var/col-prefixes`, read on first need (at most once per request); a subdomain's
-    /// remembered prefixes are moved out of it when believed.
-    memo: OnceCell<RefCell<Option<Memo>>>,
+    /// `var/col-prefixes`, read on first need (at most once per request).
+    memo: OnceCell<Option<Remembered>>,
     /// The subdomains in col/, each with its `word[.port]` prefixes once looked at.
     subdomains: OnceCell<Vec<(String, OnceCell<Vec<String>>)>>,
     /// Directories below col/ found free of symbolic links during this request.
@@ -167,18 +166,19 @@ impl Store {
     }
 
     /// `var/col-prefixes`, when this store believes it and it reads.
-    fn memo(&self) -> &RefCell<Option<Memo>> {
+    fn memo(&self) -> Option<&Remembered> {
         self.memo
-            .get_or_init(|| RefCell::new(self.var.as_deref().and_then(Memo::read)))
+            .get_or_init(|| self.var.as_deref().and_then(Remembered::read))
+            .as_ref()
     }
 
     /// The subdomains in col/, sorted: remembered while col/ keeps its stamp, else
     /// listed. Their prefixes are looked at by `prefixes_in`.
     fn subdomains(&self) -> &[(String, OnceCell<Vec<String>>)] {
         self.subdomains.get_or_init(|| {
-            let names = match self.memo().borrow().as_ref() {
+            let names = match self.memo() {
                 Some(memo) if Stamp::of(&self.col) == Some(memo.col) => {
-                    memo.subdomains.iter().map(|s| s.name.clone()).collect()
+                    memo.subdomains().map(str::to_string).collect()
                 }
                 _ => sorted_dir_names(&self.col),
             };
@@ -191,13 +191,9 @@ impl Store {
     fn prefixes_in<'a>(&self, sub: &'a (String, OnceCell<Vec<String>>)) -> &'a [String] {
         sub.1.get_or_init(|| {
             let dir = self.col.join(&sub.0);
-            let mut memo = self.memo().borrow_mut();
-            let known = memo
-                .as_mut()
-                .and_then(|m| m.subdomains.iter_mut().find(|s| s.name == sub.0));
-            match known {
-                Some(known) if Stamp::of(&dir) == Some(known.stamp) => {
-                    std::mem::take(&mut known.prefixes)
+            match self.memo().and_then(|m| m.prefixes(&sub.0)) {
+                Some((stamp, prefixes)) if Stamp::of(&dir) == Some(stamp) => {
+                    prefixes.into_iter().map(str::to_string).collect()
                 }
                 _ => sorted_dir_names(&dir),
             }

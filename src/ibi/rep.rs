@@ -136,13 +136,22 @@ fn parse(s: &str) -> Result<Rep, String> {
     if s.len() > MAX_LEN {
         return Err(format!("it is longer than {MAX_LEN} bytes"));
     }
-    let parts: Vec<&str> = s.split('/').collect();
-    let [subdomain, word_port, year, day_time] = parts[..] else {
+    // Split without collecting: every request parses a few reps.
+    let mut parts = s.splitn(4, '/');
+    let (Some(subdomain), Some(word_port), Some(year), Some(day_time)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
         return Err(format!(
             "it has {} parts separated by '/', expected 4 (subdomain/word/year/month.day.hour.minute)",
-            parts.len()
+            s.split('/').count()
         ));
     };
+    if day_time.contains('/') {
+        return Err(format!(
+            "it has {} parts separated by '/', expected 4 (subdomain/word/year/month.day.hour.minute)",
+            s.split('/').count()
+        ));
+    }
     check_subdomain(subdomain)?;
     let (word, port) = match word_port.find(['.', '@']) {
         Some(i) => (&word_port[..i], Some(parse_port(&word_port[i + 1..])?)),
@@ -155,17 +164,15 @@ fn parse(s: &str) -> Result<Rep, String> {
     let word_end = sub_end + 1 + word.len();
     let wp_end = sub_end + 1 + word_port.len();
     let year_end = wp_end + 1 + year.len();
-    let mut canonical = format!(
-        "{}/{}",
-        subdomain.to_ascii_lowercase(),
-        word.to_ascii_lowercase()
-    );
+    // Built in one allocation (lower case, no port 80, `.` before another port).
+    let mut canonical = String::with_capacity(s.len() + 1);
+    canonical.push_str(&s[..word_end]);
+    canonical.make_ascii_lowercase();
     if let Some(p) = port.filter(|&p| p != 80) {
-        canonical.push('.');
-        canonical.push_str(&p.to_string());
+        use std::fmt::Write;
+        let _ = write!(canonical, ".{p}");
     }
-    canonical.push('/');
-    canonical.push_str(&s[wp_end + 1..]);
+    canonical.push_str(&s[wp_end..]);
     Ok(Rep {
         text: s.to_string(),
         sub_end,
