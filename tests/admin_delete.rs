@@ -64,10 +64,7 @@ fn a_tombstone_answers_deleted_with_its_timestamp() {
         format!("# Relatório final, 2013\nstate     = \"Deleted\"\nibip      = \"8JMKD3MGP7W/3EPGUE5\"\ntimestamp = {ts}\nlanguage  = \"pt\"\nmetadata  = \"sid.inpe.br/mtc-m19/2013/09.04.12.27.58\"\n")
     );
     // doc/ is gone, and nothing temporary is left beside item.toml.
-    let left: Vec<String> = std::fs::read_dir(f.path(&format!("col/{rep}")))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
+    let left = f.names_in(&format!("col/{rep}"));
     assert_eq!(left, ["item.toml"]);
     let want = [
         IDENTITY[0].to_string(),

@@ -217,10 +217,7 @@ fn urlkeys_differ_in_every_answer_and_the_url_request_writes_nothing_but_the_sec
     let a = pairs_of(&Cgi::get(f.root(), LK47).run().text());
     let b = pairs_of(&Cgi::get(f.root(), LK47).run().text());
     assert_ne!(value(&a, "urlkey"), value(&b, "urlkey"));
-    let var: Vec<String> = std::fs::read_dir(f.path("var"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
+    let var = f.names_in("var");
     assert_eq!(var, ["urlkey.secret"]);
 }
 

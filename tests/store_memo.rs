@@ -250,10 +250,7 @@ fn without_a_var_directory_nothing_is_written_and_the_answer_is_the_same() {
     assert_eq!(first.1, "");
     assert!(first.0.contains("ibip 8JMKD3MGP8W/35MME4E"), "{}", first.0);
     // The urlkey secret made var/; the memo was not (var/ did not exist when looked for).
-    let var: Vec<String> = std::fs::read_dir(f.path("var"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
+    let var = f.names_in("var");
     assert_eq!(var, ["urlkey.secret"]);
 }
 

@@ -78,6 +78,16 @@ impl Fixture {
         self.dir.path().join(rel)
     }
 
+    /// The names in the fixture's directory `rel`, sorted.
+    pub fn names_in(&self, rel: &str) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.path(rel))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
     pub fn write(&self, rel: &str, bytes: &[u8]) {
         let p = self.path(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
