@@ -1,21 +1,37 @@
 //! The access log, `var/acknowledgments.log`: one line per counted acknowledgment
 //! (resolution standard §8.2: "useful for Archives that keep access statistics").
 //!
-//! A line is `<ISO 8601 UTC>\t<urlkey>\t<item>\t<contenttype>\t<url>\n`, the url escaped as
-//! a pair-list word. Appends happen under an exclusive lock, after checking that the key
-//! was not counted before; a key can only be counted within its lifetime, so that check
-//! reads the log backwards only as far as the key's date of issue.
+//! A line is `<ISO 8601 UTC>\t<urlkey>\t<item>\t<contenttype>\t<url>\n`: the key in its
+//! canonical spelling (digits and one `-`), the item's rep as stored, `Data`, `Metadata`
+//! or `-`, and the url escaped as a pair-list word and cut to 200 bytes — no field can
+//! hold a tab, a line break or another control byte, and a line stays short.
+//!
+//! Each key counts once. That is known without reading the log: counting a key creates
+//! `var/acknowledged/<hour of issue>/<key>` with `O_EXCL`, which fails when it exists; so
+//! an acknowledgment costs the same on a log of a gigabyte as on an empty one. Keys live
+//! a day, so the directories of hours older than that are removed, a few entries per
+//! acknowledgment. The line is appended under an exclusive lock on the log, whole or not
+//! at all.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::item::iso8601;
+use crate::urlkey::KEY_LIFETIME_SECS;
 
 /// The log of an Archive whose writable state is in `var`.
 pub fn log_path(var: &Path) -> PathBuf {
     var.join("acknowledgments.log")
 }
+
+/// Where the counted keys are marked, one directory per hour of issue.
+pub const MARKS_DIR: &str = "acknowledged";
+/// Longest line read back from the log; longer ones are malformed.
+pub const MAX_LINE: usize = 4096;
+/// Expired marks removed per acknowledgment (more than one is made).
+const PRUNE_PER_ACK: usize = 16;
 
 /// One counted access.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +39,7 @@ pub struct Record {
     /// POSIX second the acknowledgment arrived.
     pub time: i64,
     pub key: String,
-    /// The item served (its rep as stored, or the IBI the resolver named), `-` if unknown.
+    /// The item served (its rep as stored), `-` if unknown.
     pub item: String,
     pub contenttype: String,
     /// The url, escaped as a pair-list word.
@@ -32,7 +48,13 @@ pub struct Record {
 
 impl Record {
     fn to_line(&self) -> String {
-        let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
+        let clean = |s: &str| -> String {
+            let s: String = s
+                .chars()
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            crate::logline::clean(&s).into_owned()
+        };
         format!(
             "{}\t{}\t{}\t{}\t{}\n",
             iso8601(self.time),
@@ -67,31 +89,48 @@ pub enum Outcome {
     AlreadyCounted,
 }
 
-/// Appends `rec` unless its key was already counted. `issued` is the key's date of issue:
-/// no earlier line can hold it.
+/// Appends `rec` unless its key was already counted. `issued` is the key's date of issue.
 pub fn record_once(var: &Path, rec: &Record, issued: i64) -> io::Result<Outcome> {
-    std::fs::create_dir_all(var)?;
+    if rec.key.is_empty() || !rec.key.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "a urlkey is digits and a dash",
+        ));
+    }
+    let marks = var.join(MARKS_DIR);
+    let hour = marks.join((issued.div_euclid(3600)).to_string());
+    std::fs::create_dir_all(&hour)?;
     let mut file = OpenOptions::new()
         .read(true)
         .append(true)
         .create(true)
         .open(log_path(var))?;
     file.lock()?;
-    let result = append_if_new(&mut file, rec, issued);
+    let result = append_if_new(&mut file, rec, &hour.join(&rec.key));
     let unlocked = file.unlock();
+    prune(&marks, rec.time);
     let outcome = result?;
     unlocked?;
     Ok(outcome)
 }
 
-fn append_if_new(file: &mut File, rec: &Record, issued: i64) -> io::Result<Outcome> {
-    let len = file.seek(SeekFrom::End(0))?;
-    let (seen, ends_with_newline) = key_seen_since(file, len, &rec.key, issued - 300)?;
-    if seen {
-        return Ok(Outcome::AlreadyCounted);
+fn append_if_new(file: &mut File, rec: &Record, mark: &Path) -> io::Result<Outcome> {
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(mark)
+    {
+        Ok(_) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(Outcome::AlreadyCounted),
+        Err(e) => return Err(e),
     }
+    let len = file.seek(SeekFrom::End(0))?;
+    let mut last = [0u8; 1];
+    let ends_with_newline =
+        len == 0 || (file.read_exact_at(&mut last, len - 1).is_ok() && last[0] == b'\n');
     let mut line = rec.to_line();
-    if len > 0 && !ends_with_newline {
+    if !ends_with_newline {
         // A writer died mid-line: end that line so ours stands whole.
         line.insert(0, '\n');
     }
@@ -101,81 +140,108 @@ fn append_if_new(file: &mut File, rec: &Record, issued: i64) -> io::Result<Outco
     {
         // A full disk takes part of a line and refuses the rest: cut the log back to
         // where it was (we hold the lock), so that no partial record is left to be read
-        // as a counted one, nor glued to the next.
+        // as a counted one, nor glued to the next; and the key may be counted again.
         let _ = file.set_len(len);
+        let _ = std::fs::remove_file(mark);
         return Err(e);
     }
     Ok(Outcome::Counted)
 }
 
-/// Reads the log backwards from `len` in blocks until lines are older than `since`.
-/// Returns whether `key` was found, and whether the log ends with a newline.
-fn key_seen_since(file: &mut File, len: u64, key: &str, since: i64) -> io::Result<(bool, bool)> {
-    const BLOCK: u64 = 64 * 1024;
-    let mut end = len;
-    let mut carry: Vec<u8> = Vec::new();
-    let mut ends_with_newline = true;
-    let mut first = true;
-    while end > 0 {
-        let start = end.saturating_sub(BLOCK);
-        let mut block = vec![0u8; (end - start) as usize];
-        file.seek(SeekFrom::Start(start))?;
-        file.read_exact(&mut block)?;
-        if first {
-            ends_with_newline = block.last() == Some(&b'\n');
-            first = false;
+/// Removes a few marks of hours no key of which can still be acknowledged (and their
+/// directories once empty): bounded work per acknowledgment, more than each one adds.
+fn prune(marks: &Path, now: i64) {
+    let expired_before = (now - KEY_LIFETIME_SECS - 3600).div_euclid(3600);
+    let Ok(entries) = std::fs::read_dir(marks) else {
+        return;
+    };
+    let oldest = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i64>().ok())
+        .filter(|&h| h < expired_before)
+        .min();
+    let Some(hour) = oldest else {
+        return;
+    };
+    let dir = marks.join(hour.to_string());
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return;
+    };
+    let mut removed = 0;
+    for e in entries.filter_map(Result::ok).take(PRUNE_PER_ACK) {
+        if std::fs::remove_file(e.path()).is_ok() {
+            removed += 1;
         }
-        block.extend_from_slice(&carry);
-        // The first (partial) line of the block waits for the next block, unless this
-        // block starts the file.
-        let cut = if start == 0 {
-            0
-        } else {
-            block
-                .iter()
-                .position(|&b| b == b'\n')
-                .map_or(block.len(), |i| i + 1)
-        };
-        carry = block[..cut].to_vec();
-        let mut older = false;
-        for line in block[cut..].split(|&b| b == b'\n').rev() {
-            let Ok(line) = std::str::from_utf8(line) else {
-                continue;
-            };
-            let Some(r) = Record::parse_line(line) else {
-                continue;
-            };
-            if r.key == key {
-                return Ok((true, ends_with_newline));
-            }
-            if r.time < since {
-                older = true;
-            }
-        }
-        if older {
-            break;
-        }
-        end = start;
     }
-    Ok((false, ends_with_newline))
+    if removed < PRUNE_PER_ACK {
+        let _ = std::fs::remove_dir(&dir);
+    }
 }
 
-/// Every well-formed record of the log, in order; malformed lines are counted, not fatal.
-pub fn read_all(var: &Path) -> io::Result<(Vec<Record>, usize)> {
-    let text = match std::fs::read(log_path(var)) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
+/// Hands every well-formed record of the log to `each`, in order, reading it as a
+/// stream (memory does not grow with the log); the number of malformed lines.
+pub fn for_each(var: &Path, mut each: impl FnMut(Record)) -> io::Result<usize> {
+    let file = match File::open(log_path(var)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
     };
-    let mut records = Vec::new();
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let mut line = Vec::with_capacity(512);
     let mut bad = 0;
-    for line in text.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        match std::str::from_utf8(line).ok().and_then(Record::parse_line) {
-            Some(r) => records.push(r),
-            None => bad += 1,
+    loop {
+        line.clear();
+        let too_long = read_line(&mut reader, &mut line)?;
+        if line.is_empty() && !too_long {
+            break;
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        if text.is_empty() && !too_long {
+            continue;
+        }
+        match (
+            too_long,
+            std::str::from_utf8(text).ok().and_then(Record::parse_line),
+        ) {
+            (false, Some(r)) => each(r),
+            _ => bad += 1,
         }
     }
-    Ok((records, bad))
+    Ok(bad)
+}
+
+/// Reads one line into `line`, keeping at most [`MAX_LINE`] bytes of it (the rest is
+/// skipped); whether it was longer.
+fn read_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<bool> {
+    let mut too_long = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if available.is_empty() {
+            return Ok(too_long);
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(i) => (&available[..=i], true),
+            None => (available, false),
+        };
+        let n = chunk.len();
+        if line.len() + n <= MAX_LINE {
+            line.extend_from_slice(chunk);
+        } else {
+            too_long = true;
+            if done {
+                line.clear();
+                line.push(b'\n');
+            }
+        }
+        reader.consume(n);
+        if done {
+            return Ok(too_long);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -192,47 +258,74 @@ mod tests {
         }
     }
 
+    fn read_all(var: &Path) -> (Vec<Record>, usize) {
+        let mut all = Vec::new();
+        let bad = for_each(var, |r| all.push(r)).unwrap();
+        (all, bad)
+    }
+
     #[test]
     fn a_key_counts_once() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(
-            record_once(dir.path(), &rec(1000, "k1"), 990).unwrap(),
+            record_once(dir.path(), &rec(1000, "1-1"), 990).unwrap(),
             Outcome::Counted
         );
         assert_eq!(
-            record_once(dir.path(), &rec(1001, "k2"), 990).unwrap(),
+            record_once(dir.path(), &rec(1001, "1-2"), 990).unwrap(),
             Outcome::Counted
         );
         assert_eq!(
-            record_once(dir.path(), &rec(1002, "k1"), 990).unwrap(),
+            record_once(dir.path(), &rec(1002, "1-1"), 990).unwrap(),
             Outcome::AlreadyCounted
         );
-        let (all, bad) = read_all(dir.path()).unwrap();
-        assert_eq!(bad, 0);
-        assert_eq!(all, vec![rec(1000, "k1"), rec(1001, "k2")]);
+        assert_eq!(
+            read_all(dir.path()),
+            (vec![rec(1000, "1-1"), rec(1001, "1-2")], 0)
+        );
+        assert!(record_once(dir.path(), &rec(1003, "../x"), 990).is_err());
     }
 
     #[test]
-    fn duplicates_are_found_across_blocks_and_torn_lines_are_closed() {
+    fn torn_lines_are_closed_and_long_lines_skipped() {
         let dir = tempfile::tempdir().unwrap();
-        let mut text = String::new();
-        text.push_str(&rec(5000, "early").to_line());
-        for i in 0..3000 {
-            text.push_str(&rec(6000 + i, &format!("k{i}")).to_line());
-        }
+        let mut text = rec(5000, "5-0").to_line();
+        text.push_str(&"x".repeat(3 * MAX_LINE));
+        text.push('\n');
         text.push_str("2026-01-01T00:00:00Z\ttorn");
         std::fs::write(log_path(dir.path()), &text).unwrap();
         assert_eq!(
-            record_once(dir.path(), &rec(9999, "early"), 4000).unwrap(),
-            Outcome::AlreadyCounted
-        );
-        assert_eq!(
-            record_once(dir.path(), &rec(9999, "new"), 9000).unwrap(),
+            record_once(dir.path(), &rec(9999, "9-9"), 9000).unwrap(),
             Outcome::Counted
         );
-        let (all, bad) = read_all(dir.path()).unwrap();
-        assert_eq!(bad, 1);
-        assert_eq!(all.last(), Some(&rec(9999, "new")));
-        assert_eq!(all.len(), 3002);
+        assert_eq!(
+            read_all(dir.path()),
+            (vec![rec(5000, "5-0"), rec(9999, "9-9")], 2)
+        );
+    }
+
+    #[test]
+    fn marks_of_expired_hours_are_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join(MARKS_DIR).join("1");
+        std::fs::create_dir_all(&old).unwrap();
+        for i in 0..20 {
+            std::fs::write(old.join(format!("1-{i}")), "").unwrap();
+        }
+        let now = 10 * KEY_LIFETIME_SECS;
+        record_once(dir.path(), &rec(now, "7-7"), now).unwrap();
+        assert_eq!(std::fs::read_dir(&old).unwrap().count(), 4);
+        record_once(dir.path(), &rec(now, "7-8"), now).unwrap();
+        assert!(!old.exists());
+    }
+
+    #[test]
+    fn fields_hold_no_control_bytes() {
+        let mut r = rec(1, "1-1");
+        r.contenttype = "a\tb\nc\x1b[31m".into();
+        let line = r.to_line();
+        assert_eq!(line.matches('\t').count(), 4);
+        assert_eq!(line.matches('\n').count(), 1);
+        assert!(!line.contains('\x1b'));
     }
 }

@@ -1,6 +1,6 @@
 //! The Common Gateway Interface (RFC 3875): a request read from the environment a web
-//! server sets, routed to the service or to a file-list page, and the answer framed as
-//! CGI output.
+//! server sets, routed to the service, a file-list page or a file of an item, and the
+//! answer framed as CGI output.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -12,6 +12,11 @@ use crate::config::Config;
 use crate::filelist;
 use crate::query::Query;
 use crate::service::{Answer, Archive};
+use crate::web::{self, Reply, Route};
+
+/// The SCRIPT_NAME under which the configurations of `cgi-bin/` run this program for
+/// the items' files (`/col/<rep>/doc/<file>`).
+pub const FILES_SCRIPT_NAME: &str = "/col";
 
 /// The parts of a CGI request the service reads.
 #[derive(Debug, Clone, Default)]
@@ -19,6 +24,12 @@ pub struct Request {
     pub method: String,
     pub query: Vec<u8>,
     pub path_info: String,
+    /// SCRIPT_NAME: the URL path the web server mapped onto this program.
+    pub script_name: String,
+    /// REQUEST_URI: the request target as the client sent it (still %-escaped).
+    pub request_uri: Option<String>,
+    /// PATH_INFO as bytes (decoded by the server; file names may be Latin-1).
+    pub path_info_bytes: Vec<u8>,
     pub remote_addr: Option<IpAddr>,
     /// `IBI_ARCHIVE_ROOT`: the Archive this service answers for.
     pub root: Option<PathBuf>,
@@ -35,6 +46,9 @@ impl Request {
                 .map(OsString::into_vec)
                 .unwrap_or_default(),
             path_info: text("PATH_INFO").unwrap_or_default(),
+            script_name: text("SCRIPT_NAME").unwrap_or_default(),
+            request_uri: text("REQUEST_URI"),
+            path_info_bytes: var("PATH_INFO").map(OsString::into_vec).unwrap_or_default(),
             remote_addr: text("REMOTE_ADDR").and_then(|a| a.parse().ok()),
             root: var("IBI_ARCHIVE_ROOT")
                 .filter(|r| !r.is_empty())
@@ -53,28 +67,79 @@ impl Request {
     }
 }
 
-/// Answers one request at POSIX second `now`.
-pub fn handle(req: &Request, now: i64) -> Answer {
-    if req.method != "GET" && req.method != "HEAD" {
-        let shown: String = req.method.chars().take(32).collect();
-        let mut a = Answer::error(
-            405,
-            "method not allowed",
-            format!("method {shown:?} not allowed"),
-        );
-        a.headers.push(("Allow".into(), "GET, HEAD".into()));
-        return a;
+/// Answers one request at POSIX second `now`: a file of an item when the web server
+/// ran this program for `/col/` ([`FILES_SCRIPT_NAME`]), else the service ([`handle`]).
+pub fn respond(req: &Request, now: i64) -> Reply {
+    if req.script_name.trim_end_matches('/') != FILES_SCRIPT_NAME {
+        return Reply::Page(handle(req, now));
     }
+    if let Some(refused) = refuse_method(req) {
+        return Reply::Page(refused);
+    }
+    let (root, config) = match open(req) {
+        Ok(opened) => opened,
+        Err(a) => return Reply::Page(a),
+    };
+    // The request target as sent, decoded here as `serve` decodes it; without one, the
+    // path the web server decoded.
+    let route = match &req.request_uri {
+        Some(uri) => web::route(&config, uri.split('?').next().unwrap_or_default()),
+        None => {
+            let mut path = FILES_SCRIPT_NAME.as_bytes().to_vec();
+            path.extend_from_slice(&req.path_info_bytes);
+            web::route_decoded(&config, &path)
+        }
+    };
+    match route {
+        Route::File { rep, path } => {
+            web::file(root, &config, &rep, path.as_deref(), req.remote_addr)
+        }
+        _ => Reply::Page(Answer::text(404, "not found\n")),
+    }
+}
+
+/// The 405 answer to any method but GET and HEAD.
+fn refuse_method(req: &Request) -> Option<Answer> {
+    if req.method == "GET" || req.method == "HEAD" {
+        return None;
+    }
+    let shown: String = req.method.chars().take(32).collect();
+    let mut a = Answer::error(
+        405,
+        "method not allowed",
+        format!("method {shown:?} not allowed"),
+    );
+    a.headers.push(("Allow".into(), "GET, HEAD".into()));
+    Some(a)
+}
+
+/// The Archive the request is for, and its configuration.
+fn open(req: &Request) -> Result<(&PathBuf, Config), Answer> {
     let Some(root) = &req.root else {
-        return Answer::error(
+        return Err(Answer::error(
             500,
             "archive not configured",
             "IBI_ARCHIVE_ROOT is not set".into(),
-        );
+        ));
     };
-    let config = match Config::load(root) {
-        Ok(c) => c,
-        Err(e) => return Answer::error(500, "archive configuration unavailable", e.to_string()),
+    match Config::load(root) {
+        Ok(c) => Ok((root, c)),
+        Err(e) => Err(Answer::error(
+            500,
+            "archive configuration unavailable",
+            e.to_string(),
+        )),
+    }
+}
+
+/// Answers one request to the service (or a file-list page) at POSIX second `now`.
+pub fn handle(req: &Request, now: i64) -> Answer {
+    if let Some(refused) = refuse_method(req) {
+        return refused;
+    }
+    let (root, config) = match open(req) {
+        Ok(opened) => opened,
+        Err(a) => return a,
     };
     let archive = Archive::new(root, config);
     let path = req.path_info.trim_end_matches('/');
@@ -91,6 +156,34 @@ pub fn handle(req: &Request, now: i64) -> Answer {
     }
     let shown: String = path.chars().take(200).collect();
     Answer::error(404, "not found", format!("no such page {shown:?}"))
+}
+
+/// Writes a [`Reply`] as CGI output (headers, blank line, body unless `head_only`); a
+/// file is copied from its descriptor.
+pub fn write_reply(out: &mut impl Write, reply: Reply, head_only: bool) -> io::Result<()> {
+    match reply {
+        Reply::Page(answer) => write(out, &answer, head_only),
+        Reply::File(f) => {
+            let mut head = String::new();
+            for (name, value) in f.headers() {
+                head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            head.push_str("\r\n");
+            out.write_all(head.as_bytes())?;
+            if !head_only {
+                let copied = io::copy(&mut io::Read::take(&f.file, f.len), out)?;
+                if copied < f.len {
+                    // The file shrank while it was sent: the answer is cut short, and the
+                    // server must not take it for whole.
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the file shrank while it was sent",
+                    ));
+                }
+            }
+            out.flush()
+        }
+    }
 }
 
 /// Writes `answer` as CGI output (headers, blank line, body unless `head_only`).
@@ -124,6 +217,7 @@ pub fn write(out: &mut impl Write, answer: &Answer, head_only: bool) -> io::Resu
 pub fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        301 => "Moved Permanently",
         400 => "Bad Request",
         403 => "Forbidden",
         404 => "Not Found",

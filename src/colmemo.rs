@@ -27,8 +27,9 @@
 
 use std::io::{Read, Write};
 use std::ops::Range;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use crate::layout::Col;
 
 /// The file, under the Archive's `var/`.
 pub const FILE_NAME: &str = "col-prefixes";
@@ -49,14 +50,25 @@ pub struct Stamp {
 }
 
 impl Stamp {
-    /// The stamp of the directory `dir` (through a symbolic link, as a listing goes).
-    pub fn of(dir: &Path) -> Option<Stamp> {
-        let m = std::fs::metadata(dir).ok()?;
-        m.is_dir().then(|| Stamp {
-            dev: m.dev(),
-            ino: m.ino(),
-            ctime: m.ctime(),
-            ctime_nsec: m.ctime_nsec(),
+    /// The stamp of `col/` itself.
+    pub fn of_col(col: &Col) -> Option<Stamp> {
+        Stamp::of_stat(&col.stat().ok()?)
+    }
+
+    /// The stamp of the directory `name` in `col/` (through a symbolic link, as a
+    /// listing goes).
+    pub fn in_col(col: &Col, name: &str) -> Option<Stamp> {
+        Stamp::of_stat(&col.stat_at(name).ok()?)
+    }
+
+    fn of_stat(st: &rustix::fs::Stat) -> Option<Stamp> {
+        let is_dir =
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory;
+        is_dir.then_some(Stamp {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            ctime: st.st_ctime,
+            ctime_nsec: st.st_ctime_nsec as i64,
         })
     }
 

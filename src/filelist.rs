@@ -1,12 +1,15 @@
 //! The file-list page (GetFileList, resolution standard §9.2 CRIARPARURL): an HTML list
-//! of the files of an item's doc/, each linked to its static URL.
+//! of the files of an item's doc/ that may be served, each linked to its URL; at most
+//! [`MAX_FILES`], with a note when there are more.
 
 use std::net::IpAddr;
-use std::os::unix::ffi::OsStrExt;
 
 use crate::ibi::Ibi;
-use crate::item::State;
+use crate::layout::{self, Access};
 use crate::service::{Answer, Archive};
+
+/// Most files a page lists.
+pub const MAX_FILES: usize = 1000;
 
 /// The page for the item named `ibi` (as it appears in the page's URL), for a browser at
 /// `client`.
@@ -22,51 +25,46 @@ pub fn page(archive: &Archive, ibi: &str, client: Option<IpAddr>) -> Answer {
         );
     };
     let title = format!("Files of {}", escape_html(item.rep.as_str()));
-    if item.state == State::Deleted {
-        return html(410, &title, "<p>This item has been deleted.</p>");
-    }
-    if item.restricted && !archive.config().client_allowed(client) {
+    match layout::access(&item, archive.config(), client) {
+        Access::Granted => {}
+        Access::Deleted => return html(410, &title, "<p>This item has been deleted.</p>"),
         // Footnote 2 of §9.2: the page must say that the list may not be shown.
-        return html(
-            403,
-            &title,
-            "<p>Access to the list of files of this item is not permitted.</p>",
-        );
+        Access::Restricted => {
+            return html(
+                403,
+                &title,
+                "<p>Access to the list of files of this item is not permitted.</p>",
+            )
+        }
     }
-    let doc = item.doc();
+    let listing = item
+        .handle
+        .as_ref()
+        .map(|dir| dir.list_doc(MAX_FILES))
+        .unwrap_or_default();
     let mut rows = String::new();
-    let mut count = 0usize;
-    for entry in walkdir::WalkDir::new(&doc)
-        .follow_links(false)
-        .min_depth(1)
-        .max_depth(32)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-    {
-        let Ok(rel) = entry.path().strip_prefix(&doc) else {
-            continue;
-        };
-        let rel = rel.as_os_str().as_bytes();
+    for (rel, size) in &listing.files {
         let Some(url) = archive.doc_url(&item, rel) else {
             continue;
         };
-        let size = std::fs::metadata(entry.path())
-            .map(|m| m.len())
-            .unwrap_or(0);
         let url = String::from_utf8_lossy(&url).into_owned();
         rows.push_str(&format!(
             "<li><a href=\"{}\">{}</a> ({size} bytes)</li>\n",
             escape_html(&url),
             escape_html(&display_name(rel))
         ));
-        count += 1;
     }
-    let body = if count == 0 {
+    let mut body = if rows.is_empty() {
         "<p>This item has no files.</p>".to_string()
     } else {
         format!("<ul>\n{rows}</ul>")
     };
+    if !listing.complete {
+        body.push_str(&format!(
+            "\n<p>This item holds more files than this page lists: the first {} by name are shown.</p>",
+            listing.files.len()
+        ));
+    }
     html(200, &title, &body)
 }
 

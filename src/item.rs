@@ -1,6 +1,7 @@
 //! One identified item on disk: `col/<rep>/item.toml` (its state and relations) beside
 //! `col/<rep>/doc/` (its content).
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -8,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::ibi::{Ibi, Ibip, Rep};
+use crate::layout::ItemDir;
 use crate::relation::Lang;
 
 /// Largest item.toml we read; a bigger one is a fault, not an item.
@@ -72,6 +74,12 @@ struct RawItem {
 pub struct Item {
     /// `col/<rep>` as found on disk.
     pub dir: PathBuf,
+    /// The directory, opened, when the item was loaded from an Archive (its doc/ is
+    /// reached from it; see `layout`).
+    pub handle: Option<ItemDir>,
+    /// The timestamp of an item.toml without one, once worked out (see
+    /// `service::Archive::timestamp`).
+    pub default_timestamp: OnceCell<i64>,
     /// The item's uniform repository name, spelled as its directory is.
     pub rep: Rep,
     pub state: State,
@@ -90,44 +98,17 @@ pub struct Item {
 }
 
 impl Item {
-    /// Reads and checks `<dir>/item.toml` for the item named `rep`.
-    pub fn load(dir: &Path, rep: Rep) -> Result<Item, ItemError> {
-        let path = dir.join("item.toml");
-        let fail = |message: String| ItemError {
-            path: path.clone(),
-            message,
-        };
-        // Opened without following a symbolic link (nothing below col/ is followed) and
-        // without blocking (a named pipe would otherwise stall this request forever); a
-        // regular file reads as usual, and what it was is asked only when reading or
-        // parsing fails, so that the usual item costs no `stat` (SPEC §2: a broken
-        // item.toml must not stall the service).
-        use std::io::Read;
-        use std::os::unix::fs::OpenOptionsExt;
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(&path)
-            .map_err(|e| match e.raw_os_error() {
-                Some(libc::ELOOP) => fail("is a symbolic link".into()),
-                _ => fail(e.to_string()),
-            })?;
-        let not_regular = || file.metadata().is_ok_and(|m| !m.is_file());
-        // Room for a usual item.toml, so it is read in one call (an empty String would
-        // grow from a 32-byte probe, one read per doubling).
-        let mut text = String::with_capacity(4096);
-        let read = (&file).take(MAX_ITEM_TOML + 1).read_to_string(&mut text);
-        let parsed = match read {
-            Ok(_) if text.len() as u64 > MAX_ITEM_TOML => {
-                Err(format!("larger than {MAX_ITEM_TOML} bytes"))
-            }
-            Ok(_) => Item::parse(&text, dir, rep),
-            Err(e) => Err(e.to_string()),
-        };
-        parsed.map_err(|message| match not_regular() {
-            true => fail("not a regular file".into()),
-            false => fail(message),
-        })
+    /// Reads and checks the item.toml of the item directory `dir`, named `rep`.
+    pub fn load(dir: &ItemDir, rep: Rep) -> Result<Item, ItemError> {
+        dir.read_item_toml(MAX_ITEM_TOML, |text| Item::parse(text, dir.path(), rep))
+            .map(|item| Item {
+                handle: Some(dir.clone()),
+                ..item
+            })
+            .map_err(|message| ItemError {
+                path: dir.path().join(crate::layout::ITEM_TOML),
+                message,
+            })
     }
 
     /// Parses the text of an item.toml.
@@ -184,6 +165,8 @@ impl Item {
         }
         Ok(Item {
             dir: dir.to_path_buf(),
+            handle: None,
+            default_timestamp: OnceCell::new(),
             rep,
             state: raw.state,
             ibip,

@@ -13,14 +13,18 @@ use crate::acklog;
 use crate::config::Config;
 use crate::ibi::Ibi;
 use crate::item::{iso8601, ContentType, Item, State};
+use crate::layout::{self, Access, Refusal, MAX_TIMESTAMP_ENTRIES};
 use crate::pairs::{PairList, Value};
 use crate::query::Query;
 use crate::relation::{Lang, Relation, Step, VerbList};
 use crate::store::Store;
-use crate::urlkey::UrlKeys;
+use crate::urlkey::{KeyError, UrlKeys};
 
 /// Longest chain of next editions followed inside one Archive.
 pub const MAX_EDITION_CHAIN: usize = 64;
+/// Most items looked up for one answer (an item.toml may name thousands of
+/// translations; each answer stays bounded whatever the Archive holds).
+pub const MAX_ITEMS_PER_ANSWER: usize = 256;
 
 /// An answer of the service, before it is framed as CGI or HTTP.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,14 +78,27 @@ pub struct UrlRequest {
     pub verbs: VerbList,
 }
 
+/// What one request has cost, for the bounds above (and the tests that hold them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Work {
+    /// Items looked up (each once, whatever the number of relations that lead to it).
+    pub items_looked_up: usize,
+    /// Items whose default timestamp was worked out by walking their directory.
+    pub timestamps_walked: usize,
+}
+
 /// One Archive, opened for one request.
 pub struct Archive {
     root: PathBuf,
     config: Config,
     store: Store,
-    /// Items looked up in this request (a BTreeMap: a HashMap's random keys would cost
-    /// a getrandom call per CGI run).
+    /// Items looked up in this request, by canonical rep (`r:`) or upper-case IBIp
+    /// (`p:`), so that an item is loaded, and its default timestamp worked out, once
+    /// however it is named (a BTreeMap: a HashMap's random keys would cost a getrandom
+    /// call per CGI run).
     items: std::cell::RefCell<BTreeMap<String, Option<Rc<Item>>>>,
+    /// What this request has cost so far.
+    work: std::cell::Cell<Work>,
     keys: std::cell::OnceCell<UrlKeys>,
     /// Whether the secret could not be read or made (keys of this process alone).
     keys_ephemeral: std::cell::Cell<bool>,
@@ -94,6 +111,7 @@ impl Archive {
             store: Store::with_memo(root),
             config,
             items: Default::default(),
+            work: Default::default(),
             keys: Default::default(),
             keys_ephemeral: Default::default(),
         }
@@ -246,7 +264,8 @@ impl Archive {
                 out.push("ibi.nextedition", self.reference(next).forms().value());
             }
         }
-        let mut urls: Vec<Vec<u8>> = Vec::new();
+        // Each URL with the item it serves: the key binds the two.
+        let mut urls: Vec<(String, Vec<u8>)> = Vec::new();
         for relation in &relations {
             let Some((node, oai_dc)) = self.follow(&start, relation) else {
                 continue;
@@ -265,14 +284,17 @@ impl Archive {
                     iso8601(self.timestamp(&target.item)),
                 );
                 out.push_word(relation.pair_name("url"), target.url.clone());
-                urls.push(target.url);
+                urls.push((target.item.rep.canonical().to_string(), target.url));
             }
         }
         if !urls.is_empty() {
             urls.sort();
             urls.dedup();
             let keys = self.url_keys();
-            let refs: Vec<&[u8]> = urls.iter().map(Vec::as_slice).collect();
+            let refs: Vec<(&str, &[u8])> = urls
+                .iter()
+                .map(|(item, url)| (item.as_str(), url.as_slice()))
+                .collect();
             out.push_word("urlkey", keys.issue(now, &refs));
         }
         out
@@ -318,18 +340,45 @@ impl Archive {
         out
     }
 
-    /// The item this Archive holds under `ibi`, loaded once per request.
+    /// The item this Archive holds under `ibi`, loaded once per request; at most
+    /// [`MAX_ITEMS_PER_ANSWER`] items are looked up for one answer.
     fn item(&self, ibi: &Ibi) -> Option<Rc<Item>> {
         let key = match ibi {
-            Ibi::Rep(r) => format!("r:{}", r.as_str().to_ascii_lowercase()),
+            Ibi::Rep(r) => format!("r:{}", r.canonical()),
             Ibi::Ibip(p) => format!("p:{}", p.as_str().to_ascii_uppercase()),
         };
         if let Some(found) = self.items.borrow().get(&key) {
             return found.clone();
         }
+        let mut work = self.work.get();
+        if work.items_looked_up >= MAX_ITEMS_PER_ANSWER {
+            self.store.warn(format!(
+                "more than {MAX_ITEMS_PER_ANSWER} items to look up for one answer; the others are treated as absent"
+            ));
+            return None;
+        }
+        work.items_looked_up += 1;
+        self.work.set(work);
         let found = self.store.find(ibi).map(Rc::new);
-        self.items.borrow_mut().insert(key, found.clone());
+        let mut items = self.items.borrow_mut();
+        // The same item already loaded under its other form: one item, one value.
+        let found = match &found {
+            Some(item) => {
+                let by_rep = format!("r:{}", item.rep.canonical());
+                let known = items.get(&by_rep).cloned().flatten();
+                let item = known.unwrap_or_else(|| item.clone());
+                items.insert(by_rep, Some(item.clone()));
+                Some(item)
+            }
+            None => None,
+        };
+        items.insert(key, found.clone());
         found
+    }
+
+    /// What this request has cost so far (items looked up, entries walked).
+    pub fn work(&self) -> Work {
+        self.work.get()
     }
 
     /// The node a reference written in an item.toml leads to.
@@ -350,7 +399,14 @@ impl Archive {
         for step in relation.steps() {
             node = match step {
                 Step::LastEdition => self.last_edition(&node)?,
-                Step::Translation(None) => node,
+                // §9.2 (after Table 9.5): the unparametrised `.translation` is for items
+                // stored without a language; one in a language answers as
+                // `.translation(<that language>)` instead, so that a resolver picking by
+                // the reader's languages never takes it for a translation.
+                Step::Translation(None) => match &node {
+                    Node::Local(item, _) if item.language.is_some() => return None,
+                    _ => node,
+                },
                 Step::Translation(Some(lang)) => self.translation(&node, lang)?,
                 Step::Metadata { oai_dc: format } => {
                     oai_dc = *format;
@@ -428,38 +484,34 @@ impl Archive {
         let Node::Local(item, _) = node else {
             return None;
         };
-        if item.state == State::Deleted {
-            return None;
-        }
-        if item.restricted
-            && item.contenttype == ContentType::Data
-            && !self.config.client_allowed(req.client)
-        {
-            // §9.2: an Archive may point clients outside its licence at the metadata.
-            let Node::Local(meta, _) = self.reference(item.metadata.as_ref()?) else {
-                return None;
-            };
-            // The "metadata" must not be restricted data itself: an item that names itself
-            // (or another restricted data item) as its metadata would otherwise hand its
-            // data URL to the very clients the restriction keeps out.
-            if meta.state == State::Deleted
-                || (meta.restricted && meta.contenttype == ContentType::Data)
-            {
-                return None;
+        match layout::access(item, &self.config, req.client) {
+            Access::Deleted => return None,
+            Access::Granted => {}
+            Access::Restricted => {
+                // §9.2: an Archive may point clients outside its licence at the metadata.
+                let Node::Local(meta, _) = self.reference(item.metadata.as_ref()?) else {
+                    return None;
+                };
+                // The metadata must be something this client may have: an item that
+                // names itself (or another restricted item) as its metadata would
+                // otherwise hand out what the restriction keeps out.
+                if layout::access(&meta, &self.config, req.client) != Access::Granted {
+                    return None;
+                }
+                let url = self.data_url(&meta)?;
+                return Some(Target {
+                    url,
+                    contenttype: ContentType::Metadata,
+                    item: meta,
+                });
             }
-            let url = self.data_url(&meta)?;
-            return Some(Target {
-                url,
-                contenttype: ContentType::Metadata,
-                item: meta,
-            });
         }
         let url = if req.verbs.wants_file_list() {
             self.file_list_url(item)
         } else if let Some(path) = &req.filepath {
             self.doc_url(item, strip_leading_slash(path))?
         } else if oai_dc {
-            self.doc_url(item, item.formats.get("oai_dc")?.as_bytes())?
+            self.named_file_url(item, item.formats.get("oai_dc")?.as_bytes())?
         } else {
             self.data_url(item)?
         };
@@ -480,8 +532,11 @@ impl Archive {
             return Some(format!("{}/{}", self.config.baseurl, self.config.service).into_bytes());
         }
         match &item.target {
-            Some(t) => self.doc_url(item, t.as_bytes()),
-            None => self.doc_url(item, &default_target(&item.doc())?),
+            Some(t) => self.named_file_url(item, t.as_bytes()),
+            None => {
+                let target = item.handle.as_ref()?.default_target().ok()?;
+                self.named_file_url(item, &target)
+            }
         }
     }
 
@@ -492,19 +547,39 @@ impl Archive {
         }
     }
 
-    /// `<baseurl>/col/<rep>/doc/<file>` when `file` names a regular file inside the
-    /// item's doc/ (a name given as UTF-8 also finds the same name stored as Latin-1).
+    /// `<baseurl>/col/<rep>/doc/<file>` when `file` names a file of the item's doc/ that
+    /// may be served (see `layout`; a name given as UTF-8 also finds the same name
+    /// stored as Latin-1).
     pub fn doc_url(&self, item: &Item, file: &[u8]) -> Option<Vec<u8>> {
-        let doc = item.doc();
-        let stored = stored_file(&doc, file)?;
-        if !self.store.inside_col(&doc) {
-            return None;
+        self.checked_doc_url(item, file).ok()
+    }
+
+    /// [`Archive::doc_url`] for a file item.toml names (its target, a format): a link, a
+    /// hard link or a pipe there is a fault of the Archive, and the log says so.
+    fn named_file_url(&self, item: &Item, file: &[u8]) -> Option<Vec<u8>> {
+        match self.checked_doc_url(item, file) {
+            Ok(url) => Some(url),
+            Err(e) => {
+                if e.is_fault() {
+                    self.store.warn(format!(
+                        "{}/doc/{}: {e}",
+                        item.dir.display(),
+                        String::from_utf8_lossy(file)
+                    ));
+                }
+                None
+            }
         }
+    }
+
+    fn checked_doc_url(&self, item: &Item, file: &[u8]) -> Result<Vec<u8>, Refusal> {
+        let dir = item.handle.as_ref().ok_or(Refusal::Absent)?;
+        let stored = dir.stored_doc_name(file)?;
         let mut url = format!("{}/col/", self.config.baseurl);
         push_url_path(&mut url, item.rep.as_str().as_bytes());
         url.push_str("/doc/");
         push_url_path(&mut url, &stored);
-        Some(url.into_bytes())
+        Ok(url.into_bytes())
     }
 
     /// The file-list page this executable serves for an item (GetFileList).
@@ -514,9 +589,29 @@ impl Archive {
         url.into_bytes()
     }
 
-    /// The item's timestamp: recorded in item.toml, else the newest modification in it.
+    /// The item's timestamp: recorded in item.toml, else the newest modification in it,
+    /// worked out once per request and item, over at most [`MAX_TIMESTAMP_ENTRIES`]
+    /// entries (an item with more is given item.toml's own modification time, and the
+    /// log says to record a timestamp).
     pub fn timestamp(&self, item: &Item) -> i64 {
-        item.timestamp.unwrap_or_else(|| newest_mtime(&item.dir))
+        if let Some(t) = item.timestamp {
+            return t;
+        }
+        *item.default_timestamp.get_or_init(|| {
+            let Some(dir) = &item.handle else {
+                return 0;
+            };
+            let mut work = self.work.get();
+            work.timestamps_walked += 1;
+            self.work.set(work);
+            dir.newest_mtime().unwrap_or_else(|| {
+                self.store.warn(format!(
+                    "{}: no timestamp, and more than {MAX_TIMESTAMP_ENTRIES} entries in the item; its item.toml's modification time is given (record a timestamp)",
+                    item.dir.join(layout::ITEM_TOML).display()
+                ));
+                dir.item_toml_mtime().unwrap_or(0)
+            })
+        })
     }
 
     fn url_keys(&self) -> &UrlKeys {
@@ -557,27 +652,43 @@ impl Archive {
             // second line calling the key forged would mislead.
             return Ok(());
         }
-        let issued = keys
-            .verify(key, url, now)
-            .map_err(|e| format!("acknowledgment not counted: {e} ({shown})"))?;
+        // The item is the one the key was issued for: among the item the url points into
+        // and the one the acknowledgment names (its `ibi` pair, Table 8.11), the key
+        // says which; naming another item does not credit it.
+        let mut items: Vec<Rc<Item>> = Vec::with_capacity(2);
+        for item in [self.item_of_url(url), self.item_of_ack(query)]
+            .into_iter()
+            .flatten()
+        {
+            if !items.iter().any(|i| i.rep == item.rep) {
+                items.push(item);
+            }
+        }
+        let reps: Vec<&str> = items.iter().map(|i| i.rep.canonical()).collect();
+        let issued = keys.verify(key, &reps, url, now).map_err(|e| match e {
+            KeyError::NotIssuedForUrl if reps.is_empty() => format!(
+                "acknowledgment not counted: its url and ibi name no item of this Archive ({shown})"
+            ),
+            e => format!("acknowledgment not counted: {e} ({shown})"),
+        })?;
+        let contenttype = match query.get_str("contenttype") {
+            Ok(Some(c @ ("Data" | "Metadata"))) => c,
+            _ => "-",
+        };
         let record = acklog::Record {
             time: now,
             // Counted once in its canonical spelling: padded or reordered variants of one
             // issued key are the same key.
             key: issued.canonical.clone(),
-            item: self.item_of_url(url).unwrap_or_else(|| ibi_of_ack(query)),
-            contenttype: query
-                .get_str("contenttype")
-                .ok()
-                .flatten()
-                .unwrap_or("-")
-                .to_string(),
+            item: items[issued.item].rep.as_str().to_string(),
+            contenttype: contenttype.to_string(),
             url: shown.clone(),
         };
         match acklog::record_once(&self.var(), &record, issued.issued) {
             Ok(acklog::Outcome::Counted) => Ok(()),
             Ok(acklog::Outcome::AlreadyCounted) => Err(format!(
-                "acknowledgment not counted: urlkey {key} was already counted"
+                "acknowledgment not counted: urlkey {} was already counted",
+                issued.canonical
             )),
             Err(e) => Err(format!(
                 "acknowledgment not counted: cannot write {}: {e}",
@@ -586,9 +697,10 @@ impl Archive {
         }
     }
 
-    /// The rep (as stored) of the local item a URL handed out by this Archive points into.
-    /// Only the rep part is decoded: the file name after it may be Latin-1.
-    fn item_of_url(&self, url: &[u8]) -> Option<String> {
+    /// The local item a URL handed out by this Archive points into (a file of its doc/
+    /// or its file-list page). Only the rep part is decoded: the file name after it may
+    /// be Latin-1.
+    fn item_of_url(&self, url: &[u8]) -> Option<Rc<Item>> {
         let rest = url.strip_prefix(self.config.baseurl.as_bytes())?;
         let filelist = format!("/{}/filelist/", self.config.service);
         let rep_path = match rest.strip_prefix(b"/col/") {
@@ -599,25 +711,18 @@ impl Archive {
         let rep: Vec<u8> = percent_encoding::percent_decode(&rep.join(&b'/')).collect();
         let rep = crate::ibi::Rep::parse(std::str::from_utf8(&rep).ok()?).ok()?;
         self.item(&Ibi::Rep(rep))
-            .map(|i| i.rep.as_str().to_string())
     }
-}
 
-/// The IBI an acknowledgment names in its `ibi` pair (`rep X ibip Y`), or `-`.
-fn ibi_of_ack(query: &Query) -> String {
-    let Ok(Some(forms)) = query.get_str("ibi") else {
-        return "-".into();
-    };
-    let words: Vec<&str> = forms.split(' ').filter(|w| !w.is_empty()).collect();
-    match words.as_slice() {
-        ["rep", rep, ..] | ["ibip", rep] => {
-            if Ibi::parse(rep).is_ok() {
-                rep.to_string()
-            } else {
-                "-".into()
-            }
-        }
-        _ => "-".into(),
+    /// The local item an acknowledgment names in its `ibi` pair (`rep X`, `ibip Y` or
+    /// both).
+    fn item_of_ack(&self, query: &Query) -> Option<Rc<Item>> {
+        let forms = query.get_str("ibi").ok().flatten()?;
+        let words: Vec<&str> = forms.split(' ').filter(|w| !w.is_empty()).collect();
+        let named = match words.as_slice() {
+            ["rep", ibi, ..] | ["ibip", ibi] => ibi,
+            _ => return None,
+        };
+        self.item(&Ibi::parse(named).ok()?)
     }
 }
 
@@ -724,66 +829,6 @@ fn strip_leading_slash(path: &[u8]) -> &[u8] {
     path.strip_prefix(b"/").unwrap_or(path)
 }
 
-/// The stored name of `file` when it is a regular file inside `doc` that does not
-/// leave it: a plain relative path (no `..`, `.`, empty parts, backslash or NUL),
-/// and, symlinks resolved, still inside doc/.
-pub fn file_inside(doc: &Path, file: &[u8]) -> Option<Vec<u8>> {
-    use std::os::unix::ffi::OsStrExt;
-    if file.is_empty() || file.contains(&0) || file.contains(&b'\\') || file.starts_with(b"/") {
-        return None;
-    }
-    if file
-        .split(|&b| b == b'/')
-        .any(|c| c.is_empty() || c == b"." || c == b"..")
-    {
-        return None;
-    }
-    // A file called item.toml or archive.toml is never served, even inside doc/: the
-    // Apache and lighttpd configurations of cgi-bin/ refuse those names anywhere, so a URL
-    // to one would answer 403 (SPEC §5: every URL handed out must answer 200).
-    if file
-        .rsplit(|&b| b == b'/')
-        .next()
-        .is_some_and(|name| name == b"item.toml" || name == b"archive.toml")
-    {
-        return None;
-    }
-    // No symbolic link is followed below doc/: the web servers of cgi-bin/ follow none
-    // under /col/, so a URL through one would not answer (SPEC §5).
-    let path = doc.join(std::ffi::OsStr::from_bytes(file));
-    let meta = crate::store::plain_below(doc, &path)?;
-    meta.is_file().then(|| file.to_vec())
-}
-
-/// The stored name of `file` inside `doc` (see [`file_inside`]); a name given as UTF-8
-/// also finds the same name stored as Latin-1 bytes.
-pub fn stored_file(doc: &Path, file: &[u8]) -> Option<Vec<u8>> {
-    file_inside(doc, file).or_else(|| file_inside(doc, &latin1_of(file)?))
-}
-
-/// `name` as Latin-1 bytes, when every character fits.
-fn latin1_of(name: &[u8]) -> Option<Vec<u8>> {
-    let s = std::str::from_utf8(name).ok()?;
-    if s.is_ascii() {
-        return None;
-    }
-    s.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect()
-}
-
-/// item.toml's default target: the only file in doc/, else `index.html`.
-pub fn default_target(doc: &Path) -> Option<Vec<u8>> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut files = std::fs::read_dir(doc)
-        .ok()?
-        .filter_map(Result::ok)
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-        .map(|e| e.file_name().as_bytes().to_vec());
-    match (files.next(), files.next()) {
-        (Some(only), None) => Some(only),
-        _ => Some(b"index.html".to_vec()),
-    }
-}
-
 /// Appends a path to a URL, escaping each byte outside rule `caractere` of Table 6.2 and
 /// also `%`, `?` and `#`, which would change the URL's meaning inside a file name.
 pub fn push_url_path(url: &mut String, path: &[u8]) {
@@ -797,19 +842,4 @@ pub fn push_url_path(url: &mut String, path: &[u8]) {
             url.push(HEX[usize::from(b & 0x0f)] as char);
         }
     }
-}
-
-/// The newest modification time of anything in `dir` (symlinks not followed).
-fn newest_mtime(dir: &Path) -> i64 {
-    walkdir::WalkDir::new(dir)
-        .follow_links(false)
-        .max_depth(16)
-        .into_iter()
-        .filter_map(Result::ok)
-        .filter_map(|e| e.metadata().ok())
-        .filter_map(|m| m.modified().ok())
-        .filter_map(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map(|d| d.as_secs() as i64)
-        .max()
-        .unwrap_or(0)
 }

@@ -16,10 +16,13 @@ use std::path::{Path, PathBuf};
 use crate::colmemo::{Memo, MemoState, Remembered, Stamp, Subdomain};
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::Item;
+use crate::layout::{Col, Refusal};
 
 /// Read access to an Archive's `col/` tree.
 pub struct Store {
-    col: PathBuf,
+    root: PathBuf,
+    /// `col/`, opened on first need (`None`: it cannot be opened, so nothing is here).
+    col: OnceCell<Option<Col>>,
     /// `var/`, when the listings of col/'s two top levels remembered in
     /// `var/col-prefixes` are believed.
     var: Option<PathBuf>,
@@ -27,8 +30,6 @@ pub struct Store {
     memo: OnceCell<Option<Remembered>>,
     /// The subdomains in col/, each with its `word[.port]` prefixes once looked at.
     subdomains: OnceCell<Vec<(String, OnceCell<Vec<String>>)>>,
-    /// Directories below col/ found free of symbolic links during this request.
-    plain_dirs: RefCell<Vec<PathBuf>>,
     warnings: RefCell<Vec<String>>,
 }
 
@@ -36,11 +37,11 @@ impl Store {
     /// The store of the Archive at `root` (its items are under `root/col`).
     pub fn new(root: &Path) -> Store {
         Store {
-            col: root.join("col"),
+            root: root.to_path_buf(),
+            col: OnceCell::new(),
             var: None,
             memo: OnceCell::new(),
             subdomains: OnceCell::new(),
-            plain_dirs: RefCell::new(Vec::new()),
             warnings: RefCell::new(Vec::new()),
         }
     }
@@ -74,8 +75,9 @@ impl Store {
         }
     }
 
-    pub fn col(&self) -> &Path {
-        &self.col
+    /// `col/`, opened (see `layout`); `None` when the Archive has no readable col/.
+    pub fn col(&self) -> Option<&Col> {
+        self.col.get_or_init(|| Col::open(&self.root).ok()).as_ref()
     }
 
     /// What went wrong while looking (broken item.toml, items leading outside col/):
@@ -105,15 +107,8 @@ impl Store {
 
     /// The item whose uniform repository name equals `rep` (in the standard's sense).
     pub fn find_rep(&self, rep: &Rep) -> Option<Item> {
-        let exact = item_path(
-            &self.col,
-            rep.subdomain(),
-            rep.word_port(),
-            rep.year(),
-            rep.day_time(),
-        );
-        if exact.is_dir() {
-            return self.load(&exact, rep.clone());
+        if let Some(found) = self.load(rep.as_str(), || Some(rep.clone())) {
+            return found;
         }
         // Another spelling of the prefix (case, `@`/`.`, port 80): only the subdomains
         // equal to the asked one but for case are looked into, and only the prefixes that
@@ -128,13 +123,9 @@ impl Store {
                 if sub == rep.subdomain() && wp == rep.word_port() || !rep.has_word_port(wp) {
                     continue;
                 }
-                let dir = item_path(&self.col, sub, wp, rep.year(), rep.day_time());
-                if !dir.is_dir() {
-                    continue;
-                }
                 let spelled = format!("{sub}/{wp}/{}/{}", rep.year(), rep.day_time());
-                if let Ok(found) = Rep::parse(&spelled) {
-                    return self.load(&dir, found);
+                if let Some(found) = self.load(&spelled, || Rep::parse(&spelled).ok()) {
+                    return found;
                 }
             }
         }
@@ -144,18 +135,12 @@ impl Store {
     /// The item whose item.toml records this IBIp.
     pub fn find_ibip(&self, ibip: &Ibip) -> Option<Item> {
         let suffix = ibip.date().rep_suffix();
-        let (year, day_time) = suffix.split_once('/')?;
         for entry in self.subdomains() {
             let sub = &entry.0;
             for wp in self.prefixes_in(entry) {
-                let dir = item_path(&self.col, sub, wp, year, day_time);
-                if !dir.is_dir() {
-                    continue;
-                }
-                let Ok(rep) = Rep::parse(&format!("{sub}/{wp}/{year}/{day_time}")) else {
-                    continue;
-                };
-                if let Some(item) = self.load(&dir, rep) {
+                let spelled = format!("{sub}/{wp}/{suffix}");
+                let found = self.load(&spelled, || Rep::parse(&spelled).ok());
+                if let Some(Some(item)) = found {
                     if item.ibip.as_ref() == Some(ibip) {
                         return Some(item);
                     }
@@ -163,6 +148,39 @@ impl Store {
             }
         }
         None
+    }
+
+    /// The item in `col/<rel>`: `None` when no directory is there, `Some(None)` when one
+    /// is but it is not an item that loads (a link on the way, a broken item.toml: one
+    /// line in the log). `rep` spells `rel` as a rep (asked only once a directory is
+    /// found).
+    fn load(&self, rel: &str, rep: impl FnOnce() -> Option<Rep>) -> Option<Option<Item>> {
+        let dir = match self.col()?.item(rel) {
+            Ok(dir) => dir,
+            Err(Refusal::Absent) => return None,
+            Err(Refusal::Link) => {
+                self.warn(format!(
+                    "{}: item directory is reached through a symbolic link; treated as absent",
+                    self.col()?.path().join(rel).display()
+                ));
+                return Some(None);
+            }
+            Err(e) => {
+                self.warn(format!(
+                    "{}: {e}; item treated as absent",
+                    self.col()?.path().join(rel).display()
+                ));
+                return Some(None);
+            }
+        };
+        let rep = rep()?;
+        match Item::load(&dir, rep) {
+            Ok(item) => Some(Some(item)),
+            Err(e) => {
+                self.warn(format!("{e}; item treated as absent"));
+                Some(None)
+            }
+        }
     }
 
     /// `var/col-prefixes`, when this store believes it and it reads.
@@ -176,11 +194,14 @@ impl Store {
     /// listed. Their prefixes are looked at by `prefixes_in`.
     fn subdomains(&self) -> &[(String, OnceCell<Vec<String>>)] {
         self.subdomains.get_or_init(|| {
+            let Some(col) = self.col() else {
+                return Vec::new();
+            };
             let names = match self.memo() {
-                Some(memo) if Stamp::of(&self.col) == Some(memo.col) => {
+                Some(memo) if Stamp::of_col(col) == Some(memo.col) => {
                     memo.subdomains().map(str::to_string).collect()
                 }
-                _ => sorted_dir_names(&self.col),
+                _ => col.dir_names(""),
             };
             names.into_iter().map(|n| (n, OnceCell::new())).collect()
         })
@@ -190,12 +211,14 @@ impl Store {
     /// directory keeps its stamp, else listed.
     fn prefixes_in<'a>(&self, sub: &'a (String, OnceCell<Vec<String>>)) -> &'a [String] {
         sub.1.get_or_init(|| {
-            let dir = self.col.join(&sub.0);
+            let Some(col) = self.col() else {
+                return Vec::new();
+            };
             match self.memo().and_then(|m| m.prefixes(&sub.0)) {
-                Some((stamp, prefixes)) if Stamp::of(&dir) == Some(stamp) => {
+                Some((stamp, prefixes)) if Stamp::in_col(col, &sub.0) == Some(stamp) => {
                     prefixes.into_iter().map(str::to_string).collect()
                 }
-                _ => sorted_dir_names(&dir),
+                _ => col.dir_names(&sub.0),
             }
         })
     }
@@ -206,7 +229,10 @@ impl Store {
     /// of the file.
     fn relist_and_remember(&self, var: &Path) -> (Vec<(String, Vec<String>)>, MemoState) {
         let now = chrono::Utc::now().timestamp();
-        let col = Stamp::of(&self.col);
+        let Some(col_dir) = self.col() else {
+            return (Vec::new(), MemoState::Unsettled);
+        };
+        let col = Stamp::of_col(col_dir);
         let memo = Memo::read(var);
         let mut listed = false;
         let mut known: Vec<Subdomain>;
@@ -218,14 +244,13 @@ impl Store {
             memo => {
                 listed = true;
                 known = memo.map(|m| m.subdomains).unwrap_or_default();
-                sorted_dir_names(&self.col)
+                col_dir.dir_names("")
             }
         };
         let mut settled = col.is_some_and(|s| s.settled(now));
         let mut subdomains = Vec::with_capacity(names.len());
         for name in names {
-            let dir = self.col.join(&name);
-            let stamp = Stamp::of(&dir);
+            let stamp = Stamp::in_col(col_dir, &name);
             settled &= stamp.is_some_and(|s| s.settled(now));
             let remembered = known
                 .iter_mut()
@@ -233,7 +258,7 @@ impl Store {
                 .map(|s| std::mem::take(&mut s.prefixes));
             let prefixes = remembered.unwrap_or_else(|| {
                 listed = true;
-                sorted_dir_names(&dir)
+                col_dir.dir_names(&name)
             });
             subdomains.push((name, stamp, prefixes));
         }
@@ -273,134 +298,4 @@ impl Store {
         };
         (prefixes, state)
     }
-
-    /// Loads the item in `dir`, whose rep is `rep` (spelled as on disk).
-    fn load(&self, dir: &Path, rep: Rep) -> Option<Item> {
-        if !self.inside_col(dir) {
-            self.warn(format!(
-                "{}: item directory is reached through a symbolic link; treated as absent",
-                dir.display()
-            ));
-            return None;
-        }
-        match Item::load(dir, rep) {
-            Ok(item) => Some(item),
-            Err(e) => {
-                self.warn(format!("{e}; item treated as absent"));
-                None
-            }
-        }
-    }
-
-    /// Whether `path` is a place inside `col/` reached without any symbolic link below col/.
-    pub fn inside_col(&self, path: &Path) -> bool {
-        // Checked level by level from the deepest directory already found plain in this
-        // request (an item's doc/ after the item), else from col/ itself.
-        let known = {
-            let dirs = self.plain_dirs.borrow();
-            if dirs.iter().any(|d| d.as_path() == path) {
-                return true;
-            }
-            dirs.iter()
-                .filter(|d| below(path, d).is_some())
-                .max_by_key(|d| d.as_os_str().len())
-                .cloned()
-        };
-        // No symbolic link is followed below col/ (col/ itself may be one): the web
-        // servers of cgi-bin/ follow none there, so what a link reaches could not be served.
-        match plain_below(known.as_deref().unwrap_or(&self.col), path) {
-            Some(meta) => {
-                if meta.is_dir() {
-                    self.plain_dirs.borrow_mut().push(path.to_path_buf());
-                }
-                true
-            }
-            None => false,
-        }
-    }
-}
-
-/// `col/<sub>/<wp>/<year>/<day_time>`, built in one allocation.
-fn item_path(col: &Path, sub: &str, wp: &str, year: &str, day_time: &str) -> PathBuf {
-    let mut p = PathBuf::with_capacity(
-        col.as_os_str().len() + sub.len() + wp.len() + year.len() + day_time.len() + 4,
-    );
-    p.push(col);
-    p.push(sub);
-    p.push(wp);
-    p.push(year);
-    p.push(day_time);
-    p
-}
-
-/// When `path` is `base` followed by one or more plain names none of which is a symbolic
-/// link (each exists; `lstat` says so level by level), the metadata of its last level.
-/// Such a path resolves to `base`'s own resolution followed by the same names, so it is
-/// inside `base` whatever `base` itself is (a mount point or a symlink): what resolving
-/// both paths would find, for one `lstat` per level below `base` instead of two
-/// `realpath`s (each one `readlink` per component of the whole path). `None` means
-/// "cannot tell this way" (a link, `.`/`..`, a missing level, a path outside `base`):
-/// resolve them.
-pub(crate) fn plain_below(base: &Path, path: &Path) -> Option<std::fs::Metadata> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut p = PathBuf::with_capacity(path.as_os_str().len() + 1);
-    p.push(base);
-    let mut last = None;
-    let mut step = |p: &Path| -> Option<()> {
-        let m = std::fs::symlink_metadata(p).ok()?;
-        if m.file_type().is_symlink() {
-            return None;
-        }
-        last = Some(m);
-        Some(())
-    };
-    // The usual spelling, `base/name/…` with plain names, is split as bytes; any other
-    // goes through `Path` (comparing component by component costs more).
-    match below(path, base) {
-        Some(rel) => {
-            for name in rel.split(|&b| b == b'/') {
-                p.push(std::ffi::OsStr::from_bytes(name));
-                step(&p)?;
-            }
-        }
-        None => {
-            for c in path.strip_prefix(base).ok()?.components() {
-                let std::path::Component::Normal(name) = c else {
-                    return None;
-                };
-                p.push(name);
-                step(&p)?;
-            }
-        }
-    }
-    last
-}
-
-/// The bytes of `path` after `dir/`, when they are plain names (none empty, `.` or `..`).
-fn below<'a>(path: &'a Path, dir: &Path) -> Option<&'a [u8]> {
-    use std::os::unix::ffi::OsStrExt;
-    let (path, dir) = (path.as_os_str().as_bytes(), dir.as_os_str().as_bytes());
-    let rel = path.strip_prefix(dir)?.strip_prefix(b"/")?;
-    rel.split(|&b| b == b'/')
-        .all(|n| !n.is_empty() && n != b"." && n != b"..")
-        .then_some(rel)
-}
-
-/// Names of the sub-directories of `dir` that are valid UTF-8, sorted; none if unreadable.
-fn sorted_dir_names(dir: &Path) -> Vec<String> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|e| {
-            e.file_type()
-                .map(|t| t.is_dir() || t.is_symlink())
-                .unwrap_or(false)
-        })
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| !n.starts_with('.'))
-        .collect();
-    names.sort();
-    names
 }

@@ -5,8 +5,10 @@
 //! A key follows rule `chave` of Table 7.1 (`número ["-" número]`, 10 or more digits):
 //! `<T>-<nonce><mac>…` where T is the POSIX second of issue (10 digits), the nonce is 6
 //! random digits, and for each URL of the answer a 10-digit number is cut from
-//! HMAC-SHA256(secret, T | nonce | url). So a key proves that this Archive issued it, and
-//! for which URLs, with only a secret kept in `var/urlkey.secret`.
+//! HMAC-SHA256(secret, T | nonce | item | url), the item being the canonical rep of the
+//! item the URL serves. So a key proves that this Archive issued it, for which URLs, and
+//! for which item each — an acknowledgment cannot credit another item with it — with
+//! only a secret kept in `var/urlkey.secret` (mode 0600: whoever reads it can forge keys).
 
 use std::fmt;
 use std::io::Write;
@@ -24,6 +26,8 @@ pub const KEY_LIFETIME_SECS: i64 = 24 * 60 * 60;
 const CLOCK_SLACK_SECS: i64 = 300;
 const NONCE_DIGITS: usize = 6;
 const MAC_DIGITS: usize = 10;
+/// Longest key checked (an answer's URLs are few; a longer key is malformed).
+pub const MAX_KEY_LEN: usize = 2048;
 
 /// The secret that signs keys.
 pub struct UrlKeys {
@@ -86,23 +90,33 @@ impl UrlKeys {
         UrlKeys { secret }
     }
 
-    /// A new key for an answer holding `urls` (each as written in the pair list),
-    /// issued at POSIX second `now`.
-    pub fn issue(&self, now: i64, urls: &[&[u8]]) -> String {
+    /// A new key for an answer holding `urls`, each with the canonical rep of the item
+    /// it serves and as written in the pair list, issued at POSIX second `now`.
+    pub fn issue(&self, now: i64, urls: &[(&str, &[u8])]) -> String {
         let nonce: u32 = rand::thread_rng().gen_range(0..1_000_000);
         let mut key = format!("{now:010}-{nonce:0NONCE_DIGITS$}");
-        for url in urls {
-            key.push_str(&self.mac_digits(now, nonce, &canonical_url(url)));
+        for (item, url) in urls {
+            key.push_str(&self.mac_digits(now, nonce, item, &canonical_url(url)));
         }
         if urls.is_empty() {
-            key.push_str(&self.mac_digits(now, nonce, b""));
+            key.push_str(&self.mac_digits(now, nonce, "", b""));
         }
         key
     }
 
     /// Checks that `key` was issued by this Archive, at most [`KEY_LIFETIME_SECS`] before
-    /// `now`, for the URL `url` (as the acknowledgment carries it, once decoded).
-    pub fn verify(&self, key: &str, url: &[u8], now: i64) -> Result<IssuedKey, KeyError> {
+    /// `now`, for the URL `url` (as the acknowledgment carries it, once decoded) of one
+    /// of the `items` (canonical reps): which one is in the answer.
+    pub fn verify(
+        &self,
+        key: &str,
+        items: &[&str],
+        url: &[u8],
+        now: i64,
+    ) -> Result<IssuedKey, KeyError> {
+        if key.len() > MAX_KEY_LEN {
+            return Err(KeyError::Malformed);
+        }
         let (t, rest) = key.split_once('-').ok_or(KeyError::Malformed)?;
         if t.len() < 10
             || rest.len() < NONCE_DIGITS + MAC_DIGITS
@@ -120,30 +134,36 @@ impl UrlKeys {
             .map_err(|_| KeyError::Malformed)?;
         // The resolver may send the URL with its %-escapes decoded once more or not
         // (Examples 8.9 and 10.2 differ): accept either reading.
-        let candidates = [url.to_vec(), canonical_url(url)];
-        let macs: Vec<String> = candidates
+        let readings = [url.to_vec(), canonical_url(url)];
+        let macs: Vec<(usize, String)> = items
             .iter()
-            .map(|u| self.mac_digits(issued, nonce, u))
+            .enumerate()
+            .flat_map(|(i, item)| {
+                readings
+                    .iter()
+                    .map(move |u| (i, self.mac_digits(issued, nonce, item, u)))
+            })
             .collect();
         let granted = rest.as_bytes()[NONCE_DIGITS..]
             .chunks(MAC_DIGITS)
-            .find_map(|chunk| macs.iter().find(|m| m.as_bytes() == chunk));
+            .find_map(|chunk| macs.iter().find(|(_, m)| m.as_bytes() == chunk));
         match granted {
             // The key as it would have been issued for this url alone: a key padded with
             // more digit groups, with its groups reordered or with its time written with
             // leading zeros still checks out, and must not count as another key.
-            Some(mac) => Ok(IssuedKey {
+            Some((item, mac)) => Ok(IssuedKey {
                 issued,
+                item: *item,
                 canonical: format!("{issued:010}-{nonce:0NONCE_DIGITS$}{mac}"),
             }),
             None => Err(KeyError::NotIssuedForUrl),
         }
     }
 
-    fn mac_digits(&self, t: i64, nonce: u32, url: &[u8]) -> String {
+    fn mac_digits(&self, t: i64, nonce: u32, item: &str, url: &[u8]) -> String {
         let mut mac =
             HmacSha256::new_from_slice(&self.secret).expect("HMAC takes keys of any length");
-        mac.update(format!("{t}|{nonce}|").as_bytes());
+        mac.update(format!("{t}|{nonce}|{item}|").as_bytes());
         mac.update(url);
         let bytes = mac.finalize().into_bytes();
         let n = u64::from_be_bytes(bytes[..8].try_into().expect("32-byte digest"));
@@ -188,9 +208,11 @@ fn create_secret(path: &Path) -> std::io::Result<[u8; 32]> {
     let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
     let tmp = dir.join(format!(".urlkey.secret.{}", std::process::id()));
     {
+        use std::os::unix::fs::OpenOptionsExt;
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(0o600)
             .open(&tmp)?;
         f.write_all(hex.as_bytes())?;
         f.write_all(b"\n")?;
@@ -210,6 +232,8 @@ fn create_secret(path: &Path) -> std::io::Result<[u8; 32]> {
 pub struct IssuedKey {
     /// POSIX second of issue.
     pub issued: i64,
+    /// Which of the items given to `verify` the key was issued for.
+    pub item: usize,
     /// The key in the one spelling that counts (time of 10 digits, nonce, the digits for
     /// this url only): what the access log records and counts once.
     pub canonical: String,
@@ -228,7 +252,9 @@ impl fmt::Display for KeyError {
         f.write_str(match self {
             KeyError::Malformed => "urlkey does not follow rule chave",
             KeyError::Expired => "urlkey has expired",
-            KeyError::NotIssuedForUrl => "urlkey was not issued by this Archive for that url",
+            KeyError::NotIssuedForUrl => {
+                "urlkey was not issued by this Archive for that url and item"
+            }
         })
     }
 }
@@ -238,6 +264,8 @@ mod tests {
     use super::*;
 
     const NOW: i64 = 1_426_203_276;
+    const A: &str = "a.b/c/2009/01.02.03.04";
+    const B: &str = "a.b/c/2009/01.02.03.05";
 
     fn keys() -> UrlKeys {
         UrlKeys::from_secret([7; 32])
@@ -246,8 +274,8 @@ mod tests {
     #[test]
     fn keys_follow_rule_chave_and_differ_each_time() {
         let k = keys();
-        let a = k.issue(NOW, &[b"http://a/col/x/doc/f.pdf"]);
-        let b = k.issue(NOW, &[b"http://a/col/x/doc/f.pdf"]);
+        let a = k.issue(NOW, &[(A, b"http://a/col/x/doc/f.pdf")]);
+        let b = k.issue(NOW, &[(A, b"http://a/col/x/doc/f.pdf")]);
         assert_ne!(a, b);
         let (t, n) = a.split_once('-').unwrap();
         assert_eq!(t, "1426203276");
@@ -256,30 +284,41 @@ mod tests {
     }
 
     #[test]
-    fn a_key_counts_only_for_its_urls() {
+    fn a_key_counts_only_for_its_urls_and_their_items() {
         let k = keys();
         let key = k.issue(
             NOW,
             &[
-                b"http://a/doc/Relat%f3rio%20Final.pdf",
-                b"http://a/doc/b.pdf",
+                (A, b"http://a/doc/Relat%f3rio%20Final.pdf"),
+                (B, b"http://a/doc/b.pdf"),
             ],
         );
-        assert!(k
-            .verify(&key, b"http://a/doc/Relat\xf3rio Final.pdf", NOW + 5)
-            .is_ok());
-        assert!(k
-            .verify(&key, b"http://a/doc/Relat%f3rio%20Final.pdf", NOW + 5)
-            .is_ok());
-        assert!(k.verify(&key, b"http://a/doc/b.pdf", NOW + 5).is_ok());
+        let ok = |items: &[&str], url: &[u8]| k.verify(&key, items, url, NOW + 5).map(|i| i.item);
+        assert_eq!(ok(&[A], b"http://a/doc/Relat\xf3rio Final.pdf"), Ok(0));
+        assert_eq!(ok(&[A], b"http://a/doc/Relat%f3rio%20Final.pdf"), Ok(0));
+        assert_eq!(ok(&[A, B], b"http://a/doc/b.pdf"), Ok(1));
+        // The url of item B does not credit item A, nor A's url item B.
         assert_eq!(
-            k.verify(&key, b"http://a/doc/c.pdf", NOW),
+            ok(&[A], b"http://a/doc/b.pdf"),
+            Err(KeyError::NotIssuedForUrl)
+        );
+        assert_eq!(
+            ok(&[B], b"http://a/doc/Relat%f3rio%20Final.pdf"),
+            Err(KeyError::NotIssuedForUrl)
+        );
+        assert_eq!(
+            ok(&[A, B], b"http://a/doc/c.pdf"),
             Err(KeyError::NotIssuedForUrl)
         );
         let other = UrlKeys::from_secret([8; 32]);
         assert_eq!(
-            other.verify(&key, b"http://a/doc/b.pdf", NOW),
+            other.verify(&key, &[B], b"http://a/doc/b.pdf", NOW),
             Err(KeyError::NotIssuedForUrl)
+        );
+        let long = format!("{key}{}", "0".repeat(MAX_KEY_LEN));
+        assert_eq!(
+            k.verify(&long, &[B], b"http://a/doc/b.pdf", NOW),
+            Err(KeyError::Malformed)
         );
     }
 
@@ -287,28 +326,28 @@ mod tests {
     fn forged_malformed_and_old_keys_are_refused() {
         let k = keys();
         assert_eq!(
-            k.verify("1426203276-5985125171467764", b"http://a", NOW),
+            k.verify("1426203276-5985125171467764", &[A], b"http://a", NOW),
             Err(KeyError::NotIssuedForUrl)
         );
         assert_eq!(
-            k.verify("1426203276", b"http://a", NOW),
+            k.verify("1426203276", &[A], b"http://a", NOW),
             Err(KeyError::Malformed)
         );
         assert_eq!(
-            k.verify("14262032-59851251714677", b"http://a", NOW),
+            k.verify("14262032-59851251714677", &[A], b"http://a", NOW),
             Err(KeyError::Malformed)
         );
         assert_eq!(
-            k.verify("1426203276-59851251714677x4", b"http://a", NOW),
+            k.verify("1426203276-59851251714677x4", &[A], b"http://a", NOW),
             Err(KeyError::Malformed)
         );
-        let key = k.issue(NOW, &[b"http://a"]);
+        let key = k.issue(NOW, &[(A, b"http://a")]);
         assert_eq!(
-            k.verify(&key, b"http://a", NOW + KEY_LIFETIME_SECS + 1),
+            k.verify(&key, &[A], b"http://a", NOW + KEY_LIFETIME_SECS + 1),
             Err(KeyError::Expired)
         );
         assert_eq!(
-            k.verify(&key, b"http://a", NOW - 3600),
+            k.verify(&key, &[A], b"http://a", NOW - 3600),
             Err(KeyError::Expired)
         );
     }
@@ -319,9 +358,15 @@ mod tests {
         let var = dir.path().join("var");
         let (a, w) = UrlKeys::load_or_create(&var);
         assert!(w.is_none());
-        let key = a.issue(NOW, &[b"http://x"]);
+        let key = a.issue(NOW, &[(A, b"http://x")]);
         let (b, w) = UrlKeys::load_or_create(&var);
         assert!(w.is_none());
-        assert!(b.verify(&key, b"http://x", NOW).is_ok());
+        assert!(b.verify(&key, &[A], b"http://x", NOW).is_ok());
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(secret_path(&var))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
     }
 }

@@ -1,37 +1,55 @@
-//! The routes an Archive answers on the web, as `cgi-bin/` maps them for Apache and
-//! lighttpd and as `ibi-archive serve` serves them itself:
+//! The routes an Archive answers on the web, the same under Apache, lighttpd (through
+//! the configurations of `cgi-bin/`, which hand both prefixes to this program) and
+//! `ibi-archive serve`:
 //!
 //! | path | answer |
 //! |---|---|
-//! | `/<archiveserviceibi>` | the Archive service (CGI) |
-//! | `/<archiveserviceibi>/filelist/<rep>` | an item's file-list page (CGI, PATH_INFO) |
-//! | `/col/<rep>/doc/<file>` | a static file of an item's doc/ |
+//! | `/<archiveserviceibi>` | the Archive service |
+//! | `/<archiveserviceibi>/filelist/<rep>` | an item's file-list page |
+//! | `/col/<rep>/doc/<file>` | a file of an item's doc/, when `layout` says it may be served to this client |
 //!
-//! Nothing else under `col/` (item.toml, item directories, listings) and nothing of `var/`
-//! or `archive.toml` is ever served.
+//! Nothing else under `col/` (item.toml, item directories, links, hard links, pipes),
+//! nothing of `var/` and not `archive.toml` is ever served: files are answered here, not
+//! by the web server, so that the one rule of `layout` (restricted items, tombstones,
+//! what a file may be) holds whichever server runs the Archive.
 
-use std::path::{Path, PathBuf};
+use std::fs::File;
+use std::net::IpAddr;
+use std::path::Path;
 
 use crate::config::Config;
 use crate::ibi::Rep;
-use crate::service::file_inside;
+use crate::item::Item;
+use crate::layout::{self, Access, Col, DocEntry, Refusal};
+use crate::service::{push_url_path, Answer};
 
 /// Where a request path leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
     /// The Archive service, with this PATH_INFO (empty for the service itself).
     Service { path_info: String },
-    /// A file inside an item's doc/.
-    Static(PathBuf),
+    /// Something below an item's doc/: the item's rep as the URL spells it, and the path
+    /// below `doc/` (bytes as stored: names may be Latin-1; empty or ending in `/` for a
+    /// folder; `None` for `…/doc` itself, without its slash).
+    File { rep: String, path: Option<Vec<u8>> },
     /// Nothing is served here.
     NotFound,
 }
 
 /// Routes a request path (`raw`, still %-escaped as it came on the request line).
-pub fn route(config: &Config, root: &Path, raw: &str) -> Route {
-    let Some(path) = decode_path(raw) else {
+/// Routing looks at no file: what is there is [`file`]'s question.
+pub fn route(config: &Config, raw: &str) -> Route {
+    match decode_path(raw) {
+        Some(path) => route_decoded(config, &path),
+        None => Route::NotFound,
+    }
+}
+
+/// Routes a path already %-decoded (as a web server gives SCRIPT_NAME and PATH_INFO).
+pub fn route_decoded(config: &Config, path: &[u8]) -> Route {
+    if path.contains(&0) {
         return Route::NotFound;
-    };
+    }
     let service = format!("/{}", config.service);
     if path == service.as_bytes() {
         return Route::Service {
@@ -46,31 +64,151 @@ pub fn route(config: &Config, root: &Path, raw: &str) -> Route {
             };
         }
     }
-    match path.strip_prefix(b"/col/") {
-        Some(rest) => static_file(root, rest).map_or(Route::NotFound, Route::Static),
-        None => Route::NotFound,
+    let Some(rest) = path.strip_prefix(b"/col/") else {
+        return Route::NotFound;
+    };
+    // `<subdomain>/<word>/<year>/<mm.dd…>/doc[/<path>]`
+    let mut parts = rest.splitn(6, |&b| b == b'/');
+    let rep: Vec<&[u8]> = parts.by_ref().take(4).collect();
+    if rep.len() != 4 || parts.next() != Some(b"doc") {
+        return Route::NotFound;
+    }
+    let Ok(rep) = String::from_utf8(rep.join(&b'/')) else {
+        return Route::NotFound;
+    };
+    Route::File {
+        rep,
+        path: parts.next().map(<[u8]>::to_vec),
     }
 }
 
-/// `<rep>/doc/<file>` (bytes) → the file, when it is inside that item's doc/.
-fn static_file(root: &Path, rest: &[u8]) -> Option<PathBuf> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut parts = rest.splitn(6, |&b| b == b'/');
-    let rep: Vec<&[u8]> = parts.by_ref().take(4).collect();
-    if rep.len() != 4 || parts.next()? != b"doc" {
-        return None;
+/// The answer to GET or HEAD of a [`Route::File`].
+pub enum Reply {
+    /// A page (an error, a redirect).
+    Page(Answer),
+    /// The bytes of a file, from the descriptor that was checked.
+    File(StaticFile),
+}
+
+/// A file of an item, opened for a client that may have it.
+#[derive(Debug)]
+pub struct StaticFile {
+    pub file: File,
+    pub len: u64,
+    pub content_type: &'static str,
+    /// Seconds since the epoch of its last modification.
+    pub modified: i64,
+}
+
+impl StaticFile {
+    /// The headers of the answer, besides its status, as `(name, value)`.
+    pub fn headers(&self) -> Vec<(&'static str, String)> {
+        let modified = chrono::DateTime::from_timestamp(self.modified, 0)
+            .map(|t| t.format("%a, %d %b %Y %H:%M:%S GMT").to_string());
+        let mut h = vec![
+            ("Content-Type", self.content_type.to_string()),
+            ("Content-Length", self.len.to_string()),
+            // Deposited files are data: a browser must not sniff them into HTML.
+            ("X-Content-Type-Options", "nosniff".to_string()),
+        ];
+        if let Some(m) = modified {
+            h.push(("Last-Modified", m));
+        }
+        h
     }
-    let file = parts.next()?;
-    let rep_text = std::str::from_utf8(&rep.join(&b'/')).ok()?.to_string();
-    // The directory must be spelled as on disk: the grammar check keeps `..` and the like out.
-    Rep::parse(&rep_text).ok()?;
-    let doc = root.join("col").join(&rep_text).join("doc");
-    let col = std::fs::canonicalize(root.join("col")).ok()?;
-    if !std::fs::canonicalize(&doc).ok()?.starts_with(&col) {
-        return None;
+}
+
+/// The file `path` below the doc/ of the item `rep` of the Archive at `root`, for a
+/// client at `client` (the address of the connection, not anything the request says).
+pub fn file(
+    root: &Path,
+    config: &Config,
+    rep: &str,
+    path: Option<&[u8]>,
+    client: Option<IpAddr>,
+) -> Reply {
+    let page = |status: u16, text: &str| Reply::Page(Answer::text(status, format!("{text}\n")));
+    let not_found = || page(404, "not found");
+    // The rep as the URL spells it must be the directory's own spelling: the grammar
+    // keeps `..` and the like out, and URLs are only ever handed out in that spelling.
+    let Ok(parsed) = Rep::parse(rep) else {
+        return not_found();
+    };
+    let Ok(col) = Col::open(root) else {
+        return not_found();
+    };
+    let logged = |mut reply: Reply, line: String| {
+        if let Reply::Page(a) = &mut reply {
+            a.log.push(line);
+        }
+        reply
+    };
+    let dir = match col.item(rep) {
+        Ok(dir) => dir,
+        Err(Refusal::Absent) => return not_found(),
+        Err(e) => {
+            return logged(
+                not_found(),
+                format!("{}: {e}; not served", col.path().join(rep).display()),
+            )
+        }
+    };
+    let item = match Item::load(&dir, parsed) {
+        Ok(item) => item,
+        Err(e) => return logged(not_found(), format!("{e}; its files are not served")),
+    };
+    match layout::access(&item, config, client) {
+        Access::Granted => {}
+        Access::Restricted => {
+            return page(
+                403,
+                "forbidden: this item's files are open only to the networks the Archive licenses",
+            )
+        }
+        Access::Deleted => return page(410, "gone: this item has been deleted"),
     }
-    let stored = file_inside(&doc, file)?;
-    Some(doc.join(std::ffi::OsStr::from_bytes(&stored)))
+    let redirect = |name: &[u8]| {
+        let mut location = String::from("/col/");
+        push_url_path(&mut location, rep.as_bytes());
+        location.push_str("/doc/");
+        push_url_path(&mut location, name);
+        if !name.is_empty() {
+            location.push('/');
+        }
+        let mut a = Answer::text(301, "moved to the folder's own URL\n");
+        a.headers.push(("Location".into(), location));
+        Reply::Page(a)
+    };
+    let Some(name) = path else {
+        return redirect(b"");
+    };
+    let opened = match dir.open_doc(name) {
+        // A folder asked as one: its index page, as web servers show one.
+        Ok(DocEntry::Dir) if name.is_empty() || name.ends_with(b"/") => {
+            let mut index = name.to_vec();
+            index.extend_from_slice(b"index.html");
+            dir.open_doc(&index)
+        }
+        Ok(DocEntry::Dir) => return redirect(name),
+        other => other,
+    };
+    match opened {
+        Ok(DocEntry::File(f)) => Reply::File(StaticFile {
+            content_type: content_type(name),
+            file: f.file,
+            len: f.len,
+            modified: f.modified,
+        }),
+        Ok(DocEntry::Dir) | Err(Refusal::Absent | Refusal::BadName) => not_found(),
+        Err(e) => logged(
+            not_found(),
+            format!(
+                "{}/doc/{}: {e}",
+                dir.path().display(),
+                String::from_utf8_lossy(name)
+            ),
+        ),
+    }
 }
 
 /// Percent-decodes a request path to bytes; a malformed escape or a NUL is no path.
@@ -90,28 +228,50 @@ fn decode_path(raw: &str) -> Option<Vec<u8>> {
     (!decoded.contains(&0)).then_some(decoded)
 }
 
-/// The Content-Type of a static file, by its extension.
-pub fn content_type(path: &Path) -> &'static str {
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match ext.as_deref() {
-        Some("pdf") => "application/pdf",
-        Some("html" | "htm") => "text/html",
-        Some("xml") => "application/xml",
-        Some("txt" | "bib" | "tex" | "csv" | "md") => "text/plain",
-        Some("json") => "application/json",
-        Some("png") => "image/png",
-        Some("jpg" | "jpeg") => "image/jpeg",
-        Some("gif") => "image/gif",
-        Some("svg") => "image/svg+xml",
-        Some("tif" | "tiff") => "image/tiff",
-        Some("zip") => "application/zip",
-        Some("gz" | "tgz") => "application/gzip",
-        Some("ps") => "application/postscript",
-        Some("doc") => "application/msword",
-        Some("odt") => "application/vnd.oasis.opendocument.text",
+/// The Content-Type of a file of doc/, by its extension: the types Archives usually
+/// hold (text types without a charset: files are served as stored).
+pub fn content_type(name: &[u8]) -> &'static str {
+    let ext = name
+        .rsplit(|&b| b == b'/')
+        .next()
+        .and_then(|n| n.iter().rposition(|&b| b == b'.').map(|i| &n[i + 1..]))
+        .map(<[u8]>::to_ascii_lowercase)
+        .unwrap_or_default();
+    match ext.as_slice() {
+        b"pdf" => "application/pdf",
+        b"html" | b"htm" => "text/html",
+        b"xhtml" => "application/xhtml+xml",
+        b"xml" => "application/xml",
+        b"txt" | b"text" | b"bib" | b"bst" | b"tex" | b"ltx" | b"sty" | b"cls" | b"log" | b"md" => {
+            "text/plain"
+        }
+        b"csv" => "text/csv",
+        b"css" => "text/css",
+        b"js" => "text/javascript",
+        b"json" => "application/json",
+        b"rtf" => "application/rtf",
+        b"ps" | b"eps" => "application/postscript",
+        b"zip" => "application/zip",
+        b"gz" | b"tgz" => "application/gzip",
+        b"tar" => "application/x-tar",
+        b"doc" => "application/msword",
+        b"docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        b"xls" => "application/vnd.ms-excel",
+        b"xlsx" => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        b"ppt" => "application/vnd.ms-powerpoint",
+        b"pptx" => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        b"odt" => "application/vnd.oasis.opendocument.text",
+        b"ods" => "application/vnd.oasis.opendocument.spreadsheet",
+        b"odp" => "application/vnd.oasis.opendocument.presentation",
+        b"png" => "image/png",
+        b"jpg" | b"jpeg" => "image/jpeg",
+        b"gif" => "image/gif",
+        b"tif" | b"tiff" => "image/tiff",
+        b"svg" => "image/svg+xml",
+        b"mp3" => "audio/mpeg",
+        b"wav" => "audio/wav",
+        b"mp4" => "video/mp4",
+        b"avi" => "video/x-msvideo",
         _ => "application/octet-stream",
     }
 }
@@ -120,46 +280,52 @@ pub fn content_type(path: &Path) -> &'static str {
 mod tests {
     use super::*;
 
-    fn sample() -> (Config, PathBuf) {
+    fn sample() -> Config {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-archive");
-        (Config::load(&root).unwrap(), root)
+        Config::load(&root).unwrap()
     }
 
     #[test]
     fn the_service_and_its_sub_paths() {
-        let (c, root) = sample();
+        let c = sample();
         assert_eq!(
-            route(&c, &root, "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17"),
+            route(&c, "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17"),
             Route::Service {
                 path_info: String::new()
             }
         );
         assert_eq!(
-            route(&c, &root, "/sid.inpe.br/mtc-m18%4080/2008/03.17.15.17/filelist/iconet.com.br/banon/2009/09.09.22.01"),
+            route(&c, "/sid.inpe.br/mtc-m18%4080/2008/03.17.15.17/filelist/iconet.com.br/banon/2009/09.09.22.01"),
             Route::Service { path_info: "/filelist/iconet.com.br/banon/2009/09.09.22.01".into() }
         );
         assert_eq!(
-            route(&c, &root, "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17x"),
+            route(&c, "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17x"),
             Route::NotFound
         );
     }
 
     #[test]
-    fn static_files_only_inside_doc() {
-        let (c, root) = sample();
-        let latin1 = route(
-            &c,
-            &root,
-            "/col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%f3rio%20Final.pdf",
+    fn files_route_only_below_doc() {
+        let c = sample();
+        assert_eq!(
+            route(
+                &c,
+                "/col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%f3rio%20Final.pdf"
+            ),
+            Route::File {
+                rep: "sid.inpe.br/mtc-m19/2013/09.04.12.27.57".into(),
+                path: Some(b"Relat\xf3rio Final.pdf".to_vec())
+            }
         );
-        assert!(
-            matches!(latin1, Route::Static(p) if p.ends_with("doc/Relat\u{fffd}rio Final.pdf") || p.is_file())
+        assert_eq!(
+            route(&c, "/col/a.b/c/2009/09.09.22.01/doc"),
+            Route::File {
+                rep: "a.b/c/2009/09.09.22.01".into(),
+                path: None
+            }
         );
         for bad in [
             "/col/iconet.com.br/banon/2009/09.09.22.01/item.toml",
-            "/col/iconet.com.br/banon/2009/09.09.22.01/doc/",
-            "/col/iconet.com.br/banon/2009/09.09.22.01/doc/../item.toml",
-            "/col/iconet.com.br/banon/2009/09.09.22.01/doc/%2e%2e/item.toml",
             "/col/iconet.com.br/banon/2009/../../../archive.toml",
             "/col/",
             "/archive.toml",
@@ -167,15 +333,16 @@ mod tests {
             "/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib%00",
             "/col/iconet.com.br/banon/2009/09.09.22.01/doc/%zz",
         ] {
-            assert_eq!(route(&c, &root, bad), Route::NotFound, "{bad}");
+            assert_eq!(route(&c, bad), Route::NotFound, "{bad}");
         }
-        assert!(matches!(
-            route(
-                &c,
-                &root,
-                "/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib"
-            ),
-            Route::Static(_)
-        ));
+    }
+
+    #[test]
+    fn content_types_by_extension() {
+        assert_eq!(content_type(b"a/b.PDF"), "application/pdf");
+        assert_eq!(content_type(b"ref.bib"), "text/plain");
+        assert_eq!(content_type(b"x.tar.gz"), "application/gzip");
+        assert_eq!(content_type(b"dir.d/noext"), "application/octet-stream");
+        assert_eq!(content_type(b"Relat\xf3rio Final.pdf"), "application/pdf");
     }
 }

@@ -39,14 +39,20 @@ fn spawn_ack(root: &std::path::Path, query: &str) -> Child {
 fn two_hundred_parallel_acknowledgments_count_each_issued_key_once() {
     let started = std::time::Instant::now();
     let f = Fixture::sample();
-    // 150 keys, each for the one URL of its answer.
+    // 150 keys, each for the one URL of its answer, with the item's IBI the answer gave
+    // (sent back in the acknowledgment's `ibi` pair, Table 8.11).
     let mut valid: Vec<(String, String)> = Vec::new();
+    let mut ibi_of: std::collections::BTreeMap<String, String> = Default::default();
     for i in 0..150 {
         let q = format!(
             "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi={}",
             IBIS[i % IBIS.len()]
         );
         let text = Cgi::get(f.root(), &q).run().text();
+        let ibi = pair(&text, "ibi")
+            .trim_matches(['{', '}'])
+            .replace(' ', "%20");
+        ibi_of.insert(pair(&text, "urlkey").to_string(), ibi);
         valid.push((
             pair(&text, "url").to_string(),
             pair(&text, "urlkey").to_string(),
@@ -54,24 +60,27 @@ fn two_hundred_parallel_acknowledgments_count_each_issued_key_once() {
     }
     let keys: BTreeSet<&str> = valid.iter().map(|(_, k)| k.as_str()).collect();
     assert_eq!(keys.len(), 150, "keys repeat");
-    let ack = |url: &str, key: &str| {
+    let ack = |url: &str, key: &str, ibi: &str| {
         format!(
-            "servicesubject=acknowledgment&clientinformation.ipaddress=150.163.2.175&contenttype=Data&url={url}&urlkey={key}"
+            "servicesubject=acknowledgment&clientinformation.ipaddress=150.163.2.175&contenttype=Data&ibi={ibi}&url={url}&urlkey={key}"
         )
     };
     let mut requests: Vec<(&str, String)> = Vec::new();
     for (url, key) in &valid {
-        requests.push(("valid", ack(url, key)));
+        requests.push(("valid", ack(url, key, &ibi_of[key])));
     }
     for (url, key) in valid.iter().step_by(5) {
-        requests.push(("replay", ack(url, key)));
+        requests.push(("replay", ack(url, key, &ibi_of[key])));
     }
     for (url, key) in valid.iter().skip(2).step_by(7).take(20) {
         // One digit of the key's last group changed: not issued.
         let mut forged = key.clone().into_bytes();
         let last = forged.len() - 1;
         forged[last] = b'0' + (forged[last] - b'0' + 1) % 10;
-        requests.push(("forged", ack(url, &String::from_utf8(forged).unwrap())));
+        requests.push((
+            "forged",
+            ack(url, &String::from_utf8(forged).unwrap(), &ibi_of[key]),
+        ));
     }
     assert_eq!(requests.len(), 200);
     // Shuffled (xorshift, fixed seed).
@@ -105,7 +114,7 @@ fn two_hundred_parallel_acknowledgments_count_each_issued_key_once() {
                 replayed += 1
             }
             ("forged", e)
-                if e.starts_with("ibi-archive: acknowledgment not counted: urlkey was not issued by this Archive for that url (")
+                if e.starts_with("ibi-archive: acknowledgment not counted: urlkey was not issued by this Archive for that url and item (")
                     && e.lines().count() == 1 =>
             {
                 forged += 1

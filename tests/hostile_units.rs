@@ -1,6 +1,7 @@
-//! Hostile input at the library level: the routes of `ibi-archive serve`
-//! (`web::route`) for hostile URL paths over a tampered copy of the sample Archive, and the
-//! inputs that fuzzing found (fuzz/), kept as regression cases.
+//! Hostile input at the library level: the routes of the Archive (`web::route`, then
+//! `web::file`, as the CGI and `ibi-archive serve` answer them) for hostile URL paths
+//! over a tampered copy of the sample Archive, and the inputs that fuzzing found (fuzz/),
+//! kept as regression cases.
 
 mod common;
 
@@ -8,7 +9,27 @@ use std::path::{Path, PathBuf};
 
 use common::Fixture;
 use ibi_archive::config::Config;
-use ibi_archive::web::{route, Route};
+use ibi_archive::web::{self, route, Reply, Route};
+
+/// What a client at 127.0.0.1 gets for a GET of `path`: the status and, for a file, its
+/// bytes (for the service, the PATH_INFO it would get).
+fn get(config: &Config, root: &Path, path: &str) -> (u16, Vec<u8>) {
+    match route(config, path) {
+        Route::File { rep, path } => {
+            let client = Some("127.0.0.1".parse().unwrap());
+            match web::file(root, config, &rep, path.as_deref(), client) {
+                Reply::File(mut f) => {
+                    let mut bytes = Vec::new();
+                    std::io::Read::read_to_end(&mut f.file, &mut bytes).unwrap();
+                    (200, bytes)
+                }
+                Reply::Page(a) => (a.status, a.body),
+            }
+        }
+        Route::Service { path_info } => (0, path_info.into_bytes()),
+        Route::NotFound => (404, b"not found\n".to_vec()),
+    }
+}
 
 const ITEM: &str = "col/iconet.com.br/banon/2009/09.09.22.01";
 const SERVICE: &str = "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
@@ -70,11 +91,10 @@ fn serve_routes_refuse_hostile_paths() {
         "/col/%ff/banon/2009/09.09.22.01/doc/reference.bib".to_string(),
         // Spelled otherwise than on disk.
         "/col/ICONET.com.br/banon/2009/09.09.22.01/doc/reference.bib".to_string(),
-        // What is not a doc/ file.
+        // What is not a doc/ file (a folder without an index.html).
         format!("/{ITEM}/item.toml"),
-        format!("/{ITEM}/doc"),
         format!("/{ITEM}/doc/"),
-        format!("/{ITEM}/doc/sub"),
+        format!("/{ITEM}/doc/sub/"),
         format!("/{ITEM}/doc/sub/item.toml"),
         format!("/{ITEM}/doc/sub/archive.toml"),
         "/archive.toml".to_string(),
@@ -100,38 +120,51 @@ fn serve_routes_refuse_hostile_paths() {
     ];
     for path in &not_found {
         let shown: String = path.chars().take(120).collect();
-        assert_eq!(route(&config, root, path), Route::NotFound, "{shown}");
+        assert_eq!(
+            get(&config, root, path),
+            (404, b"not found\n".to_vec()),
+            "{shown}"
+        );
     }
-    let doc = |file: &str| -> Route { Route::Static(f.path(&format!("{ITEM}/doc/{file}"))) };
-    let found: Vec<(String, Route)> = vec![
+    let doc = |file: &str| {
+        (
+            200,
+            std::fs::read(f.path(&format!("{ITEM}/doc/{file}"))).unwrap(),
+        )
+    };
+    let found: Vec<(String, (u16, Vec<u8>))> = vec![
         (format!("/{ITEM}/doc/reference.bib"), doc("reference.bib")),
         (
             format!("/{ITEM}/doc/%40relatorio.pdf"),
             doc("@relatorio.pdf"),
         ),
         (format!("/{ITEM}/doc/sub/a%20b.txt"), doc("sub/a b.txt")),
+        // A folder without its slash is sent to its own URL.
+        (
+            format!("/{ITEM}/doc"),
+            (301, b"moved to the folder's own URL\n".to_vec()),
+        ),
+        (
+            format!("/{ITEM}/doc/sub"),
+            (301, b"moved to the folder's own URL\n".to_vec()),
+        ),
         // The service and whatever follows it: the CGI handler judges PATH_INFO.
         (
             format!("{SERVICE}/../../archive.toml"),
-            Route::Service {
-                path_info: "/../../archive.toml".into(),
-            },
+            (0, b"/../../archive.toml".to_vec()),
         ),
         (
             format!("{SERVICE}%2f..%2f..%2fvar"),
-            Route::Service {
-                path_info: "/../../var".into(),
-            },
+            (0, b"/../../var".to_vec()),
         ),
     ];
     for (path, want) in found {
-        assert_eq!(route(&config, root, &path), want, "{path}");
+        assert_eq!(get(&config, root, &path), want, "{path}");
     }
-    // A link inside doc/, even to a file inside doc/, is not followed: `serve` refuses it
-    // as Apache and lighttpd (which follow no links under /col/) do.
+    // A link inside doc/, even to a file inside doc/, is not followed.
     assert_eq!(
-        route(&config, root, &format!("/{ITEM}/doc/inside.bib")),
-        Route::NotFound
+        get(&config, root, &format!("/{ITEM}/doc/inside.bib")).0,
+        404
     );
 }
 

@@ -189,7 +189,7 @@ fn an_acknowledgment_counts_once_and_only_for_an_issued_key() {
     assert_eq!(out.text(), "notice {acknowledgment received}");
     assert_eq!(
         out.stderr,
-        format!("ibi-archive: acknowledgment not counted: urlkey was not issued by this Archive for that url ({url})\n")
+        format!("ibi-archive: acknowledgment not counted: urlkey was not issued by this Archive for that url and item ({url})\n")
     );
     // A key with a digit changed.
     let mut tampered = key.to_string().into_bytes();

@@ -1,17 +1,20 @@
-//! The whole CGI handler, `cgi::handle`, over a copy of sample-archive/ (made once per
-//! process, with hostile additions: symlinks out of doc/, a symlink to the item
-//! directory, a nested file), for arbitrary method, PATH_INFO, client address and query.
+//! The whole CGI program, `cgi::respond`, over a copy of sample-archive/ (made once per
+//! process, with hostile additions: symlinks out of doc/, a hard link to archive.toml, a
+//! symlink to the item directory, a nested file), for arbitrary method, PATH_INFO, client
+//! address and query — the service, and the file route (`/col/…`).
 //!
 //! Input: `METHOD \n PATH_INFO \n REMOTE_ADDR \n QUERY_STRING` (the query is the rest and may
-//! hold anything). A `{KEY}` in the query is replaced by a urlkey that this Archive really
+//! hold anything). A PATH_INFO starting `col:` asks the file route for the request target
+//! that follows. A `{KEY}` in the query is replaced by a urlkey that this Archive really
 //! issued for the query's `url`, so that acknowledgments get counted and logged too.
 //!
-//! Checked: no panic; the status is one of 200 400 403 404 405 410 500; a text/plain body
-//! is a well-formed pair list (Table 6.2); every URL handed out (pairs `url…`, links of
-//! file-list pages) is the service's own address, a file-list page, an item.toml `url`, or
-//! `<baseurl>/col/<rep>/doc/<file>` naming a regular file that, symlinks resolved, lies
-//! inside that item's doc/ and that `web::route` would serve; every line of
-//! var/acknowledgments.log is a well-formed record.
+//! Checked: no panic; the status is one of 200 301 400 403 404 405 410 500; a text/plain
+//! body is a well-formed pair list (Table 6.2); every URL handed out (pairs `url…`, links
+//! of file-list pages) is the service's own address, a file-list page, an item.toml
+//! `url`, or `<baseurl>/col/<rep>/doc/<file>` naming a regular file that, symlinks
+//! resolved, lies inside that item's doc/ and that the file route serves to that client;
+//! every file the file route serves is a regular file with one link inside the real doc/
+//! of its item; every line of var/acknowledgments.log is a well-formed record.
 
 #![no_main]
 
@@ -19,12 +22,15 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use std::net::IpAddr;
+
 use ibi_archive::acklog;
 use ibi_archive::cgi::{self, Request};
 use ibi_archive::config::Config;
+use ibi_archive::ibi::Rep;
 use ibi_archive::query::Query;
 use ibi_archive::urlkey::UrlKeys;
-use ibi_archive::web::{self, Route};
+use ibi_archive::web::{self, Reply, Route};
 use libfuzzer_sys::fuzz_target;
 
 /// 2026-11-22T10:00:00Z: a fixed clock, so that every run of an input answers alike.
@@ -65,6 +71,7 @@ fn fixture() -> &'static Fixture {
         std::os::unix::fs::symlink("/etc", doc.join("etc")).unwrap();
         std::os::unix::fs::symlink("/etc/passwd", doc.join("passwd")).unwrap();
         std::os::unix::fs::symlink("reference.bib", doc.join("inside.bib")).unwrap();
+        std::fs::hard_link(root.join("archive.toml"), doc.join("hard.txt")).unwrap();
         std::fs::create_dir_all(doc.join("sub/deeper")).unwrap();
         std::fs::write(doc.join("sub/deeper/inner file.txt"), b"inner\n").unwrap();
         std::fs::write(doc.join("sub/item.toml"), b"state = \"Original\"\n").unwrap();
@@ -116,8 +123,22 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Checks one URL the Archive handed out.
-fn check_url(f: &Fixture, url: &str) {
+/// Checks that a file the file route served lies where it may: `(dev, ino)` of a regular
+/// file with one link inside the real doc/ of an item.
+fn check_served(f: &Fixture, file: &std::fs::File) {
+    use std::os::unix::fs::MetadataExt;
+    let m = file.metadata().unwrap();
+    assert!(m.is_file() && m.nlink() == 1, "served {m:?}");
+    let real_col = f.root.join("col").canonicalize().unwrap();
+    let found = walk(&real_col).into_iter().any(|p| {
+        std::fs::symlink_metadata(&p).is_ok_and(|pm| pm.ino() == m.ino() && pm.dev() == m.dev())
+            && p.components().any(|c| c.as_os_str() == "doc")
+    });
+    assert!(found, "served a file that is not in a doc/: {m:?}");
+}
+
+/// Checks one URL the Archive handed out to a client at `client`.
+fn check_url(f: &Fixture, url: &str, client: Option<IpAddr>) {
     let base = &f.config.baseurl;
     let service = format!("{base}/{}", f.config.service);
     if url == service || f.item_urls.iter().any(|u| u == url) {
@@ -134,11 +155,13 @@ fn check_url(f: &Fixture, url: &str) {
         path.starts_with("/col/"),
         "URL {url:?} is neither /col/ nor a file list"
     );
-    // What a web server would serve for it.
-    match web::route(&f.config, &f.root, path) {
-        Route::Static(file) => {
-            let real = file.canonicalize().unwrap();
-            assert!(real.is_file(), "{url}: {} is not a file", real.display());
+    // What the file route serves for it, to that client.
+    match web::route(&f.config, path) {
+        Route::File { rep, path } => {
+            match web::file(&f.root, &f.config, &rep, path.as_deref(), client) {
+                Reply::File(served) => check_served(f, &served.file),
+                Reply::Page(a) => panic!("URL {url:?} answers {} {:?}", a.status, a.body),
+            }
         }
         other => panic!("URL {url:?} routes to {other:?}"),
     }
@@ -193,20 +216,42 @@ fuzz_target!(|data: &[u8]| {
             .ok()
             .and_then(|q| q.get("url").map(<[u8]>::to_vec))
             .unwrap_or_default();
+        // The item the url points into, as the service binds a key to it.
+        let item = url
+            .strip_prefix(format!("{}/col/", f.config.baseurl).as_bytes())
+            .and_then(|rest| {
+                let rep: Vec<&[u8]> = rest.splitn(5, |&b| b == b'/').take(4).collect();
+                Rep::parse(std::str::from_utf8(&rep.join(&b'/')).ok()?).ok()
+            })
+            .map(|r| r.canonical().to_string())
+            .unwrap_or_default();
         let (keys, _) = UrlKeys::load_or_create(&f.root.join("var"));
-        let key = keys.issue(NOW - 10, &[&url]);
+        let key = keys.issue(NOW - 10, &[(&item, &url)]);
         query.splice(at..at + 5, key.into_bytes());
     }
+    let (script_name, request_uri) = match path_info.strip_prefix("col:") {
+        Some(target) => ("/col".to_string(), Some(target.to_string())),
+        None => (String::new(), None),
+    };
     let req = Request {
         method,
         query,
+        path_info_bytes: path_info.as_bytes().to_vec(),
         path_info,
+        script_name,
+        request_uri,
         remote_addr: remote.parse().ok(),
         root: Some(f.root.clone()),
     };
-    let answer = cgi::handle(&req, NOW);
+    let answer = match cgi::respond(&req, NOW) {
+        Reply::Page(a) => a,
+        Reply::File(served) => {
+            check_served(f, &served.file);
+            return;
+        }
+    };
     assert!(
-        [200, 400, 403, 404, 405, 410, 500].contains(&answer.status),
+        [200, 301, 400, 403, 404, 405, 410, 500].contains(&answer.status),
         "status {}",
         answer.status
     );
@@ -231,17 +276,28 @@ fuzz_target!(|data: &[u8]| {
         );
     }
     let body = &answer.body;
-    if answer.content_type == "text/plain" {
+    if !req.script_name.is_empty() {
+        // The file route's refusals are short plain-text lines, not pair lists.
+        assert!(body.len() < 200 && !body.contains(&b'\r'), "{body:?}");
+    } else if answer.content_type == "text/plain" {
         let text = std::str::from_utf8(body).expect("a pair list is ASCII");
         let pairs = ibi_archive::pairs::parse(text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
         assert!(
             key_in_input || !text.contains("1234567890"),
             "the body shows the key"
         );
+        // URLs are handed out for the client the query names.
+        let client = Query::parse(&req.query)
+            .ok()
+            .and_then(|q| q.get("clientinformation.ipaddress").map(<[u8]>::to_vec))
+            .and_then(|v| {
+                let v = String::from_utf8(v).ok()?;
+                v.split([' ', ',']).find(|s| !s.is_empty())?.parse().ok()
+            });
         for (name, words) in &pairs {
             if name == "url" || name.starts_with("url.") {
                 assert_eq!(words.len(), 1, "{name}");
-                check_url(f, &words[0]);
+                check_url(f, &words[0], client);
             }
         }
         if pairs
@@ -258,7 +314,7 @@ fuzz_target!(|data: &[u8]| {
         let text = std::str::from_utf8(body).expect("a page is UTF-8");
         for piece in text.split("href=\"").skip(1) {
             let url = html_unescape(piece.split('"').next().unwrap());
-            check_url(f, &url);
+            check_url(f, &url, req.remote_addr);
         }
     }
     // The acknowledgment log stays a list of whole records; emptied for the next input.
@@ -274,4 +330,5 @@ fuzz_target!(|data: &[u8]| {
         }
         std::fs::remove_file(&log).unwrap();
     }
+    let _ = std::fs::remove_dir_all(f.root.join("var").join(acklog::MARKS_DIR));
 });

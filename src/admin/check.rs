@@ -12,6 +12,8 @@
 //! - two directories naming the same IBI (rep equality: case, `@`/`.`, port 80), e.g. an
 //!   Original and a Copy, reported on the one that sorts later;
 //! - an IBIp recorded by two items;
+//! - a file of doc/ that is never served: one with several hard links, a named pipe, a
+//!   device or a socket (see `layout`);
 //! - a local reference that leads nowhere: a `nextedition`, `metadata` or `translations`
 //!   rep whose prefix exists in this col/ while no directory exists for it (a rep of
 //!   another prefix belongs to another Archive, and an IBIp cannot be placed: neither is
@@ -24,6 +26,9 @@
 //! the item.toml that sorts first. Before it: archive.toml loads, and its
 //! `archiveserviceibi` is an Original item here.
 //!
+//! Warnings (not faults: the Archive works, but a secret is exposed): archive.toml
+//! holding the registration key, or var/urlkey.secret, readable by every local user.
+//!
 //! Memory: one entry per item with an IBIp (IBIp → rep) and one per item with a next
 //! edition (rep → next); nothing else is kept per item.
 
@@ -35,20 +40,27 @@ use super::TEMP_PREFIX;
 use crate::config::Config;
 use crate::ibi::{Ibi, Rep};
 use crate::item::{Item, State};
-use crate::service::{default_target, stored_file};
+use crate::layout::{Col, ItemDir, Refusal};
 use crate::store::Store;
 
-/// One fault: where, and what is wrong.
+/// One fault (or warning): where, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     /// Relative to the Archive root, e.g. `col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/item.toml`.
     pub path: String,
     pub message: String,
+    /// A warning: reported, but not a fault of the Archive (see the module header).
+    pub warning: bool,
 }
 
 impl fmt::Display for Fault {
+    /// `<path>: <message>` (`<path>: warning: <message>`), as one line: file names and
+    /// messages may hold any byte, and a name holding a line break must not forge a
+    /// line of the report.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
+        let warning = if self.warning { "warning: " } else { "" };
+        let line = format!("{}: {warning}{}", self.path, self.message);
+        f.write_str(&crate::logline::clean(&line))
     }
 }
 
@@ -57,6 +69,7 @@ impl fmt::Display for Fault {
 pub struct Summary {
     pub items: u64,
     pub faults: u64,
+    pub warnings: u64,
 }
 
 /// Checks the Archive at `root`, handing each fault to `report` as it is found and the
@@ -65,6 +78,7 @@ pub fn check(root: &Path, report: &mut dyn FnMut(Fault), progress: &mut dyn FnMu
     let mut c = Checker {
         root: root.to_path_buf(),
         col: root.join("col"),
+        col_dir: None,
         real_col: None,
         config: None,
         service: None,
@@ -81,6 +95,8 @@ pub fn check(root: &Path, report: &mut dyn FnMut(Fault), progress: &mut dyn FnMu
 struct Checker<'a> {
     root: PathBuf,
     col: PathBuf,
+    /// col/, opened: items are read from it as the service reads them.
+    col_dir: Option<Col>,
     real_col: Option<PathBuf>,
     config: Option<Config>,
     /// archiveserviceibi, also when archive.toml is otherwise broken.
@@ -101,6 +117,16 @@ impl Checker<'_> {
         (self.report)(Fault {
             path: path.into(),
             message: message.into(),
+            warning: false,
+        });
+    }
+
+    fn warn(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.summary.warnings += 1;
+        (self.report)(Fault {
+            path: path.into(),
+            message: message.into(),
+            warning: true,
         });
     }
 
@@ -119,7 +145,9 @@ impl Checker<'_> {
                 self.fault("archive.toml", e.message);
             }
         }
-        if !self.col.is_dir() {
+        self.check_secrets();
+        self.col_dir = Col::open(&self.root).ok();
+        if self.col_dir.is_none() || !self.col.is_dir() {
             self.fault("col", "no such directory: the Archive holds no items");
             return;
         }
@@ -128,6 +156,30 @@ impl Checker<'_> {
         self.read_groups();
         self.walk(progress);
         self.check_edition_loops();
+    }
+
+    /// The two secrets of an Archive must not be readable by every local user.
+    fn check_secrets(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        let others_read =
+            |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o004 != 0);
+        let holds_key = self
+            .config
+            .as_ref()
+            .is_some_and(|c| c.registration.is_some());
+        if holds_key && others_read(&self.root.join("archive.toml")) {
+            self.warn(
+                "archive.toml",
+                "readable by every local user, and it holds the registration key; chmod o-rwx archive.toml (the web server needs only its group's read)",
+            );
+        }
+        let secret = crate::urlkey::secret_path(&self.root.join("var"));
+        if others_read(&secret) {
+            self.warn(
+                "var/urlkey.secret",
+                "readable by every local user, who could then forge urlkeys; chmod 600 var/urlkey.secret",
+            );
+        }
     }
 
     fn check_service_item(&mut self) {
@@ -255,7 +307,29 @@ impl Checker<'_> {
                     self.summary.items += 1;
                     progress(self.summary.items);
                     let rep = Rep::parse(&parts.join("/")).expect("checked by check_part");
-                    self.check_item(e.path(), &rel, rep);
+                    self.check_item(&rel, rep);
+                }
+                continue;
+            }
+            if depth > 5 && !is_dir {
+                // A file of doc/ (links were reported above): one the service and the
+                // web servers never serve is a fault to know of.
+                if let Ok(meta) = e.metadata() {
+                    use std::os::unix::fs::MetadataExt;
+                    if !meta.is_file() {
+                        self.fault(
+                            rel,
+                            "not a regular file (a named pipe, device or socket): never served",
+                        );
+                    } else if meta.nlink() > 1 {
+                        self.fault(
+                            rel,
+                            format!(
+                                "has {} hard links: never served (another link could be any file, such as archive.toml)",
+                                meta.nlink()
+                            ),
+                        );
+                    }
                 }
                 continue;
             }
@@ -278,22 +352,29 @@ impl Checker<'_> {
         }
     }
 
-    fn check_item(&mut self, dir: &Path, rel: &str, rep: Rep) {
+    fn check_item(&mut self, rel: &str, rep: Rep) {
         let toml_rel = format!("{rel}/item.toml");
-        let loaded = if std::fs::symlink_metadata(dir.join("item.toml")).is_err() {
-            self.fault(
-                rel,
-                "no item.toml: the service treats this directory as absent",
-            );
-            None
-        } else {
-            match Item::load(dir, rep.clone()) {
+        let opened = self.col_dir.as_ref().map(|c| c.item(rep_of_rel(rel)));
+        let loaded = match opened {
+            Some(Ok(dir)) if std::fs::symlink_metadata(dir.path().join("item.toml")).is_err() => {
+                self.fault(
+                    rel,
+                    "no item.toml: the service treats this directory as absent",
+                );
+                None
+            }
+            Some(Ok(dir)) => match Item::load(&dir, rep.clone()) {
                 Ok(item) => Some(item),
                 Err(e) => {
                     self.fault(toml_rel.clone(), e.message);
                     None
                 }
+            },
+            Some(Err(e)) => {
+                self.fault(rel, format!("cannot be opened as an item: {e}"));
+                None
             }
+            None => None,
         };
         self.check_same_ibi(rel, &rep, loaded.as_ref().map(|i| i.state));
         let Some(item) = loaded else {
@@ -367,29 +448,29 @@ impl Checker<'_> {
     }
 
     fn check_files(&mut self, item: &Item, toml_rel: &str) {
-        let doc = item.doc();
+        let Some(dir) = item.handle.clone() else {
+            return;
+        };
         match &item.target {
             Some(t) => {
-                if !inside(&doc, t.as_bytes()) {
-                    self.fault(toml_rel, format!("target {t:?} is not a file in doc/"));
+                if let Err(e) = dir.stored_doc_name(t.as_bytes()) {
+                    self.fault(toml_rel, not_servable("target", t, &e));
                 }
             }
-            None => {
-                if !doc.is_dir() {
-                    self.fault(toml_rel, "no doc/ folder, so no target file");
-                } else if !default_target(&doc).is_some_and(|t| inside(&doc, &t)) {
-                    self.fault(
-                        toml_rel,
-                        "no target given, and doc/ holds neither a single file nor index.html",
-                    );
-                }
-            }
+            None => match dir.default_target() {
+                Err(_) => self.fault(toml_rel, "no doc/ folder, so no target file"),
+                Ok(t) if !served(&dir, &t) => self.fault(
+                    toml_rel,
+                    "no target given, and doc/ holds neither a single file nor index.html",
+                ),
+                Ok(_) => {}
+            },
         }
         for (format, file) in &item.formats {
-            if !inside(&doc, file.as_bytes()) {
+            if let Err(e) = dir.stored_doc_name(file.as_bytes()) {
                 self.fault(
                     toml_rel,
-                    format!("formats.{format} {file:?} is not a file in doc/"),
+                    not_servable(&format!("formats.{format}"), file, &e),
                 );
             }
         }
@@ -422,22 +503,20 @@ impl Checker<'_> {
         };
         let here = (rep.subdomain().to_string(), rep.word_port().to_string());
         let earlier = group.iter().filter(|g| **g < here).find_map(|(sub, wp)| {
-            let dir = self
-                .col
-                .join(sub)
-                .join(wp)
-                .join(rep.year())
-                .join(rep.day_time());
-            std::fs::symlink_metadata(&dir)
+            let other = format!("{sub}/{wp}/{}", rep.suffix());
+            std::fs::symlink_metadata(self.col.join(&other))
                 .is_ok()
-                .then(|| (dir, format!("{sub}/{wp}/{}", rep.suffix())))
+                .then_some(other)
         });
-        let Some((dir, other)) = earlier else {
+        let Some(other) = earlier else {
             return;
         };
         let there = Rep::parse(&other)
             .ok()
-            .and_then(|r| Item::load(&dir, r).ok())
+            .and_then(|r| {
+                let dir = self.col_dir.as_ref()?.item(&other).ok()?;
+                Item::load(&dir, r).ok()
+            })
             .map(|i| i.state);
         let shown = |s: Option<State>| s.map_or("unreadable", State::as_str);
         self.fault(
@@ -578,9 +657,19 @@ fn names(dir: &Path) -> Vec<String> {
     out
 }
 
-/// Whether `file` is a regular file inside `doc`, as the service finds it.
-fn inside(doc: &Path, file: &[u8]) -> bool {
-    stored_file(doc, file).is_some()
+/// Whether `file` is a file of doc/ the service serves.
+fn served(dir: &ItemDir, file: &[u8]) -> bool {
+    dir.stored_doc_name(file).is_ok()
+}
+
+/// The fault of a file named in item.toml that cannot be served.
+fn not_servable(field: &str, file: &str, why: &Refusal) -> String {
+    match why {
+        Refusal::Absent | Refusal::BadName | Refusal::Link => {
+            format!("{field} {file:?} is not a file in doc/")
+        }
+        other => format!("{field} {file:?}: {other}"),
+    }
 }
 
 #[cfg(test)]

@@ -19,10 +19,11 @@
 use std::path::Path;
 
 use super::itemfile::{edit, Edit};
-use super::{io_err, sync_dir, temp_name, write_atomic, AdminError, ItemsLock};
+use super::{io_err, temp_name, AdminError, ItemsLock};
 use crate::config::Config;
 use crate::ibi::{Ibi, Ibip, Rep};
-use crate::item::State;
+use crate::item::{State, MAX_ITEM_TOML};
+use crate::layout::ITEM_TOML;
 use crate::store::Store;
 
 /// What `delete` did.
@@ -61,8 +62,14 @@ pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<De
     if item.state == State::Deleted {
         return Err(AdminError::new(format!("{ibi} is already Deleted")));
     }
-    let path = item.dir.join("item.toml");
-    let text = std::fs::read_to_string(&path).map_err(|e| io_err("cannot read", &path, e))?;
+    let path = item.dir.join(ITEM_TOML);
+    let dir = item
+        .handle
+        .clone()
+        .ok_or_else(|| AdminError::new(format!("{}: not opened", item.dir.display())))?;
+    let text = dir
+        .item_toml_text(MAX_ITEM_TOML)
+        .map_err(|e| AdminError::new(format!("cannot read {}: {e}", path.display())))?;
     let edited = edit(
         &text,
         &item.dir,
@@ -70,27 +77,29 @@ pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<De
         &[Edit::State(State::Deleted), Edit::Timestamp(now)],
     )
     .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
-    write_atomic(&path, edited.text.as_bytes())?;
+    dir.replace_item_toml(&temp_name(ITEM_TOML), edited.text.as_bytes())
+        .map_err(|e| io_err("cannot write", &path, e))?;
 
-    let doc = item.doc();
     let mut content_removed = false;
-    if !keep_content && std::fs::symlink_metadata(&doc).is_ok() {
-        let aside = item.dir.join(temp_name("deleted-doc"));
-        std::fs::rename(&doc, &aside).map_err(|e| {
+    if !keep_content {
+        let aside = temp_name("deleted-doc");
+        let moved = dir.move_doc_aside(&aside).map_err(|e| {
             io_err(
                 "the item is Deleted, but its doc/ could not be moved aside:",
-                &doc,
+                &item.doc(),
                 e,
             )
         })?;
-        sync_dir(&item.dir);
-        let removed = if std::fs::symlink_metadata(&aside).is_ok_and(|m| m.is_dir()) {
-            std::fs::remove_dir_all(&aside)
-        } else {
-            std::fs::remove_file(&aside)
-        };
-        removed.map_err(|e| io_err("the item is Deleted, but could not remove", &aside, e))?;
-        content_removed = true;
+        if moved {
+            dir.remove(&aside).map_err(|e| {
+                io_err(
+                    "the item is Deleted, but could not remove",
+                    &item.dir.join(&aside),
+                    e,
+                )
+            })?;
+            content_removed = true;
+        }
     }
     Ok(Deleted {
         rep: item.rep.clone(),

@@ -22,7 +22,6 @@ pub mod stats;
 
 use std::fmt;
 use std::fs::{File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::ibi::Rep;
@@ -72,32 +71,6 @@ pub fn sync_dir(dir: &Path) {
     if let Ok(d) = File::open(dir) {
         let _ = d.sync_all();
     }
-}
-
-/// Writes `bytes` to `path` atomically: a temporary file beside it, synced, renamed over
-/// it, the directory synced. Readers see the old file or the new one, never a part.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), AdminError> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(temp_name(&name));
-    let write = || -> std::io::Result<()> {
-        let mut f = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    if let Err(e) = write() {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io_err("cannot write", path, e));
-    }
-    sync_dir(dir);
-    Ok(())
 }
 
 /// An exclusive lock on `<root>/var/items.lock`, held while an item.toml is read, changed

@@ -26,11 +26,13 @@
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::itemfile::{Draft, Edit};
-use super::{io_err, rep_dirs, sync_dir, temp_name, write_atomic, AdminError, ItemsLock};
+use super::{io_err, rep_dirs, sync_dir, temp_name, AdminError, ItemsLock};
 use crate::config::Config;
 use crate::ibi::distributor::{Distributor, Granularity};
 use crate::ibi::mint::mint_ports;
@@ -99,7 +101,11 @@ pub struct Created {
 
 /// One file to copy: from `src` to `doc/<rel>`.
 struct Planned {
+    /// The file, for messages (and for opening, when it was named on the command line).
     src: PathBuf,
+    /// For a file found inside a directory given: that directory, opened, and the
+    /// file's path below it (opened from there, following no link).
+    beneath: Option<(Arc<OwnedFd>, PathBuf)>,
     rel: PathBuf,
 }
 
@@ -271,11 +277,18 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
         })?;
         check(&item)
             .map_err(|e| AdminError::new(format!("created {rep}, but it was not linked: {e}")))?;
-        let path = item.dir.join("item.toml");
-        let text = fs::read_to_string(&path).map_err(|e| io_err("cannot read", &path, e))?;
+        let path = item.dir.join(crate::layout::ITEM_TOML);
+        let dir = item
+            .handle
+            .clone()
+            .ok_or_else(|| AdminError::new(format!("{}: not opened", item.dir.display())))?;
+        let text = dir
+            .item_toml_text(crate::item::MAX_ITEM_TOML)
+            .map_err(|e| AdminError::new(format!("cannot read {}: {e}", path.display())))?;
         let edited = super::itemfile::edit(&text, &item.dir, &item.rep, &[edit])
             .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
-        write_atomic(&path, edited.text.as_bytes())?;
+        dir.replace_item_toml(&temp_name(crate::layout::ITEM_TOML), edited.text.as_bytes())
+            .map_err(|e| io_err("cannot write", &path, e))?;
         Ok::<bool, AdminError>(edited.comments_kept)
     };
     let mut kept_all = true;
@@ -442,15 +455,24 @@ fn plan_files(files: &[PathBuf]) -> Result<Vec<Planned>, AdminError> {
         if meta.is_file() {
             plan.push(Planned {
                 src: src.clone(),
+                beneath: None,
                 rel: name,
             });
         } else if meta.is_dir() {
+            let dir =
+                crate::layout::open_named_dir(src).map_err(|e| io_err("cannot read", src, e))?;
+            let dir = Arc::new(dir);
+            let mut links = Vec::new();
             for e in walkdir::WalkDir::new(src)
-                .follow_links(true)
+                .follow_links(false)
                 .sort_by_file_name()
             {
                 let e =
                     e.map_err(|e| AdminError::new(format!("cannot read {}: {e}", src.display())))?;
+                if e.file_type().is_symlink() {
+                    links.push(e.path().display().to_string());
+                    continue;
+                }
                 if e.file_type().is_dir() {
                     continue;
                 }
@@ -463,8 +485,16 @@ fn plan_files(files: &[PathBuf]) -> Result<Vec<Planned>, AdminError> {
                 let rel = e.path().strip_prefix(src).expect("walked under src");
                 plan.push(Planned {
                     src: e.path().to_path_buf(),
+                    beneath: Some((dir.clone(), rel.to_path_buf())),
                     rel: name.join(rel),
                 });
+            }
+            if !links.is_empty() {
+                return Err(AdminError::new(format!(
+                    "{} holds symbolic links, which are never copied into an item (a link could lead to any file, such as archive.toml); replace them with the files: {}",
+                    src.display(),
+                    links.join(", ")
+                )));
             }
         } else {
             return Err(AdminError::new(format!(
@@ -531,7 +561,15 @@ fn copy_planned(plan: &[Planned], doc: &Path) -> Result<(), AdminError> {
         if let Some(parent) = to.parent() {
             fs::create_dir_all(parent).map_err(|e| io_err("cannot create", parent, e))?;
         }
-        let mut from = File::open(&p.src).map_err(|e| io_err("cannot read", &p.src, e))?;
+        // A file inside a directory given is opened from that directory following no
+        // link, so that one swapped for a link since it was planned is refused.
+        let mut from = match &p.beneath {
+            Some((dir, rel)) => {
+                crate::layout::open_file_beneath(dir.as_fd(), rel.as_os_str().as_bytes())
+                    .map_err(|e| AdminError::new(format!("cannot copy {}: {e}", p.src.display())))?
+            }
+            None => File::open(&p.src).map_err(|e| io_err("cannot read", &p.src, e))?,
+        };
         let mut out = OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -41,12 +41,6 @@ pub struct Row {
 /// written.
 pub fn compute(root: &Path, only: Option<&Ibi>) -> Result<Stats, AdminError> {
     let var = root.join("var");
-    let (records, malformed) = acklog::read_all(&var).map_err(|e| {
-        AdminError::new(format!(
-            "cannot read {}: {e}",
-            acklog::log_path(&var).display()
-        ))
-    })?;
     let store = Store::new(root);
     let mut names: HashMap<String, String> = HashMap::new();
     let mut name_of = |written: &str| -> String {
@@ -61,16 +55,15 @@ pub fn compute(root: &Path, only: Option<&Ibi>) -> Result<Stats, AdminError> {
             .clone()
     };
     let wanted = only.map(|ibi| (ibi, name_of(ibi.as_str())));
-    let mut stats = Stats {
-        malformed,
-        ..Stats::default()
-    };
-    for r in records {
+    let mut stats = Stats::default();
+    // The log is read as a stream: memory grows with the items and months counted, not
+    // with the log.
+    stats.malformed = acklog::for_each(&var, |r| {
         let name = name_of(&r.item);
         if let Some((ibi, wanted_name)) = &wanted {
             let same = name == *wanted_name || Ibi::parse(&r.item).is_ok_and(|i| i == **ibi);
             if !same {
-                continue;
+                return;
             }
         }
         let month = chrono::DateTime::from_timestamp(r.time, 0)
@@ -81,7 +74,13 @@ pub fn compute(root: &Path, only: Option<&Ibi>) -> Result<Stats, AdminError> {
             .or_default()
             .entry(month)
             .or_default() += 1;
-    }
+    })
+    .map_err(|e| {
+        AdminError::new(format!(
+            "cannot read {}: {e}",
+            acklog::log_path(&var).display()
+        ))
+    })?;
     Ok(stats)
 }
 

@@ -13,9 +13,12 @@ usage: ibi-archive check [--root R]
 Validates the Archive: archive.toml and its service item, every directory and item
 under col/ (names, item.toml, ibip dates, target and format files, duplicate IBIs,
 Original and Copy of one IBI, dangling local references, next-edition loops,
-symlinks leading outside col/). Prints one line per fault, `<path>: <fault>`, paths
-relative to the Archive root, then `checked N items: K faults`. Exit status 1 when
-there are faults. Shows progress on stderr when it is a terminal.
+symlinks leading outside col/, files of doc/ that are never served: hard links, pipes).
+Prints one line per fault, `<path>: <fault>`, paths relative to the Archive root and
+control characters escaped, then `checked N items: K faults`. Warnings (archive.toml
+with the registration key, or var/urlkey.secret, readable by every local user) are
+`<path>: warning: ...` lines, counted in the summary. Exit status 1 when there are
+faults. Shows progress on stderr when it is a terminal.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
@@ -70,9 +73,13 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         b.finish_and_clear();
     }
     let plural = |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let warnings = match summary.warnings {
+        0 => String::new(),
+        n => format!(", {}", plural(n, "warning", "warnings")),
+    };
     writeln!(
         out,
-        "checked {}: {}",
+        "checked {}: {}{warnings}",
         plural(summary.items, "item", "items"),
         plural(summary.faults, "fault", "faults")
     )

@@ -45,7 +45,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         MemoState::Held => {
             for (sub, wps) in &prefixes {
                 for wp in wps {
-                    println!("{sub}/{wp}");
+                    println!("{}", ibi_archive::logline::clean(&format!("{sub}/{wp}")));
                 }
             }
             Ok(())

@@ -53,7 +53,9 @@ pub fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
     let answer = send(&req).map_err(|e| CliError::failed(format!("{cmd}: {e}")))?;
     let mut out = std::io::stdout().lock();
     for line in answer.lines() {
-        writeln!(out, "{}", req.scrub(&line)).map_err(|e| CliError::failed(e.to_string()))?;
+        let line = req.scrub(&line);
+        writeln!(out, "{}", ibi_archive::logline::clean(&line))
+            .map_err(|e| CliError::failed(e.to_string()))?;
     }
     out.flush().map_err(|e| CliError::failed(e.to_string()))?;
     match judge(direction, &answer) {

@@ -2,7 +2,6 @@
 //! server, for trying an Archive and for tests, with no web server installed.
 
 use std::io::Write;
-use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -10,45 +9,85 @@ use std::time::Duration;
 
 use ibi_archive::cgi::{self, Request};
 use ibi_archive::config::Config;
-use ibi_archive::web::{self, Route};
+use ibi_archive::httpd::{self, Body, Limits, Response};
+use ibi_archive::web::{self, Reply, Route};
+use lexopt::ValueExt;
 
 use super::{root_flag, CliError, CliResult};
 
-const WORKERS: usize = 4;
+const HELP: &str = "\
+usage: ibi-archive serve [--root R] [--listen 127.0.0.1:8080] [LIMITS]
+
+Serves the Archive's routes with no web server: the service at /<archiveserviceibi>,
+file lists below it, and the items' files at /col/<rep>/doc/<file> (restricted items
+only to clients inside [access].networks, by the address of the connection).
+
+Limits (defaults in brackets):
+  --max-connections N   connections open at once [256, fewer when descriptors are few]
+  --max-per-client N    connections open at once from one address [64]
+  --head-timeout SECS   time to send a request head [10]
+  --idle-timeout SECS   time a connection may wait between requests [5]
+  --write-timeout SECS  time a write may make no progress [30]
+Request heads are limited to 16 KiB. One line per request on stderr.
+";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
+    use lexopt::Arg::{Long, Short};
     let mut root: Option<PathBuf> = None;
     let mut listen = String::from("127.0.0.1:8080");
+    let mut limits = Limits::default();
+    let mut max_connections: Option<usize> = None;
+    let secs = |parser: &mut lexopt::Parser, flag: &str| -> Result<Duration, CliError> {
+        let v: f64 = parser.value()?.parse().map_err(|e| {
+            CliError::usage(format!("serve: {flag}: {e} (give a number of seconds)"))
+        })?;
+        if !(v > 0.0 && v <= 86_400.0) {
+            return Err(CliError::usage(format!(
+                "serve: {flag} must be more than 0 and at most 86400 seconds"
+            )));
+        }
+        Ok(Duration::from_secs_f64(v))
+    };
+    let count = |parser: &mut lexopt::Parser, flag: &str| -> Result<usize, CliError> {
+        let v: usize = parser
+            .value()?
+            .parse()
+            .map_err(|e| CliError::usage(format!("serve: {flag}: {e}")))?;
+        if v == 0 {
+            return Err(CliError::usage(format!("serve: {flag} must be at least 1")));
+        }
+        Ok(v)
+    };
     while let Some(arg) = parser.next()? {
         match arg {
-            lexopt::Arg::Long("root") => root = Some(parser.value()?.into()),
-            lexopt::Arg::Long("listen") => {
+            Long("root") => root = Some(parser.value()?.into()),
+            Long("listen") => {
                 listen = parser
                     .value()?
                     .into_string()
                     .map_err(|v| CliError::usage(format!("serve: bad --listen {v:?}")))?
             }
-            lexopt::Arg::Long("help") => {
-                println!("usage: ibi-archive serve [--root DIR] [--listen 127.0.0.1:8080]");
+            Long("max-connections") => max_connections = Some(count(parser, "--max-connections")?),
+            Long("max-per-client") => limits.max_per_client = count(parser, "--max-per-client")?,
+            Long("head-timeout") => limits.head_timeout = secs(parser, "--head-timeout")?,
+            Long("idle-timeout") => limits.idle_timeout = secs(parser, "--idle-timeout")?,
+            Long("write-timeout") => limits.write_timeout = secs(parser, "--write-timeout")?,
+            Short('h') | Long("help") => {
+                print!("{HELP}");
                 return Ok(());
             }
-            other => {
-                return Err(CliError::usage(format!(
-                    "serve: unexpected argument {}",
-                    super::shown(other)
-                )))
-            }
+            other => return Err(CliError::unexpected("serve", other)),
         }
     }
     let root = root_flag(root);
     let root = std::fs::canonicalize(&root)
         .map_err(|e| CliError::failed(format!("{}: {e}", root.display())))?;
     let config = Config::load(&root).map_err(|e| CliError::failed(e.to_string()))?;
-    let server = tiny_http::Server::http(&listen)
+    limits.max_connections = max_connections.unwrap_or_else(connections_for_descriptors);
+    let listener = std::net::TcpListener::bind(&listen)
         .map_err(|e| CliError::failed(format!("cannot listen on {listen}: {e}")))?;
-    let bound = server
-        .server_addr()
-        .to_ip()
+    let bound = listener
+        .local_addr()
         .map_or(listen.clone(), |a| a.to_string());
 
     print_examples(&root, &config, &bound);
@@ -58,26 +97,36 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
             .map_err(|e| CliError::failed(format!("cannot catch Ctrl-C: {e}")))?;
     }
-    let server = Arc::new(server);
-    let workers: Vec<_> = (0..WORKERS)
-        .map(|_| {
-            let (server, stop, root) = (server.clone(), stop.clone(), root.clone());
-            std::thread::spawn(move || {
-                while !stop.load(Ordering::SeqCst) {
-                    match server.recv_timeout(Duration::from_millis(200)) {
-                        Ok(Some(request)) => answer(&root, request),
-                        Ok(None) => {}
-                        Err(e) => eprintln!("ibi-archive: {e}"),
-                    }
-                }
-            })
-        })
-        .collect();
-    for w in workers {
-        let _ = w.join();
-    }
+    let handler_root = root.clone();
+    let handler = Arc::new(move |req: &httpd::Request<'_>| answer(&handler_root, req));
+    let log = Arc::new(|line: &str| {
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "{}", ibi_archive::logline::clean(line));
+    });
+    httpd::serve(listener, limits, &stop, handler, log)
+        .map_err(|e| CliError::failed(format!("serve: {e}")))?;
     eprintln!("ibi-archive: stopped");
     Ok(())
+}
+
+/// As many connections as the descriptors allow (the soft limit raised to the hard one
+/// first): each holds its socket and, while answering, up to five files.
+fn connections_for_descriptors() -> usize {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    let mut limit = getrlimit(Resource::Nofile);
+    if let (Some(cur), Some(max)) = (limit.current, limit.maximum) {
+        if cur < max {
+            let raised = Rlimit {
+                current: Some(max.min(65_536)),
+                maximum: Some(max),
+            };
+            if setrlimit(Resource::Nofile, raised).is_ok() {
+                limit = raised;
+            }
+        }
+    }
+    let fds = limit.current.unwrap_or(1024) as usize;
+    (fds.saturating_sub(64) / 6).clamp(8, Limits::default().max_connections)
 }
 
 /// Tells what to try: the service's address and a few requests that answer.
@@ -113,101 +162,97 @@ fn print_examples(root: &Path, config: &Config, bound: &str) {
 
 /// Up to `n` items of the Archive, by IBIp when they have one (a bounded look, not a walk).
 fn some_items(root: &Path, n: usize) -> Vec<String> {
-    walkdir::WalkDir::new(root.join("col"))
-        .min_depth(4)
-        .max_depth(4)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_map(Result::ok)
-        .take(50)
-        .filter_map(|e| {
-            let rel = e
-                .path()
-                .strip_prefix(root.join("col"))
-                .ok()?
-                .to_str()?
-                .to_string();
-            let rep = ibi_archive::ibi::Rep::parse(&rel).ok()?;
-            let item = ibi_archive::item::Item::load(e.path(), rep).ok()?;
-            (item.state != ibi_archive::item::State::Deleted && item.url.is_none())
-                .then(|| item.ibip.map_or(rel, |p| p.to_string()))
-        })
-        .take(n)
-        .collect()
+    let store = ibi_archive::store::Store::new(root);
+    let Some(col) = store.col() else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let mut looked = 0;
+    'all: for sub in col.dir_names("") {
+        for wp in col.dir_names(&sub) {
+            for year in col.dir_names(&format!("{sub}/{wp}")) {
+                for day in col.dir_names(&format!("{sub}/{wp}/{year}")) {
+                    looked += 1;
+                    if found.len() >= n || looked > 50 {
+                        break 'all;
+                    }
+                    let Ok(rep) = ibi_archive::ibi::Rep::parse(&format!("{sub}/{wp}/{year}/{day}"))
+                    else {
+                        continue;
+                    };
+                    let Some(item) = store.find_rep(&rep) else {
+                        continue;
+                    };
+                    let usable = item.state != ibi_archive::item::State::Deleted
+                        && item.url.is_none()
+                        && !item.restricted;
+                    if usable {
+                        found.push(item.ibip.map_or(rep.to_string(), |p| p.to_string()));
+                    }
+                }
+            }
+        }
+    }
+    found
 }
 
-fn answer(root: &Path, request: tiny_http::Request) {
-    let method = request.method().as_str().to_string();
-    let url = request.url().to_string();
-    let remote: Option<IpAddr> = request.remote_addr().map(|a| a.ip());
-    let (path, query) = url.split_once('?').unwrap_or((&url, ""));
+/// The answer to one request: the same routes as under a web server (`web`).
+fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
+    let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
     let config = Config::load(root);
     let route = match &config {
-        Ok(c) => web::route(c, root, path),
+        Ok(c) => web::route(c, path),
+        // The service answers 500 and logs why.
         Err(_) => Route::Service {
             path_info: String::new(),
         },
     };
-    let (status, bytes) = match route {
+    let reply = match route {
         Route::Service { path_info } => {
-            let req = Request {
-                method: method.clone(),
+            let cgi_req = Request {
+                method: req.method.to_string(),
                 query: query.as_bytes().to_vec(),
+                path_info_bytes: path_info.as_bytes().to_vec(),
                 path_info,
-                remote_addr: remote,
+                script_name: String::new(),
+                request_uri: Some(req.target.to_string()),
+                remote_addr: Some(req.client),
                 root: Some(root.to_path_buf()),
             };
-            let a = cgi::handle(&req, chrono::Utc::now().timestamp());
-            for line in &a.log {
-                eprintln!("ibi-archive: {line}");
-            }
-            let mut response =
-                tiny_http::Response::from_data(a.body.clone()).with_status_code(a.status);
-            response.add_header(header("Content-Type", a.content_type));
-            for (n, v) in &a.headers {
-                response.add_header(header(n, v));
-            }
-            let len = a.body.len();
-            (respond(request, response), len)
+            Reply::Page(cgi::handle(&cgi_req, chrono::Utc::now().timestamp()))
         }
-        Route::Static(file) if method == "GET" || method == "HEAD" => {
-            match std::fs::File::open(&file) {
-                Ok(f) => {
-                    let len = f.metadata().map(|m| m.len() as usize).unwrap_or(0);
-                    let response = tiny_http::Response::from_file(f)
-                        .with_header(header("Content-Type", web::content_type(&file)));
-                    (respond(request, response), len)
-                }
-                Err(_) => (respond(request, not_found()), 0),
-            }
+        Route::File { .. } if req.method != "GET" && req.method != "HEAD" => {
+            let mut r = Response::text(405, "method not allowed\n");
+            r.headers.push(("Allow".into(), "GET, HEAD".into()));
+            return r;
         }
-        Route::Static(_) => {
-            let response = tiny_http::Response::from_string("method not allowed\n")
-                .with_status_code(405)
-                .with_header(header("Allow", "GET, HEAD"));
-            (respond(request, response), 0)
-        }
-        Route::NotFound => (respond(request, not_found()), 0),
+        Route::File { rep, path } => match &config {
+            Ok(c) => web::file(root, c, &rep, path.as_deref(), Some(req.client)),
+            Err(_) => return Response::text(404, "not found\n"),
+        },
+        Route::NotFound => return Response::text(404, "not found\n"),
     };
-    let who = remote.map_or("-".to_string(), |r| r.to_string());
-    eprintln!("{who} \"{method} {url}\" {status} {bytes}");
-}
-
-fn respond<R: std::io::Read>(request: tiny_http::Request, response: tiny_http::Response<R>) -> u16 {
-    let status = response.status_code().0;
-    if let Err(e) = request.respond(response) {
-        eprintln!("ibi-archive: cannot send the answer: {e}");
+    match reply {
+        Reply::Page(a) => {
+            let mut headers = vec![("Content-Type".to_string(), a.content_type.to_string())];
+            headers.extend(a.headers);
+            Response {
+                status: a.status,
+                headers,
+                body: Body::Bytes(a.body),
+                log: a.log,
+            }
+        }
+        Reply::File(f) => Response {
+            status: 200,
+            headers: f
+                .headers()
+                .into_iter()
+                .filter(|(name, _)| *name != "Content-Length")
+                .map(|(n, v)| (n.to_string(), v))
+                .collect(),
+            log: Vec::new(),
+            body: Body::File(f.file, f.len),
+        },
     }
-    status
-}
-
-fn not_found() -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    tiny_http::Response::from_string("not found\n")
-        .with_status_code(404)
-        .with_header(header("Content-Type", "text/plain"))
-}
-
-fn header(name: &str, value: &str) -> tiny_http::Header {
-    tiny_http::Header::from_bytes(name.as_bytes(), value.as_bytes())
-        .expect("header names and values are ASCII")
 }

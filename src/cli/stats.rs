@@ -54,6 +54,11 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         );
     }
     let text = if csv { stats.csv() } else { stats.table() };
+    // Item names come from the log: each line escaped, so none can reach the terminal raw.
+    let text: String = text
+        .lines()
+        .map(|l| format!("{}\n", ibi_archive::logline::clean(l)))
+        .collect();
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())

@@ -57,9 +57,13 @@ pub struct Fixture {
 impl Fixture {
     /// The sample Archive as it is.
     pub fn sample() -> Fixture {
+        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         copy_tree(&sample(), dir.path());
         let _ = std::fs::remove_dir_all(dir.path().join("var"));
+        // As the README deploys it: the registration key is not for other users.
+        let toml = dir.path().join("archive.toml");
+        std::fs::set_permissions(&toml, std::fs::Permissions::from_mode(0o640)).unwrap();
         Fixture { dir }
     }
 

@@ -1,0 +1,459 @@
+//! The embedded HTTP/1.1 server of `ibi-archive serve`: one thread per connection,
+//! requests parsed by `httparse`, and a bound on everything a client can hold — the
+//! size and time of a request head, the time a kept-alive connection may sit idle, the
+//! time a write may make no progress, the connections open at once (in all and per
+//! client address). A slow or stalled client holds its own thread and nothing else; an
+//! accept that fails for want of descriptors is retried, never the end of the loop.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What a client may hold, and for how long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections open at once; beyond, a client gets `503` at once.
+    pub max_connections: usize,
+    /// Connections open at once from one client address.
+    pub max_per_client: usize,
+    /// Largest request head (request line and headers), in bytes; beyond: `431`.
+    pub max_head: usize,
+    /// Longest time from the first byte of a request head to its end.
+    pub head_timeout: Duration,
+    /// Longest wait for the next request on a kept-alive connection (and for the first).
+    pub idle_timeout: Duration,
+    /// Longest time a write may make no progress (a client that does not read).
+    pub write_timeout: Duration,
+    /// Requests answered on one connection before it is closed.
+    pub max_requests: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: 256,
+            max_per_client: 64,
+            max_head: 16 * 1024,
+            head_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(5),
+            write_timeout: Duration::from_secs(30),
+            max_requests: 1000,
+        }
+    }
+}
+
+/// Most header fields in a request head.
+const MAX_HEADERS: usize = 64;
+/// Stack of a connection's thread (the service's work is shallow; parsing is bounded).
+const THREAD_STACK: usize = 1 << 20;
+
+/// A request, as the handler sees it.
+#[derive(Debug)]
+pub struct Request<'a> {
+    pub method: &'a str,
+    /// The request target in origin form (`/path?query`), still %-escaped.
+    pub target: &'a str,
+    /// The address of the connection.
+    pub client: IpAddr,
+}
+
+/// An answer's body.
+pub enum Body {
+    Bytes(Vec<u8>),
+    /// `len` bytes of a file, copied from its descriptor.
+    File(File, u64),
+}
+
+/// An answer.
+pub struct Response {
+    pub status: u16,
+    /// Headers besides Content-Length, Connection and Date.
+    pub headers: Vec<(String, String)>,
+    pub body: Body,
+    /// Lines for the log (the service's complaints).
+    pub log: Vec<String>,
+}
+
+impl Response {
+    pub fn text(status: u16, text: &str) -> Response {
+        Response {
+            status,
+            headers: vec![("Content-Type".into(), "text/plain".into())],
+            body: Body::Bytes(text.as_bytes().to_vec()),
+            log: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> u64 {
+        match &self.body {
+            Body::Bytes(b) => b.len() as u64,
+            Body::File(_, len) => *len,
+        }
+    }
+}
+
+/// The answer to one request.
+pub type Handler = dyn Fn(&Request<'_>) -> Response + Send + Sync;
+/// Where log lines go (one call per line, already one line).
+pub type Log = dyn Fn(&str) + Send + Sync;
+
+/// Serves `listener` until `stop` is set.
+pub fn serve(
+    listener: TcpListener,
+    limits: Limits,
+    stop: &AtomicBool,
+    handler: Arc<Handler>,
+    log: Arc<Log>,
+) -> io::Result<()> {
+    listener.set_nonblocking(true)?;
+    let open = Arc::new(Open::default());
+    let mut last_complaint: Option<Instant> = None;
+    while !stop.load(Ordering::SeqCst) {
+        let mut fds = [rustix::event::PollFd::new(
+            &listener,
+            rustix::event::PollFlags::IN,
+        )];
+        let timeout = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: 200_000_000,
+        };
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+            Ok(_) => {}
+            Err(e) => return Err(e.into()),
+        }
+        let (stream, peer) = match listener.accept() {
+            Ok(accepted) => accepted,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => {
+                // Out of descriptors or memory: the connection waits in the backlog until
+                // one is freed. Said once in a while, never the end of the server.
+                if matches!(
+                    e.raw_os_error(),
+                    Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+                ) {
+                    if last_complaint.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
+                        log(&format!("cannot accept a connection: {e}; retrying"));
+                        last_complaint = Some(Instant::now());
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                continue;
+            }
+        };
+        let client = peer.ip().to_canonical();
+        let Some(slot) = open.take(client, &limits) else {
+            refuse(stream, 503, "too many connections; try again later\n");
+            continue;
+        };
+        let (handler, log2) = (handler.clone(), log.clone());
+        let spawned = std::thread::Builder::new()
+            .stack_size(THREAD_STACK)
+            .spawn(move || {
+                let _slot = slot;
+                connection(stream, client, &limits, &*handler, &*log2);
+            });
+        if let Err(e) = spawned {
+            log(&format!("cannot start a connection's thread: {e}"));
+        }
+    }
+    // A moment for the answers under way, then the process may end.
+    let until = Instant::now() + Duration::from_secs(2);
+    while open.total() > 0 && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Ok(())
+}
+
+/// The connections open, in all and per client address.
+#[derive(Default)]
+struct Open {
+    counts: Mutex<(usize, HashMap<IpAddr, usize>)>,
+}
+
+/// A connection counted in [`Open`] until it is dropped.
+struct Slot {
+    open: Arc<Open>,
+    client: IpAddr,
+}
+
+impl Open {
+    fn take(self: &Arc<Open>, client: IpAddr, limits: &Limits) -> Option<Slot> {
+        let mut counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        let per_client = counts.1.get(&client).copied().unwrap_or(0);
+        if counts.0 >= limits.max_connections || per_client >= limits.max_per_client {
+            return None;
+        }
+        counts.0 += 1;
+        counts.1.insert(client, per_client + 1);
+        Some(Slot {
+            open: self.clone(),
+            client,
+        })
+    }
+
+    fn total(&self) -> usize {
+        self.counts.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut counts = self.open.counts.lock().unwrap_or_else(|e| e.into_inner());
+        counts.0 -= 1;
+        if let Some(n) = counts.1.get_mut(&self.client) {
+            *n -= 1;
+            if *n == 0 {
+                counts.1.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// Answers `status` and closes, without reading the request, never waiting on the client.
+fn refuse(stream: TcpStream, status: u16, text: &str) {
+    let _ = stream.set_nonblocking(true);
+    let head = format!(
+        "HTTP/1.1 {status} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+        crate::cgi::reason(status),
+        text.len()
+    );
+    let _ = (&stream).write(head.as_bytes());
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// Why no request head came.
+enum NoHead {
+    /// The client closed the connection, or waited too long.
+    Gone,
+    TooLarge,
+}
+
+/// Serves the requests of one connection.
+fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Handler, log: &Log) {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_write_timeout(Some(limits.write_timeout));
+    let mut stream = stream;
+    let mut buf: Vec<u8> = Vec::with_capacity(4096);
+    for served in 0..limits.max_requests {
+        let first_wait = if served == 0 {
+            limits.head_timeout.min(limits.idle_timeout)
+        } else {
+            limits.idle_timeout
+        };
+        let head_len = match read_head(&mut stream, &mut buf, first_wait, limits) {
+            Ok(n) => n,
+            Err(NoHead::Gone) => return,
+            Err(NoHead::TooLarge) => {
+                let _ = send(
+                    &mut stream,
+                    Response::text(431, "request header fields too large\n"),
+                    false,
+                    false,
+                );
+                return;
+            }
+        };
+        let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+        let mut parsed = httparse::Request::new(&mut headers);
+        let status = parsed.parse(&buf[..head_len]);
+        let (method, target, version) = match (status, parsed.method, parsed.path, parsed.version) {
+            (Ok(httparse::Status::Complete(_)), Some(m), Some(p), Some(v)) => (m, p, v),
+            (Err(httparse::Error::TooManyHeaders), ..) => {
+                let r = Response::text(431, "request header fields too large\n");
+                let _ = send(&mut stream, r, false, false);
+                return;
+            }
+            _ => {
+                let _ = send(
+                    &mut stream,
+                    Response::text(400, "bad request\n"),
+                    false,
+                    false,
+                );
+                return;
+            }
+        };
+        let header = |name: &str| {
+            parsed
+                .headers
+                .iter()
+                .find(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| String::from_utf8_lossy(h.value).to_ascii_lowercase())
+        };
+        let connection_header = header("connection").unwrap_or_default();
+        let has_body = header("transfer-encoding").is_some()
+            || header("content-length").is_some_and(|l| l.trim() != "0");
+        let keep_alive = !has_body
+            && match version {
+                1 => !connection_header.contains("close"),
+                _ => connection_header.contains("keep-alive"),
+            };
+        // The absolute form (`http://host/path`) names the same resource.
+        let target = match target.find("://") {
+            Some(i) if !target.starts_with('/') => {
+                let rest = &target[i + 3..];
+                rest.find('/').map_or("/", |j| &rest[j..])
+            }
+            _ => target,
+        };
+        let response = if has_body && (method == "GET" || method == "HEAD") {
+            Response::text(400, "a GET or HEAD request has no body\n")
+        } else {
+            handler(&Request {
+                method,
+                target,
+                client,
+            })
+        };
+        let shown_target: String = target.chars().take(200).collect();
+        for line in &response.log {
+            log(&format!("ibi-archive: {line}"));
+        }
+        let (status, len) = (response.status, response.len());
+        let sent = send(&mut stream, response, method == "HEAD", keep_alive);
+        log(&format!(
+            "{client} \"{method} {shown_target}\" {status} {len}"
+        ));
+        if sent.is_err() || !keep_alive {
+            let _ = stream.shutdown(Shutdown::Both);
+            return;
+        }
+        buf.drain(..head_len);
+    }
+    let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// Reads until `buf` holds a whole request head; its length. The first byte is awaited
+/// for `first_wait`, the whole head for [`Limits::head_timeout`] from its first byte.
+fn read_head(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    first_wait: Duration,
+    limits: &Limits,
+) -> Result<usize, NoHead> {
+    let started = Instant::now();
+    let mut deadline = match buf.is_empty() {
+        true => started + first_wait,
+        false => started + limits.head_timeout,
+    };
+    let mut searched = 0;
+    loop {
+        if let Some(i) = find_end(&buf[searched..]) {
+            return Ok(searched + i);
+        }
+        searched = buf.len().saturating_sub(3);
+        if buf.len() >= limits.max_head {
+            return Err(NoHead::TooLarge);
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(NoHead::Gone);
+        }
+        let _ = stream.set_read_timeout(Some(left));
+        let mut chunk = [0u8; 4096];
+        let room = (limits.max_head - buf.len()).min(chunk.len());
+        match stream.read(&mut chunk[..room]) {
+            Ok(0) => return Err(NoHead::Gone),
+            Ok(n) => {
+                if buf.is_empty() {
+                    deadline = Instant::now() + limits.head_timeout;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(NoHead::Gone),
+        }
+    }
+}
+
+/// The end of the head in `bytes` (after its blank line), if there.
+fn find_end(bytes: &[u8]) -> Option<usize> {
+    bytes
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| i + 4)
+}
+
+/// Writes `response` (its body unless `head_only`). A client that reads nothing for
+/// [`Limits::write_timeout`] fails the write, which ends its connection.
+fn send(
+    stream: &mut TcpStream,
+    response: Response,
+    head_only: bool,
+    keep_alive: bool,
+) -> io::Result<()> {
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        response.status,
+        crate::cgi::reason(response.status)
+    );
+    for (name, value) in &response.headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {}\r\nDate: {}\r\nConnection: {}\r\n\r\n",
+        response.len(),
+        chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT"),
+        if keep_alive { "keep-alive" } else { "close" }
+    ));
+    let mut bytes = head.into_bytes();
+    match response.body {
+        Body::Bytes(body) => {
+            if !head_only {
+                bytes.extend_from_slice(&body);
+            }
+            stream.write_all(&bytes)?;
+        }
+        Body::File(file, len) => {
+            stream.write_all(&bytes)?;
+            if !head_only {
+                let copied = io::copy(&mut (&file).take(len), stream)?;
+                if copied < len {
+                    // The file shrank while it was sent: the framing is broken, so the
+                    // connection must end.
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "the file shrank while it was sent",
+                    ));
+                }
+            }
+        }
+    }
+    stream.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_counted_per_client_and_in_all() {
+        let limits = Limits {
+            max_connections: 3,
+            max_per_client: 2,
+            ..Limits::default()
+        };
+        let open = Arc::new(Open::default());
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let b: IpAddr = "127.0.0.2".parse().unwrap();
+        let s1 = open.take(a, &limits).unwrap();
+        let _s2 = open.take(a, &limits).unwrap();
+        assert!(open.take(a, &limits).is_none());
+        let _s3 = open.take(b, &limits).unwrap();
+        assert!(open.take(b, &limits).is_none());
+        drop(s1);
+        assert_eq!(open.total(), 2);
+        assert!(open.take(a, &limits).is_some());
+    }
+
+    #[test]
+    fn the_head_ends_at_its_blank_line() {
+        assert_eq!(find_end(b"GET / HTTP/1.1\r\n\r\nGET"), Some(18));
+        assert_eq!(find_end(b"GET / HTTP/1.1\r\n"), None);
+    }
+}

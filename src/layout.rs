@@ -1,0 +1,929 @@
+//! The Archive on disk, and what of it may leave the Archive: the one place that says
+//! which directories under `col/` are items, which files of an item may be served, and
+//! which clients may have an item's data. The service, the file route of the CGI and of
+//! `ibi-archive serve`, `check` and the administrator's commands all ask here.
+//!
+//! Everything below `col/` is reached from a descriptor of `col/` (which may itself be a
+//! symbolic link or a mount point), without following any symbolic link on the way —
+//! `openat2(2)` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS`, or, where the kernel lacks
+//! it, one `O_NOFOLLOW` open per level — and what was opened is then checked with
+//! `fstat`: a file is served only from the descriptor that was checked, so a name swapped
+//! for a link, a pipe or another file between a check and a use is never followed (there
+//! is no second use of the name).
+//!
+//! A file of an item may be served when it is a regular file with a single link, inside
+//! the item's `doc/`, reached without a symbolic link, and not named `item.toml` or
+//! `archive.toml`. A second link could be anywhere on the file system (a hard link to
+//! `archive.toml` or to `var/urlkey.secret` looks like any other file in doc/), so a file
+//! with more than one is never served.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::net::IpAddr;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+
+use crate::config::Config;
+use crate::item::{Item, State};
+
+/// An item's description, beside its `doc/`.
+pub const ITEM_TOML: &str = "item.toml";
+/// The folder of an item's files, the only part of an item ever served.
+pub const DOC: &str = "doc";
+/// Most entries of an item looked at to find its newest modification (an item without
+/// `timestamp`); an item with more is given its item.toml's modification time.
+pub const MAX_TIMESTAMP_ENTRIES: usize = 4096;
+/// Most entries of a doc/ folder read to list its files (the file-list page) or to tell
+/// whether it holds a single file (the default target).
+pub const MAX_LISTED_ENTRIES: usize = 10_000;
+
+/// Why something below `col/` cannot be had as asked.
+#[derive(Debug)]
+pub enum Refusal {
+    /// Nothing there, or not a directory where one is needed.
+    Absent,
+    /// A symbolic link on the way (or at the end).
+    Link,
+    /// Not a regular file: a directory, a named pipe, a device, a socket.
+    NotRegular,
+    /// A regular file with this many links.
+    HardLinks(u64),
+    /// A name that cannot be a file of doc/: empty, absolute, `.`/`..`, a backslash or
+    /// NUL, or `item.toml`/`archive.toml`.
+    BadName,
+    /// The file system said no (permissions, I/O).
+    Io(io::Error),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Absent => f.write_str("no such file"),
+            Refusal::Link => f.write_str("reached through a symbolic link; never served"),
+            Refusal::NotRegular => f.write_str("not a regular file; never served"),
+            Refusal::HardLinks(n) => write!(f, "has {n} hard links; never served"),
+            Refusal::BadName => f.write_str("not a plain name inside doc/"),
+            Refusal::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl Refusal {
+    /// Whether this is a fault of the Archive worth a line in the log (a link, a hard
+    /// link, a pipe where a file was expected), rather than a plain absence.
+    pub fn is_fault(&self) -> bool {
+        matches!(
+            self,
+            Refusal::Link | Refusal::NotRegular | Refusal::HardLinks(_) | Refusal::Io(_)
+        )
+    }
+
+    fn of(e: Errno) -> Refusal {
+        match e {
+            Errno::NOENT | Errno::NOTDIR | Errno::NAMETOOLONG => Refusal::Absent,
+            Errno::LOOP | Errno::XDEV => Refusal::Link,
+            other => Refusal::Io(other.into()),
+        }
+    }
+}
+
+/// Whether a client at `client` may have the data of `item`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Granted,
+    /// The item is restricted and the client is outside `[access].networks`.
+    Restricted,
+    /// The item is a tombstone: its files are never served, whatever doc/ still holds.
+    Deleted,
+}
+
+/// The rule for every file of an item and every URL to one: tombstones are never
+/// served; a restricted item only to clients inside `[access].networks` (§9.2 of the
+/// resolution standard). The client is the address of the connection when a file is
+/// fetched, and `clientinformation.ipaddress` when the service hands out a URL.
+pub fn access(item: &Item, config: &Config, client: Option<IpAddr>) -> Access {
+    if item.state == State::Deleted {
+        Access::Deleted
+    } else if item.restricted && !config.client_allowed(client) {
+        Access::Restricted
+    } else {
+        Access::Granted
+    }
+}
+
+/// Whether `name` (a path relative to doc/, as bytes) may name a file of doc/: not
+/// empty, relative, no empty, `.` or `..` part, no backslash or NUL, and its last part
+/// not `item.toml` or `archive.toml`.
+pub fn doc_name_ok(name: &[u8]) -> bool {
+    if name.is_empty() || name.contains(&0) || name.contains(&b'\\') || name.starts_with(b"/") {
+        return false;
+    }
+    let mut parts = name.split(|&b| b == b'/');
+    if parts
+        .clone()
+        .any(|c| c.is_empty() || c == b"." || c == b"..")
+    {
+        return false;
+    }
+    let last = parts.next_back().unwrap_or_default();
+    last != ITEM_TOML.as_bytes() && last != b"archive.toml"
+}
+
+/// An Archive's `col/`, opened.
+#[derive(Debug)]
+pub struct Col {
+    fd: OwnedFd,
+    path: PathBuf,
+}
+
+impl Col {
+    /// Opens `<root>/col` (following a symbolic link there: `col/` itself may be one).
+    pub fn open(root: &Path) -> io::Result<Col> {
+        let path = root.join("col");
+        let fd = rfs::open(
+            &path,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(Col { fd, path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `col/`'s own status.
+    pub fn stat(&self) -> io::Result<rfs::Stat> {
+        Ok(rfs::fstat(&self.fd)?)
+    }
+
+    /// The status of `rel` below col/ (one of its two listed levels), following a link
+    /// at its end as a listing would.
+    pub fn stat_at(&self, rel: &str) -> io::Result<rfs::Stat> {
+        Ok(rfs::statat(&self.fd, rel, AtFlags::empty())?)
+    }
+
+    /// The names in `rel` (a directory below col/, or "" for col/ itself) that may be
+    /// directories (directories, and links, which a lookup then refuses), valid UTF-8,
+    /// not starting with a dot; sorted. None when it cannot be read.
+    pub fn dir_names(&self, rel: &str) -> Vec<String> {
+        let opened = if rel.is_empty() {
+            rfs::openat(
+                &self.fd,
+                ".",
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(Refusal::of)
+        } else {
+            open_beneath(
+                self.fd.as_fd(),
+                rel.as_bytes(),
+                OFlags::RDONLY | OFlags::DIRECTORY,
+            )
+        };
+        let Ok(fd) = opened else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        let Ok(mut dir) = rfs::Dir::new(fd) else {
+            return names;
+        };
+        while let Some(Ok(entry)) = dir.read() {
+            let kind = entry.file_type();
+            if !matches!(
+                kind,
+                FileType::Directory | FileType::Symlink | FileType::Unknown
+            ) {
+                continue;
+            }
+            let Ok(name) = entry.file_name().to_str() else {
+                continue;
+            };
+            if name.starts_with('.') {
+                continue;
+            }
+            names.push(name.to_string());
+        }
+        names.sort();
+        names
+    }
+
+    /// The item directory `col/<rel>` (`<subdomain>/<word>/<year>/<mm.dd…>`), reached
+    /// without any symbolic link.
+    pub fn item(&self, rel: &str) -> Result<ItemDir, Refusal> {
+        match open_beneath(
+            self.fd.as_fd(),
+            rel.as_bytes(),
+            OFlags::PATH | OFlags::DIRECTORY,
+        ) {
+            Ok(fd) => Ok(ItemDir {
+                fd: Arc::new(fd),
+                path: self.path.join(rel),
+            }),
+            // ENOTDIR: a link or a file at the end (or on the way); tell which, so that
+            // a link is named in the log. A plain miss (ENOENT) costs nothing more.
+            Err(Refusal::Absent) if self.is_link_on_the_way(rel) => Err(Refusal::Link),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn is_link_on_the_way(&self, rel: &str) -> bool {
+        let mut at = 0;
+        for part in rel.split('/') {
+            at += part.len();
+            match rfs::statat(&self.fd, &rel[..at], AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => return true,
+                Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Directory => {}
+                _ => return false,
+            }
+            at += 1;
+        }
+        false
+    }
+}
+
+/// An item's directory, opened (`O_PATH`): its item.toml and doc/ are reached from it.
+#[derive(Debug, Clone)]
+pub struct ItemDir {
+    fd: Arc<OwnedFd>,
+    path: PathBuf,
+}
+
+/// A file of doc/, opened and checked: serve these bytes.
+#[derive(Debug)]
+pub struct DocFile {
+    pub file: File,
+    pub len: u64,
+    /// Seconds since the epoch of its last modification.
+    pub modified: i64,
+}
+
+/// What a name in doc/ leads to.
+#[derive(Debug)]
+pub enum DocEntry {
+    File(DocFile),
+    /// A directory inside doc/ (or doc/ itself).
+    Dir,
+}
+
+/// The files of a doc/ folder, as the file-list page shows them.
+#[derive(Debug, Default)]
+pub struct DocListing {
+    /// Each servable file: its path below doc/ (bytes as stored) and its size.
+    pub files: Vec<(Vec<u8>, u64)>,
+    /// Whether every entry was looked at (false: the listing stopped at a bound).
+    pub complete: bool,
+}
+
+impl ItemDir {
+    /// `col/<rep>`, for messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads item.toml, up to `max` bytes: opened without following a symbolic link and
+    /// without blocking (a named pipe in its place must not stall a request); what it is
+    /// is asked only when reading or parsing fails, so the usual item costs no `stat`.
+    /// `parse` turns the text into a value; errors are messages for the log.
+    pub fn read_item_toml<T>(
+        &self,
+        max: u64,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let fd = rfs::openat(
+            &*self.fd,
+            ITEM_TOML,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| match e {
+            Errno::LOOP => "is a symbolic link".to_string(),
+            e => io::Error::from(e).to_string(),
+        })?;
+        let file = File::from(fd);
+        let not_regular = || {
+            rfs::fstat(&file)
+                .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) != FileType::RegularFile)
+        };
+        // Room for a usual item.toml, so it is read in one call.
+        let mut text = String::with_capacity(4096);
+        let parsed = match (&file).take(max + 1).read_to_string(&mut text) {
+            Ok(_) if text.len() as u64 > max => Err(format!("larger than {max} bytes")),
+            Ok(_) => parse(&text),
+            Err(e) => Err(e.to_string()),
+        };
+        parsed.map_err(|message| match not_regular() {
+            true => "not a regular file".to_string(),
+            false => message,
+        })
+    }
+
+    /// Opens `name` below doc/ for serving: a regular file with one link, or a
+    /// directory (for its index page).
+    pub fn open_doc(&self, name: &[u8]) -> Result<DocEntry, Refusal> {
+        let fd = self.doc_at(name, OFlags::RDONLY | OFlags::NONBLOCK)?;
+        let st = rfs::fstat(&fd).map_err(|e| Refusal::Io(e.into()))?;
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::Directory => Ok(DocEntry::Dir),
+            FileType::RegularFile if st.st_nlink == 1 => Ok(DocEntry::File(DocFile {
+                file: File::from(fd),
+                len: st.st_size as u64,
+                modified: st.st_mtime,
+            })),
+            FileType::RegularFile => Err(Refusal::HardLinks(links(&st))),
+            _ => Err(Refusal::NotRegular),
+        }
+    }
+
+    /// Whether `name` below doc/ is a file that may be served (as [`ItemDir::open_doc`]
+    /// would serve it), without opening it for reading.
+    pub fn doc_file_ok(&self, name: &[u8]) -> Result<(), Refusal> {
+        let fd = self.doc_at(name, OFlags::PATH)?;
+        let st = rfs::fstat(&fd).map_err(|e| Refusal::Io(e.into()))?;
+        servable(&st)
+    }
+
+    /// The name under which `name` is stored in doc/ and may be served; a name given
+    /// as UTF-8 also finds the same name stored as Latin-1 bytes (file names of older
+    /// Archives).
+    pub fn stored_doc_name(&self, name: &[u8]) -> Result<Vec<u8>, Refusal> {
+        match self.doc_file_ok(name) {
+            Ok(()) => Ok(name.to_vec()),
+            Err(Refusal::Absent) => match latin1_of(name) {
+                Some(latin1) => self.doc_file_ok(&latin1).map(|()| latin1),
+                None => Err(Refusal::Absent),
+            },
+            Err(e) => Err(e),
+        }
+    }
+
+    /// item.toml's default target: the only file in doc/, else `index.html` (also when
+    /// doc/ holds more than [`MAX_LISTED_ENTRIES`] entries to look through).
+    pub fn default_target(&self) -> Result<Vec<u8>, Refusal> {
+        let mut files = Vec::with_capacity(2);
+        let mut seen = 0;
+        let fd = open_beneath(
+            self.fd.as_fd(),
+            DOC.as_bytes(),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+        )?;
+        let mut dir = rfs::Dir::new(fd).map_err(|e| Refusal::Io(e.into()))?;
+        while let Some(Ok(entry)) = dir.read() {
+            seen += 1;
+            if seen > MAX_LISTED_ENTRIES || files.len() > 1 {
+                break;
+            }
+            let name = entry.file_name().to_bytes();
+            if name == b"." || name == b".." {
+                continue;
+            }
+            let kind = match entry.file_type() {
+                FileType::Unknown => dir
+                    .fd()
+                    .ok()
+                    .and_then(|d| rfs::statat(d, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW).ok())
+                    .map_or(FileType::Unknown, |st| FileType::from_raw_mode(st.st_mode)),
+                kind => kind,
+            };
+            if kind == FileType::RegularFile {
+                files.push(name.to_vec());
+            }
+        }
+        match files.len() {
+            1 => Ok(files.pop().unwrap_or_default()),
+            _ => Ok(b"index.html".to_vec()),
+        }
+    }
+
+    /// The servable files below doc/, sorted by path, at most `max_files` of them and
+    /// [`MAX_LISTED_ENTRIES`] entries looked at; links, pipes, hard-linked files and
+    /// unreadable directories are left out.
+    pub fn list_doc(&self, max_files: usize) -> DocListing {
+        let mut listing = DocListing {
+            files: Vec::new(),
+            complete: true,
+        };
+        let Ok(fd) = open_beneath(
+            self.fd.as_fd(),
+            DOC.as_bytes(),
+            OFlags::RDONLY | OFlags::DIRECTORY,
+        ) else {
+            return listing;
+        };
+        let mut budget = MAX_LISTED_ENTRIES;
+        list_into(fd, &mut Vec::new(), max_files, &mut budget, &mut listing, 0);
+        listing
+    }
+
+    /// The newest modification time (POSIX seconds) of the item directory and
+    /// everything in it, links not followed; `None` when it holds more than
+    /// [`MAX_TIMESTAMP_ENTRIES`] entries (the caller then falls back on item.toml's own).
+    pub fn newest_mtime(&self) -> Option<i64> {
+        let own = rfs::fstat(&*self.fd).ok()?;
+        let mut newest = own.st_mtime;
+        let mut budget = MAX_TIMESTAMP_ENTRIES;
+        let fd = rfs::openat(
+            &*self.fd,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok()?;
+        newest_into(fd, &mut newest, &mut budget, 0)?;
+        Some(newest)
+    }
+
+    /// item.toml's modification time.
+    pub fn item_toml_mtime(&self) -> Option<i64> {
+        rfs::statat(&*self.fd, ITEM_TOML, AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .map(|st| st.st_mtime)
+    }
+
+    /// `doc/<name>` opened with `flags`, after the name is checked.
+    fn doc_at(&self, name: &[u8], flags: OFlags) -> Result<OwnedFd, Refusal> {
+        let dir_request = name.is_empty() || name.ends_with(b"/");
+        let trimmed = name.strip_suffix(b"/").unwrap_or(name);
+        if !trimmed.is_empty() && !doc_name_ok(trimmed) {
+            return Err(Refusal::BadName);
+        }
+        let mut rel = Vec::with_capacity(DOC.len() + 1 + trimmed.len());
+        rel.extend_from_slice(DOC.as_bytes());
+        if !trimmed.is_empty() {
+            rel.push(b'/');
+            rel.extend_from_slice(trimmed);
+        }
+        let flags = if dir_request {
+            flags | OFlags::DIRECTORY
+        } else {
+            flags
+        };
+        open_beneath(self.fd.as_fd(), &rel, flags)
+    }
+}
+
+/// Opens the directory `path`, named by the administrator (a link there is followed),
+/// so that what is below it is reached with [`open_file_beneath`].
+pub fn open_named_dir(path: &Path) -> io::Result<OwnedFd> {
+    Ok(rfs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?)
+}
+
+/// Opens `rel` below the directory `dir` for reading: a regular file reached without
+/// any symbolic link (what `new DIR` copies into an item: a link inside DIR could lead
+/// to any file, such as archive.toml).
+pub fn open_file_beneath(dir: BorrowedFd<'_>, rel: &[u8]) -> Result<File, Refusal> {
+    let fd = open_beneath(dir, rel, OFlags::RDONLY | OFlags::NONBLOCK)?;
+    let st = rfs::fstat(&fd).map_err(|e| Refusal::Io(e.into()))?;
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => Ok(File::from(fd)),
+        _ => Err(Refusal::NotRegular),
+    }
+}
+
+/// The number of links of a file (`st_nlink` is narrower on some targets).
+#[allow(clippy::useless_conversion)]
+fn links(st: &rfs::Stat) -> u64 {
+    u64::from(st.st_nlink)
+}
+
+/// Whether an opened entry of doc/ may be served.
+fn servable(st: &rfs::Stat) -> Result<(), Refusal> {
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile if st.st_nlink == 1 => Ok(()),
+        FileType::RegularFile => Err(Refusal::HardLinks(links(st))),
+        FileType::Symlink => Err(Refusal::Link),
+        _ => Err(Refusal::NotRegular),
+    }
+}
+
+/// Deepest directory level walked below doc/ or an item.
+const MAX_DEPTH: usize = 32;
+
+/// Lists the directory `fd` (whose path below doc/ is `prefix`) into `out`, sorted,
+/// depth first.
+fn list_into(
+    fd: OwnedFd,
+    prefix: &mut Vec<u8>,
+    max_files: usize,
+    budget: &mut usize,
+    out: &mut DocListing,
+    depth: usize,
+) {
+    let Ok(mut dir) = rfs::Dir::new(fd) else {
+        return;
+    };
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    while let Some(entry) = dir.read() {
+        let Ok(entry) = entry else {
+            break;
+        };
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        if *budget == 0 {
+            out.complete = false;
+            break;
+        }
+        *budget -= 1;
+        names.push(name.to_vec());
+    }
+    names.sort();
+    let Ok(dfd) = dir.fd() else {
+        return;
+    };
+    for name in names {
+        if out.files.len() >= max_files {
+            out.complete = false;
+            return;
+        }
+        let Ok(st) = rfs::statat(dfd, name.as_slice(), AtFlags::SYMLINK_NOFOLLOW) else {
+            continue;
+        };
+        let at = prefix.len();
+        if !prefix.is_empty() {
+            prefix.push(b'/');
+        }
+        prefix.extend_from_slice(&name);
+        match FileType::from_raw_mode(st.st_mode) {
+            FileType::Directory if depth < MAX_DEPTH => {
+                if let Ok(sub) = open_beneath(dfd, &name, OFlags::RDONLY | OFlags::DIRECTORY) {
+                    list_into(sub, prefix, max_files, budget, out, depth + 1);
+                }
+            }
+            _ if servable(&st).is_ok() && doc_name_ok(prefix) => {
+                out.files.push((prefix.clone(), st.st_size as u64));
+            }
+            _ => {}
+        }
+        prefix.truncate(at);
+    }
+}
+
+/// Raises `newest` to the newest modification time below the directory `fd`; `None`
+/// when the budget of entries runs out.
+fn newest_into(fd: OwnedFd, newest: &mut i64, budget: &mut usize, depth: usize) -> Option<()> {
+    let mut dir = rfs::Dir::new(fd).ok()?;
+    let mut subdirs: Vec<Vec<u8>> = Vec::new();
+    while let Some(entry) = dir.read() {
+        let Ok(entry) = entry else {
+            break;
+        };
+        let name = entry.file_name();
+        if name.to_bytes() == b"." || name.to_bytes() == b".." {
+            continue;
+        }
+        *budget = budget.checked_sub(1)?;
+        let dfd = dir.fd().ok()?;
+        let Ok(st) = rfs::statat(dfd, name, AtFlags::SYMLINK_NOFOLLOW) else {
+            continue;
+        };
+        *newest = (*newest).max(st.st_mtime);
+        if FileType::from_raw_mode(st.st_mode) == FileType::Directory && depth < MAX_DEPTH {
+            subdirs.push(name.to_bytes().to_vec());
+        }
+    }
+    let dfd = dir.fd().ok()?;
+    for name in subdirs {
+        if let Ok(sub) = open_beneath(dfd, &name, OFlags::RDONLY | OFlags::DIRECTORY) {
+            newest_into(sub, newest, budget, depth + 1)?;
+        }
+    }
+    Some(())
+}
+
+/// `name` as Latin-1 bytes, when it is UTF-8 with non-ASCII characters that all fit.
+fn latin1_of(name: &[u8]) -> Option<Vec<u8>> {
+    let s = std::str::from_utf8(name).ok()?;
+    if s.is_ascii() {
+        return None;
+    }
+    s.chars().map(|c| u8::try_from(u32::from(c)).ok()).collect()
+}
+
+/// Whether openat2(2) answered ENOSYS (or EPERM, as some seccomp filters do) once.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+/// Opens `rel` (plain names separated by `/`: no empty, `.` or `..` part) below the
+/// directory `dir`, following no symbolic link and never leaving `dir`. `flags` get
+/// `O_NOFOLLOW` and `O_CLOEXEC`; with `O_PATH` (and not `O_DIRECTORY`) a link at the end
+/// is opened itself, as openat2(2) does, and `fstat` tells.
+fn open_beneath(dir: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedFd, Refusal> {
+    if rel
+        .split(|&b| b == b'/')
+        .any(|p| p.is_empty() || p == b"." || p == b"..")
+    {
+        return Err(Refusal::Absent);
+    }
+    let mut flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    // openat2(2) refuses O_PATH with any flag but these three.
+    if !flags.contains(OFlags::PATH) {
+        flags |= OFlags::NOCTTY;
+    }
+    if !NO_OPENAT2.load(Ordering::Relaxed) {
+        let resolve =
+            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
+        // EAGAIN: a concurrent rename made the kernel give up on a safe walk; once more.
+        for _ in 0..2 {
+            match rfs::openat2(dir, rel, flags, Mode::empty(), resolve) {
+                Ok(fd) => return Ok(fd),
+                Err(Errno::AGAIN) => continue,
+                Err(Errno::NOSYS | Errno::PERM) => {
+                    NO_OPENAT2.store(true, Ordering::Relaxed);
+                    break;
+                }
+                Err(e) => return Err(Refusal::of(e)),
+            }
+        }
+        if !NO_OPENAT2.load(Ordering::Relaxed) {
+            return Err(Refusal::Io(Errno::AGAIN.into()));
+        }
+    }
+    open_level_by_level(dir, rel, flags)
+}
+
+/// [`open_beneath`] without openat2(2): one `O_NOFOLLOW` open per level, each from the
+/// descriptor the level above gave.
+fn open_level_by_level(dir: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedFd, Refusal> {
+    let parts: Vec<&[u8]> = rel.split(|&b| b == b'/').collect();
+    let (last, above) = parts.split_last().ok_or(Refusal::Absent)?;
+    let mut held: Option<OwnedFd> = None;
+    for part in above {
+        let at = held.as_ref().map_or(dir, |fd| fd.as_fd());
+        let step = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let next = rfs::openat(at, *part, step, Mode::empty()).map_err(|e| match e {
+            // A link at this level: O_DIRECTORY refuses it as "not a directory".
+            Errno::NOTDIR if is_link(at, part) => Refusal::Link,
+            e => Refusal::of(e),
+        })?;
+        held = Some(next);
+    }
+    let at = held.as_ref().map_or(dir, |fd| fd.as_fd());
+    rfs::openat(at, *last, flags, Mode::empty()).map_err(|e| match e {
+        Errno::NOTDIR if is_link(at, last) => Refusal::Link,
+        e => Refusal::of(e),
+    })
+}
+
+fn is_link(dir: BorrowedFd<'_>, name: &[u8]) -> bool {
+    rfs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink)
+}
+
+/// Removes the entry `name` of the directory `dir` and everything below it, from
+/// descriptors, following no link (a link is removed, not followed).
+fn remove_tree_at(dir: BorrowedFd<'_>, name: &[u8]) -> io::Result<()> {
+    let st = rfs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::Directory {
+        return Ok(rfs::unlinkat(dir, name, AtFlags::empty())?);
+    }
+    let fd = rfs::openat(
+        dir,
+        name,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    let mut entries = rfs::Dir::new(fd)?;
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    while let Some(entry) = entries.read() {
+        let entry = entry?;
+        let n = entry.file_name().to_bytes();
+        if n != b"." && n != b".." {
+            names.push(n.to_vec());
+        }
+    }
+    let sub = entries.fd()?;
+    for n in names {
+        remove_tree_at(sub, &n)?;
+    }
+    Ok(rfs::unlinkat(dir, name, AtFlags::REMOVEDIR)?)
+}
+
+/// Changes the administrator's commands make to an item in place, from its directory's
+/// descriptor (never by re-resolving its path, which could have been swapped for a link
+/// in between).
+impl ItemDir {
+    /// item.toml's text, as [`ItemDir::read_item_toml`] reads it.
+    pub fn item_toml_text(&self, max: u64) -> Result<String, String> {
+        self.read_item_toml(max, |text| Ok(text.to_string()))
+    }
+
+    /// Replaces item.toml with `bytes` atomically: a temporary file `tmp_name` beside
+    /// it, synced, renamed over it, the directory synced. Readers see the old file or the
+    /// new one.
+    pub fn replace_item_toml(&self, tmp_name: &str, bytes: &[u8]) -> io::Result<()> {
+        let fd = rfs::openat(
+            &*self.fd,
+            tmp_name,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o644),
+        )?;
+        let mut file = File::from(fd);
+        let written = std::io::Write::write_all(&mut file, bytes)
+            .and_then(|()| file.sync_all())
+            .and_then(|()| Ok(rfs::renameat(&*self.fd, tmp_name, &*self.fd, ITEM_TOML)?));
+        if written.is_err() {
+            let _ = rfs::unlinkat(&*self.fd, tmp_name, AtFlags::empty());
+        }
+        written?;
+        self.sync();
+        Ok(())
+    }
+
+    /// Renames doc/ to `aside` in the same directory (one rename: a web server sees all
+    /// of doc/ or none of it); false when there is no doc/.
+    pub fn move_doc_aside(&self, aside: &str) -> io::Result<bool> {
+        match rfs::renameat(&*self.fd, DOC, &*self.fd, aside) {
+            Ok(()) => {
+                self.sync();
+                Ok(true)
+            }
+            Err(Errno::NOENT) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Removes the entry `name` of the item directory and all below it, following no
+    /// link.
+    pub fn remove(&self, name: &str) -> io::Result<()> {
+        remove_tree_at(self.fd.as_fd(), name.as_bytes())
+    }
+
+    /// Makes the directory's entries durable (where directories can be synced).
+    fn sync(&self) {
+        if let Ok(fd) = rfs::openat(
+            &*self.fd,
+            ".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            let _ = rfs::fsync(fd);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn tree() -> (tempfile::TempDir, Col) {
+        let t = tempfile::tempdir().unwrap();
+        let item = t.path().join("col/a.b/w/2020/01.02.03.04");
+        std::fs::create_dir_all(item.join("doc/sub")).unwrap();
+        std::fs::write(item.join("item.toml"), "state = \"Original\"\n").unwrap();
+        std::fs::write(item.join("doc/f.pdf"), "pdf").unwrap();
+        std::fs::write(item.join("doc/sub/g.txt"), "g").unwrap();
+        std::fs::write(t.path().join("secret"), "secret").unwrap();
+        symlink(t.path().join("secret"), item.join("doc/link.txt")).unwrap();
+        symlink("sub", item.join("doc/sublink")).unwrap();
+        std::fs::hard_link(t.path().join("secret"), item.join("doc/hard.txt")).unwrap();
+        std::fs::create_dir_all(t.path().join("col/a.b/linked/2020")).unwrap();
+        symlink(&item, t.path().join("col/a.b/linked/2020/01.02.03.04")).unwrap();
+        symlink(t.path().join("col/a.b/w"), t.path().join("col/a.b/wl")).unwrap();
+        let col = Col::open(t.path()).unwrap();
+        (t, col)
+    }
+
+    fn kind(r: Result<(), Refusal>) -> String {
+        match r {
+            Ok(()) => "ok".into(),
+            Err(e) => format!("{e:?}").split('(').next().unwrap().to_string(),
+        }
+    }
+
+    #[test]
+    fn items_are_reached_without_links() {
+        let (_t, col) = tree();
+        assert!(col.item("a.b/w/2020/01.02.03.04").is_ok());
+        assert!(matches!(
+            col.item("a.b/w/2020/01.02.03.05"),
+            Err(Refusal::Absent)
+        ));
+        assert!(matches!(
+            col.item("a.b/linked/2020/01.02.03.04"),
+            Err(Refusal::Link)
+        ));
+        assert!(matches!(
+            col.item("a.b/wl/2020/01.02.03.04"),
+            Err(Refusal::Link)
+        ));
+        assert!(col.item("a.b/w/../w/2020/01.02.03.04").is_err());
+        assert_eq!(col.dir_names(""), ["a.b"]);
+        assert_eq!(col.dir_names("a.b"), ["linked", "w", "wl"]);
+    }
+
+    #[test]
+    fn only_single_link_regular_files_inside_doc_are_served() {
+        let (_t, col) = tree();
+        let item = col.item("a.b/w/2020/01.02.03.04").unwrap();
+        let cases: [(&[u8], &str); 9] = [
+            (b"f.pdf", "ok"),
+            (b"sub/g.txt", "ok"),
+            (b"link.txt", "Link"),
+            (b"sublink/g.txt", "Link"),
+            (b"hard.txt", "HardLinks"),
+            (b"sub", "NotRegular"),
+            (b"../item.toml", "BadName"),
+            (b"nothing", "Absent"),
+            (b"sub/item.toml", "BadName"),
+        ];
+        for (name, want) in cases {
+            assert_eq!(
+                kind(item.doc_file_ok(name)),
+                want,
+                "{}",
+                String::from_utf8_lossy(name)
+            );
+        }
+        match item.open_doc(b"f.pdf").unwrap() {
+            DocEntry::File(f) => assert_eq!(f.len, 3),
+            DocEntry::Dir => panic!("a file"),
+        }
+        assert!(matches!(item.open_doc(b"sub/"), Ok(DocEntry::Dir)));
+        assert!(matches!(item.open_doc(b"link.txt"), Err(Refusal::Link)));
+    }
+
+    #[test]
+    fn the_level_by_level_walk_refuses_what_openat2_refuses() {
+        let (t, _col) = tree();
+        let col = rfs::open(
+            t.path().join("col"),
+            OFlags::PATH | OFlags::DIRECTORY,
+            Mode::empty(),
+        )
+        .unwrap();
+        let cases: [(&[u8], OFlags); 6] = [
+            (b"a.b/w/2020/01.02.03.04/doc/f.pdf", OFlags::RDONLY),
+            (b"a.b/w/2020/01.02.03.04/doc/link.txt", OFlags::RDONLY),
+            (b"a.b/w/2020/01.02.03.04/doc/link.txt", OFlags::PATH),
+            (b"a.b/wl/2020/01.02.03.04", OFlags::PATH | OFlags::DIRECTORY),
+            (b"a.b/w/2020/01.02.03.04/doc/sublink/g.txt", OFlags::RDONLY),
+            (b"a.b/w/2020/missing", OFlags::PATH),
+        ];
+        // What was opened: a link opened itself (O_PATH) counts as a link.
+        let what = |r: Result<OwnedFd, Refusal>| {
+            kind(r.and_then(
+                |fd| match FileType::from_raw_mode(rfs::fstat(&fd).unwrap().st_mode) {
+                    FileType::Symlink => Err(Refusal::Link),
+                    _ => Ok(()),
+                },
+            ))
+        };
+        for (rel, flags) in cases {
+            let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let a = what(open_beneath(col.as_fd(), rel, flags));
+            let b = what(open_level_by_level(col.as_fd(), rel, flags));
+            assert_eq!(a, b, "{}", String::from_utf8_lossy(rel));
+        }
+    }
+
+    #[test]
+    fn listings_and_timestamps_are_bounded_and_skip_links() {
+        let (_t, col) = tree();
+        let item = col.item("a.b/w/2020/01.02.03.04").unwrap();
+        let l = item.list_doc(100);
+        let names: Vec<&[u8]> = l.files.iter().map(|(n, _)| n.as_slice()).collect();
+        assert_eq!(names, [b"f.pdf".as_slice(), b"sub/g.txt"]);
+        assert!(l.complete);
+        let l = item.list_doc(1);
+        assert_eq!(l.files.len(), 1);
+        assert!(!l.complete);
+        assert!(item.newest_mtime().is_some());
+    }
+
+    #[test]
+    fn doc_names() {
+        for ok in [
+            &b"a.pdf"[..],
+            b"sub/a.pdf",
+            b"Relat\xf3rio.pdf",
+            b"item.toml.bak",
+        ] {
+            assert!(doc_name_ok(ok));
+        }
+        for bad in [
+            &b""[..],
+            b"/etc/passwd",
+            b"../x",
+            b"a//b",
+            b"./a",
+            b"a\\b",
+            b"a\0",
+            b"item.toml",
+            b"x/archive.toml",
+        ] {
+            assert!(!doc_name_ok(bad), "{}", String::from_utf8_lossy(bad));
+        }
+    }
+}
