@@ -254,6 +254,7 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
                     Response::text(431, "request header fields too large\n"),
                     false,
                     false,
+                    limits.write_timeout,
                 );
                 return;
             }
@@ -265,16 +266,12 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
             (Ok(httparse::Status::Complete(_)), Some(m), Some(p), Some(v)) => (m, p, v),
             (Err(httparse::Error::TooManyHeaders), ..) => {
                 let r = Response::text(431, "request header fields too large\n");
-                let _ = send(&mut stream, r, false, false);
+                let _ = send(&mut stream, r, false, false, limits.write_timeout);
                 return;
             }
             _ => {
-                let _ = send(
-                    &mut stream,
-                    Response::text(400, "bad request\n"),
-                    false,
-                    false,
-                );
+                let r = Response::text(400, "bad request\n");
+                let _ = send(&mut stream, r, false, false, limits.write_timeout);
                 return;
             }
         };
@@ -315,7 +312,13 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
             log(&format!("ibi-archive: {line}"));
         }
         let (status, len) = (response.status, response.len());
-        let sent = send(&mut stream, response, method == "HEAD", keep_alive);
+        let sent = send(
+            &mut stream,
+            response,
+            method == "HEAD",
+            keep_alive,
+            limits.write_timeout,
+        );
         log(&format!(
             "{client} \"{method} {shown_target}\" {status} {len}"
         ));
@@ -386,6 +389,7 @@ fn send(
     response: Response,
     head_only: bool,
     keep_alive: bool,
+    write_timeout: Duration,
 ) -> io::Result<()> {
     let mut head = format!(
         "HTTP/1.1 {} {}\r\n",
@@ -412,19 +416,57 @@ fn send(
         Body::File(file, len) => {
             stream.write_all(&bytes)?;
             if !head_only {
-                let copied = io::copy(&mut (&file).take(len), stream)?;
-                if copied < len {
-                    // The file shrank while it was sent: the framing is broken, so the
-                    // connection must end.
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "the file shrank while it was sent",
-                    ));
-                }
+                send_file(stream, &file, len, write_timeout)?;
             }
         }
     }
     stream.flush()
+}
+
+/// Sends `len` bytes of `file` with sendfile(2), the socket non-blocking: each step
+/// waits at most `timeout` for the client to make room, so a client that stops reading
+/// loses its connection instead of holding a thread for good.
+fn send_file(stream: &TcpStream, file: &File, len: u64, timeout: Duration) -> io::Result<()> {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let wait = Timespec {
+        tv_sec: timeout.as_secs() as i64,
+        tv_nsec: i64::from(timeout.subsec_nanos()),
+    };
+    stream.set_nonblocking(true)?;
+    let mut offset = 0u64;
+    let result = loop {
+        if offset >= len {
+            break Ok(());
+        }
+        let chunk = (len - offset).min(1 << 20) as usize;
+        match rustix::fs::sendfile(stream, file, Some(&mut offset), chunk) {
+            // The file shrank while it was sent: the framing is broken, so the
+            // connection must end.
+            Ok(0) => {
+                break Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the file shrank while it was sent",
+                ))
+            }
+            Ok(_) | Err(rustix::io::Errno::INTR) => {}
+            Err(rustix::io::Errno::AGAIN) => {
+                let mut fds = [PollFd::new(stream, PollFlags::OUT)];
+                match poll(&mut fds, Some(&wait)) {
+                    Ok(0) => {
+                        break Err(io::Error::new(
+                            io::ErrorKind::TimedOut,
+                            "the client read nothing for the write timeout",
+                        ))
+                    }
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => break Err(e.into()),
+                }
+            }
+            Err(e) => break Err(e.into()),
+        }
+    };
+    let _ = stream.set_nonblocking(false);
+    result
 }
 
 #[cfg(test)]

@@ -24,6 +24,10 @@ impl Fixtures {
         alone.remove("col/sid.inpe.br/mtc-m18");
         by_name.insert("mtc-m16c-alone", alone);
         by_name.insert("mtc-m16d", Fixture::with_config(MTC_M16D_TOML));
+        // The Archive of Example 9.2 with no relation subset: every relation applies.
+        let default = mtc_m16c_toml().replace(common::RELATIONS_OF_EXAMPLE_9_2, "");
+        assert_ne!(default, mtc_m16c_toml());
+        by_name.insert("mtc-m16c-default", Fixture::with_config(&default));
         by_name.insert("sample", Fixture::sample());
         Fixtures { by_name }
     }

@@ -274,17 +274,24 @@ impl Serve {
     /// Starts it, its stderr (the request log) going to `stderr`, and returns once it
     /// listens: its first line on stdout, which gives the address, comes after the bind.
     pub fn start(root: &Path, stderr: impl Into<Stdio>) -> Serve {
-        let mut child = command(&[
+        Serve::start_with(root, stderr, &[])
+    }
+
+    /// [`Serve::start`] with more arguments (limits).
+    pub fn start_with(root: &Path, stderr: impl Into<Stdio>, more: &[&str]) -> Serve {
+        let mut args = vec![
             "serve",
             "--root",
             root.to_str().unwrap(),
             "--listen",
             "127.0.0.1:0",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .unwrap();
+        ];
+        args.extend_from_slice(more);
+        let mut child = command(&args)
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut line)
@@ -302,6 +309,16 @@ impl Serve {
     /// `http://127.0.0.1:<port>`, without a trailing slash.
     pub fn base_url(&self) -> String {
         format!("http://{}", self.address)
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether it still runs.
+    pub fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
     }
 
     /// Ctrl-C (SIGINT), and the exit status; fails if it has not stopped within 5 s.

@@ -109,16 +109,26 @@ pub(crate) fn chown_tree(path: &Path, ids: (u32, u32)) {
 }
 
 /// Prepares an Archive root (normally a temporary copy) for a server started
-/// by this harness: everything world-readable, and `<root>/var/` (created if
-/// missing) owned by www-data when running as root, since the service writes
-/// its logs and state there.  Do not call this on files checked into the
-/// repository: copy them first with [`copy_tree`].
+/// by this harness as the README deploys one: col/ world-readable;
+/// archive.toml (the registration key) mode 640, of www-data's group; and
+/// `<root>/var/` (created if missing) www-data's alone (mode 700), since the
+/// service writes its logs and secret there.  When not running as root,
+/// everything is the current user's.  Do not call this on files checked into
+/// the repository: copy them first with [`copy_tree`].
 pub fn prepare_archive(root: &Path) {
     let var = root.join("var");
     fs::create_dir_all(&var).unwrap_or_else(|e| panic!("mkdir {}: {e}", var.display()));
     make_world_readable(root);
+    let toml = root.join("archive.toml");
+    if toml.is_file() {
+        fs::set_permissions(&toml, fs::Permissions::from_mode(0o640)).unwrap();
+    }
     if let Some(ids) = server_user() {
+        if toml.is_file() {
+            lchown(&toml, None, Some(ids.1)).unwrap();
+        }
         chown_tree(&var, ids);
+        fs::set_permissions(&var, fs::Permissions::from_mode(0o700)).unwrap();
     }
 }
 

@@ -8,7 +8,7 @@
 //! the connection.  4xx and 5xx are ordinary responses, not errors.
 
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 /// How long a test waits for one response before giving up (and panicking).
@@ -49,6 +49,29 @@ pub fn http_get(url: &str) -> Response {
     http_request("GET", url)
 }
 
+/// `GET url` from the loopback address `source` (127.0.0.2, say): the server sees that
+/// address as the client's.
+pub fn http_get_from(source: IpAddr, url: &str) -> Response {
+    let (authority, target) = split_url(url);
+    let req = format!(
+        "GET {target} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: ibi-archive-tests\r\nConnection: close\r\n\r\n"
+    );
+    http_raw_from(Some(source), authority, req.as_bytes(), false)
+}
+
+/// A connection to `addr` from the local address `source` (any port).
+pub fn connect_from(source: IpAddr, addr: SocketAddr) -> std::io::Result<TcpStream> {
+    use rustix::net::{bind, connect, socket, AddressFamily, SocketType};
+    let family = match source {
+        IpAddr::V4(_) => AddressFamily::INET,
+        IpAddr::V6(_) => AddressFamily::INET6,
+    };
+    let fd = socket(family, SocketType::STREAM, None)?;
+    bind(&fd, &SocketAddr::new(source, 0))?;
+    connect(&fd, &addr)?;
+    Ok(TcpStream::from(fd))
+}
+
 /// `METHOD url` with no body (POST is sent with `Content-Length: 0`).
 pub fn http_request(method: &str, url: &str) -> Response {
     http_request_with_body(method, url, &[], b"")
@@ -86,6 +109,16 @@ pub fn http_request_with_body(
 /// so, so a keep-alive request does not wait for the server to close.
 /// `head` tells whether the request was a HEAD (whose response has no body).
 pub fn http_raw(authority: &str, request: &[u8], head: bool) -> Response {
+    http_raw_from(None, authority, request, head)
+}
+
+/// [`http_raw`] from the local address `source`, when given.
+pub fn http_raw_from(
+    source: Option<IpAddr>,
+    authority: &str,
+    request: &[u8],
+    head: bool,
+) -> Response {
     let authority = authority
         .strip_prefix("http://")
         .unwrap_or(authority)
@@ -95,8 +128,11 @@ pub fn http_raw(authority: &str, request: &[u8], head: bool) -> Response {
         .unwrap_or_else(|e| panic!("cannot resolve {authority}: {e}"))
         .next()
         .unwrap_or_else(|| panic!("no address for {authority}"));
-    let mut stream = TcpStream::connect_timeout(&addr, HTTP_TIMEOUT)
-        .unwrap_or_else(|e| panic!("cannot connect to {authority}: {e}"));
+    let mut stream = match source {
+        Some(source) => connect_from(source, addr),
+        None => TcpStream::connect_timeout(&addr, HTTP_TIMEOUT),
+    }
+    .unwrap_or_else(|e| panic!("cannot connect to {authority}: {e}"));
     stream.set_read_timeout(Some(HTTP_TIMEOUT)).unwrap();
     stream.set_write_timeout(Some(HTTP_TIMEOUT)).unwrap();
     stream

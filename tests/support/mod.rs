@@ -31,7 +31,8 @@
 //!
 //! Tests that need a server should skip (return early after an
 //! `eprintln!("skipping: ...")`) when [`apache2_available`] or
-//! [`lighttpd_available`] says no; CI installs both.  When the tests run as
+//! [`lighttpd_available`] says no; CI installs both, and under `CI=true` a
+//! missing server panics instead, so that a run without them cannot pass.  When the tests run as
 //! root the servers' workers and the CGI program run as www-data.
 
 // Each test crate uses only part of the harness.
@@ -46,8 +47,8 @@ pub use fsutil::{
     www_data_ids,
 };
 pub use http::{
-    decode_chunked, http_get, http_raw, http_request, http_request_with_body, Response,
-    HTTP_TIMEOUT,
+    connect_from, decode_chunked, http_get, http_get_from, http_raw, http_raw_from, http_request,
+    http_request_with_body, Response, HTTP_TIMEOUT,
 };
 pub use server::{
     apache2_available, ibi_archive_bin, lighttpd_available, living_processes_in_group,

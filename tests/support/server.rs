@@ -74,23 +74,33 @@ const SERVER_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sb
 /// True if apache2 and the modules the harness loads are installed (and,
 /// when running as root, the www-data user exists).
 pub fn apache2_available() -> bool {
-    Path::new(APACHE2_BIN).is_file()
+    let found = Path::new(APACHE2_BIN).is_file()
         && APACHE2_REQUIRED_MODULES
             .iter()
             .all(|(_, so)| Path::new(APACHE2_MODULES).join(so).is_file())
         && Path::new(APACHE2_SNIPPET).is_file()
-        && www_data_ok()
+        && www_data_ok();
+    required_under_ci(found, "apache2 (with mod_cgid)")
+}
+
+/// Under `CI=true` every server must be there: a test that would skip fails instead.
+fn required_under_ci(found: bool, what: &str) -> bool {
+    if !found && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true and {what} is not installed: .ci/run installs it");
+    }
+    found
 }
 
 /// True if lighttpd and its mod_cgi are installed (and, when running as
 /// root, the www-data user exists).
 pub fn lighttpd_available() -> bool {
-    Path::new(LIGHTTPD_BIN).is_file()
+    let found = Path::new(LIGHTTPD_BIN).is_file()
         && LIGHTTPD_REQUIRED_MODULES
             .iter()
             .all(|so| Path::new(LIGHTTPD_MODULES).join(so).is_file())
         && Path::new(LIGHTTPD_SNIPPET).is_file()
-        && www_data_ok()
+        && www_data_ok();
+    required_under_ci(found, "lighttpd (with mod_cgi)")
 }
 
 fn www_data_ok() -> bool {

@@ -1,0 +1,177 @@
+//! One rule for what an Archive serves, the same under Apache, lighttpd and `ibi-archive
+//! serve`: a restricted item's files go only to clients inside `[access].networks`,
+//! judged by the address of the connection (127.0.0.1 inside, 127.0.0.2 outside here);
+//! a tombstone's files, hard links and links below col/ are never served — also for
+//! items dropped into col/ by hand while the server runs. The URL the service hands out
+//! keeps following the client IP the query names, as the standard says.
+
+mod common;
+mod support;
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use common::{run_cmd, Serve};
+use support::{http_get_from, Response};
+
+const SERVICE: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+const RESTRICTED: &str = "sid.inpe.br/mtc-m19/2014/05.06.07.08";
+/// A copy of RESTRICTED dropped into col/ while the server runs.
+const DROPPED: &str = "sid.inpe.br/mtc-m19/2014/05.06.07.10";
+const TOMBSTONE: &str = "urlib.net/www/2014/03.25.23.20";
+const ITEM: &str = "iconet.com.br/banon/2009/09.09.22.01";
+
+fn inside() -> IpAddr {
+    "127.0.0.1".parse().unwrap()
+}
+
+fn outside() -> IpAddr {
+    "127.0.0.2".parse().unwrap()
+}
+
+/// sample-archive/ with only 127.0.0.1 licensed; a tombstone that kept its content
+/// (`delete --keep-content`); a hard link to archive.toml and a link to another file of
+/// doc/ in one item's doc/.
+fn archive() -> (tempfile::TempDir, PathBuf) {
+    let tmp = support::archive_tempdir();
+    let root = tmp.path().join("archive");
+    support::copy_tree(&common::sample(), &root);
+    let _ = std::fs::remove_dir_all(root.join("var"));
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    let toml = toml.replace(
+        "networks = [\"150.163.0.0/16\", \"127.0.0.0/8\"]",
+        "networks = [\"127.0.0.1/32\"]",
+    );
+    assert!(toml.contains("\"127.0.0.1/32\""));
+    std::fs::write(root.join("archive.toml"), toml).unwrap();
+    let (code, _, err) = run_cmd(&[
+        "delete",
+        "--root",
+        root.to_str().unwrap(),
+        "--keep-content",
+        TOMBSTONE,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let doc = root.join("col").join(ITEM).join("doc");
+    std::fs::hard_link(root.join("archive.toml"), doc.join("leak.txt")).unwrap();
+    std::os::unix::fs::symlink("reference.bib", doc.join("inside.bib")).unwrap();
+    support::prepare_archive(&root);
+    (tmp, root)
+}
+
+fn get(from: IpAddr, base: &str, path: &str) -> Response {
+    let r = http_get_from(from, &format!("{base}{path}"));
+    assert!(
+        !r.text().contains("1234567890") && !r.text().contains("SECRET"),
+        "{path} leaked a secret"
+    );
+    r
+}
+
+fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
+    // The service answers for the Archive as the server reaches it.
+    let addr = base.trim_start_matches("http://");
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    let toml = toml.replace("\"localhost:8080\"", &format!("\"{addr}\""));
+    std::fs::write(root.join("archive.toml"), toml).unwrap();
+
+    let pdf = format!("/col/{RESTRICTED}/doc/article.pdf");
+    let bytes = std::fs::read(root.join("col").join(RESTRICTED).join("doc/article.pdf")).unwrap();
+    let r = get(inside(), base, &pdf);
+    assert_eq!((r.status, &r.body), (200, &bytes), "{}", log());
+    let r = get(outside(), base, &pdf);
+    assert_eq!(r.status, 403, "{}\n{}", r.text(), log());
+    assert_ne!(r.body, bytes);
+
+    // An item dropped into col/ by hand: the same rule at once, no rebuild.
+    support::copy_tree(
+        &root.join("col").join(RESTRICTED),
+        &root.join("col").join(DROPPED),
+    );
+    support::make_world_readable(&root.join("col").join(DROPPED));
+    let dropped = format!("/col/{DROPPED}/doc/article.pdf");
+    assert_eq!(get(inside(), base, &dropped).status, 200, "{}", log());
+    assert_eq!(get(outside(), base, &dropped).status, 403, "{}", log());
+
+    // The URL handed out follows the client IP the query names (here the resolver,
+    // at 127.0.0.2, asks for a reader at 127.0.0.1: the data URL)...
+    let ask = |client: &str| {
+        let q = format!(
+            "/{SERVICE}?servicesubject=urlRequest&clientinformation.ipaddress={client}&parsedibiurl.ibi={RESTRICTED}"
+        );
+        let text = get(outside(), base, &q).text();
+        text.split("\r\n")
+            .find_map(|l| l.strip_prefix("url "))
+            .unwrap_or_else(|| panic!("no url in {text:?}"))
+            .to_string()
+    };
+    assert_eq!(ask("127.0.0.1"), format!("{base}{pdf}"));
+    assert_eq!(
+        ask("127.0.0.2"),
+        format!("{base}/col/{RESTRICTED}.09/doc/metadata.html")
+    );
+    // ... and the metadata it gives outside answers there.
+    let meta = format!("/col/{RESTRICTED}.09/doc/metadata.html");
+    assert_eq!(get(outside(), base, &meta).status, 200, "{}", log());
+
+    // The file list of a restricted item, by the connection's address too.
+    let list = format!("/{SERVICE}/filelist/{RESTRICTED}");
+    assert_eq!(get(inside(), base, &list).status, 200, "{}", log());
+    assert_eq!(get(outside(), base, &list).status, 403, "{}", log());
+
+    // A tombstone keeps its doc/, which is never served again.
+    let gone = format!("/col/{TOMBSTONE}/doc/ibi-resolucao.pdf");
+    assert!(root
+        .join("col")
+        .join(TOMBSTONE)
+        .join("doc/ibi-resolucao.pdf")
+        .is_file());
+    for from in [inside(), outside()] {
+        assert_eq!(get(from, base, &gone).status, 410, "{}", log());
+    }
+
+    // A hard link (to archive.toml) and a link inside col/: not served to anyone.
+    for path in [
+        format!("/col/{ITEM}/doc/leak.txt"),
+        format!("/col/{ITEM}/doc/inside.bib"),
+    ] {
+        for from in [inside(), outside()] {
+            assert_eq!(get(from, base, &path).status, 404, "{path}\n{}", log());
+        }
+    }
+    // While the file itself is.
+    let r = get(outside(), base, &format!("/col/{ITEM}/doc/reference.bib"));
+    assert_eq!(r.status, 200, "{}", log());
+}
+
+#[test]
+fn serve_applies_the_rule() {
+    let (_tmp, root) = archive();
+    let log_path = root.parent().unwrap().join("serve.log");
+    let serve = Serve::start(&root, std::fs::File::create(&log_path).unwrap());
+    suite(&serve.base_url(), &root, &|| {
+        std::fs::read_to_string(&log_path).unwrap_or_default()
+    });
+}
+
+#[test]
+fn apache2_applies_the_rule() {
+    if !support::apache2_available() {
+        eprintln!("skipping: apache2 with mod_cgid is not installed");
+        return;
+    }
+    let (_tmp, root) = archive();
+    let server = support::start_apache2(&root, &support::ibi_archive_bin(), SERVICE);
+    suite(&server.base_url, &root, &|| server.error_log());
+}
+
+#[test]
+fn lighttpd_applies_the_rule() {
+    if !support::lighttpd_available() {
+        eprintln!("skipping: lighttpd is not installed");
+        return;
+    }
+    let (_tmp, root) = archive();
+    let server = support::start_lighttpd(&root, &support::ibi_archive_bin(), SERVICE);
+    suite(&server.base_url, &root, &|| server.error_log());
+}

@@ -1,0 +1,344 @@
+//! `ibi-archive serve` under hostile clients, each a real connection on loopback: slow
+//! readers of a large file, a pipelining client that never reads, hundreds of idle
+//! connections, an accept loop out of descriptors, a request head of 64 MB, a slowloris
+//! head, and a file swapped for a symbolic link or a named pipe between requests. Every
+//! time, other clients are still answered and nothing leaves the Archive.
+
+mod common;
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{IpAddr, TcpStream};
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use common::{Fixture, Serve};
+use support::{connect_from, http_get_from};
+
+const ITEM: &str = "col/iconet.com.br/banon/2009/09.09.22.01";
+/// Short limits, so that the tests need not wait long.
+const LIMITS: [&str; 6] = [
+    "--idle-timeout",
+    "1",
+    "--head-timeout",
+    "2",
+    "--write-timeout",
+    "2",
+];
+
+fn local(n: u8) -> IpAddr {
+    IpAddr::from([127, 0, 0, n])
+}
+
+fn start(f: &Fixture, more: &[&str]) -> (Serve, std::path::PathBuf) {
+    let log = f.root().parent().unwrap().join(format!(
+        "serve-{}.log",
+        f.root().file_name().unwrap().to_string_lossy()
+    ));
+    let mut args: Vec<&str> = LIMITS.to_vec();
+    args.extend_from_slice(more);
+    let serve = Serve::start_with(f.root(), std::fs::File::create(&log).unwrap(), &args);
+    (serve, log)
+}
+
+fn connect(serve: &Serve, from: IpAddr) -> TcpStream {
+    let s = connect_from(from, serve.address.parse().unwrap()).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s
+}
+
+/// A plain request from `from` answers 200, well within `limit`.
+fn answers(serve: &Serve, from: IpAddr, limit: Duration) {
+    let started = Instant::now();
+    let r = http_get_from(
+        from,
+        &format!("{}/{ITEM}/doc/reference.bib", serve.base_url()),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        started.elapsed() < limit,
+        "answered after {:?}",
+        started.elapsed()
+    );
+}
+
+/// A 64 MiB file (sparse) in the item's doc/.
+fn large_file(f: &Fixture) -> String {
+    let file = std::fs::File::create(f.path(&format!("{ITEM}/doc/large.bin"))).unwrap();
+    file.set_len(64 << 20).unwrap();
+    format!("/{ITEM}/doc/large.bin")
+}
+
+/// The peak resident memory of a process, in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .unwrap()
+}
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+#[test]
+fn slow_readers_of_a_large_file_block_only_themselves() {
+    let f = Fixture::sample();
+    let large = large_file(&f);
+    let (serve, _log) = start(&f, &[]);
+    // Eight clients ask for 64 MiB and read nothing.
+    let stalled: Vec<TcpStream> = (0..8)
+        .map(|_| {
+            let mut s = connect(&serve, local(3));
+            write!(s, "GET {large} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    for _ in 0..5 {
+        answers(&serve, local(1), Duration::from_secs(5));
+    }
+    // A stalled writer is given up after the write timeout: the connection ends before
+    // 64 MiB are sent.
+    std::thread::sleep(Duration::from_secs(3));
+    let mut s = stalled.into_iter().next().unwrap();
+    let mut got = 0u64;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n as u64,
+        }
+    }
+    assert!(
+        got < 64 << 20,
+        "a stalled reader got the whole file ({got} bytes)"
+    );
+}
+
+#[test]
+fn a_pipelining_client_that_never_reads_blocks_only_itself() {
+    let f = Fixture::sample();
+    f.write(&format!("{ITEM}/doc/medium.bin"), &vec![b'x'; 1 << 20]);
+    let (serve, _log) = start(&f, &[]);
+    let mut s = connect(&serve, local(3));
+    s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    let one = format!("GET /{ITEM}/doc/medium.bin HTTP/1.1\r\nHost: x\r\n\r\n");
+    let many = one.repeat(2000);
+    // The server stops reading once its answers back up; what is not sent is dropped.
+    let writer = std::thread::spawn(move || {
+        let _ = s.write_all(many.as_bytes());
+        s
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    for _ in 0..5 {
+        answers(&serve, local(1), Duration::from_secs(5));
+    }
+    drop(writer.join().unwrap());
+    answers(&serve, local(3), Duration::from_secs(5));
+}
+
+#[test]
+fn idle_connections_are_capped_per_address_and_timed_out() {
+    let f = Fixture::sample();
+    let (mut serve, _log) = start(&f, &["--max-per-client", "32"]);
+    let idle: Vec<TcpStream> = (0..600).map(|_| connect(&serve, local(3))).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    // Another address is answered at once; the server holds a bounded number of
+    // descriptors.
+    answers(&serve, local(1), Duration::from_secs(5));
+    let fds = open_fds(serve.pid());
+    assert!(fds < 100, "{fds} descriptors open");
+    // Past the idle timeout the idle ones are closed, and their address is served again.
+    std::thread::sleep(Duration::from_millis(1500));
+    answers(&serve, local(3), Duration::from_secs(5));
+    drop(idle);
+    assert!(serve.running());
+}
+
+#[test]
+fn the_accept_loop_outlives_running_out_of_descriptors() {
+    let f = Fixture::sample();
+    let (mut serve, log) = start(
+        &f,
+        &["--max-connections", "1000", "--max-per-client", "1000"],
+    );
+    // 48 descriptors in all for the server process.
+    let pid = rustix::process::Pid::from_raw(serve.pid() as i32).unwrap();
+    let limit = rustix::process::Rlimit {
+        current: Some(48),
+        maximum: Some(48),
+    };
+    rustix::process::prlimit(Some(pid), rustix::process::Resource::Nofile, limit).unwrap();
+    let held: Vec<TcpStream> = (0..100).map(|_| connect(&serve, local(3))).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(serve.running());
+    drop(held);
+    // Once the idle ones are gone, requests are answered again.
+    std::thread::sleep(Duration::from_millis(1500));
+    answers(&serve, local(1), Duration::from_secs(10));
+    let text = std::fs::read_to_string(log).unwrap();
+    assert!(
+        text.contains("cannot accept a connection: Too many open files"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_huge_request_head_is_refused_in_bounded_memory() {
+    let f = Fixture::sample();
+    let (serve, _log) = start(&f, &[]);
+    let before = peak_rss_kib(serve.pid());
+    let mut s = connect(&serve, local(3));
+    s.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut head = b"GET / HTTP/1.1\r\nX-Filler: ".to_vec();
+    head.resize(1 << 20, b'a');
+    // 64 MiB of one header line; the server answers 431 and closes long before.
+    let mut sent = 0usize;
+    while sent < 64 << 20 {
+        match s.write_all(&head) {
+            Ok(()) => sent += head.len(),
+            Err(_) => break,
+        }
+        head.truncate(0);
+        head.resize(1 << 20, b'a');
+    }
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    if !answer.is_empty() {
+        assert!(
+            answer.starts_with(b"HTTP/1.1 431 "),
+            "{}",
+            String::from_utf8_lossy(&answer)
+        );
+    }
+    let after = peak_rss_kib(serve.pid());
+    assert!(
+        after < before + 16 * 1024,
+        "peak RSS {before} KiB -> {after} KiB"
+    );
+    answers(&serve, local(1), Duration::from_secs(5));
+}
+
+#[test]
+fn a_slowloris_head_is_cut_off() {
+    let f = Fixture::sample();
+    let (serve, _log) = start(&f, &[]);
+    let mut s = connect(&serve, local(3));
+    s.set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    let started = Instant::now();
+    let head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let mut closed = false;
+    for &b in head.iter().cycle().take(200) {
+        if s.write_all(&[b]).is_err() {
+            closed = true;
+            break;
+        }
+        let mut buf = [0u8; 64];
+        if let Ok(0) = s.read(&mut buf) {
+            closed = true;
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            break;
+        }
+    }
+    assert!(closed, "still open after {:?}", started.elapsed());
+    assert!(started.elapsed() < Duration::from_secs(6));
+}
+
+/// Swaps `doc/swap.txt` between a regular file and `other` (made by `make` under a
+/// temporary name), as fast as it can, until the returned flag is set.
+fn swapper(
+    doc: &Path,
+    make: impl Fn(&Path) + Send + 'static,
+) -> (
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<()>,
+) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let (doc, flag) = (doc.to_path_buf(), stop.clone());
+    let handle = std::thread::spawn(move || {
+        let (file, other, name) = (doc.join(".f"), doc.join(".o"), doc.join("swap.txt"));
+        while !flag.load(Ordering::Relaxed) {
+            std::fs::write(&file, b"public\n").unwrap();
+            std::fs::rename(&file, &name).unwrap();
+            make(&other);
+            std::fs::rename(&other, &name).unwrap();
+        }
+    });
+    (stop, handle)
+}
+
+/// GETs doc/swap.txt `n` times over keep-alive-free connections; each answer's body.
+fn hammer(serve: &Serve, n: usize) -> Vec<(u16, Vec<u8>)> {
+    let url = format!("{}/{ITEM}/doc/swap.txt", serve.base_url());
+    (0..n)
+        .map(|_| {
+            let r = http_get_from(local(1), &url);
+            (r.status, r.body)
+        })
+        .collect()
+}
+
+#[test]
+fn a_file_swapped_for_a_link_is_never_followed() {
+    let f = Fixture::sample();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("secret.txt");
+    std::fs::write(&secret, b"SECRET OUTSIDE THE ARCHIVE\n").unwrap();
+    let (serve, _log) = start(&f, &[]);
+    let (stop, handle) = swapper(&f.path(&format!("{ITEM}/doc")), move |p| {
+        symlink(&secret, p).unwrap()
+    });
+    let answers = hammer(&serve, 3000);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    handle.join().unwrap();
+    let leaked = answers
+        .iter()
+        .filter(|(_, b)| b.windows(6).any(|w| w == b"SECRET"))
+        .count();
+    let served = answers.iter().filter(|(s, _)| *s == 200).count();
+    assert_eq!(leaked, 0, "{leaked} of 3000 answers held the file outside");
+    assert!(served > 0, "the regular file was never served");
+    assert!(answers
+        .iter()
+        .all(|(s, b)| (*s == 200 && b == b"public\n") || *s == 404));
+}
+
+#[test]
+fn a_file_swapped_for_a_named_pipe_never_stalls_a_request() {
+    let f = Fixture::sample();
+    let (serve, _log) = start(&f, &[]);
+    let (stop, handle) = swapper(&f.path(&format!("{ITEM}/doc")), |p| {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            p,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap()
+    });
+    let started = Instant::now();
+    let answers = hammer(&serve, 1000);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    handle.join().unwrap();
+    assert_eq!(answers.len(), 1000);
+    assert!(answers
+        .iter()
+        .all(|(s, b)| (*s == 200 && b == b"public\n") || *s == 404));
+    assert!(started.elapsed() < Duration::from_secs(120));
+    answers_after(&serve);
+}
+
+fn answers_after(serve: &Serve) {
+    answers(serve, local(1), Duration::from_secs(5));
+}
