@@ -61,7 +61,7 @@ pub fn page(archive: &Archive, ibi: &str, client: Option<IpAddr>) -> Answer {
     };
     if !listing.complete {
         body.push_str(&format!(
-            "\n<p>This item holds more files than this page lists: the first {} by name are shown.</p>",
+            "\n<p>This item holds more files than this page lists ({} are shown).</p>",
             listing.files.len()
         ));
     }

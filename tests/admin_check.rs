@@ -269,3 +269,44 @@ fn a_larger_tree_checks_clean() {
         format!("col/{a}/item.toml: next editions loop: {a} -> {b} -> {a}\nchecked 1514 items: 1 fault\n", a = a.rep, b = b.rep)
     );
 }
+
+/// File names reach the report escaped: a directory whose name holds a line break and a
+/// forged summary stays one line, and the real summary is the last line.
+#[test]
+fn names_are_escaped_in_the_report() {
+    let f = Fixture::sample();
+    f.write(
+        "col/sid.inpe.br/x\nchecked 99 items: 0 faults\n\x1b[2K/2015/01.01.00.00/item.toml",
+        b"state = \"Original\"\n",
+    );
+    let (code, out, err) = check(f.root());
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            1,
+            "col/sid.inpe.br/x\\x0achecked 99 items: 0 faults\\x0a\\x1b[2K: directory name is not part of a uniform repository name: word \"x\\nchecked 99 items: 0 faults\\n\\u{1b}[2K\" holds '\\n', which is not a letter, digit or '-'\nchecked 14 items: 1 fault\n",
+            FAULTY
+        )
+    );
+}
+
+/// The urlkey secret readable by every local user is said (anyone could forge keys).
+#[test]
+fn a_readable_urlkey_secret_is_warned_of() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::sample();
+    f.write("var/urlkey.secret", &[b'a'; 64]);
+    std::fs::set_permissions(
+        f.path("var/urlkey.secret"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    assert_eq!(
+        check(f.root()),
+        (
+            0,
+            "var/urlkey.secret: warning: readable by every local user, who could then forge urlkeys; chmod 600 var/urlkey.secret\nchecked 14 items: 0 faults, 1 warning\n".to_string(),
+            String::new()
+        )
+    );
+}

@@ -731,3 +731,53 @@ fn links_that_cannot_be_made_here_are_noted() {
     let (code, out, _) = run_cmd(&["check", "--root", root]);
     assert_eq!((code, out.as_str()), (0, "checked 16 items: 0 faults\n"));
 }
+
+/// `new DIR` copies the files below DIR, never what a link there leads to (a link to
+/// /etc/shadow or to archive.toml would land in a public doc/): it refuses, naming every
+/// link, and writes nothing.
+#[test]
+fn links_inside_a_directory_given_are_refused() {
+    let f = archive();
+    let root = f.root().to_str().unwrap();
+    let files = inputs(&[
+        ("paper/index.html", "<p>paper</p>"),
+        ("paper/fig/a.png", "png"),
+    ]);
+    let paper = files.path().join("paper");
+    std::os::unix::fs::symlink("/etc/shadow", paper.join("shadow.txt")).unwrap();
+    std::os::unix::fs::symlink(f.path("archive.toml"), paper.join("fig/config.txt")).unwrap();
+    let before = snapshot(f.root());
+    let (code, out, err) = run_cmd(&["new", "--root", root, paper.to_str().unwrap()]);
+    assert_eq!(
+        (code, out.as_str(), err),
+        (
+            1,
+            "",
+            format!(
+                "ibi-archive: new: {p} holds symbolic links, which are never copied into an item (a link could lead to any file, such as archive.toml); replace them with the files: {p}/fig/config.txt, {p}/shadow.txt\n",
+                p = paper.display()
+            )
+        )
+    );
+    assert_eq!(
+        snapshot(f.root()),
+        before,
+        "a refused run changed the Archive"
+    );
+    // Without the links, the directory makes an item.
+    std::fs::remove_file(paper.join("shadow.txt")).unwrap();
+    std::fs::remove_file(paper.join("fig/config.txt")).unwrap();
+    let made = new(
+        f.root(),
+        &["--target", "paper/index.html", paper.to_str().unwrap()],
+    );
+    let rep = get(&made, "rep");
+    let mut names: Vec<String> = walkdir::WalkDir::new(f.path(&format!("col/{rep}/doc")))
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["a.png", "index.html"]);
+}

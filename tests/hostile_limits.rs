@@ -435,3 +435,229 @@ fn hostile_fields_of_a_counted_acknowledgment_stay_on_one_line() {
         )
     );
 }
+
+/// Sets the modification time of `path` (a file or a directory).
+fn set_mtime(path: &Path, secs: u64) {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    std::fs::File::open(path).unwrap().set_modified(t).unwrap();
+}
+
+const Y2001: u64 = 978_307_200;
+const Y2020: u64 = 1_577_836_800;
+
+/// An item without `timestamp` gets its newest modification, looked for over at most
+/// 4,096 entries; with more, item.toml's own modification time, and one log line saying
+/// to record a timestamp (a tree of 300,000 files cost a second per request).
+#[test]
+fn a_default_timestamp_looks_at_a_bounded_number_of_entries() {
+    let f = Fixture::sample();
+    let rep = "example.org/big/2020/01.01.00.00";
+    f.write(
+        &format!("col/{rep}/item.toml"),
+        b"state = \"Original\"\ntarget = \"a.txt\"\n",
+    );
+    f.write(&format!("col/{rep}/doc/a.txt"), b"a\n");
+    let dir = f.path(&format!("col/{rep}"));
+    let settle = || {
+        for p in [dir.join("item.toml"), dir.join("doc"), dir.clone()] {
+            set_mtime(&p, Y2001);
+        }
+    };
+    set_mtime(&dir.join("doc/a.txt"), Y2020);
+    settle();
+    let q = format!("servicesubject=urlRequest&parsedibiurl.ibi={rep}");
+    let answer = |stderr: &str, timestamp: &str| {
+        assert_answer(
+            &get(f.root(), q.as_bytes()),
+            200,
+            &format!(
+                "archiveaddress localhost:8080\r\ncontenttype Data\r\nibi {{rep {rep}}}\r\n{IDENTITY_TAIL}\r\n\
+                 state Original\r\ntimestamp {timestamp}\r\nurl http://localhost:8080/col/{rep}/doc/a.txt\r\nurlkey <urlkey>"
+            ),
+            stderr,
+        )
+    };
+    answer("", "2020-01-01T00:00:00Z");
+    for i in 0..5000 {
+        let p = dir.join(format!("doc/f{i}.txt"));
+        std::fs::write(&p, b"x").unwrap();
+        set_mtime(&p, Y2001);
+    }
+    settle();
+    answer(
+        &err_line(&format!(
+            "{}/item.toml: no timestamp, and more than 4096 entries in the item; its item.toml's modification time is given (record a timestamp)",
+            dir.display()
+        )),
+        "2001-01-01T00:00:00Z",
+    );
+}
+
+/// 676 two-letter language codes, `aa` to `zz`.
+fn languages() -> Vec<String> {
+    let letters = b'a'..=b'z';
+    letters
+        .clone()
+        .flat_map(|a| {
+            letters
+                .clone()
+                .map(move |b| String::from_utf8(vec![a, b]).unwrap())
+        })
+        .collect()
+}
+
+/// Fifty translations pointing at one item without a timestamp: that item is looked up
+/// once and its directory walked once for the whole answer (each walked it again:
+/// 47 s for one request over 300,000 files).
+#[test]
+fn one_answer_works_out_an_items_default_timestamp_once() {
+    use ibi_archive::config::Config;
+    use ibi_archive::query::Query;
+    use ibi_archive::service::Archive;
+    let f = Fixture::sample();
+    let x = "example.org/x/2020/01.01.00.00";
+    f.write(
+        &format!("col/{x}/item.toml"),
+        b"state = \"Original\"\ntarget = \"a.txt\"\n",
+    );
+    f.write(&format!("col/{x}/doc/a.txt"), b"a\n");
+    let y = "example.org/y/2020/01.01.00.01";
+    let mut toml = "state = \"Original\"\ntimestamp = 2020-01-01T00:00:00Z\ntarget = \"a.txt\"\nlanguage = \"zz\"\n[translations]\n".to_string();
+    for lang in &languages()[..50] {
+        toml.push_str(&format!("{lang} = \"{x}\"\n"));
+    }
+    f.write(&format!("col/{y}/item.toml"), toml.as_bytes());
+    f.write(&format!("col/{y}/doc/a.txt"), b"a\n");
+    let archive = Archive::new(f.root(), Config::load(f.root()).unwrap());
+    let q = format!(
+        "servicesubject=urlRequest&parsedibiurl.ibi={y}&parsedibiurl.verblist=GetTranslation"
+    );
+    let answer = archive.respond(&Query::parse(q.as_bytes()).unwrap(), 1_795_341_600);
+    let text = String::from_utf8(answer.body).unwrap();
+    let stamps: Vec<&str> = text
+        .split("\r\n")
+        .filter(|l| l.starts_with("timestamp.translation("))
+        .map(|l| l.split_once(' ').unwrap().1)
+        .collect();
+    assert_eq!(stamps.len(), 51, "{text}");
+    let work = archive.work();
+    assert_eq!(
+        (work.items_looked_up, work.timestamps_walked),
+        (2, 1),
+        "{work:?}"
+    );
+}
+
+/// An item naming 300 translations, each another item here: at most 256 items are looked
+/// up for one answer, and the log says so once.
+#[test]
+fn an_answer_looks_up_at_most_256_items() {
+    let f = Fixture::sample();
+    let y = "example.org/y/2020/01.01.00.01";
+    let mut toml = "state = \"Original\"\ntimestamp = 2020-01-01T00:00:00Z\ntarget = \"a.txt\"\n[translations]\n".to_string();
+    for (i, lang) in languages()[..300].iter().enumerate() {
+        let rep = format!("example.org/t/2020/01.01.{:02}.{:02}", i / 60, i % 60);
+        add_item(&f, &rep, "");
+        toml.push_str(&format!("{lang} = \"{rep}\"\n"));
+    }
+    f.write(&format!("col/{y}/item.toml"), toml.as_bytes());
+    f.write(&format!("col/{y}/doc/a.txt"), b"a\n");
+    let q = format!(
+        "servicesubject=urlRequest&parsedibiurl.ibi={y}&parsedibiurl.verblist=GetTranslation"
+    );
+    let out = get(f.root(), q.as_bytes());
+    let urls = out
+        .text()
+        .split("\r\n")
+        .filter(|l| l.starts_with("url.translation("))
+        .count();
+    assert_eq!(urls, 255, "{}", out.text());
+    assert_eq!(
+        out.stderr,
+        err_line("more than 256 items to look up for one answer; the others are treated as absent")
+    );
+}
+
+/// The file-list page of an item of 1,200 files lists 1,000 and says there are more.
+#[test]
+fn the_file_list_page_is_capped() {
+    let f = Fixture::sample();
+    let rep = "example.org/many/2020/01.01.00.00";
+    add_item(&f, rep, "");
+    for i in 0..1200 {
+        f.write(&format!("col/{rep}/doc/f{i:04}.txt"), b"x");
+    }
+    let mut cgi = Cgi::get(f.root(), "");
+    let path = format!("/filelist/{rep}");
+    cgi.path_info = &path;
+    let out = cgi.run();
+    assert_eq!(out.status, 200);
+    let page = out.text();
+    assert_eq!(page.matches("<li>").count(), 1000);
+    assert!(page.contains("<li><a href=\"http://localhost:8080/col/example.org/many/2020/01.01.00.00/doc/a.txt\">a.txt</a> (2 bytes)</li>\n<li><a href=\"http://localhost:8080/col/example.org/many/2020/01.01.00.00/doc/f0000.txt\">"));
+    assert!(page.ends_with(
+        "</ul>\n<p>This item holds more files than this page lists (1000 are shown).</p>\n</body></html>\n"
+    ), "{}", &page[page.len() - 300..]);
+}
+
+/// Whether a key was counted is known without reading the access log: an acknowledgment
+/// costs the same on a log of 256 MiB with no line break in it (zeros, as a crash can
+/// leave) as on an empty one. (The log was read back to the key's date of issue, and a
+/// stretch without line breaks was copied over and over: that request never ended.)
+#[test]
+fn an_acknowledgment_does_not_read_the_log() {
+    let f = Fixture::sample();
+    let answer = pairs_of(&get(f.root(), LK47.as_bytes()).text());
+    let value = |name: &str| answer.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let (url, key) = (value("url"), value("urlkey"));
+    let log = f.path("var/acknowledgments.log");
+    std::fs::File::create(&log)
+        .unwrap()
+        .set_len(256 << 20)
+        .unwrap();
+    let q = format!("servicesubject=acknowledgment&url={url}&urlkey={key}");
+    let mut child = Cgi::get(f.root(), &q)
+        .command()
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("the acknowledgment still ran after 20 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert!(status.success());
+    // The torn stretch was closed and the access counted after it.
+    let text = std::fs::read(&log).unwrap();
+    assert_eq!(text[256 << 20], b'\n');
+    let last = std::str::from_utf8(&text[(256 << 20) + 1..]).unwrap();
+    let r = ibi_archive::acklog::Record::parse_line(last.trim_end()).unwrap();
+    assert_eq!(r.item, "iconet.com.br/banon/2009/09.09.22.01");
+}
+
+/// An urlkey of 15 KB (a valid one padded with digit groups) is not echoed whole: the
+/// log line stays short.
+#[test]
+fn a_long_urlkey_is_not_echoed_whole() {
+    let f = Fixture::sample();
+    let answer = pairs_of(&get(f.root(), LK47.as_bytes()).text());
+    let value = |name: &str| answer.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    let (url, key) = (value("url"), value("urlkey"));
+    let padded = format!("{key}{}", "0".repeat(15_000));
+    let q = format!("servicesubject=acknowledgment&url={url}&urlkey={padded}");
+    let out = get(f.root(), q.as_bytes());
+    assert_answer(
+        &out,
+        200,
+        "notice {acknowledgment received}",
+        &err_line(&format!(
+            "acknowledgment not counted: urlkey does not follow rule chave ({url})"
+        )),
+    );
+}

@@ -250,3 +250,105 @@ fn running_as_root() -> bool {
         .map(|o| o.stdout == b"0\n")
         .unwrap_or(false)
 }
+
+/// A key binds each URL to the item it serves: an acknowledgment of the service item's
+/// URL (which names no item in its path) that names another item credits nobody, and the
+/// one naming the service item credits it.
+#[test]
+fn a_urlkey_credits_only_the_item_it_was_issued_for() {
+    let f = Fixture::sample();
+    let service = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+    let q = format!("servicesubject=urlRequest&parsedibiurl.ibi={service}");
+    let answer = pairs_of(&Cgi::get(f.root(), &q).run().text());
+    let (url, key) = (value(&answer, "url"), value(&answer, "urlkey"));
+    assert_eq!(url, format!("http://localhost:8080/{service}"));
+    let ack = |ibi: &str| {
+        let q = format!(
+            "servicesubject=acknowledgment&contenttype=Data&ibi=rep%20{ibi}&url={url}&urlkey={key}"
+        );
+        let out = Cgi::get(f.root(), &q).run();
+        assert_eq!(out.text(), "notice {acknowledgment received}");
+        out.stderr
+    };
+    assert_eq!(
+        ack("iconet.com.br/banon/2009/09.09.22.01"),
+        format!("ibi-archive: acknowledgment not counted: urlkey was not issued by this Archive for that url and item ({url})\n")
+    );
+    assert_eq!(log_lines(&f), Vec::<String>::new());
+    assert_eq!(ack(service), "");
+    let lines = log_lines(&f);
+    assert_eq!(lines.len(), 1);
+    assert_eq!(lines[0].split('\t').nth(2), Some(service));
+}
+
+/// The urlkey secret is the service's alone: created with mode 0600.
+#[test]
+fn the_urlkey_secret_is_created_for_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let f = Fixture::sample();
+    Cgi::get(f.root(), LK47).run();
+    let mode = std::fs::metadata(f.path("var/urlkey.secret"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+}
+
+/// A server that starts the program with its standard output closed: the program opens
+/// /dev/null there first, so no file it opens (the secret, the access log) takes fd 1,
+/// and it exits cleanly with its answer dropped.
+#[test]
+fn a_closed_standard_output_is_not_taken_by_a_file() {
+    let f = Fixture::sample();
+    let answer = pairs_of(&Cgi::get(f.root(), LK47).run().text());
+    let (url, key) = (value(&answer, "url"), value(&answer, "urlkey"));
+    let q = format!("servicesubject=acknowledgment&contenttype=Data&url={url}&urlkey={key}");
+    let cmd = Cgi::get(f.root(), &q).command();
+    let bin = cmd.get_program().to_owned();
+    // Run through sh, which closes fd 1 before it execs the program.
+    let mut sh = std::process::Command::new("/bin/sh");
+    sh.arg("-c").arg("exec \"$0\" >&-").arg(bin);
+    sh.env_clear();
+    for (k, v) in cmd.get_envs() {
+        if let Some(v) = v {
+            sh.env(k, v);
+        }
+    }
+    let out = sh.output().unwrap();
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).as_ref()
+        ),
+        (Some(0), "")
+    );
+    let lines = log_lines(&f);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(ibi_archive::acklog::Record::parse_line(&lines[0]).is_some());
+    let secret = std::fs::read_to_string(f.path("var/urlkey.secret")).unwrap();
+    assert_eq!(secret.trim().len(), 64, "{secret:?}");
+}
+
+/// Control characters an item.toml holds (a quoted key with ESC and CR) reach the error
+/// log escaped: they cannot rewrite the administrator's terminal or forge a line.
+#[test]
+fn control_characters_from_an_item_toml_are_escaped_in_the_log() {
+    let f = Fixture::sample();
+    f.write(
+        "col/iconet.com.br/banon/2009/09.09.22.01/item.toml",
+        b"state = \"Original\"\n\"\\u001b[2J\\rforged\" = 1\n",
+    );
+    let out = Cgi::get(f.root(), LK47).run();
+    assert_eq!(out.text(), "");
+    assert_eq!(out.stderr.lines().count(), 1, "{:?}", out.stderr);
+    assert!(
+        !out.stderr.contains('\x1b') && !out.stderr.trim_end().contains('\r'),
+        "{:?}",
+        out.stderr
+    );
+    assert!(
+        out.stderr.contains("\\x1b[2J\\x0dforged"),
+        "{:?}",
+        out.stderr
+    );
+}
