@@ -170,7 +170,7 @@ impl Col {
 
     /// The names in `rel` (a directory below col/, or "" for col/ itself) that may be
     /// directories (directories, and links, which a lookup then refuses), valid UTF-8,
-    /// not starting with a dot; sorted. None when it cannot be read.
+    /// not starting with a dot; sorted. Empty when it cannot be read.
     pub fn dir_names(&self, rel: &str) -> Vec<String> {
         let opened = if rel.is_empty() {
             rfs::openat(
@@ -217,7 +217,7 @@ impl Col {
     /// The item directory `col/<rel>` (`<subdomain>/<word>/<year>/<mm.dd…>`), reached
     /// without any symbolic link.
     pub fn item(&self, rel: &str) -> Result<ItemDir, Refusal> {
-        match open_beneath(
+        match openat_beneath(
             self.fd.as_fd(),
             rel.as_bytes(),
             OFlags::PATH | OFlags::DIRECTORY,
@@ -228,8 +228,8 @@ impl Col {
             }),
             // ENOTDIR: a link or a file at the end (or on the way); tell which, so that
             // a link is named in the log. A plain miss (ENOENT) costs nothing more.
-            Err(Refusal::Absent) if self.is_link_on_the_way(rel) => Err(Refusal::Link),
-            Err(e) => Err(e),
+            Err(Errno::NOTDIR) if self.is_link_on_the_way(rel) => Err(Refusal::Link),
+            Err(e) => Err(Refusal::of(e)),
         }
     }
 
@@ -619,11 +619,17 @@ static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
 /// `O_NOFOLLOW` and `O_CLOEXEC`; with `O_PATH` (and not `O_DIRECTORY`) a link at the end
 /// is opened itself, as openat2(2) does, and `fstat` tells.
 fn open_beneath(dir: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedFd, Refusal> {
+    openat_beneath(dir, rel, flags).map_err(Refusal::of)
+}
+
+/// [`open_beneath`], with the error number (a link on the way is `ELOOP`, a name with
+/// an empty, `.` or `..` part `ENOENT`).
+fn openat_beneath(dir: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedFd, Errno> {
     if rel
         .split(|&b| b == b'/')
         .any(|p| p.is_empty() || p == b"." || p == b"..")
     {
-        return Err(Refusal::Absent);
+        return Err(Errno::NOENT);
     }
     let mut flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     // openat2(2) refuses O_PATH with any flag but these three.
@@ -642,11 +648,11 @@ fn open_beneath(dir: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedF
                     NO_OPENAT2.store(true, Ordering::Relaxed);
                     break;
                 }
-                Err(e) => return Err(Refusal::of(e)),
+                Err(e) => return Err(e),
             }
         }
         if !NO_OPENAT2.load(Ordering::Relaxed) {
-            return Err(Refusal::Io(Errno::AGAIN.into()));
+            return Err(Errno::AGAIN);
         }
     }
     open_level_by_level(dir, rel, flags)
@@ -654,24 +660,24 @@ fn open_beneath(dir: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedF
 
 /// [`open_beneath`] without openat2(2): one `O_NOFOLLOW` open per level, each from the
 /// descriptor the level above gave.
-fn open_level_by_level(dir: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedFd, Refusal> {
+fn open_level_by_level(dir: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedFd, Errno> {
     let parts: Vec<&[u8]> = rel.split(|&b| b == b'/').collect();
-    let (last, above) = parts.split_last().ok_or(Refusal::Absent)?;
+    let (last, above) = parts.split_last().ok_or(Errno::NOENT)?;
     let mut held: Option<OwnedFd> = None;
     for part in above {
         let at = held.as_ref().map_or(dir, |fd| fd.as_fd());
         let step = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let next = rfs::openat(at, *part, step, Mode::empty()).map_err(|e| match e {
             // A link at this level: O_DIRECTORY refuses it as "not a directory".
-            Errno::NOTDIR if is_link(at, part) => Refusal::Link,
-            e => Refusal::of(e),
+            Errno::NOTDIR if is_link(at, part) => Errno::LOOP,
+            e => e,
         })?;
         held = Some(next);
     }
     let at = held.as_ref().map_or(dir, |fd| fd.as_fd());
     rfs::openat(at, *last, flags, Mode::empty()).map_err(|e| match e {
-        Errno::NOTDIR if is_link(at, last) => Refusal::Link,
-        e => Refusal::of(e),
+        Errno::NOTDIR if is_link(at, last) => Errno::LOOP,
+        e => e,
     })
 }
 
@@ -883,7 +889,7 @@ mod tests {
         for (rel, flags) in cases {
             let flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             let a = what(open_beneath(col.as_fd(), rel, flags));
-            let b = what(open_level_by_level(col.as_fd(), rel, flags));
+            let b = what(open_level_by_level(col.as_fd(), rel, flags).map_err(Refusal::of));
             assert_eq!(a, b, "{}", String::from_utf8_lossy(rel));
         }
     }

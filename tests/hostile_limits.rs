@@ -26,6 +26,13 @@ fn assert_answer(out: &CgiOutput, status: u16, body: &str, stderr: &str) {
     );
 }
 
+/// The url and urlkey of a fresh answer to the LK47 request.
+fn lk47_url_and_key(f: &Fixture) -> (String, String) {
+    let answer = pairs_of(&get(f.root(), LK47.as_bytes()).text());
+    let value = |name: &str| answer.iter().find(|(n, _)| n == name).unwrap().1.clone();
+    (value("url"), value("urlkey"))
+}
+
 fn err_line(s: &str) -> String {
     format!("ibi-archive: {s}\n")
 }
@@ -405,9 +412,7 @@ fn an_issued_key_in_another_spelling_is_the_same_key() {
 #[test]
 fn hostile_fields_of_a_counted_acknowledgment_stay_on_one_line() {
     let f = Fixture::sample();
-    let answer = pairs_of(&get(f.root(), LK47.as_bytes()).text());
-    let value = |name: &str| answer.iter().find(|(n, _)| n == name).unwrap().1.clone();
-    let (url, key) = (value("url"), value("urlkey"));
+    let (url, key) = lk47_url_and_key(&f);
     let q = format!(
         "servicesubject=acknowledgment&contenttype=Da%09ta%0d%0aX&ibi=rep%20..%2f..%0a&url={url}&urlkey={key}"
     );
@@ -607,9 +612,7 @@ fn the_file_list_page_is_capped() {
 #[test]
 fn an_acknowledgment_does_not_read_the_log() {
     let f = Fixture::sample();
-    let answer = pairs_of(&get(f.root(), LK47.as_bytes()).text());
-    let value = |name: &str| answer.iter().find(|(n, _)| n == name).unwrap().1.clone();
-    let (url, key) = (value("url"), value("urlkey"));
+    let (url, key) = lk47_url_and_key(&f);
     let log = f.path("var/acknowledgments.log");
     std::fs::File::create(&log)
         .unwrap()
@@ -646,9 +649,7 @@ fn an_acknowledgment_does_not_read_the_log() {
 #[test]
 fn a_long_urlkey_is_not_echoed_whole() {
     let f = Fixture::sample();
-    let answer = pairs_of(&get(f.root(), LK47.as_bytes()).text());
-    let value = |name: &str| answer.iter().find(|(n, _)| n == name).unwrap().1.clone();
-    let (url, key) = (value("url"), value("urlkey"));
+    let (url, key) = lk47_url_and_key(&f);
     let padded = format!("{key}{}", "0".repeat(15_000));
     let q = format!("servicesubject=acknowledgment&url={url}&urlkey={padded}");
     let out = get(f.root(), q.as_bytes());

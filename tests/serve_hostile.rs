@@ -153,6 +153,7 @@ fn idle_connections_are_capped_per_address_and_timed_out() {
     // descriptors.
     answers(&serve, local(1), Duration::from_secs(5));
     let fds = open_fds(serve.pid());
+    eprintln!("600 idle connections from one address: {fds} descriptors open");
     assert!(fds < 100, "{fds} descriptors open");
     // Past the idle timeout the idle ones are closed, and their address is served again.
     std::thread::sleep(Duration::from_millis(1500));
@@ -218,6 +219,7 @@ fn a_huge_request_head_is_refused_in_bounded_memory() {
         );
     }
     let after = peak_rss_kib(serve.pid());
+    eprintln!("{sent} bytes of head sent; peak RSS {before} KiB -> {after} KiB");
     assert!(
         after < before + 16 * 1024,
         "peak RSS {before} KiB -> {after} KiB"
@@ -249,6 +251,7 @@ fn a_slowloris_head_is_cut_off() {
             break;
         }
     }
+    eprintln!("slowloris head cut after {:?}", started.elapsed());
     assert!(closed, "still open after {:?}", started.elapsed());
     assert!(started.elapsed() < Duration::from_secs(6));
 }
@@ -306,6 +309,7 @@ fn a_file_swapped_for_a_link_is_never_followed() {
         .filter(|(_, b)| b.windows(6).any(|w| w == b"SECRET"))
         .count();
     let served = answers.iter().filter(|(s, _)| *s == 200).count();
+    eprintln!("3000 requests during link swaps: {served} served the regular file, {leaked} leaked");
     assert_eq!(leaked, 0, "{leaked} of 3000 answers held the file outside");
     assert!(served > 0, "the regular file was never served");
     assert!(answers
@@ -332,6 +336,11 @@ fn a_file_swapped_for_a_named_pipe_never_stalls_a_request() {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     handle.join().unwrap();
     assert_eq!(answers.len(), 1000);
+    eprintln!(
+        "1000 requests during pipe swaps in {:?}: {} served the regular file",
+        started.elapsed(),
+        answers.iter().filter(|(s, _)| *s == 200).count()
+    );
     assert!(answers
         .iter()
         .all(|(s, b)| (*s == 200 && b == b"public\n") || *s == 404));
