@@ -18,9 +18,10 @@
 #  4. servers: lighttpd (mod_cgi) and Apache (event MPM, mod_cgid) on 127.0.0.1, each
 #     configured with the repository's cgi-bin/ snippet included unchanged from a
 #     generated main configuration (as tests/support does); `wrk -t2 -c8 -d<D> --latency`
-#     for hits and misses by rep and by IBIp, beside the floor (the same server and
-#     configuration with the C floor as the executable) and the server's static-file
-#     rate (a doc/ file, the ceiling). The server is restarted before every measurement;
+#     for hits and misses by rep and by IBIp and a doc/ file (answered by the program),
+#     beside the floor (the same server and configuration with the C floor as the
+#     executable) and the server's static-file rate (a file of its document root, the
+#     ceiling). The server is restarted before every measurement;
 #     every figure is the median of --runs runs, interleaved;
 #  5. in-process: `cargo bench --bench handler` medians (criterion), unless skipped.
 #
@@ -399,8 +400,9 @@ if [ "$SKIP_SERVERS" = 0 ]; then
         echo "## Under a web server: wrk -t2 -c8 -d${DURATION}s --latency, median of $RUNS runs"
         echo
         echo "Restarted before every measurement; runs interleaved. floor = the same server and"
-        echo "configuration (cgi-bin/ snippet) with the C floor as the executable; static = a"
-        echo "doc/ file of the Archive served by the same server (the ceiling)."
+        echo "configuration (cgi-bin/ snippet) with the C floor as the executable; file = a"
+        echo "doc/ file of the Archive (answered by the program: it decides what may be served);"
+        echo "static = a file of the server's own document root (the ceiling)."
         echo
         echo "| server | N | request | req/s | × floor | p50 µs | p99 µs | load avg |"
         echo "|---|---|---|---|---|---|---|---|"
@@ -413,7 +415,7 @@ if [ "$SKIP_SERVERS" = 0 ]; then
             env -i GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET IBI_ARCHIVE_ROOT="$root" \
                 QUERY_STRING="$(query "$HIT_REP")" "$BIN" >/dev/null
             if [ -n "$WWW_IDS" ]; then chown -R "$WWW_IDS" "$root/var"; fi
-            cases=(floor hit_rep hit_ibip miss_rep miss_ibip static)
+            cases=(floor hit_rep hit_ibip miss_rep miss_ibip file static)
             declare -A R=()
             for run in $(seq 1 "$RUNS"); do
                 for c in "${cases[@]}"; do
@@ -426,7 +428,8 @@ if [ "$SKIP_SERVERS" = 0 ]; then
                         hit_ibip) url="$base/$SERVICE_IBI?$(query "$HIT_IBIP")"; expect=hit ;;
                         miss_rep) url="$base/$SERVICE_IBI?$(query "$MISS_REP")"; expect=miss ;;
                         miss_ibip) url="$base/$SERVICE_IBI?$(query "$MISS_IBIP")"; expect=miss ;;
-                        static) url="$base$DOC_PATH"; expect=static ;;
+                        file) url="$base$DOC_PATH"; expect=static ;;
+                        static) url="$base/index.html"; expect=static ;;
                     esac
                     check_answer "$url" "$expect"
                     la="$(cut -d' ' -f1 /proc/loadavg)"

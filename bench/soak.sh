@@ -39,7 +39,7 @@ bin="$target_dir/$triple/release/ibi-archive"
 [ -x "$bin" ] || bin="$target_dir/release/ibi-archive"
 
 work="$(mktemp -d -t ibi-archive-soak.XXXXXX)"
-work="$(cd "$work" && pwd -P)" # lighttpd follows no symlinks below /col/
+work="$(cd "$work" && pwd -P)" # the Archive root spelled without links
 chmod 755 "$work"
 server_pid=""
 cleanup() {

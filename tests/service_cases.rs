@@ -295,26 +295,56 @@ fn the_urlkey_secret_is_created_for_its_owner_only() {
 }
 
 /// A server that starts the program with its standard output closed: the program opens
-/// /dev/null there first, so no file it opens (the secret, the access log) takes fd 1,
-/// and it exits cleanly with its answer dropped.
+/// /dev/null there first, so no file it opens takes fd 1 (the access log would, and the
+/// answer would be written into it). Seen while the program waits for the log's lock.
 #[test]
 fn a_closed_standard_output_is_not_taken_by_a_file() {
     let f = Fixture::sample();
     let answer = pairs_of(&Cgi::get(f.root(), LK47).run().text());
     let (url, key) = (value(&answer, "url"), value(&answer, "urlkey"));
     let q = format!("servicesubject=acknowledgment&contenttype=Data&url={url}&urlkey={key}");
+    let log = f.path("var/acknowledgments.log");
+    let held = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .unwrap();
+    held.lock().unwrap();
     let cmd = Cgi::get(f.root(), &q).command();
-    let bin = cmd.get_program().to_owned();
     // Run through sh, which closes fd 1 before it execs the program.
     let mut sh = std::process::Command::new("/bin/sh");
-    sh.arg("-c").arg("exec \"$0\" >&-").arg(bin);
+    sh.arg("-c").arg("exec \"$0\" >&-").arg(cmd.get_program());
     sh.env_clear();
     for (k, v) in cmd.get_envs() {
         if let Some(v) = v {
             sh.env(k, v);
         }
     }
-    let out = sh.output().unwrap();
+    let child = sh.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let fds = format!("/proc/{}/fd", child.id());
+    let opened = |target: &std::path::Path| {
+        std::fs::read_dir(&fds).ok().and_then(|d| {
+            d.filter_map(Result::ok)
+                .find(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == target))
+                .map(|e| e.file_name().into_string().unwrap())
+        })
+    };
+    let started = std::time::Instant::now();
+    let log_fd = loop {
+        if let Some(fd) = opened(&log) {
+            break fd;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the log was never opened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    let stdout = std::fs::read_link(format!("{fds}/1")).unwrap();
+    held.unlock().unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_ne!(log_fd, "1", "the access log took the place of stdout");
+    assert_eq!(stdout, std::path::Path::new("/dev/null"));
     assert_eq!(
         (
             out.status.code(),
@@ -325,8 +355,6 @@ fn a_closed_standard_output_is_not_taken_by_a_file() {
     let lines = log_lines(&f);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(ibi_archive::acklog::Record::parse_line(&lines[0]).is_some());
-    let secret = std::fs::read_to_string(f.path("var/urlkey.secret")).unwrap();
-    assert_eq!(secret.trim().len(), 64, "{secret:?}");
 }
 
 /// Control characters an item.toml holds (a quoted key with ESC and CR) reach the error
