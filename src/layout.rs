@@ -214,6 +214,13 @@ impl Col {
         names
     }
 
+    /// Whether anything is at `col/<rel>`: a probe, cheaper than [`Col::item`] where
+    /// most candidates are not there (an IBIp lookup tries one per prefix); what it finds
+    /// is then opened by [`Col::item`], which alone decides.
+    pub fn has(&self, rel: &str) -> bool {
+        rfs::statat(&self.fd, rel, AtFlags::SYMLINK_NOFOLLOW).is_ok()
+    }
+
     /// The item directory `col/<rel>` (`<subdomain>/<word>/<year>/<mm.dd…>`), reached
     /// without any symbolic link.
     pub fn item(&self, rel: &str) -> Result<ItemDir, Refusal> {
@@ -329,16 +336,15 @@ impl ItemDir {
     pub fn open_doc(&self, name: &[u8]) -> Result<DocEntry, Refusal> {
         let fd = self.doc_at(name, OFlags::RDONLY | OFlags::NONBLOCK)?;
         let st = rfs::fstat(&fd).map_err(|e| Refusal::Io(e.into()))?;
-        match FileType::from_raw_mode(st.st_mode) {
-            FileType::Directory => Ok(DocEntry::Dir),
-            FileType::RegularFile if st.st_nlink == 1 => Ok(DocEntry::File(DocFile {
-                file: File::from(fd),
-                len: st.st_size as u64,
-                modified: st.st_mtime,
-            })),
-            FileType::RegularFile => Err(Refusal::HardLinks(links(&st))),
-            _ => Err(Refusal::NotRegular),
+        if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+            return Ok(DocEntry::Dir);
         }
+        servable(&st)?;
+        Ok(DocEntry::File(DocFile {
+            file: File::from(fd),
+            len: st.st_size as u64,
+            modified: st.st_mtime,
+        }))
     }
 
     /// Whether `name` below doc/ is a file that may be served (as [`ItemDir::open_doc`]
@@ -625,10 +631,7 @@ fn open_beneath(dir: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedF
 /// [`open_beneath`], with the error number (a link on the way is `ELOOP`, a name with
 /// an empty, `.` or `..` part `ENOENT`).
 fn openat_beneath(dir: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<OwnedFd, Errno> {
-    if rel
-        .split(|&b| b == b'/')
-        .any(|p| p.is_empty() || p == b"." || p == b"..")
-    {
+    if !plain_names(rel) {
         return Err(Errno::NOENT);
     }
     let mut flags = flags | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -656,6 +659,24 @@ fn openat_beneath(dir: BorrowedFd<'_>, rel: &[u8], flags: OFlags) -> Result<Owne
         }
     }
     open_level_by_level(dir, rel, flags)
+}
+
+/// Whether `rel` is plain names separated by `/`: none empty, `.` or `..` (one pass: it
+/// runs for every candidate directory of a lookup).
+fn plain_names(rel: &[u8]) -> bool {
+    let (mut len, mut dots) = (0usize, 0usize);
+    for &b in rel {
+        if b == b'/' {
+            if len == 0 || (dots == len && len <= 2) {
+                return false;
+            }
+            (len, dots) = (0, 0);
+        } else {
+            len += 1;
+            dots += usize::from(b == b'.');
+        }
+    }
+    len != 0 && !(dots == len && len <= 2)
 }
 
 /// [`open_beneath`] without openat2(2): one `O_NOFOLLOW` open per level, each from the
@@ -906,6 +927,28 @@ mod tests {
         assert_eq!(l.files.len(), 1);
         assert!(!l.complete);
         assert!(item.newest_mtime().is_some());
+    }
+
+    #[test]
+    fn plain_names_only() {
+        for ok in [&b"a"[..], b"a/b", b"...", b"a/.b/c", b"a..b/..c"] {
+            assert!(plain_names(ok), "{}", String::from_utf8_lossy(ok));
+        }
+        for bad in [
+            &b""[..],
+            b"/",
+            b"/a",
+            b"a/",
+            b"a//b",
+            b".",
+            b"..",
+            b"a/./b",
+            b"a/../b",
+            b"../a",
+            b"a/..",
+        ] {
+            assert!(!plain_names(bad), "{}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[test]
