@@ -445,6 +445,11 @@ impl ItemDir {
         Some(newest)
     }
 
+    /// Whether the item directory holds an entry named item.toml (of any kind).
+    pub fn has_item_toml(&self) -> bool {
+        rfs::statat(&*self.fd, ITEM_TOML, AtFlags::SYMLINK_NOFOLLOW).is_ok()
+    }
+
     /// item.toml's modification time.
     pub fn item_toml_mtime(&self) -> Option<i64> {
         rfs::statat(&*self.fd, ITEM_TOML, AtFlags::SYMLINK_NOFOLLOW)

@@ -356,7 +356,7 @@ impl Checker<'_> {
         let toml_rel = format!("{rel}/item.toml");
         let opened = self.col_dir.as_ref().map(|c| c.item(rep_of_rel(rel)));
         let loaded = match opened {
-            Some(Ok(dir)) if std::fs::symlink_metadata(dir.path().join("item.toml")).is_err() => {
+            Some(Ok(dir)) if !dir.has_item_toml() => {
                 self.fault(
                     rel,
                     "no item.toml: the service treats this directory as absent",
