@@ -83,7 +83,10 @@ pub fn respond(req: &Request, now: i64) -> Reply {
     // The request target as sent, decoded here as `serve` decodes it; without one, the
     // path the web server decoded.
     let route = match &req.request_uri {
-        Some(uri) => web::route(&config, uri.split('?').next().unwrap_or_default()),
+        Some(uri) => {
+            let path = web::origin_form(uri).split('?').next().unwrap_or_default();
+            web::route(&config, path)
+        }
         None => {
             let mut path = FILES_SCRIPT_NAME.as_bytes().to_vec();
             path.extend_from_slice(&req.path_info_bytes);
@@ -222,8 +225,11 @@ pub fn reason(status: u16) -> &'static str {
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
+        408 => "Request Timeout",
         410 => "Gone",
+        431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
+        503 => "Service Unavailable",
         _ => "Unknown",
     }
 }

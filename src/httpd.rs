@@ -36,18 +36,20 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_connections: 256,
-            max_per_client: 64,
+            max_per_client: 16,
             max_head: 16 * 1024,
             head_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(5),
             write_timeout: Duration::from_secs(30),
-            max_requests: 1000,
+            max_requests: 100,
         }
     }
 }
 
 /// Most header fields in a request head.
 const MAX_HEADERS: usize = 64;
+/// Bytes a second a client must read a file at, once past the write timeout.
+const MIN_RATE: f64 = 1024.0;
 /// Stack of a connection's thread (the service's work is shallow; parsing is bounded).
 const THREAD_STACK: usize = 1 << 20;
 
@@ -124,7 +126,16 @@ pub fn serve(
         match rustix::event::poll(&mut fds, Some(&timeout)) {
             Ok(0) | Err(rustix::io::Errno::INTR) => continue,
             Ok(_) => {}
-            Err(e) => return Err(e.into()),
+            // Out of memory for the poll: wait, as for EMFILE below.
+            Err(e) => {
+                complain(
+                    &mut last_complaint,
+                    &*log,
+                    &format!("cannot poll: {e}; retrying"),
+                );
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            }
         }
         let (stream, peer) = match listener.accept() {
             Ok(accepted) => accepted,
@@ -136,10 +147,8 @@ pub fn serve(
                     e.raw_os_error(),
                     Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
                 ) {
-                    if last_complaint.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
-                        log(&format!("cannot accept a connection: {e}; retrying"));
-                        last_complaint = Some(Instant::now());
-                    }
+                    let line = format!("cannot accept a connection: {e}; retrying");
+                    complain(&mut last_complaint, &*log, &line);
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 continue;
@@ -158,7 +167,8 @@ pub fn serve(
                 connection(stream, client, &limits, &*handler, &*log2);
             });
         if let Err(e) = spawned {
-            log(&format!("cannot start a connection's thread: {e}"));
+            let line = format!("cannot start a connection's thread: {e}");
+            complain(&mut last_complaint, &*log, &line);
         }
     }
     // A moment for the answers under way, then the process may end.
@@ -167,6 +177,15 @@ pub fn serve(
         std::thread::sleep(Duration::from_millis(20));
     }
     Ok(())
+}
+
+/// Logs `line` unless a complaint was logged less than 10 s ago (a loop short of
+/// descriptors or memory must not flood the log).
+fn complain(last: &mut Option<Instant>, log: &Log, line: &str) {
+    if last.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
+        log(line);
+        *last = Some(Instant::now());
+    }
 }
 
 /// The connections open, in all and per client address.
@@ -228,9 +247,23 @@ fn refuse(stream: TcpStream, status: u16, text: &str) {
 
 /// Why no request head came.
 enum NoHead {
-    /// The client closed the connection, or waited too long.
+    /// The client closed the connection, or sent nothing before the idle timeout.
     Gone,
+    /// Part of a head came, but not the rest within the head timeout.
+    TooSlow,
     TooLarge,
+}
+
+/// An answer that ends the connection.
+fn refuse_and_close(stream: &mut TcpStream, limits: &Limits, status: u16, text: &str) {
+    let _ = send(
+        stream,
+        Response::text(status, text),
+        false,
+        false,
+        limits.write_timeout,
+    );
+    let _ = stream.shutdown(Shutdown::Both);
 }
 
 /// Serves the requests of one connection.
@@ -248,15 +281,16 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
         let head_len = match read_head(&mut stream, &mut buf, first_wait, limits) {
             Ok(n) => n,
             Err(NoHead::Gone) => return,
+            Err(NoHead::TooSlow) => {
+                return refuse_and_close(&mut stream, limits, 408, "request timeout\n")
+            }
             Err(NoHead::TooLarge) => {
-                let _ = send(
+                return refuse_and_close(
                     &mut stream,
-                    Response::text(431, "request header fields too large\n"),
-                    false,
-                    false,
-                    limits.write_timeout,
-                );
-                return;
+                    limits,
+                    431,
+                    "request header fields too large\n",
+                )
             }
         };
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -264,40 +298,36 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
         let status = parsed.parse(&buf[..head_len]);
         let (method, target, version) = match (status, parsed.method, parsed.path, parsed.version) {
             (Ok(httparse::Status::Complete(_)), Some(m), Some(p), Some(v)) => (m, p, v),
-            (Err(httparse::Error::TooManyHeaders), ..) => {
-                let r = Response::text(431, "request header fields too large\n");
-                let _ = send(&mut stream, r, false, false, limits.write_timeout);
-                return;
-            }
-            _ => {
-                let r = Response::text(400, "bad request\n");
-                let _ = send(&mut stream, r, false, false, limits.write_timeout);
-                return;
-            }
+            _ => return refuse_and_close(&mut stream, limits, 400, "bad request\n"),
         };
-        let header = |name: &str| {
+        let values = |name: &str| -> Vec<String> {
             parsed
                 .headers
                 .iter()
-                .find(|h| h.name.eq_ignore_ascii_case(name))
-                .map(|h| String::from_utf8_lossy(h.value).to_ascii_lowercase())
+                .filter(|h| h.name.eq_ignore_ascii_case(name))
+                .map(|h| String::from_utf8_lossy(h.value).trim().to_ascii_lowercase())
+                .collect()
         };
-        let connection_header = header("connection").unwrap_or_default();
-        let has_body = header("transfer-encoding").is_some()
-            || header("content-length").is_some_and(|l| l.trim() != "0");
+        let lengths = values("content-length");
+        let chunked = !values("transfer-encoding").is_empty();
+        // RFC 9112 §6.3: two Content-Lengths, or one beside Transfer-Encoding, is how
+        // requests are smuggled past a proxy: refused, and the connection closed.
+        if lengths.len() > 1 || (chunked && !lengths.is_empty()) {
+            return refuse_and_close(&mut stream, limits, 400, "ambiguous request length\n");
+        }
+        // RFC 9112 §3.2: an HTTP/1.1 request without exactly one Host is refused.
+        if version == 1 && values("host").len() != 1 {
+            return refuse_and_close(&mut stream, limits, 400, "one Host header is required\n");
+        }
+        let has_body = chunked || lengths.first().is_some_and(|l| l != "0");
+        let connection_header = values("connection").join(",");
+        // A body is never read: its connection ends after the answer.
         let keep_alive = !has_body
             && match version {
                 1 => !connection_header.contains("close"),
                 _ => connection_header.contains("keep-alive"),
             };
-        // The absolute form (`http://host/path`) names the same resource.
-        let target = match target.find("://") {
-            Some(i) if !target.starts_with('/') => {
-                let rest = &target[i + 3..];
-                rest.find('/').map_or("/", |j| &rest[j..])
-            }
-            _ => target,
-        };
+        let target = crate::web::origin_form(target);
         let response = if has_body && (method == "GET" || method == "HEAD") {
             Response::text(400, "a GET or HEAD request has no body\n")
         } else {
@@ -331,8 +361,9 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
     let _ = stream.shutdown(Shutdown::Both);
 }
 
-/// Reads until `buf` holds a whole request head; its length. The first byte is awaited
-/// for `first_wait`, the whole head for [`Limits::head_timeout`] from its first byte.
+/// Reads until `buf` holds a whole request head, as httparse reads one (lines may end
+/// with CRLF or a bare LF); its length. The first byte is awaited for `first_wait`, the
+/// whole head for [`Limits::head_timeout`] from its first byte.
 fn read_head(
     stream: &mut TcpStream,
     buf: &mut Vec<u8>,
@@ -344,18 +375,27 @@ fn read_head(
         true => started + first_wait,
         false => started + limits.head_timeout,
     };
-    let mut searched = 0;
     loop {
-        if let Some(i) = find_end(&buf[searched..]) {
-            return Ok(searched + i);
+        if !buf.is_empty() {
+            let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+            match httparse::Request::new(&mut headers).parse(buf) {
+                Ok(httparse::Status::Complete(n)) => return Ok(n),
+                Ok(httparse::Status::Partial) => {}
+                Err(httparse::Error::TooManyHeaders) => return Err(NoHead::TooLarge),
+                // A head that cannot parse: as far as it goes, for the caller to refuse.
+                Err(_) => return Ok(buf.len()),
+            }
         }
-        searched = buf.len().saturating_sub(3);
         if buf.len() >= limits.max_head {
             return Err(NoHead::TooLarge);
         }
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return Err(NoHead::Gone);
+            return Err(if buf.is_empty() {
+                NoHead::Gone
+            } else {
+                NoHead::TooSlow
+            });
         }
         let _ = stream.set_read_timeout(Some(left));
         let mut chunk = [0u8; 4096];
@@ -369,17 +409,15 @@ fn read_head(
                 buf.extend_from_slice(&chunk[..n]);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            // The read timeout: the loop sees the deadline passed.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
             Err(_) => return Err(NoHead::Gone),
         }
     }
-}
-
-/// The end of the head in `bytes` (after its blank line), if there.
-fn find_end(bytes: &[u8]) -> Option<usize> {
-    bytes
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .map(|i| i + 4)
 }
 
 /// Writes `response` (its body unless `head_only`). A client that reads nothing for
@@ -434,9 +472,19 @@ fn send_file(stream: &TcpStream, file: &File, len: u64, timeout: Duration) -> io
     };
     stream.set_nonblocking(true)?;
     let mut offset = 0u64;
+    let started = Instant::now();
     let result = loop {
         if offset >= len {
             break Ok(());
+        }
+        // A client that reads a byte now and then keeps its connection no longer than
+        // the write timeout: past it, it must have taken MIN_RATE bytes a second.
+        let elapsed = started.elapsed();
+        if elapsed > timeout && (offset as f64) < MIN_RATE * elapsed.as_secs_f64() {
+            break Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client reads slower than the minimum rate",
+            ));
         }
         let chunk = (len - offset).min(1 << 20) as usize;
         match rustix::fs::sendfile(stream, file, Some(&mut offset), chunk) {
@@ -491,11 +539,5 @@ mod tests {
         drop(s1);
         assert_eq!(open.total(), 2);
         assert!(open.take(a, &limits).is_some());
-    }
-
-    #[test]
-    fn the_head_ends_at_its_blank_line() {
-        assert_eq!(find_end(b"GET / HTTP/1.1\r\n\r\nGET"), Some(18));
-        assert_eq!(find_end(b"GET / HTTP/1.1\r\n"), None);
     }
 }

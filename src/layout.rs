@@ -428,21 +428,24 @@ impl ItemDir {
     }
 
     /// The newest modification time (POSIX seconds) of the item directory and
-    /// everything in it, links not followed; `None` when it holds more than
-    /// [`MAX_TIMESTAMP_ENTRIES`] entries (the caller then falls back on item.toml's own).
-    pub fn newest_mtime(&self) -> Option<i64> {
-        let own = rfs::fstat(&*self.fd).ok()?;
-        let mut newest = own.st_mtime;
-        let mut budget = MAX_TIMESTAMP_ENTRIES;
-        let fd = rfs::openat(
-            &*self.fd,
-            ".",
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .ok()?;
-        newest_into(fd, &mut newest, &mut budget, 0)?;
-        Some(newest)
+    /// everything in it, links not followed, looking at `max` entries at most (see
+    /// [`MAX_TIMESTAMP_ENTRIES`]); `None` when it holds more (the caller then falls back
+    /// on item.toml's own). Also the number of entries looked at.
+    pub fn newest_mtime(&self, max: usize) -> (Option<i64>, usize) {
+        let mut budget = max;
+        let newest = (|| {
+            let mut newest = rfs::fstat(&*self.fd).ok()?.st_mtime;
+            let fd = rfs::openat(
+                &*self.fd,
+                ".",
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .ok()?;
+            newest_into(fd, &mut newest, &mut budget, 0)?;
+            Some(newest)
+        })();
+        (newest, max - budget)
     }
 
     /// Whether the item directory holds an entry named item.toml (of any kind).
@@ -489,16 +492,13 @@ pub fn open_named_dir(path: &Path) -> io::Result<OwnedFd> {
     )?)
 }
 
-/// Opens `rel` below the directory `dir` for reading: a regular file reached without
-/// any symbolic link (what `new DIR` copies into an item: a link inside DIR could lead
-/// to any file, such as archive.toml).
+/// Opens `rel` below the directory `dir` for reading: a regular file with one link,
+/// reached without any symbolic link — what may be served, and so what `new DIR`
+/// copies into an item (a link inside DIR could lead to any file, such as archive.toml).
 pub fn open_file_beneath(dir: BorrowedFd<'_>, rel: &[u8]) -> Result<File, Refusal> {
     let fd = open_beneath(dir, rel, OFlags::RDONLY | OFlags::NONBLOCK)?;
     let st = rfs::fstat(&fd).map_err(|e| Refusal::Io(e.into()))?;
-    match FileType::from_raw_mode(st.st_mode) {
-        FileType::RegularFile => Ok(File::from(fd)),
-        _ => Err(Refusal::NotRegular),
-    }
+    servable(&st).map(|()| File::from(fd))
 }
 
 /// The number of links of a file (`st_nlink` is narrower on some targets).
@@ -931,7 +931,10 @@ mod tests {
         let l = item.list_doc(1);
         assert_eq!(l.files.len(), 1);
         assert!(!l.complete);
-        assert!(item.newest_mtime().is_some());
+        // item.toml and doc/; in doc/ f.pdf, sub/, link.txt, sublink, hard.txt; g.txt.
+        assert_eq!(item.newest_mtime(100).1, 8);
+        assert!(item.newest_mtime(100).0.is_some());
+        assert_eq!(item.newest_mtime(5), (None, 5));
     }
 
     #[test]

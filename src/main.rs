@@ -49,10 +49,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!(
-                "{}",
-                ibi_archive::logline::clean(&format!("ibi-archive: {e}"))
-            );
+            cli::say(&e.to_string());
             ExitCode::from(e.code)
         }
     }

@@ -23,8 +23,12 @@ use crate::urlkey::{KeyError, UrlKeys};
 /// Longest chain of next editions followed inside one Archive.
 pub const MAX_EDITION_CHAIN: usize = 64;
 /// Most items looked up for one answer (an item.toml may name thousands of
-/// translations; each answer stays bounded whatever the Archive holds).
-pub const MAX_ITEMS_PER_ANSWER: usize = 256;
+/// translations; each answer stays bounded whatever the Archive holds). Each item found
+/// holds its directory's descriptor for the answer, so this also bounds those.
+pub const MAX_ITEMS_PER_ANSWER: usize = 128;
+/// Most entries walked for the default timestamps of one answer (each item's walk is
+/// also bounded by `layout::MAX_TIMESTAMP_ENTRIES`).
+pub const MAX_TIMESTAMP_ENTRIES_PER_ANSWER: usize = 16_384;
 
 /// An answer of the service, before it is framed as CGI or HTTP.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,6 +89,8 @@ pub struct Work {
     pub items_looked_up: usize,
     /// Items whose default timestamp was worked out by walking their directory.
     pub timestamps_walked: usize,
+    /// Entries those walks looked at.
+    pub entries_walked: usize,
 }
 
 /// One Archive, opened for one request.
@@ -231,6 +237,13 @@ impl Archive {
             verbs,
         };
         let list = self.url_list(&ibi, Some(&req), now);
+        if self.store.unavailable() {
+            // col/ is there but could not be opened: not an absence. (The store's line in
+            // the log says why.)
+            let mut a = Answer::error(503, "archive unavailable", String::new());
+            a.log = log;
+            return a;
+        }
         Answer {
             log,
             ..Answer::pairs(&list)
@@ -591,8 +604,9 @@ impl Archive {
 
     /// The item's timestamp: recorded in item.toml, else the newest modification in it,
     /// worked out once per request and item, over at most [`MAX_TIMESTAMP_ENTRIES`]
-    /// entries (an item with more is given item.toml's own modification time, and the
-    /// log says to record a timestamp).
+    /// entries, and [`MAX_TIMESTAMP_ENTRIES_PER_ANSWER`] for all the items of an answer
+    /// (an item with more is given item.toml's own modification time, and the log says
+    /// to record a timestamp).
     pub fn timestamp(&self, item: &Item) -> i64 {
         if let Some(t) = item.timestamp {
             return t;
@@ -602,11 +616,15 @@ impl Archive {
                 return 0;
             };
             let mut work = self.work.get();
+            let budget = MAX_TIMESTAMP_ENTRIES
+                .min(MAX_TIMESTAMP_ENTRIES_PER_ANSWER.saturating_sub(work.entries_walked));
+            let (newest, walked) = dir.newest_mtime(budget);
             work.timestamps_walked += 1;
+            work.entries_walked += walked;
             self.work.set(work);
-            dir.newest_mtime().unwrap_or_else(|| {
+            newest.unwrap_or_else(|| {
                 self.store.warn(format!(
-                    "{}: no timestamp, and more than {MAX_TIMESTAMP_ENTRIES} entries in the item; its item.toml's modification time is given (record a timestamp)",
+                    "{}: no timestamp, and more than {budget} entries in the item to look at for this answer; its item.toml's modification time is given (record a timestamp)",
                     item.dir.join(layout::ITEM_TOML).display()
                 ));
                 dir.item_toml_mtime().unwrap_or(0)

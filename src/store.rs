@@ -10,7 +10,7 @@
 //! a listing for any other (see `colmemo`). Neither lookup depends on the number of items,
 //! and an item dropped into `col/` answers at once.
 
-use std::cell::{OnceCell, RefCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::path::{Path, PathBuf};
 
 use crate::colmemo::{Memo, MemoState, Remembered, Stamp, Subdomain};
@@ -30,6 +30,8 @@ pub struct Store {
     memo: OnceCell<Option<Remembered>>,
     /// The subdomains in col/, each with its `word[.port]` prefixes once looked at.
     subdomains: OnceCell<Vec<(String, OnceCell<Vec<String>>)>>,
+    /// Whether col/ exists but could not be opened.
+    unavailable: Cell<bool>,
     warnings: RefCell<Vec<String>>,
 }
 
@@ -42,6 +44,7 @@ impl Store {
             var: None,
             memo: OnceCell::new(),
             subdomains: OnceCell::new(),
+            unavailable: Cell::new(false),
             warnings: RefCell::new(Vec::new()),
         }
     }
@@ -75,9 +78,26 @@ impl Store {
         }
     }
 
-    /// `col/`, opened (see `layout`); `None` when the Archive has no readable col/.
+    /// `col/`, opened (see `layout`); `None` when the Archive has no col/, or when it
+    /// cannot be opened (out of descriptors, say: then [`Store::unavailable`] says so,
+    /// and the log has one line).
     pub fn col(&self) -> Option<&Col> {
-        self.col.get_or_init(|| Col::open(&self.root).ok()).as_ref()
+        self.col
+            .get_or_init(|| match Col::open(&self.root) {
+                Ok(col) => Some(col),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => {
+                    self.warn(format!("{}/col: {e}", self.root.display()));
+                    self.unavailable.set(true);
+                    None
+                }
+            })
+            .as_ref()
+    }
+
+    /// Whether col/ exists but could not be opened: "not here" would then be a lie.
+    pub fn unavailable(&self) -> bool {
+        self.unavailable.get()
     }
 
     /// What went wrong while looking (broken item.toml, items leading outside col/):

@@ -206,7 +206,12 @@ fn create_secret(path: &Path) -> std::io::Result<[u8; 32]> {
     std::fs::create_dir_all(dir)?;
     let secret: [u8; 32] = rand::thread_rng().gen();
     let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
-    let tmp = dir.join(format!(".urlkey.secret.{}", std::process::id()));
+    // A name of this process and this call: serve's threads may all make one at once.
+    let tmp = dir.join(format!(
+        ".urlkey.secret.{}.{:016x}",
+        std::process::id(),
+        rand::thread_rng().gen::<u64>()
+    ));
     {
         use std::os::unix::fs::OpenOptionsExt;
         let mut f = std::fs::OpenOptions::new()

@@ -111,6 +111,16 @@ impl StaticFile {
             // Deposited files are data: a browser must not sniff them into HTML.
             ("X-Content-Type-Options", "nosniff".to_string()),
         ];
+        // A deposited page runs in a sandbox, with an origin of its own: its scripts
+        // cannot read this Archive's other files (a restricted item's among them) through
+        // a licensed reader's browser. PDFs and images, which browsers refuse to show
+        // sandboxed, are not active content and go without.
+        if ACTIVE_TYPES.contains(&self.content_type) {
+            h.push((
+                "Content-Security-Policy",
+                "sandbox allow-scripts allow-forms allow-popups allow-downloads".to_string(),
+            ));
+        }
         if let Some(m) = modified {
             h.push(("Last-Modified", m));
         }
@@ -134,8 +144,15 @@ pub fn file(
     let Ok(parsed) = Rep::parse(rep) else {
         return not_found();
     };
-    let Ok(col) = Col::open(root) else {
-        return not_found();
+    let col = match Col::open(root) {
+        Ok(col) => col,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return not_found(),
+        // Out of descriptors, say: not an absence, and the log says why.
+        Err(e) => {
+            let mut a = Answer::text(503, "unavailable: try again later\n");
+            a.log.push(format!("{}: {e}", root.join("col").display()));
+            return Reply::Page(a);
+        }
     };
     let logged = |mut reply: Reply, line: String| {
         if let Reply::Page(a) = &mut reply {
@@ -182,19 +199,19 @@ pub fn file(
     let Some(name) = path else {
         return redirect(b"");
     };
+    let mut served = name.to_vec();
     let opened = match dir.open_doc(name) {
         // A folder asked as one: its index page, as web servers show one.
         Ok(DocEntry::Dir) if name.is_empty() || name.ends_with(b"/") => {
-            let mut index = name.to_vec();
-            index.extend_from_slice(b"index.html");
-            dir.open_doc(&index)
+            served.extend_from_slice(b"index.html");
+            dir.open_doc(&served)
         }
         Ok(DocEntry::Dir) => return redirect(name),
         other => other,
     };
     match opened {
         Ok(DocEntry::File(f)) => Reply::File(StaticFile {
-            content_type: content_type(name),
+            content_type: content_type(&served),
             file: f.file,
             len: f.len,
             modified: f.modified,
@@ -208,6 +225,18 @@ pub fn file(
                 String::from_utf8_lossy(name)
             ),
         ),
+    }
+}
+
+/// The origin form (`/path?query`) of a request target: the absolute form
+/// (`http://host/path`, RFC 9112 §3.2.2) names the same resource.
+pub fn origin_form(target: &str) -> &str {
+    match target.find("://") {
+        Some(i) if !target.starts_with('/') => {
+            let rest = &target[i + 3..];
+            rest.find(['/', '?']).map_or("/", |j| &rest[j..])
+        }
+        _ => target,
     }
 }
 
@@ -227,6 +256,14 @@ fn decode_path(raw: &str) -> Option<Vec<u8>> {
     let decoded: Vec<u8> = percent_encoding::percent_decode(bytes).collect();
     (!decoded.contains(&0)).then_some(decoded)
 }
+
+/// Types a browser runs scripts in.
+const ACTIVE_TYPES: [&str; 4] = [
+    "text/html",
+    "application/xhtml+xml",
+    "image/svg+xml",
+    "application/xml",
+];
 
 /// The Content-Type of a file of doc/, by its extension: the types Archives usually
 /// hold (text types without a charset: files are served as stored).

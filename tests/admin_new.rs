@@ -733,8 +733,8 @@ fn links_that_cannot_be_made_here_are_noted() {
 }
 
 /// `new DIR` copies the files below DIR, never what a link there leads to (a link to
-/// /etc/shadow or to archive.toml would land in a public doc/): it refuses, naming every
-/// link, and writes nothing.
+/// /etc/shadow or to archive.toml, or a second name of it, would land in a public doc/):
+/// it refuses, naming every symbolic and hard link, and writes nothing.
 #[test]
 fn links_inside_a_directory_given_are_refused() {
     let f = archive();
@@ -746,6 +746,12 @@ fn links_inside_a_directory_given_are_refused() {
     let paper = files.path().join("paper");
     std::os::unix::fs::symlink("/etc/shadow", paper.join("shadow.txt")).unwrap();
     std::os::unix::fs::symlink(f.path("archive.toml"), paper.join("fig/config.txt")).unwrap();
+    std::fs::write(files.path().join("elsewhere.txt"), "x").unwrap();
+    std::fs::hard_link(
+        files.path().join("elsewhere.txt"),
+        paper.join("fig/hard.txt"),
+    )
+    .unwrap();
     let before = snapshot(f.root());
     let (code, out, err) = run_cmd(&["new", "--root", root, paper.to_str().unwrap()]);
     assert_eq!(
@@ -754,7 +760,7 @@ fn links_inside_a_directory_given_are_refused() {
             1,
             "",
             format!(
-                "ibi-archive: new: {p} holds symbolic links, which are never copied into an item (a link could lead to any file, such as archive.toml); replace them with the files: {p}/fig/config.txt, {p}/shadow.txt\n",
+                "ibi-archive: new: {p} holds links, which are never copied into an item (a link could lead to any file, such as archive.toml); replace them with the files: {p}/fig/config.txt, {p}/fig/hard.txt (hard link), {p}/shadow.txt\n",
                 p = paper.display()
             )
         )
@@ -767,6 +773,7 @@ fn links_inside_a_directory_given_are_refused() {
     // Without the links, the directory makes an item.
     std::fs::remove_file(paper.join("shadow.txt")).unwrap();
     std::fs::remove_file(paper.join("fig/config.txt")).unwrap();
+    std::fs::remove_file(paper.join("fig/hard.txt")).unwrap();
     let made = new(
         f.root(),
         &["--target", "paper/index.html", paper.to_str().unwrap()],

@@ -98,3 +98,32 @@ fn unknown_commands_and_no_command_exit_2() {
     assert_eq!(code, 0);
     assert!(out.starts_with("ibi-archive: the Archive service"), "{out}");
 }
+
+/// The warnings `query` and `describe` print echo item.toml text and file names: a
+/// target that is a link whose name holds ESC and a line break reaches the terminal
+/// escaped, on one line.
+#[test]
+fn warnings_reach_the_terminal_escaped() {
+    let f = Fixture::sample();
+    let item = "col/iconet.com.br/banon/2009/09.09.22.01";
+    let name = "x\u{1b}[2J\nibi-archive: all fine";
+    std::os::unix::fs::symlink("reference.bib", f.path(&format!("{item}/doc/{name}"))).unwrap();
+    f.write(
+        &format!("{item}/item.toml"),
+        b"state = \"Original\"\nibip = \"LK47B6W/362SFKH\"\ntimestamp = 2009-09-09T22:01:00Z\ntarget = \"x\\u001b[2J\\nibi-archive: all fine\"\n",
+    );
+    let root = f.root().to_str().unwrap();
+    let want = format!(
+        "ibi-archive: {}/{item}/doc/x\\x1b[2J\\x0aibi-archive: all fine: reached through a symbolic link; never served\n",
+        f.root().display()
+    );
+    let (_, _, err) = run_cmd(&[
+        "query",
+        "--root",
+        root,
+        "servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH",
+    ]);
+    assert_eq!(err, want);
+    let (_, _, err) = run_cmd(&["describe", "--root", root, "LK47B6W/362SFKH"]);
+    assert_eq!(err, want);
+}

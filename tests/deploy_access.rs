@@ -20,6 +20,8 @@ const RESTRICTED: &str = "sid.inpe.br/mtc-m19/2014/05.06.07.08";
 const DROPPED: &str = "sid.inpe.br/mtc-m19/2014/05.06.07.10";
 const TOMBSTONE: &str = "urlib.net/www/2014/03.25.23.20";
 const ITEM: &str = "iconet.com.br/banon/2009/09.09.22.01";
+/// A deposited page that would read a restricted file, were it run on the Archive's origin.
+const INDEX: &str = "<!DOCTYPE html>\n<script>fetch('/col/sid.inpe.br/mtc-m19/2014/05.06.07.08/doc/article.pdf')</script>\n";
 
 fn inside() -> IpAddr {
     "127.0.0.1".parse().unwrap()
@@ -55,6 +57,8 @@ fn archive() -> (tempfile::TempDir, PathBuf) {
     let doc = root.join("col").join(ITEM).join("doc");
     std::fs::hard_link(root.join("archive.toml"), doc.join("leak.txt")).unwrap();
     std::os::unix::fs::symlink("reference.bib", doc.join("inside.bib")).unwrap();
+    std::fs::create_dir_all(doc.join("site")).unwrap();
+    std::fs::write(doc.join("site/index.html"), INDEX).unwrap();
     support::prepare_archive(&root);
     (tmp, root)
 }
@@ -142,6 +146,26 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     // While the file itself is.
     let r = get(outside(), base, &format!("/col/{ITEM}/doc/reference.bib"));
     assert_eq!(r.status, 200, "{}", log());
+    assert_eq!(r.header("content-security-policy"), None);
+
+    // A deposited page runs sandboxed, with an origin of its own (its scripts cannot read
+    // the Archive's other files through a licensed reader's browser); a folder's index
+    // page is a page.
+    let sandbox = Some("sandbox allow-scripts allow-forms allow-popups allow-downloads");
+    for path in [
+        format!("/col/{ITEM}/doc/site/index.html"),
+        format!("/col/{ITEM}/doc/site/"),
+    ] {
+        let r = get(inside(), base, &path);
+        assert_eq!(
+            (r.status, r.content_type(), r.text().as_str()),
+            (200, "text/html", INDEX),
+            "{path}\n{}",
+            log()
+        );
+        assert_eq!(r.header("content-security-policy"), sandbox, "{path}");
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    }
 }
 
 #[test]

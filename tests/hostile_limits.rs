@@ -491,7 +491,7 @@ fn a_default_timestamp_looks_at_a_bounded_number_of_entries() {
     settle();
     answer(
         &err_line(&format!(
-            "{}/item.toml: no timestamp, and more than 4096 entries in the item; its item.toml's modification time is given (record a timestamp)",
+            "{}/item.toml: no timestamp, and more than 4096 entries in the item to look at for this answer; its item.toml's modification time is given (record a timestamp)",
             dir.display()
         )),
         "2001-01-01T00:00:00Z",
@@ -553,10 +553,11 @@ fn one_answer_works_out_an_items_default_timestamp_once() {
     );
 }
 
-/// An item naming 300 translations, each another item here: at most 256 items are looked
-/// up for one answer, and the log says so once.
+/// An item naming 300 translations, each another item here: at most 128 items are looked
+/// up for one answer (each holds its directory's descriptor; a chain of 64 editions
+/// needs 65), and the log says so once.
 #[test]
-fn an_answer_looks_up_at_most_256_items() {
+fn an_answer_looks_up_at_most_128_items() {
     let f = Fixture::sample();
     let y = "example.org/y/2020/01.01.00.01";
     let mut toml = "state = \"Original\"\ntimestamp = 2020-01-01T00:00:00Z\ntarget = \"a.txt\"\n[translations]\n".to_string();
@@ -576,10 +577,55 @@ fn an_answer_looks_up_at_most_256_items() {
         .split("\r\n")
         .filter(|l| l.starts_with("url.translation("))
         .count();
-    assert_eq!(urls, 255, "{}", out.text());
+    assert_eq!(urls, 127, "{}", out.text());
     assert_eq!(
         out.stderr,
-        err_line("more than 256 items to look up for one answer; the others are treated as absent")
+        err_line("more than 128 items to look up for one answer; the others are treated as absent")
+    );
+}
+
+/// Five translations without a timestamp, 4,000 files each: the walks of one answer
+/// look at 16,384 entries in all, and the item past that gets its item.toml's time and
+/// one log line.
+#[test]
+fn the_timestamp_walks_of_one_answer_are_bounded_together() {
+    use ibi_archive::config::Config;
+    use ibi_archive::query::Query;
+    use ibi_archive::service::Archive;
+    let f = Fixture::sample();
+    let y = "example.org/y/2020/01.01.00.01";
+    let mut toml = "state = \"Original\"\ntimestamp = 2020-01-01T00:00:00Z\ntarget = \"a.txt\"\n[translations]\n".to_string();
+    for (i, lang) in languages()[..5].iter().enumerate() {
+        let rep = format!("example.org/t/2020/01.01.00.{i:02}");
+        f.write(
+            &format!("col/{rep}/item.toml"),
+            b"state = \"Original\"\ntarget = \"f0.txt\"\n",
+        );
+        for k in 0..4000 {
+            f.write(&format!("col/{rep}/doc/f{k}.txt"), b"x");
+        }
+        toml.push_str(&format!("{lang} = \"{rep}\"\n"));
+    }
+    f.write(&format!("col/{y}/item.toml"), toml.as_bytes());
+    f.write(&format!("col/{y}/doc/a.txt"), b"a\n");
+    let archive = Archive::new(f.root(), Config::load(f.root()).unwrap());
+    let q = format!(
+        "servicesubject=urlRequest&parsedibiurl.ibi={y}&parsedibiurl.verblist=GetTranslation"
+    );
+    let answer = archive.respond(&Query::parse(q.as_bytes()).unwrap(), 1_795_341_600);
+    // Four walks of 4,002 entries (item.toml, doc/ and its 4,000 files), then 376 left.
+    let work = archive.work();
+    assert_eq!(
+        (work.timestamps_walked, work.entries_walked),
+        (5, 16_384),
+        "{work:?}"
+    );
+    assert_eq!(
+        answer.log,
+        [format!(
+            "{}/col/example.org/t/2020/01.01.00.04/item.toml: no timestamp, and more than 376 entries in the item to look at for this answer; its item.toml's modification time is given (record a timestamp)",
+            f.root().display()
+        )]
     );
 }
 

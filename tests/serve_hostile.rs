@@ -147,8 +147,15 @@ fn a_pipelining_client_that_never_reads_blocks_only_itself() {
 fn idle_connections_are_capped_per_address_and_timed_out() {
     let f = Fixture::sample();
     let (mut serve, _log) = start(&f, &["--max-per-client", "32"]);
-    let idle: Vec<TcpStream> = (0..600).map(|_| connect(&serve, local(3))).collect();
+    let mut idle: Vec<TcpStream> = (0..600).map(|_| connect(&serve, local(3))).collect();
     std::thread::sleep(Duration::from_millis(300));
+    // The 33rd and later were told at once.
+    let mut refused = String::new();
+    idle[40].read_to_string(&mut refused).unwrap();
+    assert!(
+        refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+        "{refused}"
+    );
     // Another address is answered at once; the server holds a bounded number of
     // descriptors.
     answers(&serve, local(1), Duration::from_secs(5));
@@ -237,15 +244,20 @@ fn a_slowloris_head_is_cut_off() {
     let started = Instant::now();
     let head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
     let mut closed = false;
+    let mut answer = Vec::new();
     for &b in head.iter().cycle().take(200) {
         if s.write_all(&[b]).is_err() {
             closed = true;
             break;
         }
-        let mut buf = [0u8; 64];
-        if let Ok(0) = s.read(&mut buf) {
-            closed = true;
-            break;
+        let mut buf = [0u8; 256];
+        match s.read(&mut buf) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Ok(n) => answer.extend_from_slice(&buf[..n]),
+            Err(_) => {}
         }
         if started.elapsed() > Duration::from_secs(10) {
             break;
@@ -254,6 +266,11 @@ fn a_slowloris_head_is_cut_off() {
     eprintln!("slowloris head cut after {:?}", started.elapsed());
     assert!(closed, "still open after {:?}", started.elapsed());
     assert!(started.elapsed() < Duration::from_secs(6));
+    assert!(
+        answer.starts_with(b"HTTP/1.1 408 Request Timeout\r\n"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
 }
 
 /// Swaps `doc/swap.txt` between a regular file and `other` (made by `make` under a
@@ -350,4 +367,100 @@ fn a_file_swapped_for_a_named_pipe_never_stalls_a_request() {
 
 fn answers_after(serve: &Serve) {
     answers(serve, local(1), Duration::from_secs(5));
+}
+
+/// Sends `request` on a fresh connection and reads until the server closes it.
+fn exchange(serve: &Serve, request: &[u8]) -> String {
+    let mut s = connect(serve, local(1));
+    s.write_all(request).unwrap();
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// The status lines of the answers in `text` (a body may run into the next one).
+fn statuses(text: &str) -> Vec<String> {
+    text.split("HTTP/1.1 ")
+        .skip(1)
+        .map(|rest| format!("HTTP/1.1 {}", rest.split("\r\n").next().unwrap()))
+        .collect()
+}
+
+/// Request heads as RFC 9112 frames them: two Content-Length headers, or one beside
+/// Transfer-Encoding, are refused (and the connection closed) rather than read two ways;
+/// an HTTP/1.1 request needs one Host; lines may end with a bare LF; the absolute form
+/// names the same resource.
+#[test]
+fn request_heads_are_framed_one_way() {
+    let f = Fixture::sample();
+    let (serve, _log) = start(&f, &[]);
+    let service =
+        "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17?servicesubject=inclusionConfirmationRequest";
+    let smuggled = format!(
+        "GET {service} HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nContent-Length: 44\r\n\r\nGET /{ITEM}/doc/reference.bib HTTP/1.1\r\nHost: a\r\n\r\n"
+    );
+    assert_eq!(
+        statuses(&exchange(&serve, smuggled.as_bytes())),
+        ["HTTP/1.1 400 Bad Request"]
+    );
+    let chunked = format!(
+        "GET {service} HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+    );
+    assert_eq!(
+        statuses(&exchange(&serve, chunked.as_bytes())),
+        ["HTTP/1.1 400 Bad Request"]
+    );
+    let no_host = format!("GET {service} HTTP/1.1\r\nConnection: close\r\n\r\n");
+    assert_eq!(
+        statuses(&exchange(&serve, no_host.as_bytes())),
+        ["HTTP/1.1 400 Bad Request"]
+    );
+    // Bare LF, then CRLF, pipelined: both answered.
+    let both = format!(
+        "GET {service} HTTP/1.1\nHost: a\n\nGET {service} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+    );
+    let answer = exchange(&serve, both.as_bytes());
+    assert_eq!(
+        statuses(&answer),
+        ["HTTP/1.1 200 OK", "HTTP/1.1 200 OK"],
+        "{answer}"
+    );
+    assert_eq!(answer.matches("confirmation yes").count(), 2);
+    let absolute = format!(
+        "GET http://127.0.0.1/{ITEM}/doc/reference.bib HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+    );
+    let answer = exchange(&serve, absolute.as_bytes());
+    let bib = std::fs::read_to_string(f.path(&format!("{ITEM}/doc/reference.bib"))).unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 200 OK\r\n") && answer.ends_with(&bib),
+        "{answer}"
+    );
+}
+
+/// The first requests of a fresh Archive, 60 at once, five times over (the secret
+/// removed between rounds): one urlkey secret is made each time, and every answer's key
+/// can be counted (serve's threads shared one temporary name, and lost the race).
+#[test]
+fn the_urlkey_secret_is_made_once_under_concurrent_first_requests() {
+    let f = Fixture::sample();
+    let (serve, log) = start(&f, &["--max-per-client", "100"]);
+    let url = format!(
+        "{}/sid.inpe.br/mtc-m18@80/2008/03.17.15.17?servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH",
+        serve.base_url()
+    );
+    for _round in 0..5 {
+        let _ = std::fs::remove_file(f.path("var/urlkey.secret"));
+        let threads: Vec<_> = (0..60)
+            .map(|_| {
+                let url = url.clone();
+                std::thread::spawn(move || http_get_from(local(1), &url).status)
+            })
+            .collect();
+        for t in threads {
+            assert_eq!(t.join().unwrap(), 200);
+        }
+    }
+    let text = std::fs::read_to_string(log).unwrap();
+    assert!(!text.contains("urlkey.secret"), "{text}");
+    assert_eq!(f.names_in("var"), ["urlkey.secret"]);
 }

@@ -380,3 +380,42 @@ fn control_characters_from_an_item_toml_are_escaped_in_the_log() {
         out.stderr
     );
 }
+
+/// A web server may pass the request target in absolute form (`http://host/path`): the
+/// file route reads it as `serve` does.
+#[test]
+fn the_file_route_takes_an_absolute_request_target() {
+    let f = Fixture::sample();
+    let path = "/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib";
+    let out = Cgi::get(f.root(), "")
+        .command()
+        .env("SCRIPT_NAME", "/col")
+        .env("PATH_INFO", path.strip_prefix("/col").unwrap())
+        .env("REQUEST_URI", format!("http://127.0.0.1{path}"))
+        .output()
+        .unwrap();
+    let out = common::parse_cgi(&out.stdout, String::from_utf8_lossy(&out.stderr).into());
+    assert_eq!(out.status, 200, "{}", out.stderr);
+    assert_eq!(out.body, std::fs::read(f.path(&path[1..])).unwrap());
+}
+
+/// A col/ that is there but cannot be opened (here a link to itself) is not an absence:
+/// the service answers 503 and the log says why, where it answered "not here".
+#[test]
+fn a_col_that_cannot_be_opened_is_not_an_absence() {
+    let f = Fixture::sample();
+    f.remove("col");
+    std::os::unix::fs::symlink("col", f.path("col")).unwrap();
+    let out = Cgi::get(f.root(), LK47).run();
+    assert_eq!(
+        (out.status, out.text().as_str()),
+        (503, "error {archive unavailable}")
+    );
+    assert_eq!(
+        out.stderr,
+        format!(
+            "ibi-archive: {}/col: Too many levels of symbolic links (os error 40)\n",
+            f.root().display()
+        )
+    );
+}

@@ -473,6 +473,17 @@ fn plan_files(files: &[PathBuf]) -> Result<Vec<Planned>, AdminError> {
                     links.push(e.path().display().to_string());
                     continue;
                 }
+                // A second link could be any file of the same file system, archive.toml
+                // among them: refused like a symbolic link.
+                let hard_linked = e.file_type().is_file()
+                    && e.metadata().is_ok_and(|m| {
+                        use std::os::unix::fs::MetadataExt;
+                        m.nlink() > 1
+                    });
+                if hard_linked {
+                    links.push(format!("{} (hard link)", e.path().display()));
+                    continue;
+                }
                 if e.file_type().is_dir() {
                     continue;
                 }
@@ -491,7 +502,7 @@ fn plan_files(files: &[PathBuf]) -> Result<Vec<Planned>, AdminError> {
             }
             if !links.is_empty() {
                 return Err(AdminError::new(format!(
-                    "{} holds symbolic links, which are never copied into an item (a link could lead to any file, such as archive.toml); replace them with the files: {}",
+                    "{} holds links, which are never copied into an item (a link could lead to any file, such as archive.toml); replace them with the files: {}",
                     src.display(),
                     links.join(", ")
                 )));

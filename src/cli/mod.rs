@@ -36,6 +36,15 @@ at $IBI_ARCHIVE_ROOT. From a shell:
 Each command has --help. The Archive root defaults to the current directory.
 ";
 
+/// Writes `ibi-archive: <line>` on stderr, as one line with its control characters
+/// escaped (see `logline`): warnings echo item.toml text and file names.
+pub fn say(line: &str) {
+    eprintln!(
+        "{}",
+        ibi_archive::logline::clean(&format!("ibi-archive: {line}"))
+    );
+}
+
 /// The Archive root given with --root, else the current directory.
 pub fn root_flag(root: Option<PathBuf>) -> PathBuf {
     root.unwrap_or_else(|| PathBuf::from("."))

@@ -126,10 +126,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let created =
         create(&root_flag(root), &req).map_err(|e| CliError::failed(format!("new: {e}")))?;
     for note in &created.notes {
-        eprintln!(
-            "{}",
-            ibi_archive::logline::clean(&format!("ibi-archive: note: {note}"))
-        );
+        super::say(&format!("note: {note}"));
     }
     let mut pairs = PairList::new();
     pairs.push_word("rep", created.rep.as_str());

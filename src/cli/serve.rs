@@ -23,8 +23,9 @@ file lists below it, and the items' files at /col/<rep>/doc/<file> (restricted i
 only to clients inside [access].networks, by the address of the connection).
 
 Limits (defaults in brackets):
-  --max-connections N   connections open at once [256, fewer when descriptors are few]
-  --max-per-client N    connections open at once from one address [64]
+  --max-connections N   connections open at once [256, fewer when descriptors are few:
+                        136 each]
+  --max-per-client N    connections open at once from one address [16]
   --head-timeout SECS   time to send a request head [10]
   --idle-timeout SECS   time a connection may wait between requests [5]
   --write-timeout SECS  time a write may make no progress [30]
@@ -110,7 +111,8 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
 }
 
 /// As many connections as the descriptors allow (the soft limit raised to the hard one
-/// first): each holds its socket and, while answering, up to five files.
+/// first): each holds its socket and, while answering, the directories of the items it
+/// looks up (at most `MAX_ITEMS_PER_ANSWER`) and a few files.
 fn connections_for_descriptors() -> usize {
     use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
     let mut limit = getrlimit(Resource::Nofile);
@@ -126,7 +128,8 @@ fn connections_for_descriptors() -> usize {
         }
     }
     let fds = limit.current.unwrap_or(1024) as usize;
-    (fds.saturating_sub(64) / 6).clamp(8, Limits::default().max_connections)
+    let per_connection = ibi_archive::service::MAX_ITEMS_PER_ANSWER + 8;
+    (fds.saturating_sub(64) / per_connection).clamp(4, Limits::default().max_connections)
 }
 
 /// Tells what to try: the service's address and a few requests that answer.

@@ -30,7 +30,7 @@ pub fn query(parser: &mut lexopt::Parser) -> CliResult {
     let req = Request::get(root_flag(root), qs.as_encoded_bytes());
     let answer = cgi::handle(&req, chrono::Utc::now().timestamp());
     for line in &answer.log {
-        eprintln!("ibi-archive: {line}");
+        super::say(line);
     }
     let mut out = std::io::stdout().lock();
     out.write_all(&answer.body)
@@ -74,7 +74,7 @@ pub fn describe(parser: &mut lexopt::Parser) -> CliResult {
     let archive = Archive::new(&root, config);
     let list = archive.url_list(&ibi, None, chrono::Utc::now().timestamp());
     for line in archive.store().take_warnings() {
-        eprintln!("ibi-archive: {line}");
+        super::say(&line);
     }
     if list.is_empty() {
         return Err(CliError::failed(format!(
