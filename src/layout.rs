@@ -120,17 +120,10 @@ pub fn access(item: &Item, config: &Config, client: Option<IpAddr>) -> Access {
 /// empty, relative, no empty, `.` or `..` part, no backslash or NUL, and its last part
 /// not `item.toml` or `archive.toml`.
 pub fn doc_name_ok(name: &[u8]) -> bool {
-    if name.is_empty() || name.contains(&0) || name.contains(&b'\\') || name.starts_with(b"/") {
+    if !plain_names(name) || name.contains(&0) || name.contains(&b'\\') {
         return false;
     }
-    let mut parts = name.split(|&b| b == b'/');
-    if parts
-        .clone()
-        .any(|c| c.is_empty() || c == b"." || c == b"..")
-    {
-        return false;
-    }
-    let last = parts.next_back().unwrap_or_default();
+    let last = name.rsplit(|&b| b == b'/').next().unwrap_or_default();
     last != ITEM_TOML.as_bytes() && last != b"archive.toml"
 }
 
