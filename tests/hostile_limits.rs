@@ -447,6 +447,32 @@ fn set_mtime(path: &Path, secs: u64) {
     std::fs::File::open(path).unwrap().set_modified(t).unwrap();
 }
 
+/// An item without `timestamp` (its default is worked out from its directory) whose
+/// target is `target` in doc/.
+fn add_untimed_item(f: &Fixture, rep: &str, target: &str) {
+    f.write(
+        &format!("col/{rep}/item.toml"),
+        format!("state = \"Original\"\ntarget = \"{target}\"\n").as_bytes(),
+    );
+    f.write(&format!("col/{rep}/doc/{target}"), b"a\n");
+}
+
+/// A bare GetTranslation for `y`, answered in process: the answer and what it cost.
+fn translations_in_process(
+    f: &Fixture,
+    y: &str,
+) -> (ibi_archive::service::Answer, ibi_archive::service::Work) {
+    use ibi_archive::config::Config;
+    use ibi_archive::query::Query;
+    use ibi_archive::service::Archive;
+    let archive = Archive::new(f.root(), Config::load(f.root()).unwrap());
+    let q = format!(
+        "servicesubject=urlRequest&parsedibiurl.ibi={y}&parsedibiurl.verblist=GetTranslation"
+    );
+    let answer = archive.respond(&Query::parse(q.as_bytes()).unwrap(), 1_795_341_600);
+    (answer, archive.work())
+}
+
 const Y2001: u64 = 978_307_200;
 const Y2020: u64 = 1_577_836_800;
 
@@ -457,11 +483,7 @@ const Y2020: u64 = 1_577_836_800;
 fn a_default_timestamp_looks_at_a_bounded_number_of_entries() {
     let f = Fixture::sample();
     let rep = "example.org/big/2020/01.01.00.00";
-    f.write(
-        &format!("col/{rep}/item.toml"),
-        b"state = \"Original\"\ntarget = \"a.txt\"\n",
-    );
-    f.write(&format!("col/{rep}/doc/a.txt"), b"a\n");
+    add_untimed_item(&f, rep, "a.txt");
     let dir = f.path(&format!("col/{rep}"));
     let settle = || {
         for p in [dir.join("item.toml"), dir.join("doc"), dir.clone()] {
@@ -516,16 +538,9 @@ fn languages() -> Vec<String> {
 /// 47 s for one request over 300,000 files).
 #[test]
 fn one_answer_works_out_an_items_default_timestamp_once() {
-    use ibi_archive::config::Config;
-    use ibi_archive::query::Query;
-    use ibi_archive::service::Archive;
     let f = Fixture::sample();
     let x = "example.org/x/2020/01.01.00.00";
-    f.write(
-        &format!("col/{x}/item.toml"),
-        b"state = \"Original\"\ntarget = \"a.txt\"\n",
-    );
-    f.write(&format!("col/{x}/doc/a.txt"), b"a\n");
+    add_untimed_item(&f, x, "a.txt");
     let y = "example.org/y/2020/01.01.00.01";
     let mut toml = "state = \"Original\"\ntimestamp = 2020-01-01T00:00:00Z\ntarget = \"a.txt\"\nlanguage = \"zz\"\n[translations]\n".to_string();
     for lang in &languages()[..50] {
@@ -533,11 +548,7 @@ fn one_answer_works_out_an_items_default_timestamp_once() {
     }
     f.write(&format!("col/{y}/item.toml"), toml.as_bytes());
     f.write(&format!("col/{y}/doc/a.txt"), b"a\n");
-    let archive = Archive::new(f.root(), Config::load(f.root()).unwrap());
-    let q = format!(
-        "servicesubject=urlRequest&parsedibiurl.ibi={y}&parsedibiurl.verblist=GetTranslation"
-    );
-    let answer = archive.respond(&Query::parse(q.as_bytes()).unwrap(), 1_795_341_600);
+    let (answer, work) = translations_in_process(&f, y);
     let text = String::from_utf8(answer.body).unwrap();
     let stamps: Vec<&str> = text
         .split("\r\n")
@@ -545,7 +556,6 @@ fn one_answer_works_out_an_items_default_timestamp_once() {
         .map(|l| l.split_once(' ').unwrap().1)
         .collect();
     assert_eq!(stamps.len(), 51, "{text}");
-    let work = archive.work();
     assert_eq!(
         (work.items_looked_up, work.timestamps_walked),
         (2, 1),
@@ -589,18 +599,12 @@ fn an_answer_looks_up_at_most_128_items() {
 /// one log line.
 #[test]
 fn the_timestamp_walks_of_one_answer_are_bounded_together() {
-    use ibi_archive::config::Config;
-    use ibi_archive::query::Query;
-    use ibi_archive::service::Archive;
     let f = Fixture::sample();
     let y = "example.org/y/2020/01.01.00.01";
     let mut toml = "state = \"Original\"\ntimestamp = 2020-01-01T00:00:00Z\ntarget = \"a.txt\"\n[translations]\n".to_string();
     for (i, lang) in languages()[..5].iter().enumerate() {
         let rep = format!("example.org/t/2020/01.01.00.{i:02}");
-        f.write(
-            &format!("col/{rep}/item.toml"),
-            b"state = \"Original\"\ntarget = \"f0.txt\"\n",
-        );
+        add_untimed_item(&f, &rep, "f0.txt");
         for k in 0..4000 {
             f.write(&format!("col/{rep}/doc/f{k}.txt"), b"x");
         }
@@ -608,13 +612,8 @@ fn the_timestamp_walks_of_one_answer_are_bounded_together() {
     }
     f.write(&format!("col/{y}/item.toml"), toml.as_bytes());
     f.write(&format!("col/{y}/doc/a.txt"), b"a\n");
-    let archive = Archive::new(f.root(), Config::load(f.root()).unwrap());
-    let q = format!(
-        "servicesubject=urlRequest&parsedibiurl.ibi={y}&parsedibiurl.verblist=GetTranslation"
-    );
-    let answer = archive.respond(&Query::parse(q.as_bytes()).unwrap(), 1_795_341_600);
+    let (answer, work) = translations_in_process(&f, y);
     // Four walks of 4,002 entries (item.toml, doc/ and its 4,000 files), then 376 left.
-    let work = archive.work();
     assert_eq!(
         (work.timestamps_walked, work.entries_walked),
         (5, 16_384),
