@@ -12,7 +12,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 cd "$here"
 secs="${1:-30}"
 shift || true
-all=(query ibi_parse item_toml pair_list cgi_handler)
+all=(query ibi_parse item_toml pair_list cgi_handler persistent_url)
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${all[@]}"); fi
 case "$secs" in '' | *[!0-9]*) echo "usage: fuzz/run.sh SECONDS [TARGET...]" >&2; exit 2 ;; esac
 

@@ -18,6 +18,7 @@ pub mod item;
 pub mod layout;
 pub mod logline;
 pub mod pairs;
+pub mod persistent;
 pub mod query;
 pub mod relation;
 pub mod service;

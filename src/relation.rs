@@ -271,7 +271,8 @@ pub enum Verb {
 }
 
 impl Verb {
-    fn parse(s: &str) -> Option<Verb> {
+    /// Parses one verb as written in a verb list (`GetTranslation(pt-BR)`).
+    pub fn parse(s: &str) -> Option<Verb> {
         match s {
             "GetLastEdition" => return Some(Verb::GetLastEdition),
             "GetFileList" => return Some(Verb::GetFileList),
@@ -284,6 +285,19 @@ impl Verb {
         Lang::parse(inner)
             .ok()
             .map(|l| Verb::GetTranslation(Some(l)))
+    }
+}
+
+impl fmt::Display for Verb {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Verb::GetLastEdition => f.write_str("GetLastEdition"),
+            Verb::GetFileList => f.write_str("GetFileList"),
+            Verb::GetTranslation(None) => f.write_str("GetTranslation"),
+            Verb::GetTranslation(Some(l)) => write!(f, "GetTranslation({l})"),
+            Verb::GetMetadata { oai_dc: false } => f.write_str("GetMetadata"),
+            Verb::GetMetadata { oai_dc: true } => f.write_str("GetMetadata(oai_dc)"),
+        }
     }
 }
 

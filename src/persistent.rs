@@ -1,0 +1,441 @@
+//! Persistent URLs (resolution standard §8.1, Tables 8.1 to 8.5): what a resolver reads
+//! from the path and query of a request before it asks the Archives.
+//!
+//! ```text
+//! URL-persistente = "http://urlib.net/" IBI [mdf] [path-absolute] ["?" pergunta]   (Table 8.1)
+//! IBI = repositório | IBIp
+//! mdf = ([u [t]] | [t [u]]) [m [t]]
+//! u   = "!"                                      last edition
+//! t   = "+" ["(" idioma ["-" país] ")"]          translation
+//! m   = ":" ["(" formato ")"]                    metadata
+//! formato  = "oai_dc"
+//! pergunta = [par *("&" par)]     par = nome "=" valor
+//! ```
+//!
+//! The modifier is glued to the IBI's last segment (`35MME4E!:(oai_dc)`); a file path may
+//! follow it (`LK47B6W/362SFKH/reference.bib`). Of the query, the resolver reads
+//! `ibiurl.verblist` (Table 8.4) and `ibiurl.requireditemstatus` (Table 8.3) and ignores
+//! every other pair. The verb list sent to the Archives, `parsedibiurl.verblist` of
+//! Table 8.6, is the union without repetition and in order of the modifier's verbs
+//! (Table 8.5: `!` GetLastEdition, `+` GetTranslation, `:` GetMetadata) then the query's
+//! (Example 8.8: `LK47B6W/362SFKH+?…&ibiurl.verblist=GetMetadata` gives
+//! `GetTranslation GetMetadata`).
+//!
+//! The IBI and its modifier may arrive percent-encoded (`%21` for `!`); each path segment
+//! is decoded on its own, so `%2F` never splits one. The file path is kept as the bytes it
+//! decodes to (a file name may be Latin-1, Example 6.2).
+
+use std::fmt;
+
+use percent_encoding::{percent_decode_str, AsciiSet, CONTROLS};
+
+use crate::ibi::{Ibi, Ibip, Rep};
+use crate::query::Query;
+use crate::relation::{Lang, Relation, Step, Verb, VerbList};
+
+/// Longest path read, in bytes (an IBI is at most 255; a file path much less than this).
+pub const MAX_PATH_LEN: usize = 4096;
+
+/// A parsed persistent URL.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PersistentUrl {
+    ibi: Ibi,
+    /// The modifier, as the verbs its symbols stand for (Table 8.5), in order.
+    modifier: Vec<Verb>,
+    /// `parsedibiurl.filepath`: the decoded path after the IBI and its modifier, starting
+    /// with `/`.
+    filepath: Option<Vec<u8>>,
+    /// `parsedibiurl.verblist`: the modifier's verbs, then the query's not already there.
+    verbs: Vec<Verb>,
+    /// The relation the verbs name and whether they ask for the file list.
+    verblist: VerbList,
+    /// `parsedibiurl.requireditemstatus` is `Original`.
+    original: bool,
+    /// The query as received (without `?`), when there was one.
+    query: Option<String>,
+}
+
+/// Why a path and query are not a persistent URL: a message for the 400 page and the log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PersistentUrlError(pub String);
+
+impl fmt::Display for PersistentUrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PersistentUrlError {}
+
+fn err<T>(message: impl Into<String>) -> Result<T, PersistentUrlError> {
+    Err(PersistentUrlError(message.into()))
+}
+
+impl PersistentUrl {
+    /// Reads the path (`/` then the IBI…, as sent on the request line) and the query
+    /// (without `?`) of a request.
+    pub fn parse(path: &str, query: Option<&str>) -> Result<PersistentUrl, PersistentUrlError> {
+        if path.len() > MAX_PATH_LEN {
+            return err(format!(
+                "the path is {} bytes long; at most {MAX_PATH_LEN} are read",
+                path.len()
+            ));
+        }
+        let Some(rest) = path.strip_prefix('/') else {
+            return err("the path does not start with /");
+        };
+        if rest.is_empty() {
+            return err("no IBI: the path is empty");
+        }
+        let segments: Vec<&str> = rest.split('/').collect();
+        let (ibi, modifier_text, used) = split_ibi(&segments)?;
+        let modifier = parse_modifier(&modifier_text)?;
+        let filepath = file_path(&segments[used..])?;
+
+        let query_text = query.filter(|q| !q.is_empty());
+        let (query_verbs, original) = match query_text {
+            None => (Vec::new(), false),
+            Some(q) => read_query(q)?,
+        };
+        let mut verbs = modifier.clone();
+        for v in query_verbs {
+            if !verbs.contains(&v) {
+                verbs.push(v);
+            }
+        }
+        let words: Vec<String> = verbs.iter().map(Verb::to_string).collect();
+        let verblist = VerbList::parse(&words.join(" ")).map_err(|e| {
+            PersistentUrlError(format!(
+                "the verbs {} name no relation of Table 9.5 ({e})",
+                words.join(" ")
+            ))
+        })?;
+        Ok(PersistentUrl {
+            ibi,
+            modifier,
+            filepath,
+            verbs,
+            verblist,
+            original,
+            query: query_text.map(str::to_string),
+        })
+    }
+
+    /// `parsedibiurl.ibi`.
+    pub fn ibi(&self) -> &Ibi {
+        &self.ibi
+    }
+
+    /// `parsedibiurl.filepath`, decoded.
+    pub fn filepath(&self) -> Option<&[u8]> {
+        self.filepath.as_deref()
+    }
+
+    /// `parsedibiurl.verblist` as sent to the Archives: verbs separated by spaces
+    /// (Example 10.2: `GetLastEdition GetMetadata(oai_dc)`); empty when there is none.
+    pub fn verblist_text(&self) -> String {
+        let words: Vec<String> = self.verbs.iter().map(Verb::to_string).collect();
+        words.join(" ")
+    }
+
+    /// The verbs of `parsedibiurl.verblist`, in order.
+    pub fn verbs(&self) -> &[Verb] {
+        &self.verbs
+    }
+
+    /// The relation asked for (the pair `url<relation>` answers it).
+    pub fn relation(&self) -> &Relation {
+        self.verblist.relation()
+    }
+
+    /// Whether `GetFileList` is among the verbs.
+    pub fn wants_file_list(&self) -> bool {
+        self.verblist.wants_file_list()
+    }
+
+    /// `ibiurl.requireditemstatus=Original` was asked.
+    pub fn requires_original(&self) -> bool {
+        self.original
+    }
+
+    /// The modifier as written in canonical form (`!+(pt-BR):(oai_dc)`).
+    pub fn modifier_text(&self) -> String {
+        self.modifier.iter().map(symbol).collect()
+    }
+
+    /// The same persistent URL for another IBI (a next edition, §8.2): the modifier,
+    /// file path and query stay.
+    pub fn with_ibi(&self, ibi: Ibi) -> PersistentUrl {
+        PersistentUrl {
+            ibi,
+            ..self.clone()
+        }
+    }
+
+    /// The same persistent URL with the translation step at `i` of its relation dropped
+    /// (the item in its own language, when no translation suits the reader: Example 8.3).
+    pub fn without_translation_at(&self, i: usize) -> PersistentUrl {
+        let mut steps = self.relation().steps().to_vec();
+        steps.remove(i);
+        let mut verbs: Vec<Verb> = steps
+            .into_iter()
+            .map(|s| match s {
+                Step::LastEdition => Verb::GetLastEdition,
+                Step::Translation(l) => Verb::GetTranslation(l),
+                Step::Metadata { oai_dc } => Verb::GetMetadata { oai_dc },
+            })
+            .collect();
+        if self.wants_file_list() {
+            verbs.push(Verb::GetFileList);
+        }
+        let words: Vec<String> = verbs.iter().map(Verb::to_string).collect();
+        let verblist = VerbList::parse(&words.join(" "))
+            .expect("dropping a translation step keeps a relation in the grammar");
+        PersistentUrl {
+            verbs,
+            verblist,
+            ..self.clone()
+        }
+    }
+}
+
+/// Writes the path and query back: `/<IBI><mdf>[<file path>][?<query>]`, the file path
+/// percent-encoded where it must be. Parsing the output gives the same value.
+impl fmt::Display for PersistentUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "/{}{}", self.ibi, self.modifier_text())?;
+        if let Some(path) = &self.filepath {
+            for (i, segment) in path.split(|&b| b == b'/').enumerate() {
+                if i > 0 {
+                    f.write_str("/")?;
+                }
+                for piece in percent_encoding::percent_encode(segment, PATH_SEGMENT) {
+                    f.write_str(piece)?;
+                }
+            }
+        }
+        if let Some(q) = &self.query {
+            write!(f, "?{q}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Bytes of a file-path segment written as `%XX`: controls, space, non-ASCII, and what
+/// would end the path or be read as a modifier's part (`?`, `#`, `%`, `/`).
+const PATH_SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}');
+
+/// The IBI at the start of the segments, the modifier glued to its last segment and how
+/// many segments it used: a rep takes four, an IBIp two.
+fn split_ibi(segments: &[&str]) -> Result<(Ibi, String, usize), PersistentUrlError> {
+    let decoded = |s: &str| -> Result<String, PersistentUrlError> {
+        let text = percent_decode_str(s).decode_utf8().map_err(|_| {
+            PersistentUrlError(format!(
+                "the IBI part {} is not UTF-8 once decoded",
+                shown(s)
+            ))
+        })?;
+        if text.contains('/') || text.chars().any(char::is_control) {
+            return err(format!(
+                "the IBI part {} holds an encoded / or a control character",
+                shown(s)
+            ));
+        }
+        Ok(text.into_owned())
+    };
+    let glued = |last: &str| -> (String, String) {
+        match last.find(['!', '+', ':']) {
+            Some(i) => (last[..i].to_string(), last[i..].to_string()),
+            None => (last.to_string(), String::new()),
+        }
+    };
+    let mut rep_error = None;
+    if segments.len() >= 4 {
+        let mut parts = Vec::with_capacity(4);
+        for s in &segments[..4] {
+            parts.push(decoded(s)?);
+        }
+        let (suffix, mdf) = glued(&parts[3]);
+        let text = format!("{}/{}/{}/{}", parts[0], parts[1], parts[2], suffix);
+        match Rep::parse(&text) {
+            Ok(rep) => return Ok((Ibi::Rep(rep), mdf, 4)),
+            Err(e) => rep_error = Some(e.to_string()),
+        }
+    }
+    if segments.len() >= 2 {
+        let prefix = decoded(segments[0])?;
+        let (suffix, mdf) = glued(&decoded(segments[1])?);
+        let text = format!("{prefix}/{suffix}");
+        match Ibip::parse(&text) {
+            Ok(ibip) => return Ok((Ibi::Ibip(ibip), mdf, 2)),
+            Err(e) => {
+                // A first segment that looks like a host name was meant as a rep.
+                let meant_rep =
+                    prefix.contains('.') || prefix.bytes().any(|b| b.is_ascii_lowercase());
+                return match rep_error {
+                    Some(r) if meant_rep => err(format!("no IBI at the start of the path: {r}")),
+                    _ if meant_rep => err(format!(
+                        "no IBI at the start of the path: a uniform repository name has four segments ({} found)",
+                        segments.len()
+                    )),
+                    _ => err(format!("no IBI at the start of the path: {e}")),
+                };
+            }
+        }
+    }
+    err(format!(
+        "no IBI at the start of the path: {} is one segment; an IBIp has two, a uniform repository name four",
+        shown(segments[0])
+    ))
+}
+
+/// The mdf of Table 8.1, as verbs.
+fn parse_modifier(text: &str) -> Result<Vec<Verb>, PersistentUrlError> {
+    let mut verbs = Vec::new();
+    let mut steps = Vec::new();
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        rest = &rest[c.len_utf8()..];
+        let param = match rest.strip_prefix('(') {
+            Some(r) => match r.find(')') {
+                Some(end) => {
+                    rest = &r[end + 1..];
+                    Some(&r[..end])
+                }
+                None => return err(format!("modifier {}: \"(\" is not closed", shown(text))),
+            },
+            None => None,
+        };
+        let (verb, step) = match (c, param) {
+            ('!', None) => (Verb::GetLastEdition, Step::LastEdition),
+            ('!', Some(_)) => {
+                return err(format!(
+                    "modifier {}: ! (last edition) takes no parameter",
+                    shown(text)
+                ))
+            }
+            ('+', None) => (Verb::GetTranslation(None), Step::Translation(None)),
+            ('+', Some(p)) => {
+                let lang = Lang::parse(p).map_err(|_| {
+                    PersistentUrlError(format!(
+                        "modifier {}: +({p}) names no language; expected +(ll) or +(ll-CC), as +(pt-BR)",
+                        shown(text)
+                    ))
+                })?;
+                (
+                    Verb::GetTranslation(Some(lang.clone())),
+                    Step::Translation(Some(lang)),
+                )
+            }
+            (':', None) => (
+                Verb::GetMetadata { oai_dc: false },
+                Step::Metadata { oai_dc: false },
+            ),
+            (':', Some("oai_dc")) => (
+                Verb::GetMetadata { oai_dc: true },
+                Step::Metadata { oai_dc: true },
+            ),
+            (':', Some(p)) => return err(format!(
+                "modifier {}: :({p}) names an unknown metadata format; the one format is oai_dc",
+                shown(text)
+            )),
+            (other, _) => {
+                return err(format!(
+                    "modifier {}: {other:?} is not a modifier (!, + or :)",
+                    shown(text)
+                ))
+            }
+        };
+        verbs.push(verb);
+        steps.push(step);
+    }
+    if Relation::from_steps(steps).is_err() {
+        return err(format!(
+            "modifier {} is not one of the compositions of Table 8.2",
+            shown(text)
+        ));
+    }
+    Ok(verbs)
+}
+
+/// The path after the IBI: `None` when there is none (or only a `/`), else the decoded
+/// bytes. Dot segments are refused: a file path names a file of the item, not a way out.
+fn file_path(segments: &[&str]) -> Result<Option<Vec<u8>>, PersistentUrlError> {
+    if segments.is_empty() || segments == [""] {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    for s in segments {
+        let bytes: Vec<u8> = percent_decode_str(s).collect();
+        if bytes == b"." || bytes == b".." {
+            return err("the file path has a . or .. segment");
+        }
+        if bytes.iter().any(|&b| b < 0x20 || b == 0x7f || b == b'/') {
+            return err("the file path holds a control character or an encoded /");
+        }
+        out.push(b'/');
+        out.extend_from_slice(&bytes);
+    }
+    Ok(Some(out))
+}
+
+/// `ibiurl.verblist` and `ibiurl.requireditemstatus` of the query (Table 8.3).
+fn read_query(q: &str) -> Result<(Vec<Verb>, bool), PersistentUrlError> {
+    let query = Query::parse(q.as_bytes())
+        .map_err(|e| PersistentUrlError(format!("the query is not a list of pairs: {e}")))?;
+    let mut verbs = Vec::new();
+    if let Some(list) = query
+        .get_str("ibiurl.verblist")
+        .map_err(|e| PersistentUrlError(format!("ibiurl.verblist: {e}")))?
+    {
+        for word in list.split([' ', '+']).filter(|w| !w.is_empty()) {
+            match Verb::parse(word) {
+                Some(v) => verbs.push(v),
+                None => {
+                    return err(format!(
+                        "ibiurl.verblist: {} is not a verb of Table 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList)",
+                        shown(word)
+                    ))
+                }
+            }
+        }
+    }
+    let original = match query.get("ibiurl.requireditemstatus") {
+        None => false,
+        Some(b"Original") => true,
+        Some(other) => {
+            return err(format!(
+                "ibiurl.requireditemstatus is {}; its one value is Original",
+                shown(&String::from_utf8_lossy(other))
+            ))
+        }
+    };
+    Ok((verbs, original))
+}
+
+fn symbol(v: &Verb) -> String {
+    match v {
+        Verb::GetLastEdition => "!".into(),
+        Verb::GetTranslation(None) => "+".into(),
+        Verb::GetTranslation(Some(l)) => format!("+({l})"),
+        Verb::GetMetadata { oai_dc: false } => ":".into(),
+        Verb::GetMetadata { oai_dc: true } => ":(oai_dc)".into(),
+        Verb::GetFileList => String::new(),
+    }
+}
+
+/// A piece of input quoted for a message, cut short when long.
+fn shown(s: &str) -> String {
+    crate::ibi::shown(s)
+}
