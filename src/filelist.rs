@@ -82,7 +82,7 @@ fn escape_html(s: &str) -> String {
 
 /// `s` escaped for HTML or XML text and attribute values, `'` written as `apostrophe`
 /// (`&#39;` in HTML pages, `&apos;` in XML).
-pub(crate) fn escape_markup(s: &str, apostrophe: &str) -> String {
+pub fn escape_markup(s: &str, apostrophe: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -1,0 +1,351 @@
+//! The resolver as a client of Archives: which addresses it may contact, and one bounded
+//! GET of an Archive service.
+//!
+//! Every request goes through one `reqwest` client (connection pooling) that never follows
+//! a redirect, never uses a proxy from the environment, reads at most [`MAX_ANSWER`]
+//! bytes, and resolves host names through [`PolicyResolver`], which drops every address
+//! outside `[archives].networks` (by default: loopback, private, link-local, multicast and
+//! other non-public ranges), so a name that points inside the resolver's network later
+//! is refused at connection time too, not only at inclusion.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ibi_archive::admin::registration::TABLE_6_1;
+use ibi_archive::config::Network;
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+
+/// The longest answer read from an Archive: a pair list is a few hundred bytes.
+pub const MAX_ANSWER: usize = 64 * 1024;
+
+/// Which addresses Archives may have.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    /// `None`: public addresses only.
+    networks: Option<Vec<Network>>,
+}
+
+impl Policy {
+    pub fn new(networks: Option<Vec<Network>>) -> Policy {
+        Policy { networks }
+    }
+
+    pub fn allows(&self, ip: IpAddr) -> bool {
+        match &self.networks {
+            Some(list) => list.iter().any(|n| n.contains(ip)),
+            None => is_public(ip),
+        }
+    }
+}
+
+/// Whether `ip` is an address of the public internet (not loopback, private, link-local,
+/// multicast, shared, documentation, reserved or unspecified).
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public_v4(v4);
+            }
+            let s = v6.segments();
+            let embedded_v4 =
+                || Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00 // unique local
+                || (s[0] & 0xffc0) == 0xfe80 // link-local
+                || (s[0] & 0xffc0) == 0xfec0 // site-local
+                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] == 0x0064 && s[1] == 0xff9b && !is_public_v4(embedded_v4())) // NAT64
+                || (s[0] == 0 && s[1] == 0 && s[2] == 0 && s[3] == 0 && s[4] == 0 && s[5] == 0))
+            // v4-compatible
+        }
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let o = ip.octets();
+    !(ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_multicast()
+        || ip.is_broadcast()
+        || ip.is_unspecified()
+        || ip.is_documentation()
+        || o[0] == 0
+        || (o[0] == 100 && (o[1] & 0xc0) == 64) // shared address space
+        || (o[0] == 192 && o[1] == 0 && o[2] == 0) // IETF protocol assignments
+        || (o[0] == 198 && (o[1] & 0xfe) == 18) // benchmarking
+        || o[0] >= 240)
+}
+
+/// Resolves host names for the client, keeping only the addresses the policy allows.
+struct PolicyResolver {
+    policy: Policy,
+}
+
+impl Resolve for PolicyResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let policy = self.policy.clone();
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let found: Vec<SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            let allowed: Vec<SocketAddr> = found
+                .into_iter()
+                .filter(|a| policy.allows(a.ip()))
+                .collect();
+            if allowed.is_empty() {
+                return Err(
+                    format!("{host} has no address in the networks Archives may have").into(),
+                );
+            }
+            Ok(Box::new(allowed.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// The HTTP client of the resolver.
+#[derive(Clone)]
+pub struct ArchiveClient {
+    http: reqwest::Client,
+    policy: Policy,
+}
+
+/// What one request to an Archive gave.
+#[derive(Clone, Debug)]
+pub enum Fetched {
+    /// `200` and the body (at most [`MAX_ANSWER`] bytes).
+    Body(String),
+    /// Anything else: a short description for the trace and the log.
+    Failed(String),
+    /// No answer within the timeout.
+    TimedOut,
+}
+
+impl ArchiveClient {
+    pub fn new(policy: Policy) -> ArchiveClient {
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .user_agent(concat!("ibi-resolver/", env!("CARGO_PKG_VERSION")))
+            .dns_resolver(Arc::new(PolicyResolver {
+                policy: policy.clone(),
+            }))
+            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_max_idle_per_host(32)
+            .tcp_nodelay(true)
+            .build()
+            .expect("a client without TLS always builds");
+        ArchiveClient { http, policy }
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// `http://<archiveaddress>/<serviceibi>?<pairs>`, the pairs escaped as Table 6.1
+    /// asks and in the order given. Refuses an address that is not a `hostport` of
+    /// §6.1 or whose literal IP the policy refuses.
+    pub fn service_url(
+        &self,
+        archiveaddress: &str,
+        serviceibi: &str,
+        pairs: &[(&str, &[u8])],
+    ) -> Result<String, String> {
+        check_hostport(archiveaddress)?;
+        if let Some(ip) = literal_ip(archiveaddress) {
+            if !self.policy.allows(ip) {
+                return Err(format!(
+                    "{archiveaddress} is outside the networks Archives may have"
+                ));
+            }
+        }
+        let mut url = format!("http://{archiveaddress}/{serviceibi}");
+        for (i, (name, value)) in pairs.iter().enumerate() {
+            url.push(if i == 0 { '?' } else { '&' });
+            url.push_str(name);
+            url.push('=');
+            url.extend(percent_encoding::percent_encode(value, TABLE_6_1));
+        }
+        Ok(url)
+    }
+
+    /// One GET, bounded in time (connect included) and in the bytes read.
+    pub async fn get(&self, url: &str, timeout: Duration) -> (Fetched, Duration) {
+        let start = Instant::now();
+        let fetched = match tokio::time::timeout(timeout, self.fetch(url)).await {
+            Ok(f) => f,
+            Err(_) => Fetched::TimedOut,
+        };
+        (fetched, start.elapsed())
+    }
+
+    async fn fetch(&self, url: &str) -> Fetched {
+        let mut response = match self.http.get(url).send().await {
+            Ok(r) => r,
+            Err(e) => return Fetched::Failed(describe(&e)),
+        };
+        let status = response.status();
+        if status.is_redirection() {
+            return Fetched::Failed(format!("answered {status} (redirects are not followed)"));
+        }
+        if status != reqwest::StatusCode::OK {
+            return Fetched::Failed(format!("answered {status}"));
+        }
+        let mut body = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    if body.len() + chunk.len() > MAX_ANSWER {
+                        return Fetched::Failed(format!("answer longer than {MAX_ANSWER} bytes"));
+                    }
+                    body.extend_from_slice(&chunk);
+                }
+                Ok(None) => break,
+                Err(e) => return Fetched::Failed(describe(&e)),
+            }
+        }
+        match String::from_utf8(body) {
+            Ok(text) => Fetched::Body(text),
+            Err(_) => Fetched::Failed("answer is not UTF-8 text".into()),
+        }
+    }
+}
+
+/// A client error by its kind and cause, without the URL (which may hold a key).
+fn describe(e: &reqwest::Error) -> String {
+    use std::error::Error;
+    let mut cause = String::new();
+    let mut source = e.source();
+    while let Some(s) = source {
+        cause = s.to_string();
+        source = s.source();
+    }
+    let kind = if e.is_connect() {
+        "cannot connect"
+    } else if e.is_timeout() {
+        "timed out"
+    } else if e.is_body() || e.is_decode() {
+        "broken answer"
+    } else {
+        "request failed"
+    };
+    if cause.is_empty() {
+        kind.to_string()
+    } else {
+        format!("{kind}: {cause}")
+    }
+}
+
+/// `host [":" port]` of RFC 3986 as §6.1 uses it for `archiveaddress`.
+pub fn check_hostport(address: &str) -> Result<(), String> {
+    let bad = || format!("{address:?} is not a host[:port]");
+    if address.is_empty() || address.len() > 261 || address.contains(['/', '@', '?', '#', '\\']) {
+        return Err(bad());
+    }
+    let url = reqwest::Url::parse(&format!("http://{address}/")).map_err(|_| bad())?;
+    let host = url.host_str().ok_or_else(bad)?;
+    let written = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    };
+    // The URL parser normalises (case, IPv4 forms, default port); the address must
+    // already be in that form, so what is checked is what is contacted.
+    let same = written.eq_ignore_ascii_case(address)
+        || format!("{written}:80").eq_ignore_ascii_case(address);
+    if !same {
+        return Err(bad());
+    }
+    Ok(())
+}
+
+/// The IP of an address whose host is an IP literal.
+pub fn literal_ip(address: &str) -> Option<IpAddr> {
+    if let Some(rest) = address.strip_prefix('[') {
+        let end = rest.find(']')?;
+        return rest[..end].parse::<Ipv6Addr>().ok().map(IpAddr::V6);
+    }
+    let host = address.rsplit_once(':').map_or(address, |(h, _)| h);
+    host.parse::<Ipv4Addr>().ok().map(IpAddr::V4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_addresses_only_by_default() {
+        let p = Policy::new(None);
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "224.0.0.1",
+            "255.255.255.255",
+            "::1",
+            "::",
+            "fe80::1",
+            "fc00::1",
+            "fd12::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+            "64:ff9b::a00:1",
+            "2001:db8::1",
+            "198.18.0.1",
+        ] {
+            assert!(!p.allows(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "150.163.34.239",
+            "8.8.8.8",
+            "2001:4860:4860::8888",
+            "::ffff:150.163.2.175",
+        ] {
+            assert!(p.allows(ip.parse().unwrap()), "{ip}");
+        }
+        let lo = Policy::new(Some(vec![Network::parse("127.0.0.0/8").unwrap()]));
+        assert!(lo.allows("127.0.0.2".parse().unwrap()));
+        assert!(!lo.allows("150.163.34.239".parse().unwrap()));
+    }
+
+    #[test]
+    fn service_urls_escape_as_table_6_1_and_refuse_what_policy_refuses() {
+        let c = ArchiveClient::new(Policy::new(None));
+        // Example 10.1's urlRequest.
+        let url = c
+            .service_url(
+                "mtc-m16c.sid.inpe.br",
+                "sid.inpe.br/mtc-m18@80/2008/03.17.15.17",
+                &[
+                    ("clientinformation.ipaddress", b"172.16.44.200 150.163.68.1"),
+                    ("parsedibiurl.ibi", b"8JMKD3MGP8W/35MMLL8"),
+                    ("servicesubject", b"urlRequest"),
+                ],
+            )
+            .unwrap();
+        assert_eq!(url, "http://mtc-m16c.sid.inpe.br/sid.inpe.br/mtc-m18@80/2008/03.17.15.17?clientinformation.ipaddress=172.16.44.200%20150.163.68.1&parsedibiurl.ibi=8JMKD3MGP8W/35MMLL8&servicesubject=urlRequest");
+        assert_eq!(
+            c.service_url("127.0.0.1:8080", "x/y", &[]).unwrap_err(),
+            "127.0.0.1:8080 is outside the networks Archives may have"
+        );
+        assert!(c.service_url("[::1]:80", "x/y", &[]).is_err());
+        for bad in ["a b", "user@host", "host/path", "", "host:99999", "host:"] {
+            assert!(check_hostport(bad).is_err(), "{bad}");
+        }
+        for good in [
+            "mtc-m21.sid.inpe.br",
+            "127.0.0.1:8080",
+            "[::1]:8080",
+            "localhost",
+        ] {
+            assert!(check_hostport(good).is_ok(), "{good}");
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! `resolver.toml`: who the resolver is, where it listens, where its registry lives, and
+//! how it asks Archives.
+//!
+//! ```toml
+//! serviceibi = "J8LNKB5R7W/3FUQHC5"        # IBI of the resolver service
+//! publicurl  = "http://urlib.example.org"  # how readers reach this resolver
+//! listen     = "127.0.0.1:8090"
+//! database   = "resolver.sqlite"           # relative to this file's directory
+//! trustedproxies = ["127.0.0.1/32"]        # X-Forwarded-For believed only from these
+//! [archives]
+//! timeout  = "2s"                          # per request to one Archive, connect included
+//! networks = ["127.0.0.0/8"]               # addresses Archives may have
+//! ```
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ibi_archive::config::Network;
+use ibi_archive::ibi::Ibi;
+use serde::Deserialize;
+
+/// The resolver's settings, checked.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub serviceibi: Ibi,
+    /// `scheme://host[:port]`, no trailing slash.
+    pub publicurl: String,
+    /// The same with the port always written (`http://urlib.net:80`), as `url.persistent`
+    /// is in Examples 8.9 and 10.1.
+    pub publicurl_with_port: String,
+    pub listen: SocketAddr,
+    pub database: PathBuf,
+    pub trustedproxies: Vec<Network>,
+    pub archives: Archives,
+}
+
+/// `[archives]`.
+#[derive(Clone, Debug)]
+pub struct Archives {
+    pub timeout: Duration,
+    /// `None`: public addresses only.
+    pub networks: Option<Vec<Network>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    serviceibi: String,
+    publicurl: String,
+    listen: Option<String>,
+    database: Option<String>,
+    #[serde(default)]
+    trustedproxies: Vec<String>,
+    #[serde(default)]
+    archives: RawArchives,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawArchives {
+    timeout: Option<String>,
+    networks: Option<Vec<String>>,
+}
+
+/// Where the settings are read from when `--config` is not given.
+pub const DEFAULT_PATH: &str = "resolver.toml";
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8090";
+pub const DEFAULT_DATABASE: &str = "resolver.sqlite";
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+/// The longest per-Archive timeout accepted: a reader waits at most this long per round.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Config {
+    /// Reads and checks the file; errors name the file and what is wrong.
+    pub fn load(path: &Path) -> Result<Config, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            format!(
+                "{}: {e} (give the settings with --config FILE; see README.md for resolver.toml)",
+                path.display()
+            )
+        })?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        Config::parse(&text, dir).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Parses the text of a resolver.toml whose relative paths are taken from `dir`.
+    pub fn parse(text: &str, dir: &Path) -> Result<Config, String> {
+        let raw: Raw = toml::from_str(text).map_err(|e| toml_message(text, &e))?;
+        let serviceibi = Ibi::parse(&raw.serviceibi).map_err(|e| format!("serviceibi: {e}"))?;
+        let (publicurl, publicurl_with_port) = public_url(&raw.publicurl)?;
+        let listen_text = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
+        let listen: SocketAddr = listen_text.parse().map_err(|_| {
+            format!("listen = {listen_text:?} is not an address and port such as 127.0.0.1:8090")
+        })?;
+        let database = dir.join(raw.database.as_deref().unwrap_or(DEFAULT_DATABASE));
+        let networks = |what: &str, list: &[String]| -> Result<Vec<Network>, String> {
+            list.iter()
+                .map(|n| {
+                    Network::parse(n).map_err(|_| {
+                        format!("{what}: {n:?} is not an address block such as 127.0.0.0/8")
+                    })
+                })
+                .collect()
+        };
+        let trustedproxies = networks("trustedproxies", &raw.trustedproxies)?;
+        let timeout = match &raw.archives.timeout {
+            None => DEFAULT_TIMEOUT,
+            Some(t) => parse_duration(t).map_err(|e| format!("[archives] timeout: {e}"))?,
+        };
+        let archive_networks = match &raw.archives.networks {
+            None => None,
+            Some(list) => Some(networks("[archives] networks", list)?),
+        };
+        Ok(Config {
+            serviceibi,
+            publicurl,
+            publicurl_with_port,
+            listen,
+            database,
+            trustedproxies,
+            archives: Archives {
+                timeout,
+                networks: archive_networks,
+            },
+        })
+    }
+
+    /// Whether a connection from `ip` may speak for others with X-Forwarded-For.
+    pub fn is_trusted_proxy(&self, ip: IpAddr) -> bool {
+        self.trustedproxies.iter().any(|n| n.contains(ip))
+    }
+}
+
+/// `publicurl`: an http or https URL of a host, without path, query or user.
+fn public_url(s: &str) -> Result<(String, String), String> {
+    let bad = |why: &str| format!("publicurl = {s:?} {why}; expected http://host[:port]");
+    let url = reqwest::Url::parse(s).map_err(|_| bad("is not a URL"))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad("is not http or https"));
+    }
+    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        return Err(bad("has a path, query or fragment"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("holds a user name"));
+    }
+    let host = url.host_str().ok_or_else(|| bad("has no host"))?;
+    let port = url
+        .port_or_known_default()
+        .ok_or_else(|| bad("has no port"))?;
+    let plain = match url.port() {
+        Some(p) => format!("{}://{host}:{p}", url.scheme()),
+        None => format!("{}://{host}", url.scheme()),
+    };
+    Ok((plain, format!("{}://{host}:{port}", url.scheme())))
+}
+
+/// `"2s"`, `"500ms"`: a whole number of seconds or milliseconds, from 1 ms to 30 s.
+pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    let (digits, unit) = if let Some(d) = s.strip_suffix("ms") {
+        (d, 1)
+    } else if let Some(d) = s.strip_suffix('s') {
+        (d, 1000)
+    } else {
+        return Err(format!(
+            "{s:?} has no unit; write it as \"2s\" or \"500ms\""
+        ));
+    };
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a whole number of s or ms"))?;
+    let d = Duration::from_millis(n.saturating_mul(unit));
+    if d.is_zero() || d > MAX_TIMEOUT {
+        return Err(format!("{s:?} is outside 1ms..30s"));
+    }
+    Ok(d)
+}
+
+/// A TOML error as `line L, column C: message`.
+fn toml_message(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message();
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+            format!("line {line}, column {column}: {message}")
+        }
+        None => message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC_EXAMPLE: &str = r#"
+serviceibi = "J8LNKB5R7W/3FUQHC5"
+publicurl  = "http://urlib.example.org"
+listen     = "127.0.0.1:8090"
+database   = "resolver.sqlite"
+trustedproxies = ["127.0.0.1/32"]
+[archives]
+timeout = "2s"
+networks = ["127.0.0.0/8"]
+"#;
+
+    #[test]
+    fn the_documented_example_reads() {
+        let c = Config::parse(SPEC_EXAMPLE, Path::new("/etc/ibi")).unwrap();
+        assert_eq!(c.serviceibi.as_str(), "J8LNKB5R7W/3FUQHC5");
+        assert_eq!(c.publicurl, "http://urlib.example.org");
+        assert_eq!(c.publicurl_with_port, "http://urlib.example.org:80");
+        assert_eq!(c.listen, "127.0.0.1:8090".parse().unwrap());
+        assert_eq!(c.database, Path::new("/etc/ibi/resolver.sqlite"));
+        assert!(c.is_trusted_proxy("127.0.0.1".parse().unwrap()));
+        assert!(!c.is_trusted_proxy("127.0.0.2".parse().unwrap()));
+        assert_eq!(c.archives.timeout, Duration::from_secs(2));
+        assert_eq!(c.archives.networks.as_ref().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn defaults_and_errors() {
+        let c = Config::parse(
+            "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"https://r.example:8443\"\n",
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(c.publicurl_with_port, "https://r.example:8443");
+        assert_eq!(c.listen, DEFAULT_LISTEN.parse().unwrap());
+        assert!(c.archives.networks.is_none());
+        for (text, message) in [
+            ("serviceibi = \"x\"\npublicurl = \"http://a\"\n", "serviceibi: invalid IBI \"x\": it has 0 '/', expected 3 (rep) or 1 (IBIp)"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a/b\"\n", "publicurl = \"http://a/b\" has a path, query or fragment; expected http://host[:port]"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"ftp://a\"\n", "publicurl = \"ftp://a\" is not http or https; expected http://host[:port]"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nlisten = \"8090\"\n", "listen = \"8090\" is not an address and port such as 127.0.0.1:8090"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n[archives]\ntimeout = \"2\"\n", "[archives] timeout: \"2\" has no unit; write it as \"2s\" or \"500ms\""),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n[archives]\ntimeout = \"90s\"\n", "[archives] timeout: \"90s\" is outside 1ms..30s"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\ntrustedproxies = [\"x\"]\n", "trustedproxies: \"x\" is not an address block such as 127.0.0.0/8"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nport = 1\n", "line 3, column 1: unknown field `port`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`"),
+            ("serviceibi = [\n", "line 1, column 15: unclosed array, expected `]`"),
+        ] {
+            assert_eq!(Config::parse(text, Path::new(".")).unwrap_err(), message, "{text}");
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! ibi-resolver: the resolver of the IBI resolution system (URLib). It registers Archives,
+//! includes and excludes them at their request (§7 of the resolution standard), and turns
+//! persistent URLs into the URL an Archive hands out by asking every included Archive
+//! (§8), then redirects the reader.
+//!
+//! Identifiers, pair lists, relations, query decoding and persistent URLs come from the
+//! `ibi-archive` library; this crate adds the server (tokio, hyper, axum), the client of
+//! Archives (reqwest) and the registry (SQLite).
+
+pub mod client;
+pub mod config;
+pub mod lang;
+pub mod pages;
+pub mod registry;
+pub mod resolve;
+pub mod server;
+pub mod service;

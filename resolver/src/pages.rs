@@ -1,0 +1,266 @@
+//! The pages a reader sees when a persistent URL is not followed: small HTML in Portuguese
+//! or English, without script, and the inspection view (HTML, or JSON for
+//! `Accept: application/json`).
+
+use ibi_archive::filelist::escape_markup;
+
+use crate::lang::PageLang;
+use crate::resolve::{Outcome, Trace};
+
+/// A page: status, content type and body.
+pub struct Page {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: String,
+}
+
+fn esc(s: &str) -> String {
+    escape_markup(s, "&#39;")
+}
+
+fn html(status: u16, lang: PageLang, title: &str, body: &str) -> Page {
+    Page {
+        status,
+        content_type: "text/html; charset=utf-8",
+        body: format!(
+            "<!DOCTYPE html>\n<html lang=\"{}\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title></head>\n<body>\n<h1>{}</h1>\n{body}</body>\n</html>\n",
+            lang.code(),
+            esc(title),
+            esc(title)
+        ),
+    }
+}
+
+fn pick<'a>(lang: PageLang, pt: &'a str, en: &'a str) -> &'a str {
+    match lang {
+        PageLang::Pt => pt,
+        PageLang::En => en,
+    }
+}
+
+/// 400: the path and query are not a persistent URL.
+pub fn bad_request(lang: PageLang, path: &str, why: &str) -> Page {
+    let title = pick(lang, "URL persistente inválida", "Invalid persistent URL");
+    let intro = pick(
+        lang,
+        "O endereço pedido não é uma URL persistente:",
+        "The address asked for is not a persistent URL:",
+    );
+    html(
+        400,
+        lang,
+        title,
+        &format!(
+            "<p>{intro}</p>\n<p><code>{}</code></p>\n<p>{}</p>\n",
+            esc(path),
+            esc(why)
+        ),
+    )
+}
+
+/// The page of an outcome other than a redirect.
+pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
+    let ibi_html = format!("<code>{}</code>", esc(ibi));
+    match &trace.outcome {
+        Outcome::Found(f) => html(
+            302,
+            lang,
+            pick(lang, "Encontrado", "Found"),
+            &format!("<p><a href=\"{}\">{}</a></p>\n", esc(&f.url), esc(&f.url)),
+        ),
+        Outcome::NotFound { unanswered, asked } => {
+            let mut body = format!(
+                "<p>{} {ibi_html}.</p>\n",
+                pick(
+                    lang,
+                    "Nenhum Arquivo conhece o IBI",
+                    "No Archive knows the IBI"
+                )
+            );
+            if *asked == 0 {
+                body.push_str(pick(
+                    lang,
+                    "<p>Nenhum Arquivo está incluído neste resolvedor.</p>\n",
+                    "<p>No Archive is included in this resolver.</p>\n",
+                ));
+            } else if *unanswered > 0 {
+                body.push_str(&format!(
+                    "<p>{unanswered} {} {asked} {}</p>\n",
+                    pick(lang, "de", "of"),
+                    pick(
+                        lang,
+                        "Arquivos não responderam; tente de novo mais tarde.",
+                        "Archives did not answer; try again later."
+                    )
+                ));
+            }
+            html(
+                404,
+                lang,
+                pick(lang, "Item não encontrado", "Item not found"),
+                &body,
+            )
+        }
+        Outcome::NoTranslation { language } => html(
+            404,
+            lang,
+            pick(lang, "Tradução inexistente", "No such translation"),
+            &format!(
+                "<p>{} {ibi_html} {} <code>{}</code>.</p>\n",
+                pick(lang, "O item", "The item"),
+                pick(lang, "não tem tradução no idioma", "has no translation in"),
+                esc(language)
+            ),
+        ),
+        Outcome::Deleted { date } => html(
+            410,
+            lang,
+            pick(lang, "Item removido", "Item removed"),
+            &format!(
+                "<p>{} {ibi_html} {} {}.</p>\n",
+                pick(lang, "O item", "The item"),
+                pick(lang, "foi removido em", "was removed on"),
+                esc(date)
+            ),
+        ),
+        Outcome::Suspicion { archives } => {
+            let list: String = archives
+                .iter()
+                .map(|a| format!("<li>{}</li>\n", esc(a)))
+                .collect();
+            html(
+                409,
+                lang,
+                pick(
+                    lang,
+                    "Alerta: mais de um original",
+                    "Alert: more than one original",
+                ),
+                &format!(
+                    "<p>{} {ibi_html}{}</p>\n<ul>\n{list}</ul>\n<p>{}</p>\n",
+                    pick(
+                        lang,
+                        "Mais de um Arquivo afirma ter o original de",
+                        "More than one Archive claims to hold the original of"
+                    ),
+                    pick(
+                        lang,
+                        ". Arquivos sob suspeita:",
+                        ". Archives under suspicion:"
+                    ),
+                    pick(
+                        lang,
+                        "Uma investigação é necessária.",
+                        "An investigation is needed."
+                    )
+                ),
+            )
+        }
+        Outcome::NoOriginal { copies } => {
+            let list: String = copies
+                .iter()
+                .map(|a| format!("<li>{}</li>\n", esc(a)))
+                .collect();
+            html(
+                404,
+                lang,
+                pick(lang, "Original não encontrado", "Original not found"),
+                &format!(
+                    "<p>{} {ibi_html}{}</p>\n<ul>\n{list}</ul>\n",
+                    pick(
+                        lang,
+                        "Nenhum Arquivo afirma ter o original de",
+                        "No Archive claims to hold the original of"
+                    ),
+                    pick(lang, "; cópias em:", "; copies at:")
+                ),
+            )
+        }
+        Outcome::EditionChain { detail } => html(
+            404,
+            lang,
+            pick(lang, "Edições sem fim", "Endless editions"),
+            &format!(
+                "<p>{} {ibi_html}: {}.</p>\n",
+                pick(lang, "A cadeia de edições de", "The chain of editions of"),
+                esc(detail)
+            ),
+        ),
+    }
+}
+
+/// The status code a resolution's outcome is answered with.
+pub fn status_of(outcome: &Outcome) -> u16 {
+    match outcome {
+        Outcome::Found(_) => 302,
+        Outcome::Deleted { .. } => 410,
+        Outcome::Suspicion { .. } => 409,
+        _ => 404,
+    }
+}
+
+/// The inspection view: the resolution shown, not followed.
+pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
+    if json {
+        return Page {
+            status: 200,
+            content_type: "application/json",
+            body: serde_json::to_string_pretty(trace).unwrap_or_else(|_| "{}".into()) + "\n",
+        };
+    }
+    let mut body = format!(
+        "<p><code>{}</code> — {} {:.1} ms</p>\n",
+        esc(&trace.persistent_url),
+        pick(lang, "resolvida em", "resolved in"),
+        trace.ms
+    );
+    for (n, round) in trace.rounds.iter().enumerate() {
+        body.push_str(&format!(
+            "<h2>{} {}: <code>{}</code>{}</h2>\n<table>\n<tr><th>{}</th><th>{}</th><th>ms</th><th>{}</th></tr>\n",
+            pick(lang, "Rodada", "Round"),
+            n + 1,
+            esc(&round.ibi),
+            if round.verblist.is_empty() { String::new() } else { format!(" <code>{}</code>", esc(&round.verblist)) },
+            pick(lang, "Arquivo", "Archive"),
+            pick(lang, "resultado", "result"),
+            pick(lang, "resposta", "answer"),
+        ));
+        for a in &round.asked {
+            let pairs: String = a
+                .pairs
+                .iter()
+                .map(|(n, v)| format!("{} {}\n", esc(n), esc(v)))
+                .collect();
+            body.push_str(&format!(
+                "<tr><td>{}<br><code>{}</code></td><td>{}{}</td><td>{:.1}</td><td><pre>{pairs}</pre></td></tr>\n",
+                esc(&a.address),
+                esc(&a.archive),
+                esc(&a.result),
+                a.detail.as_deref().map(|d| format!(": {}", esc(d))).unwrap_or_default(),
+                a.ms
+            ));
+        }
+        body.push_str("</table>\n");
+    }
+    let choice = match &trace.outcome {
+        Outcome::Found(f) => format!(
+            "{} <a href=\"{}\">{}</a> ({})",
+            pick(lang, "Escolhida:", "Chosen:"),
+            esc(&f.url),
+            esc(&f.url),
+            esc(&f.address)
+        ),
+        other => format!(
+            "{} {}",
+            pick(lang, "Resultado:", "Outcome:"),
+            esc(&serde_json::to_string(other).unwrap_or_default())
+        ),
+    };
+    body.push_str(&format!("<p>{choice}</p>\n"));
+    html(
+        200,
+        lang,
+        pick(lang, "Inspeção da resolução", "Resolution inspected"),
+        &body,
+    )
+}

@@ -1,0 +1,452 @@
+//! The registry (§7.1): every registered Archive in an SQLite database, created on first
+//! use. Registration keys are kept only as argon2id hashes (PHC strings with their own
+//! salt). Every change is one transaction; the database runs in WAL mode with full
+//! synchronisation, so a crash leaves it as before or after a change.
+
+use std::path::Path;
+use std::time::Duration;
+
+use argon2::password_hash::rand_core::OsRng;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::Argon2;
+use ibi_archive::ibi::Ibi;
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// The schema's version, in `PRAGMA user_version`.
+const SCHEMA_VERSION: i64 = 1;
+
+const SCHEMA: &str = "
+CREATE TABLE archives (
+    serviceibi      TEXT PRIMARY KEY NOT NULL,
+    keyhash         TEXT NOT NULL,
+    email           TEXT NOT NULL,
+    registered      TEXT NOT NULL,
+    address         TEXT,
+    ip              TEXT,
+    platformversion TEXT,
+    reportedemail   TEXT,
+    included        INTEGER NOT NULL DEFAULT 0,
+    confirmation    TEXT,
+    changed         TEXT,
+    lastsuccess     TEXT,
+    failures        INTEGER NOT NULL DEFAULT 0,
+    latencyms       INTEGER
+);
+";
+
+/// The key under which an Archive is registered: a rep in its canonical spelling, an
+/// IBIp as written.
+pub fn ibi_key(ibi: &Ibi) -> String {
+    match ibi {
+        Ibi::Rep(r) => r.canonical().to_string(),
+        Ibi::Ibip(i) => i.as_str().to_string(),
+    }
+}
+
+/// One registered Archive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArchiveRecord {
+    pub serviceibi: String,
+    pub email: String,
+    pub registered: String,
+    pub address: Option<String>,
+    pub ip: Option<String>,
+    pub platformversion: Option<String>,
+    pub included: bool,
+    /// `successful` or `unsuccessful`: the last inclusion's confirmation.
+    pub confirmation: Option<String>,
+    /// When it was last included or excluded.
+    pub changed: Option<String>,
+    pub lastsuccess: Option<String>,
+    pub failures: i64,
+    pub latencyms: Option<i64>,
+}
+
+/// An included Archive, as resolutions ask it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Included {
+    pub serviceibi: String,
+    pub address: String,
+}
+
+/// What an inclusion request told about the Archive.
+#[derive(Clone, Debug)]
+pub struct Inclusion<'a> {
+    pub address: &'a str,
+    pub ip: &'a str,
+    pub platformversion: &'a str,
+    pub email: &'a str,
+    pub confirmed: bool,
+}
+
+/// A registry error, for the operator or the log.
+#[derive(Debug)]
+pub struct RegistryError(pub String);
+
+impl std::fmt::Display for RegistryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RegistryError {}
+
+impl From<rusqlite::Error> for RegistryError {
+    fn from(e: rusqlite::Error) -> RegistryError {
+        RegistryError(format!("registry: {e}"))
+    }
+}
+
+pub struct Registry {
+    conn: Connection,
+}
+
+impl Registry {
+    /// Opens the registry at `path`, creating it (mode 0600: it holds key hashes) when
+    /// it does not exist.
+    pub fn open(path: &Path) -> Result<Registry, RegistryError> {
+        let shown = path.display();
+        if !path.exists() {
+            use std::os::unix::fs::OpenOptionsExt;
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(path)
+            {
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(RegistryError(format!("{shown}: cannot create: {e}"))),
+            }
+        }
+        let conn = Connection::open(path)
+            .map_err(|e| RegistryError(format!("{shown}: cannot open: {e}")))?;
+        let fail = |e: rusqlite::Error| RegistryError(format!("{shown}: {e}"));
+        conn.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
+        let check: String = conn
+            .query_row("PRAGMA quick_check", [], |r| r.get(0))
+            .map_err(|e| RegistryError(format!("{shown}: not a usable SQLite database: {e}")))?;
+        if check != "ok" {
+            return Err(RegistryError(format!(
+                "{shown}: database is damaged: {check}"
+            )));
+        }
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(fail)?;
+        match version {
+            0 => {
+                // A new database, or one of some other program: create only into an
+                // empty one.
+                let tables: i64 = conn
+                    .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+                    .map_err(fail)?;
+                if tables != 0 {
+                    return Err(RegistryError(format!(
+                        "{shown}: holds tables but is not a resolver registry"
+                    )));
+                }
+                // WAL needs write access; a read-only file fails here, clearly.
+                conn.pragma_update(None, "journal_mode", "WAL")
+                    .map_err(fail)?;
+                conn.execute_batch(&format!(
+                    "BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                ))
+                .map_err(fail)?;
+            }
+            SCHEMA_VERSION => {}
+            v => {
+                return Err(RegistryError(format!(
+                    "{shown}: schema version {v}; this resolver knows {SCHEMA_VERSION}"
+                )))
+            }
+        }
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(fail)?;
+        Ok(Registry { conn })
+    }
+
+    /// Registers an Archive with its key (stored hashed) and its administrator's e-mail.
+    pub fn register(
+        &mut self,
+        serviceibi: &Ibi,
+        email: &str,
+        key: &str,
+    ) -> Result<(), RegistryError> {
+        let id = ibi_key(serviceibi);
+        let hash = hash_key(key)?;
+        let tx = self.conn.transaction()?;
+        let exists: bool = tx
+            .query_row(
+                "SELECT 1 FROM archives WHERE serviceibi = ?1",
+                [&id],
+                |_| Ok(true),
+            )
+            .optional()?
+            .unwrap_or(false);
+        if exists {
+            return Err(RegistryError(format!(
+                "{id} is already registered (unregister it first to change its key)"
+            )));
+        }
+        tx.execute(
+            "INSERT INTO archives (serviceibi, keyhash, email, registered) VALUES (?1, ?2, ?3, ?4)",
+            params![id, hash, email, now()],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Forgets an Archive; `false` when it was not registered.
+    pub fn unregister(&mut self, serviceibi: &Ibi) -> Result<bool, RegistryError> {
+        let n = self.conn.execute(
+            "DELETE FROM archives WHERE serviceibi = ?1",
+            [ibi_key(serviceibi)],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Every registered Archive, by service IBI.
+    pub fn list(&self) -> Result<Vec<ArchiveRecord>, RegistryError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT serviceibi, email, registered, address, ip, platformversion, included,
+                    confirmation, changed, lastsuccess, failures, latencyms
+             FROM archives ORDER BY serviceibi",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(ArchiveRecord {
+                serviceibi: r.get(0)?,
+                email: r.get(1)?,
+                registered: r.get(2)?,
+                address: r.get(3)?,
+                ip: r.get(4)?,
+                platformversion: r.get(5)?,
+                included: r.get::<_, i64>(6)? != 0,
+                confirmation: r.get(7)?,
+                changed: r.get(8)?,
+                lastsuccess: r.get(9)?,
+                failures: r.get(10)?,
+                latencyms: r.get(11)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The included Archives, as resolutions ask them.
+    pub fn included(&self) -> Result<Vec<Included>, RegistryError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT serviceibi, address FROM archives
+             WHERE included = 1 AND address IS NOT NULL ORDER BY serviceibi",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok(Included {
+                serviceibi: r.get(0)?,
+                address: r.get(1)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The stored key hash of an Archive, if registered.
+    pub fn key_hash(&self, serviceibi: &Ibi) -> Result<Option<String>, RegistryError> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT keyhash FROM archives WHERE serviceibi = ?1",
+                [ibi_key(serviceibi)],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+
+    /// Records an inclusion (the Archive must be registered).
+    pub fn include(&mut self, serviceibi: &Ibi, inc: &Inclusion<'_>) -> Result<(), RegistryError> {
+        let n = self.conn.execute(
+            "UPDATE archives SET address = ?2, ip = ?3, platformversion = ?4, reportedemail = ?5,
+                    included = 1, confirmation = ?6, changed = ?7, failures = 0
+             WHERE serviceibi = ?1",
+            params![
+                ibi_key(serviceibi),
+                inc.address,
+                inc.ip,
+                inc.platformversion,
+                inc.email,
+                if inc.confirmed {
+                    "successful"
+                } else {
+                    "unsuccessful"
+                },
+                now()
+            ],
+        )?;
+        if n != 1 {
+            return Err(RegistryError(format!(
+                "{} is no longer registered",
+                ibi_key(serviceibi)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Records an exclusion: the Archive stays registered and is asked no more.
+    pub fn exclude(&mut self, serviceibi: &Ibi) -> Result<(), RegistryError> {
+        let n = self.conn.execute(
+            "UPDATE archives SET included = 0, changed = ?2 WHERE serviceibi = ?1",
+            params![ibi_key(serviceibi), now()],
+        )?;
+        if n != 1 {
+            return Err(RegistryError(format!(
+                "{} is no longer registered",
+                ibi_key(serviceibi)
+            )));
+        }
+        Ok(())
+    }
+
+    /// Records how an Archive answered a resolution's request.
+    pub fn record_health(
+        &mut self,
+        serviceibi: &str,
+        ok: bool,
+        latency: Duration,
+    ) -> Result<(), RegistryError> {
+        if ok {
+            self.conn.execute(
+                "UPDATE archives SET lastsuccess = ?2, failures = 0, latencyms = ?3 WHERE serviceibi = ?1",
+                params![serviceibi, now(), latency.as_millis() as i64],
+            )?;
+        } else {
+            self.conn.execute(
+                "UPDATE archives SET failures = failures + 1 WHERE serviceibi = ?1",
+                params![serviceibi],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    ibi_archive::item::iso8601(secs)
+}
+
+/// The argon2id hash (PHC string, random salt) of a registration key.
+pub fn hash_key(key: &str) -> Result<String, RegistryError> {
+    let salt = SaltString::generate(&mut OsRng);
+    Argon2::default()
+        .hash_password(key.as_bytes(), &salt)
+        .map(|h| h.to_string())
+        .map_err(|e| RegistryError(format!("cannot hash the key: {e}")))
+}
+
+/// Whether `key` matches `hash`. With no hash (an unregistered Archive) a hash of a
+/// fixed key is checked instead, so both refusals take the same time.
+pub fn verify_key(key: &str, hash: Option<&str>) -> bool {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    let dummy = DUMMY.get_or_init(|| hash_key("0000000000").unwrap_or_default());
+    let (stored, real) = match hash {
+        Some(h) => (h, true),
+        None => (dummy.as_str(), false),
+    };
+    let Ok(parsed) = PasswordHash::new(stored) else {
+        return false;
+    };
+    Argon2::default()
+        .verify_password(key.as_bytes(), &parsed)
+        .is_ok()
+        && real
+}
+
+/// Rule `chave` of Table 7.1: ten or more digits, optionally `-` and ten or more again.
+pub fn is_registration_key(s: &str) -> bool {
+    let number = |n: &str| n.len() >= 10 && n.len() <= 64 && n.bytes().all(|b| b.is_ascii_digit());
+    match s.split_once('-') {
+        Some((a, b)) => number(a) && number(b),
+        None => number(s),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_follow_table_7_1() {
+        for ok in ["1234567890", "1234567890-1234567890", "12345678901234"] {
+            assert!(is_registration_key(ok), "{ok}");
+        }
+        for bad in [
+            "123456789",
+            "1234567890-",
+            "-1234567890",
+            "12345678a0",
+            "1234567890-123",
+            "",
+        ] {
+            assert!(!is_registration_key(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn register_include_exclude_unregister() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        let ibi = Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap();
+        {
+            let mut r = Registry::open(&path).unwrap();
+            r.register(&ibi, "banon@dpi.inpe.br", "1234567890").unwrap();
+            assert!(r.register(&ibi, "x@y", "1234567890").is_err());
+            let hash = r.key_hash(&ibi).unwrap().unwrap();
+            assert!(hash.starts_with("$argon2id$"), "{hash}");
+            assert!(!hash.contains("1234567890"));
+            assert!(verify_key("1234567890", Some(&hash)));
+            assert!(!verify_key("1234567891", Some(&hash)));
+            assert!(!verify_key("0000000000", None));
+            assert!(r.included().unwrap().is_empty());
+            r.include(
+                &ibi,
+                &Inclusion {
+                    address: "mtc-m21.sid.inpe.br",
+                    ip: "150.163.34.239",
+                    platformversion: "2014:11.09.02.16.15",
+                    email: "banon@dpi.inpe.br",
+                    confirmed: false,
+                },
+            )
+            .unwrap();
+        }
+        let mut r = Registry::open(&path).unwrap();
+        assert_eq!(
+            r.included().unwrap(),
+            vec![Included {
+                serviceibi: "sid.inpe.br/mtc-m21/2012/06.05.15.34.39".into(),
+                address: "mtc-m21.sid.inpe.br".into()
+            }]
+        );
+        let rec = &r.list().unwrap()[0];
+        assert_eq!(rec.confirmation.as_deref(), Some("unsuccessful"));
+        r.exclude(&ibi).unwrap();
+        assert!(r.included().unwrap().is_empty());
+        assert!(r.list().unwrap()[0].address.is_some());
+        assert!(r.unregister(&ibi).unwrap());
+        assert!(!r.unregister(&ibi).unwrap());
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_registry_is_refused_clearly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        std::fs::write(
+            &path,
+            b"not a database at all, just text that is long enough to matter",
+        )
+        .unwrap();
+        let e = Registry::open(&path).err().unwrap().to_string();
+        assert!(e.contains("not a usable SQLite database"), "{e}");
+    }
+}
