@@ -18,6 +18,9 @@ const SCHEMA_VERSION: i64 = 1;
 const SCHEMA: &str = "
 CREATE TABLE archives (
     serviceibi      TEXT PRIMARY KEY NOT NULL,
+    -- The service IBI as the Archive spells it in its inclusion request: the path at
+    -- which it is asked (a rep's canonical spelling may differ, e.g. without @80).
+    spelling        TEXT,
     keyhash         TEXT NOT NULL,
     email           TEXT NOT NULL,
     registered      TEXT NOT NULL,
@@ -235,7 +238,7 @@ impl Registry {
     /// The included Archives, as resolutions ask them.
     pub fn included(&self) -> Result<Vec<Included>, RegistryError> {
         let mut stmt = self.conn.prepare(
-            "SELECT serviceibi, address FROM archives
+            "SELECT coalesce(spelling, serviceibi), address FROM archives
              WHERE included = 1 AND address IS NOT NULL ORDER BY serviceibi",
         )?;
         let rows = stmt.query_map([], |r| {
@@ -263,7 +266,8 @@ impl Registry {
     pub fn include(&mut self, serviceibi: &Ibi, inc: &Inclusion<'_>) -> Result<(), RegistryError> {
         let n = self.conn.execute(
             "UPDATE archives SET address = ?2, ip = ?3, platformversion = ?4, reportedemail = ?5,
-                    included = 1, confirmation = ?6, changed = ?7, failures = 0
+                    included = 1, confirmation = ?6, changed = ?7, failures = 0, spelling = ?8,
+                    lastsuccess = CASE WHEN ?6 = 'successful' THEN ?7 ELSE lastsuccess END
              WHERE serviceibi = ?1",
             params![
                 ibi_key(serviceibi),
@@ -276,7 +280,8 @@ impl Registry {
                 } else {
                     "unsuccessful"
                 },
-                now()
+                now(),
+                serviceibi.as_str()
             ],
         )?;
         if n != 1 {
@@ -299,27 +304,6 @@ impl Registry {
                 "{} is no longer registered",
                 ibi_key(serviceibi)
             )));
-        }
-        Ok(())
-    }
-
-    /// Records how an Archive answered a resolution's request.
-    pub fn record_health(
-        &mut self,
-        serviceibi: &str,
-        ok: bool,
-        latency: Duration,
-    ) -> Result<(), RegistryError> {
-        if ok {
-            self.conn.execute(
-                "UPDATE archives SET lastsuccess = ?2, failures = 0, latencyms = ?3 WHERE serviceibi = ?1",
-                params![serviceibi, now(), latency.as_millis() as i64],
-            )?;
-        } else {
-            self.conn.execute(
-                "UPDATE archives SET failures = failures + 1 WHERE serviceibi = ?1",
-                params![serviceibi],
-            )?;
         }
         Ok(())
     }

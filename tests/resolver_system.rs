@@ -1,0 +1,633 @@
+//! The whole system on loopback, real processes only: three Archives — two `ibi-archive
+//! serve` and one CGI under lighttpd — included in an `ibi-resolver` by `ibi-archive
+//! include`, and the standard's persistent URLs resolved through it. Every redirect is
+//! followed and the bytes compared with the file on disk; every acknowledgment is counted
+//! by `ibi-archive stats` of the Archive that gave the URL, and by no other.
+//!
+//! - alpha (serve): the sample Archive without the 2012 edition;
+//! - beta (serve): only the 2012 edition of 8JMKD3MGP8W/35MMLL8 and its metadata, so the
+//!   second round of Example 10.2 crosses Archives;
+//! - gamma (lighttpd): a Copy of LK47B6W/362SFKH and a second Original of
+//!   8JMKD3MGP7W/3EPGUE5.
+
+mod common;
+mod support;
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{http_get, http_raw, Response};
+
+const RESOLVER_IBI: &str = "J8LNKB5R7W/3FUQHC5";
+const ALPHA: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+const BETA: &str = "sid.inpe.br/mtc-m19@80/2009/08.21.17.02";
+const GAMMA: &str = "urlib.net/www/2011/03.04.05.06";
+const KEY: &str = "1234567890";
+
+fn resolver_bin() -> PathBuf {
+    let bin = support::ibi_archive_bin().with_file_name("ibi-resolver");
+    assert!(
+        bin.is_file(),
+        "{} is missing: run the tests of the whole workspace (cargo test at the top)",
+        bin.display()
+    );
+    bin
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A copy of the sample Archive as `name`, keeping only the items under `keep` (paths
+/// below col/; all when empty) and dropping those under `drop`.
+fn archive(tmp: &Path, name: &str, service: &str, keep: &[&str], drop: &[&str]) -> PathBuf {
+    let root = tmp.join(name);
+    support::copy_tree(&common::sample(), &root);
+    let _ = std::fs::remove_dir_all(root.join("var"));
+    for d in drop {
+        std::fs::remove_dir_all(root.join("col").join(d)).unwrap();
+    }
+    if !keep.is_empty() {
+        let col = root.join("col");
+        let kept = tmp.join(format!("{name}-kept"));
+        for k in keep {
+            let to = kept.join(k);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::rename(col.join(k), &to).unwrap();
+        }
+        std::fs::remove_dir_all(&col).unwrap();
+        std::fs::rename(&kept, &col).unwrap();
+    }
+    let toml = std::fs::read_to_string(root.join("archive.toml"))
+        .unwrap()
+        .replace(ALPHA, service);
+    std::fs::write(root.join("archive.toml"), toml).unwrap();
+    support::prepare_archive(&root);
+    root
+}
+
+/// Points archive.toml at `address` and at the resolver.
+fn configure(root: &Path, address: &str, resolver: &str) {
+    let path = root.join("archive.toml");
+    let toml = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(
+            "archiveaddress    = \"localhost:8080\"",
+            &format!("archiveaddress    = \"{address}\""),
+        )
+        .replace("http://urlib.net/J8LNKB5R7W/3FUQHC5", resolver);
+    assert!(toml.contains(address), "{toml}");
+    std::fs::write(&path, toml).unwrap();
+}
+
+struct Resolver {
+    child: Child,
+    port: u16,
+    config: PathBuf,
+    log: PathBuf,
+}
+
+impl Resolver {
+    fn start(dir: &Path, timeout: &str) -> Resolver {
+        let port = free_port();
+        let config = dir.join("resolver.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"http://127.0.0.1:{port}\"\nlisten = \"127.0.0.1:{port}\"\ndatabase = \"registry.sqlite\"\n[archives]\ntimeout = \"{timeout}\"\nnetworks = [\"127.0.0.0/8\"]\n"
+            ),
+        )
+        .unwrap();
+        let log = dir.join("resolver.log");
+        let child = Command::new(resolver_bin())
+            .args(["serve", "--config", config.to_str().unwrap()])
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let r = Resolver {
+            child,
+            port,
+            config,
+            log,
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "resolver did not listen: {}",
+                r.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        r
+    }
+
+    fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn service(&self) -> String {
+        format!("{}/{RESOLVER_IBI}", self.base())
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// `ibi-resolver COMMAND …`, the key (if any) on stdin.
+    fn command(&self, args: &[&str], stdin: &str) -> (i32, String, String) {
+        let mut child = Command::new(resolver_bin())
+            .args(args)
+            .args(["--config", self.config.to_str().unwrap()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+impl Drop for Resolver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `ibi-archive include|exclude --root R`.
+fn archive_cmd(cmd: &str, root: &Path) -> (i32, String, String) {
+    common::run_cmd(&[cmd, "--root", root.to_str().unwrap()])
+}
+
+/// Per item, the acknowledgments `ibi-archive stats` counted.
+fn counts(root: &Path) -> BTreeMap<String, u64> {
+    let (code, out, err) = common::run_cmd(&["stats", "--root", root.to_str().unwrap(), "--csv"]);
+    assert_eq!(code, 0, "{err}");
+    out.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f.len() == 3 && f[0] != "*" && f[1] == "total")
+                .then(|| (f[0].to_string(), f[2].parse().unwrap()))
+        })
+        .collect()
+}
+
+fn get(url: &str, accept_language: &str) -> Response {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, target) = rest.split_at(rest.find('/').unwrap());
+    let mut request =
+        format!("GET {target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
+    if !accept_language.is_empty() {
+        request.push_str(&format!("Accept-Language: {accept_language}\r\n"));
+    }
+    request.push_str("\r\n");
+    http_raw(authority, request.as_bytes(), false)
+}
+
+struct System {
+    _tmp: tempfile::TempDir,
+    resolver: Resolver,
+    alpha: PathBuf,
+    beta: PathBuf,
+    gamma: PathBuf,
+    /// host:port → root.
+    roots: BTreeMap<String, PathBuf>,
+    _serves: Vec<common::Serve>,
+    _lighttpd: support::Server,
+}
+
+fn system() -> System {
+    let tmp = support::archive_tempdir();
+    let resolver = Resolver::start(tmp.path(), "1s");
+    let alpha = archive(
+        tmp.path(),
+        "alpha",
+        ALPHA,
+        &[],
+        &["sid.inpe.br/mtc-m18/2012"],
+    );
+    let beta = archive(tmp.path(), "beta", BETA, &["sid.inpe.br/mtc-m18/2012"], &[]);
+    let gamma = archive(
+        tmp.path(),
+        "gamma",
+        GAMMA,
+        &[
+            "iconet.com.br/banon/2009/09.09.22.01",
+            "sid.inpe.br/mtc-m19/2013",
+        ],
+        &[],
+    );
+    let copy = gamma.join("col/iconet.com.br/banon/2009/09.09.22.01/item.toml");
+    let t = std::fs::read_to_string(&copy)
+        .unwrap()
+        .replace("\"Original\"", "\"Copy\"");
+    std::fs::write(&copy, t).unwrap();
+    let mut roots = BTreeMap::new();
+    let mut serves = Vec::new();
+    for root in [&alpha, &beta] {
+        let port = free_port();
+        let address = format!("127.0.0.1:{port}");
+        configure(root, &address, &resolver.service());
+        let log = std::fs::File::create(root.with_extension("log")).unwrap();
+        serves.push(common::Serve::start_with(
+            root,
+            log,
+            &["--listen", &address],
+        ));
+        roots.insert(address, root.clone());
+    }
+    assert!(
+        support::lighttpd_available(),
+        "these tests need Debian's lighttpd (with mod_cgi): .ci/run installs it"
+    );
+    let lighttpd = support::start_lighttpd(&gamma, &support::ibi_archive_bin(), GAMMA);
+    let address = lighttpd.authority();
+    configure(&gamma, &address, &resolver.service());
+    roots.insert(address, gamma.clone());
+    for (service, root) in [(ALPHA, &alpha), (BETA, &beta), (GAMMA, &gamma)] {
+        let (code, out, err) = resolver.command(
+            &["register", service, "--email", "archive-admin@example.org"],
+            &format!("{KEY}\n"),
+        );
+        assert_eq!(code, 0, "{out}{err}");
+        let (code, out, err) = archive_cmd("include", root);
+        assert_eq!(code, 0, "{out}{err}\n{}", resolver.log());
+        assert_eq!(
+            out, "status.archive included\nstatus.confirmation successful\n",
+            "{err}"
+        );
+    }
+    System {
+        _tmp: tmp,
+        resolver,
+        alpha,
+        beta,
+        gamma,
+        roots,
+        _serves: serves,
+        _lighttpd: lighttpd,
+    }
+}
+
+impl System {
+    /// Resolves `path`, expects a 302, follows it, compares the bytes with `file` (below
+    /// the giving Archive's col/), and returns the Archive that gave the URL.
+    fn redirect(&self, path: &str, accept_language: &str, file: &str) -> PathBuf {
+        let r = get(&format!("{}{path}", self.resolver.base()), accept_language);
+        if r.status != 302 {
+            let sep = if path.contains('?') { '&' } else { '?' };
+            let inspected = get(
+                &format!("{}{path}{sep}noredirect", self.resolver.base()),
+                accept_language,
+            );
+            panic!(
+                "{path}: {} {}\n--- inspected ---\n{}\n--- log ---\n{}",
+                r.status,
+                r.text(),
+                inspected.text(),
+                self.resolver.log()
+            );
+        }
+        let location = r.header("location").unwrap().to_string();
+        let authority = location
+            .strip_prefix("http://")
+            .unwrap()
+            .split('/')
+            .next()
+            .unwrap();
+        let root = self
+            .roots
+            .get(authority)
+            .unwrap_or_else(|| panic!("{location}"))
+            .clone();
+        let followed = http_get(&location);
+        assert_eq!(followed.status, 200, "{location}");
+        let on_disk = std::fs::read(root.join("col").join(file)).unwrap();
+        assert!(
+            followed.body == on_disk,
+            "{path} → {location}: bytes differ from {file}"
+        );
+        root
+    }
+
+    fn page(&self, path: &str, accept_language: &str) -> Response {
+        get(&format!("{}{path}", self.resolver.base()), accept_language)
+    }
+}
+
+#[test]
+fn the_standards_examples_resolve_across_three_archives() {
+    let s = system();
+    let mut expected: BTreeMap<(PathBuf, String), u64> = BTreeMap::new();
+    let mut expect =
+        |root: PathBuf, item: &str| *expected.entry((root, item.to_string())).or_default() += 1;
+
+    // Example 10.1 (Example 8.1's second URL).
+    let r = s.redirect(
+        "/8JMKD3MGP8W/35MMLL8",
+        "",
+        "sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS 650.0-B-1.pdf",
+    );
+    assert_eq!(r, s.alpha);
+    expect(r, "sid.inpe.br/mtc-m18@80/2009/07.21.14.43");
+    // Example 10.2: alpha answers ibi.nextedition, beta the metadata of the last edition.
+    let r = s.redirect(
+        "/8JMKD3MGP8W/35MMLL8!:(oai_dc)",
+        "",
+        "sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/oai_dc.xml",
+    );
+    assert_eq!(r, s.beta);
+    expect(r, "sid.inpe.br/mtc-m18/2012/07.12.18.08.49");
+    // Example 8.4: the last edition itself, also in beta.
+    let r = s.redirect(
+        "/8JMKD3MGP8W/35MMLL8!",
+        "",
+        "sid.inpe.br/mtc-m18/2012/07.12.18.08/doc/CCSDS 650.0-M-2.pdf",
+    );
+    assert_eq!(r, s.beta);
+    expect(r, "sid.inpe.br/mtc-m18/2012/07.12.18.08");
+    // Example 8.2: metadata in free form and in oai_dc.
+    let r = s.redirect(
+        "/8JMKD3MGP8W/35MME4E:",
+        "",
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47/doc/metadata.html",
+    );
+    expect(r, "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47");
+    let r = s.redirect(
+        "/8JMKD3MGP8W/35MME4E:(oai_dc)",
+        "",
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47/doc/oai_dc.xml",
+    );
+    expect(r, "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47");
+    // Example 8.3: a bare + by Accept-Language, +(pt), and the item itself in English.
+    let r = s.redirect(
+        "/8JMKD3MGP8W/35MME4E+",
+        "pt-BR,fr;q=0.8,en;q=0.5,pt;q=0.3",
+        "sid.inpe.br/mtc-m18@80/2009/08.25.19.43/doc/RTC-07.pdf",
+    );
+    expect(r, "sid.inpe.br/mtc-m18@80/2009/08.25.19.43");
+    let r = s.redirect(
+        "/8JMKD3MGP8W/35MME4E+",
+        "en",
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS 643.0-B-1.pdf",
+    );
+    expect(r, "sid.inpe.br/mtc-m18@80/2009/07.21.13.23");
+    let r = s.redirect(
+        "/8JMKD3MGP8W/35MME4E+(pt)",
+        "en",
+        "sid.inpe.br/mtc-m18@80/2009/08.25.19.43/doc/RTC-07.pdf",
+    );
+    expect(r, "sid.inpe.br/mtc-m18@80/2009/08.25.19.43");
+    // Example 8.7: a file of the item (held by alpha, and by gamma as a copy).
+    let r = s.redirect(
+        "/LK47B6W/362SFKH/reference.bib",
+        "",
+        "iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib",
+    );
+    expect(r, "iconet.com.br/banon/2009/09.09.22.01");
+    // The Original, not the copy, under requireditemstatus.
+    let r = s.redirect(
+        "/LK47B6W/362SFKH?ibiurl.requireditemstatus=Original",
+        "",
+        "iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf",
+    );
+    assert_eq!(r, s.alpha);
+    expect(r, "iconet.com.br/banon/2009/09.09.22.01");
+
+    // Example 8.6: the file list, a page of the Archive.
+    let r = s.page("/LK47B6W/362SFKH?ibiurl.verblist=GetFileList", "");
+    assert_eq!(r.status, 302, "{}", r.text());
+    let list = http_get(r.header("location").unwrap());
+    assert_eq!(list.status, 200);
+    assert!(list.text().contains("reference.bib"), "{}", list.text());
+    let giver = r
+        .header("location")
+        .unwrap()
+        .strip_prefix("http://")
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    expect(
+        s.roots[&giver].clone(),
+        "iconet.com.br/banon/2009/09.09.22.01",
+    );
+
+    // Two Originals: the suspicion alert names both Archives.
+    let r = s.page(
+        "/8JMKD3MGP7W/3EPGUE5?ibiurl.requireditemstatus=Original",
+        "en",
+    );
+    assert_eq!(r.status, 409, "{}", r.text());
+    for service in [ALPHA, GAMMA] {
+        assert!(r.text().contains(service), "{}", r.text());
+    }
+    // +(fr): the item is here, without that translation.
+    let r = s.page("/8JMKD3MGP8W/35MME4E+(fr)", "pt-BR");
+    assert_eq!(r.status, 404);
+    assert!(
+        r.text().contains("Tradução inexistente") && r.text().contains("<code>fr</code>"),
+        "{}",
+        r.text()
+    );
+    // A tombstone.
+    let r = s.page("/sid.inpe.br/mtc-m19/2013/02.10.11.12", "en");
+    assert_eq!(r.status, 410, "{}", r.text());
+    assert!(
+        r.text().contains("was removed on 2014-01-02T17:23:57Z"),
+        "{}",
+        r.text()
+    );
+    // Unknown, and malformed.
+    let r = s.page("/8JMKD3MGP8W/35MME4F", "en");
+    assert_eq!(r.status, 404);
+    assert!(
+        r.text().contains("No Archive knows the IBI"),
+        "{}",
+        r.text()
+    );
+    let r = s.page("/8JMKD3MGP8W/35MME4E!!", "en");
+    assert_eq!(r.status, 400);
+    assert!(
+        r.text()
+            .contains("is not one of the compositions of Table 8.2"),
+        "{}",
+        r.text()
+    );
+
+    // Every acknowledgment counted once, by the Archive that gave the URL.
+    let want: BTreeMap<PathBuf, BTreeMap<String, u64>> =
+        expected
+            .iter()
+            .fold(BTreeMap::new(), |mut m, ((root, item), n)| {
+                m.entry(root.clone()).or_default().insert(item.clone(), *n);
+                m
+            });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let got: BTreeMap<PathBuf, BTreeMap<String, u64>> = [&s.alpha, &s.beta, &s.gamma]
+            .iter()
+            .map(|r| ((*r).clone(), counts(r)))
+            .filter(|(_, c)| !c.is_empty())
+            .collect();
+        if got == want {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "counted {got:#?}\nexpected {want:#?}\n{}",
+            s.resolver.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn inclusion_exclusion_and_refusals() {
+    let s = system();
+    // The inspection view lists every Archive asked.
+    let asked = |sys: &System| -> String {
+        let r = get(
+            &format!("{}/8JMKD3MGP8W/35MME4F?noredirect", sys.resolver.base()),
+            "",
+        );
+        assert_eq!(r.status, 200);
+        r.text()
+    };
+    assert!(asked(&s).contains(GAMMA));
+    // Wrong key and unregistered Archive: the same 403.
+    let query = |service: &str, key: &str| {
+        format!(
+            "{}?servicesubject=inclusionRequest&archiveaddress=127.0.0.1:9&archiveserviceibi={service}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress=a@example.org&registrationkey={key}",
+            s.resolver.service()
+        )
+    };
+    let wrong = http_get(&query(GAMMA, "1234567891"));
+    let unknown = http_get(&query("urlib.net/www/2020/01.01.01.01", KEY));
+    assert_eq!((wrong.status, unknown.status), (403, 403));
+    assert_eq!(wrong.text(), unknown.text());
+    assert_eq!(
+        wrong.text(),
+        "error {unknown Archive or wrong registration key}\r\n"
+    );
+    assert!(!s.resolver.log().contains("1234567891") && !s.resolver.log().contains(KEY));
+    // A missing pair is named.
+    let r = http_get(&format!(
+        "{}?servicesubject=inclusionRequest",
+        s.resolver.service()
+    ));
+    assert_eq!(
+        (r.status, r.text().as_str()),
+        (400, "error {missing archiveaddress}\r\n")
+    );
+    // An Archive whose service cannot be reached is included without confirmation.
+    let closed = free_port();
+    let gamma_address = s
+        .roots
+        .iter()
+        .find(|(_, r)| **r == s.gamma)
+        .unwrap()
+        .0
+        .clone();
+    std::fs::write(
+        s.gamma.join("archive.toml"),
+        std::fs::read_to_string(s.gamma.join("archive.toml"))
+            .unwrap()
+            .replace(&gamma_address, &format!("127.0.0.1:{closed}")),
+    )
+    .unwrap();
+    let (code, out, _) = archive_cmd("include", &s.gamma);
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            "status.archive included\nstatus.confirmation unsuccessful\n"
+        )
+    );
+    // Exclusion: excluded, and asked no more.
+    let (code, out, err) = archive_cmd("exclude", &s.gamma);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "status.archive excluded\n"),
+        "{err}"
+    );
+    assert!(!asked(&s).contains(GAMMA), "{}", asked(&s));
+    let (_, listing, _) = s.resolver.command(&["archives", "--csv"], "");
+    assert!(
+        listing.contains(&format!("{GAMMA},127.0.0.1:{closed},no,unsuccessful")),
+        "{listing}"
+    );
+}
+
+#[test]
+fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
+    let s = system();
+    // A listener that accepts and never answers, included by hand (its confirmation
+    // times out: included, unsuccessful).
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap().to_string();
+    let _held = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in silent.incoming() {
+            held.push(c);
+        }
+    });
+    let service = "urlib.net/www/2012/01.01.01.01";
+    let (code, _, err) = s
+        .resolver
+        .command(&["register", service, "--email", "x@example.org"], KEY);
+    assert_eq!(code, 0, "{err}");
+    let r = http_get(&format!(
+        "{}?servicesubject=inclusionRequest&archiveaddress={address}&archiveserviceibi={service}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress=x@example.org&registrationkey={KEY}",
+        s.resolver.service()
+    ));
+    assert_eq!(
+        r.text(),
+        "status.archive included\r\nstatus.confirmation unsuccessful\r\n"
+    );
+    std::thread::sleep(Duration::from_millis(100));
+    let start = Instant::now();
+    s.redirect(
+        "/8JMKD3MGP8W/35MMLL8",
+        "",
+        "sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS 650.0-B-1.pdf",
+    );
+    let hit = start.elapsed();
+    let start = Instant::now();
+    let r = s.page("/8JMKD3MGP8W/35MME4F", "en");
+    let miss = start.elapsed();
+    assert_eq!(r.status, 404);
+    assert!(
+        r.text().contains("1 of 4 Archives did not answer"),
+        "{}",
+        r.text()
+    );
+    // The timeout is 1 s: a hit does not wait for it, a miss waits for it and no more.
+    assert!(hit < Duration::from_millis(900), "hit took {hit:?}");
+    assert!(
+        miss >= Duration::from_secs(1) && miss < Duration::from_millis(1900),
+        "miss took {miss:?}"
+    );
+}
