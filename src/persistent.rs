@@ -346,10 +346,12 @@ fn parse_modifier(text: &str) -> Result<Vec<Verb>, PersistentUrlError> {
                 Verb::GetMetadata { oai_dc: true },
                 Step::Metadata { oai_dc: true },
             ),
-            (':', Some(p)) => return err(format!(
+            (':', Some(p)) => {
+                return err(format!(
                 "modifier {}: :({p}) names an unknown metadata format; the one format is oai_dc",
                 shown(text)
-            )),
+            ))
+            }
             (other, _) => {
                 return err(format!(
                     "modifier {}: {other:?} is not a modifier (!, + or :)",
