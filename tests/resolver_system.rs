@@ -193,6 +193,14 @@ fn counts(root: &Path) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// The resolver service's inclusionRequest (Table 7.2) for an Archive at `address`.
+fn inclusion_request(resolver: &Resolver, address: &str, service: &str, key: &str) -> String {
+    format!(
+        "{}?servicesubject=inclusionRequest&archiveaddress={address}&archiveserviceibi={service}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress=x@example.org&registrationkey={key}",
+        resolver.service()
+    )
+}
+
 fn get(url: &str, accept_language: &str) -> Response {
     let rest = url.strip_prefix("http://").unwrap();
     let (authority, target) = rest.split_at(rest.find('/').unwrap());
@@ -518,14 +526,18 @@ fn inclusion_exclusion_and_refusals() {
     };
     assert!(asked(&s).contains(GAMMA));
     // Wrong key and unregistered Archive: the same 403.
-    let query = |service: &str, key: &str| {
-        format!(
-            "{}?servicesubject=inclusionRequest&archiveaddress=127.0.0.1:9&archiveserviceibi={service}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress=a@example.org&registrationkey={key}",
-            s.resolver.service()
-        )
-    };
-    let wrong = http_get(&query(GAMMA, "1234567891"));
-    let unknown = http_get(&query("urlib.net/www/2020/01.01.01.01", KEY));
+    let wrong = http_get(&inclusion_request(
+        &s.resolver,
+        "127.0.0.1:9",
+        GAMMA,
+        "1234567891",
+    ));
+    let unknown = http_get(&inclusion_request(
+        &s.resolver,
+        "127.0.0.1:9",
+        "urlib.net/www/2020/01.01.01.01",
+        KEY,
+    ));
     assert_eq!((wrong.status, unknown.status), (403, 403));
     assert_eq!(wrong.text(), unknown.text());
     assert_eq!(
@@ -599,10 +611,7 @@ fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
         .resolver
         .command(&["register", service, "--email", "x@example.org"], KEY);
     assert_eq!(code, 0, "{err}");
-    let r = http_get(&format!(
-        "{}?servicesubject=inclusionRequest&archiveaddress={address}&archiveserviceibi={service}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress=x@example.org&registrationkey={KEY}",
-        s.resolver.service()
-    ));
+    let r = http_get(&inclusion_request(&s.resolver, &address, service, KEY));
     assert_eq!(
         r.text(),
         "status.archive included\r\nstatus.confirmation unsuccessful\r\n"

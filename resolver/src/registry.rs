@@ -109,7 +109,7 @@ impl Registry {
     /// it does not exist.
     pub fn open(path: &Path) -> Result<Registry, RegistryError> {
         let shown = path.display();
-        if !path.exists() {
+        {
             use std::os::unix::fs::OpenOptionsExt;
             match std::fs::OpenOptions::new()
                 .write(true)
@@ -284,13 +284,7 @@ impl Registry {
                 serviceibi.as_str()
             ],
         )?;
-        if n != 1 {
-            return Err(RegistryError(format!(
-                "{} is no longer registered",
-                ibi_key(serviceibi)
-            )));
-        }
-        Ok(())
+        one_row(n, serviceibi)
     }
 
     /// Records an exclusion: the Archive stays registered and is asked no more.
@@ -299,13 +293,19 @@ impl Registry {
             "UPDATE archives SET included = 0, changed = ?2 WHERE serviceibi = ?1",
             params![ibi_key(serviceibi), now()],
         )?;
-        if n != 1 {
-            return Err(RegistryError(format!(
-                "{} is no longer registered",
-                ibi_key(serviceibi)
-            )));
-        }
+        one_row(n, serviceibi)
+    }
+}
+
+/// An update of one Archive's row: it must have been there.
+fn one_row(changed: usize, serviceibi: &Ibi) -> Result<(), RegistryError> {
+    if changed == 1 {
         Ok(())
+    } else {
+        Err(RegistryError(format!(
+            "{} is no longer registered",
+            ibi_key(serviceibi)
+        )))
     }
 }
 

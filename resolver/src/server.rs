@@ -368,8 +368,7 @@ async fn route(
     {
         Ok(t) => t,
         Err(_) => {
-            let mut r = text(504, "");
-            *r.body_mut() = Body::from("resolution took too long\n");
+            let r = text(504, "resolution took too long\n");
             return (r, full.clone(), "resolution took too long".into());
         }
     };
