@@ -225,9 +225,10 @@ struct System {
     _lighttpd: support::Server,
 }
 
-fn system() -> System {
+/// The three Archives included in a resolver that gives each Archive `timeout`.
+fn system(timeout: &str) -> System {
     let tmp = support::archive_tempdir();
-    let resolver = Resolver::start(tmp.path(), "1s");
+    let resolver = Resolver::start(tmp.path(), timeout);
     let alpha = archive(
         tmp.path(),
         "alpha",
@@ -346,7 +347,8 @@ impl System {
 
 #[test]
 fn the_standards_examples_resolve_across_three_archives() {
-    let s = system();
+    // Not a test of timeouts: a loaded machine must not turn a slow answer into none.
+    let s = system("20s");
     let mut expected: BTreeMap<(PathBuf, String), u64> = BTreeMap::new();
     let mut expect =
         |root: PathBuf, item: &str| *expected.entry((root, item.to_string())).or_default() += 1;
@@ -514,7 +516,7 @@ fn the_standards_examples_resolve_across_three_archives() {
 
 #[test]
 fn inclusion_exclusion_and_refusals() {
-    let s = system();
+    let s = system("20s");
     // The inspection view lists every Archive asked.
     let asked = |sys: &System| -> String {
         let r = get(
@@ -595,7 +597,7 @@ fn inclusion_exclusion_and_refusals() {
 
 #[test]
 fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
-    let s = system();
+    let s = system("3s");
     // A listener that accepts and never answers, included by hand (its confirmation
     // times out: included, unsuccessful).
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -633,10 +635,10 @@ fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
         "{}",
         r.text()
     );
-    // The timeout is 1 s: a hit does not wait for it, a miss waits for it and no more.
-    assert!(hit < Duration::from_millis(900), "hit took {hit:?}");
+    // The timeout is 3 s: a hit does not wait for it, a miss waits for it and little more.
+    assert!(hit < Duration::from_secs(3), "hit took {hit:?}");
     assert!(
-        miss >= Duration::from_secs(1) && miss < Duration::from_millis(1900),
+        miss >= Duration::from_secs(3) && miss < Duration::from_millis(4500),
         "miss took {miss:?}"
     );
 }
