@@ -32,7 +32,7 @@ fn resolver_bin() -> PathBuf {
     let bin = support::ibi_archive_bin().with_file_name("ibi-resolver");
     assert!(
         bin.is_file(),
-        "{} is missing: run the tests of the whole workspace (cargo test at the top)",
+        "{} is missing: run the tests of the whole workspace (cargo test at the top builds it for resolver/tests)",
         bin.display()
     );
     bin

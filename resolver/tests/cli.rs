@@ -1,0 +1,109 @@
+//! The operator's commands as a shell runs them. (Being an integration test of this
+//! package, it also has cargo build the `ibi-resolver` executable, which the whole-system
+//! tests of the workspace run.)
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+fn run(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ibi-resolver"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn help_usage_errors_and_a_missing_configuration() {
+    let (code, out, _) = run(&["--help"], "");
+    assert_eq!(code, 0);
+    assert!(out.starts_with("usage: ibi-resolver COMMAND"), "{out}");
+    let (code, _, err) = run(&["resovle"], "");
+    assert_eq!(code, 2);
+    assert!(
+        err.starts_with("ibi-resolver: unknown command \"resovle\"\n"),
+        "{err}"
+    );
+    let (code, _, err) = run(&["archives", "--config", "/nonexistent/resolver.toml"], "");
+    assert_eq!(code, 1);
+    assert!(
+        err.starts_with("ibi-resolver: /nonexistent/resolver.toml: No such file or directory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn register_reads_the_key_from_stdin_and_never_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("resolver.toml");
+    std::fs::write(
+        &config,
+        "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://127.0.0.1:8090\"\n",
+    )
+    .unwrap();
+    let c = config.to_str().unwrap();
+    let ibi = "sid.inpe.br/mtc-m21/2012/06.05.15.34.39";
+    let (code, _, err) = run(
+        &[
+            "register",
+            ibi,
+            "--email",
+            "banon@dpi.inpe.br",
+            "--config",
+            c,
+        ],
+        "12345\n",
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(!err.contains("12345"), "{err}");
+    let (code, out, err) = run(
+        &[
+            "register",
+            ibi,
+            "--email",
+            "banon@dpi.inpe.br",
+            "--config",
+            c,
+        ],
+        "1234567890\n",
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "registered sid.inpe.br/mtc-m21/2012/06.05.15.34.39\n"),
+        "{err}"
+    );
+    let (code, out, _) = run(&["archives", "--csv", "--config", c], "");
+    assert_eq!(code, 0);
+    assert_eq!(
+        out.lines().nth(1).unwrap(),
+        "sid.inpe.br/mtc-m21/2012/06.05.15.34.39,-,no,-,-,0,-,-,banon@dpi.inpe.br"
+    );
+    assert!(!out.contains("1234567890"));
+    let db = std::fs::read(dir.path().join("resolver.sqlite")).unwrap();
+    assert!(
+        !db.windows(10).any(|w| w == b"1234567890"),
+        "the key is stored in clear"
+    );
+    let (code, out, _) = run(&["unregister", ibi, "--config", c], "");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "unregistered sid.inpe.br/mtc-m21/2012/06.05.15.34.39\n")
+    );
+    let (code, _, err) = run(&["unregister", ibi, "--config", c], "");
+    assert_eq!(code, 1);
+    assert!(err.contains("is not registered"), "{err}");
+}
