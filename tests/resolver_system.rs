@@ -9,6 +9,8 @@
 //!   second round of Example 10.2 crosses Archives;
 //! - gamma (lighttpd): a Copy of LK47B6W/362SFKH and a second Original of
 //!   8JMKD3MGP7W/3EPGUE5.
+//!
+//! A real browser (Debian's headless Chromium) follows a persistent URL to the end.
 
 mod common;
 mod support;
@@ -227,6 +229,11 @@ struct System {
 
 /// The three Archives included in a resolver that gives each Archive `timeout`.
 fn system(timeout: &str) -> System {
+    system_with(timeout, |_| {})
+}
+
+/// [`system`], with `tweak` run on alpha's root before its server starts.
+fn system_with(timeout: &str, tweak: impl FnOnce(&Path)) -> System {
     let tmp = support::archive_tempdir();
     let resolver = Resolver::start(tmp.path(), timeout);
     let alpha = archive(
@@ -252,6 +259,7 @@ fn system(timeout: &str) -> System {
         .unwrap()
         .replace("\"Original\"", "\"Copy\"");
     std::fs::write(&copy, t).unwrap();
+    tweak(&alpha);
     let mut roots = BTreeMap::new();
     let mut serves = Vec::new();
     for root in [&alpha, &beta] {
@@ -640,5 +648,110 @@ fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
     assert!(
         miss >= Duration::from_secs(3) && miss < Duration::from_millis(4500),
         "miss took {miss:?}"
+    );
+}
+
+/// Debian's headless Chromium: chromium-headless-shell, else chromium.
+fn chromium() -> PathBuf {
+    ["chromium-headless-shell", "chromium"]
+        .iter()
+        .flat_map(|name| {
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .map(move |dir| dir.join(name))
+                .collect::<Vec<_>>()
+        })
+        .find(|p| p.is_file())
+        .expect(
+            "this test needs Debian's chromium-headless-shell (or chromium): .ci/run installs it",
+        )
+}
+
+/// The DOM Chromium holds once `url` has loaded (every redirect followed), asking for
+/// `lang` as a reader whose browser speaks it would.
+fn browse(url: &str, lang: &str, profile: &Path) -> String {
+    let mut child = Command::new(chromium())
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        // --lang sets the interface language; the headless shell sends Accept-Language
+        // only from --accept-lang.
+        .arg(format!("--lang={lang}"))
+        .arg(format!("--accept-lang={lang}"))
+        .args(["--dump-dom", url])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut out = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut out).map(|_| out)
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chromium did not finish loading {url} in 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "chromium on {url}: {status}");
+    String::from_utf8(reader.join().unwrap().unwrap()).unwrap()
+}
+
+/// The Portuguese translation of 8JMKD3MGP8W/35MME4E as a page, written as Chromium
+/// serializes a document, so that what the browser holds is the file byte for byte (no
+/// final newline: one after `</html>` is text of the body).
+const PORTUGUESE_PAGE: &str = "<!DOCTYPE html>\n<html lang=\"pt\"><head><meta charset=\"utf-8\"><title>Relatório Técnico</title></head><body><h1>Recomendação para um modelo de referência</h1><p>Tradução para o português do documento CCSDS 643.0-B-1.</p></body></html>";
+
+#[test]
+fn a_browser_follows_a_persistent_url_to_the_portuguese_document() {
+    const TRANSLATION: &str = "col/sid.inpe.br/mtc-m18@80/2009/08.25.19.43";
+    let s = system_with("20s", |alpha| {
+        let item = alpha.join(TRANSLATION).join("item.toml");
+        let toml = std::fs::read_to_string(&item)
+            .unwrap()
+            .replace("target    = \"RTC-07.pdf\"", "target    = \"RTC-07.html\"");
+        assert!(toml.contains("RTC-07.html"), "{toml}");
+        std::fs::write(&item, toml).unwrap();
+        let page = alpha.join(TRANSLATION).join("doc/RTC-07.html");
+        std::fs::write(&page, PORTUGUESE_PAGE).unwrap();
+        support::make_world_readable(&page);
+    });
+    let profile = s._tmp.path().join("chromium-profile");
+    let base = s.resolver.base();
+
+    // --dump-dom ends what it prints with a newline of its own.
+    let dom = browse(&format!("{base}/8JMKD3MGP8W/35MME4E+"), "pt-BR", &profile);
+    let on_disk = std::fs::read(s.alpha.join(TRANSLATION).join("doc/RTC-07.html")).unwrap();
+    assert_eq!(
+        dom.strip_suffix('\n').map(str::as_bytes),
+        Some(on_disk.as_slice()),
+        "{}",
+        s.resolver.log()
+    );
+
+    let dom = browse(&format!("{base}/8JMKD3MGP8W/35MME4F"), "pt-BR", &profile);
+    assert!(
+        dom.contains("<p>Nenhum Arquivo conhece o IBI <code>8JMKD3MGP8W/35MME4F</code>.</p>"),
+        "{dom}"
+    );
+    // The page follows the reader's language: the same miss asked in English.
+    let dom = browse(&format!("{base}/8JMKD3MGP8W/35MME4F"), "en", &profile);
+    assert!(
+        dom.contains("<p>No Archive knows the IBI <code>8JMKD3MGP8W/35MME4F</code>.</p>"),
+        "{dom}"
     );
 }
