@@ -3,11 +3,14 @@
 # `cargo build --release`: the sample Archive served by `ibi-archive serve` on
 # localhost:8080, an `ibi-resolver` on localhost:8090 (resolver/resolver.toml, its registry
 # in a temporary directory), the Archive registered and included, and a persistent URL
-# followed to the file. Both servers stop when it ends.
+# followed to the file. Both servers stop when it ends. IBI_BIN_DIR names another
+# directory holding both executables (the tests run it on theirs).
 set -eu
 cd "$(dirname "$0")/.."
-bin="target/$(rustc -vV | sed -n 's/^host: //p')/release"
-[ -x "$bin/ibi-resolver" ] || { echo "demo: $bin/ibi-resolver is missing: cargo build --release" >&2; exit 1; }
+bin="${IBI_BIN_DIR:-target/$(rustc -vV | sed -n 's/^host: //p')/release}"
+for exe in ibi-archive ibi-resolver; do
+    [ -x "$bin/$exe" ] || { echo "demo: $bin/$exe is missing: cargo build --release" >&2; exit 1; }
+done
 for port in 8080 8090; do
     if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
         echo "demo: something already listens on port $port" >&2
@@ -44,7 +47,7 @@ sed -n 's/^key *= *"\(.*\)".*/\1/p' sample-archive/archive.toml |
 echo "\$ ibi-archive include --root sample-archive --resolver http://localhost:8090/J8LNKB5R7W/3FUQHC5"
 "$bin/ibi-archive" include --root sample-archive --resolver http://localhost:8090/J8LNKB5R7W/3FUQHC5
 echo "\$ curl -si http://localhost:8090/8JMKD3MGP8W/35MME4E"
-curl -si http://localhost:8090/8JMKD3MGP8W/35MME4E | grep -i -e '^HTTP/' -e '^location:'
+curl -si http://localhost:8090/8JMKD3MGP8W/35MME4E | tr -d '\r' | grep -i -e '^HTTP/' -e '^location:'
 echo "\$ curl -sL http://localhost:8090/8JMKD3MGP8W/35MME4E | cmp - \"$file\""
 curl -sL http://localhost:8090/8JMKD3MGP8W/35MME4E | cmp - "$file"
 echo "the same $(wc -c <"$file") bytes"
