@@ -377,6 +377,14 @@ fn the_standards_examples_resolve_across_three_archives() {
     );
     assert_eq!(r, s.beta);
     expect(r, "sid.inpe.br/mtc-m18/2012/07.12.18.08.49");
+    // Example 8.5: the same through the verb list.
+    let r = s.redirect(
+        "/8JMKD3MGP8W/35MMLL8?ibiurl.verblist=GetLastEdition+GetMetadata(oai_dc)",
+        "",
+        "sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/oai_dc.xml",
+    );
+    assert_eq!(r, s.beta);
+    expect(r, "sid.inpe.br/mtc-m18/2012/07.12.18.08.49");
     // Example 8.4: the last edition itself, also in beta.
     let r = s.redirect(
         "/8JMKD3MGP8W/35MMLL8!",
