@@ -19,6 +19,7 @@ use std::time::Duration;
 use ibi_archive::config::Network;
 use ibi_archive::ibi::Ibi;
 use serde::Deserialize;
+use toml::Spanned;
 
 /// The resolver's settings, checked.
 #[derive(Clone, Debug)]
@@ -46,12 +47,12 @@ pub struct Archives {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
-    serviceibi: String,
-    publicurl: String,
-    listen: Option<String>,
+    serviceibi: Spanned<String>,
+    publicurl: Spanned<String>,
+    listen: Option<Spanned<String>>,
     database: Option<String>,
     #[serde(default)]
-    trustedproxies: Vec<String>,
+    trustedproxies: Vec<Spanned<String>>,
     #[serde(default)]
     archives: RawArchives,
 }
@@ -59,8 +60,8 @@ struct Raw {
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawArchives {
-    timeout: Option<String>,
-    networks: Option<Vec<String>>,
+    timeout: Option<Spanned<String>>,
+    networks: Option<Vec<Spanned<String>>>,
 }
 
 /// Where the settings are read from when `--config` is not given.
@@ -85,20 +86,40 @@ impl Config {
     }
 
     /// Parses the text of a resolver.toml whose relative paths are taken from `dir`.
+    /// A wrong value is shown with its line and column, as a TOML error is.
     pub fn parse(text: &str, dir: &Path) -> Result<Config, String> {
         let raw: Raw = toml::from_str(text).map_err(|e| toml_message(text, &e))?;
-        let serviceibi = Ibi::parse(&raw.serviceibi).map_err(|e| format!("serviceibi: {e}"))?;
-        let (publicurl, publicurl_with_port) = public_url(&raw.publicurl)?;
-        let listen_text = raw.listen.as_deref().unwrap_or(DEFAULT_LISTEN);
-        let listen: SocketAddr = listen_text.parse().map_err(|_| {
-            format!("listen = {listen_text:?} is not an address and port such as 127.0.0.1:8090")
-        })?;
+        let at = |value: &Spanned<String>, message: String| {
+            format!("{}: {message}", position(text, value.span().start))
+        };
+        let serviceibi = Ibi::parse(raw.serviceibi.get_ref())
+            .map_err(|e| at(&raw.serviceibi, format!("serviceibi: {e}")))?;
+        let (publicurl, publicurl_with_port) =
+            public_url(raw.publicurl.get_ref()).map_err(|e| at(&raw.publicurl, e))?;
+        let listen: SocketAddr = match &raw.listen {
+            None => DEFAULT_LISTEN.parse().expect("a valid default"),
+            Some(l) => l.get_ref().parse().map_err(|_| {
+                at(
+                    l,
+                    format!(
+                        "listen = {:?} is not an address and port such as 127.0.0.1:8090",
+                        l.get_ref()
+                    ),
+                )
+            })?,
+        };
         let database = dir.join(raw.database.as_deref().unwrap_or(DEFAULT_DATABASE));
-        let networks = |what: &str, list: &[String]| -> Result<Vec<Network>, String> {
+        let networks = |what: &str, list: &[Spanned<String>]| -> Result<Vec<Network>, String> {
             list.iter()
                 .map(|n| {
-                    Network::parse(n).map_err(|_| {
-                        format!("{what}: {n:?} is not an address block such as 127.0.0.0/8")
+                    Network::parse(n.get_ref()).map_err(|_| {
+                        at(
+                            n,
+                            format!(
+                                "{what}: {:?} is not an address block such as 127.0.0.0/8",
+                                n.get_ref()
+                            ),
+                        )
                     })
                 })
                 .collect()
@@ -106,7 +127,8 @@ impl Config {
         let trustedproxies = networks("trustedproxies", &raw.trustedproxies)?;
         let timeout = match &raw.archives.timeout {
             None => DEFAULT_TIMEOUT,
-            Some(t) => parse_duration(t).map_err(|e| format!("[archives] timeout: {e}"))?,
+            Some(t) => parse_duration(t.get_ref())
+                .map_err(|e| at(t, format!("[archives] timeout: {e}")))?,
         };
         let archive_networks = match &raw.archives.networks {
             None => None,
@@ -181,14 +203,17 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 fn toml_message(text: &str, e: &toml::de::Error) -> String {
     let message = e.message();
     match e.span() {
-        Some(span) => {
-            let before = &text[..span.start.min(text.len())];
-            let line = before.matches('\n').count() + 1;
-            let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
-            format!("line {line}, column {column}: {message}")
-        }
+        Some(span) => format!("{}: {message}", position(text, span.start)),
         None => message.to_string(),
     }
+}
+
+/// `line L, column C` of the byte at `offset` of `text`.
+fn position(text: &str, offset: usize) -> String {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    format!("line {line}, column {column}")
 }
 
 #[cfg(test)]
@@ -231,13 +256,13 @@ networks = ["127.0.0.0/8"]
         assert_eq!(c.listen, DEFAULT_LISTEN.parse().unwrap());
         assert!(c.archives.networks.is_none());
         for (text, message) in [
-            ("serviceibi = \"x\"\npublicurl = \"http://a\"\n", "serviceibi: invalid IBI \"x\": it has 0 '/', expected 3 (rep) or 1 (IBIp)"),
-            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a/b\"\n", "publicurl = \"http://a/b\" has a path, query or fragment; expected http://host[:port]"),
-            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"ftp://a\"\n", "publicurl = \"ftp://a\" is not http or https; expected http://host[:port]"),
-            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nlisten = \"8090\"\n", "listen = \"8090\" is not an address and port such as 127.0.0.1:8090"),
-            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n[archives]\ntimeout = \"2\"\n", "[archives] timeout: \"2\" has no unit; write it as \"2s\" or \"500ms\""),
-            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n[archives]\ntimeout = \"90s\"\n", "[archives] timeout: \"90s\" is outside 1ms..30s"),
-            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\ntrustedproxies = [\"x\"]\n", "trustedproxies: \"x\" is not an address block such as 127.0.0.0/8"),
+            ("serviceibi = \"x\"\npublicurl = \"http://a\"\n", "line 1, column 14: serviceibi: invalid IBI \"x\": it has 0 '/', expected 3 (rep) or 1 (IBIp)"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a/b\"\n", "line 2, column 13: publicurl = \"http://a/b\" has a path, query or fragment; expected http://host[:port]"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"ftp://a\"\n", "line 2, column 13: publicurl = \"ftp://a\" is not http or https; expected http://host[:port]"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nlisten = \"8090\"\n", "line 3, column 10: listen = \"8090\" is not an address and port such as 127.0.0.1:8090"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n[archives]\ntimeout = \"2\"\n", "line 4, column 11: [archives] timeout: \"2\" has no unit; write it as \"2s\" or \"500ms\""),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n[archives]\ntimeout = \"90s\"\n", "line 4, column 11: [archives] timeout: \"90s\" is outside 1ms..30s"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\ntrustedproxies = [\"x\"]\n", "line 3, column 19: trustedproxies: \"x\" is not an address block such as 127.0.0.0/8"),
             ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nport = 1\n", "line 3, column 1: unknown field `port`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`"),
             ("serviceibi = [\n", "line 1, column 15: unclosed array, expected `]`"),
         ] {

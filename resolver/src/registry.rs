@@ -128,10 +128,33 @@ impl Registry {
         conn.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
         let check: String = conn
             .query_row("PRAGMA quick_check", [], |r| r.get(0))
-            .map_err(|e| RegistryError(format!("{shown}: not a usable SQLite database: {e}")))?;
+            .map_err(|e| match e.sqlite_error_code() {
+                // A registry in WAL mode needs to write beside itself even to be read.
+                Some(
+                    rusqlite::ErrorCode::ReadOnly
+                    | rusqlite::ErrorCode::CannotOpen
+                    | rusqlite::ErrorCode::PermissionDenied,
+                ) => RegistryError(format!(
+                    "{shown}: cannot be opened for writing: {e} (the registry and its directory must be writable)"
+                )),
+                _ => RegistryError(format!("{shown}: not a usable SQLite database: {e}")),
+            })?;
         if check != "ok" {
             return Err(RegistryError(format!(
                 "{shown}: database is damaged: {check}"
+            )));
+        }
+        // A file cut short mid-page passes quick_check: SQLite reads the missing bytes
+        // as zeros. Pages are only ever written whole.
+        let page_size: u64 = conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(fail)?;
+        let len = std::fs::metadata(path)
+            .map_err(|e| RegistryError(format!("{shown}: {e}")))?
+            .len();
+        if page_size > 0 && len % page_size != 0 {
+            return Err(RegistryError(format!(
+                "{shown}: database is damaged: {len} bytes, not a whole number of {page_size}-byte pages"
             )));
         }
         let version: i64 = conn

@@ -1,10 +1,14 @@
 //! `ibi-resolver serve`: the HTTP server. hyper serves each connection (head read within
 //! [`HEAD_TIMEOUT`], at most [`MAX_HEAD`] bytes), axum routes: the resolver service at
 //! `/<serviceibi>`, resolution on every other path. One log line per request on stderr,
-//! control bytes escaped, the registration key never in it.
+//! control bytes escaped, the registration key never in it — also for a head hyper
+//! refuses (400, 431) or that does not arrive within [`HEAD_TIMEOUT`].
 
 use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::body::Body;
@@ -42,6 +46,8 @@ pub const MAX_ACKNOWLEDGMENTS: usize = 256;
 /// How often the list of included Archives is read again from the registry (it may be
 /// changed by `register`/`unregister` from the shell).
 pub const REFRESH: Duration = Duration::from_secs(2);
+/// The longest request shown in a log line (escaped), so that its status and note fit.
+pub const MAX_SHOWN: usize = 1024;
 
 /// Everything the handlers share.
 pub struct AppState {
@@ -195,17 +201,33 @@ pub async fn serve(config: Config) -> Result<(), String> {
         let _ = stream.set_nodelay(true);
         let router = router.clone();
         tokio::spawn(async move {
+            let opened = Instant::now();
+            let pending = Arc::new(AtomicBool::new(false));
+            let handed = pending.clone();
             let service =
                 hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+                    handed.store(false, Ordering::Relaxed);
                     req.extensions_mut().insert(ConnectInfo(peer));
                     router.clone().oneshot(req)
                 });
+            let io = Noting {
+                stream,
+                pending: pending.clone(),
+            };
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEAD_TIMEOUT)
                 .max_buf_size(MAX_HEAD)
-                .serve_connection(TokioIo::new(stream), service);
-            let _ = conn.await;
+                .serve_connection(TokioIo::new(io), service);
+            if let Err(e) = conn.await {
+                if let Some(status) = refused_head(&e, pending.load(Ordering::Relaxed)) {
+                    say(&format!(
+                        "{} \"-\" {status} {:.1}ms {e}",
+                        peer.ip(),
+                        opened.elapsed().as_secs_f64() * 1e3
+                    ));
+                }
+            }
             drop(permit);
         });
     }
@@ -218,6 +240,76 @@ pub async fn serve(config: Config) -> Result<(), String> {
     .await;
     say("stopped");
     Ok(())
+}
+
+/// A client's connection that notes when bytes arrive, so that a head cut off by
+/// [`HEAD_TIMEOUT`] is told from an idle connection (the service clears the note when a
+/// head is complete).
+struct Noting {
+    stream: tokio::net::TcpStream,
+    pending: Arc<AtomicBool>,
+}
+
+impl tokio::io::AsyncRead for Noting {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            self.pending.store(true, Ordering::Relaxed);
+        }
+        polled
+    }
+}
+
+impl tokio::io::AsyncWrite for Noting {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// For a connection that ended in `e`: the status hyper answered a request head it
+/// refused with (`-` for none), or `None` when no request was refused (a client gone, an
+/// idle connection closed).
+fn refused_head(e: &hyper::Error, pending: bool) -> Option<&'static str> {
+    if e.is_parse_too_large() {
+        Some("431")
+    } else if e.is_parse_version_h2() {
+        Some("-")
+    } else if e.is_parse() {
+        Some("400")
+    } else if e.is_timeout() && pending {
+        Some("-")
+    } else {
+        None
+    }
 }
 
 async fn shutdown_signal() {
@@ -266,7 +358,7 @@ async fn handle(
         "{} \"{} {}\" {} {:.1}ms {}",
         ips.first().unwrap_or(&peer.ip()),
         parts.method,
-        shown,
+        cut(&logline::clean(&shown), MAX_SHOWN),
         response.status().as_u16(),
         start.elapsed().as_secs_f64() * 1e3,
         note
@@ -473,6 +565,18 @@ pub fn client_ips(config: &Config, peer: IpAddr, headers: &HeaderMap) -> Vec<IpA
         }
     }
     chain
+}
+
+/// `s` cut to at most `max` bytes, then `...`.
+fn cut(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        return s.into();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end]).into()
 }
 
 fn text(status: u16, body: &str) -> Response<Body> {

@@ -1,0 +1,1920 @@
+//! Hostile input to `ibi-resolver`, real processes on 127.0.0.1 only: a broken
+//! resolver.toml, a damaged or read-only registry, malformed and oversized requests, slow
+//! clients, and Archives that answer garbage, too much, too slowly, a redirect or a URL
+//! that must not become a `Location`. Each gets a clear error or page and exactly one log
+//! line, never a panic, a hang or unbounded memory; and the resolver is never made a client
+//! of addresses outside `[archives].networks` nor a follower of an Archive's redirect.
+//!
+//! The hostile Archives are small `std::net::TcpListener` servers written here, each
+//! answering what its case needs.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ibi_resolver::client::MAX_ANSWER;
+use ibi_resolver::server::{HEAD_TIMEOUT, MAX_HEAD, MAX_TARGET};
+
+const BIN: &str = env!("CARGO_BIN_EXE_ibi-resolver");
+const RESOLVER_IBI: &str = "J8LNKB5R7W/3FUQHC5";
+/// The hostile Archive's service IBI and registration key.
+const SERVICE: &str = "urlib.net/www/2012/01.01.01.01";
+const KEY: &str = "1234567890";
+/// What a command that fails or a server that starts must take at most.
+const QUICKLY: Duration = Duration::from_secs(10);
+
+// ---------------------------------------------------------------------------------------
+// Processes
+
+/// What a command did.
+struct Ran {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+/// Runs `ibi-resolver ARGS` (as `uid` when given), `stdin` on its standard input, and
+/// waits at most [`QUICKLY`] for it to exit.
+fn run_as(uid: Option<u32>, args: &[&str], stdin: &str) -> Ran {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(uid) = uid {
+        use std::os::unix::process::CommandExt;
+        cmd.uid(uid).gid(uid);
+    }
+    let mut child = cmd.spawn().unwrap();
+    // A command that refuses early may not read its input: a broken pipe is no failure.
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = stdout.read_to_end(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = stderr.read_to_end(&mut s);
+        s
+    });
+    let deadline = Instant::now() + QUICKLY;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("ibi-resolver {args:?} did not exit within {QUICKLY:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Ran {
+        code: status.code().unwrap_or(-1),
+        out: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
+        err: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
+    }
+}
+
+fn run(args: &[&str], stdin: &str) -> Ran {
+    run_as(None, args, stdin)
+}
+
+/// The resolver's settings: `[archives]` as given, the registry beside the file.
+fn write_config(dir: &Path, archives: &str) -> PathBuf {
+    let config = dir.join("resolver.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"http://127.0.0.1\"\nlisten = \"127.0.0.1:0\"\ndatabase = \"registry.sqlite\"\n[archives]\n{archives}"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// `[archives]` of a resolver whose Archives live on loopback.
+const LOOPBACK: &str = "timeout = \"2s\"\nnetworks = [\"127.0.0.0/8\"]\n";
+
+/// A running `ibi-resolver serve`, its stderr in a file.
+struct Resolver {
+    child: Child,
+    port: u16,
+    config: PathBuf,
+    log: PathBuf,
+}
+
+impl Resolver {
+    /// Starts the server on `config` and waits for it to listen (on a port it picks).
+    fn start(config: &Path) -> Resolver {
+        Resolver::start_as(None, config)
+    }
+
+    fn start_as(uid: Option<u32>, config: &Path) -> Resolver {
+        let log = config.with_file_name(format!(
+            "serve-{}.log",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos()
+        ));
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "--config", config.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap());
+        if let Some(uid) = uid {
+            use std::os::unix::process::CommandExt;
+            cmd.uid(uid).gid(uid);
+        }
+        let mut child = cmd.spawn().unwrap();
+        let deadline = Instant::now() + QUICKLY;
+        let port = loop {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if let Some(port) = text
+                .lines()
+                .find_map(|l| l.strip_prefix("ibi-resolver: listening on http://127.0.0.1:"))
+                .and_then(|rest| rest.split(' ').next())
+                .and_then(|p| p.parse().ok())
+            {
+                break port;
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("serve exited ({status}) before listening:\n{text}");
+            }
+            assert!(Instant::now() < deadline, "serve did not listen:\n{text}");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        Resolver {
+            child,
+            port,
+            config: config.to_path_buf(),
+            log,
+        }
+    }
+
+    /// The complete lines of the log so far.
+    fn lines(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let complete = text.rfind('\n').map_or("", |i| &text[..=i]);
+        complete.lines().map(str::to_string).collect()
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The one line logged since there were `before`: waits for it, then checks that no
+    /// second one follows.
+    fn one_line_after(&self, before: usize) -> String {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.lines().len() <= before {
+            assert!(
+                Instant::now() < deadline,
+                "no log line for the request:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let lines = self.lines();
+        assert_eq!(
+            lines.len(),
+            before + 1,
+            "more than one log line for one request:\n{}",
+            lines[before..].join("\n")
+        );
+        lines[before].clone()
+    }
+
+    /// `ibi-resolver COMMAND … --config` of this resolver.
+    fn command(&self, args: &[&str], stdin: &str) -> Ran {
+        let mut all = args.to_vec();
+        all.extend(["--config", self.config.to_str().unwrap()]);
+        run(&all, stdin)
+    }
+
+    /// The highest resident set size the server has had, in KiB.
+    fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().strip_suffix("kB"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap()
+    }
+
+    /// Fails when the server is no longer running or ever panicked.
+    fn assert_alive(&mut self) {
+        assert!(
+            self.child.try_wait().unwrap().is_none(),
+            "the resolver exited:\n{}",
+            self.log()
+        );
+        assert!(!self.log().contains("panicked"), "{}", self.log());
+    }
+
+    /// Registers [`SERVICE`] and asks for its inclusion at `address`.
+    fn include(&self, address: &str) -> Answer {
+        let ran = self.command(
+            &["register", SERVICE, "--email", "archive-admin@example.org"],
+            &format!("{KEY}\n"),
+        );
+        assert_eq!(ran.code, 0, "{}{}", ran.out, ran.err);
+        self.include_again(SERVICE, address)
+    }
+
+    /// The inclusionRequest of Table 7.2 for `service` at `address`.
+    fn include_again(&self, service: &str, address: &str) -> Answer {
+        let address = address
+            .replace('[', "%5B")
+            .replace(']', "%5D")
+            .replace('@', "%40");
+        get(
+            self.port,
+            &format!(
+                "/{RESOLVER_IBI}?servicesubject=inclusionRequest&archiveaddress={address}&archiveserviceibi={service}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress=archive-admin@example.org&registrationkey={KEY}"
+            ),
+        )
+    }
+}
+
+impl Drop for Resolver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The effective user id of this process.
+fn euid() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))
+        .and_then(|id| id.parse().ok())
+        .unwrap()
+}
+
+/// The user (and group of the same number) the resolver runs as where permission bits
+/// must hold: this process's own, or, for root (whom they do not stop), `nobody`.
+fn unprivileged() -> Option<u32> {
+    if euid() != 0 {
+        return None;
+    }
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    let nobody = passwd
+        .lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.len() > 3 && f[0] == "nobody")
+        .and_then(|f| f[2].parse().ok())
+        .unwrap_or(65534);
+    Some(nobody)
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTP as a client
+
+/// A parsed answer: checked to be well-formed HTTP/1.1.
+struct Answer {
+    status: u16,
+    head: String,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// The header lines, names in lower case.
+    fn headers(&self) -> Vec<(String, String)> {
+        self.head
+            .split("\r\n")
+            .skip(1)
+            .map(|l| {
+                let (n, v) = l.split_once(':').unwrap();
+                (n.to_ascii_lowercase(), v.trim().to_string())
+            })
+            .collect()
+    }
+
+    fn header(&self, name: &str) -> Option<String> {
+        self.headers()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+    }
+}
+
+/// Reads an answer; panics unless it is one well-formed HTTP/1.1 response.
+fn parse_answer(raw: &[u8]) -> Answer {
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no complete head in {:?}", String::from_utf8_lossy(raw)));
+    let head = std::str::from_utf8(&raw[..end]).expect("a head of text");
+    let body = raw[end + 4..].to_vec();
+    let status_line = head.split("\r\n").next().unwrap();
+    let status: u16 = status_line
+        .strip_prefix("HTTP/1.1 ")
+        .and_then(|s| s.get(..3))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("bad status line {status_line:?}"));
+    for line in head.split("\r\n").skip(1) {
+        let (name, value) = line
+            .split_once(": ")
+            .unwrap_or_else(|| panic!("bad header line {line:?}"));
+        assert!(
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic()),
+            "{line:?}"
+        );
+        assert!(
+            value
+                .bytes()
+                .all(|b| b == b'\t' || (0x20..0x7f).contains(&b)),
+            "{line:?}"
+        );
+    }
+    let answer = Answer {
+        status,
+        head: head.to_string(),
+        body,
+    };
+    if let Some(len) = answer.header("content-length") {
+        assert_eq!(
+            answer.body.len(),
+            len.parse::<usize>().unwrap(),
+            "body of {status_line}"
+        );
+    }
+    answer
+}
+
+/// Sends `request` as is on a new connection and reads until the server closes it.
+fn exchange(port: u16, request: &[u8]) -> Answer {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    // A server that refuses a head may close before reading all of it.
+    let _ = s.write_all(request);
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("reading the answer: {e}"),
+        }
+    }
+    parse_answer(&raw)
+}
+
+/// Reads one answer (its length given) from a connection kept alive.
+fn read_one_answer(s: &mut TcpStream) -> Answer {
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = s.read(&mut buf).unwrap();
+        assert!(n > 0, "closed before the answer");
+        raw.extend_from_slice(&buf[..n]);
+        if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+            let len: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length: "))
+                .and_then(|l| l.trim().parse().ok())
+                .expect("a length");
+            if raw.len() >= end + 4 + len {
+                return parse_answer(&raw);
+            }
+        }
+    }
+}
+
+fn get(port: u16, target: &str) -> Answer {
+    get_with(port, target, "")
+}
+
+/// GET `target` with extra header lines (each ending in CRLF).
+fn get_with(port: u16, target: &str, headers: &str) -> Answer {
+    exchange(
+        port,
+        format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Connection: close\r\n\r\n")
+            .as_bytes(),
+    )
+}
+
+/// The resolution of `path` shown, not followed, as JSON.
+fn inspect(port: u16, path: &str) -> serde_json::Value {
+    let a = get_with(
+        port,
+        &format!("{path}?noredirect"),
+        "Accept: application/json\r\n",
+    );
+    assert_eq!(a.status, 200, "{}", a.text());
+    serde_json::from_slice(&a.body).unwrap()
+}
+
+/// A log line with its duration (`12.3ms`) written as `Tms`.
+fn untimed(line: &str) -> String {
+    let mut done = false;
+    line.split(' ')
+        .map(|w| {
+            let timed = w
+                .strip_suffix("ms")
+                .is_some_and(|n| !n.is_empty() && n.parse::<f64>().is_ok());
+            if timed && !done {
+                done = true;
+                "Tms".to_string()
+            } else {
+                w.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+// ---------------------------------------------------------------------------------------
+// Hostile Archives
+
+/// A listener on 127.0.0.1 that answers each connection with `answer(target, stream)`,
+/// counting connections and keeping every request target.
+struct Peer {
+    addr: SocketAddr,
+    connections: Arc<AtomicUsize>,
+    targets: Arc<Mutex<Vec<String>>>,
+}
+
+impl Peer {
+    fn start(answer: impl Fn(&str, &mut TcpStream) + Send + Sync + 'static) -> Peer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let targets = Arc::new(Mutex::new(Vec::new()));
+        let answer = Arc::new(answer);
+        let (c, t) = (connections.clone(), targets.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                c.fetch_add(1, Ordering::SeqCst);
+                let (t, answer) = (t.clone(), answer.clone());
+                std::thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+                    let Some(target) = read_head(&mut stream) else {
+                        return;
+                    };
+                    t.lock().unwrap().push(target.clone());
+                    answer(&target, &mut stream);
+                });
+            }
+        });
+        Peer {
+            addr,
+            connections,
+            targets,
+        }
+    }
+
+    /// A listener that only counts the connections it gets.
+    fn counting() -> Peer {
+        Peer::start(|_, _| {})
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(Ordering::SeqCst)
+    }
+
+    fn targets(&self) -> Vec<String> {
+        self.targets.lock().unwrap().clone()
+    }
+}
+
+/// The request target of the head read from `s`.
+fn read_head(s: &mut TcpStream) -> Option<String> {
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if head.len() > 64 * 1024 || s.read(&mut byte).ok()? == 0 {
+            return None;
+        }
+        head.push(byte[0]);
+    }
+    let text = String::from_utf8_lossy(&head);
+    text.split(' ').nth(1).map(str::to_string)
+}
+
+/// `200` with `body`, the connection closed after it.
+fn answer_200(s: &mut TcpStream, body: &[u8]) {
+    let _ = s.write_all(
+        format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    let _ = s.write_all(body);
+}
+
+/// `parsedibiurl.ibi` of a urlRequest target.
+fn asked_ibi(target: &str) -> Option<&str> {
+    let query = target.split_once('?')?.1;
+    if !query.split('&').any(|p| p == "servicesubject=urlRequest") {
+        return None;
+    }
+    query
+        .split('&')
+        .find_map(|p| p.strip_prefix("parsedibiurl.ibi="))
+}
+
+/// An Archive that confirms its inclusion, takes acknowledgments, and answers each
+/// urlRequest with `url_request(ibi, stream)`.
+fn archive(url_request: impl Fn(&str, &mut TcpStream) + Send + Sync + 'static) -> Peer {
+    Peer::start(move |target, s| {
+        if target.contains("servicesubject=inclusionConfirmationRequest") {
+            answer_200(s, b"confirmation yes\r\n");
+        } else if let Some(ibi) = asked_ibi(target) {
+            url_request(ibi, s);
+        } else {
+            answer_200(s, b"");
+        }
+    })
+}
+
+const INCLUDED: &str = "status.archive included\r\nstatus.confirmation successful\r\n";
+
+/// The English 404 page of a resolution where `unanswered` of one Archive did not
+/// answer (1) or the one Archive knew nothing (0).
+fn not_found_page(ibi: &str, unanswered: usize) -> String {
+    let extra = if unanswered == 1 {
+        "<p>1 of 1 Archives did not answer; try again later.</p>\n"
+    } else {
+        ""
+    };
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Item not found</title></head>\n<body>\n<h1>Item not found</h1>\n<p>No Archive knows the IBI <code>{ibi}</code>.</p>\n{extra}</body>\n</html>\n"
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. Configuration
+
+#[test]
+fn a_broken_configuration_stops_serve_at_once_naming_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("resolver.toml");
+    let c = config.to_str().unwrap();
+    let head = format!("serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"http://127.0.0.1\"\n");
+    // A number that looks like a registration key, where it has no business: no message
+    // may repeat it unless it is the value found wrong.
+    let secret = "98765432109876";
+    let cases: Vec<(String, String)> = vec![
+        // Broken TOML.
+        (
+            format!("{head}listen = \"127.0.0.1:0\n"),
+            "line 3, column 22: invalid basic string, expected `\"`".into(),
+        ),
+        (
+            format!("{head}listen = \"127.0.0.1:0\" {secret}\n"),
+            "line 3, column 24: unexpected key or value, expected newline, `#`".into(),
+        ),
+        (
+            format!("{head}[archives]\ntimeout = \"2s\"\n[archives]\ntimeout = \"3s\"\n"),
+            "line 5, column 2: duplicate key".into(),
+        ),
+        // Unknown fields.
+        (
+            format!("{head}registrationkey = \"{secret}\"\n"),
+            "line 3, column 1: unknown field `registrationkey`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`".into(),
+        ),
+        (
+            format!("{head}[archives]\nkey = \"{secret}\"\n"),
+            "line 4, column 1: unknown field `key`, expected `timeout` or `networks`".into(),
+        ),
+        // Values of the wrong type.
+        (
+            format!("{head}[archives]\ntimeout = 2\n"),
+            "line 4, column 11: invalid type: integer `2`, expected a string".into(),
+        ),
+        (
+            format!("{head}[archives]\nnetworks = \"127.0.0.0/8\"\n"),
+            "line 4, column 12: invalid type: string \"127.0.0.0/8\", expected a sequence".into(),
+        ),
+        // Bad values: where they are, and what is wrong with them.
+        (
+            format!("{head}[archives]\ntimeout = \"2\"\n"),
+            "line 4, column 11: [archives] timeout: \"2\" has no unit; write it as \"2s\" or \"500ms\"".into(),
+        ),
+        (
+            format!("{head}[archives]\ntimeout = \"90s\"\n"),
+            "line 4, column 11: [archives] timeout: \"90s\" is outside 1ms..30s".into(),
+        ),
+        (
+            format!("{head}[archives]\nnetworks = [\"127.0.0.0/8\", \"127.0.0.0/33\"]\n"),
+            "line 4, column 28: [archives] networks: \"127.0.0.0/33\" is not an address block such as 127.0.0.0/8".into(),
+        ),
+        (
+            format!("{head}listen = \"localhost:8090\"\n"),
+            "line 3, column 10: listen = \"localhost:8090\" is not an address and port such as 127.0.0.1:8090".into(),
+        ),
+        (
+            format!("{head}trustedproxies = [\"10.0.0.0/8\", \"proxy\"]\n"),
+            "line 3, column 33: trustedproxies: \"proxy\" is not an address block such as 127.0.0.0/8".into(),
+        ),
+        (
+            format!("serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"ftp://127.0.0.1\"\n"),
+            "line 2, column 13: publicurl = \"ftp://127.0.0.1\" is not http or https; expected http://host[:port]".into(),
+        ),
+        (
+            "serviceibi = \"J8LNKB5R7W\"\npublicurl = \"http://127.0.0.1\"\n".into(),
+            "line 1, column 14: serviceibi: invalid IBI \"J8LNKB5R7W\": it has 0 '/', expected 3 (rep) or 1 (IBIp)".into(),
+        ),
+        (
+            format!("serviceibi = \"{RESOLVER_IBI}\"\n"),
+            "line 1, column 1: missing field `publicurl`".into(),
+        ),
+    ];
+    for (text, message) in &cases {
+        std::fs::write(&config, text).unwrap();
+        let ran = run(&["serve", "--config", c], "");
+        assert_eq!(
+            (ran.code, ran.out.as_str(), ran.err.as_str()),
+            (1, "", format!("ibi-resolver: {c}: {message}\n").as_str()),
+            "{text}"
+        );
+        if !message.contains(secret) {
+            assert!(!ran.err.contains(secret), "{}", ran.err);
+        }
+    }
+    // Not a file of text, no file, a directory.
+    std::fs::write(&config, b"serviceibi = \"\xff\xfe\"\n").unwrap();
+    let ran = run(&["serve", "--config", c], "");
+    assert_eq!(
+        (ran.code, ran.err.as_str()),
+        (1, format!("ibi-resolver: {c}: stream did not contain valid UTF-8 (give the settings with --config FILE; see README.md for resolver.toml)\n").as_str())
+    );
+    let missing = dir.path().join("none.toml");
+    let ran = run(&["serve", "--config", missing.to_str().unwrap()], "");
+    assert_eq!(
+        (ran.code, ran.err.as_str()),
+        (1, format!("ibi-resolver: {}: No such file or directory (os error 2) (give the settings with --config FILE; see README.md for resolver.toml)\n", missing.display()).as_str())
+    );
+    let d = dir.path().to_str().unwrap();
+    let ran = run(&["serve", "--config", d], "");
+    assert_eq!(
+        (ran.code, ran.err.as_str()),
+        (1, format!("ibi-resolver: {d}: Is a directory (os error 21) (give the settings with --config FILE; see README.md for resolver.toml)\n").as_str())
+    );
+    // A port already taken.
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    std::fs::write(&config, format!("{head}listen = \"{addr}\"\n")).unwrap();
+    let ran = run(&["serve", "--config", c], "");
+    assert_eq!(
+        (ran.code, ran.err.as_str()),
+        (
+            1,
+            format!(
+                "ibi-resolver: cannot listen on {addr}: Address already in use (os error 98)\n"
+            )
+            .as_str()
+        )
+    );
+}
+
+#[test]
+fn usage_errors_of_serve_exit_2_with_the_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), LOOPBACK);
+    let c = config.to_str().unwrap();
+    for (args, first) in [
+        (
+            vec!["serve", "extra", "--config", c],
+            "ibi-resolver: serve takes no arguments",
+        ),
+        (
+            vec!["serve", "--bogus", "--config", c],
+            "ibi-resolver: invalid option '--bogus'",
+        ),
+        (
+            vec!["serve", "--config"],
+            "ibi-resolver: missing argument for option '--config'",
+        ),
+        (
+            vec!["serve", "--config", c, "--csv=yes"],
+            "ibi-resolver: unexpected argument for option '--csv': \"yes\"",
+        ),
+    ] {
+        let ran = run(&args, "");
+        assert_eq!(ran.code, 2, "{args:?}: {}", ran.err);
+        assert_eq!(ran.err.lines().next(), Some(first), "{args:?}");
+        assert!(
+            ran.err.contains("\nusage: ibi-resolver COMMAND"),
+            "{}",
+            ran.err
+        );
+        assert!(ran.out.is_empty());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. The registry file
+
+/// Deterministic bytes that are no database (xorshift).
+fn noise(len: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// A real registry with [`SERVICE`] registered, as bytes.
+fn a_good_registry() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), LOOPBACK);
+    let ran = run(
+        &[
+            "register",
+            SERVICE,
+            "--email",
+            "a@example.org",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        KEY,
+    );
+    assert_eq!(ran.code, 0, "{}", ran.err);
+    let bytes = std::fs::read(dir.path().join("registry.sqlite")).unwrap();
+    assert_eq!(bytes.len() % 4096, 0);
+    bytes
+}
+
+/// An SQLite database of another program, made with the SQLite the resolver links.
+fn another_programs_database(path: &Path, user_version: i64) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    if user_version == 0 {
+        conn.execute_batch(
+            "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO notes (body) VALUES ('mine');",
+        )
+        .unwrap();
+    } else {
+        conn.execute_batch(&format!("PRAGMA user_version = {user_version};"))
+            .unwrap();
+    }
+}
+
+#[test]
+fn a_damaged_or_foreign_registry_is_refused_by_every_command_and_by_serve() {
+    let good = a_good_registry();
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), LOOPBACK);
+    let c = config.to_str().unwrap();
+    let db = dir.path().join("registry.sqlite");
+    let shown = db.display().to_string();
+    let mut truncated_mid_page = good.clone();
+    truncated_mid_page.truncate(good.len() - 1);
+    let mut truncated_at_page = good.clone();
+    truncated_at_page.truncate(good.len() - 4096);
+    // (what, how the file is made, the message every command gives)
+    type Making<'a> = Box<dyn Fn() + 'a>;
+    let cases: Vec<(&str, Making, String)> = vec![
+        (
+            "random bytes",
+            Box::new(|| std::fs::write(&db, noise(8192)).unwrap()),
+            format!("{shown}: not a usable SQLite database: file is not a database"),
+        ),
+        (
+            "a registry cut at a page boundary",
+            Box::new(|| std::fs::write(&db, &truncated_at_page).unwrap()),
+            format!("{shown}: not a usable SQLite database: database disk image is malformed"),
+        ),
+        (
+            // SQLite reads the missing byte as zero and quick_check finds nothing wrong:
+            // the registry would name another Archive than was registered.
+            "a registry missing its last byte",
+            Box::new(|| std::fs::write(&db, &truncated_mid_page).unwrap()),
+            format!(
+                "{shown}: database is damaged: {} bytes, not a whole number of 4096-byte pages",
+                good.len() - 1
+            ),
+        ),
+        (
+            "another program's database",
+            Box::new(|| another_programs_database(&db, 0)),
+            format!("{shown}: holds tables but is not a resolver registry"),
+        ),
+        (
+            "a registry of another schema version",
+            Box::new(|| another_programs_database(&db, 7)),
+            format!("{shown}: schema version 7; this resolver knows 1"),
+        ),
+    ];
+    for (what, make, message) in &cases {
+        let _ = std::fs::remove_file(&db);
+        make();
+        let before = std::fs::read(&db).unwrap();
+        for args in [
+            vec!["archives", "--config", c],
+            vec![
+                "register",
+                "urlib.net/www/2012/01.01.01.02",
+                "--email",
+                "a@example.org",
+                "--config",
+                c,
+            ],
+            vec!["unregister", SERVICE, "--config", c],
+            vec!["serve", "--config", c],
+        ] {
+            let ran = run(&args, KEY);
+            assert_eq!(
+                (ran.code, ran.out.as_str(), ran.err.as_str()),
+                (1, "", format!("ibi-resolver: {message}\n").as_str()),
+                "{what}: {args:?}"
+            );
+        }
+        // Refused, and left as it was.
+        assert!(std::fs::read(&db).unwrap() == before, "{what}: changed");
+    }
+    // Where no file can be made: the registry's directory is a file.
+    std::fs::write(dir.path().join("file"), "").unwrap();
+    std::fs::write(
+        &config,
+        format!("serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"http://127.0.0.1\"\nlisten = \"127.0.0.1:0\"\ndatabase = \"file/registry.sqlite\"\n"),
+    )
+    .unwrap();
+    for args in [
+        vec!["archives", "--config", c],
+        vec!["serve", "--config", c],
+    ] {
+        let ran = run(&args, "");
+        assert_eq!(
+            (ran.code, ran.err.as_str()),
+            (
+                1,
+                format!(
+                    "ibi-resolver: {}: cannot create: Not a directory (os error 20)\n",
+                    dir.path().join("file/registry.sqlite").display()
+                )
+                .as_str()
+            ),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn a_read_only_registry_is_read_but_never_written() {
+    // Permission bits do not stop root: as root the resolver runs as nobody here, on
+    // files that are nobody's, as a deployment runs it under its own user.
+    let uid = unprivileged();
+    let dir = tempfile::tempdir().unwrap();
+    chmod(dir.path(), 0o755);
+    let home = dir.path().join("resolver");
+    std::fs::create_dir(&home).unwrap();
+    if let Some(uid) = uid {
+        std::os::unix::fs::chown(&home, Some(uid), Some(uid)).unwrap();
+    }
+    let config = write_config(&home, LOOPBACK);
+    chmod(&config, 0o644);
+    let c = config.to_str().unwrap();
+    let db = home.join("registry.sqlite");
+    let register = |service: &str| {
+        run_as(
+            uid,
+            &[
+                "register",
+                service,
+                "--email",
+                "a@example.org",
+                "--config",
+                c,
+            ],
+            KEY,
+        )
+    };
+    assert_eq!(register(SERVICE).code, 0);
+
+    // The file read-only: listed, never changed; serve starts and answers an inclusion
+    // with a clean 503.
+    chmod(&db, 0o400);
+    let before = std::fs::read(&db).unwrap();
+    let listed = run_as(uid, &["archives", "--csv", "--config", c], "");
+    assert_eq!(listed.code, 0, "{}", listed.err);
+    assert_eq!(
+        listed.out.lines().nth(1),
+        Some(format!("{SERVICE},-,no,-,-,0,-,-,a@example.org").as_str())
+    );
+    for ran in [
+        register("urlib.net/www/2012/01.01.01.02"),
+        run_as(uid, &["unregister", SERVICE, "--config", c], ""),
+    ] {
+        assert_eq!(
+            (ran.code, ran.err.as_str()),
+            (
+                1,
+                "ibi-resolver: registry: attempt to write a readonly database\n"
+            )
+        );
+    }
+    let peer = archive(|_, s| answer_200(s, b""));
+    let mut resolver = Resolver::start_as(uid, &config);
+    let n = resolver.lines().len();
+    let a = resolver.include_again(SERVICE, &peer.addr.to_string());
+    assert_eq!(
+        (a.status, a.text().as_str()),
+        (503, "error {registry unavailable}\r\n")
+    );
+    assert_eq!(
+        untimed(&resolver.one_line_after(n)),
+        format!("ibi-resolver: 127.0.0.1 \"GET /{RESOLVER_IBI}?servicesubject=inclusionRequest\" 503 Tms {SERVICE}: registry: attempt to write a readonly database")
+    );
+    assert!(!resolver.log().contains(KEY));
+    resolver.assert_alive();
+    drop(resolver);
+    assert!(
+        std::fs::read(&db).unwrap() == before,
+        "the registry changed"
+    );
+
+    // The directory read-only (the registry cannot have its journal beside it): every
+    // command and serve refuse, saying so.
+    for f in ["registry.sqlite-wal", "registry.sqlite-shm"] {
+        let _ = std::fs::remove_file(home.join(f));
+    }
+    chmod(&db, 0o600);
+    chmod(&home, 0o555);
+    let refused = format!(
+        "ibi-resolver: {}: cannot be opened for writing: attempt to write a readonly database (the registry and its directory must be writable)\n",
+        db.display()
+    );
+    for args in [
+        vec!["archives", "--config", c],
+        vec!["unregister", SERVICE, "--config", c],
+        vec!["serve", "--config", c],
+    ] {
+        let ran = run_as(uid, &args, "");
+        assert_eq!(
+            (ran.code, ran.err.as_str()),
+            (1, refused.as_str()),
+            "{args:?}"
+        );
+    }
+    // No registry yet, and nowhere to make one.
+    chmod(&home, 0o755);
+    std::fs::remove_file(&db).unwrap();
+    chmod(&home, 0o555);
+    for args in [
+        vec!["archives", "--config", c],
+        vec!["serve", "--config", c],
+    ] {
+        let ran = run_as(uid, &args, "");
+        assert_eq!(
+            (ran.code, ran.err.as_str()),
+            (
+                1,
+                format!(
+                    "ibi-resolver: {}: cannot create: Permission denied (os error 13)\n",
+                    db.display()
+                )
+                .as_str()
+            ),
+            "{args:?}"
+        );
+    }
+    chmod(&home, 0o755);
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. Hostile requests
+
+#[test]
+fn hostile_requests_get_well_formed_answers_and_one_clean_log_line_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Resolver::start(&write_config(dir.path(), LOOPBACK));
+    let get_line = |target: &str| {
+        format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            .into_bytes()
+    };
+    let long_path = format!("/{}", "a".repeat(MAX_TARGET + 808));
+    let long_query = format!("/8JMKD3MGP8W/35MME4E?{}", "x".repeat(MAX_TARGET + 808));
+    let many_pairs = format!("/8JMKD3MGP8W/35MME4E?{}", "a=b&".repeat(1500));
+    let cut = |s: &str| format!("{}...", &s[..1024]);
+    let not_found = "not found (0 asked, 0 did not answer)";
+    let mut big_head = get_line("/8JMKD3MGP8W/35MME4E");
+    big_head.splice(
+        big_head.len() - 2..big_head.len() - 2,
+        format!("X-Big: {}\r\n", "a".repeat(MAX_HEAD)).into_bytes(),
+    );
+    let mut many_headers = get_line("/8JMKD3MGP8W/35MME4E");
+    many_headers.splice(
+        many_headers.len() - 2..many_headers.len() - 2,
+        (0..150)
+            .flat_map(|i| format!("X-{i}: y\r\n").into_bytes())
+            .collect::<Vec<u8>>(),
+    );
+    let mut large_head = get_line("/8JMKD3MGP8W/35MME4E");
+    large_head.splice(
+        large_head.len() - 2..large_head.len() - 2,
+        format!("Cookie: {}\r\n", "c".repeat(MAX_HEAD - 2048)).into_bytes(),
+    );
+    // (request, status, the log line without its duration)
+    let cases: Vec<(Vec<u8>, u16, String)> = vec![
+        (
+            get_line(&long_path),
+            414,
+            format!("127.0.0.1 \"GET {}\" 414 Tms too long", cut(&long_path)),
+        ),
+        (
+            get_line(&long_query),
+            414,
+            format!("127.0.0.1 \"GET {}\" 414 Tms too long", cut(&long_query)),
+        ),
+        (
+            get_line(&many_pairs),
+            404,
+            format!("127.0.0.1 \"GET {}\" 404 Tms {not_found}", cut(&many_pairs)),
+        ),
+        (
+            get_line("/../etc/passwd"),
+            400,
+            "127.0.0.1 \"GET /../etc/passwd\" 400 Tms no IBI at the start of the path: a uniform repository name has four segments (3 found)".into(),
+        ),
+        (
+            get_line("/8JMKD3MGP8W/../../etc/passwd"),
+            400,
+            "127.0.0.1 \"GET /8JMKD3MGP8W/../../etc/passwd\" 400 Tms no IBI at the start of the path: invalid IBIp \"8JMKD3MGP8W/..\": suffix \"..\" holds '.', not a base-27 digit".into(),
+        ),
+        (
+            get_line("/8JMKD3MGP8W/35MME4E/../../etc/passwd"),
+            400,
+            "127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E/../../etc/passwd\" 400 Tms the file path has a . or .. segment".into(),
+        ),
+        (
+            get_line("/8JMKD3MGP8W/35MME4E/%2E%2E/x"),
+            400,
+            "127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E/%2E%2E/x\" 400 Tms the file path has a . or .. segment".into(),
+        ),
+        (
+            get_line("/8JMKD3MGP8W%00/35MME4E"),
+            400,
+            "127.0.0.1 \"GET /8JMKD3MGP8W%00/35MME4E\" 400 Tms the IBI part \"8JMKD3MGP8W%00\" holds an encoded / or a control character".into(),
+        ),
+        (
+            get_line("/8JMKD3MGP8W/35MME4E/a%00b"),
+            400,
+            "127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E/a%00b\" 400 Tms the file path holds a control character or an encoded /".into(),
+        ),
+        (
+            get_line("/8JMKD3MGP8W%2F35MME4E"),
+            400,
+            "127.0.0.1 \"GET /8JMKD3MGP8W%2F35MME4E\" 400 Tms no IBI at the start of the path: \"8JMKD3MGP8W%2F35MME4E\" is one segment; an IBIp has two, a uniform repository name four".into(),
+        ),
+        (
+            get_line("/8JMKD3MGP8W/35MME4E/a%2Fb"),
+            400,
+            "127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E/a%2Fb\" 400 Tms the file path holds a control character or an encoded /".into(),
+        ),
+        (
+            get_line("/8JMKD3MGP8W/35MM%ff"),
+            400,
+            "127.0.0.1 \"GET /8JMKD3MGP8W/35MM%ff\" 400 Tms the IBI part \"35MM%ff\" is not UTF-8 once decoded".into(),
+        ),
+        // A file name need not be UTF-8 (Example 6.2): this one is asked for.
+        (
+            get_line("/8JMKD3MGP8W/35MME4E/%ff%fe"),
+            404,
+            format!("127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E/%ff%fe\" 404 Tms {not_found}"),
+        ),
+        // Line breaks, escaped or decoded, never break the log line.
+        (
+            get_line("/8JMKD3MGP8W/35MME4E%0A%0Dibi-resolver:%20forged"),
+            400,
+            "127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E%0A%0Dibi-resolver:%20forged\" 400 Tms the IBI part \"35MME4E%0A%0Dibi-resolver:%20forged\" holds an encoded / or a control character".into(),
+        ),
+        (
+            get_line("/8JMKD3MGP8W/35MME4E?ibiurl.verblist=%0D%0Aibi-resolver:%20forged"),
+            400,
+            "127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E?ibiurl.verblist=%0D%0Aibi-resolver:%20forged\" 400 Tms ibiurl.verblist: \"\\r\\nibi-resolver:\" is not a verb of Table 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList)".into(),
+        ),
+        (
+            get_line(&format!("/{RESOLVER_IBI}?servicesubject=x%0D%0Aibi-resolver:%20forged%1b%5b2J")),
+            400,
+            format!("127.0.0.1 \"GET /{RESOLVER_IBI}?servicesubject=x\\x0d\\x0aibi-resolver: forged\\x1b[2J\" 400 Tms unknown servicesubject"),
+        ),
+        // Escaping cannot push the status out of the line.
+        (
+            get_line(&format!("/{RESOLVER_IBI}?servicesubject={}", "%0A".repeat(600))),
+            400,
+            format!(
+                "127.0.0.1 \"GET {}\" 400 Tms unknown servicesubject",
+                cut(&format!("/{RESOLVER_IBI}?servicesubject={}", "\\x0a".repeat(600)))
+            ),
+        ),
+        (
+            get_line(&format!("/{RESOLVER_IBI}?servicesubject=%zz")),
+            400,
+            format!("127.0.0.1 \"GET /{RESOLVER_IBI}?servicesubject=-\" 400 Tms query string has a malformed %-escape"),
+        ),
+        // Raw bytes and line breaks in the request line: hyper refuses the head.
+        (
+            b"GET /a\x01b HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".to_vec(),
+            400,
+            "127.0.0.1 \"-\" 400 Tms invalid URI".into(),
+        ),
+        (
+            b"GET /a\xffb HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".to_vec(),
+            400,
+            "127.0.0.1 \"-\" 400 Tms invalid URI".into(),
+        ),
+        (
+            b"GET /a\nibi-resolver: forged HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".to_vec(),
+            400,
+            "127.0.0.1 \"-\" 400 Tms invalid URI".into(),
+        ),
+        // Heads too large: one header, or too many.
+        (
+            big_head,
+            431,
+            "127.0.0.1 \"-\" 431 Tms message head is too large".into(),
+        ),
+        (
+            many_headers,
+            431,
+            "127.0.0.1 \"-\" 431 Tms message head is too large".into(),
+        ),
+        // A large head within the bound is read.
+        (
+            large_head,
+            404,
+            format!("127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E\" 404 Tms {not_found}"),
+        ),
+        // The resolver is no proxy: an absolute target is only its path.
+        (
+            get_line("http://127.0.0.9:9/8JMKD3MGP8W/35MME4E"),
+            404,
+            format!("127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E\" 404 Tms {not_found}"),
+        ),
+        (
+            b"CONNECT 127.0.0.9:9 HTTP/1.1\r\nHost: 127.0.0.9:9\r\nConnection: close\r\n\r\n".to_vec(),
+            405,
+            "127.0.0.1 \"CONNECT \" 405 Tms ".into(),
+        ),
+        (
+            b"POST /8JMKD3MGP8W/35MME4E HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc".to_vec(),
+            405,
+            "127.0.0.1 \"POST /8JMKD3MGP8W/35MME4E\" 405 Tms ".into(),
+        ),
+        // X-Forwarded-For from a connection that is no trusted proxy is not believed.
+        (
+            b"GET /8JMKD3MGP8W/35MME4E HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Forwarded-For: 203.0.113.7\r\nAccept-Language: \xff\xfe\r\nConnection: close\r\n\r\n".to_vec(),
+            404,
+            format!("127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E\" 404 Tms {not_found}"),
+        ),
+    ];
+    for (request, status, line) in &cases {
+        let shown = String::from_utf8_lossy(&request[..request.len().min(120)]).into_owned();
+        let n = r.lines().len();
+        let a = exchange(r.port, request);
+        assert_eq!(a.status, status.to_owned(), "{shown:?}\n{}", a.text());
+        if *status >= 400 && !a.body.is_empty() {
+            // The resolver's own pages, not hyper's empty answers, say what is wrong.
+            assert!(a.header("content-type").is_some(), "{shown:?}");
+        }
+        assert_eq!(
+            untimed(&r.one_line_after(n)),
+            format!("ibi-resolver: {line}"),
+            "{shown:?}"
+        );
+    }
+    // The log: one line per request, each a line of the resolver, no byte that could
+    // forge another.
+    let log = r.log();
+    assert!(!log.contains('\r') && !log.contains('\x1b'), "{log}");
+    assert!(
+        log.lines()
+            .all(|l| l.starts_with("ibi-resolver: ") && !l.starts_with("ibi-resolver: forged")),
+        "{log}"
+    );
+    assert_eq!(log.lines().count(), cases.len() + 1, "{log}");
+    r.assert_alive();
+}
+
+#[test]
+fn a_slow_client_is_cut_off_by_the_head_timeout_without_delaying_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Resolver::start(&write_config(dir.path(), LOOPBACK));
+    let n = r.lines().len();
+    let start = Instant::now();
+    // One byte per second: the head would take 40 s.
+    let slow = TcpStream::connect(("127.0.0.1", r.port)).unwrap();
+    let mut writer = slow.try_clone().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stopped = stop.clone();
+    let dripping = std::thread::spawn(move || {
+        for b in b"GET /8JMKD3MGP8W/35MME4E HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" {
+            if stopped.load(Ordering::SeqCst) || writer.write_all(&[*b]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    });
+    // A connection that sends nothing at all, and one kept alive after its request:
+    // closed too, and nothing more to log.
+    let mut silent = TcpStream::connect(("127.0.0.1", r.port)).unwrap();
+    let mut idle = TcpStream::connect(("127.0.0.1", r.port)).unwrap();
+    idle.write_all(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_one_answer(&mut idle).status, 200);
+    // Meanwhile other readers are answered at once.
+    let mut others = 1;
+    while start.elapsed() < HEAD_TIMEOUT - Duration::from_secs(3) {
+        let t = Instant::now();
+        let a = get(r.port, "/");
+        assert_eq!(a.status, 200);
+        assert!(
+            t.elapsed() < Duration::from_secs(2),
+            "a reader waited {:?}",
+            t.elapsed()
+        );
+        others += 1;
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // The slow one is closed, unanswered, once the head timeout has passed.
+    let mut reader = slow;
+    reader
+        .set_read_timeout(Some(HEAD_TIMEOUT + Duration::from_secs(10)))
+        .unwrap();
+    let mut got = Vec::new();
+    let _ = reader.read_to_end(&mut got);
+    let cut_off = start.elapsed();
+    stop.store(true, Ordering::SeqCst);
+    assert!(got.is_empty(), "{:?}", String::from_utf8_lossy(&got));
+    assert!(
+        cut_off >= HEAD_TIMEOUT - Duration::from_millis(500)
+            && cut_off < HEAD_TIMEOUT + Duration::from_secs(4),
+        "cut off after {cut_off:?}"
+    );
+    for s in [&mut silent, &mut idle] {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut nothing = Vec::new();
+        assert!(s.read_to_end(&mut nothing).is_ok(), "not closed");
+        assert!(nothing.is_empty());
+    }
+    dripping.join().unwrap();
+    // One line per request, and one for the slow client.
+    std::thread::sleep(Duration::from_millis(200));
+    let lines = r.lines();
+    let new: Vec<String> = lines[n..].iter().map(|l| untimed(l)).collect();
+    assert_eq!(new.len(), others + 1, "{}", new.join("\n"));
+    assert_eq!(
+        new.iter()
+            .filter(|l| *l == "ibi-resolver: 127.0.0.1 \"GET /\" 200 Tms ")
+            .count(),
+        others
+    );
+    assert_eq!(
+        new.last().unwrap(),
+        "ibi-resolver: 127.0.0.1 \"-\" - Tms read header from client timeout"
+    );
+    assert!(others >= 5, "{others}");
+    r.assert_alive();
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. Hostile Archives
+
+/// Reps asked of the hostile Archives, one per behaviour.
+const GARBAGE: &str = "urlib.net/www/2021/01.01.01.01";
+const BINARY: &str = "urlib.net/www/2021/01.01.01.02";
+const NOT_PAIRS: &str = "urlib.net/www/2021/01.01.01.03";
+const DRIP: &str = "urlib.net/www/2021/01.01.01.04";
+
+#[test]
+fn archives_answering_garbage_or_dripping_end_in_a_clean_404() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Resolver::start(&write_config(dir.path(), LOOPBACK));
+    let peer = archive(|ibi, s| match ibi {
+        GARBAGE => {
+            let _ =
+                s.write_all(b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03garbage\r\n\r\n\0\0\0");
+        }
+        BINARY => answer_200(s, &noise(3000)),
+        NOT_PAIRS => answer_200(s, b"{\"url\": \"http://127.0.0.1/x\"}\r\n"),
+        DRIP => {
+            let _ = s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nurl");
+            for _ in 0..60 {
+                std::thread::sleep(Duration::from_secs(1));
+                if s.write_all(b" ").is_err() {
+                    return;
+                }
+            }
+        }
+        _ => answer_200(s, b""),
+    });
+    let a = r.include(&peer.addr.to_string());
+    assert_eq!((a.status, a.text().as_str()), (200, INCLUDED));
+    for (ibi, detail) in [
+        (GARBAGE, "request failed: invalid HTTP version parsed"),
+        (BINARY, "answer is not UTF-8 text"),
+        (
+            NOT_PAIRS,
+            "not a pair list: malformed pair list: byte 0x7b is not allowed in word \"{\\\"url\\\":\"",
+        ),
+    ] {
+        let n = r.lines().len();
+        let t = Instant::now();
+        let a = get(r.port, &format!("/{ibi}"));
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert_eq!(
+            (a.status, a.text()),
+            (404, not_found_page(ibi, 1)),
+            "{ibi}"
+        );
+        assert_eq!(
+            untimed(&r.one_line_after(n)),
+            format!("ibi-resolver: 127.0.0.1 \"GET /{ibi}\" 404 Tms not found (1 asked, 1 did not answer)")
+        );
+        let trace = inspect(r.port, &format!("/{ibi}"));
+        let asked = &trace["rounds"][0]["asked"][0];
+        assert_eq!(
+            (asked["result"].as_str(), asked["detail"].as_str()),
+            (Some("failed"), Some(detail)),
+            "{trace}"
+        );
+    }
+    // A byte a second: given up at the timeout (2 s), not at the end of the answer.
+    let n = r.lines().len();
+    let t = Instant::now();
+    let a = get(r.port, &format!("/{DRIP}"));
+    let took = t.elapsed();
+    assert_eq!((a.status, a.text()), (404, not_found_page(DRIP, 1)));
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(6),
+        "{took:?}"
+    );
+    assert_eq!(
+        untimed(&r.one_line_after(n)),
+        format!(
+            "ibi-resolver: 127.0.0.1 \"GET /{DRIP}\" 404 Tms not found (1 asked, 1 did not answer)"
+        )
+    );
+    r.assert_alive();
+}
+
+const HUGE_LENGTH: &str = "urlib.net/www/2021/01.01.02.01";
+const HUGE_CLOSE: &str = "urlib.net/www/2021/01.01.02.02";
+const HUNDRED_MB: usize = 100 * 1024 * 1024;
+/// The bound on the resolver's peak resident memory.
+const PEAK_RSS_BOUND_KIB: u64 = 64 * 1024;
+
+#[test]
+fn an_archive_answering_100_mb_is_read_64_kib_far_and_costs_no_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Resolver::start(&write_config(dir.path(), LOOPBACK));
+    let sent = Arc::new(AtomicUsize::new(0));
+    let finished = Arc::new(AtomicUsize::new(0));
+    let (sent2, finished2) = (sent.clone(), finished.clone());
+    let peer = archive(move |ibi, s| {
+        let head = match ibi {
+            HUGE_LENGTH => format!("HTTP/1.1 200 OK\r\nContent-Length: {HUNDRED_MB}\r\n\r\n"),
+            HUGE_CLOSE => "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n".to_string(),
+            _ => return answer_200(s, b""),
+        };
+        let _ = s.write_all(head.as_bytes());
+        // A pair list as long as it goes: `url` then spaces.
+        let mut chunk = vec![b' '; 64 * 1024];
+        chunk[..24].copy_from_slice(b"url http://127.0.0.1/x  ");
+        let mut written = 0;
+        while written < HUNDRED_MB {
+            match s.write(&chunk) {
+                Ok(n) => written += n,
+                Err(_) => break,
+            }
+            chunk[..24].fill(b' ');
+        }
+        sent2.fetch_add(written, Ordering::SeqCst);
+        finished2.fetch_add(1, Ordering::SeqCst);
+    });
+    let a = r.include(&peer.addr.to_string());
+    assert_eq!((a.status, a.text().as_str()), (200, INCLUDED));
+    let before = r.peak_rss_kib();
+    for (i, ibi) in [HUGE_LENGTH, HUGE_CLOSE].into_iter().enumerate() {
+        let n = r.lines().len();
+        let t = Instant::now();
+        let a = get(r.port, &format!("/{ibi}"));
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+        assert_eq!((a.status, a.text()), (404, not_found_page(ibi, 1)));
+        assert_eq!(
+            untimed(&r.one_line_after(n)),
+            format!("ibi-resolver: 127.0.0.1 \"GET /{ibi}\" 404 Tms not found (1 asked, 1 did not answer)")
+        );
+        // The Archive's writes fail once the resolver has hung up.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while finished.load(Ordering::SeqCst) < i + 1 {
+            assert!(Instant::now() < deadline, "the Archive is still writing");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let trace = inspect(r.port, &format!("/{HUGE_CLOSE}"));
+    assert_eq!(
+        trace["rounds"][0]["asked"][0]["detail"].as_str(),
+        Some(format!("answer longer than {MAX_ANSWER} bytes").as_str()),
+        "{trace}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while finished.load(Ordering::SeqCst) < 3 {
+        assert!(Instant::now() < deadline, "the Archive is still writing");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let peak = r.peak_rss_kib();
+    let sent = sent.load(Ordering::SeqCst);
+    eprintln!(
+        "peak RSS of the resolver: {before} KiB before, {peak} KiB after; the Archive wrote {sent} of the {} bytes it offered before the resolver hung up",
+        3 * HUNDRED_MB
+    );
+    assert!(peak < PEAK_RSS_BOUND_KIB, "peak RSS {peak} KiB");
+    // Nor did the answers raise it by more than a few buffers.
+    assert!(peak - before < 16 * 1024, "peak RSS {before} → {peak} KiB");
+    // Far less than the 300 MB offered was ever taken off the wire.
+    assert!(sent < HUNDRED_MB, "{sent}");
+    r.assert_alive();
+}
+
+const REDIRECT_301: &str = "urlib.net/www/2021/01.01.03.01";
+const REDIRECT_302: &str = "urlib.net/www/2021/01.01.03.02";
+const REDIRECT_307: &str = "urlib.net/www/2021/01.01.03.07";
+const REDIRECT_308: &str = "urlib.net/www/2021/01.01.03.08";
+
+#[test]
+fn redirects_from_archives_are_never_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Resolver::start(&write_config(dir.path(), LOOPBACK));
+    let elsewhere = Peer::counting();
+    let to = format!("http://{}/x", elsewhere.addr);
+    let peer = Peer::start(move |target, s| {
+        let status = if target.contains("inclusionConfirmationRequest") {
+            "302 Found"
+        } else {
+            match asked_ibi(target) {
+                Some(REDIRECT_301) => "301 Moved Permanently",
+                Some(REDIRECT_302) => "302 Found",
+                Some(REDIRECT_307) => "307 Temporary Redirect",
+                Some(REDIRECT_308) => "308 Permanent Redirect",
+                _ => return answer_200(s, b""),
+            }
+        };
+        let _ = s.write_all(
+            format!("HTTP/1.1 {status}\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        );
+    });
+    // The confirmation was a redirect: included, unconfirmed.
+    let a = r.include(&peer.addr.to_string());
+    assert_eq!(
+        (a.status, a.text().as_str()),
+        (
+            200,
+            "status.archive included\r\nstatus.confirmation unsuccessful\r\n"
+        )
+    );
+    for (ibi, status) in [
+        (REDIRECT_301, "301 Moved Permanently"),
+        (REDIRECT_302, "302 Found"),
+        (REDIRECT_307, "307 Temporary Redirect"),
+        (REDIRECT_308, "308 Permanent Redirect"),
+    ] {
+        let n = r.lines().len();
+        let a = get(r.port, &format!("/{ibi}"));
+        assert_eq!((a.status, a.text()), (404, not_found_page(ibi, 1)));
+        assert_eq!(a.header("location"), None);
+        assert_eq!(
+            untimed(&r.one_line_after(n)),
+            format!("ibi-resolver: 127.0.0.1 \"GET /{ibi}\" 404 Tms not found (1 asked, 1 did not answer)")
+        );
+        let trace = inspect(r.port, &format!("/{ibi}"));
+        assert_eq!(
+            trace["rounds"][0]["asked"][0]["detail"].as_str(),
+            Some(format!("answered {status} (redirects are not followed)").as_str()),
+            "{trace}"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(elsewhere.connections(), 0);
+    // The confirmation and two urlRequests per case.
+    assert_eq!(peer.connections(), 9);
+    r.assert_alive();
+}
+
+/// What an Archive answers, and what the reader gets.
+struct LocationCase {
+    ibi: &'static str,
+    url: String,
+    /// `Some(location)`: a 302 to it; `None`: a 404, no URL taken.
+    location: Option<String>,
+    /// The Archive's answer was no pair list (counted as not answering).
+    failed: bool,
+}
+
+#[test]
+fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Resolver::start(&write_config(dir.path(), LOOPBACK));
+    let elsewhere = Peer::counting();
+    let other_host = format!("http://{}/phish?x=1", elsewhere.addr);
+    let long = format!("http://127.0.0.1/{}", "l".repeat(8 * 1024));
+    let cases = vec![
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.01",
+            // The pair list ends at CRLF: what follows is another pair, not a header.
+            url: "http://127.0.0.1/ok\r\nSet-Cookie: injected=1".into(),
+            location: Some("http://127.0.0.1/ok".into()),
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.02",
+            url: "http://127.0.0.1/a\nSet-Cookie: injected=1".into(),
+            location: None,
+            failed: true,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.03",
+            url: "http://127.0.0.1/a\rSet-Cookie: injected=1".into(),
+            location: None,
+            failed: true,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.04",
+            url: "http://127.0.0.1/a\x01b".into(),
+            location: None,
+            failed: true,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.05",
+            url: "javascript:alert(1)".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.06",
+            url: "file:///etc/passwd".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.07",
+            url: "data:text/html,<script>alert(1)</script>".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.08",
+            url: "//127.0.0.1/x".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.09",
+            url: "http://127.0.0.1/\"><script>alert(1)</script>".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.10",
+            url: long.clone(),
+            location: None,
+            failed: false,
+        },
+        // Escaped line breaks stay escaped: one Location, as written.
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.11",
+            url: "http://127.0.0.1/a%0d%0aSet-Cookie:%20injected=1".into(),
+            location: Some("http://127.0.0.1/a%0d%0aSet-Cookie:%20injected=1".into()),
+            failed: false,
+        },
+        // An Archive says where its items are, on any host: the reader is sent there,
+        // the resolver itself never goes.
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.12",
+            url: other_host.clone(),
+            location: Some(other_host.clone()),
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.13",
+            url: "https://mirror.example/a%20b.pdf".into(),
+            location: Some("https://mirror.example/a%20b.pdf".into()),
+            failed: false,
+        },
+    ];
+    let answers: Vec<(String, String)> = cases
+        .iter()
+        .map(|c| {
+            (
+                c.ibi.to_string(),
+                format!(
+                    "state Original\r\nurl {}\r\nurlkey 1111111111-2222222222\r\n",
+                    c.url
+                ),
+            )
+        })
+        .collect();
+    let peer = archive(move |ibi, s| match answers.iter().find(|(i, _)| i == ibi) {
+        Some((_, body)) => answer_200(s, body.as_bytes()),
+        None => answer_200(s, b""),
+    });
+    let a = r.include(&peer.addr.to_string());
+    assert_eq!((a.status, a.text().as_str()), (200, INCLUDED));
+    let allowed_headers = [
+        "content-type",
+        "content-security-policy",
+        "x-content-type-options",
+        "cache-control",
+        "vary",
+        "location",
+        "content-length",
+        "connection",
+        "date",
+    ];
+    let mut found = 0;
+    for c in &cases {
+        let n = r.lines().len();
+        let a = get(r.port, &format!("/{}", c.ibi));
+        let names: Vec<String> = a.headers().into_iter().map(|(n, _)| n).collect();
+        assert!(
+            names.iter().all(|n| allowed_headers.contains(&n.as_str())),
+            "{:?}: {}",
+            c.url,
+            a.head
+        );
+        let line = untimed(&r.one_line_after(n));
+        match &c.location {
+            Some(location) => {
+                found += 1;
+                assert_eq!(a.status, 302, "{:?}: {}", c.url, a.text());
+                assert_eq!(a.header("location").as_deref(), Some(location.as_str()));
+                assert_eq!(
+                    names.iter().filter(|n| *n == "location").count(),
+                    1,
+                    "{}",
+                    a.head
+                );
+                assert_eq!(
+                    line,
+                    format!(
+                        "ibi-resolver: 127.0.0.1 \"GET /{}\" 302 Tms found at {} in 1 round(s)",
+                        c.ibi, peer.addr
+                    )
+                );
+            }
+            None => {
+                assert_eq!(
+                    (a.status, a.text()),
+                    (404, not_found_page(c.ibi, usize::from(c.failed))),
+                    "{:?}",
+                    c.url
+                );
+                assert_eq!(a.header("location"), None);
+                assert_eq!(
+                    line,
+                    format!(
+                        "ibi-resolver: 127.0.0.1 \"GET /{}\" 404 Tms not found (1 asked, {} did not answer)",
+                        c.ibi,
+                        usize::from(c.failed)
+                    )
+                );
+            }
+        }
+    }
+    // Each redirect is acknowledged to the Archive that gave the URL, at its own
+    // address; the host in the URL is never contacted by the resolver.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let acknowledged = || {
+        peer.targets()
+            .iter()
+            .filter(|t| t.contains("servicesubject=acknowledgment"))
+            .count()
+    };
+    while acknowledged() < found {
+        assert!(Instant::now() < deadline, "{:?}", peer.targets());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(acknowledged(), found);
+    assert_eq!(elsewhere.connections(), 0);
+    r.assert_alive();
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. Addresses outside [archives].networks
+
+#[test]
+fn archive_addresses_outside_the_networks_are_refused_and_never_contacted() {
+    let dir = tempfile::tempdir().unwrap();
+    // Without networks: public addresses only.
+    let mut r = Resolver::start(&write_config(dir.path(), "timeout = \"2s\"\n"));
+    let target = Peer::counting();
+    let port = target.addr.port();
+    let ran = r.command(
+        &["register", SERVICE, "--email", "archive-admin@example.org"],
+        KEY,
+    );
+    assert_eq!(ran.code, 0, "{}", ran.err);
+    let outside = "error {archiveaddress outside the networks this resolver asks}\r\n";
+    let malformed = "error {malformed archiveaddress}\r\n";
+    for (address, status, body, note) in [
+        (
+            format!("127.0.0.1:{port}"),
+            403,
+            outside,
+            format!("{SERVICE}: 127.0.0.1:{port} is outside [archives] networks"),
+        ),
+        (
+            format!("localhost:{port}"),
+            403,
+            outside,
+            format!(
+                "{SERVICE}: localhost:{port} resolves to 127.0.0.1, outside [archives] networks"
+            ),
+        ),
+        (
+            format!("10.1.2.3:{port}"),
+            403,
+            outside,
+            format!("{SERVICE}: 10.1.2.3:{port} is outside [archives] networks"),
+        ),
+        (
+            format!("[::1]:{port}"),
+            403,
+            outside,
+            format!("{SERVICE}: [::1]:{port} is outside [archives] networks"),
+        ),
+        (
+            format!("[::ffff:7f00:1]:{port}"),
+            403,
+            outside,
+            format!("{SERVICE}: [::ffff:7f00:1]:{port} is outside [archives] networks"),
+        ),
+        (
+            "169.254.169.254".to_string(),
+            403,
+            outside,
+            format!("{SERVICE}: 169.254.169.254 is outside [archives] networks"),
+        ),
+        // Other spellings of loopback are not in the normal form the resolver checks.
+        (
+            format!("127.1:{port}"),
+            400,
+            malformed,
+            "malformed archiveaddress".to_string(),
+        ),
+        (
+            format!("0x7f.0.0.1:{port}"),
+            400,
+            malformed,
+            "malformed archiveaddress".to_string(),
+        ),
+        (
+            format!("2130706433:{port}"),
+            400,
+            malformed,
+            "malformed archiveaddress".to_string(),
+        ),
+        (
+            format!("[::ffff:127.0.0.1]:{port}"),
+            400,
+            malformed,
+            "malformed archiveaddress".to_string(),
+        ),
+        (
+            format!("public.example@127.0.0.1:{port}"),
+            400,
+            malformed,
+            "malformed archiveaddress".to_string(),
+        ),
+    ] {
+        let n = r.lines().len();
+        let a = r.include_again(SERVICE, &address);
+        assert_eq!((a.status, a.text().as_str()), (status, body), "{address}");
+        let line = untimed(&r.one_line_after(n));
+        let expected = format!("ibi-resolver: 127.0.0.1 \"GET /{RESOLVER_IBI}?servicesubject=inclusionRequest\" {status} Tms {note}");
+        // localhost may resolve to ::1 first.
+        let also = expected.replace("resolves to 127.0.0.1", "resolves to ::1");
+        assert!(line == expected || line == also, "{line}\n{expected}");
+    }
+    assert!(!r.log().contains(KEY));
+    let listed = r.command(&["archives", "--csv"], "");
+    assert_eq!(
+        listed.out.lines().nth(1),
+        Some(format!("{SERVICE},-,no,-,-,0,-,-,archive-admin@example.org").as_str())
+    );
+    // A later resolution asks no one.
+    let a = get(r.port, "/8JMKD3MGP8W/35MME4E");
+    assert_eq!(a.status, 404);
+    assert!(
+        a.text()
+            .contains("<p>No Archive is included in this resolver.</p>"),
+        "{}",
+        a.text()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(target.connections(), 0);
+    r.assert_alive();
+}
+
+#[test]
+fn archives_included_under_wider_networks_are_not_contacted_once_they_are_narrowed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "timeout = \"2s\"\nnetworks = [\"127.0.0.0/8\", \"::1/128\"]\n",
+    );
+    let by_ip = archive(|_, s| answer_200(s, b"url http://127.0.0.1/a\r\n"));
+    let by_name = archive(|_, s| answer_200(s, b"url http://127.0.0.1/b\r\n"));
+    let second = "urlib.net/www/2012/01.01.01.02";
+    {
+        let r = Resolver::start(&config);
+        let a = r.include(&by_ip.addr.to_string());
+        assert_eq!((a.status, a.text().as_str()), (200, INCLUDED));
+        let ran = r.command(
+            &["register", second, "--email", "archive-admin@example.org"],
+            KEY,
+        );
+        assert_eq!(ran.code, 0, "{}", ran.err);
+        let a = r.include_again(second, &format!("localhost:{}", by_name.addr.port()));
+        assert_eq!((a.status, a.text().as_str()), (200, INCLUDED));
+    }
+    let (ip_seen, name_seen) = (by_ip.connections(), by_name.connections());
+    assert!(ip_seen >= 1 && name_seen >= 1);
+    // The same registry under the default: public addresses only.
+    write_config(dir.path(), "timeout = \"2s\"\n");
+    let mut r = Resolver::start(&config);
+    let n = r.lines().len();
+    let a = get(r.port, "/8JMKD3MGP8W/35MME4E");
+    assert_eq!(
+        (a.status, a.text()),
+        (
+            404,
+            not_found_page("8JMKD3MGP8W/35MME4E", 1).replace("1 of 1 Archives", "1 of 2 Archives")
+        )
+    );
+    assert_eq!(
+        untimed(&r.one_line_after(n)),
+        "ibi-resolver: 127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E\" 404 Tms not found (2 asked, 1 did not answer)"
+    );
+    let trace = inspect(r.port, "/8JMKD3MGP8W/35MME4E");
+    let asked: Vec<(String, String, String)> = trace["rounds"][0]["asked"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["address"].as_str().unwrap().to_string(),
+                a["result"].as_str().unwrap().to_string(),
+                a["detail"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        vec![
+            (
+                by_ip.addr.to_string(),
+                "refused".to_string(),
+                format!("{} is outside the networks Archives may have", by_ip.addr)
+            ),
+            (
+                format!("localhost:{}", by_name.addr.port()),
+                "failed".to_string(),
+                "cannot connect: localhost has no address in the networks Archives may have"
+                    .to_string()
+            ),
+        ]
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        (by_ip.connections(), by_name.connections()),
+        (ip_seen, name_seen)
+    );
+    r.assert_alive();
+}
