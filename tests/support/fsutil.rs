@@ -75,10 +75,15 @@ pub fn running_as_root() -> bool {
 
 /// The (uid, gid) of www-data, from /etc/passwd.
 pub fn www_data_ids() -> Option<(u32, u32)> {
+    user_ids("www-data")
+}
+
+/// The (uid, primary gid) of the user `name`, from /etc/passwd.
+pub fn user_ids(name: &str) -> Option<(u32, u32)> {
     let passwd = fs::read_to_string("/etc/passwd").ok()?;
     passwd.lines().find_map(|line| {
         let f: Vec<&str> = line.split(':').collect();
-        if f.len() >= 4 && f[0] == "www-data" {
+        if f.len() >= 4 && f[0] == name {
             Some((f[2].parse().ok()?, f[3].parse().ok()?))
         } else {
             None

@@ -34,6 +34,10 @@
 //! [`lighttpd_available`] says no; CI installs both, and under `CI=true` a
 //! missing server panics instead, so that a run without them cannot pass.  When the tests run as
 //! root the servers' workers and the CGI program run as www-data.
+//!
+//! [`start_apache2_vhost`] starts apache2 with another configuration file of the
+//! repository (the resolver's, say) inside a `<VirtualHost>`; [`apache2_available_with`]
+//! says whether the modules it needs are installed.
 
 // Each test crate uses only part of the harness.
 #![allow(dead_code, unused_imports)]
@@ -42,16 +46,18 @@ mod fsutil;
 mod http;
 mod server;
 
+pub(crate) use fsutil::executable_by_others;
 pub use fsutil::{
     archive_tempdir, copy_tree, make_world_readable, os, prepare_archive, running_as_root,
-    www_data_ids,
+    user_ids, www_data_ids,
 };
 pub use http::{
     connect_from, decode_chunked, http_get, http_get_from, http_raw, http_raw_from, http_request,
     http_request_with_body, Response, HTTP_TIMEOUT,
 };
 pub use server::{
-    apache2_available, ibi_archive_bin, lighttpd_available, living_processes_in_group,
-    process_alive, processes_with_cmdline, start_apache2, start_lighttpd, Server, ServerKind,
+    apache2_available, apache2_available_with, free_port, ibi_archive_bin, ibi_resolver_bin,
+    lighttpd_available, living_processes_in_group, process_alive, processes_with_cmdline,
+    required_under_ci, start_apache2, start_apache2_vhost, start_lighttpd, Server, ServerKind,
     APACHE2_SNIPPET, LIGHTTPD_SNIPPET, SHUTDOWN_TIMEOUT, STARTUP_TIMEOUT,
 };

@@ -1,5 +1,6 @@
 //! Starting Debian's apache2 and lighttpd on 127.0.0.1 with the repository's
-//! `cgi-bin/` configurations, and stopping them again.
+//! `cgi-bin/` configurations (or apache2 with another configuration file of the
+//! repository inside a `<VirtualHost>`: [`start_apache2_vhost`]), and stopping them again.
 //!
 //! Each server gets its own temporary directory (main configuration, logs,
 //! pid file, cgid socket) and a free port, so tests may start servers in
@@ -83,8 +84,22 @@ pub fn apache2_available() -> bool {
     required_under_ci(found, "apache2 (with mod_cgid)")
 }
 
+/// True if apache2, the modules the harness loads but mod_cgid, and `modules` (file
+/// names in Debian's module directory, such as `mod_proxy.so`) are installed (and, when
+/// running as root, the www-data user exists): what [`start_apache2_vhost`] needs.
+pub fn apache2_available_with(modules: &[&str]) -> bool {
+    let found = Path::new(APACHE2_BIN).is_file()
+        && vhost_base_modules()
+            .map(|(_, so)| so)
+            .chain(modules.iter().copied())
+            .all(|so| Path::new(APACHE2_MODULES).join(so).is_file())
+        && www_data_ok();
+    required_under_ci(found, &format!("apache2 (with {})", modules.join(", ")))
+}
+
 /// Under `CI=true` every server must be there: a test that would skip fails instead.
-fn required_under_ci(found: bool, what: &str) -> bool {
+/// Returns `found`; `what` names what is missing.
+pub fn required_under_ci(found: bool, what: &str) -> bool {
     if !found && std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("CI=true and {what} is not installed: .ci/run installs it");
     }
@@ -110,6 +125,18 @@ fn www_data_ok() -> bool {
 /// The ibi-archive executable built by cargo for this test run.
 pub fn ibi_archive_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_ibi-archive"))
+}
+
+/// The ibi-resolver executable next to it (`cargo test` at the top builds it; `cargo
+/// test --test X` of this package does not: `cargo build -p ibi-resolver` first).
+pub fn ibi_resolver_bin() -> PathBuf {
+    let bin = ibi_archive_bin().with_file_name("ibi-resolver");
+    assert!(
+        bin.is_file(),
+        "{} is missing: run `cargo build -p ibi-resolver` (or the tests of the whole workspace)",
+        bin.display()
+    );
+    bin
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,10 +181,72 @@ pub fn start_lighttpd(root: &Path, bin: &Path, service_ibi: &str) -> Server {
     start(ServerKind::Lighttpd, root, bin, service_ibi)
 }
 
+/// Starts apache2 (event MPM) with `conf` included, unchanged, inside the one
+/// `<VirtualHost>` of its port, as a site of Debian's includes a file of its own:
+///
+/// ```text
+/// <VirtualHost *:PORT>
+///     ServerName 127.0.0.1
+///     Include "CONF"
+/// </VirtualHost>
+/// ```
+///
+/// The main configuration is the one [`start_apache2`] writes, without mod_cgid and the
+/// Archive's snippet, with `modules` (file names such as `mod_proxy.so`, in the order
+/// given) loaded too, and with what Debian's apache2.conf and its default
+/// conf-enabled/other-vhosts-access-log.conf add for logging: the LogFormats `combined`,
+/// `vhost_combined`, `common`, and a server-wide
+/// `CustomLog ${APACHE_LOG_DIR}/other_vhosts_access.log vhost_combined`.
+/// `APACHE_LOG_DIR` (set by Debian's envvars) is the server's directory
+/// ([`Server::dir`]), where the log files a configuration names can be read.
+pub fn start_apache2_vhost(conf: &Path, modules: &[&str]) -> Server {
+    let conf =
+        fs::canonicalize(conf).unwrap_or_else(|e| panic!("configuration {}: {e}", conf.display()));
+    check_writable("configuration", conf.to_str().unwrap_or("\""));
+    let modules: Vec<(String, String)> = modules
+        .iter()
+        .map(|so| {
+            let stem = so
+                .strip_prefix("mod_")
+                .and_then(|s| s.strip_suffix(".so"))
+                .filter(|s| {
+                    !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                })
+                .unwrap_or_else(|| panic!("{so:?} is not a module file name such as mod_proxy.so"));
+            (format!("{stem}_module"), so.to_string())
+        })
+        .collect();
+    start_site(ServerKind::Apache2, &Site::VirtualHost { conf, modules })
+}
+
+/// What a server is started with.
+enum Site<'a> {
+    /// The `cgi-bin/` snippet, serving the Archive at `root` with `bin` at `/<service_ibi>`.
+    Archive {
+        root: PathBuf,
+        bin: PathBuf,
+        service_ibi: &'a str,
+    },
+    /// A configuration file included in a `<VirtualHost>`, with more modules (apache2 only).
+    VirtualHost {
+        conf: PathBuf,
+        modules: Vec<(String, String)>,
+    },
+}
+
 enum Startup {
     Ready,
     PortTaken,
     Failed(String),
+}
+
+/// Panics unless `value` can be written into a server configuration between double
+/// quotes (and used as a path there: no glob characters).
+fn check_writable(what: &str, value: &str) {
+    assert!(
+        !value.is_empty() && !value.contains(['"', '\\', '$', '\n', '\r', '*', '?', '[', ']']),
+        "{what} {value:?} cannot be written into the server configuration"
+    );
 }
 
 fn start(kind: ServerKind, root: &Path, bin: &Path, service_ibi: &str) -> Server {
@@ -173,22 +262,29 @@ fn start(kind: ServerKind, root: &Path, bin: &Path, service_ibi: &str) -> Server
         ("executable", bin.to_str().unwrap_or("\"")),
         ("service IBI", service_ibi),
     ] {
-        assert!(
-            !value.is_empty() && !value.contains(['"', '\\', '$', '\n', '\r', '*', '?', '[', ']']),
-            "{what} {value:?} cannot be written into the server configuration"
-        );
+        check_writable(what, value);
     }
     assert!(
         !service_ibi.starts_with('/'),
         "the service IBI is given without a leading slash"
     );
+    start_site(
+        kind,
+        &Site::Archive {
+            root,
+            bin,
+            service_ibi,
+        },
+    )
+}
 
+fn start_site(kind: ServerKind, site: &Site) -> Server {
     // A port that was free a moment ago can be taken by a parallel test
     // before the server binds it: then try again with another one.
     let mut last_error = String::new();
     for _attempt in 0..5 {
         let port = free_port();
-        let mut server = spawn(kind, &root, &bin, service_ibi, port);
+        let mut server = spawn(kind, site, port);
         match server.wait_ready() {
             Startup::Ready => return server,
             Startup::PortTaken => {
@@ -212,12 +308,13 @@ fn start(kind: ServerKind, root: &Path, bin: &Path, service_ibi: &str) -> Server
     );
 }
 
-fn free_port() -> u16 {
+/// A port of 127.0.0.1 that was free a moment ago.
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("cannot bind 127.0.0.1:0");
     listener.local_addr().unwrap().port()
 }
 
-fn spawn(kind: ServerKind, root: &Path, bin: &Path, service_ibi: &str, port: u16) -> Server {
+fn spawn(kind: ServerKind, site: &Site, port: u16) -> Server {
     let dir = tempfile::Builder::new()
         .prefix(&format!("ibi-archive-httpd-{}-", kind.name()))
         .tempdir()
@@ -232,7 +329,22 @@ fn spawn(kind: ServerKind, root: &Path, bin: &Path, service_ibi: &str, port: u16
     fs::set_permissions(htdocs.join("index.html"), fs::Permissions::from_mode(0o644)).unwrap();
     fs::set_permissions(&htdocs, fs::Permissions::from_mode(0o755)).unwrap();
 
-    let bin = usable_bin(bin, &d);
+    // The executable itself if www-data may run it where it is, else a copy.
+    let site = match site {
+        Site::Archive {
+            root,
+            bin,
+            service_ibi,
+        } => Site::Archive {
+            root: root.clone(),
+            bin: usable_bin(bin, &d),
+            service_ibi,
+        },
+        Site::VirtualHost { conf, modules } => Site::VirtualHost {
+            conf: conf.clone(),
+            modules: modules.clone(),
+        },
+    };
     let error_log = d.join("error.log");
     let stdio_log = d.join("stdio.log");
     let pid_file = d.join(format!("{}.pid", kind.name()));
@@ -245,28 +357,41 @@ fn spawn(kind: ServerKind, root: &Path, bin: &Path, service_ibi: &str, port: u16
         std::os::unix::fs::chown(&uploads, Some(ids.0), Some(ids.1)).unwrap();
     }
 
-    let (config_file, mut cmd) = match kind {
-        ServerKind::Apache2 => {
-            let conf = apache2_config(&d, root, &bin, service_ibi, port, &pid_file, &error_log);
+    let (config_file, mut cmd) = match (kind, &site) {
+        (ServerKind::Apache2, _) => {
+            let conf = apache2_config(&d, &site, port, &pid_file, &error_log);
             let file = d.join("apache2.conf");
             fs::write(&file, conf).unwrap();
             let mut cmd = Command::new(APACHE2_BIN);
             cmd.arg("-f").arg(&file).arg("-DFOREGROUND");
             (file, cmd)
         }
-        ServerKind::Lighttpd => {
-            let conf = lighttpd_config(&d, root, &bin, service_ibi, port, &pid_file, &error_log);
+        (
+            ServerKind::Lighttpd,
+            Site::Archive {
+                root,
+                bin,
+                service_ibi,
+            },
+        ) => {
+            let conf = lighttpd_config(&d, root, bin, service_ibi, port, &pid_file, &error_log);
             let file = d.join("lighttpd.conf");
             fs::write(&file, conf).unwrap();
             let mut cmd = Command::new(LIGHTTPD_BIN);
             cmd.arg("-D").arg("-f").arg(&file);
             (file, cmd)
         }
+        (ServerKind::Lighttpd, Site::VirtualHost { .. }) => {
+            panic!("only apache2 is started with a <VirtualHost>")
+        }
     };
     let stdio = fs::File::create(&stdio_log).unwrap();
-    cmd.current_dir(&d)
-        .env_clear()
-        .env("PATH", SERVER_PATH)
+    cmd.current_dir(&d).env_clear();
+    if let Site::VirtualHost { .. } = &site {
+        // As Debian's envvars exports it.
+        cmd.env("APACHE_LOG_DIR", &d);
+    }
+    cmd.env("PATH", SERVER_PATH)
         .env("LANG", "C")
         .stdin(Stdio::null())
         .stdout(stdio.try_clone().unwrap())
@@ -306,15 +431,16 @@ fn usable_bin(bin: &Path, server_dir: &Path) -> PathBuf {
     copy
 }
 
-fn apache2_config(
-    dir: &Path,
-    root: &Path,
-    bin: &Path,
-    service_ibi: &str,
-    port: u16,
-    pid_file: &Path,
-    error_log: &Path,
-) -> String {
+/// The modules loaded for [`start_apache2_vhost`] before its own: those of the
+/// Archive's server but mod_cgid.
+fn vhost_base_modules() -> impl Iterator<Item = (&'static str, &'static str)> {
+    APACHE2_REQUIRED_MODULES
+        .iter()
+        .copied()
+        .filter(|(name, _)| *name != "cgid_module")
+}
+
+fn apache2_config(dir: &Path, site: &Site, port: u16, pid_file: &Path, error_log: &Path) -> String {
     let d = dir.display();
     let mut c = String::new();
     writeln!(c, "# Generated by tests/support for one test server.").unwrap();
@@ -329,10 +455,22 @@ fn apache2_config(
     if server_user().is_some() {
         writeln!(c, "User www-data\nGroup www-data").unwrap();
     }
-    for (name, so) in APACHE2_REQUIRED_MODULES {
-        writeln!(c, "LoadModule {name} {APACHE2_MODULES}/{so}").unwrap();
+    match site {
+        Site::Archive { .. } => {
+            for (name, so) in APACHE2_REQUIRED_MODULES {
+                writeln!(c, "LoadModule {name} {APACHE2_MODULES}/{so}").unwrap();
+            }
+            writeln!(c, "ScriptSock \"{d}/cgisock\"").unwrap();
+        }
+        Site::VirtualHost { modules, .. } => {
+            for (name, so) in vhost_base_modules() {
+                writeln!(c, "LoadModule {name} {APACHE2_MODULES}/{so}").unwrap();
+            }
+            for (name, so) in modules {
+                writeln!(c, "LoadModule {name} {APACHE2_MODULES}/{so}").unwrap();
+            }
+        }
     }
-    writeln!(c, "ScriptSock \"{d}/cgisock\"").unwrap();
     let types = if Path::new("/etc/mime.types").is_file() {
         PathBuf::from("/etc/mime.types")
     } else {
@@ -370,18 +508,47 @@ AccessFileName .htaccess
 <FilesMatch "^\.ht">
     Require all denied
 </FilesMatch>
-
+"#,
+        types = types.display(),
+    ));
+    match site {
+        Site::Archive {
+            root,
+            bin,
+            service_ibi,
+        } => {
+            c.push_str(&format!(
+                r#"
 # The snippet's parameters, then the snippet as it is in the repository.
 Define IBI_ARCHIVE_ROOT "{root}"
 Define IBI_ARCHIVE_SERVICE_IBI "{service_ibi}"
 Define IBI_ARCHIVE_BIN "{bin}"
 Include "{snippet}"
 "#,
-        types = types.display(),
-        root = root.display(),
-        bin = bin.display(),
-        snippet = APACHE2_SNIPPET,
-    ));
+                root = root.display(),
+                bin = bin.display(),
+                snippet = APACHE2_SNIPPET,
+            ));
+        }
+        Site::VirtualHost { conf, .. } => {
+            c.push_str(&format!(
+                r#"
+# As in Debian's apache2.conf and conf-enabled/other-vhosts-access-log.conf.
+LogFormat "%v:%p %h %l %u %t \"%r\" %>s %O \"%{{Referer}}i\" \"%{{User-Agent}}i\"" vhost_combined
+LogFormat "%h %l %u %t \"%r\" %>s %O \"%{{Referer}}i\" \"%{{User-Agent}}i\"" combined
+LogFormat "%h %l %u %t \"%r\" %>s %O" common
+CustomLog ${{APACHE_LOG_DIR}}/other_vhosts_access.log vhost_combined
+
+# A site of its own, which includes the configuration under test unchanged.
+<VirtualHost *:{port}>
+    ServerName 127.0.0.1
+    Include "{conf}"
+</VirtualHost>
+"#,
+                conf = conf.display(),
+            ));
+        }
+    }
     c
 }
 
