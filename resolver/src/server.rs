@@ -46,6 +46,8 @@ pub const MAX_ACKNOWLEDGMENTS: usize = 256;
 /// How often the list of included Archives is read again from the registry (it may be
 /// changed by `register`/`unregister` from the shell).
 pub const REFRESH: Duration = Duration::from_secs(2);
+/// At a stop, how long requests under way get to end.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
 /// The longest request shown in a log line (escaped), so that its status and note fit.
 pub const MAX_SHOWN: usize = 1024;
 
@@ -175,6 +177,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
     });
     let router = Router::new().fallback(handle).with_state(state);
     let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown_signal());
     let mut last_complaint: Option<Instant> = None;
     loop {
@@ -200,25 +203,26 @@ pub async fn serve(config: Config) -> Result<(), String> {
         };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
-        tokio::spawn(async move {
-            let opened = Instant::now();
-            let pending = Arc::new(AtomicBool::new(false));
-            let handed = pending.clone();
-            let service =
-                hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
-                    handed.store(false, Ordering::Relaxed);
-                    req.extensions_mut().insert(ConnectInfo(peer));
-                    router.clone().oneshot(req)
-                });
-            let io = Noting {
-                stream,
-                pending: pending.clone(),
-            };
-            let conn = hyper::server::conn::http1::Builder::new()
+        let opened = Instant::now();
+        let pending = Arc::new(AtomicBool::new(false));
+        let handed = pending.clone();
+        let service = hyper::service::service_fn(move |mut req: Request<hyper::body::Incoming>| {
+            handed.store(false, Ordering::Relaxed);
+            req.extensions_mut().insert(ConnectInfo(peer));
+            router.clone().oneshot(req)
+        });
+        let io = Noting {
+            stream,
+            pending: pending.clone(),
+        };
+        let conn = graceful.watch(
+            hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(HEAD_TIMEOUT)
                 .max_buf_size(MAX_HEAD)
-                .serve_connection(TokioIo::new(io), service);
+                .serve_connection(TokioIo::new(io), service),
+        );
+        tokio::spawn(async move {
             if let Err(e) = conn.await {
                 if let Some(status) = refused_head(&e, pending.load(Ordering::Relaxed)) {
                     say(&format!(
@@ -232,12 +236,10 @@ pub async fn serve(config: Config) -> Result<(), String> {
         });
     }
     say("stopping");
-    // In-flight requests get a few seconds to end.
-    let _ = tokio::time::timeout(
-        Duration::from_secs(5),
-        connections.acquire_many(MAX_CONNECTIONS as u32),
-    )
-    .await;
+    // No new connection; idle ones are closed at once, and requests under way get a few
+    // seconds to end.
+    drop(listener);
+    let _ = tokio::time::timeout(STOP_GRACE, graceful.shutdown()).await;
     say("stopped");
     Ok(())
 }

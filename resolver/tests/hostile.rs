@@ -1918,3 +1918,61 @@ fn archives_included_under_wider_networks_are_not_contacted_once_they_are_narrow
     );
     r.assert_alive();
 }
+
+// ---------------------------------------------------------------------------------------
+// 6. Stopping
+
+/// SIGTERM to the server.
+fn terminate(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_stop_refuses_new_connections_closes_idle_ones_and_lets_a_resolution_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut r = Resolver::start(&write_config(tmp.path(), LOOPBACK));
+    // An Archive that answers a urlRequest after 1.5 s (within the 2 s timeout).
+    let slow = archive(|_, s| {
+        std::thread::sleep(Duration::from_millis(1500));
+        answer_200(s, b"");
+    });
+    assert_eq!(r.include(&slow.addr.to_string()).text(), INCLUDED);
+    // An idle keep-alive connection, as a proxy in front keeps them.
+    let mut idle = TcpStream::connect(("127.0.0.1", r.port)).unwrap();
+    idle.write_all(b"GET / HTTP/1.1\r\nHost: r\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_one_answer(&mut idle).status, 200);
+    // A resolution under way when the stop comes.
+    let port = r.port;
+    let under_way = std::thread::spawn(move || get(port, "/8JMKD3MGP8W/35MME4F"));
+    std::thread::sleep(Duration::from_millis(300));
+    let stopped_at = Instant::now();
+    terminate(&r.child);
+    std::thread::sleep(Duration::from_millis(300));
+    // No new connection is taken.
+    let refused = TcpStream::connect(("127.0.0.1", r.port));
+    assert!(
+        refused.is_err(),
+        "a connection was accepted after the stop:\n{}",
+        r.log()
+    );
+    // The idle connection is closed, not held for the grace period.
+    idle.set_read_timeout(Some(Duration::from_secs(4))).unwrap();
+    let mut rest = Vec::new();
+    let closed = idle.read_to_end(&mut rest);
+    assert!(
+        matches!(closed, Ok(0)),
+        "the idle connection was not closed: {closed:?}"
+    );
+    assert!(stopped_at.elapsed() < Duration::from_secs(4));
+    // The resolution under way ends with its answer.
+    let answer = under_way.join().unwrap();
+    assert_eq!(answer.status, 404, "{}", r.log());
+    let status = r.child.wait().unwrap();
+    assert!(status.success(), "{status}:\n{}", r.log());
+    assert!(r.log().ends_with("ibi-resolver: stopped\n"), "{}", r.log());
+}
