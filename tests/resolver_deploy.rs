@@ -224,12 +224,13 @@ impl Drop for Resolver {
 /// `ibi-resolver ARGS --config CONFIG` with `stdin`, adjusted by `prepare` (the service's
 /// user and sandbox); returns (exit code, stdout, stderr).
 fn resolver_cmd(
+    bin: &Path,
     args: &[&str],
     config: &Path,
     stdin: &str,
     prepare: impl FnOnce(&mut Command),
 ) -> (i32, String, String) {
-    let mut cmd = Command::new(support::ibi_resolver_bin());
+    let mut cmd = Command::new(bin);
     cmd.args(args).args(["--config", config.to_str().unwrap()]);
     prepare(&mut cmd);
     let mut child = cmd
@@ -317,6 +318,7 @@ fn proxied() -> Option<Proxied> {
     let log = tmp.path().join("resolver.log");
     let resolver = Resolver::start(&config, port, &log);
     let (code, out, err) = resolver_cmd(
+        &support::ibi_resolver_bin(),
         &["register", SERVICE, "--email", "archive-admin@example.org"],
         &config,
         &format!("{KEY}\n"),
@@ -1227,6 +1229,7 @@ fn the_units_exec_start_runs_as_systemd_would_run_it() {
     // host name (resolved through the C library's name service), is included and a
     // persistent URL leads to its file.
     let (code, out, err) = resolver_cmd(
+        &bin,
         &["register", SERVICE, "--email", "archive-admin@example.org"],
         &config,
         &format!("{KEY}\n"),
