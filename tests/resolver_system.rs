@@ -98,20 +98,33 @@ struct Resolver {
 }
 
 impl Resolver {
-    fn start(dir: &Path, timeout: &str) -> Resolver {
+    /// A resolver giving each Archive `timeout`; `more` is added to `[archives]` (and may
+    /// open other tables after it).
+    fn start(dir: &Path, timeout: &str, more: &str) -> Resolver {
         let port = free_port();
         let config = dir.join("resolver.toml");
         std::fs::write(
             &config,
             format!(
-                "serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"http://127.0.0.1:{port}\"\nlisten = \"127.0.0.1:{port}\"\ndatabase = \"registry.sqlite\"\n[archives]\ntimeout = \"{timeout}\"\nnetworks = [\"127.0.0.0/8\"]\n"
+                "serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"http://127.0.0.1:{port}\"\nlisten = \"127.0.0.1:{port}\"\ndatabase = \"registry.sqlite\"\n[archives]\ntimeout = \"{timeout}\"\nnetworks = [\"127.0.0.0/8\"]\n{more}"
             ),
         )
         .unwrap();
-        let log = dir.join("resolver.log");
+        Resolver::run(config, port)
+    }
+
+    /// `ibi-resolver serve` on `config` (listening on `port`).
+    fn run(config: PathBuf, port: u16) -> Resolver {
+        let log = config.with_file_name("resolver.log");
         let child = Command::new(resolver_bin())
             .args(["serve", "--config", config.to_str().unwrap()])
-            .stderr(std::fs::File::create(&log).unwrap())
+            .stderr(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&log)
+                    .unwrap(),
+            )
             .spawn()
             .unwrap();
         let r = Resolver {
@@ -130,6 +143,22 @@ impl Resolver {
             std::thread::sleep(Duration::from_millis(20));
         }
         r
+    }
+
+    /// Stops it as an operator would (SIGTERM), then starts it again on the same
+    /// configuration.
+    fn restart(&mut self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let stopped = self.child.wait().unwrap();
+        assert!(stopped.success(), "{stopped}: {}", self.log());
+        let again = Resolver::run(self.config.clone(), self.port);
+        let mut old = std::mem::replace(self, again);
+        // Already reaped; Drop's kill and wait do nothing.
+        let _ = old.child.try_wait();
     }
 
     fn base(&self) -> String {
@@ -229,13 +258,14 @@ struct System {
 
 /// The three Archives included in a resolver that gives each Archive `timeout`.
 fn system(timeout: &str) -> System {
-    system_with(timeout, |_| {})
+    system_with(timeout, "", |_| {})
 }
 
-/// [`system`], with `tweak` run on alpha's root before its server starts.
-fn system_with(timeout: &str, tweak: impl FnOnce(&Path)) -> System {
+/// [`system`] with `more` in the resolver's configuration ([`Resolver::start`]), and
+/// `tweak` run on alpha's root before its server starts.
+fn system_with(timeout: &str, more: &str, tweak: impl FnOnce(&Path)) -> System {
     let tmp = support::archive_tempdir();
-    let resolver = Resolver::start(tmp.path(), timeout);
+    let resolver = Resolver::start(tmp.path(), timeout, more);
     let alpha = archive(
         tmp.path(),
         "alpha",
@@ -727,7 +757,7 @@ const PORTUGUESE_PAGE: &str = "<!DOCTYPE html>\n<html lang=\"pt\"><head><meta ch
 #[test]
 fn a_browser_follows_a_persistent_url_to_the_portuguese_document() {
     const TRANSLATION: &str = "col/sid.inpe.br/mtc-m18@80/2009/08.25.19.43";
-    let s = system_with("20s", |alpha| {
+    let s = system_with("20s", "", |alpha| {
         let item = alpha.join(TRANSLATION).join("item.toml");
         let toml = std::fs::read_to_string(&item)
             .unwrap()
@@ -762,4 +792,219 @@ fn a_browser_follows_a_persistent_url_to_the_portuguese_document() {
         dom.contains("<p>No Archive knows the IBI <code>8JMKD3MGP8W/35MME4F</code>.</p>"),
         "{dom}"
     );
+}
+
+/// urlRequests for `ibi` in the request log of an `ibi-archive serve` (its stderr).
+fn url_requests(root: &Path, ibi: &str) -> usize {
+    let log = std::fs::read_to_string(root.with_extension("log")).unwrap_or_default();
+    let asked = format!("parsedibiurl.ibi={ibi}");
+    log.lines()
+        .filter(|l| l.contains("servicesubject=urlRequest") && l.contains(&asked))
+        .count()
+}
+
+#[test]
+fn the_location_memory_asks_one_archive_corrects_itself_and_outlives_a_restart() {
+    const ITEM: &str = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23";
+    const FILE: &str = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS 643.0-B-1.pdf";
+    let mut s = system("20s");
+    let path = format!("/{ITEM}");
+    let asked = |s: &System| (url_requests(&s.alpha, ITEM), url_requests(&s.beta, ITEM));
+    // The first resolution asks every Archive; alpha holds the item.
+    assert_eq!(s.redirect(&path, "", FILE), s.alpha);
+    let (a1, _) = asked(&s);
+    assert_eq!(a1, 1);
+    // The next ones ask alpha alone.
+    let before = asked(&s);
+    assert_eq!(s.redirect(&path, "", FILE), s.alpha);
+    assert_eq!(s.redirect(&path, "", FILE), s.alpha);
+    assert_eq!(asked(&s), (before.0 + 2, before.1));
+    let inspected = s.page(&format!("{path}?noredirect"), "en").text();
+    assert!(
+        inspected.contains(
+            "Round 1: <code>sid.inpe.br/mtc-m18@80/2009/07.21.13.23</code> (remembered Archive)"
+        ) && !inspected.contains("Round 2"),
+        "{inspected}"
+    );
+    // Never for requireditemstatus=Original: every Archive is weighed.
+    let weighed = s
+        .page(
+            &format!("{path}?ibiurl.requireditemstatus=Original&noredirect"),
+            "en",
+        )
+        .text();
+    assert!(!weighed.contains("remembered"), "{weighed}");
+
+    // The item moves to beta: alpha, asked first, answers nothing; every Archive is
+    // asked, beta is remembered.
+    let to = s.beta.join("col").join(ITEM);
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::rename(s.alpha.join("col").join(ITEM), &to).unwrap();
+    let before = asked(&s);
+    assert_eq!(s.redirect(&path, "", FILE), s.beta);
+    let after = asked(&s);
+    assert!(
+        after.0 > before.0 && after.1 == before.1 + 1,
+        "{before:?} {after:?}"
+    );
+    let before = asked(&s);
+    assert_eq!(s.redirect(&path, "", FILE), s.beta);
+    assert_eq!(asked(&s), (before.0, before.1 + 1));
+
+    // A restart keeps what was learnt.
+    s.resolver.restart();
+    let before = asked(&s);
+    assert_eq!(s.redirect(&path, "", FILE), s.beta);
+    assert_eq!(asked(&s), (before.0, before.1 + 1), "{}", s.resolver.log());
+}
+
+/// `/metrics` of the resolver, asked from 127.0.0.1.
+fn metrics(s: &System) -> String {
+    let r = http_get(&format!("{}/metrics", s.resolver.base()));
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.text()
+}
+
+#[test]
+fn a_dead_archive_falls_dormant_is_probed_and_wakes_when_it_answers() {
+    let s = system_with(
+        "20s",
+        "dormant_after = 2\nprobe = \"1s\"\n[metrics]\nnetworks = [\"127.0.0.1/32\"]\n",
+        |_| {},
+    );
+    // An Archive whose port is closed: included, unconfirmed.
+    let port = free_port();
+    let address = format!("127.0.0.1:{port}");
+    let service = "urlib.net/www/2012/01.01.01.01";
+    let (code, _, err) = s
+        .resolver
+        .command(&["register", service, "--email", "x@example.org"], KEY);
+    assert_eq!(code, 0, "{err}");
+    let r = http_get(&inclusion_request(&s.resolver, &address, service, KEY));
+    assert_eq!(
+        r.text(),
+        "status.archive included\r\nstatus.confirmation unsuccessful\r\n"
+    );
+    let up = |s: &System, v: u8| {
+        metrics(s).contains(&format!(
+            "ibi_resolver_archive_up{{archive=\"{service}\"}} {v}\n"
+        ))
+    };
+    // Two misses fail on it; then it is dormant, and no longer asked.
+    for _ in 0..2 {
+        let r = s.page("/8JMKD3MGP8W/35MME4F", "en");
+        assert_eq!(r.status, 404);
+        assert!(
+            r.text().contains("1 of 4 Archives did not answer"),
+            "{}",
+            r.text()
+        );
+    }
+    assert!(
+        s.resolver.log().contains(&format!(
+            "ibi-resolver: {service} failed 2 times in a row: dormant, asked no more until it answers\n"
+        )),
+        "{}",
+        s.resolver.log()
+    );
+    let inspected = s.page("/8JMKD3MGP8W/35MME4F?noredirect", "en").text();
+    assert!(
+        inspected.contains(&format!(
+            "<tr><td>{address}<br><code>{service}</code></td><td>dormant</td>"
+        )),
+        "{inspected}"
+    );
+    assert!(up(&s, 0), "{}", metrics(&s));
+    // The operator sees it (written within the registry's refresh, 2 s).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (_, listing, _) = s.resolver.command(&["archives"], "");
+        if listing.contains(&format!("{service}  {address}  included, dormant  ")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{listing}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // /metrics only for the networks allowed.
+    let other = support::http_get_from(
+        "127.0.0.2".parse().unwrap(),
+        &format!("{}/metrics", s.resolver.base()),
+    );
+    assert_eq!(other.status, 404);
+
+    // The Archive comes up on its port: the next probe (every second) wakes it.
+    let tmp = support::archive_tempdir();
+    let delta = archive(
+        tmp.path(),
+        "delta",
+        service,
+        &["sid.inpe.br/mtc-m19/2013"],
+        &[],
+    );
+    configure(&delta, &address, &s.resolver.service());
+    let _serve = common::Serve::start_with(
+        &delta,
+        std::fs::File::create(delta.with_extension("log")).unwrap(),
+        &["--listen", &address],
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !up(&s, 1) {
+        assert!(
+            Instant::now() < deadline,
+            "{}\n{}",
+            metrics(&s),
+            s.resolver.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(s.resolver.log().contains(&format!(
+        "ibi-resolver: {service} answers again: asked again\n"
+    )));
+    let r = s.page("/8JMKD3MGP8W/35MME4F", "en");
+    assert_eq!(r.status, 404);
+    assert!(!r.text().contains("did not answer"), "{}", r.text());
+}
+
+#[test]
+fn beyond_its_resolutions_the_resolver_answers_503_with_retry_after() {
+    let s = system_with("2s", "[limits]\nresolutions = 1\n", |_| {});
+    // An Archive that accepts and never answers keeps a miss under way for 2 s.
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap().to_string();
+    let _held = std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in silent.incoming() {
+            held.push(c);
+        }
+    });
+    let service = "urlib.net/www/2012/01.01.01.01";
+    let (code, _, err) = s
+        .resolver
+        .command(&["register", service, "--email", "x@example.org"], KEY);
+    assert_eq!(code, 0, "{err}");
+    http_get(&inclusion_request(&s.resolver, &address, service, KEY));
+    let base = s.resolver.base();
+    let first = std::thread::spawn(move || get(&format!("{base}/8JMKD3MGP8W/35MME4F"), "en"));
+    std::thread::sleep(Duration::from_millis(500));
+    let r = s.page("/8JMKD3MGP8W/35MME4E", "en");
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert!(r
+        .text()
+        .contains("The resolver is answering as many requests as it takes."));
+    assert_eq!(first.join().unwrap().status, 404);
+    // Once it ended, resolutions are taken again.
+    s.redirect(
+        "/8JMKD3MGP8W/35MME4E",
+        "en",
+        "sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS 643.0-B-1.pdf",
+    );
+    let m = metrics(&s);
+    for line in [
+        "ibi_resolver_overloaded_total 1\n",
+        "ibi_resolver_resolutions_total{outcome=\"not_found\"} 1\n",
+        "ibi_resolver_resolutions_total{outcome=\"found\"} 1\n",
+    ] {
+        assert!(m.contains(line), "{line} in\n{m}");
+    }
 }

@@ -174,6 +174,29 @@ impl ArchiveClient {
     }
 
     /// One GET, bounded in time (connect included) and in the bytes read.
+    /// Whether the Archive at `archiveaddress` answers `confirmation yes` to
+    /// `inclusionConfirmationRequest` (Figure 7.1, message 3) within `timeout`.
+    pub async fn confirms(
+        &self,
+        archiveaddress: &str,
+        serviceibi: &str,
+        timeout: Duration,
+    ) -> bool {
+        let Ok(url) = self.service_url(
+            archiveaddress,
+            serviceibi,
+            &[("servicesubject", b"inclusionConfirmationRequest")],
+        ) else {
+            return false;
+        };
+        match self.get(&url, timeout).await.0 {
+            Fetched::Body(body) => ibi_archive::pairs::parse(body.trim_end_matches(['\r', '\n']))
+                .map(|p| p.iter().any(|(n, w)| n == "confirmation" && w == &["yes"]))
+                .unwrap_or(false),
+            _ => false,
+        }
+    }
+
     pub async fn get(&self, url: &str, timeout: Duration) -> (Fetched, Duration) {
         let start = Instant::now();
         let fetched = match tokio::time::timeout(timeout, self.fetch(url)).await {

@@ -10,6 +10,15 @@
 //! [archives]
 //! timeout  = "2s"                          # per request to one Archive, connect included
 //! networks = ["127.0.0.0/8"]               # addresses Archives may have
+//! dormant_after = 5                        # failures in a row before it is asked no more
+//! probe    = "30s"                         # how often a dormant Archive is asked again
+//! [memory]
+//! entries  = 100000                        # IBIs whose Archive is remembered; 0: none
+//! [limits]
+//! resolutions = 1024                       # under way at once; beyond, 503
+//! connections = 10000                      # client connections held at once
+//! [metrics]
+//! networks = ["127.0.0.0/8", "::1/128"]    # readers who may see /metrics
 //! ```
 
 use std::net::{IpAddr, SocketAddr};
@@ -34,6 +43,11 @@ pub struct Config {
     pub database: PathBuf,
     pub trustedproxies: Vec<Network>,
     pub archives: Archives,
+    /// `[memory] entries`: IBIs whose Archive is remembered (0: none).
+    pub memory_entries: usize,
+    pub limits: Limits,
+    /// `[metrics] networks`: the readers who may see `/metrics`.
+    pub metrics_networks: Vec<Network>,
 }
 
 /// `[archives]`.
@@ -42,6 +56,19 @@ pub struct Archives {
     pub timeout: Duration,
     /// `None`: public addresses only.
     pub networks: Option<Vec<Network>>,
+    /// Failures in a row after which an Archive is dormant (0: never).
+    pub dormant_after: u32,
+    /// How often a dormant Archive is asked whether it answers again.
+    pub probe: Duration,
+}
+
+/// `[limits]`.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Resolutions under way at once; beyond, `503` with Retry-After.
+    pub resolutions: usize,
+    /// Client connections held at once; beyond, new ones are closed.
+    pub connections: usize,
 }
 
 #[derive(Deserialize)]
@@ -55,12 +82,39 @@ struct Raw {
     trustedproxies: Vec<Spanned<String>>,
     #[serde(default)]
     archives: RawArchives,
+    #[serde(default)]
+    memory: RawMemory,
+    #[serde(default)]
+    limits: RawLimits,
+    #[serde(default)]
+    metrics: RawMetrics,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawArchives {
     timeout: Option<Spanned<String>>,
+    networks: Option<Vec<Spanned<String>>>,
+    dormant_after: Option<Spanned<i64>>,
+    probe: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMemory {
+    entries: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    resolutions: Option<Spanned<i64>>,
+    connections: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawMetrics {
     networks: Option<Vec<Spanned<String>>>,
 }
 
@@ -71,6 +125,12 @@ pub const DEFAULT_DATABASE: &str = "resolver.sqlite";
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 /// The longest per-Archive timeout accepted: a reader waits at most this long per round.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(30);
+pub const DEFAULT_DORMANT_AFTER: u32 = 5;
+pub const DEFAULT_PROBE: Duration = Duration::from_secs(30);
+pub const DEFAULT_MEMORY_ENTRIES: usize = 100_000;
+pub const DEFAULT_RESOLUTIONS: usize = 1024;
+pub const DEFAULT_CONNECTIONS: usize = 10_000;
+pub const DEFAULT_METRICS_NETWORKS: [&str; 2] = ["127.0.0.0/8", "::1/128"];
 
 impl Config {
     /// Reads and checks the file; errors name the file and what is wrong.
@@ -134,6 +194,63 @@ impl Config {
             None => None,
             Some(list) => Some(networks("[archives] networks", list)?),
         };
+        let number =
+            |what: &str, v: &Option<Spanned<i64>>, default: usize, range: (i64, i64)| match v {
+                None => Ok(default),
+                Some(n) if (range.0..=range.1).contains(n.get_ref()) => Ok(*n.get_ref() as usize),
+                Some(n) => Err(at_number(
+                    text,
+                    n,
+                    format!(
+                        "{what} = {} is outside {}..{}",
+                        n.get_ref(),
+                        range.0,
+                        range.1
+                    ),
+                )),
+            };
+        let dormant_after = number(
+            "[archives] dormant_after",
+            &raw.archives.dormant_after,
+            DEFAULT_DORMANT_AFTER as usize,
+            (0, 1000),
+        )? as u32;
+        let probe = match &raw.archives.probe {
+            None => DEFAULT_PROBE,
+            Some(t) => parse_duration_in(
+                t.get_ref(),
+                Duration::from_secs(1),
+                Duration::from_secs(3600),
+            )
+            .map_err(|e| at(t, format!("[archives] probe: {e}")))?,
+        };
+        let memory_entries = number(
+            "[memory] entries",
+            &raw.memory.entries,
+            DEFAULT_MEMORY_ENTRIES,
+            (0, 10_000_000),
+        )?;
+        let limits = Limits {
+            resolutions: number(
+                "[limits] resolutions",
+                &raw.limits.resolutions,
+                DEFAULT_RESOLUTIONS,
+                (1, 100_000),
+            )?,
+            connections: number(
+                "[limits] connections",
+                &raw.limits.connections,
+                DEFAULT_CONNECTIONS,
+                (1, 1_000_000),
+            )?,
+        };
+        let metrics_networks = match &raw.metrics.networks {
+            None => DEFAULT_METRICS_NETWORKS
+                .iter()
+                .map(|n| Network::parse(n).expect("valid defaults"))
+                .collect(),
+            Some(list) => networks("[metrics] networks", list)?,
+        };
         Ok(Config {
             serviceibi,
             publicurl,
@@ -144,8 +261,18 @@ impl Config {
             archives: Archives {
                 timeout,
                 networks: archive_networks,
+                dormant_after,
+                probe,
             },
+            memory_entries,
+            limits,
+            metrics_networks,
         })
+    }
+
+    /// Whether the reader at `ip` may see `/metrics`.
+    pub fn may_see_metrics(&self, ip: IpAddr) -> bool {
+        self.metrics_networks.iter().any(|n| n.contains(ip))
     }
 
     /// Whether a connection from `ip` may speak for others with X-Forwarded-For.
@@ -180,6 +307,16 @@ fn public_url(s: &str) -> Result<(String, String), String> {
 
 /// `"2s"`, `"500ms"`: a whole number of seconds or milliseconds, from 1 ms to 30 s.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    parse_duration_in(s, Duration::from_millis(1), MAX_TIMEOUT)
+}
+
+/// A number with its position, for a message (`line L, column C: …`).
+fn at_number(text: &str, value: &Spanned<i64>, message: String) -> String {
+    format!("{}: {message}", position(text, value.span().start))
+}
+
+/// A duration as [`parse_duration`] reads it, within `min..=max`.
+pub fn parse_duration_in(s: &str, min: Duration, max: Duration) -> Result<Duration, String> {
     let (digits, unit) = if let Some(d) = s.strip_suffix("ms") {
         (d, 1)
     } else if let Some(d) = s.strip_suffix('s') {
@@ -193,10 +330,19 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
         .parse()
         .map_err(|_| format!("{s:?} is not a whole number of s or ms"))?;
     let d = Duration::from_millis(n.saturating_mul(unit));
-    if d.is_zero() || d > MAX_TIMEOUT {
-        return Err(format!("{s:?} is outside 1ms..30s"));
+    if d < min || d > max {
+        return Err(format!("{s:?} is outside {}..{}", shown(min), shown(max)));
     }
     Ok(d)
+}
+
+/// `1ms`, `30s`: a bound as a duration is written.
+fn shown(d: Duration) -> String {
+    if d.subsec_millis() != 0 || d.as_secs() == 0 {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{}s", d.as_secs())
+    }
 }
 
 /// A TOML error as `line L, column C: message`.
@@ -263,7 +409,7 @@ networks = ["127.0.0.0/8"]
             ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n[archives]\ntimeout = \"2\"\n", "line 4, column 11: [archives] timeout: \"2\" has no unit; write it as \"2s\" or \"500ms\""),
             ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n[archives]\ntimeout = \"90s\"\n", "line 4, column 11: [archives] timeout: \"90s\" is outside 1ms..30s"),
             ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\ntrustedproxies = [\"x\"]\n", "line 3, column 19: trustedproxies: \"x\" is not an address block such as 127.0.0.0/8"),
-            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nport = 1\n", "line 3, column 1: unknown field `port`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nport = 1\n", "line 3, column 1: unknown field `port`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`, `memory`, `limits`, `metrics`"),
             ("serviceibi = [\n", "line 1, column 15: unclosed array, expected `]`"),
         ] {
             assert_eq!(Config::parse(text, Path::new(".")).unwrap_err(), message, "{text}");

@@ -9,7 +9,10 @@
 
 pub mod client;
 pub mod config;
+pub mod health;
 pub mod lang;
+pub mod memory;
+pub mod metrics;
 pub mod pages;
 pub mod registry;
 pub mod resolve;

@@ -217,7 +217,7 @@ fn print_archives(list: &[registry::ArchiveRecord], csv: bool) {
     let dash = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
     if csv {
         println!(
-            "serviceibi,address,included,confirmation,lastsuccess,failures,latencyms,changed,email"
+            "serviceibi,address,included,confirmation,lastsuccess,failures,dormant,latencyms,changed,email"
         );
         for a in list {
             let field = |s: &str| {
@@ -228,14 +228,15 @@ fn print_archives(list: &[registry::ArchiveRecord], csv: bool) {
                 }
             };
             println!(
-                "{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{}",
                 field(&a.serviceibi),
                 field(&dash(&a.address)),
                 if a.included { "yes" } else { "no" },
                 dash(&a.confirmation),
                 dash(&a.lastsuccess),
                 a.failures,
-                a.latencyms.map_or("-".into(), |l| l.to_string()),
+                if a.dormant { "yes" } else { "no" },
+                a.latencyms.map_or("-".into(), |l| format!("{l:.3}")),
                 dash(&a.changed),
                 field(&a.email)
             );
@@ -248,17 +249,19 @@ fn print_archives(list: &[registry::ArchiveRecord], csv: bool) {
     }
     for a in list {
         println!(
-            "{}  {}  {}  confirmation {}  last seen {}  failures {}",
+            "{}  {}  {}  confirmation {}  last seen {}  failures {}{}",
             a.serviceibi,
             dash(&a.address),
-            if a.included {
-                "included"
-            } else {
-                "not included"
+            match (a.included, a.dormant) {
+                (false, _) => "not included",
+                (true, false) => "included",
+                (true, true) => "included, dormant",
             },
             dash(&a.confirmation),
             dash(&a.lastsuccess),
-            a.failures
+            a.failures,
+            a.latencyms
+                .map_or(String::new(), |l| format!("  latency {l:.1} ms"))
         );
     }
 }
@@ -300,11 +303,7 @@ fn resolve(
     let archives = open(config)?
         .included()
         .map_err(|e| Failure::Failed(e.to_string()))?;
-    let engine = Engine {
-        client: client::ArchiveClient::new(client::Policy::new(config.archives.networks.clone())),
-        timeout: config.archives.timeout,
-        publicurl_with_port: config.publicurl_with_port.clone(),
-    };
+    let engine = Engine::new(config);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

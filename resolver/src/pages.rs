@@ -38,6 +38,20 @@ fn pick<'a>(lang: PageLang, pt: &'a str, en: &'a str) -> &'a str {
     }
 }
 
+/// 503: as many resolutions as allowed are under way.
+pub fn overloaded(lang: PageLang) -> Page {
+    html(
+        503,
+        lang,
+        pick(lang, "Resolvedor sobrecarregado", "Resolver overloaded"),
+        pick(
+            lang,
+            "<p>O resolvedor está atendendo ao maior número de pedidos que aceita. Tente de novo em instantes.</p>\n",
+            "<p>The resolver is answering as many requests as it takes. Try again in a moment.</p>\n",
+        ),
+    )
+}
+
 /// 400: the path and query are not a persistent URL.
 pub fn bad_request(lang: PageLang, path: &str, why: &str) -> Page {
     let title = pick(lang, "URL persistente inválida", "Invalid persistent URL");
@@ -216,11 +230,12 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
     );
     for (n, round) in trace.rounds.iter().enumerate() {
         body.push_str(&format!(
-            "<h2>{} {}: <code>{}</code>{}</h2>\n<table>\n<tr><th>{}</th><th>{}</th><th>ms</th><th>{}</th></tr>\n",
+            "<h2>{} {}: <code>{}</code>{}{}</h2>\n<table>\n<tr><th>{}</th><th>{}</th><th>ms</th><th>{}</th></tr>\n",
             pick(lang, "Rodada", "Round"),
             n + 1,
             esc(&round.ibi),
             if round.verblist.is_empty() { String::new() } else { format!(" <code>{}</code>", esc(&round.verblist)) },
+            if round.remembered { pick(lang, " (Arquivo lembrado)", " (remembered Archive)") } else { "" },
             pick(lang, "Arquivo", "Archive"),
             pick(lang, "resultado", "result"),
             pick(lang, "resposta", "answer"),

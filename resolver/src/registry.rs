@@ -12,8 +12,10 @@ use argon2::Argon2;
 use ibi_archive::ibi::Ibi;
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::health::Snapshot;
+
 /// The schema's version, in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 const SCHEMA: &str = "
 CREATE TABLE archives (
@@ -37,6 +39,19 @@ CREATE TABLE archives (
 );
 ";
 
+/// Version 2: the health of each Archive (dormant after failures in a row) and the
+/// location memory (which Archive last answered for an IBI; `used` in seconds since the
+/// epoch, the oldest pruned first).
+const SCHEMA_2: &str = "
+ALTER TABLE archives ADD COLUMN dormant INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE locations (
+    ibi     TEXT PRIMARY KEY NOT NULL,
+    archive TEXT NOT NULL,
+    used    INTEGER NOT NULL
+);
+CREATE INDEX locations_used ON locations (used);
+";
+
 /// The key under which an Archive is registered: a rep in its canonical spelling, an
 /// IBIp as written.
 pub fn ibi_key(ibi: &Ibi) -> String {
@@ -47,7 +62,7 @@ pub fn ibi_key(ibi: &Ibi) -> String {
 }
 
 /// One registered Archive.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ArchiveRecord {
     pub serviceibi: String,
     pub email: String,
@@ -62,7 +77,9 @@ pub struct ArchiveRecord {
     pub changed: Option<String>,
     pub lastsuccess: Option<String>,
     pub failures: i64,
-    pub latencyms: Option<i64>,
+    pub latencyms: Option<f64>,
+    /// Not asked by resolutions until a probe answers.
+    pub dormant: bool,
 }
 
 /// An included Archive, as resolutions ask it.
@@ -70,6 +87,8 @@ pub struct ArchiveRecord {
 pub struct Included {
     pub serviceibi: String,
     pub address: String,
+    /// Its health as last recorded.
+    pub recorded: Snapshot,
 }
 
 /// What an inclusion request told about the Archive.
@@ -176,7 +195,13 @@ impl Registry {
                 conn.pragma_update(None, "journal_mode", "WAL")
                     .map_err(fail)?;
                 conn.execute_batch(&format!(
-                    "BEGIN; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                    "BEGIN; {SCHEMA} {SCHEMA_2} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
+                ))
+                .map_err(fail)?;
+            }
+            1 => {
+                conn.execute_batch(&format!(
+                    "BEGIN; {SCHEMA_2} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
                 ))
                 .map_err(fail)?;
             }
@@ -236,7 +261,7 @@ impl Registry {
     pub fn list(&self) -> Result<Vec<ArchiveRecord>, RegistryError> {
         let mut stmt = self.conn.prepare(
             "SELECT serviceibi, email, registered, address, ip, platformversion, included,
-                    confirmation, changed, lastsuccess, failures, latencyms
+                    confirmation, changed, lastsuccess, failures, latencyms, dormant
              FROM archives ORDER BY serviceibi",
         )?;
         let rows = stmt.query_map([], |r| {
@@ -253,6 +278,7 @@ impl Registry {
                 lastsuccess: r.get(9)?,
                 failures: r.get(10)?,
                 latencyms: r.get(11)?,
+                dormant: r.get::<_, i64>(12)? != 0,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -261,13 +287,21 @@ impl Registry {
     /// The included Archives, as resolutions ask them.
     pub fn included(&self) -> Result<Vec<Included>, RegistryError> {
         let mut stmt = self.conn.prepare(
-            "SELECT coalesce(spelling, serviceibi), address FROM archives
-             WHERE included = 1 AND address IS NOT NULL ORDER BY serviceibi",
+            "SELECT coalesce(spelling, serviceibi), address, failures, dormant, latencyms
+             FROM archives WHERE included = 1 AND address IS NOT NULL ORDER BY serviceibi",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(Included {
                 serviceibi: r.get(0)?,
                 address: r.get(1)?,
+                recorded: Snapshot {
+                    failures: r.get::<_, i64>(2)?.clamp(0, u32::MAX as i64) as u32,
+                    dormant: r.get::<_, i64>(3)? != 0,
+                    last_success_ms: 0,
+                    latency_us: r
+                        .get::<_, Option<f64>>(4)?
+                        .map_or(0, |ms| (ms * 1000.0).max(0.0) as u64),
+                },
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -289,7 +323,8 @@ impl Registry {
     pub fn include(&mut self, serviceibi: &Ibi, inc: &Inclusion<'_>) -> Result<(), RegistryError> {
         let n = self.conn.execute(
             "UPDATE archives SET address = ?2, ip = ?3, platformversion = ?4, reportedemail = ?5,
-                    included = 1, confirmation = ?6, changed = ?7, failures = 0, spelling = ?8,
+                    included = 1, confirmation = ?6, changed = ?7, failures = 0, dormant = 0,
+                    spelling = ?8,
                     lastsuccess = CASE WHEN ?6 = 'successful' THEN ?7 ELSE lastsuccess END
              WHERE serviceibi = ?1",
             params![
@@ -308,6 +343,33 @@ impl Registry {
             ],
         )?;
         one_row(n, serviceibi)
+    }
+
+    /// Records what resolutions learnt of Archives' health (`archive` as resolutions
+    /// spell it), in one transaction. Archives no longer registered are skipped.
+    pub fn record_health(&mut self, changes: &[(String, Snapshot)]) -> Result<(), RegistryError> {
+        let tx = self.conn.transaction()?;
+        {
+            let mut stmt = tx.prepare_cached(
+                "UPDATE archives SET failures = ?2, dormant = ?3,
+                        latencyms = CASE WHEN ?4 > 0 THEN ?4 / 1000.0 ELSE latencyms END,
+                        lastsuccess = coalesce(?5, lastsuccess)
+                 WHERE coalesce(spelling, serviceibi) = ?1",
+            )?;
+            for (archive, h) in changes {
+                let last = (h.last_success_ms > 0)
+                    .then(|| ibi_archive::item::iso8601(h.last_success_ms / 1000));
+                stmt.execute(params![
+                    archive,
+                    h.failures,
+                    h.dormant as i64,
+                    h.latency_us as i64,
+                    last
+                ])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
     }
 
     /// Records an exclusion: the Archive stays registered and is asked no more.
@@ -429,7 +491,8 @@ mod tests {
             r.included().unwrap(),
             vec![Included {
                 serviceibi: "sid.inpe.br/mtc-m21/2012/06.05.15.34.39".into(),
-                address: "mtc-m21.sid.inpe.br".into()
+                address: "mtc-m21.sid.inpe.br".into(),
+                recorded: Snapshot::default(),
             }]
         );
         let rec = &r.list().unwrap()[0];

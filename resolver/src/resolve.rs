@@ -25,7 +25,10 @@ use ibi_archive::relation::{Lang, Relation, Step};
 use serde::Serialize;
 
 use crate::client::{ArchiveClient, Fetched};
+use crate::health::{self, Health, HealthBook};
 use crate::lang;
+use crate::memory::LocationMemory;
+use crate::metrics::Metrics;
 use crate::registry::{ibi_key, Included};
 
 /// Rounds of urlRequests one resolution may take (each next edition is one).
@@ -39,6 +42,30 @@ pub struct Engine {
     pub timeout: Duration,
     /// `http://host:port` of the resolver, for `url.persistent`.
     pub publicurl_with_port: String,
+    /// Which Archive answered for an IBI, asked first.
+    pub memory: Arc<LocationMemory>,
+    pub health: Arc<HealthBook>,
+    /// Failures in a row after which an Archive is dormant (0: never).
+    pub dormant_after: u32,
+    pub metrics: Arc<Metrics>,
+}
+
+impl Engine {
+    /// An engine for `config`'s Archives, without memory and with health and metrics of
+    /// its own (the server replaces them with its shared ones).
+    pub fn new(config: &crate::config::Config) -> Engine {
+        Engine {
+            client: ArchiveClient::new(crate::client::Policy::new(
+                config.archives.networks.clone(),
+            )),
+            timeout: config.archives.timeout,
+            publicurl_with_port: config.publicurl_with_port.clone(),
+            memory: Arc::new(LocationMemory::disabled()),
+            health: Arc::new(HealthBook::default()),
+            dormant_after: config.archives.dormant_after,
+            metrics: Arc::new(Metrics::new()),
+        }
+    }
 }
 
 /// The reader's side of a resolution (Table 8.6).
@@ -59,11 +86,14 @@ pub struct Trace {
     pub ms: f64,
 }
 
-/// One round: the same urlRequest to every included Archive.
+/// One round: the same urlRequest to every included Archive, or only to the one the
+/// location memory names.
 #[derive(Clone, Debug, Serialize)]
 pub struct Round {
     pub ibi: String,
     pub verblist: String,
+    /// Only the remembered Archive was asked.
+    pub remembered: bool,
     pub asked: Vec<Asked>,
 }
 
@@ -72,7 +102,8 @@ pub struct Round {
 pub struct Asked {
     pub archive: String,
     pub address: String,
-    /// `answered`, `empty`, `failed`, `timed out`, `refused` or `not awaited`.
+    /// `answered`, `empty`, `failed`, `timed out`, `refused`, `dormant` (not asked: it
+    /// failed too often) or `not awaited`.
     pub result: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
@@ -146,7 +177,7 @@ impl Engine {
         let mut current = url.clone();
         let mut seen = HashSet::new();
         let outcome = loop {
-            if rounds.len() == MAX_ROUNDS {
+            if seen.len() == MAX_ROUNDS {
                 break Outcome::EditionChain {
                     detail: format!("more than {MAX_ROUNDS} rounds"),
                 };
@@ -156,8 +187,7 @@ impl Engine {
                     detail: format!("{} comes back in its own edition chain", current.ibi()),
                 };
             }
-            let (round, next) = self.round(&archives, &current, reader).await;
-            rounds.push(round);
+            let next = self.step(&archives, &current, reader, &mut rounds).await;
             match next {
                 Next::Done(outcome) => break outcome,
                 Next::Edition(ibi) => current = current.with_ibi(ibi),
@@ -199,13 +229,64 @@ impl Engine {
             .ok()
     }
 
-    /// One round: the urlRequest to every Archive, answers read as they come.
+    /// One step of a resolution: the remembered Archive alone when there is one and it
+    /// satisfies the request, else every Archive; the memory corrected from what they
+    /// answered. Never the memory for `requireditemstatus=Original`, which weighs every
+    /// Archive's answer.
+    async fn step(
+        &self,
+        archives: &[Included],
+        url: &PersistentUrl,
+        reader: &Reader,
+        rounds: &mut Vec<Round>,
+    ) -> Next {
+        let remembering = !url.requires_original();
+        let key = ibi_key(url.ibi());
+        if remembering {
+            let remembered = self.memory.recall(&key);
+            let archive = remembered
+                .as_deref()
+                .and_then(|r| archives.iter().find(|a| a.serviceibi == r));
+            match archive {
+                Some(a) => {
+                    let (mut round, next, _) =
+                        self.round(std::slice::from_ref(a), url, reader).await;
+                    round.remembered = true;
+                    rounds.push(round);
+                    if next.satisfied() {
+                        self.metrics.memory("hit");
+                        return next;
+                    }
+                    self.metrics.memory("stale");
+                }
+                None if remembered.is_some() => self.metrics.memory("stale"),
+                None => self.metrics.memory("miss"),
+            }
+        }
+        let (round, next, decider) = self.round(archives, url, reader).await;
+        rounds.push(round);
+        if remembering {
+            match (&next, decider) {
+                (n, Some(i)) if n.satisfied() => {
+                    self.memory.remember(&key, &archives[i].serviceibi)
+                }
+                (Next::Done(Outcome::NotFound { .. } | Outcome::Deleted { .. }), _) => {
+                    self.memory.forget(&key)
+                }
+                _ => {}
+            }
+        }
+        next
+    }
+
+    /// One round: the urlRequest to every Archive given (but dormant ones), answers read
+    /// as they come. Also gives the Archive whose answer decided, if one did.
     async fn round(
         &self,
         archives: &[Included],
         url: &PersistentUrl,
         reader: &Reader,
-    ) -> (Round, Next) {
+    ) -> (Round, Next, Option<usize>) {
         let verblist = url.verblist_text();
         let ips = ip_list(&reader.ips);
         let mut asked: Vec<Asked> = archives
@@ -219,8 +300,18 @@ impl Engine {
                 ms: 0.0,
             })
             .collect();
+        let healths: Vec<Arc<Health>> = archives
+            .iter()
+            .map(|a| self.health.of(&a.serviceibi, || a.recorded.clone()))
+            .collect();
+        let mut unanswered = 0;
         let mut tasks = tokio::task::JoinSet::new();
         for (i, a) in archives.iter().enumerate() {
+            if healths[i].is_dormant() {
+                asked[i].result = "dormant".into();
+                unanswered += 1;
+                continue;
+            }
             let mut pairs: Vec<(&str, &[u8])> =
                 vec![("clientinformation.ipaddress", ips.as_bytes())];
             if let Some(path) = url.filepath() {
@@ -252,24 +343,27 @@ impl Engine {
         let mut untranslated: Option<usize> = None;
         let mut deleted: Option<String> = None;
         let mut here = false;
-        let mut unanswered = 0;
         let mut decided: Option<Next> = None;
+        let mut decider = None;
         while let Some(joined) = tasks.join_next().await {
             let Ok((i, fetched, took)) = joined else {
                 continue;
             };
             let a = &mut asked[i];
             a.ms = ms(took);
+            let archive = &archives[i].serviceibi;
             let reading = match fetched {
                 Fetched::TimedOut => {
                     a.result = "timed out".into();
                     unanswered += 1;
+                    self.failed(archive, &healths[i], "timed_out", took);
                     continue;
                 }
                 Fetched::Failed(why) => {
                     a.result = "failed".into();
                     a.detail = Some(why);
                     unanswered += 1;
+                    self.failed(archive, &healths[i], "failed", took);
                     continue;
                 }
                 Fetched::Body(body) => {
@@ -278,6 +372,14 @@ impl Engine {
                     reading
                 }
             };
+            if let Reading::Invalid(_) = reading {
+                self.failed(archive, &healths[i], "failed", took);
+            } else {
+                self.metrics.archive_request(archive, "answered", took);
+                if healths[i].success(took) == health::Change::Woke {
+                    crate::server::say(&format!("{archive} answers again: asked again"));
+                }
+            }
             a.result = "answered".into();
             match reading {
                 Reading::Satisfies(found) => {
@@ -313,6 +415,7 @@ impl Engine {
                 }
             }
             if decided.is_some() {
+                decider = Some(i);
                 break;
             }
         }
@@ -321,10 +424,11 @@ impl Engine {
         let round = Round {
             ibi: url.ibi().as_str().to_string(),
             verblist,
+            remembered: false,
             asked,
         };
         if let Some(next) = decided {
-            return (round, next);
+            return (round, next, decider);
         }
         if original && !claims.is_empty() {
             let originals: Vec<&Found> = claims.iter().filter(|f| f.state == "Original").collect();
@@ -340,13 +444,13 @@ impl Engine {
                         .collect(),
                 },
             };
-            return (round, Next::Done(next));
+            return (round, Next::Done(next), None);
         }
         if let Some(ibi) = next_edition {
-            return (round, Next::Edition(ibi));
+            return (round, Next::Edition(ibi), None);
         }
         if let Some(step) = untranslated {
-            return (round, Next::Untranslated(step));
+            return (round, Next::Untranslated(step), None);
         }
         let outcome = if let Some(date) = deleted {
             Outcome::Deleted { date }
@@ -358,7 +462,18 @@ impl Engine {
                 asked: archives.len(),
             }
         };
-        (round, Next::Done(outcome))
+        (round, Next::Done(outcome), None)
+    }
+
+    /// A request to `archive` that failed: counted against its health.
+    fn failed(&self, archive: &str, health: &Health, result: &str, took: Duration) {
+        self.metrics.archive_request(archive, result, took);
+        if health.failure(self.dormant_after) == health::Change::FellDormant {
+            crate::server::say(&format!(
+                "{archive} failed {} times in a row: dormant, asked no more until it answers",
+                self.dormant_after
+            ));
+        }
     }
 }
 
@@ -366,6 +481,16 @@ enum Next {
     Done(Outcome),
     Edition(Ibi),
     Untranslated(usize),
+}
+
+impl Next {
+    /// An answer that satisfied the request (a URL, or where to ask next).
+    fn satisfied(&self) -> bool {
+        matches!(
+            self,
+            Next::Done(Outcome::Found(_)) | Next::Edition(_) | Next::Untranslated(_)
+        )
+    }
 }
 
 /// The language of the first translation step with a language, if any.
@@ -579,6 +704,7 @@ mod tests {
         Included {
             serviceibi: "sid.inpe.br/mtc-m18@80/2008/03.17.15.17".into(),
             address: "mtc-m16c.sid.inpe.br".into(),
+            recorded: Default::default(),
         }
     }
 
@@ -606,9 +732,14 @@ mod tests {
             ("Data", "Original")
         );
         let engine = Engine {
-            client: ArchiveClient::new(crate::client::Policy::new(None)),
-            timeout: Duration::from_secs(2),
             publicurl_with_port: "http://urlib.net:80".into(),
+            ..Engine::new(
+                &crate::config::Config::parse(
+                    "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://urlib.net\"\n",
+                    std::path::Path::new("."),
+                )
+                .unwrap(),
+            )
         };
         let trace = Trace {
             persistent_url: "http://urlib.net:80/8JMKD3MGP8W/35MMLL8".into(),

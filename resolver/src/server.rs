@@ -23,9 +23,9 @@ use ibi_archive::query::Query;
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
-use crate::client::{ArchiveClient, Policy};
 use crate::config::Config;
 use crate::lang::{self, PageLang};
+use crate::memory::LocationMemory;
 use crate::pages;
 use crate::registry::{self, Included, Registry, RegistryError};
 use crate::resolve::{Engine, Outcome, Reader};
@@ -37,8 +37,6 @@ pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 pub const MAX_HEAD: usize = 16 * 1024;
 /// The longest path and query read, in bytes.
 pub const MAX_TARGET: usize = 8 * 1024;
-/// Client connections held at once; more are closed at once.
-pub const MAX_CONNECTIONS: usize = 10_000;
 /// A whole resolution ends within this time.
 pub const MAX_RESOLUTION: Duration = Duration::from_secs(60);
 /// Acknowledgments under way at once; beyond, they are dropped (and logged).
@@ -60,16 +58,21 @@ pub struct AppState {
     slowdown: Mutex<Slowdown>,
     key_checks: Semaphore,
     acknowledgments: Arc<Semaphore>,
+    /// Resolutions under way; when none is left, `503`.
+    resolutions: Semaphore,
 }
 
 impl AppState {
     pub fn new(config: Config) -> Result<AppState, RegistryError> {
+        let config_resolutions = config.limits.resolutions;
         let registry = Registry::open(&config.database)?;
         let archives = registry.included()?;
         let engine = Engine {
-            client: ArchiveClient::new(Policy::new(config.archives.networks.clone())),
-            timeout: config.archives.timeout,
-            publicurl_with_port: config.publicurl_with_port.clone(),
+            memory: Arc::new(LocationMemory::open(
+                &config.database,
+                config.memory_entries,
+            )?),
+            ..Engine::new(&config)
         };
         Ok(AppState {
             config,
@@ -79,6 +82,7 @@ impl AppState {
             slowdown: Mutex::new(Slowdown::new()),
             key_checks: Semaphore::new(4),
             acknowledgments: Arc::new(Semaphore::new(MAX_ACKNOWLEDGMENTS)),
+            resolutions: Semaphore::new(config_resolutions),
         })
     }
 
@@ -98,10 +102,53 @@ impl AppState {
         })
         .await
         .map_err(|e| RegistryError(format!("registry task: {e}")))??;
+        let names: Vec<&str> = list.iter().map(|a| a.serviceibi.as_str()).collect();
+        self.engine.health.retain(&names);
         if let Ok(mut a) = self.archives.write() {
             *a = Arc::new(list);
         }
         Ok(())
+    }
+
+    /// Writes to the registry what resolutions learnt of the Archives' health.
+    pub async fn record_health(&self) -> Result<(), RegistryError> {
+        let changed = self.engine.health.take_changed();
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let registry = self.registry.clone();
+        tokio::task::spawn_blocking(move || {
+            registry
+                .lock()
+                .map_err(|_| RegistryError("registry lock poisoned".into()))?
+                .record_health(&changed)
+        })
+        .await
+        .map_err(|e| RegistryError(format!("registry task: {e}")))?
+    }
+
+    /// Asks every dormant Archive whether it answers again (inclusionConfirmationRequest).
+    pub async fn probe_dormant(&self) {
+        let archives = self.archives();
+        let mut probes = tokio::task::JoinSet::new();
+        for a in archives.iter() {
+            let health = self.engine.health.of(&a.serviceibi, || a.recorded.clone());
+            if !health.is_dormant() {
+                continue;
+            }
+            let client = self.engine.client.clone();
+            let timeout = self.engine.timeout;
+            let (address, archive) = (a.address.clone(), a.serviceibi.clone());
+            probes.spawn(async move {
+                let start = Instant::now();
+                if client.confirms(&address, &archive, timeout).await
+                    && health.success(start.elapsed()) == crate::health::Change::Woke
+                {
+                    say(&format!("{archive} answers again: asked again"));
+                }
+            });
+        }
+        while probes.join_next().await.is_some() {}
     }
 
     /// Runs one change of the registry (a transaction) off the async threads, then
@@ -170,13 +217,24 @@ pub async fn serve(config: Config) -> Result<(), String> {
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(REFRESH).await;
+            if let Err(e) = refresher.record_health().await {
+                say(&format!("cannot write the Archives' health: {e}"));
+            }
             if let Err(e) = refresher.refresh().await {
                 say(&format!("cannot read the registry: {e}"));
             }
         }
     });
-    let router = Router::new().fallback(handle).with_state(state);
-    let connections = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let prober = state.clone();
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(prober.config.archives.probe).await;
+            prober.probe_dormant().await;
+        }
+    });
+    let router = Router::new().fallback(handle).with_state(state.clone());
+    let max_connections = state.config.limits.connections;
+    let connections = Arc::new(Semaphore::new(max_connections));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown_signal());
     let mut last_complaint: Option<Instant> = None;
@@ -196,7 +254,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
         let Ok(permit) = connections.clone().try_acquire_owned() else {
             complain(
                 &mut last_complaint,
-                &format!("{MAX_CONNECTIONS} connections open; closing new ones"),
+                &format!("{max_connections} connections open; closing new ones"),
             );
             drop(stream);
             continue;
@@ -240,6 +298,10 @@ pub async fn serve(config: Config) -> Result<(), String> {
     // seconds to end.
     drop(listener);
     let _ = tokio::time::timeout(STOP_GRACE, graceful.shutdown()).await;
+    if let Err(e) = state.record_health().await {
+        say(&format!("cannot write the Archives' health: {e}"));
+    }
+    state.engine.memory.flush(Duration::from_secs(2));
     say("stopped");
     Ok(())
 }
@@ -435,16 +497,47 @@ async fn route(
     if path == "/favicon.ico" || path == "/robots.txt" {
         return (text(404, ""), full, String::new());
     }
+    if path == "/metrics" {
+        if !state.config.may_see_metrics(ips[0]) {
+            return (text(404, ""), full, "metrics refused".into());
+        }
+        let mut r = Response::new(Body::from(
+            state.engine.metrics.render(&state.engine.health),
+        ));
+        r.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+        );
+        return (r, full, String::new());
+    }
     let url = match PersistentUrl::parse(path, query) {
         Ok(u) => u,
         Err(e) => {
             let note = e.to_string();
+            state
+                .engine
+                .metrics
+                .resolution("bad_request", Duration::ZERO);
             return (
                 page_response(pages::bad_request(page_lang, &full, &note)),
                 full.clone(),
                 note,
             );
         }
+    };
+    let Ok(_resolving) = state.resolutions.try_acquire() else {
+        state.engine.metrics.overloaded();
+        let mut r = page_response(pages::overloaded(page_lang));
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return (
+            r,
+            full.clone(),
+            format!(
+                "overloaded: {} resolutions under way",
+                state.config.limits.resolutions
+            ),
+        );
     };
     let inspect = query
         .and_then(|q| Query::parse(q.as_bytes()).ok())
@@ -467,6 +560,10 @@ async fn route(
         }
     };
     let note = summary(&trace);
+    state.engine.metrics.resolution(
+        outcome_name(&trace.outcome),
+        Duration::from_secs_f64(trace.ms / 1e3),
+    );
     if inspect {
         let json = headers
             .get(header::ACCEPT)
@@ -499,7 +596,9 @@ async fn route(
 
 /// Sends the acknowledgment (Table 8.11) without making the reader wait.
 fn acknowledge(state: &Arc<AppState>, url: String, address: String) {
+    let metrics = state.engine.metrics.clone();
     let Ok(permit) = state.acknowledgments.clone().try_acquire_owned() else {
+        metrics.acknowledgment("dropped");
         say(&format!(
             "acknowledgment to {address} dropped: {MAX_ACKNOWLEDGMENTS} under way"
         ));
@@ -510,16 +609,31 @@ fn acknowledge(state: &Arc<AppState>, url: String, address: String) {
     tokio::spawn(async move {
         let (fetched, _) = client.get(&url, timeout).await;
         match fetched {
-            crate::client::Fetched::Body(_) => {}
+            crate::client::Fetched::Body(_) => metrics.acknowledgment("sent"),
             crate::client::Fetched::Failed(why) => {
+                metrics.acknowledgment("failed");
                 say(&format!("acknowledgment to {address} failed: {why}"))
             }
             crate::client::Fetched::TimedOut => {
+                metrics.acknowledgment("failed");
                 say(&format!("acknowledgment to {address} timed out"))
             }
         }
         drop(permit);
     });
+}
+
+/// The outcome's label in the metrics.
+fn outcome_name(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Found(_) => "found",
+        Outcome::NotFound { .. } => "not_found",
+        Outcome::NoTranslation { .. } => "no_translation",
+        Outcome::Deleted { .. } => "deleted",
+        Outcome::Suspicion { .. } => "suspicion",
+        Outcome::NoOriginal { .. } => "no_original",
+        Outcome::EditionChain { .. } => "edition_chain",
+    }
 }
 
 /// The outcome in a few words, for the log.

@@ -15,7 +15,7 @@ use ibi_archive::ibi::Ibi;
 use ibi_archive::pairs::{PairList, Value};
 use ibi_archive::query::Query;
 
-use crate::client::{check_hostport, literal_ip, Fetched};
+use crate::client::{check_hostport, literal_ip};
 use crate::registry::{self, Inclusion};
 use crate::server::AppState;
 
@@ -209,25 +209,15 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
         );
     }
     // Figure 7.1, message 3: "Solicitar confirmação".
-    let confirmed = match state.engine.client.service_url(
-        req.address,
-        req.serviceibi.as_str(),
-        &[("servicesubject", b"inclusionConfirmationRequest")],
-    ) {
-        Ok(url) => match state
-            .engine
-            .client
-            .get(&url, state.config.archives.timeout)
-            .await
-            .0
-        {
-            Fetched::Body(body) => ibi_archive::pairs::parse(body.trim_end_matches(['\r', '\n']))
-                .map(|p| p.iter().any(|(n, w)| n == "confirmation" && w == &["yes"]))
-                .unwrap_or(false),
-            _ => false,
-        },
-        Err(_) => false,
-    };
+    let confirmed = state
+        .engine
+        .client
+        .confirms(
+            req.address,
+            req.serviceibi.as_str(),
+            state.config.archives.timeout,
+        )
+        .await;
     let address = req.address.to_string();
     let ip = req.ip.to_string();
     let version = req.platformversion.to_string();

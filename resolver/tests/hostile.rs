@@ -100,8 +100,10 @@ fn write_config(dir: &Path, archives: &str) -> PathBuf {
     config
 }
 
-/// `[archives]` of a resolver whose Archives live on loopback.
-const LOOPBACK: &str = "timeout = \"2s\"\nnetworks = [\"127.0.0.0/8\"]\n";
+/// `[archives]` of a resolver whose Archives live on loopback. They are never put to
+/// sleep: these tests send one hostile Archive many requests in a row, each of which must
+/// reach it.
+const LOOPBACK: &str = "timeout = \"2s\"\nnetworks = [\"127.0.0.0/8\"]\ndormant_after = 0\n";
 
 /// A running `ibi-resolver serve`, its stderr in a file.
 struct Resolver {
@@ -600,11 +602,11 @@ fn a_broken_configuration_stops_serve_at_once_naming_file_line_and_column() {
         // Unknown fields.
         (
             format!("{head}registrationkey = \"{secret}\"\n"),
-            "line 3, column 1: unknown field `registrationkey`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`".into(),
+            "line 3, column 1: unknown field `registrationkey`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`, `memory`, `limits`, `metrics`".into(),
         ),
         (
             format!("{head}[archives]\nkey = \"{secret}\"\n"),
-            "line 4, column 1: unknown field `key`, expected `timeout` or `networks`".into(),
+            "line 4, column 1: unknown field `key`, expected one of `timeout`, `networks`, `dormant_after`, `probe`".into(),
         ),
         // Values of the wrong type.
         (
@@ -826,7 +828,7 @@ fn a_damaged_or_foreign_registry_is_refused_by_every_command_and_by_serve() {
         (
             "a registry of another schema version",
             Box::new(|| another_programs_database(&db, 7)),
-            format!("{shown}: schema version 7; this resolver knows 1"),
+            format!("{shown}: schema version 7; this resolver knows 2"),
         ),
     ];
     for (what, make, message) in &cases {
@@ -923,7 +925,7 @@ fn a_read_only_registry_is_read_but_never_written() {
     assert_eq!(listed.code, 0, "{}", listed.err);
     assert_eq!(
         listed.out.lines().nth(1),
-        Some(format!("{SERVICE},-,no,-,-,0,-,-,a@example.org").as_str())
+        Some(format!("{SERVICE},-,no,-,-,0,no,-,-,a@example.org").as_str())
     );
     for ran in [
         register("urlib.net/www/2012/01.01.01.02"),
@@ -1826,7 +1828,7 @@ fn archive_addresses_outside_the_networks_are_refused_and_never_contacted() {
     let listed = r.command(&["archives", "--csv"], "");
     assert_eq!(
         listed.out.lines().nth(1),
-        Some(format!("{SERVICE},-,no,-,-,0,-,-,archive-admin@example.org").as_str())
+        Some(format!("{SERVICE},-,no,-,-,0,no,-,-,archive-admin@example.org").as_str())
     );
     // A later resolution asks no one.
     let a = get(r.port, "/8JMKD3MGP8W/35MME4E");

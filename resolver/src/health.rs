@@ -1,0 +1,246 @@
+//! The health of each included Archive: consecutive failures, last success and latency.
+//! An Archive that fails `dormant_after` times in a row is dormant: resolutions do not ask
+//! it, and it is probed every `probe` interval with `inclusionConfirmationRequest` until
+//! it answers. Kept in memory by the server and written to the registry with the rest of
+//! its state, so that `ibi-resolver archives` shows it and a restart remembers it.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Weight of a new latency in the running average, out of 8.
+const LATENCY_WEIGHT: u64 = 2;
+
+/// One Archive's health; shared by every resolution that asks it.
+#[derive(Debug, Default)]
+pub struct Health {
+    failures: AtomicU32,
+    dormant: AtomicBool,
+    /// Milliseconds since the epoch of the last answer; 0 when none yet.
+    last_success_ms: AtomicI64,
+    /// Running average of the answers' latency, µs; 0 when none yet.
+    latency_us: AtomicU64,
+    /// Changed since last written to the registry.
+    dirty: AtomicBool,
+}
+
+/// What the registry keeps of a [`Health`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Snapshot {
+    pub failures: u32,
+    pub dormant: bool,
+    /// Milliseconds since the epoch; 0 when never.
+    pub last_success_ms: i64,
+    /// µs; 0 when unknown.
+    pub latency_us: u64,
+}
+
+/// What a request to an Archive did to its health.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Change {
+    Unchanged,
+    /// It failed `dormant_after` times in a row: asked no more until a probe answers.
+    FellDormant,
+    /// It was dormant and answered.
+    Woke,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+impl Health {
+    /// A health as the registry last recorded it.
+    pub fn from_snapshot(s: &Snapshot) -> Health {
+        Health {
+            failures: AtomicU32::new(s.failures),
+            dormant: AtomicBool::new(s.dormant),
+            last_success_ms: AtomicI64::new(s.last_success_ms),
+            latency_us: AtomicU64::new(s.latency_us),
+            dirty: AtomicBool::new(false),
+        }
+    }
+
+    pub fn is_dormant(&self) -> bool {
+        self.dormant.load(Ordering::Relaxed)
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            failures: self.failures.load(Ordering::Relaxed),
+            dormant: self.dormant.load(Ordering::Relaxed),
+            last_success_ms: self.last_success_ms.load(Ordering::Relaxed),
+            latency_us: self.latency_us.load(Ordering::Relaxed),
+        }
+    }
+
+    /// An answer (any answer: an empty one is "not here", not a failure) after `took`.
+    pub fn success(&self, took: Duration) -> Change {
+        let us = took.as_micros().min(u64::MAX as u128) as u64;
+        let old = self.latency_us.load(Ordering::Relaxed);
+        let new = if old == 0 {
+            us.max(1)
+        } else {
+            ((old * (8 - LATENCY_WEIGHT) + us * LATENCY_WEIGHT) / 8).max(1)
+        };
+        self.latency_us.store(new, Ordering::Relaxed);
+        self.last_success_ms.store(now_ms(), Ordering::Relaxed);
+        self.failures.store(0, Ordering::Relaxed);
+        self.dirty.store(true, Ordering::Relaxed);
+        if self.dormant.swap(false, Ordering::Relaxed) {
+            Change::Woke
+        } else {
+            Change::Unchanged
+        }
+    }
+
+    /// A failure (no answer in time, a refused connection, an answer that is not a pair
+    /// list); dormant once `dormant_after` come in a row (never, when 0).
+    pub fn failure(&self, dormant_after: u32) -> Change {
+        let failures = self
+            .failures
+            .fetch_add(1, Ordering::Relaxed)
+            .saturating_add(1);
+        self.dirty.store(true, Ordering::Relaxed);
+        if dormant_after > 0
+            && failures >= dormant_after
+            && !self.dormant.swap(true, Ordering::Relaxed)
+        {
+            Change::FellDormant
+        } else {
+            Change::Unchanged
+        }
+    }
+
+    /// Whether it changed since the last call.
+    fn take_dirty(&self) -> bool {
+        self.dirty.swap(false, Ordering::Relaxed)
+    }
+}
+
+/// The health of every included Archive, by service IBI (registry key).
+#[derive(Debug, Default)]
+pub struct HealthBook {
+    map: RwLock<HashMap<String, Arc<Health>>>,
+}
+
+impl HealthBook {
+    /// The health of `archive`, created from `recorded` (what the registry holds) the
+    /// first time it is asked for.
+    pub fn of(&self, archive: &str, recorded: impl FnOnce() -> Snapshot) -> Arc<Health> {
+        if let Some(h) = self
+            .map
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(archive)
+        {
+            return h.clone();
+        }
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        map.entry(archive.to_string())
+            .or_insert_with(|| Arc::new(Health::from_snapshot(&recorded())))
+            .clone()
+    }
+
+    /// Keeps only the Archives in `archives` (the others were excluded or unregistered).
+    pub fn retain(&self, archives: &[&str]) {
+        let keep: std::collections::HashSet<&str> = archives.iter().copied().collect();
+        self.map
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|k, _| keep.contains(k.as_str()));
+    }
+
+    /// The Archives whose health changed since the last call, with their state now.
+    pub fn take_changed(&self) -> Vec<(String, Snapshot)> {
+        self.map
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(_, h)| h.take_dirty())
+            .map(|(k, h)| (k.clone(), h.snapshot()))
+            .collect()
+    }
+
+    /// Every Archive's health now.
+    pub fn all(&self) -> Vec<(String, Snapshot)> {
+        let mut all: Vec<(String, Snapshot)> = self
+            .map
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(k, h)| (k.clone(), h.snapshot()))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dormant_after_n_failures_in_a_row_and_awake_at_the_first_answer() {
+        let h = Health::default();
+        assert_eq!(h.failure(3), Change::Unchanged);
+        assert_eq!(h.failure(3), Change::Unchanged);
+        // An answer in between starts the count again.
+        assert_eq!(h.success(Duration::from_millis(4)), Change::Unchanged);
+        assert_eq!(h.snapshot().failures, 0);
+        assert_eq!(h.failure(3), Change::Unchanged);
+        assert_eq!(h.failure(3), Change::Unchanged);
+        assert!(!h.is_dormant());
+        assert_eq!(h.failure(3), Change::FellDormant);
+        assert!(h.is_dormant());
+        // Falling once, not again at every further failure.
+        assert_eq!(h.failure(3), Change::Unchanged);
+        assert_eq!(h.snapshot().failures, 4);
+        assert_eq!(h.success(Duration::from_millis(4)), Change::Woke);
+        assert!(!h.is_dormant());
+        // 0: never dormant.
+        let h = Health::default();
+        for _ in 0..100 {
+            assert_eq!(h.failure(0), Change::Unchanged);
+        }
+        assert!(!h.is_dormant());
+    }
+
+    #[test]
+    fn latency_is_a_running_average() {
+        let h = Health::default();
+        h.success(Duration::from_micros(800));
+        assert_eq!(h.snapshot().latency_us, 800);
+        // (800 × 6 + 1600 × 2) / 8 = 1000
+        h.success(Duration::from_micros(1600));
+        assert_eq!(h.snapshot().latency_us, 1000);
+        assert!(h.snapshot().last_success_ms > 0);
+    }
+
+    #[test]
+    fn the_book_reports_each_change_once_and_forgets_excluded_archives() {
+        let book = HealthBook::default();
+        let a = book.of("a", || Snapshot {
+            failures: 2,
+            ..Snapshot::default()
+        });
+        let b = book.of("b", Snapshot::default);
+        assert_eq!(a.snapshot().failures, 2);
+        assert!(book.take_changed().is_empty());
+        a.failure(5);
+        let changed = book.take_changed();
+        assert_eq!(changed.len(), 1);
+        assert_eq!(changed[0].0, "a");
+        assert_eq!(changed[0].1.failures, 3);
+        assert!(book.take_changed().is_empty());
+        // The same Arc the second time; the recorded state is not read again.
+        assert!(Arc::ptr_eq(&book.of("b", || panic!("read again")), &b));
+        book.retain(&["b"]);
+        assert_eq!(book.all().len(), 1);
+        assert_eq!(book.all()[0].0, "b");
+    }
+}

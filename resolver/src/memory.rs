@@ -1,0 +1,286 @@
+//! The location memory (§5.1: a resolver may remember where items are): which Archive
+//! last answered for an IBI, asked first the next time so that a popular item costs one
+//! Archive request instead of one per included Archive.
+//!
+//! - Bounded: at most `entries` IBIs, the least recently used forgotten first, in memory
+//!   and in the registry's `locations` table (pruned to the same size, oldest first).
+//! - Kept in the registry database, so a restart does not start cold: the newest
+//!   `entries` rows are loaded at start. Writes go to one thread of their own, in batches,
+//!   through a bounded queue: a resolution never waits for the disk, and when the queue is
+//!   full a change is dropped (it costs one fan-out later, never a wrong answer).
+//! - Only a hint: a remembered Archive that does not satisfy the request sends the
+//!   resolution to every Archive, and the memory is corrected from what they answer.
+
+use std::num::NonZeroUsize;
+use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use lru::LruCache;
+use rusqlite::{params, Connection};
+
+use crate::registry::RegistryError;
+
+/// Changes waiting for the writer; past this many, new ones are dropped.
+const QUEUE: usize = 8192;
+/// Changes written in one transaction at most.
+const BATCH: usize = 1024;
+/// A remembered location used again after this long is written again, so that the
+/// table's oldest rows are the least used ones.
+const REFRESH_SECS: i64 = 3600;
+
+/// One change for the table.
+enum Change {
+    Set {
+        ibi: String,
+        archive: Arc<str>,
+        used: i64,
+    },
+    Forget(String),
+    /// Answered once every change sent before it is committed.
+    Flush(std::sync::mpsc::Sender<()>),
+}
+
+#[derive(Clone)]
+struct Entry {
+    archive: Arc<str>,
+    /// When it was last written to the table (seconds since the epoch).
+    written: i64,
+}
+
+/// The memory; [`LocationMemory::disabled`] remembers nothing.
+pub struct LocationMemory {
+    map: Option<Mutex<LruCache<String, Entry>>>,
+    writes: Option<SyncSender<Change>>,
+}
+
+fn now_secs() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+impl LocationMemory {
+    /// Remembers nothing (`entries = 0`).
+    pub fn disabled() -> LocationMemory {
+        LocationMemory {
+            map: None,
+            writes: None,
+        }
+    }
+
+    /// The memory of the registry at `database`, at most `entries` IBIs, loaded from its
+    /// table; a thread of its own writes the changes back.
+    pub fn open(database: &Path, entries: usize) -> Result<LocationMemory, RegistryError> {
+        let Some(capacity) = NonZeroUsize::new(entries) else {
+            return Ok(LocationMemory::disabled());
+        };
+        let conn = Connection::open(database)?;
+        conn.busy_timeout(Duration::from_secs(5))?;
+        // A lost change costs one fan-out, not a wrong answer: no fsync per batch.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let mut map = LruCache::new(capacity);
+        {
+            let mut stmt =
+                conn.prepare("SELECT ibi, archive, used FROM locations ORDER BY used ASC LIMIT ?1 OFFSET max(0, (SELECT count(*) FROM locations) - ?1)")?;
+            let rows = stmt.query_map(params![entries as i64], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })?;
+            // Oldest first, so that the newest end up the most recently used.
+            for row in rows {
+                let (ibi, archive, used) = row?;
+                map.put(
+                    ibi,
+                    Entry {
+                        archive: archive.into(),
+                        written: used,
+                    },
+                );
+            }
+        }
+        let (tx, rx) = sync_channel(QUEUE);
+        std::thread::Builder::new()
+            .name("location-memory".into())
+            .spawn(move || writer(conn, rx, entries))
+            .map_err(|e| RegistryError(format!("location memory: {e}")))?;
+        Ok(LocationMemory {
+            map: Some(Mutex::new(map)),
+            writes: Some(tx),
+        })
+    }
+
+    /// The Archive (service IBI) remembered for `ibi` (a registry key), if any.
+    pub fn recall(&self, ibi: &str) -> Option<Arc<str>> {
+        let map = self.map.as_ref()?;
+        let (archive, stale) = {
+            let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+            let entry = map.get_mut(ibi)?;
+            let now = now_secs();
+            let stale = now - entry.written >= REFRESH_SECS;
+            if stale {
+                entry.written = now;
+            }
+            (entry.archive.clone(), stale.then_some(now))
+        };
+        if let Some(used) = stale {
+            self.send(Change::Set {
+                ibi: ibi.to_string(),
+                archive: archive.clone(),
+                used,
+            });
+        }
+        Some(archive)
+    }
+
+    /// Remembers that `archive` answered for `ibi`.
+    pub fn remember(&self, ibi: &str, archive: &str) {
+        let Some(map) = &self.map else {
+            return;
+        };
+        let used = now_secs();
+        let archive: Arc<str> = {
+            let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(entry) = map.get_mut(ibi) {
+                if &*entry.archive == archive {
+                    return;
+                }
+            }
+            let archive: Arc<str> = archive.into();
+            map.put(
+                ibi.to_string(),
+                Entry {
+                    archive: archive.clone(),
+                    written: used,
+                },
+            );
+            archive
+        };
+        self.send(Change::Set {
+            ibi: ibi.to_string(),
+            archive,
+            used,
+        });
+    }
+
+    /// Forgets `ibi` (no Archive has it, or only a tombstone).
+    pub fn forget(&self, ibi: &str) {
+        let Some(map) = &self.map else {
+            return;
+        };
+        let had = map
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pop(ibi)
+            .is_some();
+        if had {
+            self.send(Change::Forget(ibi.to_string()));
+        }
+    }
+
+    /// IBIs remembered now.
+    pub fn len(&self) -> usize {
+        self.map
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).len())
+            .unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Waits (at most `timeout`) until every change made so far is in the table: at a
+    /// graceful stop, and in tests.
+    pub fn flush(&self, timeout: Duration) {
+        let Some(tx) = &self.writes else {
+            return;
+        };
+        let (done, wait) = std::sync::mpsc::channel();
+        if tx.send(Change::Flush(done)).is_ok() {
+            let _ = wait.recv_timeout(timeout);
+        }
+    }
+
+    fn send(&self, change: Change) {
+        if let Some(tx) = &self.writes {
+            match tx.try_send(change) {
+                Ok(()) | Err(TrySendError::Full(_)) => {}
+                Err(TrySendError::Disconnected(_)) => {}
+            }
+        }
+    }
+}
+
+/// The writer thread: batches of changes, one transaction each, then the table pruned
+/// back to `entries` rows. Ends when the memory is dropped.
+fn writer(mut conn: Connection, rx: Receiver<Change>, entries: usize) {
+    let mut since_prune = 0usize;
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match rx.try_recv() {
+                Ok(c) => batch.push(c),
+                Err(_) => break,
+            }
+        }
+        let mut flushed = Vec::new();
+        batch.retain(|c| match c {
+            Change::Flush(done) => {
+                flushed.push(done.clone());
+                false
+            }
+            _ => true,
+        });
+        since_prune += batch.len();
+        let prune = since_prune >= entries.div_ceil(16).max(1);
+        if let Err(e) = write_batch(&mut conn, &batch, prune.then_some(entries)) {
+            crate::server::say(&format!("location memory: {e}"));
+        }
+        if prune {
+            since_prune = 0;
+        }
+        for done in flushed {
+            let _ = done.send(());
+        }
+    }
+}
+
+fn write_batch(
+    conn: &mut Connection,
+    batch: &[Change],
+    prune_to: Option<usize>,
+) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    {
+        let mut set = tx.prepare_cached(
+            "INSERT INTO locations (ibi, archive, used) VALUES (?1, ?2, ?3)
+             ON CONFLICT(ibi) DO UPDATE SET archive = excluded.archive, used = excluded.used",
+        )?;
+        let mut forget = tx.prepare_cached("DELETE FROM locations WHERE ibi = ?1")?;
+        for change in batch {
+            match change {
+                Change::Set { ibi, archive, used } => {
+                    set.execute(params![ibi, &**archive, used])?;
+                }
+                Change::Forget(ibi) => {
+                    forget.execute(params![ibi])?;
+                }
+                Change::Flush(_) => {}
+            }
+        }
+    }
+    if let Some(entries) = prune_to {
+        tx.execute(
+            "DELETE FROM locations WHERE ibi IN (SELECT ibi FROM locations ORDER BY used ASC
+             LIMIT max(0, (SELECT count(*) FROM locations) - ?1))",
+            params![entries as i64],
+        )?;
+    }
+    tx.commit()
+}
