@@ -40,6 +40,22 @@ fn resolver_bin() -> PathBuf {
     bin
 }
 
+/// The service IBI of an Archive included by hand (no `ibi-archive` behind it).
+const BY_HAND: &str = "urlib.net/www/2012/01.01.01.01";
+
+/// A listener that accepts connections and never answers; its address.
+fn silent_listener() -> String {
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = silent.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in silent.incoming() {
+            held.push(c);
+        }
+    });
+    address
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -378,6 +394,16 @@ impl System {
         root
     }
 
+    /// Registers [`BY_HAND`] and asks the resolver to include it at `address`, as its
+    /// Archive would; returns the resolver's answer.
+    fn include_by_hand(&self, address: &str) -> String {
+        let (code, _, err) = self
+            .resolver
+            .command(&["register", BY_HAND, "--email", "x@example.org"], KEY);
+        assert_eq!(code, 0, "{err}");
+        http_get(&inclusion_request(&self.resolver, address, BY_HAND, KEY)).text()
+    }
+
     fn page(&self, path: &str, accept_language: &str) -> Response {
         get(&format!("{}{path}", self.resolver.base()), accept_language)
     }
@@ -646,22 +672,9 @@ fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
     let s = system("3s");
     // A listener that accepts and never answers, included by hand (its confirmation
     // times out: included, unsuccessful).
-    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = silent.local_addr().unwrap().to_string();
-    let _held = std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for c in silent.incoming() {
-            held.push(c);
-        }
-    });
-    let service = "urlib.net/www/2012/01.01.01.01";
-    let (code, _, err) = s
-        .resolver
-        .command(&["register", service, "--email", "x@example.org"], KEY);
-    assert_eq!(code, 0, "{err}");
-    let r = http_get(&inclusion_request(&s.resolver, &address, service, KEY));
+    let address = silent_listener();
     assert_eq!(
-        r.text(),
+        s.include_by_hand(&address),
         "status.archive included\r\nstatus.confirmation unsuccessful\r\n"
     );
     std::thread::sleep(Duration::from_millis(100));
@@ -809,7 +822,20 @@ fn the_location_memory_asks_one_archive_corrects_itself_and_outlives_a_restart()
     const FILE: &str = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS 643.0-B-1.pdf";
     let mut s = system("20s");
     let path = format!("/{ITEM}");
-    let asked = |s: &System| (url_requests(&s.alpha, ITEM), url_requests(&s.beta, ITEM));
+    // An Archive logs a request after answering it: counts are read once they hold
+    // still for 200 ms.
+    let asked = |s: &System| {
+        let count = || (url_requests(&s.alpha, ITEM), url_requests(&s.beta, ITEM));
+        let mut last = count();
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let now = count();
+            if now == last {
+                return now;
+            }
+            last = now;
+        }
+    };
     // The first resolution asks every Archive; alpha holds the item.
     assert_eq!(s.redirect(&path, "", FILE), s.alpha);
     let (a1, _) = asked(&s);
@@ -875,16 +901,11 @@ fn a_dead_archive_falls_dormant_is_probed_and_wakes_when_it_answers() {
     // An Archive whose port is closed: included, unconfirmed.
     let port = free_port();
     let address = format!("127.0.0.1:{port}");
-    let service = "urlib.net/www/2012/01.01.01.01";
-    let (code, _, err) = s
-        .resolver
-        .command(&["register", service, "--email", "x@example.org"], KEY);
-    assert_eq!(code, 0, "{err}");
-    let r = http_get(&inclusion_request(&s.resolver, &address, service, KEY));
     assert_eq!(
-        r.text(),
+        s.include_by_hand(&address),
         "status.archive included\r\nstatus.confirmation unsuccessful\r\n"
     );
+    let service = BY_HAND;
     let up = |s: &System, v: u8| {
         metrics(s).contains(&format!(
             "ibi_resolver_archive_up{{archive=\"{service}\"}} {v}\n"
@@ -969,20 +990,8 @@ fn a_dead_archive_falls_dormant_is_probed_and_wakes_when_it_answers() {
 fn beyond_its_resolutions_the_resolver_answers_503_with_retry_after() {
     let s = system_with("2s", "[limits]\nresolutions = 1\n", |_| {});
     // An Archive that accepts and never answers keeps a miss under way for 2 s.
-    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = silent.local_addr().unwrap().to_string();
-    let _held = std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for c in silent.incoming() {
-            held.push(c);
-        }
-    });
-    let service = "urlib.net/www/2012/01.01.01.01";
-    let (code, _, err) = s
-        .resolver
-        .command(&["register", service, "--email", "x@example.org"], KEY);
-    assert_eq!(code, 0, "{err}");
-    http_get(&inclusion_request(&s.resolver, &address, service, KEY));
+    let address = silent_listener();
+    s.include_by_hand(&address);
     let base = s.resolver.base();
     let first = std::thread::spawn(move || get(&format!("{base}/8JMKD3MGP8W/35MME4F"), "en"));
     std::thread::sleep(Duration::from_millis(500));
