@@ -146,6 +146,15 @@ impl HealthBook {
             .clone()
     }
 
+    /// Forgets what is known of `archive` (it was included again, its confirmation
+    /// answered): the next resolution asks it.
+    pub fn reset(&self, archive: &str) {
+        self.map
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(archive);
+    }
+
     /// Keeps only the Archives in `archives` (the others were excluded or unregistered).
     pub fn retain(&self, archives: &[&str]) {
         let keep: std::collections::HashSet<&str> = archives.iter().copied().collect();

@@ -242,37 +242,71 @@ impl Engine {
     ) -> Next {
         let remembering = !url.requires_original();
         let key = ibi_key(url.ibi());
+        // The remembered Archive, when it was just asked and its answer (none, or an
+        // empty one) adds nothing: not asked twice, and counted once.
+        let mut settled: Option<(&Included, bool)> = None;
         if remembering {
             let remembered = self.memory.recall(&key);
-            let archive = remembered
-                .as_deref()
-                .and_then(|r| archives.iter().find(|a| a.serviceibi == r));
+            let archive = remembered.as_deref().and_then(|r| {
+                archives.iter().find(|a| {
+                    a.serviceibi == r
+                        && !self
+                            .health
+                            .of(&a.serviceibi, || a.recorded.clone())
+                            .is_dormant()
+                })
+            });
             match archive {
                 Some(a) => {
                     let (mut round, next, _) =
                         self.round(std::slice::from_ref(a), url, reader).await;
                     round.remembered = true;
+                    let result = round.asked[0].result.clone();
                     rounds.push(round);
                     if next.satisfied() {
                         self.metrics.memory("hit");
                         return next;
                     }
                     self.metrics.memory("stale");
+                    match result.as_str() {
+                        "empty" => settled = Some((a, false)),
+                        "failed" | "timed out" => settled = Some((a, true)),
+                        _ => {}
+                    }
                 }
                 None if remembered.is_some() => self.metrics.memory("stale"),
                 None => self.metrics.memory("miss"),
             }
         }
-        let (round, next, decider) = self.round(archives, url, reader).await;
+        let others: Vec<Included>;
+        let asked_now: &[Included] = match settled {
+            Some((done, _)) => {
+                others = archives
+                    .iter()
+                    .filter(|a| a.serviceibi != done.serviceibi)
+                    .cloned()
+                    .collect();
+                &others
+            }
+            None => archives,
+        };
+        let (round, mut next, decider) = self.round(asked_now, url, reader).await;
         rounds.push(round);
+        if let (Some((_, failed)), Next::Done(Outcome::NotFound { unanswered, asked })) =
+            (settled, &mut next)
+        {
+            *asked += 1;
+            *unanswered += usize::from(failed);
+        }
         if remembering {
             match (&next, decider) {
                 (n, Some(i)) if n.satisfied() => {
-                    self.memory.remember(&key, &archives[i].serviceibi)
+                    self.memory.remember(&key, &asked_now[i].serviceibi)
                 }
-                (Next::Done(Outcome::NotFound { .. } | Outcome::Deleted { .. }), _) => {
-                    self.memory.forget(&key)
-                }
+                // Forgotten only when every Archive said it is not there: one that did not
+                // answer may still hold it.
+                (Next::Done(Outcome::NotFound { unanswered: 0, .. }), _)
+                | (Next::Done(Outcome::Deleted { .. }), _) => self.memory.forget(&key),
                 _ => {}
             }
         }

@@ -237,6 +237,10 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
             )
         })
         .await;
+    if written.is_ok() && confirmed {
+        // It answered: whatever failures were counted against it are over.
+        state.engine.health.reset(req.serviceibi.as_str());
+    }
     match written {
         Ok(()) => {
             let outcome: &[u8] = if confirmed {

@@ -1978,3 +1978,52 @@ fn a_stop_refuses_new_connections_closes_idle_ones_and_lets_a_resolution_end() {
     assert!(status.success(), "{status}:\n{}", r.log());
     assert!(r.log().ends_with("ibi-resolver: stopped\n"), "{}", r.log());
 }
+
+// ---------------------------------------------------------------------------------------
+// 7. The remembered Archive failing
+
+#[test]
+fn a_remembered_archive_that_fails_once_is_asked_once_counted_once_and_still_remembered() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = Resolver::start(&write_config(
+        tmp.path(),
+        "timeout = \"2s\"\nnetworks = [\"127.0.0.0/8\"]\ndormant_after = 2\n",
+    ));
+    let failing = Arc::new(AtomicBool::new(false));
+    let f = failing.clone();
+    let peer = archive(move |_, s| {
+        if f.load(Ordering::SeqCst) {
+            let _ = s.write_all(
+                b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        } else {
+            answer_200(s, b"url http://127.0.0.1/a\r\n");
+        }
+    });
+    assert_eq!(r.include(&peer.addr.to_string()).text(), INCLUDED);
+    let asked = || {
+        peer.targets()
+            .iter()
+            .filter(|t| asked_ibi(t).is_some())
+            .count()
+    };
+    // Found, and remembered.
+    assert_eq!(get(r.port, "/8JMKD3MGP8W/35MME4E").status, 302);
+    assert_eq!(asked(), 1);
+    // It fails once: asked once in that resolution (not again by the fan-out), one
+    // failure counted (dormant_after = 2 is not reached), and the reader told.
+    failing.store(true, Ordering::SeqCst);
+    let miss = get(r.port, "/8JMKD3MGP8W/35MME4E");
+    assert_eq!(miss.status, 404);
+    assert_eq!(miss.text(), not_found_page("8JMKD3MGP8W/35MME4E", 1));
+    assert_eq!(asked(), 2);
+    assert!(!r.log().contains("dormant"), "{}", r.log());
+    // It answers again: still remembered (a failure is no proof the item left).
+    failing.store(false, Ordering::SeqCst);
+    let inspected = get(r.port, "/8JMKD3MGP8W/35MME4E?noredirect").text();
+    assert!(
+        inspected.contains("(remembered Archive)") && !inspected.contains("Round 2"),
+        "{inspected}"
+    );
+    assert_eq!(asked(), 3);
+}
