@@ -242,9 +242,11 @@ impl Engine {
     ) -> Next {
         let remembering = !url.requires_original();
         let key = ibi_key(url.ibi());
-        // The remembered Archive, when it was just asked and its answer (none, or an
-        // empty one) adds nothing: not asked twice, and counted once.
-        let mut settled: Option<(&Included, bool)> = None;
+        // The remembered Archive, after it answered that the item is not there: not
+        // asked again. After it failed: asked again (the failure may be a moment of
+        // overload), but a second failure in this step is not counted against it.
+        let mut empty: Option<&Included> = None;
+        let mut failed: Option<&str> = None;
         if remembering {
             let remembered = self.memory.recall(&key);
             let archive = remembered.as_deref().and_then(|r| {
@@ -259,7 +261,7 @@ impl Engine {
             match archive {
                 Some(a) => {
                     let (mut round, next, _) =
-                        self.round(std::slice::from_ref(a), url, reader).await;
+                        self.round(std::slice::from_ref(a), url, reader, None).await;
                     round.remembered = true;
                     let result = round.asked[0].result.clone();
                     rounds.push(round);
@@ -269,8 +271,8 @@ impl Engine {
                     }
                     self.metrics.memory("stale");
                     match result.as_str() {
-                        "empty" => settled = Some((a, false)),
-                        "failed" | "timed out" => settled = Some((a, true)),
+                        "empty" => empty = Some(a),
+                        "failed" | "timed out" => failed = Some(&a.serviceibi),
                         _ => {}
                     }
                 }
@@ -279,8 +281,8 @@ impl Engine {
             }
         }
         let others: Vec<Included>;
-        let asked_now: &[Included] = match settled {
-            Some((done, _)) => {
+        let asked_now: &[Included] = match empty {
+            Some(done) => {
                 others = archives
                     .iter()
                     .filter(|a| a.serviceibi != done.serviceibi)
@@ -290,13 +292,10 @@ impl Engine {
             }
             None => archives,
         };
-        let (round, mut next, decider) = self.round(asked_now, url, reader).await;
+        let (round, mut next, decider) = self.round(asked_now, url, reader, failed).await;
         rounds.push(round);
-        if let (Some((_, failed)), Next::Done(Outcome::NotFound { unanswered, asked })) =
-            (settled, &mut next)
-        {
+        if let (Some(_), Next::Done(Outcome::NotFound { asked, .. })) = (empty, &mut next) {
             *asked += 1;
-            *unanswered += usize::from(failed);
         }
         if remembering {
             match (&next, decider) {
@@ -315,11 +314,13 @@ impl Engine {
 
     /// One round: the urlRequest to every Archive given (but dormant ones), answers read
     /// as they come. Also gives the Archive whose answer decided, if one did.
+    /// A failure of `counted` (already counted in this step) is not counted again.
     async fn round(
         &self,
         archives: &[Included],
         url: &PersistentUrl,
         reader: &Reader,
+        counted: Option<&str>,
     ) -> (Round, Next, Option<usize>) {
         let verblist = url.verblist_text();
         let ips = ip_list(&reader.ips);
@@ -390,14 +391,14 @@ impl Engine {
                 Fetched::TimedOut => {
                     a.result = "timed out".into();
                     unanswered += 1;
-                    self.failed(archive, &healths[i], "timed_out", took);
+                    self.failed(archive, &healths[i], "timed_out", took, counted);
                     continue;
                 }
                 Fetched::Failed(why) => {
                     a.result = "failed".into();
                     a.detail = Some(why);
                     unanswered += 1;
-                    self.failed(archive, &healths[i], "failed", took);
+                    self.failed(archive, &healths[i], "failed", took, counted);
                     continue;
                 }
                 Fetched::Body(body) => {
@@ -407,7 +408,7 @@ impl Engine {
                 }
             };
             if let Reading::Invalid(_) = reading {
-                self.failed(archive, &healths[i], "failed", took);
+                self.failed(archive, &healths[i], "failed", took, counted);
             } else {
                 self.metrics.archive_request(archive, "answered", took);
                 if healths[i].success(took) == health::Change::Woke {
@@ -499,9 +500,20 @@ impl Engine {
         (round, Next::Done(outcome), None)
     }
 
-    /// A request to `archive` that failed: counted against its health.
-    fn failed(&self, archive: &str, health: &Health, result: &str, took: Duration) {
+    /// A request to `archive` that failed: counted against its health, unless `counted`
+    /// names it (its failure in this step is counted already).
+    fn failed(
+        &self,
+        archive: &str,
+        health: &Health,
+        result: &str,
+        took: Duration,
+        counted: Option<&str>,
+    ) {
         self.metrics.archive_request(archive, result, took);
+        if counted == Some(archive) {
+            return;
+        }
         if health.failure(self.dormant_after) == health::Change::FellDormant {
             crate::server::say(&format!(
                 "{archive} failed {} times in a row: dormant, asked no more until it answers",
