@@ -3,7 +3,9 @@
 # run. Writes a markdown report (default bench/resolver-results.md).
 #
 #   bench/resolver.sh [--archives 10,100] [--duration 8] [--connections 16]
-#                     [--out FILE] [--no-build]
+#                     [--out FILE] [--no-build] [--keep]
+#
+# --keep leaves the Archives' and resolvers' logs in the temporary directory it names.
 #
 # For each K of --archives:
 #  1. K Archives, each an `ibi-archive serve` on 127.0.0.1 over its own copy of
@@ -40,6 +42,7 @@ DURATION=8
 CONNS=16
 OUT=""
 BUILD=1
+KEEP=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --archives) ARCHIVES="$2"; shift 2 ;;
@@ -47,7 +50,8 @@ while [ $# -gt 0 ]; do
         --connections) CONNS="$2"; shift 2 ;;
         --out) OUT="$2"; shift 2 ;;
         --no-build) BUILD=0; shift ;;
-        -h|--help) sed -n '2,36p' "$0"; exit 0 ;;
+        --keep) KEEP=1; shift ;;
+        -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
         *) echo "resolver.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -99,7 +103,7 @@ stop_all() {
 }
 cleanup() {
     stop_all
-    rm -rf "$WORK"
+    if [ "$KEEP" = 1 ]; then log "logs kept in $WORK"; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
