@@ -37,17 +37,17 @@ struct Ran {
     err: String,
 }
 
-/// Runs `ibi-resolver ARGS` (as `uid` when given), `stdin` on its standard input, and
-/// waits at most [`QUICKLY`] for it to exit.
-fn run_as(uid: Option<u32>, args: &[&str], stdin: &str) -> Ran {
-    let mut cmd = Command::new(BIN);
+/// Runs `ibi-resolver ARGS` (as the user given, from the copy it may run), `stdin` on its
+/// standard input, and waits at most [`QUICKLY`] for it to exit.
+fn run_as(user: Option<&User>, args: &[&str], stdin: &str) -> Ran {
+    let mut cmd = Command::new(user.map_or(Path::new(BIN), |u| &u.bin));
     cmd.args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    if let Some(uid) = uid {
+    if let Some(u) = user {
         use std::os::unix::process::CommandExt;
-        cmd.uid(uid).gid(uid);
+        cmd.uid(u.uid).gid(u.uid);
     }
     let mut child = cmd.spawn().unwrap();
     // A command that refuses early may not read its input: a broken pipe is no failure.
@@ -119,7 +119,7 @@ impl Resolver {
         Resolver::start_as(None, config)
     }
 
-    fn start_as(uid: Option<u32>, config: &Path) -> Resolver {
+    fn start_as(user: Option<&User>, config: &Path) -> Resolver {
         let log = config.with_file_name(format!(
             "serve-{}.log",
             std::time::SystemTime::now()
@@ -127,14 +127,14 @@ impl Resolver {
                 .unwrap()
                 .as_nanos()
         ));
-        let mut cmd = Command::new(BIN);
+        let mut cmd = Command::new(user.map_or(Path::new(BIN), |u| &u.bin));
         cmd.args(["serve", "--config", config.to_str().unwrap()])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap());
-        if let Some(uid) = uid {
+        if let Some(u) = user {
             use std::os::unix::process::CommandExt;
-            cmd.uid(uid).gid(uid);
+            cmd.uid(u.uid).gid(u.uid);
         }
         let mut child = cmd.spawn().unwrap();
         let deadline = Instant::now() + QUICKLY;
@@ -265,6 +265,24 @@ fn euid() -> u32 {
         .and_then(|ids| ids.split_whitespace().nth(1))
         .and_then(|id| id.parse().ok())
         .unwrap()
+}
+
+/// Another user the resolver runs as, and the copy of the executable that user may run
+/// (the built one may sit below a directory only its owner enters).
+struct User {
+    uid: u32,
+    bin: PathBuf,
+}
+
+impl User {
+    /// `uid` (and the group of the same number), with a copy of the executable in `dir`
+    /// (a directory others may enter).
+    fn new(uid: u32, dir: &Path) -> User {
+        let bin = dir.join("ibi-resolver");
+        std::fs::copy(BIN, &bin).unwrap();
+        chmod(&bin, 0o755);
+        User { uid, bin }
+    }
 }
 
 /// The user (and group of the same number) the resolver runs as where permission bits
@@ -892,6 +910,8 @@ fn a_read_only_registry_is_read_but_never_written() {
     let uid = unprivileged();
     let dir = tempfile::tempdir().unwrap();
     chmod(dir.path(), 0o755);
+    let user = uid.map(|uid| User::new(uid, dir.path()));
+    let user = user.as_ref();
     let home = dir.path().join("resolver");
     std::fs::create_dir(&home).unwrap();
     if let Some(uid) = uid {
@@ -903,7 +923,7 @@ fn a_read_only_registry_is_read_but_never_written() {
     let db = home.join("registry.sqlite");
     let register = |service: &str| {
         run_as(
-            uid,
+            user,
             &[
                 "register",
                 service,
@@ -921,7 +941,7 @@ fn a_read_only_registry_is_read_but_never_written() {
     // with a clean 503.
     chmod(&db, 0o400);
     let before = std::fs::read(&db).unwrap();
-    let listed = run_as(uid, &["archives", "--csv", "--config", c], "");
+    let listed = run_as(user, &["archives", "--csv", "--config", c], "");
     assert_eq!(listed.code, 0, "{}", listed.err);
     assert_eq!(
         listed.out.lines().nth(1),
@@ -929,7 +949,7 @@ fn a_read_only_registry_is_read_but_never_written() {
     );
     for ran in [
         register("urlib.net/www/2012/01.01.01.02"),
-        run_as(uid, &["unregister", SERVICE, "--config", c], ""),
+        run_as(user, &["unregister", SERVICE, "--config", c], ""),
     ] {
         assert_eq!(
             (ran.code, ran.err.as_str()),
@@ -940,7 +960,7 @@ fn a_read_only_registry_is_read_but_never_written() {
         );
     }
     let peer = archive(|_, s| answer_200(s, b""));
-    let mut resolver = Resolver::start_as(uid, &config);
+    let mut resolver = Resolver::start_as(user, &config);
     let n = resolver.lines().len();
     let a = resolver.include_again(SERVICE, &peer.addr.to_string());
     assert_eq!(
@@ -975,7 +995,7 @@ fn a_read_only_registry_is_read_but_never_written() {
         vec!["unregister", SERVICE, "--config", c],
         vec!["serve", "--config", c],
     ] {
-        let ran = run_as(uid, &args, "");
+        let ran = run_as(user, &args, "");
         assert_eq!(
             (ran.code, ran.err.as_str()),
             (1, refused.as_str()),
@@ -990,7 +1010,7 @@ fn a_read_only_registry_is_read_but_never_written() {
         vec!["archives", "--config", c],
         vec!["serve", "--config", c],
     ] {
-        let ran = run_as(uid, &args, "");
+        let ran = run_as(user, &args, "");
         assert_eq!(
             (ran.code, ran.err.as_str()),
             (
