@@ -233,24 +233,7 @@ fn resolver_cmd(
     let mut cmd = Command::new(bin);
     cmd.args(args).args(["--config", config.to_str().unwrap()]);
     prepare(&mut cmd);
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    support::run_with_stdin(&mut cmd, stdin)
 }
 
 /// `GET target` of the server at `base` ("http://host:port") from the local address

@@ -16,29 +16,18 @@ mod common;
 mod support;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{http_get, http_raw, Response};
+use support::{free_port, http_get, http_raw, Response};
 
 const RESOLVER_IBI: &str = "J8LNKB5R7W/3FUQHC5";
 const ALPHA: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
 const BETA: &str = "sid.inpe.br/mtc-m19@80/2009/08.21.17.02";
 const GAMMA: &str = "urlib.net/www/2011/03.04.05.06";
 const KEY: &str = "1234567890";
-
-fn resolver_bin() -> PathBuf {
-    let bin = support::ibi_archive_bin().with_file_name("ibi-resolver");
-    assert!(
-        bin.is_file(),
-        "{} is missing: run the tests of the whole workspace (cargo test at the top builds it for resolver/tests)",
-        bin.display()
-    );
-    bin
-}
 
 /// The service IBI of an Archive included by hand (no `ibi-archive` behind it).
 const BY_HAND: &str = "urlib.net/www/2012/01.01.01.01";
@@ -54,14 +43,6 @@ fn silent_listener() -> String {
         }
     });
     address
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A copy of the sample Archive as `name`, keeping only the items under `keep` (paths
@@ -132,7 +113,7 @@ impl Resolver {
     /// `ibi-resolver serve` on `config` (listening on `port`).
     fn run(config: PathBuf, port: u16) -> Resolver {
         let log = config.with_file_name("resolver.log");
-        let child = Command::new(resolver_bin())
+        let child = Command::new(support::ibi_resolver_bin())
             .args(["serve", "--config", config.to_str().unwrap()])
             .stderr(
                 std::fs::OpenOptions::new()
@@ -191,25 +172,11 @@ impl Resolver {
 
     /// `ibi-resolver COMMAND …`, the key (if any) on stdin.
     fn command(&self, args: &[&str], stdin: &str) -> (i32, String, String) {
-        let mut child = Command::new(resolver_bin())
-            .args(args)
-            .args(["--config", self.config.to_str().unwrap()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
+        support::run_with_stdin(
+            Command::new(support::ibi_resolver_bin())
+                .args(args)
+                .args(["--config", self.config.to_str().unwrap()]),
+            stdin,
         )
     }
 }

@@ -139,6 +139,24 @@ pub fn ibi_resolver_bin() -> PathBuf {
     bin
 }
 
+/// Runs `cmd` with `stdin` on its standard input; returns (exit code, stdout, stderr).
+pub fn run_with_stdin(cmd: &mut Command, stdin: &str) -> (i32, String, String) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A command that refuses early may not read its input: a broken pipe is no failure.
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ServerKind {
     Apache2,
