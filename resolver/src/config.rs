@@ -149,9 +149,7 @@ impl Config {
     /// A wrong value is shown with its line and column, as a TOML error is.
     pub fn parse(text: &str, dir: &Path) -> Result<Config, String> {
         let raw: Raw = toml::from_str(text).map_err(|e| toml_message(text, &e))?;
-        let at = |value: &Spanned<String>, message: String| {
-            format!("{}: {message}", position(text, value.span().start))
-        };
+        let at = |value: &Spanned<String>, message: String| located(text, value, message);
         let serviceibi = Ibi::parse(raw.serviceibi.get_ref())
             .map_err(|e| at(&raw.serviceibi, format!("serviceibi: {e}")))?;
         let (publicurl, publicurl_with_port) =
@@ -198,7 +196,7 @@ impl Config {
             |what: &str, v: &Option<Spanned<i64>>, default: usize, range: (i64, i64)| match v {
                 None => Ok(default),
                 Some(n) if (range.0..=range.1).contains(n.get_ref()) => Ok(*n.get_ref() as usize),
-                Some(n) => Err(at_number(
+                Some(n) => Err(located(
                     text,
                     n,
                     format!(
@@ -310,8 +308,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     parse_duration_in(s, Duration::from_millis(1), MAX_TIMEOUT)
 }
 
-/// A number with its position, for a message (`line L, column C: …`).
-fn at_number(text: &str, value: &Spanned<i64>, message: String) -> String {
+/// `message` about `value` of `text`, with its position (`line L, column C: …`).
+fn located<T>(text: &str, value: &Spanned<T>, message: String) -> String {
     format!("{}: {message}", position(text, value.span().start))
 }
 

@@ -93,15 +93,7 @@ impl AppState {
 
     /// Reads the included Archives from the registry again.
     pub async fn refresh(&self) -> Result<(), RegistryError> {
-        let registry = self.registry.clone();
-        let list = tokio::task::spawn_blocking(move || {
-            registry
-                .lock()
-                .map_err(|_| RegistryError("registry lock poisoned".into()))?
-                .included()
-        })
-        .await
-        .map_err(|e| RegistryError(format!("registry task: {e}")))??;
+        let list = self.with_registry(|r| r.included()).await?;
         let names: Vec<&str> = list.iter().map(|a| a.serviceibi.as_str()).collect();
         self.engine.health.retain(&names);
         if let Ok(mut a) = self.archives.write() {
@@ -116,15 +108,7 @@ impl AppState {
         if changed.is_empty() {
             return Ok(());
         }
-        let registry = self.registry.clone();
-        tokio::task::spawn_blocking(move || {
-            registry
-                .lock()
-                .map_err(|_| RegistryError("registry lock poisoned".into()))?
-                .record_health(&changed)
-        })
-        .await
-        .map_err(|e| RegistryError(format!("registry task: {e}")))?
+        self.with_registry(move |r| r.record_health(&changed)).await
     }
 
     /// Asks every dormant Archive whether it answers again (inclusionConfirmationRequest).
@@ -151,21 +135,30 @@ impl AppState {
         while probes.join_next().await.is_some() {}
     }
 
-    /// Runs one change of the registry (a transaction) off the async threads, then
-    /// reads the included Archives again.
-    pub async fn write<F>(&self, change: F) -> Result<(), RegistryError>
+    /// Runs `work` on the registry off the async threads (SQLite blocks).
+    async fn with_registry<T, F>(&self, work: F) -> Result<T, RegistryError>
     where
-        F: FnOnce(&mut Registry) -> Result<(), RegistryError> + Send + 'static,
+        T: Send + 'static,
+        F: FnOnce(&mut Registry) -> Result<T, RegistryError> + Send + 'static,
     {
         let registry = self.registry.clone();
         tokio::task::spawn_blocking(move || {
             let mut r = registry
                 .lock()
                 .map_err(|_| RegistryError("registry lock poisoned".into()))?;
-            change(&mut r)
+            work(&mut r)
         })
         .await
-        .map_err(|e| RegistryError(format!("registry task: {e}")))??;
+        .map_err(|e| RegistryError(format!("registry task: {e}")))?
+    }
+
+    /// Runs one change of the registry (a transaction) off the async threads, then
+    /// reads the included Archives again.
+    pub async fn write<F>(&self, change: F) -> Result<(), RegistryError>
+    where
+        F: FnOnce(&mut Registry) -> Result<(), RegistryError> + Send + 'static,
+    {
+        self.with_registry(change).await?;
         self.refresh().await
     }
 
@@ -174,18 +167,16 @@ impl AppState {
         let Ok(_permit) = self.key_checks.acquire().await else {
             return false;
         };
-        let registry = self.registry.clone();
         let ibi = serviceibi.clone();
         let key = key.to_string();
-        let ok = tokio::task::spawn_blocking(move || {
-            let hash = registry
-                .lock()
-                .ok()
-                .and_then(|r| r.key_hash(&ibi).ok().flatten());
-            registry::verify_key(&key, hash.as_deref())
-        })
-        .await
-        .unwrap_or(false);
+        // An unreadable registry verifies against no hash: a refusal after the same work.
+        let ok = self
+            .with_registry(move |r| {
+                let hash = r.key_hash(&ibi).ok().flatten();
+                Ok(registry::verify_key(&key, hash.as_deref()))
+            })
+            .await
+            .unwrap_or(false);
         let wait = match self.slowdown.lock() {
             Ok(mut s) if ok => {
                 s.succeeded(client);
