@@ -18,6 +18,8 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 /// The longest answer read from an Archive: a pair list is a few hundred bytes.
 pub const MAX_ANSWER: usize = 64 * 1024;
+/// Idle connections kept open to one Archive address, for the next requests.
+pub const IDLE_PER_ARCHIVE: usize = 32;
 
 /// Which addresses Archives may have.
 #[derive(Clone, Debug)]
@@ -135,7 +137,7 @@ impl ArchiveClient {
                 policy: policy.clone(),
             }))
             .pool_idle_timeout(Duration::from_secs(30))
-            .pool_max_idle_per_host(32)
+            .pool_max_idle_per_host(IDLE_PER_ARCHIVE)
             .tcp_nodelay(true)
             .build()
             .expect("a client without TLS always builds");

@@ -7,6 +7,7 @@
 //! `ibi-archive` library; this crate adds the server (tokio, hyper, axum), the client of
 //! Archives (reqwest) and the registry (SQLite).
 
+pub mod acknowledge;
 pub mod client;
 pub mod config;
 pub mod health;

@@ -23,6 +23,7 @@ use ibi_archive::query::Query;
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
+use crate::acknowledge::Acknowledger;
 use crate::config::Config;
 use crate::lang::{self, PageLang};
 use crate::memory::LocationMemory;
@@ -39,8 +40,6 @@ pub const MAX_HEAD: usize = 16 * 1024;
 pub const MAX_TARGET: usize = 8 * 1024;
 /// A whole resolution ends within this time.
 pub const MAX_RESOLUTION: Duration = Duration::from_secs(60);
-/// Acknowledgments under way at once; beyond, they are dropped (and logged).
-pub const MAX_ACKNOWLEDGMENTS: usize = 256;
 /// How often the list of included Archives is read again from the registry (it may be
 /// changed by `register`/`unregister` from the shell).
 pub const REFRESH: Duration = Duration::from_secs(2);
@@ -57,7 +56,7 @@ pub struct AppState {
     archives: RwLock<Arc<Vec<Included>>>,
     slowdown: Mutex<Slowdown>,
     key_checks: Semaphore,
-    acknowledgments: Arc<Semaphore>,
+    acknowledgments: Acknowledger,
     /// Resolutions under way; when none is left, `503`.
     resolutions: Semaphore,
 }
@@ -74,6 +73,11 @@ impl AppState {
             )?),
             ..Engine::new(&config)
         };
+        let acknowledgments = Acknowledger::new(
+            engine.client.clone(),
+            engine.timeout,
+            engine.metrics.clone(),
+        );
         Ok(AppState {
             config,
             engine,
@@ -81,7 +85,7 @@ impl AppState {
             archives: RwLock::new(Arc::new(archives)),
             slowdown: Mutex::new(Slowdown::new()),
             key_checks: Semaphore::new(4),
-            acknowledgments: Arc::new(Semaphore::new(MAX_ACKNOWLEDGMENTS)),
+            acknowledgments,
             resolutions: Semaphore::new(config_resolutions),
         })
     }
@@ -96,6 +100,7 @@ impl AppState {
         let list = self.with_registry(|r| r.included()).await?;
         let names: Vec<&str> = list.iter().map(|a| a.serviceibi.as_str()).collect();
         self.engine.health.retain(&names);
+        self.acknowledgments.retain(&names);
         if let Ok(mut a) = self.archives.write() {
             *a = Arc::new(list);
         }
@@ -568,7 +573,10 @@ async fn route(
     }
     if let Outcome::Found(found) = &trace.outcome {
         if let Some(ack) = state.engine.acknowledgment(&trace, &reader) {
-            acknowledge(state, ack, found.address.clone());
+            state
+                .acknowledgments
+                .send(&found.archive, &found.address, ack)
+                .await;
         }
         let mut r = page_response(pages::outcome(page_lang, &trace, url.ibi().as_str()));
         *r.status_mut() = StatusCode::FOUND;
@@ -583,35 +591,6 @@ async fn route(
     *r.status_mut() =
         StatusCode::from_u16(pages::status_of(&trace.outcome)).unwrap_or(StatusCode::NOT_FOUND);
     (r, full.clone(), note)
-}
-
-/// Sends the acknowledgment (Table 8.11) without making the reader wait.
-fn acknowledge(state: &Arc<AppState>, url: String, address: String) {
-    let metrics = state.engine.metrics.clone();
-    let Ok(permit) = state.acknowledgments.clone().try_acquire_owned() else {
-        metrics.acknowledgment("dropped");
-        say(&format!(
-            "acknowledgment to {address} dropped: {MAX_ACKNOWLEDGMENTS} under way"
-        ));
-        return;
-    };
-    let client = state.engine.client.clone();
-    let timeout = state.engine.timeout;
-    tokio::spawn(async move {
-        let (fetched, _) = client.get(&url, timeout).await;
-        match fetched {
-            crate::client::Fetched::Body(_) => metrics.acknowledgment("sent"),
-            crate::client::Fetched::Failed(why) => {
-                metrics.acknowledgment("failed");
-                say(&format!("acknowledgment to {address} failed: {why}"))
-            }
-            crate::client::Fetched::TimedOut => {
-                metrics.acknowledgment("failed");
-                say(&format!("acknowledgment to {address} timed out"))
-            }
-        }
-        drop(permit);
-    });
 }
 
 /// The outcome's label in the metrics.

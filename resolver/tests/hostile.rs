@@ -2056,3 +2056,57 @@ fn a_remembered_archive_that_fails_is_asked_again_counted_once_and_still_remembe
     );
     assert_eq!(asked(), 6);
 }
+
+/// How long the slow Archive below takes over each acknowledgment.
+const SLOW_ACKNOWLEDGMENT: Duration = Duration::from_millis(300);
+
+#[test]
+fn an_archive_slow_to_take_acknowledgments_gets_every_one_of_them() {
+    // A burst of resolutions finds the item at an Archive that answers urlRequests at
+    // once but takes 300 ms over each acknowledgment: the acknowledgments pile up faster
+    // than the Archive takes them. Each one is part of the Archive's access statistics:
+    // none may be lost while the Archive still takes them; the readers wait for a free
+    // slot instead (a resolution needs the urlRequest and the acknowledgment).
+    let tmp = tempfile::tempdir().unwrap();
+    let r = Resolver::start(&write_config(tmp.path(), LOOPBACK));
+    let taken = Arc::new(AtomicUsize::new(0));
+    let t = taken.clone();
+    let peer = Peer::start(move |target, s| {
+        if target.contains("servicesubject=inclusionConfirmationRequest") {
+            answer_200(s, b"confirmation yes\r\n");
+        } else if asked_ibi(target).is_some() {
+            answer_200(
+                s,
+                b"state Original\r\nurl http://127.0.0.1/a\r\nurlkey 1111111111-2222222222\r\n",
+            );
+        } else if target.contains("servicesubject=acknowledgment") {
+            std::thread::sleep(SLOW_ACKNOWLEDGMENT);
+            answer_200(s, b"");
+            t.fetch_add(1, Ordering::SeqCst);
+        } else {
+            answer_200(s, b"");
+        }
+    });
+    assert_eq!(r.include(&peer.addr.to_string()).text(), INCLUDED);
+    const READERS: usize = 20;
+    const EACH: usize = 20;
+    let readers: Vec<_> = (0..READERS)
+        .map(|_| {
+            let port = r.port;
+            std::thread::spawn(move || {
+                (0..EACH)
+                    .map(|_| get(port, "/8JMKD3MGP8W/35MME4E").status)
+                    .collect::<Vec<u16>>()
+            })
+        })
+        .collect();
+    for reader in readers {
+        assert_eq!(reader.join().unwrap(), vec![302; EACH]);
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while taken.load(Ordering::SeqCst) < READERS * EACH && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(taken.load(Ordering::SeqCst), READERS * EACH, "{}", r.log());
+    assert!(!r.log().contains("dropped"), "{}", r.log());
+}
