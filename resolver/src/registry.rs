@@ -113,10 +113,68 @@ impl std::fmt::Display for RegistryError {
 
 impl std::error::Error for RegistryError {}
 
+/// What a write refused for want of permission needs: SQLite gives the `-wal` and `-shm`
+/// files beside the registry its mode when it makes them, so a registry once read-only
+/// stays so until they are writable too.
+const WRITABLE: &str =
+    "the registry, its -wal and -shm files and its directory must be writable by this user";
+
 impl From<rusqlite::Error> for RegistryError {
     fn from(e: rusqlite::Error) -> RegistryError {
-        RegistryError(format!("registry: {e}"))
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) {
+            RegistryError(format!("registry: {e} ({WRITABLE})"))
+        } else {
+            RegistryError(format!("registry: {e}"))
+        }
     }
+}
+
+fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
+/// Whether a database of version 0 holds tables: not a new one, but some other program's.
+fn is_foreign(conn: &Connection) -> rusqlite::Result<bool> {
+    let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+    Ok(tables != 0)
+}
+
+/// Why [`upgrade`] did not.
+enum Upgrade {
+    /// Version 0 with tables: some other program's database.
+    Foreign,
+    Failed(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for Upgrade {
+    fn from(e: rusqlite::Error) -> Upgrade {
+        Upgrade::Failed(e)
+    }
+}
+
+/// Creates the schema in an empty database, or brings an older one to
+/// [`SCHEMA_VERSION`], in one transaction that holds the write lock from its start and
+/// reads the version again under it: of commands started together, one does the work
+/// and the others find it done.
+fn upgrade(conn: &mut Connection) -> Result<(), Upgrade> {
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    match user_version(&tx)? {
+        0 => {
+            // A new database, or one of some other program: create only into an empty one.
+            let tables: i64 =
+                tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+            if tables != 0 {
+                return Err(Upgrade::Foreign);
+            }
+            tx.execute_batch(SCHEMA)?;
+            tx.execute_batch(SCHEMA_2)?;
+        }
+        1 => tx.execute_batch(SCHEMA_2)?,
+        _ => return Ok(()),
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    tx.commit()?;
+    Ok(())
 }
 
 pub struct Registry {
@@ -141,9 +199,14 @@ impl Registry {
                 Err(e) => return Err(RegistryError(format!("{shown}: cannot create: {e}"))),
             }
         }
-        let conn = Connection::open(path)
+        let mut conn = Connection::open(path)
             .map_err(|e| RegistryError(format!("{shown}: cannot open: {e}")))?;
         let fail = |e: rusqlite::Error| RegistryError(format!("{shown}: {e}"));
+        let foreign = || {
+            RegistryError(format!(
+                "{shown}: holds tables but is not a resolver registry"
+            ))
+        };
         conn.busy_timeout(Duration::from_secs(5)).map_err(fail)?;
         let check: String = conn
             .query_row("PRAGMA quick_check", [], |r| r.get(0))
@@ -154,7 +217,7 @@ impl Registry {
                     | rusqlite::ErrorCode::CannotOpen
                     | rusqlite::ErrorCode::PermissionDenied,
                 ) => RegistryError(format!(
-                    "{shown}: cannot be opened for writing: {e} (the registry and its directory must be writable)"
+                    "{shown}: cannot be opened for writing: {e} ({WRITABLE})"
                 )),
                 _ => RegistryError(format!("{shown}: not a usable SQLite database: {e}")),
             })?;
@@ -176,41 +239,31 @@ impl Registry {
                 "{shown}: database is damaged: {len} bytes, not a whole number of {page_size}-byte pages"
             )));
         }
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(fail)?;
-        match version {
-            0 => {
-                // A new database, or one of some other program: create only into an
-                // empty one.
-                let tables: i64 = conn
-                    .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-                    .map_err(fail)?;
-                if tables != 0 {
-                    return Err(RegistryError(format!(
-                        "{shown}: holds tables but is not a resolver registry"
-                    )));
+        let version = user_version(&conn).map_err(fail)?;
+        if !(0..=SCHEMA_VERSION).contains(&version) {
+            return Err(RegistryError(format!(
+                "{shown}: schema version {version}; this resolver knows {SCHEMA_VERSION}"
+            )));
+        }
+        if version < SCHEMA_VERSION {
+            if version == 0 {
+                // Another program's database is refused before anything is changed in it.
+                if is_foreign(&conn).map_err(fail)? {
+                    return Err(foreign());
                 }
                 // WAL needs write access; a read-only file fails here, clearly.
                 conn.pragma_update(None, "journal_mode", "WAL")
                     .map_err(fail)?;
-                conn.execute_batch(&format!(
-                    "BEGIN; {SCHEMA} {SCHEMA_2} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-                ))
-                .map_err(fail)?;
             }
-            1 => {
-                conn.execute_batch(&format!(
-                    "BEGIN; {SCHEMA_2} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-                ))
-                .map_err(fail)?;
-            }
-            SCHEMA_VERSION => {}
-            v => {
-                return Err(RegistryError(format!(
-                    "{shown}: schema version {v}; this resolver knows {SCHEMA_VERSION}"
-                )))
-            }
+            upgrade(&mut conn).map_err(|e| match e {
+                Upgrade::Foreign => foreign(),
+                Upgrade::Failed(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) => {
+                    RegistryError(format!(
+                        "{shown}: schema version {version} must be upgraded to {SCHEMA_VERSION}, which needs to write: {e} ({WRITABLE})"
+                    ))
+                }
+                Upgrade::Failed(e) => fail(e),
+            })?;
         }
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(fail)?;
@@ -518,5 +571,76 @@ mod tests {
         .unwrap();
         let e = Registry::open(&path).err().unwrap().to_string();
         assert!(e.contains("not a usable SQLite database"), "{e}");
+    }
+
+    /// A registry as version 1 of the resolver left it: one Archive, included.
+    fn version_1(path: &Path) {
+        let conn = Connection::open(path).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        conn.execute_batch(&format!(
+            "BEGIN; {SCHEMA} PRAGMA user_version = 1; COMMIT;
+             INSERT INTO archives (serviceibi, keyhash, email, registered, address, included, failures)
+             VALUES ('urlib.net/www/2012/01.01.01.01', 'h', 'a@example.org', '2025-01-01', 'a.example.org', 1, 3);"
+        ))
+        .unwrap();
+    }
+
+    #[test]
+    fn a_version_1_registry_is_upgraded_keeping_its_archives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        version_1(&path);
+        let r = Registry::open(&path).unwrap();
+        assert_eq!(
+            r.included().unwrap(),
+            vec![Included {
+                serviceibi: "urlib.net/www/2012/01.01.01.01".into(),
+                address: "a.example.org".into(),
+                recorded: Snapshot {
+                    failures: 3,
+                    ..Snapshot::default()
+                },
+            }]
+        );
+        let version: i64 = r
+            .conn
+            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        drop(r);
+        // And opened again as version 2.
+        assert_eq!(Registry::open(&path).unwrap().list().unwrap().len(), 1);
+    }
+
+    /// Opens `path` from 8 threads at once; every one must succeed.
+    fn open_all_at_once(path: &Path) {
+        let start = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let opened: Vec<_> = (0..8)
+            .map(|_| {
+                let (start, path) = (start.clone(), path.to_path_buf());
+                std::thread::spawn(move || {
+                    start.wait();
+                    Registry::open(&path).map(|_| ()).map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for o in opened {
+            assert_eq!(o.join().unwrap(), Ok(()));
+        }
+    }
+
+    #[test]
+    fn commands_started_together_on_a_new_registry_all_open_it() {
+        let dir = tempfile::tempdir().unwrap();
+        open_all_at_once(&dir.path().join("r.sqlite"));
+    }
+
+    #[test]
+    fn commands_started_together_on_a_version_1_registry_all_open_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        version_1(&path);
+        open_all_at_once(&path);
+        assert_eq!(Registry::open(&path).unwrap().included().unwrap().len(), 1);
     }
 }

@@ -955,7 +955,7 @@ fn a_read_only_registry_is_read_but_never_written() {
             (ran.code, ran.err.as_str()),
             (
                 1,
-                "ibi-resolver: registry: attempt to write a readonly database\n"
+                "ibi-resolver: registry: attempt to write a readonly database (the registry, its -wal and -shm files and its directory must be writable by this user)\n"
             )
         );
     }
@@ -969,7 +969,7 @@ fn a_read_only_registry_is_read_but_never_written() {
     );
     assert_eq!(
         untimed(&resolver.one_line_after(n)),
-        format!("ibi-resolver: 127.0.0.1 \"GET /{RESOLVER_IBI}?servicesubject=inclusionRequest\" 503 Tms {SERVICE}: registry: attempt to write a readonly database")
+        format!("ibi-resolver: 127.0.0.1 \"GET /{RESOLVER_IBI}?servicesubject=inclusionRequest\" 503 Tms {SERVICE}: registry: attempt to write a readonly database (the registry, its -wal and -shm files and its directory must be writable by this user)")
     );
     assert!(!resolver.log().contains(KEY));
     resolver.assert_alive();
@@ -977,6 +977,47 @@ fn a_read_only_registry_is_read_but_never_written() {
     assert!(
         std::fs::read(&db).unwrap() == before,
         "the registry changed"
+    );
+
+    // A registry of the resolver's first schema, read-only: its upgrade needs to write,
+    // and the commands say so; writable again, the first command upgrades it.
+    chmod(&db, 0o600);
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE archives DROP COLUMN dormant; DROP TABLE locations; PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    }
+    for f in ["registry.sqlite-wal", "registry.sqlite-shm"] {
+        let _ = std::fs::remove_file(home.join(f));
+    }
+    chmod(&db, 0o400);
+    let old = run_as(user, &["archives", "--config", c], "");
+    assert_eq!(
+        (old.code, old.err),
+        (
+            1,
+            format!(
+                "ibi-resolver: {}: schema version 1 must be upgraded to 2, which needs to write: attempt to write a readonly database (the registry, its -wal and -shm files and its directory must be writable by this user)\n",
+                db.display()
+            )
+        )
+    );
+    // As the message says: the registry's files beside it, made read-only with it, too.
+    for f in [
+        "registry.sqlite",
+        "registry.sqlite-wal",
+        "registry.sqlite-shm",
+    ] {
+        chmod(&home.join(f), 0o600);
+    }
+    let upgraded = run_as(user, &["archives", "--csv", "--config", c], "");
+    assert_eq!(
+        (upgraded.code, upgraded.out.lines().nth(1)),
+        (0, listed.out.lines().nth(1)),
+        "{}",
+        upgraded.err
     );
 
     // The directory read-only (the registry cannot have its journal beside it): every
@@ -987,7 +1028,7 @@ fn a_read_only_registry_is_read_but_never_written() {
     chmod(&db, 0o600);
     chmod(&home, 0o555);
     let refused = format!(
-        "ibi-resolver: {}: cannot be opened for writing: attempt to write a readonly database (the registry and its directory must be writable)\n",
+        "ibi-resolver: {}: cannot be opened for writing: attempt to write a readonly database (the registry, its -wal and -shm files and its directory must be writable by this user)\n",
         db.display()
     );
     for args in [
