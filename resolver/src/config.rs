@@ -13,7 +13,8 @@
 //! dormant_after = 5                        # failures in a row before it is asked no more
 //! probe    = "30s"                         # how often a dormant Archive is asked again
 //! [memory]
-//! entries  = 100000                        # IBIs whose Archive is remembered; 0: none
+//! entries  = 100000                        # IBIs whose Archive is remembered (≤ 1000000,
+//!                                          # ~150 bytes each); 0: none
 //! [limits]
 //! resolutions = 1024                       # under way at once; beyond, 503
 //! connections = 10000                      # client connections held at once
@@ -226,7 +227,7 @@ impl Config {
             "[memory] entries",
             &raw.memory.entries,
             DEFAULT_MEMORY_ENTRIES,
-            (0, 10_000_000),
+            (0, 1_000_000),
         )?;
         let limits = Limits {
             resolutions: number(

@@ -175,6 +175,17 @@ impl HealthBook {
             .collect()
     }
 
+    /// Reports `changed` again at the next [`HealthBook::take_changed`] (writing them
+    /// failed); an Archive forgotten since is left out.
+    pub fn changed_again(&self, changed: &[(String, Snapshot)]) {
+        let map = self.map.read().unwrap_or_else(|p| p.into_inner());
+        for (name, _) in changed {
+            if let Some(h) = map.get(name) {
+                h.dirty.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Every Archive's health now.
     pub fn all(&self) -> Vec<(String, Snapshot)> {
         let mut all: Vec<(String, Snapshot)> = self
@@ -246,6 +257,22 @@ mod tests {
         assert_eq!(changed[0].0, "a");
         assert_eq!(changed[0].1.failures, 3);
         assert!(book.take_changed().is_empty());
+        // Writing them failed: reported again, with the state at that time.
+        a.failure(5);
+        let changed = book.take_changed();
+        book.changed_again(&changed);
+        a.failure(5);
+        assert_eq!(
+            book.take_changed(),
+            vec![(
+                "a".to_string(),
+                Snapshot {
+                    failures: 5,
+                    dormant: true,
+                    ..Snapshot::default()
+                }
+            )]
+        );
         // The same Arc the second time; the recorded state is not read again.
         assert!(Arc::ptr_eq(&book.of("b", || panic!("read again")), &b));
         book.retain(&["b"]);

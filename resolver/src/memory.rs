@@ -11,6 +11,7 @@
 //! - Only a hint: a remembered Archive that does not satisfy the request sends the
 //!   resolution to every Archive, and the memory is corrected from what they answer.
 
+use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -49,9 +50,28 @@ struct Entry {
     written: i64,
 }
 
+/// The remembered locations, each Archive's name held once however many IBIs it holds
+/// (an entry costs about 150 bytes).
+struct Remembered {
+    lru: LruCache<Box<str>, Entry>,
+    names: HashSet<Arc<str>>,
+}
+
+impl Remembered {
+    /// `archive`'s one shared name.
+    fn name(&mut self, archive: &str) -> Arc<str> {
+        if let Some(name) = self.names.get(archive) {
+            return name.clone();
+        }
+        let name: Arc<str> = archive.into();
+        self.names.insert(name.clone());
+        name
+    }
+}
+
 /// The memory; [`LocationMemory::disabled`] remembers nothing.
 pub struct LocationMemory {
-    map: Option<Mutex<LruCache<String, Entry>>>,
+    map: Option<Mutex<Remembered>>,
     writes: Option<SyncSender<Change>>,
 }
 
@@ -81,7 +101,10 @@ impl LocationMemory {
         conn.busy_timeout(Duration::from_secs(5))?;
         // A lost change costs one fan-out, not a wrong answer: no fsync per batch.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        let mut map = LruCache::new(capacity);
+        let mut map = Remembered {
+            lru: LruCache::new(capacity),
+            names: HashSet::new(),
+        };
         {
             let mut stmt =
                 conn.prepare("SELECT ibi, archive, used FROM locations ORDER BY used ASC LIMIT ?1 OFFSET max(0, (SELECT count(*) FROM locations) - ?1)")?;
@@ -95,10 +118,11 @@ impl LocationMemory {
             // Oldest first, so that the newest end up the most recently used.
             for row in rows {
                 let (ibi, archive, used) = row?;
-                map.put(
-                    ibi,
+                let archive = map.name(&archive);
+                map.lru.put(
+                    ibi.into(),
                     Entry {
-                        archive: archive.into(),
+                        archive,
                         written: used,
                     },
                 );
@@ -120,7 +144,7 @@ impl LocationMemory {
         let map = self.map.as_ref()?;
         let (archive, stale) = {
             let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
-            let entry = map.get_mut(ibi)?;
+            let entry = map.lru.get_mut(ibi)?;
             let now = now_secs();
             let stale = now - entry.written >= REFRESH_SECS;
             if stale {
@@ -146,14 +170,14 @@ impl LocationMemory {
         let used = now_secs();
         let archive: Arc<str> = {
             let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(entry) = map.get_mut(ibi) {
+            if let Some(entry) = map.lru.get_mut(ibi) {
                 if &*entry.archive == archive {
                     return;
                 }
             }
-            let archive: Arc<str> = archive.into();
-            map.put(
-                ibi.to_string(),
+            let archive = map.name(archive);
+            map.lru.put(
+                ibi.into(),
                 Entry {
                     archive: archive.clone(),
                     written: used,
@@ -176,6 +200,7 @@ impl LocationMemory {
         let had = map
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+            .lru
             .pop(ibi)
             .is_some();
         if had {
@@ -187,7 +212,7 @@ impl LocationMemory {
     pub fn len(&self) -> usize {
         self.map
             .as_ref()
-            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).len())
+            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).lru.len())
             .unwrap_or(0)
     }
 
@@ -282,4 +307,113 @@ fn write_batch(
         )?;
     }
     tx.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "urlib.net/www/2012/01.01.01.01";
+    const B: &str = "urlib.net/www/2012/01.01.01.02";
+
+    /// A registry at `dir` (the memory's table is made by the registry).
+    fn registry(dir: &Path) -> std::path::PathBuf {
+        let path = dir.join("r.sqlite");
+        crate::registry::Registry::open(&path).unwrap();
+        path
+    }
+
+    fn table(path: &Path) -> Vec<(String, String)> {
+        let conn = Connection::open(path).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT ibi, archive FROM locations ORDER BY ibi")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    fn pair(ibi: &str, archive: &str) -> (String, String) {
+        (ibi.to_string(), archive.to_string())
+    }
+
+    #[test]
+    fn the_least_recently_used_is_forgotten_in_memory_and_in_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = registry(dir.path());
+        let memory = LocationMemory::open(&path, 3).unwrap();
+        memory.remember("i1", A);
+        memory.remember("i2", B);
+        memory.remember("i3", A);
+        // i1 used again: i2 is now the least recently used, and goes first.
+        assert_eq!(memory.recall("i1").as_deref(), Some(A));
+        memory.remember("i4", B);
+        assert_eq!(memory.len(), 3);
+        assert_eq!(memory.recall("i2"), None);
+        assert_eq!(memory.recall("i4").as_deref(), Some(B));
+        memory.forget("i3");
+        assert_eq!(memory.recall("i3"), None);
+        memory.flush(Duration::from_secs(10));
+        // The table holds no more than `entries` rows, and not what was forgotten.
+        let rows = table(&path);
+        assert!(rows.len() <= 3, "{rows:?}");
+        assert!(
+            rows.contains(&pair("i1", A)) && rows.contains(&pair("i4", B)),
+            "{rows:?}"
+        );
+        assert!(!rows.iter().any(|(i, _)| i == "i3"), "{rows:?}");
+        drop(memory);
+        // Read back at the next start.
+        let again = LocationMemory::open(&path, 3).unwrap();
+        assert_eq!(again.recall("i1").as_deref(), Some(A));
+        assert_eq!(again.recall("i4").as_deref(), Some(B));
+        assert_eq!(again.recall("i3"), None);
+    }
+
+    #[test]
+    fn a_smaller_memory_loads_the_newest_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = registry(dir.path());
+        let conn = Connection::open(&path).unwrap();
+        for (i, used) in [("old", 100), ("newer", 200), ("newest", 300)] {
+            conn.execute(
+                "INSERT INTO locations (ibi, archive, used) VALUES (?1, ?2, ?3)",
+                params![i, A, used],
+            )
+            .unwrap();
+        }
+        let memory = LocationMemory::open(&path, 2).unwrap();
+        assert_eq!(memory.len(), 2);
+        assert_eq!(memory.recall("old"), None);
+        assert_eq!(memory.recall("newest").as_deref(), Some(A));
+    }
+
+    #[test]
+    fn no_entries_remembers_nothing_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = registry(dir.path());
+        let memory = LocationMemory::open(&path, 0).unwrap();
+        memory.remember("i1", A);
+        assert_eq!(memory.recall("i1"), None);
+        assert!(memory.is_empty());
+        memory.flush(Duration::from_secs(10));
+        assert!(table(&path).is_empty());
+    }
+
+    #[test]
+    fn every_entry_of_one_archive_shares_its_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = registry(dir.path());
+        let memory = LocationMemory::open(&path, 10).unwrap();
+        memory.remember("i1", A);
+        memory.remember("i2", A);
+        let (one, two) = (memory.recall("i1").unwrap(), memory.recall("i2").unwrap());
+        assert!(Arc::ptr_eq(&one, &two));
+        memory.flush(Duration::from_secs(10));
+        drop((memory, one, two));
+        let loaded = LocationMemory::open(&path, 10).unwrap();
+        let (one, two) = (loaded.recall("i1").unwrap(), loaded.recall("i2").unwrap());
+        assert!(Arc::ptr_eq(&one, &two));
+    }
 }

@@ -2,12 +2,14 @@
 //! the prometheus-client crate. Resolutions by outcome and their latency, each Archive's
 //! request latency and health, the location memory's hits and misses, overload refusals.
 
+use std::sync::Arc;
 use std::time::Duration;
 
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
@@ -42,8 +44,6 @@ pub struct Metrics {
     resolution_seconds: Histogram,
     archive_seconds: Family<ArchiveLabels, Histogram>,
     archive_requests: Family<ArchiveResult, Counter>,
-    archive_up: Family<ArchiveLabels, Gauge>,
-    archive_failures: Family<ArchiveLabels, Gauge>,
     memory: Family<ResultLabels, Counter>,
     overloaded: Counter,
     acknowledgments: Family<ResultLabels, Counter>,
@@ -55,19 +55,51 @@ struct ArchiveResult {
     result: String,
 }
 
-impl Default for Metrics {
-    fn default() -> Metrics {
-        Metrics::new()
+/// Each Archive's health, read from the book at each scrape (so that scrapes at the same
+/// time never see each other's half-written gauges, and an excluded Archive is gone).
+#[derive(Debug)]
+struct HealthGauges(Arc<HealthBook>);
+
+/// A gauge's value from an Archive's health.
+type GaugeOf = fn(&crate::health::Snapshot) -> i64;
+
+impl Collector for HealthGauges {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let all = self.0.all();
+        let gauges: [(&str, &str, GaugeOf); 2] = [
+            (
+                "archive_up",
+                "1 while an included Archive is asked, 0 while it is dormant",
+                |s| i64::from(!s.dormant),
+            ),
+            (
+                "archive_consecutive_failures",
+                "Failures of each Archive since its last answer",
+                |s| i64::from(s.failures),
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let mut family =
+                encoder.encode_descriptor(name, help, None, ConstGauge::new(0i64).metric_type())?;
+            for (archive, snapshot) in &all {
+                let label = ArchiveLabels {
+                    archive: archive.clone(),
+                };
+                ConstGauge::new(value(snapshot)).encode(family.encode_family(&label)?)?;
+            }
+        }
+        Ok(())
     }
 }
 
 impl Metrics {
-    pub fn new() -> Metrics {
+    /// The resolver's metrics, each Archive's health read from `health`.
+    pub fn new(health: Arc<HealthBook>) -> Metrics {
         let mut registry = Registry::with_prefix("ibi_resolver");
         let resolutions = Family::<OutcomeLabels, Counter>::default();
         registry.register(
             "resolutions",
-            "Resolutions of persistent URLs, by outcome (found, not_found, no_translation, deleted, suspicion, no_original, edition_chain, bad_request)",
+            "Resolutions of persistent URLs, by outcome (found, not_found, no_translation, deleted, suspicion, no_original, edition_chain, bad_request, timed_out: beyond the longest a resolution may take)",
             resolutions.clone(),
         );
         let resolution_seconds = Histogram::new(latency_buckets());
@@ -90,18 +122,7 @@ impl Metrics {
             "Requests to each Archive, by result (answered, failed, timed_out)",
             archive_requests.clone(),
         );
-        let archive_up = Family::<ArchiveLabels, Gauge>::default();
-        registry.register(
-            "archive_up",
-            "1 while an included Archive is asked, 0 while it is dormant",
-            archive_up.clone(),
-        );
-        let archive_failures = Family::<ArchiveLabels, Gauge>::default();
-        registry.register(
-            "archive_consecutive_failures",
-            "Failures of each Archive since its last answer",
-            archive_failures.clone(),
-        );
+        registry.register_collector(Box::new(HealthGauges(health)));
         let memory = Family::<ResultLabels, Counter>::default();
         registry.register(
             "location_memory",
@@ -126,8 +147,6 @@ impl Metrics {
             resolution_seconds,
             archive_seconds,
             archive_requests,
-            archive_up,
-            archive_failures,
             memory,
             overloaded,
             acknowledgments,
@@ -183,21 +202,41 @@ impl Metrics {
     }
 
     /// The text of `/metrics`, with every included Archive's health as it is now.
-    pub fn render(&self, health: &HealthBook) -> String {
-        self.archive_up.clear();
-        self.archive_failures.clear();
-        for (archive, s) in health.all() {
-            let label = ArchiveLabels { archive };
-            self.archive_up
-                .get_or_create(&label)
-                .set(i64::from(!s.dormant));
-            self.archive_failures
-                .get_or_create(&label)
-                .set(i64::from(s.failures));
-        }
+    pub fn render(&self) -> String {
         let mut out = String::new();
         // Writing into a String cannot fail.
         let _ = prometheus_client::encoding::text::encode(&mut out, &self.registry);
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scrapes_at_the_same_time_each_show_every_archive() {
+        let book = Arc::new(HealthBook::default());
+        let metrics = Arc::new(Metrics::new(book.clone()));
+        for a in ["a", "b", "c"] {
+            book.of(a, crate::health::Snapshot::default);
+        }
+        let scrapers: Vec<_> = (0..4)
+            .map(|_| {
+                let metrics = metrics.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..300 {
+                        let text = metrics.render();
+                        for a in ["a", "b", "c"] {
+                            let up = format!("ibi_resolver_archive_up{{archive=\"{a}\"}} 1\n");
+                            assert!(text.contains(&up), "{up} missing from:\n{text}");
+                        }
+                    }
+                })
+            })
+            .collect();
+        for s in scrapers {
+            s.join().unwrap();
+        }
     }
 }

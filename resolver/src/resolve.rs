@@ -54,6 +54,7 @@ impl Engine {
     /// An engine for `config`'s Archives, without memory and with health and metrics of
     /// its own (the server replaces them with its shared ones).
     pub fn new(config: &crate::config::Config) -> Engine {
+        let health = Arc::new(HealthBook::default());
         Engine {
             client: ArchiveClient::new(crate::client::Policy::new(
                 config.archives.networks.clone(),
@@ -61,9 +62,9 @@ impl Engine {
             timeout: config.archives.timeout,
             publicurl_with_port: config.publicurl_with_port.clone(),
             memory: Arc::new(LocationMemory::disabled()),
-            health: Arc::new(HealthBook::default()),
+            metrics: Arc::new(Metrics::new(health.clone())),
+            health,
             dormant_after: config.archives.dormant_after,
-            metrics: Arc::new(Metrics::new()),
         }
     }
 }

@@ -109,11 +109,16 @@ impl AppState {
 
     /// Writes to the registry what resolutions learnt of the Archives' health.
     pub async fn record_health(&self) -> Result<(), RegistryError> {
-        let changed = self.engine.health.take_changed();
+        let changed = Arc::new(self.engine.health.take_changed());
         if changed.is_empty() {
             return Ok(());
         }
-        self.with_registry(move |r| r.record_health(&changed)).await
+        let writing = changed.clone();
+        let written = self.with_registry(move |r| r.record_health(&writing)).await;
+        if written.is_err() {
+            self.engine.health.changed_again(&changed);
+        }
+        written
     }
 
     /// Asks every dormant Archive whether it answers again (inclusionConfirmationRequest).
@@ -211,10 +216,23 @@ pub async fn serve(config: Config) -> Result<(), String> {
     ));
     let refresher = state.clone();
     tokio::spawn(async move {
+        // Told once when writing starts failing (a read-only registry), and once when it
+        // works again, not every REFRESH.
+        let mut failing = false;
         loop {
             tokio::time::sleep(REFRESH).await;
-            if let Err(e) = refresher.record_health().await {
-                say(&format!("cannot write the Archives' health: {e}"));
+            match refresher.record_health().await {
+                Err(e) if !failing => {
+                    failing = true;
+                    say(&format!(
+                        "cannot write the Archives' health (tried again every {REFRESH:?}): {e}"
+                    ))
+                }
+                Ok(()) if failing => {
+                    failing = false;
+                    say("the Archives' health is written again")
+                }
+                _ => {}
             }
             if let Err(e) = refresher.refresh().await {
                 say(&format!("cannot read the registry: {e}"));
@@ -497,9 +515,7 @@ async fn route(
         if !state.config.may_see_metrics(ips[0]) {
             return (text(404, ""), full, "metrics refused".into());
         }
-        let mut r = Response::new(Body::from(
-            state.engine.metrics.render(&state.engine.health),
-        ));
+        let mut r = Response::new(Body::from(state.engine.metrics.render()));
         r.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
@@ -551,6 +567,7 @@ async fn route(
     {
         Ok(t) => t,
         Err(_) => {
+            state.engine.metrics.resolution("timed_out", MAX_RESOLUTION);
             let r = text(504, "resolution took too long\n");
             return (r, full.clone(), "resolution took too long".into());
         }
