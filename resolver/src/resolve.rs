@@ -340,6 +340,11 @@ impl Engine {
             .iter()
             .map(|a| self.health.of(&a.serviceibi, || a.recorded.clone()))
             .collect();
+        let ledger = Ledger {
+            metrics: self.metrics.clone(),
+            dormant_after: self.dormant_after,
+            counted: counted.map(str::to_string),
+        };
         let mut unanswered = 0;
         let mut tasks = tokio::task::JoinSet::new();
         for (i, a) in archives.iter().enumerate() {
@@ -392,14 +397,14 @@ impl Engine {
                 Fetched::TimedOut => {
                     a.result = "timed out".into();
                     unanswered += 1;
-                    self.failed(archive, &healths[i], "timed_out", took, counted);
+                    ledger.failed(archive, &healths[i], "timed_out", took);
                     continue;
                 }
                 Fetched::Failed(why) => {
                     a.result = "failed".into();
                     a.detail = Some(why);
                     unanswered += 1;
-                    self.failed(archive, &healths[i], "failed", took, counted);
+                    ledger.failed(archive, &healths[i], "failed", took);
                     continue;
                 }
                 Fetched::Body(body) => {
@@ -409,12 +414,9 @@ impl Engine {
                 }
             };
             if let Reading::Invalid(_) = reading {
-                self.failed(archive, &healths[i], "failed", took, counted);
+                ledger.failed(archive, &healths[i], "failed", took);
             } else {
-                self.metrics.archive_request(archive, "answered", took);
-                if healths[i].success(took) == health::Change::Woke {
-                    crate::server::say(&format!("{archive} answers again: asked again"));
-                }
+                ledger.answered(archive, &healths[i], took);
             }
             a.result = "answered".into();
             match reading {
@@ -455,8 +457,34 @@ impl Engine {
                 break;
             }
         }
-        // Dropping the set cancels the requests still under way.
-        drop(tasks);
+        // The requests still under way end in the background, each within the timeout:
+        // cut off, their connections could not be used again, and the next resolution
+        // would open new ones. What they get counts toward their Archives' health, not
+        // toward this resolution.
+        if !tasks.is_empty() {
+            let archives: Vec<(String, Arc<Health>)> = archives
+                .iter()
+                .map(|a| a.serviceibi.clone())
+                .zip(healths)
+                .collect();
+            tokio::spawn(async move {
+                while let Some(joined) = tasks.join_next().await {
+                    let Ok((i, fetched, took)) = joined else {
+                        continue;
+                    };
+                    let (archive, health) = &archives[i];
+                    match fetched {
+                        Fetched::Body(body) if is_answer(&body) => {
+                            ledger.answered(archive, health, took)
+                        }
+                        Fetched::Body(_) | Fetched::Failed(_) => {
+                            ledger.failed(archive, health, "failed", took)
+                        }
+                        Fetched::TimedOut => ledger.failed(archive, health, "timed_out", took),
+                    }
+                }
+            });
+        }
         let round = Round {
             ibi: url.ibi().as_str().to_string(),
             verblist,
@@ -500,19 +528,31 @@ impl Engine {
         };
         (round, Next::Done(outcome), None)
     }
+}
 
-    /// A request to `archive` that failed: counted against its health, unless `counted`
-    /// names it (its failure in this step is counted already).
-    fn failed(
-        &self,
-        archive: &str,
-        health: &Health,
-        result: &str,
-        took: Duration,
-        counted: Option<&str>,
-    ) {
+/// What requests did to their Archives' health and to the metrics. Cloned into the task
+/// that lets a round's requests still under way end (see [`Engine::round`]).
+#[derive(Clone)]
+struct Ledger {
+    metrics: Arc<Metrics>,
+    dormant_after: u32,
+    /// The Archive whose failure in this step is counted already: not counted again.
+    counted: Option<String>,
+}
+
+impl Ledger {
+    /// A request to `archive` answered after `took`.
+    fn answered(&self, archive: &str, health: &Health, took: Duration) {
+        self.metrics.archive_request(archive, "answered", took);
+        if health.success(took) == health::Change::Woke {
+            crate::server::say(&format!("{archive} answers again: asked again"));
+        }
+    }
+
+    /// A request to `archive` failed (`result`: `failed`, `timed_out`).
+    fn failed(&self, archive: &str, health: &Health, result: &str, took: Duration) {
         self.metrics.archive_request(archive, result, took);
-        if counted == Some(archive) {
+        if self.counted.as_deref() == Some(archive) {
             return;
         }
         if health.failure(self.dormant_after) == health::Change::FellDormant {
@@ -559,6 +599,12 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// Reads one answer against the request. Also gives the pairs to show (urlkey hidden).
+/// Whether `body` is an answer at all: empty ("not here") or a pair list.
+fn is_answer(body: &str) -> bool {
+    let text = body.trim_end_matches(['\r', '\n']);
+    text.trim().is_empty() || pairs::parse(text).is_ok()
+}
+
 fn read_answer(
     body: &str,
     url: &PersistentUrl,

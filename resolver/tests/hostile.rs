@@ -2151,3 +2151,53 @@ fn an_archive_slow_to_take_acknowledgments_gets_every_one_of_them() {
     assert_eq!(taken.load(Ordering::SeqCst), READERS * EACH, "{}", r.log());
     assert!(!r.log().contains("dropped"), "{}", r.log());
 }
+
+#[test]
+fn a_request_still_under_way_when_another_archive_answered_ends_and_counts() {
+    // Two Archives, the memory off so that every resolution asks both: one holds the item
+    // and answers at once, the other fails 300 ms later. Its request is not cut off when
+    // the first answer decides (cutting it closes a connection the next resolution would
+    // reuse); it ends in the background, and its failures count: after two, it is dormant
+    // though no resolution waited for it.
+    let tmp = tempfile::tempdir().unwrap();
+    let r = Resolver::start(&write_config(
+        tmp.path(),
+        "timeout = \"2s\"\nnetworks = [\"127.0.0.0/8\"]\ndormant_after = 2\n[memory]\nentries = 0\n",
+    ));
+    let holder = archive(|_, s| answer_200(s, b"url http://127.0.0.1/a\r\n"));
+    let failing = archive(|_, s| {
+        std::thread::sleep(Duration::from_millis(300));
+        let _ = s.write_all(
+            b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
+    });
+    assert_eq!(r.include(&holder.addr.to_string()).text(), INCLUDED);
+    let second = "urlib.net/www/2012/01.01.01.02";
+    let ran = r.command(&["register", second, "--email", "a@example.org"], KEY);
+    assert_eq!(ran.code, 0, "{}", ran.err);
+    assert_eq!(
+        r.include_again(second, &failing.addr.to_string()).text(),
+        INCLUDED
+    );
+    for _ in 0..2 {
+        let started = Instant::now();
+        assert_eq!(get(r.port, "/8JMKD3MGP8W/35MME4E").status, 302);
+        assert!(started.elapsed() < Duration::from_millis(300));
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !r
+        .log()
+        .contains(&format!("{second} failed 2 times in a row: dormant"))
+    {
+        assert!(Instant::now() < deadline, "not dormant:\n{}", r.log());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(
+        failing
+            .targets()
+            .iter()
+            .filter(|t| asked_ibi(t).is_some())
+            .count(),
+        2
+    );
+}
