@@ -136,7 +136,10 @@ impl ArchiveClient {
             .dns_resolver(Arc::new(PolicyResolver {
                 policy: policy.clone(),
             }))
-            .pool_idle_timeout(Duration::from_secs(30))
+            // Below the 5 s after which Archive servers (ibi-archive serve, Apache's and
+            // lighttpd's defaults) close an idle connection: a pooled connection is not
+            // reused just as the Archive closes it.
+            .pool_idle_timeout(Duration::from_secs(4))
             .pool_max_idle_per_host(IDLE_PER_ARCHIVE)
             .tcp_nodelay(true)
             .build()

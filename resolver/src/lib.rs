@@ -15,6 +15,7 @@ pub mod lang;
 pub mod memory;
 pub mod metrics;
 pub mod pages;
+pub mod process;
 pub mod registry;
 pub mod resolve;
 pub mod server;

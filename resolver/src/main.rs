@@ -107,6 +107,7 @@ fn run() -> Result<(), Failure> {
                 return Err(Failure::Usage("serve takes no arguments".into()));
             }
             let config = load(&config_path)?;
+            ibi_resolver::process::tune_allocator();
             let runtime = tokio::runtime::Runtime::new()
                 .map_err(|e| Failure::Failed(format!("cannot start: {e}")))?;
             runtime

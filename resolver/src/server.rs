@@ -84,7 +84,8 @@ impl AppState {
             registry: Arc::new(Mutex::new(registry)),
             archives: RwLock::new(Arc::new(archives)),
             slowdown: Mutex::new(Slowdown::new()),
-            key_checks: Semaphore::new(4),
+            // argon2id works in 19 MiB per check.
+            key_checks: Semaphore::new(2),
             acknowledgments,
             resolutions: Semaphore::new(config_resolutions),
         })
@@ -206,6 +207,20 @@ impl AppState {
 pub async fn serve(config: Config) -> Result<(), String> {
     let listen = config.listen;
     let state = Arc::new(AppState::new(config).map_err(|e| e.to_string())?);
+    // Half the open files for readers' connections, half for the Archives' and the
+    // registry's: a limit too low for [limits] connections lowers it, saying so, rather
+    // than letting requests to Archives fail for want of descriptors.
+    let open_files = crate::process::raise_open_files();
+    let fitting = usize::try_from(open_files / 2).unwrap_or(usize::MAX);
+    let max_connections = if state.config.limits.connections > fitting {
+        say(&format!(
+            "the open-file limit is {open_files}: at most {fitting} client connections ([limits] connections is {})",
+            state.config.limits.connections
+        ));
+        fitting
+    } else {
+        state.config.limits.connections
+    };
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
@@ -234,6 +249,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
                 }
                 _ => {}
             }
+            crate::process::give_back_memory();
             if let Err(e) = refresher.refresh().await {
                 say(&format!("cannot read the registry: {e}"));
             }
@@ -247,7 +263,6 @@ pub async fn serve(config: Config) -> Result<(), String> {
         }
     });
     let router = Router::new().fallback(handle).with_state(state.clone());
-    let max_connections = state.config.limits.connections;
     let connections = Arc::new(Semaphore::new(max_connections));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown_signal());

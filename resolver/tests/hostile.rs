@@ -214,6 +214,17 @@ impl Resolver {
             .unwrap()
     }
 
+    /// The server's resident set size now, in KiB.
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().strip_suffix("kB"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap()
+    }
+
     /// Fails when the server is no longer running or ever panicked.
     fn assert_alive(&mut self) {
         assert!(
@@ -2199,5 +2210,75 @@ fn a_request_still_under_way_when_another_archive_answered_ends_and_counts() {
             .filter(|t| asked_ibi(t).is_some())
             .count(),
         2
+    );
+}
+
+#[test]
+fn key_checks_give_their_memory_back() {
+    // Each registration key is checked with argon2id, which works in 19 MiB. Inclusion
+    // requests with a wrong key — anyone may send them — must not leave the resolver
+    // larger: that memory is returned once the check ends.
+    let tmp = tempfile::tempdir().unwrap();
+    let r = Resolver::start(&write_config(tmp.path(), LOOPBACK));
+    let peer = archive(|_, s| answer_200(s, b""));
+    assert_eq!(r.include(&peer.addr.to_string()).text(), INCLUDED);
+    let before = r.rss_kib();
+    let checks: Vec<_> = (0..8)
+        .map(|_| {
+            let (port, address) = (r.port, peer.addr.to_string());
+            std::thread::spawn(move || {
+                get(
+                    port,
+                    &format!(
+                        "/{RESOLVER_IBI}?servicesubject=inclusionRequest&archiveaddress={address}&archiveserviceibi={SERVICE}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress=a@example.org&registrationkey=9999999999"
+                    ),
+                )
+                .status
+            })
+        })
+        .collect();
+    for c in checks {
+        assert_eq!(c.join().unwrap(), 403);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let after = r.rss_kib();
+    assert!(
+        after < before + 8 * 1024,
+        "resident {before} KiB before 8 wrong keys, {after} KiB after"
+    );
+}
+
+#[test]
+fn an_open_file_limit_too_low_for_the_connections_lowers_them_saying_so() {
+    // Under a hard limit of 64 open files, 10,000 client connections (the default) would
+    // leave no descriptor for the Archives: half the files go to readers, and the log
+    // says so before the server listens.
+    let tmp = tempfile::tempdir().unwrap();
+    let config = write_config(tmp.path(), LOOPBACK);
+    let log = tmp.path().join("serve.log");
+    let mut child = Command::new("prlimit")
+        .args(["--nofile=64:64", BIN, "serve", "--config"])
+        .arg(&config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + QUICKLY;
+    let text = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("listening on") {
+            break text;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "serve exited:\n{text}");
+        assert!(Instant::now() < deadline, "serve did not listen:\n{text}");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(
+        text.lines().next(),
+        Some("ibi-resolver: the open-file limit is 64: at most 32 client connections ([limits] connections is 10000)"),
+        "{text}"
     );
 }
