@@ -5,6 +5,10 @@
     peer.py slow PORT [SECS]   answers every request after SECS (default 1) seconds, as an
                                Archive that holds nothing would: 200 with an empty body
                                (and "confirmation yes" to inclusionConfirmationRequest)
+    peer.py many FIRST COUNT   COUNT Archives that hold nothing, for bench/resolver-scale.sh:
+                               listens on COUNT ports (FIRST, FIRST+1, …; FIRST 0: ports
+                               the system picks) and answers every request at once as
+                               `slow` does; prints each port, one a line, before "ready"
 
 Prints "ready" on standard output once it listens; runs until killed.
 """
@@ -53,11 +57,51 @@ def slow(port, delay):
     asyncio.run(main())
 
 
+def many(first, count):
+    # One process, one event loop, COUNT listening sockets: a protocol rather than streams,
+    # as a miss at 1,000 Archives is 1,000 requests and the CPUs are shared.
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n"
+    confirm = b"confirmation yes"
+
+    class Nothing(asyncio.Protocol):
+        def connection_made(self, transport):
+            self.transport = transport
+            self.buf = b""
+
+        def data_received(self, data):
+            self.buf += data
+            while True:
+                end = self.buf.find(b"\r\n\r\n")
+                if end < 0:
+                    break
+                line = self.buf[:self.buf.find(b"\r\n")]
+                self.buf = self.buf[end + 4:]
+                body = confirm if b"inclusionConfirmationRequest" in line else b""
+                self.transport.write(head % len(body) + body)
+            if len(self.buf) > 65536:
+                self.transport.close()
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        servers = []
+        for k in range(count):
+            server = await loop.create_server(Nothing, "127.0.0.1", first + k if first else 0,
+                                              backlog=1024, reuse_address=True)
+            servers.append(server)
+            print(server.sockets[0].getsockname()[1])
+        print("ready", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
 if __name__ == "__main__":
     kind, port = sys.argv[1], int(sys.argv[2])
     if kind == "silent":
         silent(port)
     elif kind == "slow":
         slow(port, float(sys.argv[3]) if len(sys.argv) > 3 else 1.0)
+    elif kind == "many":
+        many(port, int(sys.argv[3]))
     else:
         sys.exit(f"peer.py: unknown kind {kind}")

@@ -280,7 +280,7 @@ fn write_batch(
     batch: &[Change],
     prune_to: Option<usize>,
 ) -> rusqlite::Result<()> {
-    let tx = conn.transaction()?;
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     {
         let mut set = tx.prepare_cached(
             "INSERT INTO locations (ibi, archive, used) VALUES (?1, ?2, ?3)

@@ -279,7 +279,9 @@ impl Registry {
     ) -> Result<(), RegistryError> {
         let id = ibi_key(serviceibi);
         let hash = hash_key(key)?;
-        let tx = self.conn.transaction()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let exists: bool = tx
             .query_row(
                 "SELECT 1 FROM archives WHERE serviceibi = ?1",
@@ -401,7 +403,9 @@ impl Registry {
     /// Records what resolutions learnt of Archives' health (`archive` as resolutions
     /// spell it), in one transaction. Archives no longer registered are skipped.
     pub fn record_health(&mut self, changes: &[(String, Snapshot)]) -> Result<(), RegistryError> {
-        let tx = self.conn.transaction()?;
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         {
             let mut stmt = tx.prepare_cached(
                 "UPDATE archives SET failures = ?2, dormant = ?3,

@@ -34,6 +34,9 @@ use crate::registry::{ibi_key, Included};
 /// Rounds of urlRequests one resolution may take (each next edition is one).
 pub const MAX_ROUNDS: usize = 16;
 
+/// Requests of one round under way at once.
+pub const WINDOW: usize = 128;
+
 /// What a resolution needs besides the Archives.
 #[derive(Clone)]
 pub struct Engine {
@@ -346,7 +349,7 @@ impl Engine {
             counted: counted.map(str::to_string),
         };
         let mut unanswered = 0;
-        let mut tasks = tokio::task::JoinSet::new();
+        let mut requests: Vec<(usize, String)> = Vec::with_capacity(archives.len());
         for (i, a) in archives.iter().enumerate() {
             if healths[i].is_dormant() {
                 asked[i].result = "dormant".into();
@@ -364,19 +367,28 @@ impl Engine {
             }
             pairs.push(("servicesubject", b"urlRequest"));
             match self.client.service_url(&a.address, &a.serviceibi, &pairs) {
-                Ok(request) => {
-                    let client = self.client.clone();
-                    let timeout = self.timeout;
-                    tasks.spawn(async move {
-                        let (fetched, took) = client.get(&request, timeout).await;
-                        (i, fetched, took)
-                    });
-                }
+                Ok(request) => requests.push((i, request)),
                 Err(e) => {
                     asked[i].result = "refused".into();
                     asked[i].detail = Some(e);
                 }
             }
+        }
+        // At most WINDOW of the round's requests under way at once, the next one sent as
+        // each ends: a round over thousands of Archives goes in waves, and the memory of
+        // the requests under way (some 8 KiB each) stays bounded.
+        let mut tasks = tokio::task::JoinSet::new();
+        let send = |tasks: &mut tokio::task::JoinSet<_>, (i, request): (usize, String)| {
+            let client = self.client.clone();
+            let timeout = self.timeout;
+            tasks.spawn(async move {
+                let (fetched, took) = client.get(&request, timeout).await;
+                (i, fetched, took)
+            });
+        };
+        let mut requests = requests.into_iter();
+        for request in requests.by_ref().take(WINDOW) {
+            send(&mut tasks, request);
         }
         let original = url.requires_original();
         let mut claims: Vec<Found> = Vec::new();
@@ -387,6 +399,9 @@ impl Engine {
         let mut decided: Option<Next> = None;
         let mut decider = None;
         while let Some(joined) = tasks.join_next().await {
+            if let Some(request) = requests.next() {
+                send(&mut tasks, request);
+            }
             let Ok((i, fetched, took)) = joined else {
                 continue;
             };
