@@ -45,8 +45,9 @@
 #     measurement, once the logs stop growing;
 #  4. silent (in the same run, unless --no-peers): one Archive that accepts connections
 #     and never answers (bench/peer.py) included beside the K, and nothing else:
-#     fan-out and remembered under wrk while it is not yet dormant (a fan-out that finds
-#     the item cancels its request to the silent one, which is no failure); then misses
+#     fan-out and remembered under wrk (a fan-out that finds the item leaves its request
+#     to the silent one to time out in the background, which counts: after 5 such
+#     timeouts it is dormant, 2 s into the measurement; a note says so); then misses
 #     one after the other on each resolver (how many pay the 2 s timeout before it is
 #     dormant, dormant_after being 5); then fan-out and miss under wrk once it is
 #     dormant. Each beside the same case without it (step 3 of the same run): p99 ratio.
