@@ -19,9 +19,8 @@ use crate::client::{ArchiveClient, Fetched};
 use crate::metrics::Metrics;
 use crate::server::say;
 
-/// Acknowledgments under way to one Archive at once; as many as the client keeps idle
-/// connections to one address, so that they reuse them.
-pub const PER_ARCHIVE: usize = crate::client::IDLE_PER_ARCHIVE;
+/// Acknowledgments under way to one Archive at once.
+pub const PER_ARCHIVE: usize = 32;
 
 /// The acknowledgments of every Archive.
 pub struct Acknowledger {
@@ -76,6 +75,12 @@ impl Acknowledger {
                 Fetched::TimedOut => {
                     metrics.acknowledgment("failed");
                     say(&format!("acknowledgment to {address} timed out"))
+                }
+                Fetched::Busy => {
+                    metrics.acknowledgment("dropped");
+                    say(&format!(
+                        "acknowledgment to {address} dropped: the resolver had as many requests under way as it allows"
+                    ))
                 }
             }
         });

@@ -9,8 +9,10 @@
 //! is refused at connection time too, not only at inclusion.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
+
+use tokio::sync::Semaphore;
 
 use ibi_archive::admin::registration::TABLE_6_1;
 use ibi_archive::config::Network;
@@ -18,7 +20,15 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 /// The longest answer read from an Archive: a pair list is a few hundred bytes.
 pub const MAX_ANSWER: usize = 64 * 1024;
-/// Idle connections kept open to one Archive address, for the next requests.
+/// Requests to Archives under way at once, over every resolution and acknowledgment:
+/// each holds a connection and its buffers (some 12 KiB). Beyond, a request waits for one
+/// to end, at most its timeout (then it is [`Fetched::Busy`], not the Archive's failure).
+pub const UNDER_WAY: usize = 512;
+/// Idle connections kept for the next requests, over every Archive: each Archive gets
+/// its share, from 1 to [`IDLE_PER_ARCHIVE`] (a power of two, so that the client is
+/// rebuilt only when the number of Archives changes much).
+pub const IDLE_CONNECTIONS: usize = 512;
+/// Idle connections kept open to one Archive address at most.
 pub const IDLE_PER_ARCHIVE: usize = 32;
 
 /// Which addresses Archives may have.
@@ -112,8 +122,17 @@ impl Resolve for PolicyResolver {
 /// The HTTP client of the resolver.
 #[derive(Clone)]
 pub struct ArchiveClient {
-    http: reqwest::Client,
+    /// The idle connections kept per Archive, and the client built for that.
+    http: Arc<RwLock<(usize, reqwest::Client)>>,
     policy: Policy,
+    under_way: Arc<Semaphore>,
+}
+
+/// The idle connections kept to each of `archives` Archives.
+fn idle_per_archive(archives: usize) -> usize {
+    let share = IDLE_CONNECTIONS / archives.max(1);
+    let power = if share == 0 { 1 } else { 1 << share.ilog2() };
+    power.clamp(1, IDLE_PER_ARCHIVE)
 }
 
 /// What one request to an Archive gave.
@@ -125,26 +144,47 @@ pub enum Fetched {
     Failed(String),
     /// No answer within the timeout.
     TimedOut,
+    /// Not sent: [`UNDER_WAY`] requests stayed under way for the whole timeout. The
+    /// resolver's limit, not the Archive's failure.
+    Busy,
+}
+
+fn build(policy: &Policy, idle_per_archive: usize) -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .user_agent(concat!("ibi-resolver/", env!("CARGO_PKG_VERSION")))
+        .dns_resolver(Arc::new(PolicyResolver {
+            policy: policy.clone(),
+        }))
+        // Below the 5 s after which Archive servers (ibi-archive serve, Apache's and
+        // lighttpd's defaults) close an idle connection: a pooled connection is not
+        // reused just as the Archive closes it.
+        .pool_idle_timeout(Duration::from_secs(4))
+        .pool_max_idle_per_host(idle_per_archive)
+        .tcp_nodelay(true)
+        .build()
+        .expect("a client without TLS always builds")
 }
 
 impl ArchiveClient {
     pub fn new(policy: Policy) -> ArchiveClient {
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
-            .user_agent(concat!("ibi-resolver/", env!("CARGO_PKG_VERSION")))
-            .dns_resolver(Arc::new(PolicyResolver {
-                policy: policy.clone(),
-            }))
-            // Below the 5 s after which Archive servers (ibi-archive serve, Apache's and
-            // lighttpd's defaults) close an idle connection: a pooled connection is not
-            // reused just as the Archive closes it.
-            .pool_idle_timeout(Duration::from_secs(4))
-            .pool_max_idle_per_host(IDLE_PER_ARCHIVE)
-            .tcp_nodelay(true)
-            .build()
-            .expect("a client without TLS always builds");
-        ArchiveClient { http, policy }
+        let http = build(&policy, IDLE_PER_ARCHIVE);
+        ArchiveClient {
+            http: Arc::new(RwLock::new((IDLE_PER_ARCHIVE, http))),
+            policy,
+            under_way: Arc::new(Semaphore::new(UNDER_WAY)),
+        }
+    }
+
+    /// Fits the idle connections kept to `archives` Archives (see [`IDLE_CONNECTIONS`]);
+    /// a new share starts a new pool, the old one closing as its requests end.
+    pub fn fit_pool(&self, archives: usize) {
+        let per_archive = idle_per_archive(archives);
+        let mut http = self.http.write().unwrap_or_else(|p| p.into_inner());
+        if http.0 != per_archive {
+            *http = (per_archive, build(&self.policy, per_archive));
+        }
     }
 
     pub fn policy(&self) -> &Policy {
@@ -204,6 +244,9 @@ impl ArchiveClient {
 
     pub async fn get(&self, url: &str, timeout: Duration) -> (Fetched, Duration) {
         let start = Instant::now();
+        let Ok(Ok(_sending)) = tokio::time::timeout(timeout, self.under_way.acquire()).await else {
+            return (Fetched::Busy, start.elapsed());
+        };
         let fetched = match tokio::time::timeout(timeout, self.fetch(url)).await {
             Ok(f) => f,
             Err(_) => Fetched::TimedOut,
@@ -212,7 +255,13 @@ impl ArchiveClient {
     }
 
     async fn fetch(&self, url: &str) -> Fetched {
-        let mut response = match self.http.get(url).send().await {
+        let http = self
+            .http
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .1
+            .clone();
+        let mut response = match http.get(url).send().await {
             Ok(r) => r,
             Err(e) => return Fetched::Failed(describe(&e)),
         };
@@ -303,6 +352,24 @@ pub fn literal_ip(address: &str) -> Option<IpAddr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_archive_gets_its_share_of_the_idle_connections() {
+        // IDLE_CONNECTIONS (512) over K, down to a power of two, from 1 to 32.
+        for (archives, share) in [
+            (0, 32),
+            (1, 32),
+            (10, 32),
+            (16, 32),
+            (17, 16),
+            (100, 4),
+            (300, 1),
+            (1000, 1),
+            (5000, 1),
+        ] {
+            assert_eq!(idle_per_archive(archives), share, "{archives} Archives");
+        }
+    }
 
     #[test]
     fn public_addresses_only_by_default() {

@@ -409,6 +409,12 @@ impl Engine {
             a.ms = ms(took);
             let archive = &archives[i].serviceibi;
             let reading = match fetched {
+                Fetched::Busy => {
+                    a.result = "not sent (the resolver was busy)".into();
+                    unanswered += 1;
+                    self.metrics.archive_request(archive, "not_sent", took);
+                    continue;
+                }
                 Fetched::TimedOut => {
                     a.result = "timed out".into();
                     unanswered += 1;
@@ -496,6 +502,7 @@ impl Engine {
                             ledger.failed(archive, health, "failed", took)
                         }
                         Fetched::TimedOut => ledger.failed(archive, health, "timed_out", took),
+                        Fetched::Busy => {}
                     }
                 }
             });

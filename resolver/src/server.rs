@@ -73,6 +73,7 @@ impl AppState {
             )?),
             ..Engine::new(&config)
         };
+        engine.client.fit_pool(archives.len());
         let acknowledgments = Acknowledger::new(
             engine.client.clone(),
             engine.timeout,
@@ -101,6 +102,7 @@ impl AppState {
         let list = self.with_registry(|r| r.included()).await?;
         let names: Vec<&str> = list.iter().map(|a| a.serviceibi.as_str()).collect();
         self.engine.health.retain(&names);
+        self.engine.client.fit_pool(list.len());
         self.acknowledgments.retain(&names);
         if let Ok(mut a) = self.archives.write() {
             *a = Arc::new(list);
