@@ -375,8 +375,8 @@ impl Engine {
             }
         }
         // At most WINDOW of the round's requests under way at once, the next one sent as
-        // each ends: a round over thousands of Archives goes in waves, and the memory of
-        // the requests under way (some 8 KiB each) stays bounded.
+        // each ends: a round over thousands of Archives goes in waves, and one resolution
+        // does not take every request the client allows at once (client::UNDER_WAY).
         let mut tasks = tokio::task::JoinSet::new();
         let send = |tasks: &mut tokio::task::JoinSet<_>, (i, request): (usize, String)| {
             let client = self.client.clone();

@@ -73,7 +73,12 @@ impl AppState {
             )?),
             ..Engine::new(&config)
         };
-        engine.client.fit_pool(archives.len());
+        engine.client.fit(
+            &archives
+                .iter()
+                .map(|a| a.address.as_str())
+                .collect::<Vec<_>>(),
+        );
         let acknowledgments = Acknowledger::new(
             engine.client.clone(),
             engine.timeout,
@@ -102,7 +107,9 @@ impl AppState {
         let list = self.with_registry(|r| r.included()).await?;
         let names: Vec<&str> = list.iter().map(|a| a.serviceibi.as_str()).collect();
         self.engine.health.retain(&names);
-        self.engine.client.fit_pool(list.len());
+        self.engine
+            .client
+            .fit(&list.iter().map(|a| a.address.as_str()).collect::<Vec<_>>());
         self.acknowledgments.retain(&names);
         if let Ok(mut a) = self.archives.write() {
             *a = Arc::new(list);

@@ -2348,3 +2348,48 @@ fn a_round_over_many_archives_has_at_most_a_window_of_requests_under_way() {
     );
     assert_eq!(most.load(Ordering::SeqCst), WINDOW);
 }
+
+#[test]
+fn an_archive_that_never_answers_holds_no_more_than_its_share_of_requests() {
+    // Memory off and never dormant: every resolution asks both Archives, the holder
+    // answers at once and decides it, and the request to the silent one goes on in the
+    // background until the timeout. 200 resolutions in a burst: the silent Archive holds
+    // at most its share of the requests under way, and every reader gets the redirect.
+    use ibi_resolver::client::UNDER_WAY_PER_ARCHIVE;
+    let tmp = tempfile::tempdir().unwrap();
+    let r = Resolver::start(&write_config(
+        tmp.path(),
+        "timeout = \"2s\"\nnetworks = [\"127.0.0.0/8\"]\ndormant_after = 0\n[memory]\nentries = 0\n",
+    ));
+    let holder = archive(|_, s| answer_200(s, b"url http://127.0.0.1/a\r\n"));
+    let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (n, m) = (now.clone(), most.clone());
+    let silent = archive(move |_, _| {
+        let held = n.fetch_add(1, Ordering::SeqCst) + 1;
+        m.fetch_max(held, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_secs(3));
+        n.fetch_sub(1, Ordering::SeqCst);
+    });
+    assert_eq!(r.include(&holder.addr.to_string()).text(), INCLUDED);
+    let second = "urlib.net/www/2012/01.01.01.02";
+    let ran = r.command(&["register", second, "--email", "a@example.org"], KEY);
+    assert_eq!(ran.code, 0, "{}", ran.err);
+    assert_eq!(
+        r.include_again(second, &silent.addr.to_string()).text(),
+        INCLUDED
+    );
+    let readers: Vec<_> = (0..8)
+        .map(|_| {
+            let port = r.port;
+            std::thread::spawn(move || {
+                (0..25)
+                    .map(|_| get(port, "/8JMKD3MGP8W/35MME4E").status)
+                    .collect::<Vec<u16>>()
+            })
+        })
+        .collect();
+    for reader in readers {
+        assert_eq!(reader.join().unwrap(), vec![302; 25]);
+    }
+    assert_eq!(most.load(Ordering::SeqCst), UNDER_WAY_PER_ARCHIVE);
+}
