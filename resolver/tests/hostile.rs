@@ -2285,22 +2285,26 @@ fn an_open_file_limit_too_low_for_the_connections_lowers_them_saying_so() {
 
 #[test]
 fn a_round_over_many_archives_has_at_most_a_window_of_requests_under_way() {
-    // WINDOW + 8 Archives (all at one address, each under its own service IBI) that each
-    // answer "not here" after 100 ms: a miss asks every one, never more than WINDOW at
-    // once, and the memory of requests under way stays bounded however many Archives
-    // there are.
+    // WINDOW + 8 Archives (at three addresses, each under its own service IBI, so that
+    // none reaches an Archive's own share of requests) that each answer "not here" after
+    // 100 ms: a miss asks every one, never more than WINDOW at once, and the memory of
+    // requests under way stays bounded however many Archives there are.
     use ibi_resolver::resolve::WINDOW;
     let tmp = tempfile::tempdir().unwrap();
     let r = Resolver::start(&write_config(tmp.path(), LOOPBACK));
     let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let (n, m) = (now.clone(), most.clone());
-    let peer = archive(move |_, s| {
-        let under_way = n.fetch_add(1, Ordering::SeqCst) + 1;
-        m.fetch_max(under_way, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(100));
-        n.fetch_sub(1, Ordering::SeqCst);
-        answer_200(s, b"");
-    });
+    let peers: Vec<Peer> = (0..3)
+        .map(|_| {
+            let (n, m) = (now.clone(), most.clone());
+            archive(move |_, s| {
+                let under_way = n.fetch_add(1, Ordering::SeqCst) + 1;
+                m.fetch_max(under_way, Ordering::SeqCst);
+                std::thread::sleep(Duration::from_millis(100));
+                n.fetch_sub(1, Ordering::SeqCst);
+                answer_200(s, b"");
+            })
+        })
+        .collect();
     let services: Vec<String> = (0..WINDOW + 8)
         .map(|i| format!("urlib.net/www/2013/01.01.{:02}.{:02}", i / 60, i % 60))
         .collect();
@@ -2334,18 +2338,22 @@ fn a_round_over_many_archives_has_at_most_a_window_of_requests_under_way() {
     for t in registering {
         t.join().unwrap();
     }
-    for s in &services {
+    for (i, s) in services.iter().enumerate() {
+        let peer = &peers[i % peers.len()];
         assert_eq!(r.include_again(s, &peer.addr.to_string()).text(), INCLUDED);
     }
     let miss = get(r.port, "/8JMKD3MGP8W/35MME4F");
     assert_eq!(miss.status, 404);
-    assert_eq!(
-        peer.targets()
-            .iter()
-            .filter(|t| asked_ibi(t).is_some())
-            .count(),
-        WINDOW + 8
-    );
+    let asked: usize = peers
+        .iter()
+        .map(|p| {
+            p.targets()
+                .iter()
+                .filter(|t| asked_ibi(t).is_some())
+                .count()
+        })
+        .sum();
+    assert_eq!(asked, WINDOW + 8);
     assert_eq!(most.load(Ordering::SeqCst), WINDOW);
 }
 
