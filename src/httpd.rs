@@ -321,8 +321,11 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
         }
         let has_body = chunked || lengths.first().is_some_and(|l| l != "0");
         let connection_header = values("connection").join(",");
-        // A body is never read: its connection ends after the answer.
+        // A body is never read: its connection ends after the answer. So does the last
+        // one a connection serves, and its answer says so, so that a client keeping
+        // connections does not send the next request where nobody reads it.
         let keep_alive = !has_body
+            && served + 1 < limits.max_requests
             && match version {
                 1 => !connection_header.contains("close"),
                 _ => connection_header.contains("keep-alive"),

@@ -464,3 +464,27 @@ fn the_urlkey_secret_is_made_once_under_concurrent_first_requests() {
     assert!(!text.contains("urlkey.secret"), "{text}");
     assert_eq!(f.names_in("var"), ["urlkey.secret"]);
 }
+
+/// A connection serves 100 requests, and the 100th answer says so (`Connection: close`):
+/// a client that keeps connections for its next requests (the resolver does) must not
+/// send a 101st on a connection the server is closing, where it would be lost.
+#[test]
+fn the_last_answer_a_connection_serves_says_it_closes() {
+    let f = Fixture::sample();
+    let (serve, _log) = start(&f, &[]);
+    let one = "GET /sid.inpe.br/mtc-m18@80/2008/03.17.15.17?servicesubject=inclusionConfirmationRequest HTTP/1.1\r\nHost: a\r\n\r\n";
+    let text = exchange(&serve, one.repeat(101).as_bytes());
+    let connection: Vec<&str> = text
+        .split("HTTP/1.1 ")
+        .skip(1)
+        .map(|answer| {
+            answer
+                .split("\r\n")
+                .find_map(|l| l.strip_prefix("Connection: "))
+                .unwrap_or("-")
+        })
+        .collect();
+    let mut expected = vec!["keep-alive"; 99];
+    expected.push("close");
+    assert_eq!(connection, expected);
+}
