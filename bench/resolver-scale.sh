@@ -130,21 +130,9 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 NOFILE="$(ulimit -n)"
 NOFILE_HARD="$(ulimit -Hn)"
 
-if [ -z "$BIN_DIR" ]; then
-    command -v rustc >/dev/null || { log "rustc is needed to find the executables (or --bin-dir)"; exit 1; }
-    TARGET="${CARGO_TARGET_DIR:-$REPO/target}"
-    case "$TARGET" in /*) ;; *) TARGET="$REPO/$TARGET" ;; esac
-    BIN_DIR="$TARGET/$(rustc -vV | sed -n 's/^host: //p')/release"
-    if [ "$BUILD" = 1 ]; then
-        log "building (release)"
-        cargo build --release --bins -p ibi-archive -p ibi-resolver >&2
-    fi
-fi
-ARCHIVE_BIN="$BIN_DIR/ibi-archive"
-RESOLVER_BIN="$BIN_DIR/ibi-resolver"
-for exe in "$ARCHIVE_BIN" "$RESOLVER_BIN"; do
-    [ -x "$exe" ] || { log "$exe is missing (cargo build --release, or --bin-dir)"; exit 1; }
-done
+# shellcheck source=bench/lib/executables.sh
+. "$REPO/bench/lib/executables.sh"
+find_executables "$REPO" "$BUILD" "$BIN_DIR"
 
 WORK="$(mktemp -d -t ibi-resolver-scale.XXXXXX)"
 PIDS=()

@@ -150,18 +150,9 @@ fi
 # K resolutions at once fan out to K Archives each: many sockets.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-TARGET="${CARGO_TARGET_DIR:-$REPO/target}"
-case "$TARGET" in /*) ;; *) TARGET="$REPO/$TARGET" ;; esac
-BIN="$TARGET/$(rustc -vV | sed -n 's/^host: //p')/release"
-if [ "$BUILD" = 1 ]; then
-    log "building (release)"
-    cargo build --release --bins -p ibi-archive -p ibi-resolver >&2
-fi
-ARCHIVE_BIN="$BIN/ibi-archive"
-RESOLVER_BIN="$BIN/ibi-resolver"
-for exe in "$ARCHIVE_BIN" "$RESOLVER_BIN"; do
-    [ -x "$exe" ] || { log "$exe is missing: cargo build --release"; exit 1; }
-done
+# shellcheck source=bench/lib/executables.sh
+. "$REPO/bench/lib/executables.sh"
+find_executables "$REPO" "$BUILD"
 
 WORK="$(mktemp -d -t ibi-resolver-bench.XXXXXX)"
 WORK="$(cd "$WORK" && pwd -P)" # lighttpd serves nothing through a symbolic link
@@ -604,7 +595,7 @@ run_config() {
 {
     echo "- machine: $(nproc) CPUs, $(uname -r), $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo)"
     echo "- $(rustc -V); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)$([ "$USE_LIGHTTPD" = 1 ] && echo "; $("$LIGHTTPD_BIN" -v 2>/dev/null | head -1 | cut -d' ' -f1)")"
-    echo "- source: commit $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD -- src resolver 2>/dev/null || echo ' (with local changes)')$([ "$BUILD" = 0 ] && echo "; --no-build: the executables found in $BIN")"
+    echo "- source: commit $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD -- src resolver 2>/dev/null || echo ' (with local changes)')$([ "$BUILD" = 0 ] && echo "; --no-build: the executables found in ${ARCHIVE_BIN%/*}")"
     echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$WORK/machine.md"
 report() { # [final]: the detailed report (and, final, the table in BENCHMARKS.md)
