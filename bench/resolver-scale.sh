@@ -120,6 +120,7 @@ OUT="${OUT:-$REPO/bench/resolver-scale-results.md}"
 case "$OUT" in /*) ;; *) OUT="$PWD/$OUT" ;; esac
 
 log() { echo "resolver-scale.sh: $*" >&2; }
+die() { log "$*"; exit 1; } # once the report is begun, also noted in it (below)
 
 for tool in wrk curl python3; do
     command -v "$tool" >/dev/null || { log "$tool is needed"; exit 1; }
@@ -130,8 +131,8 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 NOFILE="$(ulimit -n)"
 NOFILE_HARD="$(ulimit -Hn)"
 
-# shellcheck source=bench/lib/executables.sh
-. "$REPO/bench/lib/executables.sh"
+# shellcheck source=bench/lib/resolver.sh
+. "$REPO/bench/lib/resolver.sh"
 find_executables "$REPO" "$BUILD" "$BIN_DIR"
 
 WORK="$(mktemp -d -t ibi-resolver-scale.XXXXXX)"
@@ -230,26 +231,6 @@ HIT="8JMKD3MGP8W/35MME4E"   # sid.inpe.br/mtc-m18@80/2009/07.21.13.23, in sample
 MISS="8JMKD3MGP8W/35MME4F"  # nobody's
 MIB=1024                    # kB
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_port() { # port pid what
-    for _ in $(seq 1 200); do
-        if python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),0.2).close()' "$1" 2>/dev/null; then
-            return 0
-        fi
-        kill -0 "$2" 2>/dev/null || break
-        sleep 0.05
-    done
-    die "$3 does not listen on port $1"
-}
-service_ibi() { # i -> the service IBI of Archive i (Archive 0 keeps the sample's)
-    if [ "$1" = 0 ]; then
-        echo "$SAMPLE_SERVICE"
-    else
-        printf 'urlib.net/www/2020/01.%02d.%02d.%02d\n' $((1 + $1 / 1440)) $(($1 / 60 % 24)) $(($1 % 60))
-    fi
-}
 status_of() { curl -s -o /dev/null -w '%{http_code}' "$1"; }
 mem_of() { # pid -> "VmRSS VmHWM" in kB
     awk '/^VmRSS:/{r=$2} /^VmHWM:/{h=$2} END{print r+0, h+0}' "/proc/$1/status"

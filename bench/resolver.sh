@@ -100,6 +100,7 @@ while [ $# -gt 0 ]; do
 done
 
 log() { echo "resolver.sh: $*" >&2; }
+die() { log "$*"; exit 1; }
 usage_error() { echo "resolver.sh: $*" >&2; exit 2; }
 
 is_count() { case "$1" in '' | *[!0-9]*) return 1 ;; *) [ "$1" -ge "$2" ] ;; esac; }
@@ -150,8 +151,8 @@ fi
 # K resolutions at once fan out to K Archives each: many sockets.
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
-# shellcheck source=bench/lib/executables.sh
-. "$REPO/bench/lib/executables.sh"
+# shellcheck source=bench/lib/resolver.sh
+. "$REPO/bench/lib/resolver.sh"
 find_executables "$REPO" "$BUILD"
 
 WORK="$(mktemp -d -t ibi-resolver-bench.XXXXXX)"
@@ -213,27 +214,6 @@ mkdir -p "$EXTRA"
 : >"$RESULTS"
 : >"$SERIAL"
 
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-wait_port() { # port pid what
-    for _ in $(seq 1 200); do
-        if python3 -c 'import socket,sys; socket.create_connection(("127.0.0.1",int(sys.argv[1])),0.2).close()' "$1" 2>/dev/null; then
-            return 0
-        fi
-        kill -0 "$2" 2>/dev/null || break
-        sleep 0.05
-    done
-    log "$3 does not listen on port $1"
-    exit 1
-}
-service_ibi() { # i -> the service IBI of Archive i (Archive 0 keeps the sample's)
-    if [ "$1" = 0 ]; then
-        echo "$SAMPLE_SERVICE"
-    else
-        printf 'urlib.net/www/2020/01.01.%02d.%02d\n' $(($1 / 60)) $(($1 % 60))
-    fi
-}
 
 to_us() { # wrk latency ("812.00us", "1.20ms", "2.01s", "1.00m") -> µs
     python3 -c '
