@@ -209,12 +209,13 @@ impl ArchiveClient {
     fn share_of(&self, url: &str) -> Arc<Semaphore> {
         let rest = url.strip_prefix("http://").unwrap_or(url);
         let address = rest.split('/').next().unwrap_or(rest);
-        self.per_archive
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(address.to_string())
-            .or_insert_with(|| Arc::new(Semaphore::new(UNDER_WAY_PER_ARCHIVE)))
-            .clone()
+        let mut shares = self.per_archive.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(share) = shares.get(address) {
+            return share.clone();
+        }
+        let share = Arc::new(Semaphore::new(UNDER_WAY_PER_ARCHIVE));
+        shares.insert(address.to_string(), share.clone());
+        share
     }
 
     pub fn policy(&self) -> &Policy {
