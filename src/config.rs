@@ -194,8 +194,8 @@ impl Config {
             None => None,
             Some(m) => Some(Minting {
                 host: m.host,
-                port: m.port.unwrap_or(80),
-                ibip_port: m.ibipport.unwrap_or(800),
+                port: m.port.unwrap_or(crate::ibi::mint::REP_DEFAULT_PORT),
+                ibip_port: m.ibipport.unwrap_or(crate::ibi::mint::IBIP_DEFAULT_PORT),
                 ip: match m.ip {
                     None => None,
                     Some(s) => Some(

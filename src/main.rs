@@ -10,42 +10,7 @@ fn main() -> ExitCode {
     if std::env::var_os("GATEWAY_INTERFACE").is_some() {
         return cgi_main();
     }
-    let mut parser = lexopt::Parser::from_env();
-    let result = match parser.next() {
-        Ok(Some(lexopt::Arg::Value(cmd))) => match cmd.to_str() {
-            Some("ibi") => cli::ibi::run(&mut parser),
-            Some("query") => cli::service::query(&mut parser),
-            Some("describe") => cli::service::describe(&mut parser),
-            Some("serve") => cli::serve::run(&mut parser),
-            Some("new") => cli::new::run(&mut parser),
-            Some("check") => cli::check::run(&mut parser),
-            Some("prefixes") => cli::prefixes::run(&mut parser),
-            Some("delete") => cli::delete::run(&mut parser),
-            Some("include") => cli::register::run(&mut parser, cli::register::Direction::Include),
-            Some("exclude") => cli::register::run(&mut parser, cli::register::Direction::Exclude),
-            Some("stats") => cli::stats::run(&mut parser),
-            Some(other) => Err(cli::CliError::usage(format!(
-                "unknown command {other:?}; see ibi-archive --help"
-            ))),
-            None => Err(cli::CliError::usage(format!("unknown command {cmd:?}"))),
-        },
-        Ok(Some(lexopt::Arg::Long("help") | lexopt::Arg::Short('h'))) => {
-            print!("{}", cli::USAGE);
-            Ok(())
-        }
-        Ok(Some(lexopt::Arg::Long("version"))) => {
-            println!("ibi-archive {}", env!("CARGO_PKG_VERSION"));
-            Ok(())
-        }
-        Ok(Some(arg)) => Err(cli::CliError::usage(format!(
-            "unexpected argument {}",
-            cli::shown(arg)
-        ))),
-        Ok(None) => Err(cli::CliError::usage(
-            "no command given; see ibi-archive --help",
-        )),
-        Err(e) => Err(e.into()),
-    };
+    let result = cli::run(&mut lexopt::Parser::from_env());
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -224,13 +224,13 @@ fn a_broken_archive_toml_and_a_missing_service_item() {
 /// loop is found.
 #[test]
 fn a_larger_tree_checks_clean() {
-    use ibi_archive::ibi::{mint::mint, IbiDate};
+    use ibi_archive::ibi::{mint::mint_ports, IbiDate};
     let f = Fixture::sample();
     let ip = Some("150.163.2.175".parse().unwrap());
     let minted: Vec<_> = (0..1500i64)
         .map(|i| {
             let date = IbiDate::new(1_577_836_800 + 61 * i, "").unwrap();
-            mint("w.bulk.example.org", 80, ip, &date).unwrap()
+            mint_ports("w.bulk.example.org", 80, ip, 80, &date).unwrap()
         })
         .collect();
     for (i, m) in minted.iter().enumerate() {

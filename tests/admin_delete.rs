@@ -162,7 +162,7 @@ fn refusals_change_nothing() {
             2,
             "ibi-archive: delete: invalid IBI \"not-an-ibi\": it has 0 '/', expected 3 (rep) or 1 (IBIp)\n",
         ),
-        (vec![], 2, "ibi-archive: delete: no IBI given\n"),
+        (vec![], 2, "ibi-archive: delete: missing IBI; usage: ibi-archive delete [--root R] [--keep-content] IBI\n"),
         (
             vec!["--force", "LK47B6W/362SFKH"],
             2,

@@ -583,13 +583,14 @@ fn refusals_name_the_input_and_write_nothing() {
     let b = files.path().join("b.pdf");
     let b = b.to_str().unwrap();
     let cases: Vec<(Vec<&str>, i32, String)> = vec![
-        (vec![], 2, "ibi-archive: new: no FILE given; see ibi-archive new --help\n".into()),
+        (vec![], 2, "ibi-archive: new: missing FILE; usage: ibi-archive new [--root R] [OPTIONS] FILE...\n".into()),
         (vec!["--bogus", a], 2, "ibi-archive: new: unexpected argument --bogus; see ibi-archive new --help\n".into()),
         (vec![a, b], 1, "ibi-archive: new: several files and no index.html: say which is the item's default file with --target (one of: a.pdf, b.pdf)\n".into()),
         (vec!["--target", "c.pdf", a, b], 1, "ibi-archive: new: --target \"c.pdf\" is not one of the files given (in doc/ they are: a.pdf, b.pdf)\n".into()),
         (vec!["--target", "../a.pdf", a], 1, "ibi-archive: new: --target: \"../a.pdf\" is not a plain relative path inside doc/\n".into()),
-        (vec!["--translation-of", "sid.inpe.br/mtc-m18@80/2009/07.21.13.23", a], 1,
-            "ibi-archive: new: --translation-of sid.inpe.br/mtc-m18@80/2009/07.21.13.23: the translation's language is required (--language)\n".into()),
+        // A usage error (exit 2), found before anything is read.
+        (vec!["--translation-of", "sid.inpe.br/mtc-m18@80/2009/07.21.13.23", a], 2,
+            "ibi-archive: new: --translation-of needs --language, the translation's language (ll or ll-CC)\n".into()),
         (vec!["--language", "pt", "--translation-of", "8JMKD3MGP8W/35MME4E", a], 1,
             "ibi-archive: new: 8JMKD3MGP8W/35MME4E already has a translation in pt: sid.inpe.br/mtc-m18@80/2009/08.25.19.43\n".into()),
         (vec!["--language", "pt", "--translation-of", "sid.inpe.br/mtc-m18@80/2009/08.25.19.43", a], 1,

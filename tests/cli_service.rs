@@ -45,7 +45,7 @@ fn query_reports_error_statuses_with_exit_code_1() {
     assert_eq!(out, "error {unknown servicesubject}");
     assert_eq!(
         err,
-        "ibi-archive: unknown servicesubject \"nothing\"\nibi-archive: status 400 Bad Request\n"
+        "ibi-archive: unknown servicesubject \"nothing\"\nibi-archive: query: status 400 Bad Request\n"
     );
 }
 
@@ -62,7 +62,9 @@ fn describe_refuses_bad_and_unknown_ibis() {
     assert_eq!((code, out.as_str()), (1, ""));
     assert_eq!(
         err,
-        format!("ibi-archive: sid.inpe.br/mtc-m18/2009/07.21.13.24: no such item in {root}\n")
+        format!(
+            "ibi-archive: describe: sid.inpe.br/mtc-m18/2009/07.21.13.24: no such item in {root}\n"
+        )
     );
     let (code, _, err) = run_cmd(&["describe", "--root", root, "not an ibi"]);
     assert_eq!(code, 2);
@@ -70,12 +72,18 @@ fn describe_refuses_bad_and_unknown_ibis() {
     let (code, _, err) = run_cmd(&["describe", "--root", root]);
     assert_eq!(
         (code, err.as_str()),
-        (2, "ibi-archive: describe: no IBI given\n")
+        (
+            2,
+            "ibi-archive: describe: missing IBI; usage: ibi-archive describe [--root R] IBI\n"
+        )
     );
     let (code, _, err) = run_cmd(&["describe", "--bogus"]);
     assert_eq!(
         (code, err.as_str()),
-        (2, "ibi-archive: describe: unexpected argument --bogus\n")
+        (
+            2,
+            "ibi-archive: describe: unexpected argument --bogus; see ibi-archive describe --help\n"
+        )
     );
 }
 

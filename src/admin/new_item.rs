@@ -1,10 +1,14 @@
 //! `new`: mints an IBI with the temporal distributor and stores a new item under it.
 //!
 //! The item is built whole — `doc/` with its files, then `item.toml` — in a temporary
-//! directory `col/.ibi-tmp-new-…` (a dot-name the service never looks at), every file and
-//! directory synced, and renamed into place as `col/<rep>` in one step; the service sees no
-//! item or the whole item. A rep that already names a directory (in any spelling equal to
-//! it) is refused.
+//! directory `col/<prefix>/<year>/.ibi-tmp-new-…` (a dot-name the service never looks at),
+//! every file and directory synced, and renamed into place as `col/<rep>` in one step; the
+//! service sees no item or the whole item. The temporary directory is made beside the item,
+//! not in `col/`, so that `col/` and its subdomains change only when a prefix is added:
+//! the prefixes remembered in `var/col-prefixes` stay true, and are brought up to date
+//! here when a prefix was added. A minted date whose rep already names a directory (made
+//! by hand, say) is skipped for the next one the distributor gives; a Copy whose rep is
+//! taken is refused.
 //!
 //! Relations:
 //! - metadata (Dublin Core fields given): a second item, with its own minted IBI and
@@ -33,7 +37,7 @@ use std::sync::Arc;
 
 use super::itemfile::{Draft, Edit};
 use super::{io_err, rep_dirs, sync_dir, temp_name, AdminError, ItemsLock};
-use crate::config::Config;
+use crate::config::{Config, Minting};
 use crate::ibi::distributor::{Distributor, Granularity};
 use crate::ibi::mint::mint_ports;
 use crate::ibi::{Ibi, Ibip, Rep};
@@ -179,12 +183,7 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
     };
     let mint_one = || -> Result<(Rep, Option<Ibip>), AdminError> {
         let (m, d) = distributor.as_ref().expect("minting checked");
-        let date = d
-            .next()
-            .map_err(|e| AdminError::new(format!("cannot mint: {e}")))?;
-        let minted = mint_ports(&m.host, m.port, m.ip, m.ibip_port, &date)
-            .map_err(|e| AdminError::new(format!("cannot mint from [minting]: {e}")))?;
-        Ok((minted.rep, minted.ibip))
+        mint_free(&col, m, d)
     };
     let (rep, ibip) = match &req.copy_of {
         Some(c) => {
@@ -206,9 +205,7 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
     let meta_ids = if req.dc.is_empty() {
         None
     } else {
-        let ids = mint_one()?;
-        refuse_existing(&col, &ids.0)?;
-        Some(ids)
+        Some(mint_one()?)
     };
 
     let now = chrono::Utc::now().timestamp();
@@ -307,6 +304,7 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
             "an item.toml with an unusual layout was rewritten from its content; its comments were not kept".into(),
         );
     }
+    notes.extend(refresh_prefixes(root));
     Ok(Created {
         rep,
         ibip,
@@ -314,6 +312,46 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
         metadata: meta_ids,
         notes,
     })
+}
+
+/// At most this many dates in a row skipped because their rep is taken.
+const MAX_TAKEN_DATES: usize = 64;
+
+/// The IBIs of the next date the distributor gives whose rep names no directory yet: a
+/// date taken by an item made by hand (or minted elsewhere with the same settings) is
+/// skipped, and the distributor, which has recorded it, gives the next one.
+fn mint_free(col: &Path, m: &Minting, d: &Distributor) -> Result<(Rep, Option<Ibip>), AdminError> {
+    for _ in 0..MAX_TAKEN_DATES {
+        let date = d
+            .next()
+            .map_err(|e| AdminError::new(format!("cannot mint: {e}")))?;
+        let minted = mint_ports(&m.host, m.port, m.ip, m.ibip_port, &date)
+            .map_err(|e| AdminError::new(format!("cannot mint from [minting]: {e}")))?;
+        if rep_dirs(col, &minted.rep).is_empty() {
+            return Ok((minted.rep, minted.ibip));
+        }
+    }
+    Err(AdminError::new(format!(
+        "cannot mint: the last {MAX_TAKEN_DATES} dates the distributor gave are all taken by items in col/"
+    )))
+}
+
+/// Brings `var/col-prefixes` up to date after a change to `col/` (waiting for a new
+/// prefix's directories to settle, at most 10 s): an Archive managed with these commands
+/// never has the service list `col/`. What could not be done, as notes.
+pub(crate) fn refresh_prefixes(root: &Path) -> Vec<String> {
+    use crate::colmemo::MemoState;
+    let (_, state) = Store::remember_prefixes(root, std::time::Duration::from_secs(10));
+    let fix = "run ibi-archive prefixes once it can";
+    match state {
+        MemoState::Held => Vec::new(),
+        MemoState::Unsettled => vec![format!(
+            "col/ kept changing: var/col-prefixes was not brought up to date ({fix})"
+        )],
+        MemoState::Unwritable => vec![format!(
+            "var/col-prefixes could not be written: the service lists col/ until it is ({fix})"
+        )],
+    }
 }
 
 fn check_translation_slot(x: &Ibi, item: &Item, lang: &Lang) -> Result<(), AdminError> {
@@ -360,8 +398,8 @@ fn refuse_existing(col: &Path, rep: &Rep) -> Result<(), AdminError> {
     }
 }
 
-/// Builds the item in a temporary directory under `col/` and renames it to `col/<rep>`.
-fn install(
+/// Builds the item in a temporary directory beside it and renames it to `col/<rep>`.
+pub(crate) fn install(
     col: &Path,
     rep: &Rep,
     draft: &Draft,
@@ -378,8 +416,8 @@ fn install(
             "the new item.toml of {rep} would not be valid: {e}"
         ))
     })?;
-    fs::create_dir_all(col).map_err(|e| io_err("cannot create", col, e))?;
-    let tmp = col.join(temp_name("new"));
+    fs::create_dir_all(&parent).map_err(|e| io_err("cannot create", &parent, e))?;
+    let tmp = parent.join(temp_name("new"));
     let build = || -> Result<(), AdminError> {
         fs::create_dir(&tmp).map_err(|e| io_err("cannot create", &tmp, e))?;
         let doc = tmp.join("doc");
@@ -388,7 +426,6 @@ fn install(
         write_new(&tmp.join("item.toml"), text.as_bytes())?;
         sync_tree_dirs(&doc);
         sync_dir(&tmp);
-        fs::create_dir_all(&parent).map_err(|e| io_err("cannot create", &parent, e))?;
         refuse_existing(col, rep)?;
         // rename(2) would replace an empty directory: the check above refuses one first.
         fs::rename(&tmp, &dir).map_err(|e| io_err("cannot move the new item to", &dir, e))?;

@@ -7,7 +7,7 @@ use ibi_archive::admin::check::check;
 
 use super::{root_flag, CliError, CliResult};
 
-const HELP: &str = "\
+pub const HELP: &str = "\
 usage: ibi-archive check [--root R]
 
 Validates the Archive: archive.toml and its service item, every directory and item

@@ -10,7 +10,7 @@ use ibi_archive::pairs::PairList;
 
 use super::{root_flag, CliError, CliResult};
 
-const HELP: &str = "\
+pub const HELP: &str = "\
 usage: ibi-archive delete [--root R] [--keep-content] IBI
 
 Turns the item IBI into a tombstone: state Deleted, timestamp now, its doc/ removed
@@ -40,7 +40,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             other => return Err(CliError::unexpected("delete", other)),
         }
     }
-    let ibi = ibi.ok_or_else(|| CliError::usage("delete: no IBI given"))?;
+    let ibi = ibi.ok_or_else(|| CliError::missing("delete", "IBI"))?;
     let now = chrono::Utc::now().timestamp();
     let done = delete(&root_flag(root), &ibi, keep, now)
         .map_err(|e| CliError::failed(format!("delete: {e}")))?;

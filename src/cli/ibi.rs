@@ -2,58 +2,59 @@
 //! IBIs of a host, port, IP and date (generation standard, Algorithms 1–3 and 5–7).
 
 use super::{CliError, CliResult};
-use ibi_archive::ibi::{mint::mint_ports, Ibi, IbiDate};
+use ibi_archive::ibi::mint::{mint_ports, IBIP_DEFAULT_PORT, REP_DEFAULT_PORT};
+use ibi_archive::ibi::{Ibi, IbiDate};
 use ibi_archive::pairs::PairList;
-use std::io::Write;
 use std::net::IpAddr;
 
-const HELP: &str = "\
+pub const HELP: &str = "\
 usage: ibi-archive ibi IBI
-       ibi-archive ibi mint --host HOST --port PORT [--ip IP [--ibip-port PORT]] --date DATE
+       ibi-archive ibi mint --host HOST [--port PORT] [--ip IP [--ibip-port PORT]] --date DATE|now
 
 Reads IBI, a uniform repository name (sid.inpe.br/mtc-m18/2009/02.16.17.46) or an
 IBIp (8JMKD3MGP8W/34PGRBS), and prints the pairs form (rep or ibip), prefix, suffix,
 date (ISO 8601, UTC), and host and port (rep) or ip and port (IBIp).
 
-mint prints the rep of HOST (a fully qualified hostname) and PORT for DATE and, with
---ip, the IBIp of IP and PORT (or --ibip-port) for DATE. Port 80 is left out of a rep,
-port 800 out of an IBIp. DATE is ISO 8601 in UTC
-(2009-02-16T17:46:00Z, 2009-02-16T17:46Z, fractions allowed) or POSIX seconds
-(1234806360). Nothing is waited for or recorded: `ibi-archive new` mints for items.
+mint prints the rep of HOST (a fully qualified hostname) and PORT (default 80, which a
+rep leaves out) for DATE and, with --ip, the IBIp of IP and --ibip-port (default 800,
+which an IBIp leaves out: the port of the label generator, not of the web server) for
+DATE. These are the defaults and the rule of [minting] port and ibipport, so that
+`ibi-archive new` mints the same IBIs. DATE is ISO 8601 in UTC (2009-02-16T17:46:00Z,
+2009-02-16T17:46Z, fractions allowed), POSIX seconds (1234806360) or `now` (this
+second). Nothing is waited for or recorded: `ibi-archive new` mints for items.
 ";
 
 const MINT_HELP: &str = "\
-usage: ibi-archive ibi mint --host HOST --port PORT [--ip IP [--ibip-port PORT]] --date DATE
+usage: ibi-archive ibi mint --host HOST [--port PORT] [--ip IP [--ibip-port PORT]] --date DATE|now
 
-Prints the pair `rep` (Algorithms 1-3) and, with --ip, the pair `ibip` (Algorithms
-5-7) for DATE, ISO 8601 UTC or POSIX seconds. The IBIp's port is PORT unless
---ibip-port gives another (the standard's examples use 80 and 800).
+Prints the pair `rep` (Algorithms 1-3) of HOST and PORT (default 80) and, with --ip,
+the pair `ibip` (Algorithms 5-7) of IP and --ibip-port (default 800) for DATE: ISO 8601
+UTC, POSIX seconds or `now`. The defaults are those of [minting] in archive.toml, so
+`ibi-archive new` mints the same IBIs for the same settings.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::prelude::*;
     match parser.next()? {
-        Some(Short('h') | Long("help")) => out(HELP),
+        Some(Short('h') | Long("help")) => super::print_text(HELP),
         Some(Value(v)) => {
             let v = v.string()?;
             if v == "mint" {
                 return run_mint(parser);
             }
             if let Some(arg) = parser.next()? {
-                return Err(arg.unexpected().into());
+                return Err(CliError::unexpected("ibi", arg));
             }
             show(&v)
         }
-        Some(arg) => Err(arg.unexpected().into()),
-        None => Err(CliError::usage(
-            "ibi: missing IBI (usage: ibi-archive ibi IBI | ibi-archive ibi mint ...)",
-        )),
+        Some(arg) => Err(CliError::unexpected("ibi", arg)),
+        None => Err(CliError::missing("ibi", "IBI")),
     }
 }
 
 /// `ibi-archive ibi IBI`
 fn show(text: &str) -> CliResult {
-    let ibi = Ibi::parse(text).map_err(|e| CliError::usage(e.to_string()))?;
+    let ibi = Ibi::parse(text).map_err(|e| CliError::usage(format!("ibi: {e}")))?;
     let mut pairs = PairList::new();
     pairs.push_word("date", ibi.date().to_iso());
     match &ibi {
@@ -62,7 +63,7 @@ fn show(text: &str) -> CliResult {
             pairs.push_word("prefix", rep.prefix());
             pairs.push_word("suffix", rep.suffix());
             pairs.push_word("host", rep.host());
-            pairs.push_word("port", rep.port().unwrap_or(80).to_string());
+            pairs.push_word("port", rep.port().unwrap_or(REP_DEFAULT_PORT).to_string());
         }
         Ibi::Ibip(ibip) => {
             pairs.push_word("form", "ibip");
@@ -72,61 +73,69 @@ fn show(text: &str) -> CliResult {
             pairs.push_word("port", ibip.port().to_string());
         }
     }
-    out(&format!("{}\n", pairs.to_text()))
+    super::print_text(&format!("{}\n", pairs.to_text()))
 }
 
-/// `ibi-archive ibi mint --host H --port P [--ip IP] --date T`
+/// `ibi-archive ibi mint --host H [--port P] [--ip IP [--ibip-port P]] --date T|now`
 fn run_mint(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::prelude::*;
     let (mut host, mut port, mut ip, mut date) = (None, None, None, None);
     let mut ibip_port = None;
     let port_value = |v: String| {
-        v.parse::<u16>()
-            .ok()
-            .filter(|&p| p != 0)
-            .ok_or_else(|| CliError::usage(format!("invalid port {v:?}: expected 1 to 65535")))
+        v.parse::<u16>().ok().filter(|&p| p != 0).ok_or_else(|| {
+            CliError::usage(format!("ibi mint: invalid port {v:?}: expected 1 to 65535"))
+        })
     };
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return out(MINT_HELP),
+            Short('h') | Long("help") => return super::print_text(MINT_HELP),
             Long("host") => host = Some(parser.value()?.string()?),
             Long("port") => port = Some(port_value(parser.value()?.string()?)?),
             Long("ibip-port") => ibip_port = Some(port_value(parser.value()?.string()?)?),
             Long("ip") => {
                 let v = parser.value()?.string()?;
                 let a = v.parse::<IpAddr>().map_err(|_| {
-                    CliError::usage(format!("invalid IP {v:?}: not an IPv4 or IPv6 address"))
+                    CliError::usage(format!(
+                        "ibi mint: invalid IP {v:?}: expected an IPv4 or IPv6 address"
+                    ))
                 })?;
                 ip = Some(a);
             }
             Long("date") => {
                 let v = parser.value()?.string()?;
-                date = Some(IbiDate::parse_iso(&v).map_err(|e| CliError::usage(e.to_string()))?);
+                date = Some(if v == "now" {
+                    let now = chrono::Utc::now().timestamp();
+                    IbiDate::new(now, "").map_err(|e| CliError::failed(e.to_string()))?
+                } else {
+                    IbiDate::parse_iso(&v).map_err(|e| {
+                        CliError::usage(format!(
+                            "ibi mint: --date: {e} (expected ISO 8601 UTC, POSIX seconds or now)"
+                        ))
+                    })?
+                });
             }
-            _ => return Err(arg.unexpected().into()),
+            _ => return Err(CliError::unexpected("ibi mint", arg)),
         }
     }
-    let missing = |flag: &str| CliError::usage(format!("ibi mint: missing {flag}"));
+    let missing = |flag: &str| CliError::missing("ibi mint", flag);
     let host = host.ok_or_else(|| missing("--host"))?;
-    let port = port.ok_or_else(|| missing("--port"))?;
+    let port = port.unwrap_or(REP_DEFAULT_PORT);
     let date = date.ok_or_else(|| missing("--date"))?;
     if ibip_port.is_some() && ip.is_none() {
         return Err(CliError::usage("ibi mint: --ibip-port needs --ip"));
     }
-    let minted = mint_ports(&host, port, ip, ibip_port.unwrap_or(port), &date)
-        .map_err(|e| CliError::usage(e.to_string()))?;
+    let minted = mint_ports(
+        &host,
+        port,
+        ip,
+        ibip_port.unwrap_or(IBIP_DEFAULT_PORT),
+        &date,
+    )
+    .map_err(|e| CliError::usage(format!("ibi mint: {e}")))?;
     let mut pairs = PairList::new();
     pairs.push_word("rep", minted.rep.as_str());
     if let Some(ibip) = &minted.ibip {
         pairs.push_word("ibip", ibip.as_str());
     }
-    out(&format!("{}\n", pairs.to_text()))
-}
-
-fn out(text: &str) -> CliResult {
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|e| CliError::failed(format!("cannot write to stdout: {e}")))
+    super::print_text(&format!("{}\n", pairs.to_text()))
 }

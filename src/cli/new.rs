@@ -10,7 +10,7 @@ use ibi_archive::relation::Lang;
 
 use super::{root_flag, CliError, CliResult};
 
-const HELP: &str = "\
+pub const HELP: &str = "\
 usage: ibi-archive new [--root R] [--target FILE] [--language ll[-CC]]
                        [--translation-of IBI] [--edition-of IBI] [--restricted]
                        [--copy --ibi REP [--ibi IBIP]]
@@ -119,8 +119,11 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         ));
     }
     if req.files.is_empty() {
+        return Err(CliError::missing("new", "FILE"));
+    }
+    if req.translation_of.is_some() && req.language.is_none() {
         return Err(CliError::usage(
-            "new: no FILE given; see ibi-archive new --help",
+            "new: --translation-of needs --language, the translation's language (ll or ll-CC)",
         ));
     }
     let created =

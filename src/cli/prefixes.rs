@@ -9,7 +9,7 @@ use ibi_archive::store::Store;
 
 use super::{root_flag, CliError, CliResult};
 
-const HELP: &str = "\
+pub const HELP: &str = "\
 usage: ibi-archive prefixes [--root R]
 
 Lists the Archive's prefixes, `<subdomain>/<word[.port]>` one a line, and writes them to

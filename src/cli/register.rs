@@ -11,7 +11,7 @@ pub use ibi_archive::admin::registration::Direction;
 
 use super::{root_flag, CliError, CliResult};
 
-const HELP: &str = "\
+pub const HELP: &str = "\
 usage: ibi-archive include [--root R] [--resolver URL]
        ibi-archive exclude [--root R] [--resolver URL]
 
@@ -23,7 +23,17 @@ status.archive included (include) or excluded (exclude). The registration key is
 checked (rule chave of Table 7.1) before anything is sent, and never printed.
 ";
 
-pub fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
+/// `ibi-archive include`.
+pub fn include(parser: &mut lexopt::Parser) -> CliResult {
+    run(parser, Direction::Include)
+}
+
+/// `ibi-archive exclude`.
+pub fn exclude(parser: &mut lexopt::Parser) -> CliResult {
+    run(parser, Direction::Exclude)
+}
+
+fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
     use lexopt::Arg::{Long, Short};
     let cmd = match direction {
         Direction::Include => "include",

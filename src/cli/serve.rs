@@ -15,12 +15,15 @@ use lexopt::ValueExt;
 
 use super::{root_flag, CliError, CliResult};
 
-const HELP: &str = "\
-usage: ibi-archive serve [--root R] [--listen 127.0.0.1:8080] [LIMITS]
+pub const HELP: &str = "\
+usage: ibi-archive serve [--root R] [--listen [ADDRESS:]PORT] [LIMITS]
 
 Serves the Archive's routes with no web server: the service at /<archiveserviceibi>,
 file lists below it, and the items' files at /col/<rep>/doc/<file> (restricted items
 only to clients inside [access].networks, by the address of the connection).
+
+--listen takes ADDRESS:PORT (127.0.0.1:8080, [::1]:8080, 0.0.0.0:80) or a PORT alone,
+on 127.0.0.1 [127.0.0.1:8080].
 
 Limits (defaults in brackets):
   --max-connections N   connections open at once [256, fewer when descriptors are few:
@@ -35,7 +38,7 @@ Request heads are limited to 16 KiB. One line per request on stderr.
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::Arg::{Long, Short};
     let mut root: Option<PathBuf> = None;
-    let mut listen = String::from("127.0.0.1:8080");
+    let mut listen = std::net::SocketAddr::from(([127, 0, 0, 1], 8080));
     let mut limits = Limits::default();
     let mut max_connections: Option<usize> = None;
     let secs = |parser: &mut lexopt::Parser, flag: &str| -> Result<Duration, CliError> {
@@ -62,12 +65,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     while let Some(arg) = parser.next()? {
         match arg {
             Long("root") => root = Some(parser.value()?.into()),
-            Long("listen") => {
-                listen = parser
-                    .value()?
-                    .into_string()
-                    .map_err(|v| CliError::usage(format!("serve: bad --listen {v:?}")))?
-            }
+            Long("listen") => listen = listen_address(&parser.value()?.to_string_lossy())?,
             Long("max-connections") => max_connections = Some(count(parser, "--max-connections")?),
             Long("max-per-client") => limits.max_per_client = count(parser, "--max-per-client")?,
             Long("head-timeout") => limits.head_timeout = secs(parser, "--head-timeout")?,
@@ -85,11 +83,11 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         .map_err(|e| CliError::failed(format!("{}: {e}", root.display())))?;
     let config = Config::load(&root).map_err(|e| CliError::failed(e.to_string()))?;
     limits.max_connections = max_connections.unwrap_or_else(connections_for_descriptors);
-    let listener = std::net::TcpListener::bind(&listen)
+    let listener = std::net::TcpListener::bind(listen)
         .map_err(|e| CliError::failed(format!("cannot listen on {listen}: {e}")))?;
     let bound = listener
         .local_addr()
-        .map_or(listen.clone(), |a| a.to_string());
+        .map_or(listen.to_string(), |a| a.to_string());
 
     print_examples(&root, &config, &bound);
     let stop = Arc::new(AtomicBool::new(false));
@@ -108,6 +106,18 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         .map_err(|e| CliError::failed(format!("serve: {e}")))?;
     eprintln!("ibi-archive: stopped");
     Ok(())
+}
+
+/// `--listen`: `ADDRESS:PORT`, or a port alone on 127.0.0.1.
+fn listen_address(v: &str) -> Result<std::net::SocketAddr, CliError> {
+    if let Ok(port) = v.parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    v.parse().map_err(|_| {
+        CliError::usage(format!(
+            "serve: --listen {v:?}: expected ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or a PORT"
+        ))
+    })
 }
 
 /// As many connections as the descriptors allow (the soft limit raised to the hard one

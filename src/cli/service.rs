@@ -1,6 +1,6 @@
 //! `ibi-archive query` and `ibi-archive describe`: the service's answers from a shell.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use ibi_archive::cgi::{self, Request};
@@ -10,65 +10,87 @@ use ibi_archive::service::Archive;
 
 use super::{root_flag, CliError, CliResult};
 
+pub const QUERY_HELP: &str = "\
+usage: ibi-archive query [--root R] QUERYSTRING
+
+Prints the body the Archive service would send for QUERYSTRING (what follows `?` in
+the request, e.g. 'servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/35MME4E'),
+byte for byte; on a terminal a final newline is added. The service's log lines go to
+stderr. Exit status 1 when the service would answer another status than 200.
+";
+
+pub const DESCRIBE_HELP: &str = "\
+usage: ibi-archive describe [--root R] IBI
+
+Prints every property of the item IBI (either form), for every relation the Archive
+offers, as one pair list (the unfiltered answer of the service). Exit status 1 when
+the item is not in the Archive.
+";
+
 /// `query [--root R] QUERYSTRING`: prints exactly the body the CGI would send.
 pub fn query(parser: &mut lexopt::Parser) -> CliResult {
+    use lexopt::Arg::{Long, Short, Value};
     let mut root: Option<PathBuf> = None;
     let mut qs: Option<std::ffi::OsString> = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            lexopt::Arg::Long("root") => root = Some(parser.value()?.into()),
-            lexopt::Arg::Value(v) if qs.is_none() => qs = Some(v),
-            other => {
-                return Err(CliError::usage(format!(
-                    "query: unexpected argument {}",
-                    super::shown(other)
-                )))
-            }
+            Short('h') | Long("help") => return super::print_text(QUERY_HELP),
+            Long("root") => root = Some(parser.value()?.into()),
+            Value(v) if qs.is_none() => qs = Some(v),
+            other => return Err(CliError::unexpected("query", other)),
         }
     }
-    let qs = qs.ok_or_else(|| CliError::usage("query: no query string given"))?;
+    let qs = qs.ok_or_else(|| CliError::missing("query", "QUERYSTRING"))?;
     let req = Request::get(root_flag(root), qs.as_encoded_bytes());
     let answer = cgi::handle(&req, chrono::Utc::now().timestamp());
     for line in &answer.log {
         super::say(line);
     }
     let mut out = std::io::stdout().lock();
+    // The body is the CGI's, byte for byte; a shell prompt should not follow it on
+    // the same line.
+    let newline = out.is_terminal() && !answer.body.ends_with(b"\n");
     out.write_all(&answer.body)
+        .and_then(|()| {
+            if newline {
+                out.write_all(b"\n")
+            } else {
+                Ok(())
+            }
+        })
         .and_then(|()| out.flush())
         .map_err(|e| CliError::failed(e.to_string()))?;
     if answer.status == 200 {
         Ok(())
     } else {
-        Err(CliError {
-            code: 1,
-            message: format!("status {} {}", answer.status, cgi::reason(answer.status)),
-        })
+        Err(CliError::failed(format!(
+            "status {} {}",
+            answer.status,
+            cgi::reason(answer.status)
+        )))
     }
 }
 
 /// `describe [--root R] IBI`: the unfiltered list of properties (as Example 9.2).
 pub fn describe(parser: &mut lexopt::Parser) -> CliResult {
+    use lexopt::Arg::{Long, Short, Value};
     let mut root: Option<PathBuf> = None;
     let mut ibi: Option<String> = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            lexopt::Arg::Long("root") => root = Some(parser.value()?.into()),
-            lexopt::Arg::Value(v) if ibi.is_none() => {
+            Short('h') | Long("help") => return super::print_text(DESCRIBE_HELP),
+            Long("root") => root = Some(parser.value()?.into()),
+            Value(v) if ibi.is_none() => {
                 ibi = Some(
                     v.into_string()
                         .map_err(|v| CliError::usage(format!("describe: {v:?} is not text")))?,
                 )
             }
-            other => {
-                return Err(CliError::usage(format!(
-                    "describe: unexpected argument {}",
-                    super::shown(other)
-                )))
-            }
+            other => return Err(CliError::unexpected("describe", other)),
         }
     }
-    let text = ibi.ok_or_else(|| CliError::usage("describe: no IBI given"))?;
-    let ibi = Ibi::parse(&text).map_err(|e| CliError::usage(e.to_string()))?;
+    let text = ibi.ok_or_else(|| CliError::missing("describe", "IBI"))?;
+    let ibi = Ibi::parse(&text).map_err(|e| CliError::usage(format!("describe: {e}")))?;
     let root = root_flag(root);
     let config = Config::load(&root).map_err(|e| CliError::failed(e.to_string()))?;
     let archive = Archive::new(&root, config);

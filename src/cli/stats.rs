@@ -9,7 +9,7 @@ use ibi_archive::ibi::Ibi;
 
 use super::{root_flag, CliError, CliResult};
 
-const HELP: &str = "\
+pub const HELP: &str = "\
 usage: ibi-archive stats [--root R] [--csv] [--item IBI]
 
 Counts the accesses recorded in var/acknowledgments.log (one per acknowledgment the

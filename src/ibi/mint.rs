@@ -60,18 +60,21 @@ pub fn ibip_prefix(ip: IpAddr, port: u16) -> String {
     out
 }
 
-/// Algorithms 3 and 7: the rep of `host`:`port` and, given the server's IP, the IBIp of
-/// `ip`:`port`, for an item identified at `date` (the output of the temporal distributor).
-/// One port for both, as the standard has it ("the input of Algorithm 5 is the same as that
-/// of Algorithm 1"); see [`mint_ports`] for the practice of its own examples.
-pub fn mint(host: &str, port: u16, ip: Option<IpAddr>, date: &IbiDate) -> Result<Minted, IbiError> {
-    mint_ports(host, port, ip, port, date)
-}
+/// The port of the rep form when none is given: 80, which the rep leaves out (§6).
+pub const REP_DEFAULT_PORT: u16 = 80;
 
-/// [`mint`] with the IBIp's port apart from the rep's. The standard's examples and every
-/// pair of forms its resolution standard shows (`sid.inpe.br/mtc-m18@80/2009/07.21.13.23`
-/// is `8JMKD3MGP8W/35MME4E`) have port 80 in the rep and no coded port — 800 — in the IBIp:
-/// the rep omits 80, the IBIp omits 800 (§7, after Table 7.3).
+/// The port coded in the IBIp form when none is given: 800, which the IBIp leaves out. The
+/// generation standard's Algorithm 5 takes the port of the label generator, not of the web
+/// server, and adopts 800 for a host with a single generator (§7, after Table 7.6); its
+/// examples pair port 80 in the rep with no coded port in the IBIp
+/// (`sid.inpe.br/mtc-m18@80/2009/07.21.13.23` is `8JMKD3MGP8W/35MME4E`). So the two ports
+/// are set apart, each with its own default: `ibi-archive ibi mint` (--port, --ibip-port)
+/// and `ibi-archive new` ([minting] port, ibipport) follow this one rule.
+pub const IBIP_DEFAULT_PORT: u16 = 800;
+
+/// Algorithms 3 and 7: the rep of `host`:`rep_port` and, given the server's IP, the IBIp
+/// of `ip`:`ibip_port`, for an item identified at `date` (the output of the temporal
+/// distributor). See [`IBIP_DEFAULT_PORT`] for the two ports.
 pub fn mint_ports(
     host: &str,
     rep_port: u16,
@@ -116,11 +119,11 @@ mod tests {
             Rep::parse("sid.inpe.br/mtc-m18@80/2009/02.16.17.46").unwrap()
         );
         assert_eq!(m.ibip.unwrap().as_str(), "8JMKD3MGP8W/34PGRBS");
-        // One port for both forms: Algorithm 5 codes port 80 (base 27: 4U) after the W.
-        let m = mint("mtc-m18.sid.inpe.br", 80, Some(ip), &date).unwrap();
+        // Port 80 coded in the IBIp: Algorithm 5 writes it (base 27: 4U) after the W.
+        let m = mint_ports("mtc-m18.sid.inpe.br", 80, Some(ip), 80, &date).unwrap();
         assert_eq!(m.rep.as_str(), "sid.inpe.br/mtc-m18/2009/02.16.17.46");
         assert_eq!(m.ibip.unwrap().as_str(), "8JMKD3MGP8W4U/34PGRBS");
-        let m = mint("mtc-m18.sid.inpe.br", 800, Some(ip), &date).unwrap();
+        let m = mint_ports("mtc-m18.sid.inpe.br", 800, Some(ip), 800, &date).unwrap();
         assert_eq!(m.rep.as_str(), "sid.inpe.br/mtc-m18.800/2009/02.16.17.46");
         assert_eq!(m.ibip.unwrap().as_str(), "8JMKD3MGP8W/34PGRBS");
     }
@@ -170,13 +173,16 @@ mod tests {
         let early = IbiDate::new(0, "").unwrap();
         let ip: IpAddr = "127.0.0.1".parse().unwrap();
         assert_eq!(
-            mint("a.b.org", 80, Some(ip), &early)
+            mint_ports("a.b.org", 80, Some(ip), 800, &early)
                 .unwrap_err()
                 .to_string(),
             "date 1970-01-01T00:00:00Z is before 1995-08-01T00:00:00Z and has no IBIp suffix"
         );
         assert_eq!(
-            mint("a.b.org", 80, None, &early).unwrap().rep.as_str(),
+            mint_ports("a.b.org", 80, None, 800, &early)
+                .unwrap()
+                .rep
+                .as_str(),
             "b.org/a/1970/01.01.00.00"
         );
     }

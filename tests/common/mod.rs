@@ -220,7 +220,10 @@ pub fn parse_cgi(stdout: &[u8], stderr: String) -> CgiOutput {
 /// commands that must run in parallel.
 pub fn command(args: &[&str]) -> Command {
     let mut cmd = Command::new(bin());
-    cmd.args(args).env_remove("GATEWAY_INTERFACE");
+    // Neither a CGI run nor an Archive root from the environment the tests run in.
+    cmd.args(args)
+        .env_remove("GATEWAY_INTERFACE")
+        .env_remove("IBI_ARCHIVE_ROOT");
     cmd
 }
 

@@ -1,0 +1,386 @@
+//! `init`: a new Archive in an empty directory — a commented `archive.toml`, `col/` with
+//! the Archive service item, `var/` with the temporal distributor primed by the service
+//! item's date (so `new` never mints that date again) and the prefixes of `col/`
+//! remembered (`var/col-prefixes`).
+//!
+//! The service item is minted as `new` mints (same distributor, same rule for the ports
+//! of the two forms) from the settings written to `[minting]`, and `archive.toml` is
+//! checked by the same parser the service uses before it is written. Nothing that exists
+//! is overwritten: a root that already holds `archive.toml`, `col/` or `var/` is refused.
+//! When a step fails, what was made is removed again.
+
+use std::fs;
+use std::io::Write;
+use std::net::{IpAddr, ToSocketAddrs};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use super::itemfile::Draft;
+use super::new_item::{install, refresh_prefixes};
+use super::registration::{is_chave, is_email};
+use super::{io_err, AdminError};
+use crate::config::{Config, DEFAULT_RESOLVER};
+use crate::ibi::distributor::{Distributor, Granularity};
+use crate::ibi::mint::{mint_ports, rep_prefix, IBIP_DEFAULT_PORT, REP_DEFAULT_PORT};
+use crate::ibi::{Ibip, Rep};
+use crate::item::State;
+
+/// What to create.
+#[derive(Debug, Clone)]
+pub struct InitRequest {
+    /// `host[:port]` by which the resolver and readers reach the Archive's web server.
+    pub address: String,
+    /// The fully qualified name of the host that mints (the rep's prefix); default: the
+    /// host of `address`.
+    pub host: Option<String>,
+    /// The IP coded in IBIps; default: the host of `address`, resolved.
+    pub ip: Option<IpAddr>,
+    /// Where `col/` and the service are reached, when not `http://<address>`.
+    pub baseurl: Option<String>,
+    pub granularity: Granularity,
+    /// The administrator's e-mail: with it, `[registration]` is written, with a new key.
+    pub email: Option<String>,
+}
+
+/// What was created.
+#[derive(Debug, Clone)]
+pub struct Initialized {
+    pub config: Config,
+    /// The Archive service item.
+    pub service: Rep,
+    pub ibip: Option<Ibip>,
+    /// Whether `[registration]` was written (with a new registration key).
+    pub registration: bool,
+    /// Things the administrator should know.
+    pub notes: Vec<String>,
+}
+
+/// The entries of a root that make it (part of) an Archive.
+const ARCHIVE_ENTRIES: [&str; 3] = ["archive.toml", "col", "var"];
+
+/// Creates an Archive at `root` (made if missing; it must not hold one), `now` being the
+/// time the service item records.
+pub fn init(root: &Path, req: &InitRequest, now: i64) -> Result<Initialized, AdminError> {
+    for name in ARCHIVE_ENTRIES {
+        let path = root.join(name);
+        if fs::symlink_metadata(&path).is_ok() {
+            return Err(AdminError::new(format!(
+                "{} exists: {} already holds an Archive (or part of one), and init overwrites nothing",
+                path.display(),
+                root.display()
+            )));
+        }
+    }
+    let (addr_host, port) = split_address(&req.address)?;
+    let host = match &req.host {
+        Some(h) => h.clone(),
+        None if addr_host.parse::<IpAddr>().is_ok() || !addr_host.contains('.') => {
+            return Err(AdminError::new(format!(
+                "--address {}: {addr_host:?} is not a fully qualified host name, which the \
+                 IBIs of this Archive are made of: give --host, e.g. --host archive.example.org",
+                req.address
+            )))
+        }
+        None => addr_host.clone(),
+    };
+    rep_prefix(&host, port).map_err(|e| AdminError::new(format!("--host: {e}")))?;
+    let ip = match req.ip {
+        Some(ip) => ip,
+        None => address_ip(&addr_host, port)?,
+    };
+    if let Some(email) = &req.email {
+        if !is_email(email) {
+            return Err(AdminError::new(format!(
+                "--email {email:?} is not an e-mail address such as banon@dpi.inpe.br"
+            )));
+        }
+    }
+    let made_root = !root.exists();
+    fs::create_dir_all(root).map_err(|e| io_err("cannot create", root, e))?;
+    let made = Made {
+        root: root.to_path_buf(),
+        made_root,
+        done: false,
+    };
+    // var/ holds the urlkey secret and the access log: the web server's user alone.
+    let var = root.join("var");
+    fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&var)
+        .map_err(|e| io_err("cannot create", &var, e))?;
+    let col = root.join("col");
+    fs::DirBuilder::new()
+        .mode(0o755)
+        .create(&col)
+        .map_err(|e| io_err("cannot create", &col, e))?;
+
+    let date = Distributor::new(var.join("minting.state"), req.granularity)
+        .next()
+        .map_err(|e| AdminError::new(format!("cannot mint: {e}")))?;
+    let minted = mint_ports(&host, port, Some(ip), IBIP_DEFAULT_PORT, &date)
+        .map_err(|e| AdminError::new(format!("cannot mint: {e}")))?;
+    let settings = Settings {
+        address: &req.address,
+        service: &minted.rep,
+        baseurl: req.baseurl.as_deref(),
+        host: &host,
+        port,
+        ip,
+        granularity: req.granularity,
+        email: req.email.as_deref(),
+        key: req.email.as_ref().map(|_| new_key()),
+    };
+    let text = settings.archive_toml();
+    let config = Config::parse(&text)
+        .map_err(|e| AdminError::new(format!("the archive.toml made would not be valid: {e}")))?;
+    write_private(&root.join("archive.toml"), text.as_bytes())?;
+
+    let draft = Draft {
+        state: Some(State::Original),
+        ibip: minted.ibip.as_ref().map(|p| p.as_str().to_string()),
+        timestamp: Some(now),
+        ..Draft::default()
+    };
+    install(&col, &minted.rep, &draft, |_| Ok(()))?;
+    let notes = refresh_prefixes(root);
+    made.keep();
+    Ok(Initialized {
+        config,
+        service: minted.rep,
+        ibip: minted.ibip,
+        registration: req.email.is_some(),
+        notes,
+    })
+}
+
+/// The host and port of `host[:port]` (`[v6]:port` for an IPv6 address).
+fn split_address(address: &str) -> Result<(String, u16), AdminError> {
+    let bad = || {
+        AdminError::new(format!(
+            "--address {address:?}: expected HOST or HOST:PORT, such as archive.example.org or localhost:8081"
+        ))
+    };
+    let (host, port) = if let Some(rest) = address.strip_prefix('[') {
+        let (v6, after) = rest.split_once(']').ok_or_else(bad)?;
+        (v6, after.strip_prefix(':'))
+    } else {
+        match address.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (address, None),
+        }
+    };
+    let port = match port {
+        None => REP_DEFAULT_PORT,
+        Some(p) => p.parse::<u16>().ok().filter(|&p| p != 0).ok_or_else(bad)?,
+    };
+    if host.is_empty() || host.contains(['/', ' ', '?', '#', '@', ':']) && !address.starts_with('[')
+    {
+        return Err(bad());
+    }
+    Ok((host.to_string(), port))
+}
+
+/// The IP of the address's host: itself when it is one, else what it resolves to (IPv4
+/// first).
+fn address_ip(host: &str, port: u16) -> Result<IpAddr, AdminError> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(ip);
+    }
+    let addrs: Vec<IpAddr> = (host, port)
+        .to_socket_addrs()
+        .map(|a| a.map(|s| s.ip()).collect())
+        .unwrap_or_default();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .ok_or_else(|| {
+            AdminError::new(format!(
+                "cannot find the IP address of {host:?}, which the IBIps of this Archive code: give --ip"
+            ))
+        })
+}
+
+/// A new registration key by rule `chave` of Table 7.1: two groups of ten digits.
+fn new_key() -> String {
+    use rand::Rng;
+    let mut rng = rand::thread_rng();
+    let key = format!(
+        "{:010}-{:010}",
+        rng.gen_range(0..10_000_000_000u64),
+        rng.gen_range(0..10_000_000_000u64)
+    );
+    debug_assert!(is_chave(&key));
+    key
+}
+
+/// Creates `path` (it must not exist) with `bytes`, readable by its owner alone, synced.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), AdminError> {
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| io_err("cannot create", path, e))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| io_err("cannot write", path, e))
+}
+
+/// What `init` made, removed again unless [`Made::keep`] is called.
+struct Made {
+    root: PathBuf,
+    made_root: bool,
+    done: bool,
+}
+
+impl Made {
+    fn keep(mut self) {
+        self.done = true;
+    }
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        // Only what init made: the root held none of these before.
+        let _ = fs::remove_file(self.root.join("archive.toml"));
+        let _ = fs::remove_dir_all(self.root.join("col"));
+        let _ = fs::remove_dir_all(self.root.join("var"));
+        if self.made_root {
+            let _ = fs::remove_dir(&self.root);
+        }
+    }
+}
+
+/// The values of a new archive.toml.
+struct Settings<'a> {
+    address: &'a str,
+    service: &'a Rep,
+    baseurl: Option<&'a str>,
+    host: &'a str,
+    port: u16,
+    ip: IpAddr,
+    granularity: Granularity,
+    email: Option<&'a str>,
+    key: Option<String>,
+}
+
+impl Settings<'_> {
+    /// The text of archive.toml, every setting explained.
+    fn archive_toml(&self) -> String {
+        let q = |s: &str| toml::Value::String(s.to_string()).to_string();
+        let baseurl = match self.baseurl {
+            Some(u) => format!("baseurl           = {}", q(u)),
+            None => format!(
+                "#baseurl          = \"https://{}\"",
+                self.address.split(':').next().unwrap_or(self.address)
+            ),
+        };
+        let registration = match (self.email, &self.key) {
+            (Some(email), Some(key)) => format!(
+                "[registration]\n\
+                 resolver   = {}\n\
+                 adminemail = {}\n\
+                 key        = {}      # never printed, logged or sent but to the resolver\n\
+                 ip         = {}\n",
+                q(DEFAULT_RESOLVER),
+                q(email),
+                q(key),
+                q(&self.ip.to_string()),
+            ),
+            _ => format!(
+                "#[registration]\n\
+                 #resolver   = {}\n\
+                 #adminemail = \"admin@example.org\"\n\
+                 #key        = \"1234567890-1234567890\"   # rule chave: 10 or more digits, optionally - and 10 more\n\
+                 #ip         = {}\n",
+                q(DEFAULT_RESOLVER),
+                q(&self.ip.to_string()),
+            ),
+        };
+        format!(
+            "# The configuration of this Archive (made by ibi-archive init). The web server's user\n\
+             # reads it (it may hold the registration key: keep it from other users, e.g. mode 640\n\
+             # and the web server's group); ibi-archive check tells what is wrong in it.\n\
+             \n\
+             # host[:port] by which the resolver and readers reach this Archive's web server. Every\n\
+             # URL the service hands out starts with http://<archiveaddress> (or baseurl): serving\n\
+             # the Archive on another port (Apache's Listen, lighttpd's server.port) means\n\
+             # writing that port here too.\n\
+             archiveaddress    = {address}\n\
+             # The Archive service item, col/<this IBI>/: the web server maps the service at\n\
+             # /<this IBI> (IBI_ARCHIVE_SERVICE_IBI in cgi-bin/'s configurations).\n\
+             archiveserviceibi = {service}\n\
+             # Where col/ and the service are reached, when not http://<archiveaddress>.\n\
+             {baseurl}\n\
+             # The IBI of the platform software (absent: the answers give the value {{}}).\n\
+             #platformsoftware = \"dpi.inpe.br/banon/1998/08.02.08.56\"\n\
+             # The relations offered (default: all).\n\
+             #relations        = [\"\", \".lastedition\", \".metadata\", \".translation\"]\n\
+             \n\
+             # How ibi-archive new mints IBIs. Every IBI is made of these settings and of the date:\n\
+             # change none of them once items exist.\n\
+             [minting]\n\
+             host        = {host}   # the fully qualified name that begins every rep\n\
+             port        = {port}   # the port in the rep (80 is left out)\n\
+             ibipport    = {ibipport}   # the port coded in the IBIp (800 is left out)\n\
+             ip          = {ip}   # the IP address coded in the IBIp\n\
+             granularity = {granularity}   # seconds between two IBIs: 60, 1, 0.1, 0.01, ...\n\
+             \n\
+             # Joining a resolver (ibi-archive include / exclude): send the resolver's operator the\n\
+             # archiveserviceibi above and the key below, then run ibi-archive include.\n\
+             {registration}\
+             \n\
+             # Clients in these networks get the data of restricted items; others their metadata.\n\
+             #[access]\n\
+             #networks = [\"150.163.0.0/16\"]\n",
+            address = q(self.address),
+            service = q(self.service.as_str()),
+            host = q(self.host),
+            port = self.port,
+            ibipport = IBIP_DEFAULT_PORT,
+            ip = q(&self.ip.to_string()),
+            granularity = q(&self.granularity.to_string()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        let ok = |a: &str| split_address(a).unwrap();
+        assert_eq!(
+            ok("archive.example.org"),
+            ("archive.example.org".into(), 80)
+        );
+        assert_eq!(ok("localhost:8081"), ("localhost".into(), 8081));
+        assert_eq!(ok("[::1]:8081"), ("::1".into(), 8081));
+        for bad in [
+            "",
+            ":80",
+            "a.org:0",
+            "a.org:x",
+            "a.org:70000",
+            "a/b",
+            "[::1",
+        ] {
+            assert!(split_address(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn keys_follow_rule_chave() {
+        for _ in 0..100 {
+            let k = new_key();
+            assert!(is_chave(&k), "{k}");
+            assert_eq!(k.len(), 21);
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! `ibi-archive init`: creates an Archive (see `ibi_archive::admin::init`) and says what to
+//! do next.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use ibi_archive::admin::init::{init, InitRequest, Initialized};
+use ibi_archive::ibi::distributor::Granularity;
+use ibi_archive::pairs::PairList;
+
+use super::{root_flag, CliError, CliResult};
+
+pub const HELP: &str = "\
+usage: ibi-archive init [--root R] --address HOST[:PORT] [--host FQDN] [--ip IP]
+                        [--baseurl URL] [--granularity G] [--email E]
+
+Creates an Archive in R (made if missing; one that holds archive.toml, col/ or var/ is
+refused): a commented archive.toml, col/ with the Archive service item, minted as
+`ibi-archive new` mints, and var/ (mode 700) with the minting state, so that `new` never
+mints the service item's date again. Prints the pairs rep and ibip of the service item,
+then the next steps on stderr.
+
+  --address HOST[:PORT]  how the resolver and readers reach the web server that will
+                         serve the Archive (archiveaddress): every URL handed out starts
+                         with http://HOST[:PORT]; PORT is also the port of the reps
+  --host FQDN            the fully qualified host name the reps are made of (default:
+                         the HOST of --address, which must then be one)
+  --ip IP                the IP address coded in the IBIps (default: HOST resolved)
+  --baseurl URL          where col/ and the service are reached, when not
+                         http://HOST[:PORT] (https, a path prefix)
+  --granularity G        seconds between two minted IBIs: 60, 1, 0.1, ... [1]
+  --email E              the administrator's e-mail: writes [registration] with a new
+                         registration key, for joining a resolver (archive.toml is
+                         made mode 600 either way)
+";
+
+pub fn run(parser: &mut lexopt::Parser) -> CliResult {
+    use lexopt::Arg::{Long, Short};
+    let mut root: Option<PathBuf> = None;
+    let mut address: Option<String> = None;
+    let mut req = InitRequest {
+        address: String::new(),
+        host: None,
+        ip: None,
+        baseurl: None,
+        granularity: Granularity::SECOND,
+        email: None,
+    };
+    let text = |parser: &mut lexopt::Parser, flag: &str| -> Result<String, CliError> {
+        parser
+            .value()?
+            .into_string()
+            .map_err(|v| CliError::usage(format!("init: {flag} {v:?} is not UTF-8 text")))
+    };
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => return super::print_text(HELP),
+            Long("root") => root = Some(parser.value()?.into()),
+            Long("address") => address = Some(text(parser, "--address")?),
+            Long("host") => req.host = Some(text(parser, "--host")?),
+            Long("ip") => {
+                let v = text(parser, "--ip")?;
+                req.ip = Some(v.parse::<IpAddr>().map_err(|_| {
+                    CliError::usage(format!(
+                        "init: --ip {v:?}: expected an IPv4 or IPv6 address, such as 150.163.34.239"
+                    ))
+                })?);
+            }
+            Long("baseurl") => req.baseurl = Some(text(parser, "--baseurl")?),
+            Long("granularity") => {
+                let v = text(parser, "--granularity")?;
+                req.granularity = Granularity::parse(&v)
+                    .map_err(|e| CliError::usage(format!("init: --granularity: {e}")))?;
+            }
+            Long("email") => req.email = Some(text(parser, "--email")?),
+            other => return Err(CliError::unexpected("init", other)),
+        }
+    }
+    req.address = address.ok_or_else(|| CliError::missing("init", "--address"))?;
+    let root = root_flag(root);
+    let now = chrono::Utc::now().timestamp();
+    let done = init(&root, &req, now).map_err(|e| CliError::failed(format!("init: {e}")))?;
+    for note in &done.notes {
+        super::say(&format!("note: {note}"));
+    }
+    let mut pairs = PairList::new();
+    pairs.push_word("rep", done.service.as_str());
+    if let Some(p) = &done.ibip {
+        pairs.push_word("ibip", p.as_str());
+    }
+    super::print_text(&format!("{}\n", pairs.to_text()))?;
+    eprint!("{}", next_steps(&root, &done));
+    Ok(())
+}
+
+/// What the administrator does next, with this Archive's own values.
+fn next_steps(root: &Path, done: &Initialized) -> String {
+    let abs = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let r = ibi_archive::logline::clean(&abs.to_string_lossy()).into_owned();
+    let service = done.service.as_str();
+    let address = &done.config.archiveaddress;
+    let join = if done.registration {
+        format!(
+            "  4. Join a resolver: send its operator the service IBI {service} and the key in\n\
+             \x20    [registration] of {r}/archive.toml, then run: ibi-archive include --root {r}\n"
+        )
+    } else {
+        format!(
+            "  4. Join a resolver: fill in [registration] of {r}/archive.toml (it is commented\n\
+             \x20    out), send the resolver's operator the service IBI {service} and the key, then\n\
+             \x20    run: ibi-archive include --root {r}\n"
+        )
+    };
+    format!(
+        "ibi-archive: created the Archive {r}, served at {baseurl}/{service}\n\
+         Next steps:\n\
+         \x20 1. Let the web server's user (www-data on Debian) read archive.toml and own var/,\n\
+         \x20    and nobody else; the commands below, like new and delete, then run as root:\n\
+         \x20      chown root:www-data {r}/archive.toml && chmod 640 {r}/archive.toml\n\
+         \x20      chown -R www-data: {r}/var\n\
+         \x20 2. Serve it: in Apache's or lighttpd's configuration (cgi-bin/README.md) set\n\
+         \x20      IBI_ARCHIVE_ROOT={r}  IBI_ARCHIVE_SERVICE_IBI={service}\n\
+         \x20    and make the server listen on the port of {address}; or try it at once with\n\
+         \x20      ibi-archive serve --root {r} --listen {listen}\n\
+         \x20 3. Add items: ibi-archive new --root {r} FILE...   and check: ibi-archive check --root {r}\n\
+         {join}",
+        baseurl = done.config.baseurl,
+        listen = listen_of(address),
+    )
+}
+
+/// The `--listen` of `serve` for an archiveaddress: its port, on 127.0.0.1.
+fn listen_of(address: &str) -> String {
+    match address.rsplit_once(':') {
+        Some((_, port)) if port.parse::<u16>().is_ok() => port.to_string(),
+        _ => "80".to_string(),
+    }
+}
