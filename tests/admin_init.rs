@@ -8,19 +8,14 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use common::{command, mask_urlkey, parse_cgi, run_cmd, Cgi, CgiOutput};
+use common::{command, mask_urlkey, pairs_of, parse_cgi, run_cmd, Cgi, CgiOutput};
 
 /// Runs a command that must succeed and returns its pairs (name → value).
 fn pairs_of_run(args: &[&str]) -> Vec<(String, String)> {
     let (code, out, err) = run_cmd(args);
     assert_eq!(code, 0, "{args:?}: {err}");
-    out.trim_end()
-        .split("\r\n")
-        .map(|l| {
-            let (n, v) = l.split_once(' ').unwrap();
-            (n.to_string(), v.to_string())
-        })
-        .collect()
+    assert!(out.ends_with('\n'), "{out:?}");
+    pairs_of(out.trim_end())
 }
 
 fn get<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {

@@ -7,18 +7,6 @@ mod support;
 
 use std::process::Command;
 
-/// The ```text block of README.md that follows the paragraph introducing the first command.
-fn readme_transcript() -> String {
-    let readme = std::fs::read_to_string("README.md").unwrap();
-    let intro = readme
-        .find("The first starts `ibi-archive serve`")
-        .expect("README.md introduces its first command");
-    let rest = &readme[intro..];
-    let start = rest.find("```text\n").expect("a transcript follows") + "```text\n".len();
-    let end = start + rest[start..].find("```").unwrap();
-    rest[start..end].to_string()
-}
-
 #[test]
 fn the_readme_first_command_prints_what_the_readme_shows() {
     let tmp = support::archive_tempdir();
@@ -42,5 +30,9 @@ fn the_readme_first_command_prints_what_the_readme_shows() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{}\n{stdout}\n{stderr}", out.status);
-    assert_eq!(stdout, readme_transcript(), "{stderr}");
+    assert_eq!(
+        stdout,
+        common::readme_block("The first starts `ibi-archive serve`", "text"),
+        "{stderr}"
+    );
 }

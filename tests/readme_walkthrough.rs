@@ -9,6 +9,7 @@
 //! root only, refuses to touch any of these that already exists, and puts everything back
 //! when it ends. Under CI=true, what it needs missing is a failure.
 
+mod common;
 mod support;
 
 use std::path::Path;
@@ -21,18 +22,6 @@ const INSTALLED: &str = "/usr/local/bin/ibi-archive";
 const CONF: &str = "/etc/apache2/conf-available/ibi-archive.conf";
 const PORT_CONF: &str = "/etc/apache2/conf-available/ibi-archive-port.conf";
 const PORT: u16 = 8081;
-
-/// The ```sh block after the heading of the walk-through.
-fn walkthrough() -> String {
-    let readme = std::fs::read_to_string("README.md").unwrap();
-    let at = readme
-        .find("## Your own Archive, step by step")
-        .expect("README.md has the walk-through");
-    let rest = &readme[at..];
-    let start = rest.find("```sh\n").expect("a shell block follows") + "```sh\n".len();
-    let end = start + rest[start..].find("```").unwrap();
-    rest[start..end].to_string()
-}
 
 fn apache_running() -> bool {
     std::fs::read_to_string("/var/run/apache2/apache2.pid")
@@ -97,7 +86,7 @@ fn the_readme_walkthrough_serves_a_new_item_through_apache_on_port_8081() {
     let _restore = Restore {
         apache_was_running: apache_running(),
     };
-    let block = walkthrough();
+    let block = common::readme_block("## Your own Archive, step by step", "sh");
     let release = "target/x86_64-unknown-linux-gnu/release/ibi-archive";
     assert!(block.contains(release), "{block}");
     let script = block.replace(release, support::ibi_archive_bin().to_str().unwrap());

@@ -515,6 +515,23 @@ pub const LK47_ANSWER: &str = "archiveaddress localhost:8080\r\ncontenttype Data
      url http://localhost:8080/col/iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf\r\n\
      urlkey <urlkey>";
 
+/// The first fenced block of README.md (opened by ` ```<fence>`) after the first place
+/// that holds `after`.
+pub fn readme_block(after: &str, fence: &str) -> String {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let at = readme
+        .find(after)
+        .unwrap_or_else(|| panic!("README.md has no {after:?}"));
+    let rest = &readme[at..];
+    let open = format!("```{fence}\n");
+    let start = rest
+        .find(&open)
+        .unwrap_or_else(|| panic!("no ```{fence} block after {after:?}"))
+        + open.len();
+    let end = start + rest[start..].find("```").unwrap();
+    rest[start..end].to_string()
+}
+
 /// The pairs of a text answer, `(name, value)`, in order.
 pub fn pairs_of(text: &str) -> Vec<(String, String)> {
     text.split("\r\n")
