@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::ibi::distributor::Granularity;
 use crate::ibi::Ibi;
 use crate::relation::Relation;
 
@@ -98,7 +99,8 @@ impl fmt::Debug for Registration {
     }
 }
 
-/// `[minting]`: this Archive's identification subsystem (generation standard).
+/// `[minting]`: this Archive's identification subsystem (generation standard). Checked
+/// whole when archive.toml is read (see [`Config::parse`]): every setting here mints.
 #[derive(Debug, Clone)]
 pub struct Minting {
     pub host: String,
@@ -106,7 +108,8 @@ pub struct Minting {
     /// The port coded in IBIps (Algorithm 5): 800, the standard's usual one, leaves it out.
     pub ibip_port: u16,
     pub ip: Option<IpAddr>,
-    /// r of Algorithm 4, as written (`"60"`, `"1"`, `"0.1"`, …).
+    /// r of Algorithm 4, as written (`"60"`, `"1"`, `"0.1"`, …); a valid
+    /// [`Granularity`].
     pub granularity: String,
 }
 
@@ -119,6 +122,7 @@ impl Config {
         let path = root.join("archive.toml");
         let fail = |message: String| ConfigError {
             path: path.clone(),
+            at: None,
             message,
         };
         // Read through `take`: no `stat` for a size hint (every request reads this file),
@@ -126,16 +130,41 @@ impl Config {
         let mut text = String::with_capacity(4096);
         std::fs::File::open(&path)
             .and_then(|f| f.take(MAX_LEN + 1).read_to_string(&mut text))
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
+                    fail(not_an_archive(root))
+                }
+                _ => fail(e.to_string()),
+            })?;
         if text.len() as u64 > MAX_LEN {
             return Err(fail(format!("larger than {MAX_LEN} bytes")));
         }
-        Config::parse(&text).map_err(|message| ConfigError { path, message })
+        Config::parse_text(&text).map_err(|e| ConfigError {
+            path,
+            at: e.at,
+            message: e.message,
+        })
     }
 
-    /// Parses the text of an archive.toml; the error says what is wrong (never the key).
+    /// Parses the text of an archive.toml; the error says what is wrong (never the key),
+    /// after `LINE:COLUMN: ` when the TOML reader says where (see [`TextError`]).
     pub fn parse(text: &str) -> Result<Config, String> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| toml_message(text, &e))?;
+        Config::parse_text(text).map_err(|e| e.to_string())
+    }
+
+    /// [`Config::parse`], the place of the fault kept apart. What is checked here is
+    /// checked once for every user of the configuration — the service, `check`, and the
+    /// commands (`new` mints with [minting] as it is checked here) — except the values of
+    /// [registration], which `include` and `exclude` check before sending them (`check`
+    /// calls the same function). No file is opened and no name resolved: the CGI program
+    /// parses archive.toml on every request.
+    fn parse_text(text: &str) -> Result<Config, TextError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| TextError::toml(text, &e))?;
+        Config::check(raw).map_err(TextError::unplaced)
+    }
+
+    /// The checks of [`Config::parse_text`] past the TOML reader.
+    fn check(raw: RawConfig) -> Result<Config, String> {
         let archiveaddress = raw.archiveaddress;
         if archiveaddress.is_empty()
             || archiveaddress.contains(['/', ' ', '?', '#', '@'])
@@ -192,27 +221,7 @@ impl Config {
         };
         let minting = match raw.minting {
             None => None,
-            Some(m) => Some(Minting {
-                host: m.host,
-                port: m.port.unwrap_or(crate::ibi::mint::REP_DEFAULT_PORT),
-                ibip_port: m.ibipport.unwrap_or(crate::ibi::mint::IBIP_DEFAULT_PORT),
-                ip: match m.ip {
-                    None => None,
-                    Some(s) => Some(
-                        s.parse()
-                            .map_err(|_| format!("minting.ip {s:?} is not an IP address"))?,
-                    ),
-                },
-                granularity: match m.granularity {
-                    None => "1".to_string(),
-                    Some(toml::Value::Integer(i)) => i.to_string(),
-                    Some(toml::Value::Float(f)) => f.to_string(),
-                    Some(toml::Value::String(s)) => s,
-                    Some(other) => {
-                        return Err(format!("minting.granularity {other} is not a number"))
-                    }
-                },
-            }),
+            Some(m) => Some(Minting::check(m)?),
         };
         let mut networks = Vec::new();
         for n in raw.access.map(|a| a.networks).unwrap_or_default() {
@@ -236,19 +245,145 @@ impl Config {
     }
 }
 
-/// The message of a TOML error in `text`, as one line for the web server's error log. The
-/// toml crate's own message has no position and, for a duplicate key, does not name it
-/// (just "duplicate key"): the key as written and its line are added from the error's
-/// span, which is then the key itself, never its value (which may be the registration key).
-pub(crate) fn toml_message(text: &str, e: &toml::de::Error) -> String {
-    let mut message = e.message().trim().replace('\n', "; ");
-    if message == "duplicate key" {
-        if let Some(key) = e.span().and_then(|s| Some((s.start, text.get(s)?))) {
-            let line = text[..key.0].matches('\n').count() + 1;
-            message = format!("duplicate key `{}` on line {line}", key.1);
+impl Minting {
+    /// Checks `[minting]` as `new` uses it: what minting would refuse at the first item is
+    /// refused when archive.toml is read, so that `check` and `new` agree on it.
+    fn check(m: RawMinting) -> Result<Minting, String> {
+        let port = m.port.unwrap_or(crate::ibi::mint::REP_DEFAULT_PORT);
+        let ibip_port = m.ibipport.unwrap_or(crate::ibi::mint::IBIP_DEFAULT_PORT);
+        for (name, p) in [("port", port), ("ibipport", ibip_port)] {
+            if p == 0 {
+                return Err(format!("minting.{name} 0 is not a port (1 to 65535)"));
+            }
+        }
+        let ip = match m.ip {
+            None => None,
+            Some(s) => Some(
+                s.parse()
+                    .map_err(|_| format!("minting.ip {s:?} is not an IP address"))?,
+            ),
+        };
+        let granularity = match m.granularity {
+            None => "1".to_string(),
+            Some(toml::Value::Integer(i)) => i.to_string(),
+            Some(toml::Value::Float(f)) => f.to_string(),
+            Some(toml::Value::String(s)) => s,
+            Some(other) => return Err(format!("minting.granularity {other} is not a number")),
+        };
+        let r =
+            Granularity::parse(&granularity).map_err(|e| format!("minting.granularity: {e}"))?;
+        crate::ibi::mint::check_rep_settings(&m.host, port, r)
+            .map_err(|e| format!("minting.host: {e}"))?;
+        Ok(Minting {
+            host: m.host,
+            port,
+            ibip_port,
+            ip,
+            granularity,
+        })
+    }
+}
+
+/// Why a root without archive.toml is not an Archive, and what to do (one line: it goes
+/// to the web server's error log too).
+fn not_an_archive(root: &Path) -> String {
+    let shown = if root.as_os_str().is_empty() || root == Path::new(".") {
+        "the current directory".to_string()
+    } else {
+        root.display().to_string()
+    };
+    format!(
+        "no such file, so {shown} is not an Archive root: give the Archive's root with \
+         --root DIR (or set IBI_ARCHIVE_ROOT) or create one with \
+         ibi-archive init --root DIR --address HOST[:PORT]"
+    )
+}
+
+/// A place in a text file: its line and its column, both counted from 1, the column in
+/// characters (as compilers count them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub column: usize,
+}
+
+impl Position {
+    /// The place of byte `offset` of `text` (its end, when past it).
+    pub fn of_offset(text: &str, offset: usize) -> Position {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let before = &text[..offset];
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        Position {
+            line: before.bytes().filter(|&b| b == b'\n').count() + 1,
+            column: before[line_start..].chars().count() + 1,
         }
     }
-    message
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// The one way a fault of a file (archive.toml, an item.toml) is written, in commands,
+/// `check` and the service's log lines: `FILE:LINE:COLUMN: message` as compilers write
+/// theirs when the place is known, else `FILE: message`.
+pub fn located(
+    file: impl fmt::Display,
+    at: Option<Position>,
+    message: impl fmt::Display,
+) -> String {
+    match at {
+        Some(p) => format!("{file}:{p}: {message}"),
+        None => format!("{file}: {message}"),
+    }
+}
+
+/// What is wrong with the text of an archive.toml or an item.toml, and where when the
+/// TOML reader says where. Shown alone (no file known) as `LINE:COLUMN: message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextError {
+    pub at: Option<Position>,
+    /// One line, lower case; never a value of the text (a registration key could be one).
+    pub message: String,
+}
+
+impl TextError {
+    /// A fault found past the TOML reader: the message names the setting.
+    pub fn unplaced(message: String) -> TextError {
+        TextError { at: None, message }
+    }
+
+    /// A TOML error in `text`, as one line for the web server's error log, placed at the
+    /// start of the error's span. The toml crate's own message has no position (its
+    /// `Display` quotes the source line, which may hold the registration key: never
+    /// used) and, for a duplicate key, does not name it (just "duplicate key"): the key
+    /// as written is added from the span, which is then the key itself, never its value.
+    pub fn toml(text: &str, e: &toml::de::Error) -> TextError {
+        let mut message = e.message().trim().replace('\n', "; ");
+        if message == "duplicate key" {
+            if let Some(key) = e.span().and_then(|s| text.get(s)) {
+                message = format!("duplicate key `{key}`");
+            }
+        }
+        TextError {
+            at: e.span().map(|s| Position::of_offset(text, s.start)),
+            message,
+        }
+    }
+}
+
+impl fmt::Display for TextError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.at {
+            Some(p) => write!(f, "{p}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
 }
 
 /// An address block `a.b.c.d/n` or `x:y::/n` (a bare address is a block of one).
@@ -297,16 +432,19 @@ fn masked(net: u128, addr: u128, bits: u8, width: u32) -> bool {
     net >> shift == addr >> shift
 }
 
-/// An archive.toml that cannot be read or does not hold a valid configuration.
+/// An archive.toml that cannot be read or does not hold a valid configuration. Shown as
+/// [`located`] writes it: `<path>:LINE:COLUMN: <message>` or `<path>: <message>`.
 #[derive(Debug, Clone)]
 pub struct ConfigError {
     pub path: PathBuf,
+    /// Where in the file, when the TOML reader said.
+    pub at: Option<Position>,
     pub message: String,
 }
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
+        f.write_str(&located(self.path.display(), self.at, &self.message))
     }
 }
 
@@ -343,6 +481,146 @@ archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
             .unwrap()
             .contains("8.8.8.8".parse().unwrap()));
         assert!(Network::parse("10.0.0.0/33").is_err());
+    }
+
+    #[test]
+    fn positions_are_lines_and_columns_of_characters_from_one() {
+        let text = "a = 1\r\nb = \"é\" x\n";
+        assert_eq!(
+            Position::of_offset(text, 0),
+            Position { line: 1, column: 1 }
+        );
+        // x is the 9th character of its line (é is two bytes, one character).
+        let x = text.find('x').unwrap();
+        assert_eq!(
+            Position::of_offset(text, x),
+            Position { line: 2, column: 9 }
+        );
+        // Inside a character: that character's place; past the end: the end.
+        assert_eq!(
+            Position::of_offset(text, x - 3),
+            Position { line: 2, column: 6 }
+        );
+        assert_eq!(
+            Position::of_offset(text, 999),
+            Position { line: 3, column: 1 }
+        );
+        assert_eq!(
+            located("archive.toml", Some(Position { line: 2, column: 9 }), "bad"),
+            "archive.toml:2:9: bad"
+        );
+        assert_eq!(located("archive.toml", None, "bad"), "archive.toml: bad");
+    }
+
+    #[test]
+    fn toml_errors_are_placed_and_never_show_the_key() {
+        let err = Config::parse(&format!(
+            "{MINIMAL}[registration]\nadminemail = \"a@b\"\nkey = 9876543210abc\nip = \"1\"\n"
+        ))
+        .unwrap_err();
+        assert_eq!(
+            err,
+            "6:7: string values must be quoted, expected literal string"
+        );
+        let err = Config::parse(&format!(
+            "{MINIMAL}[minting]\nhost = \"a.b.org\"\nport = 70000\n"
+        ))
+        .unwrap_err();
+        assert_eq!(err, "6:8: invalid value: integer `70000`, expected u16");
+        // A fault past the TOML reader has no place, but names the setting.
+        let err =
+            Config::parse(&format!("{MINIMAL}[minting]\nhost = \"localhost\"\n")).unwrap_err();
+        assert!(err.starts_with("minting.host: "), "{err}");
+    }
+
+    #[test]
+    fn minting_is_checked_as_new_mints() {
+        let minting = |lines: &str| {
+            Config::parse(&format!("{MINIMAL}[minting]\n{lines}\n")).map(|c| c.minting.unwrap())
+        };
+        let m = minting("host = \"archive.example.org\"").unwrap();
+        assert_eq!(
+            (m.port, m.ibip_port, m.granularity.as_str()),
+            (80, 800, "1")
+        );
+        for (given, kept) in [
+            ("60", "60"),
+            ("60.0", "60"),
+            ("0.01", "0.01"),
+            ("1e-3", "0.001"),
+            ("\"0.10\"", "0.10"),
+        ] {
+            let m = minting(&format!("host = \"a.b.org\"\ngranularity = {given}")).unwrap();
+            assert_eq!(m.granularity, kept, "{given}");
+        }
+        let bad_r = |r: &str| {
+            format!("minting.granularity: invalid granularity \"{r}\": expected 60, 1, 0.1, 0.01, ... or 0.000000001 (seconds)")
+        };
+        for (lines, want) in [
+            ("host = \"a.b.org\"\ngranularity = 7", bad_r("7")),
+            ("host = \"a.b.org\"\ngranularity = 0.5", bad_r("0.5")),
+            ("host = \"a.b.org\"\ngranularity = -1", bad_r("-1")),
+            ("host = \"a.b.org\"\ngranularity = \"fast\"", bad_r("fast")),
+            (
+                "host = \"a.b.org\"\ngranularity = true",
+                "minting.granularity true is not a number".to_string(),
+            ),
+            (
+                "host = \"localhost\"",
+                "minting.host: invalid hostname \"localhost\": it has no dot, so it cannot be split into a word and a subdomain".to_string(),
+            ),
+            (
+                "host = \"a_b.org\"",
+                "minting.host: invalid hostname \"a_b.org\": word \"a_b\" holds '_', which is not a letter, digit or '-'".to_string(),
+            ),
+            (
+                "host = \"a.b.org\"\nport = 0",
+                "minting.port 0 is not a port (1 to 65535)".to_string(),
+            ),
+            (
+                "host = \"a.b.org\"\nibipport = 0",
+                "minting.ibipport 0 is not a port (1 to 65535)".to_string(),
+            ),
+            (
+                "host = \"a.b.org\"\nip = \"a.b.org\"",
+                "minting.ip \"a.b.org\" is not an IP address".to_string(),
+            ),
+        ] {
+            assert_eq!(minting(lines).unwrap_err(), want, "{lines}");
+        }
+    }
+
+    #[test]
+    fn a_root_without_archive_toml_is_said_to_be_no_archive() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Config::load(dir.path()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}/archive.toml: no such file, so {} is not an Archive root: give the Archive's root with --root DIR (or set IBI_ARCHIVE_ROOT) or create one with ibi-archive init --root DIR --address HOST[:PORT]",
+                dir.path().display(),
+                dir.path().display()
+            )
+        );
+        let err = Config::load(Path::new(".")).map(|_| ()).unwrap_err();
+        assert!(err.to_string().starts_with(
+            "./archive.toml: no such file, so the current directory is not an Archive root: "
+        ));
+        // A file where the root should be a directory.
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        let err = Config::load(&file).unwrap_err();
+        assert!(err.message.starts_with("no such file, so "), "{err}");
+        // A TOML error: placed.
+        std::fs::write(dir.path().join("archive.toml"), format!("{MINIMAL}x = 1\n")).unwrap();
+        let err = Config::load(dir.path()).unwrap_err();
+        assert!(
+            err.to_string().starts_with(&format!(
+                "{}/archive.toml:4:1: unknown field `x`",
+                dir.path().display()
+            )),
+            "{err}"
+        );
     }
 
     #[test]

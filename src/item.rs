@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::config::{located, Position, TextError};
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::layout::ItemDir;
 use crate::relation::Lang;
@@ -100,21 +101,42 @@ pub struct Item {
 impl Item {
     /// Reads and checks the item.toml of the item directory `dir`, named `rep`.
     pub fn load(dir: &ItemDir, rep: Rep) -> Result<Item, ItemError> {
-        dir.read_item_toml(MAX_ITEM_TOML, |text| Item::parse(text, dir.path(), rep))
-            .map(|item| Item {
-                handle: Some(dir.clone()),
-                ..item
+        // The place of a fault in the text, kept while the message goes through the
+        // reader (which may put another message in its stead: then it has no place).
+        let mut placed: Option<(Position, String)> = None;
+        dir.read_item_toml(MAX_ITEM_TOML, |text| {
+            Item::parse_text(text, dir.path(), rep).map_err(|e| {
+                if let Some(at) = e.at {
+                    placed = Some((at, e.message.clone()));
+                }
+                e.message
             })
-            .map_err(|message| ItemError {
-                path: dir.path().join(crate::layout::ITEM_TOML),
-                message,
-            })
+        })
+        .map(|item| Item {
+            handle: Some(dir.clone()),
+            ..item
+        })
+        .map_err(|message| ItemError {
+            path: dir.path().join(crate::layout::ITEM_TOML),
+            at: placed.and_then(|(at, m)| (m == message).then_some(at)),
+            message,
+        })
     }
 
-    /// Parses the text of an item.toml.
+    /// Parses the text of an item.toml; the error says what is wrong, after
+    /// `LINE:COLUMN: ` when the TOML reader says where (see [`TextError`]).
     pub fn parse(text: &str, dir: &Path, rep: Rep) -> Result<Item, String> {
-        let raw: RawItem =
-            toml::from_str(text).map_err(|e| crate::config::toml_message(text, &e))?;
+        Item::parse_text(text, dir, rep).map_err(|e| e.to_string())
+    }
+
+    /// [`Item::parse`], the place of the fault kept apart.
+    fn parse_text(text: &str, dir: &Path, rep: Rep) -> Result<Item, TextError> {
+        let raw: RawItem = toml::from_str(text).map_err(|e| TextError::toml(text, &e))?;
+        Item::check(raw, dir, rep).map_err(TextError::unplaced)
+    }
+
+    /// The checks of [`Item::parse_text`] past the TOML reader.
+    fn check(raw: RawItem, dir: &Path, rep: Rep) -> Result<Item, String> {
         let ibip = match raw.ibip {
             None => None,
             Some(s) => Some(Ibip::parse(&s).map_err(|e| format!("ibip: {e}"))?),
@@ -235,16 +257,19 @@ pub fn iso8601(seconds: i64) -> String {
     }
 }
 
-/// An item.toml that cannot be read or is not valid.
+/// An item.toml that cannot be read or is not valid. Shown as [`located`] writes it:
+/// `<path>:LINE:COLUMN: <message>` or `<path>: <message>`.
 #[derive(Debug, Clone)]
 pub struct ItemError {
     pub path: PathBuf,
+    /// Where in the file, when the TOML reader said.
+    pub at: Option<Position>,
     pub message: String,
 }
 
 impl fmt::Display for ItemError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
+        f.write_str(&located(self.path.display(), self.at, &self.message))
     }
 }
 

@@ -156,7 +156,7 @@ fn each_seeded_fault_is_reported_once() {
         "col/sid.inpe.br/mtc-m19.99999: directory name is not part of a uniform repository name: port 99999 is out of range",
         "col/sid.inpe.br/mtc-m19/15: directory name is not part of a uniform repository name: year \"15\" does not have 4 digits",
         "col/sid.inpe.br/mtc-m19/2015/13.01.00.00: directory name is not part of a uniform repository name: month 13 is out of range",
-        "col/sid.inpe.br/mtc-m19/2015/01.01.00.00/item.toml: unknown variant `Lost`, expected one of `Original`, `Copy`, `Deleted`",
+        "col/sid.inpe.br/mtc-m19/2015/01.01.00.00/item.toml:1:9: unknown variant `Lost`, expected one of `Original`, `Copy`, `Deleted`",
         "col/sid.inpe.br/mtc-m19/2015/01.02.00.00: no item.toml: the service treats this directory as absent",
         "col/sid.inpe.br/mtc-m19/2014/05.06.07.08/notes.txt: stray entry: an item directory holds only the file item.toml and the directory doc/",
         "col/sid.inpe.br/mtc-m19/2015/02.01.00.00/item.toml: ibip 8JMKD3MGP7W/3HS7AT3 codes the date 2015/02.01.00.00.01, not this directory's 2015/02.01.00.00; the IBIp lookup cannot find this item",
@@ -307,6 +307,254 @@ fn a_readable_urlkey_secret_is_warned_of() {
             0,
             "var/urlkey.secret: warning: readable by every local user, who could then forge urlkeys; chmod 600 var/urlkey.secret\nchecked 14 items: 0 faults, 1 warning\n".to_string(),
             String::new()
+        )
+    );
+}
+
+/// What Config::load says of a root without archive.toml, after `<path>: `.
+fn not_an_archive(shown_root: &str) -> String {
+    format!("no such file, so {shown_root} is not an Archive root: give the Archive's root with --root DIR (or set IBI_ARCHIVE_ROOT) or create one with ibi-archive init --root DIR --address HOST[:PORT]")
+}
+
+/// Outside an Archive (no archive.toml in the root), every command says that the directory
+/// is not an Archive root and what to do, in one line.
+#[test]
+fn outside_an_archive_every_command_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    // check: that line alone (no col/ to complain of either: this is no Archive).
+    assert_eq!(
+        check(dir.path()),
+        (
+            1,
+            format!(
+                "archive.toml: {}\nchecked 0 items: 1 fault\n",
+                not_an_archive(root)
+            ),
+            FAULTY.to_string()
+        )
+    );
+    let paper = dir.path().join("paper.pdf");
+    std::fs::write(&paper, b"%PDF").unwrap();
+    let paper = paper.to_str().unwrap();
+    let ibi = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23";
+    for args in [
+        &["stats"][..],
+        &["new", paper],
+        &["delete", ibi],
+        &["include"],
+        &["exclude"],
+    ] {
+        let mut full = vec![args[0], "--root", root];
+        full.extend_from_slice(&args[1..]);
+        assert_eq!(
+            run_cmd(&full),
+            (
+                1,
+                String::new(),
+                format!(
+                    "ibi-archive: {}: {root}/archive.toml: {}\n",
+                    args[0],
+                    not_an_archive(root)
+                )
+            ),
+            "{args:?}"
+        );
+    }
+    // Without --root, in the directory itself.
+    let out = common::command(&["stats"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "ibi-archive: stats: ./archive.toml: {}\n",
+            not_an_archive("the current directory")
+        )
+    );
+}
+
+/// TOML errors name the file, line and column (1-based), as compilers do, in check and in
+/// the commands that read archive.toml and item.toml.
+#[test]
+fn toml_errors_give_the_file_line_and_column() {
+    let f = Fixture::sample();
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    assert!(toml.contains("\ngranularity = 1\n"));
+    // Line 19: a misspelt setting under [minting].
+    f.write(
+        "archive.toml",
+        toml.replace("\ngranularity = 1\n", "\ngranularity = 1\ngranularty = 2\n")
+            .as_bytes(),
+    );
+    let rep = "iconet.com.br/banon/2009/09.09.22.01";
+    f.write(
+        &format!("col/{rep}/item.toml"),
+        b"# edited by hand\nstate = \"Lost\"\n",
+    );
+    let unknown = "unknown field `granularty`, expected one of `host`, `port`, `ibipport`, `ip`, `granularity`";
+    let lost = "unknown variant `Lost`, expected one of `Original`, `Copy`, `Deleted`";
+    assert_eq!(
+        check(f.root()),
+        (
+            1,
+            format!("archive.toml:19:1: {unknown}\ncol/{rep}/item.toml:2:9: {lost}\nchecked 14 items: 2 faults\n"),
+            FAULTY.to_string()
+        )
+    );
+    let root = f.root().to_str().unwrap();
+    let (code, _, err) = run_cmd(&["new", "--root", root, "--copy", "--ibi", rep, "x"]);
+    assert_eq!(
+        (code, err),
+        (
+            1,
+            format!("ibi-archive: new: {root}/archive.toml:19:1: {unknown}\n")
+        )
+    );
+    f.write("archive.toml", toml.as_bytes());
+    let (code, _, err) = run_cmd(&["delete", "--root", root, rep]);
+    assert_eq!(
+        (code, err),
+        (
+            1,
+            format!(
+                "ibi-archive: delete: {rep}: {root}/col/{rep}/item.toml:2:9: {lost}; item treated as absent\n"
+            )
+        )
+    );
+}
+
+/// Every setting `new` (the [minting] section) or include/exclude (the [registration]
+/// section) would refuse, check refuses too, with the same message.
+#[test]
+fn check_refuses_what_new_and_include_refuse() {
+    let chave = "registration.key in archive.toml does not follow rule chave of Table 7.1 (10 or more digits, optionally '-' and 10 or more digits)";
+    let long_host = format!("a.{}.org", vec!["b".repeat(60); 4].join("."));
+    for (from, to, message, refused_by) in [
+        (
+            "granularity = 1\n",
+            "granularity = 7\n".to_string(),
+            "minting.granularity: invalid granularity \"7\": expected 60, 1, 0.1, 0.01, ... or 0.000000001 (seconds)".to_string(),
+            "new",
+        ),
+        (
+            "granularity = 1\n",
+            "granularity = 0.5\n".to_string(),
+            "minting.granularity: invalid granularity \"0.5\": expected 60, 1, 0.1, 0.01, ... or 0.000000001 (seconds)".to_string(),
+            "new",
+        ),
+        (
+            "\"archive.example.org\"",
+            "\"localhost\"".to_string(),
+            "minting.host: invalid hostname \"localhost\": it has no dot, so it cannot be split into a word and a subdomain".to_string(),
+            "new",
+        ),
+        (
+            "\"archive.example.org\"",
+            format!("\"{long_host}\""),
+            "minting.host: the reps minted under it would be up to 269 bytes long (at granularity 1), more than the 255 an IBI may have".to_string(),
+            "new",
+        ),
+        (
+            "port        = 80\n",
+            "port        = 0\n".to_string(),
+            "minting.port 0 is not a port (1 to 65535)".to_string(),
+            "new",
+        ),
+        (
+            "port        = 80\n",
+            "port        = 80\nibipport    = 0\n".to_string(),
+            "minting.ibipport 0 is not a port (1 to 65535)".to_string(),
+            "new",
+        ),
+        (
+            "ip          = \"127.0.0.1\"",
+            "ip          = \"127.0.0.300\"".to_string(),
+            "minting.ip \"127.0.0.300\" is not an IP address".to_string(),
+            "new",
+        ),
+        (
+            "key             = \"1234567890\"",
+            "key             = \"12345\"".to_string(),
+            chave.to_string(),
+            "include",
+        ),
+        (
+            "ip              = \"127.0.0.1\"",
+            "ip              = \"localhost\"".to_string(),
+            "registration.ip \"localhost\" is not an IPv4 or IPv6 address".to_string(),
+            "exclude",
+        ),
+        (
+            "\"http://urlib.net/J8LNKB5R7W/3FUQHC5\"",
+            "\"https://urlib.net/J8LNKB5R7W/3FUQHC5\"".to_string(),
+            "resolver https://urlib.net/J8LNKB5R7W/3FUQHC5: https is not supported by this build; use the resolver's http:// address".to_string(),
+            "include",
+        ),
+    ] {
+        let f = Fixture::sample();
+        let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+        assert!(toml.contains(from), "{from}");
+        f.write("archive.toml", toml.replacen(from, &to, 1).as_bytes());
+        assert_eq!(
+            check(f.root()),
+            (
+                1,
+                format!("archive.toml: {message}\nchecked 14 items: 1 fault\n"),
+                FAULTY.to_string()
+            ),
+            "{to}"
+        );
+        let root = f.root().to_str().unwrap();
+        let (code, out, err) = match refused_by {
+            "new" => {
+                f.write("paper.txt", b"x");
+                run_cmd(&["new", "--root", root, f.path("paper.txt").to_str().unwrap()])
+            }
+            cmd => run_cmd(&[cmd, "--root", root]),
+        };
+        assert_eq!((code, out.as_str()), (1, ""), "{to}");
+        assert!(err.starts_with(&format!("ibi-archive: {refused_by}: ")), "{err}");
+        assert!(err.contains(&message), "{to}: {err}");
+        assert!(!err.contains("12345\""), "{err}");
+    }
+}
+
+/// With archive.toml broken, check reports that and nothing false: the checks that need
+/// it are skipped, and one line says so.
+#[test]
+fn a_broken_archive_toml_skips_what_depends_on_it() {
+    let skipped = "archive.toml: note: it did not load, so check skipped what depends on it: the Archive service item; the target and format files of items (any could be the service item, whose URL is no file)";
+    let key = "; whether other users can read its registration key";
+    let f = Fixture::sample();
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    f.write(
+        "archive.toml",
+        toml.replace("\ngranularity = 1\n", "\ngranularity = 1 2\n")
+            .as_bytes(),
+    );
+    assert_eq!(
+        check(f.root()),
+        (
+            1,
+            format!("archive.toml:18:15: string values must be quoted, expected literal string\n{skipped}{key}\nchecked 14 items: 1 fault\n"),
+            FAULTY.to_string()
+        )
+    );
+    // No archive.toml at all, beside a col/.
+    f.remove("archive.toml");
+    let root = f.root().to_str().unwrap();
+    assert_eq!(
+        check(f.root()),
+        (
+            1,
+            format!(
+                "archive.toml: {}\n{skipped}\nchecked 14 items: 1 fault\n",
+                not_an_archive(root)
+            ),
+            FAULTY.to_string()
         )
     );
 }

@@ -179,7 +179,7 @@ fn refusals_change_nothing() {
     assert_eq!(code, 1);
     assert_eq!(
         err,
-        format!("ibi-archive: delete: sid.inpe.br/mtc-m19/2014/05.06.07.08: {}: unknown variant `Lost`, expected one of `Original`, `Copy`, `Deleted`; item treated as absent\n", toml.display())
+        format!("ibi-archive: delete: sid.inpe.br/mtc-m19/2014/05.06.07.08: {}:1:9: unknown variant `Lost`, expected one of `Original`, `Copy`, `Deleted`; item treated as absent\n", toml.display())
     );
     std::fs::write(
         &toml,

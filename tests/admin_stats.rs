@@ -43,6 +43,12 @@ fn acknowledge(f: &Fixture, ibi: &str, url: &str, key: &str) {
 }
 
 const A: &str = "8JMKD3MGP7W/3EPGUE5";
+
+/// The first line of the table: what it counts.
+const HEADER: &str =
+    "accesses counted in var/acknowledgments.log, per item and month (UTC); item * is all items";
+/// The last line of a table with a row `-`.
+const UNNAMED: &str = "item -: accesses whose log line names no item (written by an earlier version of the service, for acknowledgments whose item it could not tell)";
 const B: &str = "LK47B6W/362SFKH";
 const M: &str = "8JMKD3MGP8W/35MME4E";
 
@@ -84,7 +90,8 @@ fn counts_follow_the_acknowledgments_the_service_counted() {
     assert_eq!(
         out,
         format!(
-            "item                                        month    count\n\
+            "{HEADER}\n\
+             item                                        month    count\n\
              iconet.com.br/banon/2009/09.09.22.01        {m}      1\n\
              iconet.com.br/banon/2009/09.09.22.01        total        1\n\
              sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47  {m}      1\n\
@@ -149,7 +156,9 @@ fn a_written_log_across_two_months_with_malformed_lines() {
     assert_eq!((code, err.as_str()), (0, warning));
     assert_eq!(
         out,
-        "item                                     month    count\n\
+        format!(
+            "{HEADER}\n\
+         item                                     month    count\n\
          -                                        2026-02      1\n\
          -                                        total        1\n\
          iconet.com.br/banon/2009/09.09.22.01     2026-01      1\n\
@@ -159,7 +168,9 @@ fn a_written_log_across_two_months_with_malformed_lines() {
          sid.inpe.br/mtc-m19/2013/09.04.12.27.57  total        4\n\
          *                                        2026-01      3\n\
          *                                        2026-02      3\n\
-         *                                        total        6\n"
+         *                                        total        6\n\
+         {UNNAMED}\n"
+        )
     );
     let (code, out, err) = stats(&f, &["--csv"]);
     assert_eq!((code, err.as_str()), (0, warning));
@@ -206,7 +217,7 @@ fn no_log_counts_nothing_and_bad_arguments_are_refused() {
         stats(&f, &[]),
         (
             0,
-            "item  month    count\n*     total        0\n".to_string(),
+            format!("{HEADER}\nitem  month    count\n*     total        0\n"),
             String::new()
         )
     );
@@ -315,4 +326,37 @@ fn stats_reads_a_large_log_in_bounded_memory() {
     let (code, out, peak) = stats_with_peak(&f);
     assert_eq!((code, out), (0, want));
     assert!(peak < 32 * 1024, "peak RSS {peak} KiB for a 64 MiB log");
+}
+
+/// Outside an Archive, stats fails and says what to do (it printed an empty table).
+#[test]
+fn outside_an_archive_stats_fails_and_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().to_str().unwrap();
+    assert_eq!(
+        run_cmd(&["stats", "--root", root, "--csv"]),
+        (
+            1,
+            String::new(),
+            format!("ibi-archive: stats: {root}/archive.toml: no such file, so {root} is not an Archive root: give the Archive's root with --root DIR (or set IBI_ARCHIVE_ROOT) or create one with ibi-archive init --root DIR --address HOST[:PORT]\n")
+        )
+    );
+}
+
+/// --help says what is counted, what each column holds, and what the rows `*` and `-`
+/// are.
+#[test]
+fn the_help_explains_every_column_and_the_rows_star_and_dash() {
+    let (code, out, err) = run_cmd(&["stats", "--help"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    for words in [
+        "  item ",
+        "  month ",
+        "  count ",
+        "`*` adds up every item",
+        "`-` counts log lines that name no item",
+        "item,month,count",
+    ] {
+        assert!(out.contains(words), "{words:?} not in\n{out}");
+    }
 }

@@ -281,7 +281,8 @@ fn the_fuzz_corpora_are_committed() {
 }
 
 /// item.toml and archive.toml are TOML 1.1 (the toml crate's reading): a date-time without
-/// seconds is second 0; a duplicated key is named with its line, never its value.
+/// seconds is second 0; a duplicated key is named with its line and column, never its
+/// value.
 #[test]
 fn toml_1_1_date_times_and_duplicate_keys() {
     let rep = ibi_archive::ibi::Rep::parse("a.b/c/2009/01.02.03.04").unwrap();
@@ -297,5 +298,5 @@ fn toml_1_1_date_times_and_duplicate_keys() {
         "archiveaddress = \"x\"\n[registration]\nkey = \"9876543210\"\nkey = \"9876543211\"\n",
     )
     .unwrap_err();
-    assert_eq!(err, "duplicate key `key` on line 4");
+    assert_eq!(err, "4:1: duplicate key `key`");
 }

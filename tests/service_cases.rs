@@ -26,15 +26,12 @@ fn a_broken_item_toml_answers_as_absent_with_one_log_line() {
     let lines: Vec<&str> = out.stderr.lines().collect();
     assert_eq!(lines.len(), 1, "{:?}", out.stderr);
     let path = f.path("col/iconet.com.br/banon/2009/09.09.22.01/item.toml");
-    assert!(
-        lines[0].starts_with(&format!("ibi-archive: {}: ", path.display())),
-        "{}",
-        lines[0]
-    );
-    assert!(
-        lines[0].ends_with("; item treated as absent"),
-        "{}",
-        lines[0]
+    assert_eq!(
+        lines[0],
+        format!(
+            "ibi-archive: {}:2:9: unclosed array, expected `]`; item treated as absent",
+            path.display()
+        )
     );
 }
 
@@ -143,6 +140,47 @@ fn a_missing_or_broken_archive_toml_is_a_500_without_details() {
     let out = Cgi::get(f.root(), LK47).run();
     assert_eq!(out.status, 500);
     assert_eq!(out.text(), "error {archive configuration unavailable}");
+}
+
+/// The service's log line for an item.toml or archive.toml that does not parse names the
+/// file, line and column (never the registration key); for a missing archive.toml, it
+/// says that the root is not an Archive and what to do.
+#[test]
+fn log_lines_locate_toml_errors_and_say_what_to_do_without_archive_toml() {
+    let f = Fixture::sample();
+    let root = f.root().to_str().unwrap();
+    let rep = "iconet.com.br/banon/2009/09.09.22.01";
+    f.write(
+        &format!("col/{rep}/item.toml"),
+        b"state = \"Original\"\nlanguage = en\n",
+    );
+    let out = Cgi::get(f.root(), LK47).run();
+    assert_eq!(out.text(), "");
+    assert_eq!(
+        out.stderr,
+        format!("ibi-archive: {root}/col/{rep}/item.toml:2:12: string values must be quoted, expected literal string; item treated as absent\n")
+    );
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    let key = "key             = \"1234567890\"";
+    assert!(toml.contains(key));
+    f.write(
+        "archive.toml",
+        toml.replace(key, "key             = 1234567890x")
+            .as_bytes(),
+    );
+    let out = Cgi::get(f.root(), LK47).run();
+    assert_eq!(out.status, 500);
+    assert_eq!(
+        out.stderr,
+        format!("ibi-archive: {root}/archive.toml:11:19: string values must be quoted, expected literal string\n")
+    );
+    f.remove("archive.toml");
+    let out = Cgi::get(f.root(), LK47).run();
+    assert_eq!(out.status, 500);
+    assert_eq!(
+        out.stderr,
+        format!("ibi-archive: {root}/archive.toml: no such file, so {root} is not an Archive root: give the Archive's root with --root DIR (or set IBI_ARCHIVE_ROOT) or create one with ibi-archive init --root DIR --address HOST[:PORT]\n")
+    );
 }
 
 /// Example 8.9's round trip: the resolver takes url and urlkey from the answer and sends

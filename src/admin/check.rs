@@ -23,8 +23,17 @@
 //!   ignored, as the service ignores them).
 //!
 //! After the walk: loops of next editions among the items here, one fault per loop, on
-//! the item.toml that sorts first. Before it: archive.toml loads, and its
-//! `archiveserviceibi` is an Original item here.
+//! the item.toml that sorts first. Before it: archive.toml loads — every setting, as the
+//! service, `new` and `include`/`exclude` read it: [`Config::load`] checks [minting] as
+//! `new` mints, and [registration] is checked by `include`'s own function — and its
+//! `archiveserviceibi` is an Original item here. A fault of a TOML text is placed at its
+//! line and column (`archive.toml:12:15: …`).
+//!
+//! When archive.toml does not load, what can still be read of it (its
+//! `archiveserviceibi`, whether it has a [registration]) is used; the checks that need
+//! what cannot be read are skipped, and one note says which (no false fault: the service
+//! item, whose URL is no file, would otherwise be judged as an item without files). With
+//! neither archive.toml nor col/, the root is no Archive: that one fault is reported.
 //!
 //! Warnings (not faults: the Archive works, but a secret is exposed): archive.toml
 //! holding the registration key, or var/urlkey.secret, readable by every local user.
@@ -36,30 +45,47 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use super::registration::{prepare, Direction};
 use super::TEMP_PREFIX;
-use crate::config::Config;
+use crate::config::{located, Config, Position};
 use crate::ibi::{Ibi, Rep};
 use crate::item::{Item, State};
 use crate::layout::{Col, ItemDir, Refusal};
 use crate::store::Store;
 
-/// One fault (or warning): where, and what is wrong.
+/// One fault (or warning, or note): where, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     /// Relative to the Archive root, e.g. `col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/item.toml`.
     pub path: String,
+    /// The line and column in that file, when known (a TOML error).
+    pub at: Option<Position>,
     pub message: String,
-    /// A warning: reported, but not a fault of the Archive (see the module header).
-    pub warning: bool,
+    pub kind: Kind,
+}
+
+/// What a reported line is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A fault of the Archive.
+    Fault,
+    /// Reported, but not a fault of the Archive (see the module header).
+    Warning,
+    /// Neither: what check could not do (archive.toml did not load).
+    Note,
 }
 
 impl fmt::Display for Fault {
-    /// `<path>: <message>` (`<path>: warning: <message>`), as one line: file names and
-    /// messages may hold any byte, and a name holding a line break must not forge a
-    /// line of the report.
+    /// `<path>[:LINE:COLUMN]: <message>` (`<path>: warning: <message>`, `<path>: note:
+    /// <message>`), as one line: file names and messages may hold any byte, and a name
+    /// holding a line break must not forge a line of the report.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let warning = if self.warning { "warning: " } else { "" };
-        let line = format!("{}: {warning}{}", self.path, self.message);
+        let label = match self.kind {
+            Kind::Fault => "",
+            Kind::Warning => "warning: ",
+            Kind::Note => "note: ",
+        };
+        let line = located(&self.path, self.at, format_args!("{label}{}", self.message));
         f.write_str(&crate::logline::clean(&line))
     }
 }
@@ -112,22 +138,32 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn fault(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.summary.faults += 1;
+    fn report(
+        &mut self,
+        kind: Kind,
+        path: impl Into<String>,
+        at: Option<Position>,
+        message: impl Into<String>,
+    ) {
+        match kind {
+            Kind::Fault => self.summary.faults += 1,
+            Kind::Warning => self.summary.warnings += 1,
+            Kind::Note => {}
+        }
         (self.report)(Fault {
             path: path.into(),
+            at,
             message: message.into(),
-            warning: false,
+            kind,
         });
     }
 
+    fn fault(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.report(Kind::Fault, path, None, message);
+    }
+
     fn warn(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.summary.warnings += 1;
-        (self.report)(Fault {
-            path: path.into(),
-            message: message.into(),
-            warning: true,
-        });
+        self.report(Kind::Warning, path, None, message);
     }
 
     fn rel(&self, path: &Path) -> String {
@@ -135,21 +171,52 @@ impl Checker<'_> {
     }
 
     fn run(&mut self, progress: &mut dyn FnMut(u64)) {
+        let toml_path = self.root.join("archive.toml");
+        // Whether archive.toml holds the registration key (None: cannot be told).
+        let holds_key;
+        let mut skipped: Vec<&str> = Vec::new();
+        let mut no_archive_toml = false;
         match Config::load(&self.root) {
             Ok(c) => {
+                holds_key = Some(c.registration.is_some());
                 self.service = Some(c.service.clone());
+                self.check_registration(&c);
                 self.config = Some(c);
             }
             Err(e) => {
-                self.service = service_ibi_of(&self.root.join("archive.toml"));
-                self.fault("archive.toml", e.message);
+                self.report(Kind::Fault, "archive.toml", e.at, e.message);
+                no_archive_toml = std::fs::symlink_metadata(&toml_path).is_err();
+                let table = table_of(&toml_path);
+                self.service = table.as_ref().and_then(service_ibi_of);
+                holds_key = table.map(|t| t.contains_key("registration"));
+                if self.service.is_none() {
+                    skipped.push("the Archive service item");
+                    skipped.push("the target and format files of items (any could be the service item, whose URL is no file)");
+                }
+                if holds_key.is_none() && !no_archive_toml {
+                    skipped.push("whether other users can read its registration key");
+                }
             }
         }
-        self.check_secrets();
+        self.check_secrets(holds_key == Some(true));
         self.col_dir = Col::open(&self.root).ok();
         if self.col_dir.is_none() || !self.col.is_dir() {
-            self.fault("col", "no such directory: the Archive holds no items");
+            // Neither archive.toml nor col/: no Archive, which the fault above says.
+            if !no_archive_toml {
+                self.fault("col", "no such directory: the Archive holds no items");
+            }
             return;
+        }
+        if !skipped.is_empty() {
+            self.report(
+                Kind::Note,
+                "archive.toml",
+                None,
+                format!(
+                    "it did not load, so check skipped what depends on it: {}",
+                    skipped.join("; ")
+                ),
+            );
         }
         self.real_col = std::fs::canonicalize(&self.col).ok();
         self.check_service_item();
@@ -158,15 +225,22 @@ impl Checker<'_> {
         self.check_edition_loops();
     }
 
+    /// [registration] as `include` and `exclude` check it before sending anything.
+    fn check_registration(&mut self, config: &Config) {
+        if config.registration.is_none() {
+            return;
+        }
+        if let Err(e) = prepare(config, Direction::Include, None) {
+            let message = e.message.trim_end_matches("; nothing was sent").to_string();
+            self.fault("archive.toml", message);
+        }
+    }
+
     /// The two secrets of an Archive must not be readable by every local user.
-    fn check_secrets(&mut self) {
+    fn check_secrets(&mut self, holds_key: bool) {
         use std::os::unix::fs::PermissionsExt;
         let others_read =
             |p: &Path| std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o004 != 0);
-        let holds_key = self
-            .config
-            .as_ref()
-            .is_some_and(|c| c.registration.is_some());
         if holds_key && others_read(&self.root.join("archive.toml")) {
             self.warn(
                 "archive.toml",
@@ -183,7 +257,7 @@ impl Checker<'_> {
     }
 
     fn check_service_item(&mut self) {
-        let Some(service) = self.config.as_ref().map(|c| c.service.clone()) else {
+        let Some(service) = self.service.clone() else {
             return;
         };
         let store = Store::new(&self.root);
@@ -366,7 +440,7 @@ impl Checker<'_> {
             Some(Ok(dir)) => match Item::load(&dir, rep.clone()) {
                 Ok(item) => Some(item),
                 Err(e) => {
-                    self.fault(toml_rel.clone(), e.message);
+                    self.report(Kind::Fault, toml_rel.clone(), e.at, e.message);
                     None
                 }
             },
@@ -414,7 +488,9 @@ impl Checker<'_> {
         if item.state == State::Deleted {
             return;
         }
-        if item.url.is_none() && !self.is_service_item(&item) {
+        // Without the service's IBI (archive.toml unread), any item could be the service
+        // item, whose URL is no file: its files are not judged (the note says so).
+        if item.url.is_none() && self.service.is_some() && !self.is_service_item(&item) {
             self.check_files(&item, &toml_rel);
         }
         let mut refs: Vec<(String, Ibi)> = Vec::new();
@@ -590,11 +666,15 @@ impl Checker<'_> {
     }
 }
 
-/// `archiveserviceibi` of an archive.toml that does not load as a whole, if it can be read:
-/// its item is still the service item, and must not be taken for an item without files.
-fn service_ibi_of(path: &Path) -> Option<Ibi> {
+/// An archive.toml that does not load as a whole, as a TOML table, if it reads as one.
+fn table_of(path: &Path) -> Option<toml::Table> {
     let text = std::fs::read_to_string(path).ok()?;
-    let table: toml::Table = toml::from_str(&text).ok()?;
+    toml::from_str(&text).ok()
+}
+
+/// `archiveserviceibi` of such a table, if valid: its item is still the service item, and
+/// must not be taken for an item without files.
+fn service_ibi_of(table: &toml::Table) -> Option<Ibi> {
     Ibi::parse(table.get("archiveserviceibi")?.as_str()?).ok()
 }
 

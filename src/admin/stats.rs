@@ -3,18 +3,38 @@
 //!
 //! Both layouts hold the same rows, sorted: for each item, one row per month with
 //! accesses and then its `total`; then the rows of item `*` (all items) per month and in
-//! total. CSV: header `item,month,count`. Table: the same three columns, aligned.
+//! total. Item `-` is what the log records of an access whose item it does not name: an
+//! earlier version of the service wrote it for an acknowledgment whose item it could not
+//! tell (the URL pointed into no item here and the acknowledgment named none); the
+//! service now counts a key only for the item it was issued for, and names it.
+//!
+//! CSV: header `item,month,count`, then the rows (machine-readable: nothing else). Table:
+//! a line saying what is counted ([`TABLE_HEAD`]), the same three columns aligned, and,
+//! when there is a row `-`, a last line saying what it is ([`UNNAMED_NOTE`]).
+//!
+//! Outside an Archive (no archive.toml, or one that does not load) stats fails, saying so.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use super::AdminError;
 use crate::acklog;
+use crate::config::Config;
 use crate::ibi::Ibi;
 use crate::store::Store;
 
 /// The item name of the rows that add up every item.
 pub const ALL_ITEMS: &str = "*";
+
+/// The item name the log gives an access whose item it does not name.
+pub const UNNAMED: &str = "-";
+
+/// The first line of the table: what it counts.
+pub const TABLE_HEAD: &str =
+    "accesses counted in var/acknowledgments.log, per item and month (UTC); item * is all items";
+
+/// The last line of a table with a row `-`.
+pub const UNNAMED_NOTE: &str = "item -: accesses whose log line names no item (written by an earlier version of the service, for acknowledgments whose item it could not tell)";
 
 /// Counts per item per month.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -40,6 +60,9 @@ pub struct Row {
 /// rep), an item held here is counted under its rep as stored; other names stay as
 /// written.
 pub fn compute(root: &Path, only: Option<&Ibi>) -> Result<Stats, AdminError> {
+    // An Archive, or nothing to count: a root without archive.toml says so (and what to
+    // do) rather than count an empty log.
+    Config::load(root).map_err(|e| AdminError::new(e.to_string()))?;
     let var = root.join("var");
     let store = Store::new(root);
     let mut names: HashMap<String, String> = HashMap::new();
@@ -132,9 +155,11 @@ impl Stats {
         out
     }
 
-    /// The rows as an aligned table: items left-aligned, counts right-aligned.
+    /// The rows as an aligned table, items left-aligned, counts right-aligned, between
+    /// [`TABLE_HEAD`] and, when a row is `-`, [`UNNAMED_NOTE`].
     pub fn table(&self) -> String {
         let rows = self.rows();
+        let unnamed = self.counts.contains_key(UNNAMED);
         let w_item = rows.iter().map(|r| r.item.len()).max().unwrap_or(0).max(4);
         let w_month = 7;
         let w_count = rows
@@ -144,7 +169,7 @@ impl Stats {
             .unwrap_or(0)
             .max(5);
         let mut out = format!(
-            "{:<w_item$}  {:<w_month$}  {:>w_count$}\n",
+            "{TABLE_HEAD}\n{:<w_item$}  {:<w_month$}  {:>w_count$}\n",
             "item", "month", "count"
         );
         for r in rows {
@@ -152,6 +177,10 @@ impl Stats {
                 "{:<w_item$}  {:<w_month$}  {:>w_count$}\n",
                 r.item, r.month, r.count
             ));
+        }
+        if unnamed {
+            out.push_str(UNNAMED_NOTE);
+            out.push('\n');
         }
         out
     }

@@ -10,15 +10,18 @@ use super::{root_flag, CliError, CliResult};
 pub const HELP: &str = "\
 usage: ibi-archive check [--root R]
 
-Validates the Archive: archive.toml and its service item, every directory and item
-under col/ (names, item.toml, ibip dates, target and format files, duplicate IBIs,
-Original and Copy of one IBI, dangling local references, next-edition loops,
-symlinks leading outside col/, files of doc/ that are never served: hard links, pipes).
-Prints one line per fault, `<path>: <fault>`, paths relative to the Archive root and
-control characters escaped, then `checked N items: K faults`. Warnings (archive.toml
-with the registration key, or var/urlkey.secret, readable by every local user) are
-`<path>: warning: ...` lines, counted in the summary. Exit status 1 when there are
-faults. Shows progress on stderr when it is a terminal.
+Validates the Archive: archive.toml (every setting, as the service, new and
+include/exclude read it) and its service item, every directory and item under col/
+(names, item.toml, ibip dates, target and format files, duplicate IBIs, Original and
+Copy of one IBI, dangling local references, next-edition loops, symlinks leading
+outside col/, files of doc/ that are never served: hard links, pipes).
+Prints one line per fault, `<path>: <fault>` (`<path>:LINE:COLUMN: <fault>` for a
+TOML error), paths relative to the Archive root and control characters escaped, then
+`checked N items: K faults`. Warnings (archive.toml with the registration key, or
+var/urlkey.secret, readable by every local user) are `<path>: warning: ...` lines,
+counted in the summary. When archive.toml does not load, the checks that depend on it
+are skipped and one line `archive.toml: note: ...` says which. Exit status 1 when
+there are faults. Shows progress on stderr when it is a terminal.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {

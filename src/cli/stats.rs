@@ -12,11 +12,25 @@ use super::{root_flag, CliError, CliResult};
 pub const HELP: &str = "\
 usage: ibi-archive stats [--root R] [--csv] [--item IBI]
 
-Counts the accesses recorded in var/acknowledgments.log (one per acknowledgment the
-service counted), per item and per month (UTC): for each item a row per month and a
-row `total`, then the rows of item `*` (all items). An aligned table, or with --csv
-the columns item,month,count. --item counts one item only (either form of its IBI).
-Lines of the log that cannot be read are counted and reported on stderr.
+Counts the accesses recorded in var/acknowledgments.log: one line per acknowledgment
+the service counted (the resolver acknowledging a URL it handed out, with a urlkey it
+issued, once per key), per item and per month (UTC). Columns:
+
+  item    the item's rep as stored here (the log may name another form of its IBI;
+          an item no longer here keeps the name the log gives);
+          `*` adds up every item;
+          `-` counts log lines that name no item (an earlier version of the service
+          wrote them for acknowledgments whose item it could not tell)
+  month   YYYY-MM, or `total` for every month
+  count   the accesses
+
+Rows: for each item, one per month with accesses, then its total; then those of item
+`*`. The table starts with a line saying what it counts and, when there is a row `-`,
+ends with a line saying what that is. --csv prints the rows alone, after the header
+item,month,count (an item holding a comma or a quote is quoted). --item counts one item
+only (either form of its IBI). Lines of the log that cannot be read are counted and
+reported on stderr. Fails (exit status 1) outside an Archive: without an archive.toml
+that loads in the root.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
