@@ -46,7 +46,7 @@ const CONF_BACKEND: &str = "127.0.0.1:8090";
 /// The modules the Apache configuration needs (`a2enmod proxy proxy_http`).
 const PROXY_MODULES: &[&str] = &["mod_proxy.so", "mod_proxy_http.so"];
 /// The paths the unit's ExecStart names.
-const UNIT_BIN: &str = "/usr/local/bin/ibi-resolver";
+const UNIT_BIN: &str = "/usr/bin/ibi-resolver";
 const UNIT_CONFIG: &str = "/etc/ibi-resolver/resolver.toml";
 const SYSTEMD_ANALYZE: &str = "/usr/bin/systemd-analyze";
 

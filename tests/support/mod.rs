@@ -58,6 +58,7 @@ pub use http::{
 pub use server::{
     apache2_available, apache2_available_with, free_port, ibi_archive_bin, ibi_resolver_bin,
     lighttpd_available, living_processes_in_group, process_alive, processes_with_cmdline,
-    required_under_ci, run_with_stdin, start_apache2, start_apache2_vhost, start_lighttpd, Server,
-    ServerKind, APACHE2_SNIPPET, LIGHTTPD_SNIPPET, SHUTDOWN_TIMEOUT, STARTUP_TIMEOUT,
+    required_under_ci, run_with_stdin, start_apache2, start_apache2_vhost, start_lighttpd,
+    wait_for_port, Server, ServerKind, APACHE2_SNIPPET, LIGHTTPD_SNIPPET, SHUTDOWN_TIMEOUT,
+    STARTUP_TIMEOUT,
 };

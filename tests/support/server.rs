@@ -332,6 +332,31 @@ pub fn free_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
+/// Waits, at most [`STARTUP_TIMEOUT`], until 127.0.0.1:`port` accepts connections: a
+/// server started by hand (a daemon, or `child`, a process this test started, whose exit
+/// ends the wait). Err says why it does not.
+pub fn wait_for_port(port: u16, mut child: Option<&mut Child>) -> Result<(), String> {
+    let deadline = Instant::now() + STARTUP_TIMEOUT;
+    loop {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return Ok(());
+        }
+        if let Some(child) = child.as_mut() {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(format!(
+                    "it exited with {status} before listening on port {port}"
+                ));
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "nothing listened on 127.0.0.1:{port} within {STARTUP_TIMEOUT:?}"
+            ));
+        }
+        sleep(Duration::from_millis(20));
+    }
+}
+
 fn spawn(kind: ServerKind, site: &Site, port: u16) -> Server {
     let dir = tempfile::Builder::new()
         .prefix(&format!("ibi-archive-httpd-{}-", kind.name()))

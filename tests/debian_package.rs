@@ -1,0 +1,844 @@
+//! The Debian package, built and installed for real: `cargo deb` builds it from the
+//! repository (release build of both executables), `dpkg -i` installs it, and then what
+//! it installed is run as an administrator would run it:
+//!
+//! - an Archive in /var/lib/ibi-archive ([`make_archive`]), served by Debian's own Apache
+//!   (`apache2ctl start`, or `graceful` when it runs already) through the installed /etc/apache2/conf-available/ibi-archive.conf,
+//!   which refuses to load until the service IBI is set, on a free port; one urlRequest
+//!   answered with exactly the expected pairs, and the URL it hands out followed to the
+//!   file's bytes;
+//! - the installed resolver, run as its unit runs it (`runuser -u ibi-resolver --
+//!   /usr/bin/ibi-resolver serve --config /etc/ibi-resolver/resolver.toml`), the Archive
+//!   registered by the operator (as ibi-resolver) and included by the administrator (as
+//!   root), and one persistent URL redirected to the file's URL under Apache;
+//! - `systemd-analyze verify` on the installed unit, and lighttpd's check of the installed
+//!   lighttpd configuration;
+//! - `dpkg --purge`: the user, the registry and the configuration gone, the Archive's data
+//!   kept.
+//!
+//! It changes the machine (a package, a system user, Apache's configuration, Apache started
+//! or reloaded), so it runs as root only, and only on a machine where none of it is there
+//! already (no ibi-archive package, no ibi-resolver user, none of the package's paths, and
+//! port 80 free for Debian's `Listen 80` unless Apache runs); whatever happens, [`Machine`]
+//! puts everything back when the test ends (Apache stopped again, or reloaded with the
+//! configuration it had). Without CI=true a machine that cannot run it
+//! is skipped with one line saying why; under CI=true that is a failure.
+//!
+//! Building from inside `cargo test`: the outer cargo holds its build-directory lock only
+//! while it compiles, and runs the test binaries after releasing it, so the `cargo deb`
+//! below (which runs `cargo build --release`) takes the same lock without waiting for
+//! anything; the release build shares target/ with the rest and is skipped when it is up
+//! to date.
+
+mod common;
+mod support;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PACKAGE: &str = "ibi-archive";
+/// The default Archive root, made by postinst.
+const ARCHIVE_ROOT: &str = "/var/lib/ibi-archive";
+const RESOLVER_STATE: &str = "/var/lib/ibi-resolver";
+const RESOLVER_ETC: &str = "/etc/ibi-resolver";
+const RESOLVER_TOML: &str = "/etc/ibi-resolver/resolver.toml";
+const RESOLVER_USER: &str = "ibi-resolver";
+const APACHE_CONF: &str = "/etc/apache2/conf-available/ibi-archive.conf";
+const APACHE_CONF_ENABLED: &str = "/etc/apache2/conf-enabled/ibi-archive.conf";
+const LIGHTTPD_CONF: &str = "/etc/lighttpd/conf-available/50-ibi-archive.conf";
+/// The test's own Apache configuration, for its `Listen`.
+const PORT_CONF_NAME: &str = "ibi-archive-package-test";
+const PORT_CONF: &str = "/etc/apache2/conf-available/ibi-archive-package-test.conf";
+/// The modules the installed configuration asks for (`a2enmod cgid alias env`).
+const APACHE_MODULES: &[&str] = &["cgid", "alias", "env"];
+const APACHE_PID: &str = "/var/run/apache2/apache2.pid";
+/// Where the package puts the unit (/lib/systemd/system is the same directory on a
+/// merged-/usr system, as every Debian 12 is).
+const UNIT: &str = "/usr/lib/systemd/system/ibi-resolver.service";
+const BINARIES: &[&str] = &["/usr/bin/ibi-archive", "/usr/bin/ibi-resolver"];
+
+/// The item asked for, its file, and the resolver's service IBI (resolver/resolver.toml).
+const ITEM_IBIP: &str = "8JMKD3MGP8W/35MME4E";
+const ITEM_REP: &str = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23";
+const ITEM_FILE: &str = "CCSDS 643.0-B-1.pdf";
+const RESOLVER_IBI: &str = "J8LNKB5R7W/3FUQHC5";
+const ADMIN_EMAIL: &str = "archive-admin@example.org";
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// `program args` must succeed; returns its stdout and stderr together.
+fn run(program: &str, args: &[&str]) -> String {
+    let out = Command::new(program)
+        .args(args)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{program}: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "`{program} {}` exited with {}:\n{text}",
+        args.join(" "),
+        out.status
+    );
+    text
+}
+
+/// `program args`, whatever it answers (for putting things back).
+fn run_quietly(program: &str, args: &[&str]) {
+    let _ = Command::new(program)
+        .args(args)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string())
+}
+
+/// The group `name` of /etc/group, with its gid.
+fn group_id(name: &str) -> Option<u32> {
+    fs::read_to_string("/etc/group")
+        .ok()?
+        .lines()
+        .find_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f.len() >= 3 && f[0] == name).then(|| f[2].parse().ok())?
+        })
+}
+
+/// The /etc/passwd line of `name`, split.
+fn passwd(name: &str) -> Option<Vec<String>> {
+    fs::read_to_string("/etc/passwd")
+        .ok()?
+        .lines()
+        .map(|l| l.split(':').map(str::to_string).collect::<Vec<_>>())
+        .find(|f| f.len() == 7 && f[0] == name)
+}
+
+/// dpkg's status of the package: `None` when dpkg knows nothing of it.
+fn package_status() -> Option<String> {
+    let out = Command::new("dpkg-query")
+        .args(["-W", "-f=${Status}", PACKAGE])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let status = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (out.status.success() && !status.is_empty() && status != "unknown ok not-installed")
+        .then_some(status)
+}
+
+fn apache_running() -> bool {
+    apache_pid().is_some_and(support::process_alive)
+}
+
+fn apache_pid() -> Option<u32> {
+    fs::read_to_string(APACHE_PID).ok()?.trim().parse().ok()
+}
+
+/// The names in `dir`, sorted (for comparing Apache's enabled modules and configurations
+/// before and after).
+fn names(dir: &str) -> BTreeSet<String> {
+    fs::read_dir(dir)
+        .map(|d| {
+            d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Why this machine cannot run the test, if it cannot.
+fn not_ready() -> Option<String> {
+    if !support::running_as_root() {
+        return Some("the Debian package test installs a package: it needs root".into());
+    }
+    let cargo_deb = Command::new(cargo())
+        .args(["deb", "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !cargo_deb {
+        return Some("cargo-deb is not installed (cargo install cargo-deb --locked)".into());
+    }
+    if !support::apache2_available() {
+        return Some("apache2 (with mod_cgid) is not installed".into());
+    }
+    for tool in [
+        "/usr/bin/dpkg",
+        "/usr/sbin/apache2ctl",
+        "/usr/sbin/a2enmod",
+        "/usr/sbin/a2enconf",
+        "/usr/sbin/adduser",
+        "/usr/sbin/runuser",
+        "/usr/bin/systemd-analyze",
+        "/usr/sbin/lighttpd",
+    ] {
+        if !Path::new(tool).is_file() {
+            return Some(format!("{tool} is not installed"));
+        }
+    }
+    if let Some(status) = package_status() {
+        return Some(format!(
+            "the package {PACKAGE} is on this machine already ({status})"
+        ));
+    }
+    if passwd(RESOLVER_USER).is_some() || group_id(RESOLVER_USER).is_some() {
+        return Some(format!("the user or group {RESOLVER_USER} exists already"));
+    }
+    let mut paths = vec![
+        ARCHIVE_ROOT,
+        RESOLVER_STATE,
+        RESOLVER_ETC,
+        APACHE_CONF,
+        APACHE_CONF_ENABLED,
+        LIGHTTPD_CONF,
+        PORT_CONF,
+        UNIT,
+        "/lib/systemd/system/ibi-resolver.service",
+        "/usr/share/ibi-archive",
+    ];
+    paths.extend(BINARIES);
+    if let Some(p) = paths.iter().find(|p| Path::new(p).exists()) {
+        return Some(format!("{p} exists already"));
+    }
+    if !apache_running() && std::net::TcpListener::bind(("0.0.0.0", 80)).is_err() {
+        return Some("port 80 (Listen 80 of Debian's ports.conf) is taken".into());
+    }
+    None
+}
+
+/// What the test changed, put back when dropped (also when the test fails): the resolver
+/// stopped, Apache's modules and configurations as they were, the package purged,
+/// /var/lib/ibi-archive (made by the package, filled by the test) removed, and Apache
+/// stopped if the test started it, else reloaded.
+struct Machine {
+    resolver: Option<Child>,
+    /// Whether Apache ran before the test, and whether the test started or reloaded it.
+    apache_was_running: bool,
+    apache_changed: bool,
+    modules_enabled: Vec<&'static str>,
+    installed: bool,
+    archive: bool,
+}
+
+impl Machine {
+    fn stop_resolver(&mut self) {
+        let Some(mut child) = self.resolver.take() else {
+            return;
+        };
+        // Its own process group: runuser and the resolver under it.
+        let group = format!("-{}", child.id());
+        run_quietly("kill", &["-s", "TERM", "--", &group]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        run_quietly("kill", &["-s", "KILL", "--", &group]);
+        let _ = child.wait();
+    }
+
+    /// Stops Apache if the test started it.
+    fn stop_apache(&mut self) {
+        if self.apache_was_running || !std::mem::take(&mut self.apache_changed) {
+            return;
+        }
+        let pid = apache_pid();
+        run_quietly("apache2ctl", &["stop"]);
+        let deadline = Instant::now() + support::SHUTDOWN_TIMEOUT;
+        while pid.is_some_and(support::process_alive) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Apache's configuration as it was, the package purged, the Archive removed.
+    fn restore(&mut self) {
+        self.stop_resolver();
+        self.stop_apache();
+        if Path::new(PORT_CONF).exists() {
+            run_quietly("a2disconf", &["-q", PORT_CONF_NAME]);
+            let _ = fs::remove_file(PORT_CONF);
+        }
+        for module in std::mem::take(&mut self.modules_enabled) {
+            run_quietly("a2dismod", &["-q", "-f", module]);
+        }
+        if std::mem::take(&mut self.installed) {
+            run_quietly("a2disconf", &["-q", "ibi-archive"]);
+            run_quietly("dpkg", &["--purge", PACKAGE]);
+        }
+        if std::mem::take(&mut self.archive) {
+            let _ = fs::remove_dir_all(ARCHIVE_ROOT);
+        }
+        // An Apache that ran before runs on, with the configuration it had.
+        if std::mem::take(&mut self.apache_changed) {
+            run_quietly("apache2ctl", &["graceful"]);
+        }
+    }
+}
+
+impl Drop for Machine {
+    fn drop(&mut self) {
+        self.restore();
+    }
+}
+
+/// `cargo deb` in the repository, for the machine's own target (the triple of
+/// `rustc --print host-tuple`, where .cargo/config.toml's `build.target` puts the release
+/// build): the path of the .deb it made.
+fn build_package() -> PathBuf {
+    let host = run("rustc", &["--print", "host-tuple"]).trim().to_string();
+    let out = Command::new(cargo())
+        .args(["deb", "--target", &host])
+        .current_dir(repo())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "cargo deb --target {host}: {}\n{stdout}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // It prints the path of the package it made, last.
+    let deb = PathBuf::from(stdout.trim().lines().last().unwrap_or_default());
+    assert!(
+        deb.extension().is_some_and(|e| e == "deb") && deb.is_file(),
+        "cargo deb printed {stdout:?}"
+    );
+    deb
+}
+
+/// The files of the package (what `dpkg-deb -c` lists, directories left out).
+fn package_files(deb: &Path) -> BTreeSet<String> {
+    run("dpkg-deb", &["-c", deb.to_str().unwrap()])
+        .lines()
+        .filter(|l| !l.starts_with('d'))
+        .map(|l| {
+            let path = l.split_whitespace().last().unwrap();
+            path.trim_start_matches('.').to_string()
+        })
+        .collect()
+}
+
+/// The Archive the web server serves, in `root` (which exists, empty, as the package
+/// makes it), answering at `address` (HOST:PORT): for now a copy of the repository's
+/// sample Archive whose archiveaddress is rewritten to `address`, with the ownership and
+/// modes the README prescribes (archive.toml root:www-data 640, var/ www-data's 700, col/
+/// a+rX). To be replaced by `ibi-archive init --root ROOT --address ADDRESS` and items
+/// made with `ibi-archive new`.
+fn make_archive(root: &Path, address: &str) {
+    support::copy_tree(&common::sample(), root);
+    let _ = fs::remove_dir_all(root.join("var"));
+    let toml = root.join("archive.toml");
+    let text = fs::read_to_string(&toml).unwrap();
+    let from = "archiveaddress    = \"localhost:8080\"";
+    assert!(text.contains(from), "sample-archive/archive.toml: {text}");
+    fs::write(
+        &toml,
+        text.replace(from, &format!("archiveaddress    = \"{address}\"")),
+    )
+    .unwrap();
+    support::prepare_archive(root);
+}
+
+/// The value of `key` in table `table` (or at the top, for "") of a TOML file.
+fn toml_value(path: &Path, table: &str, key: &str) -> String {
+    let doc: toml::Table = fs::read_to_string(path).unwrap().parse().unwrap();
+    let t = if table.is_empty() {
+        &doc
+    } else {
+        doc[table].as_table().unwrap()
+    };
+    t[key].as_str().unwrap().to_string()
+}
+
+/// Replaces `from` (which must be there) by `to` in the file at `path`, in place (same
+/// inode, owner and mode).
+fn edit(path: &str, from: &str, to: &str) {
+    let text = fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{path} lacks {from:?}:\n{text}");
+    fs::write(path, text.replace(from, to)).unwrap();
+}
+
+fn mode(path: &str) -> (u32, u32, u32) {
+    let m = fs::metadata(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    (m.uid(), m.gid(), m.mode() & 0o7777)
+}
+
+fn gunzip(path: &str) -> Vec<u8> {
+    let out = Command::new("gzip").args(["-dc", path]).output().unwrap();
+    assert!(out.status.success(), "gzip -dc {path}");
+    out.stdout
+}
+
+/// `apache2ctl configtest`: success, and what it said.
+fn configtest() -> (bool, String) {
+    let out = Command::new("apache2ctl")
+        .arg("configtest")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// The end of Apache's error log, for failure messages.
+fn apache_log() -> String {
+    let log = fs::read_to_string("/var/log/apache2/error.log").unwrap_or_default();
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(20)..].join("\n")
+}
+
+/// `ibi-resolver ARGS --config /etc/ibi-resolver/resolver.toml` as the operator runs it:
+/// as the user ibi-resolver, `stdin` on its standard input.
+fn resolver_command(args: &[&str], stdin: &str) -> (i32, String, String) {
+    let mut cmd = Command::new("runuser");
+    cmd.args(["-u", RESOLVER_USER, "--", "/usr/bin/ibi-resolver"])
+        .args(args)
+        .args(["--config", RESOLVER_TOML]);
+    support::run_with_stdin(&mut cmd, stdin)
+}
+
+#[test]
+fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purges() {
+    if let Some(why) = not_ready() {
+        assert!(!under_ci(), "CI=true and {why}");
+        eprintln!("skipping: {why}");
+        return;
+    }
+    let before = (
+        names("/etc/apache2/mods-enabled"),
+        names("/etc/apache2/conf-enabled"),
+    );
+    let deb = build_package();
+    let mut machine = Machine {
+        resolver: None,
+        apache_was_running: apache_running(),
+        apache_changed: false,
+        modules_enabled: Vec::new(),
+        installed: false,
+        archive: false,
+    };
+
+    // What the package holds, exactly.
+    let expected: BTreeSet<String> = [
+        "/usr/bin/ibi-archive",
+        "/usr/bin/ibi-resolver",
+        "/usr/share/man/man1/ibi-archive.1.gz",
+        "/usr/share/man/man1/ibi-resolver.1.gz",
+        "/usr/share/bash-completion/completions/ibi-archive",
+        "/usr/share/bash-completion/completions/ibi-resolver",
+        "/usr/share/ibi-archive/apache2/ibi-archive.conf",
+        "/usr/share/ibi-archive/lighttpd/ibi-archive.conf",
+        "/etc/apache2/conf-available/ibi-archive.conf",
+        "/etc/lighttpd/conf-available/50-ibi-archive.conf",
+        "/etc/ibi-resolver/resolver.toml",
+        UNIT,
+        "/usr/share/doc/ibi-archive/README.md",
+        "/usr/share/doc/ibi-archive/copyright",
+        "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver.conf",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(package_files(&deb), expected);
+
+    machine.installed = true;
+    machine.archive = true;
+    run("dpkg", &["-i", deb.to_str().unwrap()]);
+    assert_eq!(package_status().as_deref(), Some("install ok installed"));
+    let conffiles = run("dpkg-query", &["-W", "-f=${Conffiles}", PACKAGE]);
+    let conffiles: BTreeSet<&str> = conffiles
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        conffiles,
+        [APACHE_CONF, LIGHTTPD_CONF, RESOLVER_TOML]
+            .into_iter()
+            .collect()
+    );
+
+    // Installed as in the repository: the routes, the unit, the pages and completions.
+    let same = [
+        (
+            "/usr/share/ibi-archive/apache2/ibi-archive.conf",
+            "cgi-bin/apache2/ibi-archive.conf",
+        ),
+        (
+            "/usr/share/ibi-archive/lighttpd/ibi-archive.conf",
+            "cgi-bin/lighttpd/ibi-archive.conf",
+        ),
+        (UNIT, "resolver/deploy/ibi-resolver.service"),
+        (APACHE_CONF, "debian/apache2/ibi-archive.conf"),
+        (LIGHTTPD_CONF, "debian/lighttpd/50-ibi-archive.conf"),
+        (RESOLVER_TOML, "debian/resolver.toml"),
+        (
+            "/usr/share/bash-completion/completions/ibi-archive",
+            "debian/bash-completion/ibi-archive",
+        ),
+        (
+            "/usr/share/bash-completion/completions/ibi-resolver",
+            "debian/bash-completion/ibi-resolver",
+        ),
+    ];
+    for (installed, source) in same {
+        assert!(
+            fs::read(installed).unwrap() == fs::read(repo().join(source)).unwrap(),
+            "{installed} is not {source}"
+        );
+    }
+    for page in ["ibi-archive.1", "ibi-resolver.1"] {
+        assert!(
+            gunzip(&format!("/usr/share/man/man1/{page}.gz"))
+                == fs::read(repo().join("debian").join(page)).unwrap(),
+            "{page}.gz is not debian/{page}"
+        );
+    }
+    for bin in BINARIES {
+        let name = Path::new(bin).file_name().unwrap().to_str().unwrap();
+        assert_eq!(
+            run(bin, &["--version"]),
+            format!("{name} {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+
+    // postinst: the resolver's user and directories, the default Archive root.
+    let user = passwd(RESOLVER_USER).expect("postinst made the user ibi-resolver");
+    let (uid, gid) = (
+        user[2].parse::<u32>().unwrap(),
+        user[3].parse::<u32>().unwrap(),
+    );
+    assert!(uid < 1000, "a system user: {user:?}");
+    assert_eq!(group_id(RESOLVER_USER), Some(gid));
+    assert_eq!(
+        (user[5].as_str(), user[6].as_str()),
+        (RESOLVER_STATE, "/usr/sbin/nologin")
+    );
+    assert_eq!(mode(RESOLVER_STATE), (uid, gid, 0o700));
+    assert_eq!(mode(RESOLVER_TOML), (0, gid, 0o640));
+    assert_eq!(mode(ARCHIVE_ROOT), (0, 0, 0o755));
+    assert_eq!(fs::read_dir(ARCHIVE_ROOT).unwrap().count(), 0);
+    // Nothing enabled: no web server configuration, no unit.
+    assert!(!Path::new(APACHE_CONF_ENABLED).exists());
+    assert!(!Path::new("/etc/lighttpd/conf-enabled/50-ibi-archive.conf").exists());
+    assert!(
+        !Path::new("/etc/systemd/system/multi-user.target.wants/ibi-resolver.service").exists()
+    );
+
+    // The unit, as systemd would read it.
+    let out = Command::new("systemd-analyze")
+        .args(["verify", UNIT])
+        .env("SYSTEMD_LOG_COLOR", "0")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "systemd-analyze verify {UNIT}: {}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // ---------------------------------------------------------------------------------
+    // The Archive under Apache
+    // ---------------------------------------------------------------------------------
+    let port = support::free_port();
+    let address = format!("127.0.0.1:{port}");
+    make_archive(Path::new(ARCHIVE_ROOT), &address);
+    let sample_toml = common::sample().join("archive.toml");
+    let service = toml_value(&sample_toml, "", "archiveserviceibi");
+    let key = toml_value(&sample_toml, "registration", "key");
+
+    for module in APACHE_MODULES {
+        if !Path::new(&format!("/etc/apache2/mods-enabled/{module}.load")).exists() {
+            machine.modules_enabled.push(module);
+        }
+    }
+    let mut a2enmod = vec!["-q"];
+    a2enmod.extend(APACHE_MODULES);
+    run("a2enmod", &a2enmod);
+    fs::write(PORT_CONF, format!("Listen {address}\n")).unwrap();
+    run("a2enconf", &["-q", "ibi-archive", PORT_CONF_NAME]);
+    // Enabled with the service IBI unset: Apache refuses its configuration, saying why.
+    let (ok, said) = configtest();
+    assert!(
+        !ok && said.contains(
+            "ibi-archive: IBI_ARCHIVE_SERVICE_IBI is not set: uncomment its Define in /etc/apache2/conf-available/ibi-archive.conf"
+        ),
+        "apache2ctl configtest with the service IBI unset: {said}"
+    );
+    edit(
+        APACHE_CONF,
+        "#Define IBI_ARCHIVE_SERVICE_IBI <archiveserviceibi>",
+        &format!("Define IBI_ARCHIVE_SERVICE_IBI {service}"),
+    );
+    let (ok, said) = configtest();
+    assert!(
+        ok && said.contains("Syntax OK"),
+        "apache2ctl configtest: {said}"
+    );
+    machine.apache_changed = true;
+    if machine.apache_was_running {
+        run("apache2ctl", &["graceful"]);
+    } else {
+        run("apache2ctl", &["start"]);
+    }
+    if let Err(why) = support::wait_for_port(port, None) {
+        panic!("Apache: {why}\n{}", apache_log());
+    }
+
+    let base = format!("http://{address}");
+    let file_url = format!(
+        "{base}/col/{ITEM_REP}/doc/{}",
+        ITEM_FILE.replace(' ', "%20")
+    );
+    let file_bytes = fs::read(
+        Path::new(ARCHIVE_ROOT)
+            .join("col")
+            .join(ITEM_REP)
+            .join("doc")
+            .join(ITEM_FILE),
+    )
+    .unwrap();
+    assert_eq!(
+        file_bytes,
+        fs::read(
+            common::sample()
+                .join("col")
+                .join(ITEM_REP)
+                .join("doc")
+                .join(ITEM_FILE)
+        )
+        .unwrap()
+    );
+    let r = support::http_get(&format!(
+        "{base}/{service}?servicesubject=urlRequest&clientinformation.ipaddress=127.0.0.1&parsedibiurl.ibi={ITEM_IBIP}"
+    ));
+    assert_eq!(r.status, 200, "{}\n{}", r.text(), apache_log());
+    assert_eq!(r.content_type(), "text/plain");
+    let (answer, urlkey) = common::mask_urlkey(&r.text());
+    assert!(urlkey.is_some(), "{answer}");
+    assert_eq!(
+        answer,
+        [
+            format!("archiveaddress {address}"),
+            "contenttype Data".to_string(),
+            format!("ibi {{rep {ITEM_REP} ibip {ITEM_IBIP}}}"),
+            format!("ibi.archiveservice {{rep {service}}}"),
+            "ibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}".to_string(),
+            "state Original".to_string(),
+            "timestamp 2009-07-21T13:23:45Z".to_string(),
+            format!("url {file_url}"),
+            "urlkey <urlkey>".to_string(),
+        ]
+        .join("\r\n")
+    );
+    let r = support::http_get(&file_url);
+    assert_eq!(r.status, 200, "{}", apache_log());
+    assert!(r.body == file_bytes, "{file_url} is not the file");
+
+    // ---------------------------------------------------------------------------------
+    // The resolver, as the unit runs it, in front of the Archive
+    // ---------------------------------------------------------------------------------
+    let rport = support::free_port();
+    edit(
+        RESOLVER_TOML,
+        "#serviceibi = \"J8LNKB5R7W/3FUQHC5\"",
+        &format!("serviceibi = \"{RESOLVER_IBI}\""),
+    );
+    edit(
+        RESOLVER_TOML,
+        "#publicurl = \"http://resolver.example.org\"",
+        &format!("publicurl = \"http://127.0.0.1:{rport}\""),
+    );
+    edit(
+        RESOLVER_TOML,
+        "listen = \"127.0.0.1:8090\"",
+        &format!("listen = \"127.0.0.1:{rport}\""),
+    );
+    // The Archive is on loopback: not a public address.
+    edit(
+        RESOLVER_TOML,
+        "#networks = [\"127.0.0.0/8\", \"10.0.0.0/8\"]",
+        "networks = [\"127.0.0.0/8\"]",
+    );
+    assert_eq!(mode(RESOLVER_TOML), (0, gid, 0o640));
+    let logs = tempfile::tempdir().unwrap();
+    let log_path = logs.path().join("resolver.log");
+    let child = Command::new("runuser")
+        .args([
+            "-u",
+            RESOLVER_USER,
+            "--",
+            "/usr/bin/ibi-resolver",
+            "serve",
+            "--config",
+            RESOLVER_TOML,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(&log_path).unwrap())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let resolver_log = || fs::read_to_string(&log_path).unwrap_or_default();
+    let child = machine.resolver.insert(child);
+    if let Err(why) = support::wait_for_port(rport, Some(child)) {
+        panic!("the resolver: {why}\n{}", resolver_log());
+    }
+
+    let (code, out, err) = resolver_command(
+        &["register", &service, "--email", ADMIN_EMAIL],
+        &format!("{key}\n"),
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "registered sid.inpe.br/mtc-m18/2008/03.17.15.17\n"),
+        "{err}"
+    );
+    assert_eq!(
+        mode(&format!("{RESOLVER_STATE}/resolver.sqlite")),
+        (uid, gid, 0o600)
+    );
+    let (code, out, err) = common::run_cmd(&[
+        "include",
+        "--root",
+        ARCHIVE_ROOT,
+        "--resolver",
+        &format!("http://127.0.0.1:{rport}/{RESOLVER_IBI}"),
+    ]);
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            "status.archive included\nstatus.confirmation successful\n"
+        ),
+        "{err}\n{}\n{}",
+        resolver_log(),
+        apache_log()
+    );
+    let (code, out, err) = resolver_command(&["archives", "--csv"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&address), "{out}");
+
+    let r = support::http_get(&format!("http://127.0.0.1:{rport}/{ITEM_IBIP}"));
+    assert_eq!(
+        (r.status, r.header("location")),
+        (302, Some(file_url.as_str())),
+        "{}\n{}",
+        r.text(),
+        resolver_log()
+    );
+    let r = support::http_get(&file_url);
+    assert!(
+        r.status == 200 && r.body == file_bytes,
+        "{file_url}: {}",
+        r.status
+    );
+
+    // ---------------------------------------------------------------------------------
+    // lighttpd's configuration: refused until its service IBI is set, then accepted
+    // ---------------------------------------------------------------------------------
+    let lighttpd_main = logs.path().join("lighttpd.conf");
+    let lighttpd_test = |defines: &str| {
+        fs::write(
+            &lighttpd_main,
+            format!(
+                "server.document-root = \"{}\"\nserver.port = {}\n{defines}include \"{LIGHTTPD_CONF}\"\n",
+                logs.path().display(),
+                support::free_port()
+            ),
+        )
+        .unwrap();
+        let out = Command::new("lighttpd")
+            .args(["-tt", "-f", lighttpd_main.to_str().unwrap()])
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let (ok, said) = lighttpd_test("");
+    assert!(
+        !ok && said.contains("Undefined config variable: var.ibi_archive_service_ibi"),
+        "{said}"
+    );
+    let (ok, said) = lighttpd_test(&format!("var.ibi_archive_service_ibi = \"{service}\"\n"));
+    assert!(ok, "lighttpd -tt with the installed configuration: {said}");
+
+    // ---------------------------------------------------------------------------------
+    // Purge: everything of the package's gone but the Archive
+    // ---------------------------------------------------------------------------------
+    machine.stop_resolver();
+    machine.stop_apache();
+    run("a2disconf", &["-q", PORT_CONF_NAME]);
+    fs::remove_file(PORT_CONF).unwrap();
+    for module in std::mem::take(&mut machine.modules_enabled) {
+        run("a2dismod", &["-q", "-f", module]);
+    }
+    let archive_toml = fs::read(Path::new(ARCHIVE_ROOT).join("archive.toml")).unwrap();
+    // ibi-archive.conf is still enabled: the purge disables it.
+    assert!(Path::new(APACHE_CONF_ENABLED).exists());
+    run("dpkg", &["--purge", PACKAGE]);
+    machine.installed = false;
+    assert_eq!(package_status(), None);
+    assert!(passwd(RESOLVER_USER).is_none() && group_id(RESOLVER_USER).is_none());
+    for gone in [
+        RESOLVER_STATE,
+        RESOLVER_ETC,
+        APACHE_CONF,
+        APACHE_CONF_ENABLED,
+        LIGHTTPD_CONF,
+        UNIT,
+        "/usr/share/ibi-archive",
+        BINARIES[0],
+        BINARIES[1],
+    ] {
+        assert!(
+            !Path::new(gone).exists(),
+            "{gone} is still there after the purge"
+        );
+    }
+    // The Archive's data stays.
+    assert_eq!(
+        fs::read(Path::new(ARCHIVE_ROOT).join("archive.toml")).unwrap(),
+        archive_toml
+    );
+    machine.restore();
+    assert!(!Path::new(ARCHIVE_ROOT).exists());
+    assert_eq!(
+        (
+            names("/etc/apache2/mods-enabled"),
+            names("/etc/apache2/conf-enabled")
+        ),
+        before
+    );
+}
