@@ -8,15 +8,7 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use common::{command, mask_urlkey, pairs_of, parse_cgi, run_cmd, Cgi, CgiOutput};
-
-/// Runs a command that must succeed and returns its pairs (name → value).
-fn pairs_of_run(args: &[&str]) -> Vec<(String, String)> {
-    let (code, out, err) = run_cmd(args);
-    assert_eq!(code, 0, "{args:?}: {err}");
-    assert!(out.ends_with('\n'), "{out:?}");
-    pairs_of(out.trim_end())
-}
+use common::{command, mask_urlkey, pairs_of_run, parse_cgi, run_cmd, Cgi, CgiOutput};
 
 fn get<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
     pairs

@@ -40,16 +40,7 @@ fn inputs(files: &[(&str, &str)]) -> tempfile::TempDir {
 fn new(root: &Path, args: &[&str]) -> Vec<(String, String)> {
     let mut all = vec!["new", "--root", root.to_str().unwrap()];
     all.extend_from_slice(args);
-    let (code, out, err) = run_cmd(&all);
-    assert_eq!(code, 0, "new {args:?}: {err}");
-    assert!(out.ends_with('\n'), "{out:?}");
-    out.trim_end()
-        .split("\r\n")
-        .map(|l| {
-            let (n, v) = l.split_once(' ').unwrap();
-            (n.to_string(), v.to_string())
-        })
-        .collect()
+    common::pairs_of_run(&all)
 }
 
 fn get<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {

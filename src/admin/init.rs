@@ -49,6 +49,8 @@ pub struct Initialized {
     /// The Archive service item.
     pub service: Rep,
     pub ibip: Option<Ibip>,
+    /// The port of `--address`, the one the web server must listen on.
+    pub port: u16,
     /// Whether `[registration]` was written (with a new registration key).
     pub registration: bool,
     /// Things the administrator should know.
@@ -148,6 +150,7 @@ pub fn init(root: &Path, req: &InitRequest, now: i64) -> Result<Initialized, Adm
         config,
         service: minted.rep,
         ibip: minted.ibip,
+        port,
         registration: req.email.is_some(),
         notes,
     })

@@ -125,14 +125,6 @@ fn next_steps(root: &Path, done: &Initialized) -> String {
          \x20 3. Add items: ibi-archive new --root {r} FILE...   and check: ibi-archive check --root {r}\n\
          {join}",
         baseurl = done.config.baseurl,
-        listen = listen_of(address),
+        listen = done.port,
     )
-}
-
-/// The `--listen` of `serve` for an archiveaddress: its port, on 127.0.0.1.
-fn listen_of(address: &str) -> String {
-    match address.rsplit_once(':') {
-        Some((_, port)) if port.parse::<u16>().is_ok() => port.to_string(),
-        _ => "80".to_string(),
-    }
 }

@@ -237,6 +237,15 @@ pub fn run_cmd(args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// Runs an administrator's command that must succeed and prints pairs (`new`, `init`):
+/// its pairs, `(name, value)`, in order.
+pub fn pairs_of_run(args: &[&str]) -> Vec<(String, String)> {
+    let (code, out, err) = run_cmd(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    assert!(out.ends_with('\n'), "{out:?}");
+    pairs_of(out.trim_end())
+}
+
 /// Rule `chave` of Table 7.1 of the resolution standard: `número ["-" número]`, each
 /// number of 10 or more digits.
 pub fn is_chave(key: &str) -> bool {
