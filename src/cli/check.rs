@@ -29,10 +29,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let mut root: Option<PathBuf> = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => {
-                print!("{HELP}");
-                return Ok(());
-            }
+            Short('h') | Long("help") => return super::print_text(HELP),
             Long("root") => root = Some(parser.value()?.into()),
             other => return Err(CliError::unexpected("check", other)),
         }

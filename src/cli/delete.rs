@@ -25,10 +25,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let mut ibi: Option<Ibi> = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => {
-                print!("{HELP}");
-                return Ok(());
-            }
+            Short('h') | Long("help") => return super::print_text(HELP),
             Long("root") => root = Some(parser.value()?.into()),
             Long("keep-content") => keep = true,
             Value(v) if ibi.is_none() => {

@@ -54,10 +54,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     };
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => {
-                print!("{HELP}");
-                return Ok(());
-            }
+            Short('h') | Long("help") => return super::print_text(HELP),
             Long("root") => root = Some(parser.value()?.into()),
             Long("target") => req.target = Some(text(parser.value()?, "--target")?),
             Long("language") => {

@@ -43,10 +43,7 @@ fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
     let mut resolver: Option<String> = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => {
-                print!("{HELP}");
-                return Ok(());
-            }
+            Short('h') | Long("help") => return super::print_text(HELP),
             Long("root") => root = Some(parser.value()?.into()),
             Long("resolver") => {
                 resolver = Some(parser.value()?.into_string().map_err(|v| {

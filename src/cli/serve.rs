@@ -71,10 +71,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             Long("head-timeout") => limits.head_timeout = secs(parser, "--head-timeout")?,
             Long("idle-timeout") => limits.idle_timeout = secs(parser, "--idle-timeout")?,
             Long("write-timeout") => limits.write_timeout = secs(parser, "--write-timeout")?,
-            Short('h') | Long("help") => {
-                print!("{HELP}");
-                return Ok(());
-            }
+            Short('h') | Long("help") => return super::print_text(HELP),
             other => return Err(CliError::unexpected("serve", other)),
         }
     }
