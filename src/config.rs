@@ -38,7 +38,8 @@ struct RawRegistration {
     platformversion: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// `[minting]` as read; [`Config::minting`] checks it.
+#[derive(Deserialize, Debug, Clone)]
 #[serde(deny_unknown_fields)]
 struct RawMinting {
     host: String,
@@ -71,7 +72,9 @@ pub struct Config {
     /// The relation subset (§9.2); `None`: every relation of Table 9.5.
     pub relations: Option<Vec<Relation>>,
     pub registration: Option<Registration>,
-    pub minting: Option<Minting>,
+    /// `[minting]`, checked by [`Config::minting`] for those who mint: the service
+    /// never does, and neither pays for the check nor fails on a fault there.
+    minting: Option<RawMinting>,
     /// Networks whose clients get the data of restricted items.
     pub networks: Vec<Network>,
 }
@@ -99,8 +102,8 @@ impl fmt::Debug for Registration {
     }
 }
 
-/// `[minting]`: this Archive's identification subsystem (generation standard). Checked
-/// whole when archive.toml is read (see [`Config::parse`]): every setting here mints.
+/// `[minting]`: this Archive's identification subsystem (generation standard), checked
+/// whole by [`Config::minting`]: every setting here mints.
 #[derive(Debug, Clone)]
 pub struct Minting {
     pub host: String,
@@ -154,10 +157,11 @@ impl Config {
 
     /// [`Config::parse`], the place of the fault kept apart. What is checked here is
     /// checked once for every user of the configuration — the service, `check`, and the
-    /// commands (`new` mints with [minting] as it is checked here) — except the values of
-    /// [registration], which `include` and `exclude` check before sending them (`check`
-    /// calls the same function). No file is opened and no name resolved: the CGI program
-    /// parses archive.toml on every request.
+    /// commands — except what the service never uses: [minting], which those who mint
+    /// and `check` check with [`Config::minting`], and the values of [registration],
+    /// which `include` and `exclude` check before sending them (`check` calls the same
+    /// function). No file is opened and no name resolved: the CGI program parses
+    /// archive.toml on every request.
     fn parse_text(text: &str) -> Result<Config, TextError> {
         let raw: RawConfig = toml::from_str(text).map_err(|e| TextError::toml(text, &e))?;
         Config::check(raw).map_err(TextError::unplaced)
@@ -219,10 +223,7 @@ impl Config {
                     .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
             }),
         };
-        let minting = match raw.minting {
-            None => None,
-            Some(m) => Some(Minting::check(m)?),
-        };
+        let minting = raw.minting;
         let mut networks = Vec::new();
         for n in raw.access.map(|a| a.networks).unwrap_or_default() {
             networks.push(Network::parse(&n)?);
@@ -239,6 +240,13 @@ impl Config {
         })
     }
 
+    /// `[minting]`, checked as `new` mints with it (`None`: there is none): what minting
+    /// would refuse at the first item is refused here, for `new`, `init` and `check`
+    /// alike.
+    pub fn minting(&self) -> Result<Option<Minting>, String> {
+        self.minting.clone().map(Minting::check).transpose()
+    }
+
     /// Whether `ip` is inside one of `[access].networks`.
     pub fn client_allowed(&self, ip: Option<IpAddr>) -> bool {
         ip.is_some_and(|ip| self.networks.iter().any(|n| n.contains(ip)))
@@ -246,8 +254,7 @@ impl Config {
 }
 
 impl Minting {
-    /// Checks `[minting]` as `new` uses it: what minting would refuse at the first item is
-    /// refused when archive.toml is read, so that `check` and `new` agree on it.
+    /// Checks `[minting]` as `new` uses it (see [`Config::minting`]).
     fn check(m: RawMinting) -> Result<Minting, String> {
         let port = m.port.unwrap_or(crate::ibi::mint::REP_DEFAULT_PORT);
         let ibip_port = m.ibipport.unwrap_or(crate::ibi::mint::IBIP_DEFAULT_PORT);
@@ -528,15 +535,20 @@ archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
         .unwrap_err();
         assert_eq!(err, "6:8: invalid value: integer `70000`, expected u16");
         // A fault past the TOML reader has no place, but names the setting.
-        let err =
-            Config::parse(&format!("{MINIMAL}[minting]\nhost = \"localhost\"\n")).unwrap_err();
+        let err = Config::parse(&format!("{MINIMAL}[minting]\nhost = \"localhost\"\n"))
+            .unwrap()
+            .minting()
+            .unwrap_err();
         assert!(err.starts_with("minting.host: "), "{err}");
     }
 
     #[test]
     fn minting_is_checked_as_new_mints() {
         let minting = |lines: &str| {
-            Config::parse(&format!("{MINIMAL}[minting]\n{lines}\n")).map(|c| c.minting.unwrap())
+            Config::parse(&format!("{MINIMAL}[minting]\n{lines}\n"))
+                .unwrap()
+                .minting()
+                .map(Option::unwrap)
         };
         let m = minting("host = \"archive.example.org\"").unwrap();
         assert_eq!(

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{run_cmd, Fixture};
+use common::{mask_urlkey, run_cmd, Cgi, Fixture, LK47, LK47_ANSWER};
 
 const FAULTY: &str = "ibi-archive: check: the Archive has faults (listed above)\n";
 
@@ -520,6 +520,23 @@ fn check_refuses_what_new_and_include_refuse() {
         assert!(err.contains(&message), "{to}: {err}");
         assert!(!err.contains("12345\""), "{err}");
     }
+}
+
+/// A fault in [minting], which `new` and `check` refuse, is no fault of the service, which
+/// never mints: it answers as before (and does not pay for checking [minting]).
+#[test]
+fn a_minting_fault_leaves_the_service_answering() {
+    let f = Fixture::sample();
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    assert!(toml.contains("granularity = 1\n"));
+    f.write(
+        "archive.toml",
+        toml.replace("granularity = 1\n", "granularity = 7\n")
+            .as_bytes(),
+    );
+    let out = Cgi::get(f.root(), LK47).run();
+    assert_eq!((out.status, out.stderr.as_str()), (200, ""));
+    assert_eq!(mask_urlkey(&out.text()).0, LK47_ANSWER);
 }
 
 /// With archive.toml broken, check reports that and nothing false: the checks that need

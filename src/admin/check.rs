@@ -181,6 +181,9 @@ impl Checker<'_> {
                 holds_key = Some(c.registration.is_some());
                 self.service = Some(c.service.clone());
                 self.check_registration(&c);
+                if let Err(e) = c.minting() {
+                    self.fault("archive.toml", e);
+                }
                 self.config = Some(c);
             }
             Err(e) => {

@@ -134,6 +134,7 @@ pub fn init(root: &Path, req: &InitRequest, now: i64) -> Result<Initialized, Adm
     };
     let text = settings.archive_toml();
     let config = Config::parse(&text)
+        .and_then(|c| c.minting().map(|_| c))
         .map_err(|e| AdminError::new(format!("the archive.toml made would not be valid: {e}")))?;
     write_private(&root.join("archive.toml"), text.as_bytes())?;
 

@@ -167,17 +167,21 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
     // The IBIs.
     let needs_minting = req.copy_of.is_none() || !req.dc.is_empty();
     let distributor = if needs_minting {
-        let m = config.minting.as_ref().ok_or_else(|| {
+        let toml = root.join("archive.toml");
+        let m = config
+            .minting()
+            .map_err(|e| AdminError::new(format!("{}: {e}", toml.display())))?;
+        let m = m.ok_or_else(|| {
             AdminError::new(format!(
                 "{}: no [minting] section, so no IBI can be minted",
-                root.join("archive.toml").display()
+                toml.display()
             ))
         })?;
         let r = Granularity::parse(&m.granularity)
             .map_err(|e| AdminError::new(format!("minting.granularity: {e}")))?;
         let var = root.join("var");
         fs::create_dir_all(&var).map_err(|e| io_err("cannot create", &var, e))?;
-        Some((m.clone(), Distributor::new(var.join("minting.state"), r)))
+        Some((m, Distributor::new(var.join("minting.state"), r)))
     } else {
         None
     };
