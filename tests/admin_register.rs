@@ -31,14 +31,10 @@ impl Confirmer {
     fn confirm(&self, address: &str, service: &str) -> bool {
         let query = "servicesubject=inclusionConfirmationRequest";
         match self {
-            Confirmer::Http => ureq::AgentBuilder::new()
-                .timeout(std::time::Duration::from_secs(5))
-                .build()
-                .get(&format!("http://{address}/{service}?{query}"))
-                .call()
-                .ok()
-                .and_then(|r| r.into_string().ok())
-                .is_some_and(|body| body == "confirmation yes"),
+            Confirmer::Http => minreq::get(format!("http://{address}/{service}?{query}"))
+                .with_timeout(5)
+                .send()
+                .is_ok_and(|r| r.status_code == 200 && r.as_bytes() == b"confirmation yes"),
             Confirmer::Cgi(root) => Cgi::get(root, query).run().body == b"confirmation yes",
         }
     }

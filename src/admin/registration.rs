@@ -252,53 +252,50 @@ impl Answer {
     }
 }
 
+/// The most of the resolver's answer that is read: a pair list of the status messages is a
+/// few hundred bytes; anything beyond is cut off and then fails to parse.
+const MAX_ANSWER: u64 = 1 << 20;
+
 /// Sends the request and reads the answer: a 200 with a pair list. Anything else is an
-/// error whose message says what happened, never with the key.
+/// error whose message says what happened, never with the key. Redirects are not
+/// followed (the resolver's base URL is the one it was registered under), and the whole
+/// exchange, connecting included, is bounded by [`TIMEOUT`].
 pub fn send(req: &Prepared) -> Result<Answer, AdminError> {
-    let agent = ureq::AgentBuilder::new()
-        .timeout_connect(TIMEOUT)
-        .timeout(TIMEOUT)
-        .redirects(0)
-        .user_agent(concat!("ibi-archive/", env!("CARGO_PKG_VERSION")))
-        .build();
     let base = &req.resolver;
-    let (status, body) = match agent.get(&req.url()).call() {
-        Ok(resp) => {
-            let status = resp.status();
-            let body = resp.into_string().map_err(|e| {
-                AdminError::new(req.scrub(&format!(
-                    "the resolver at {base} answered, but its answer could not be read: {}",
-                    e.kind()
-                )))
-            })?;
-            (status, body)
-        }
-        Err(ureq::Error::Status(code, resp)) => {
-            let text = resp.status_text().to_string();
-            let body = resp.into_string().unwrap_or_default();
-            let said = summary(&body);
-            return Err(AdminError::new(req.scrub(&format!(
-                "the resolver at {base} answered {code} {text}{}",
-                if said.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {said}")
-                }
-            ))));
-        }
-        Err(ureq::Error::Transport(t)) => {
-            let why = match t.kind() {
-                ureq::ErrorKind::Dns => "its host name does not resolve".to_string(),
-                ureq::ErrorKind::ConnectionFailed => "the connection failed".to_string(),
-                ureq::ErrorKind::Io => "the connection broke or timed out".to_string(),
-                ureq::ErrorKind::TooManyRedirects => "it redirected elsewhere".to_string(),
-                k => k.to_string(),
-            };
-            return Err(AdminError::new(
-                req.scrub(&format!("cannot reach the resolver at {base}: {why}")),
-            ));
-        }
+    let unreachable = |why: &str| {
+        AdminError::new(req.scrub(&format!("cannot reach the resolver at {base}: {why}")))
     };
+    let mut resp = minreq::get(req.url())
+        .with_header(
+            "User-Agent",
+            concat!("ibi-archive/", env!("CARGO_PKG_VERSION")),
+        )
+        .with_timeout(TIMEOUT.as_secs())
+        .with_follow_redirects(false)
+        .send_lazy()
+        .map_err(|e| unreachable(&transport_failure(&e)))?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut resp, MAX_ANSWER), &mut bytes)
+        .map_err(|e| {
+            AdminError::new(req.scrub(&format!(
+                "the resolver at {base} answered, but its answer could not be read: {}",
+                e.kind()
+            )))
+        })?;
+    let body = String::from_utf8_lossy(&bytes).into_owned();
+    let status = resp.status_code;
+    if status != 200 {
+        let said = summary(&body);
+        return Err(AdminError::new(req.scrub(&format!(
+            "the resolver at {base} answered {status} {}{}",
+            summary(&resp.reason_phrase),
+            if said.is_empty() {
+                String::new()
+            } else {
+                format!(": {said}")
+            }
+        ))));
+    }
     let pairs = crate::pairs::parse(body.trim_end_matches(['\r', '\n'])).map_err(|e| {
         AdminError::new(req.scrub(&format!(
             "the resolver at {base} answered {status}, but not with a pair list ({e}): {}",
@@ -340,6 +337,27 @@ pub fn judge(direction: Direction, answer: &Answer) -> Result<Verdict, AdminErro
         return Ok(Verdict::IncludedUnconfirmed);
     }
     Ok(Verdict::Done)
+}
+
+/// What kept the request from being answered, by kind only: the client's own text may
+/// hold the URL, and with it the key.
+fn transport_failure(e: &minreq::Error) -> String {
+    match e {
+        minreq::Error::AddressNotFound => "its host name does not resolve".to_string(),
+        minreq::Error::IoError(io)
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::ConnectionRefused
+                    | std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::HostUnreachable
+                    | std::io::ErrorKind::NetworkUnreachable
+            ) =>
+        {
+            "the connection failed".to_string()
+        }
+        minreq::Error::IoError(_) => "the connection broke or timed out".to_string(),
+        _ => "its answer was not HTTP".to_string(),
+    }
 }
 
 /// The first line of a body, cut short, bytes outside printable ASCII written `%xx`.
