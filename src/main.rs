@@ -1,14 +1,14 @@
 //! The `ibi-archive` executable: a CGI program when a web server runs it
-//! (`GATEWAY_INTERFACE` set), the administrator's tool otherwise.
+//! (`GATEWAY_INTERFACE` set; see `cgi_entry`), the administrator's tool otherwise.
 
-use std::io::Write;
 use std::process::ExitCode;
 
+mod cgi_entry;
 mod cli;
 
 fn main() -> ExitCode {
-    if std::env::var_os("GATEWAY_INTERFACE").is_some() {
-        return cgi_main();
+    if cgi_entry::is_cgi() {
+        return cgi_entry::answer();
     }
     let result = cli::run(&mut lexopt::Parser::from_env());
     match result {
@@ -17,100 +17,5 @@ fn main() -> ExitCode {
             cli::say(&e.to_string());
             ExitCode::from(e.code)
         }
-    }
-}
-
-/// A CGI request is answered before `main`, from a constructor that the C library runs
-/// ahead of Rust's own start-up, and the process then exits. The start-up it skips sets
-/// up stack-overflow reporting for the main thread (glibc reads the whole of
-/// /proc/self/maps to find the stack, and an alternate signal stack is mapped) and
-/// checks fds 0-2: together about 70 µs of a ~450 µs CGI run on the reference machine,
-/// as much as the rest of the service's work. What a CGI run needs of it is done here
-/// too: fds 0-2 made sure to be open (else the first file opened, the access log say,
-/// would take the place of stdout and receive the answer), and SIGPIPE ignored (a closed
-/// pipe gives EPIPE, not death). The administrator's commands (no `GATEWAY_INTERFACE`)
-/// go through `main` as usual. See BENCHMARKS.md.
-#[cfg(target_os = "linux")]
-#[used]
-#[link_section = ".init_array"]
-static CGI_BEFORE_MAIN: extern "C" fn() = cgi_before_main;
-
-#[cfg(target_os = "linux")]
-extern "C" fn cgi_before_main() {
-    if std::env::var_os("GATEWAY_INTERFACE").is_none() {
-        return;
-    }
-    open_standard_fds();
-    // SAFETY: signal(2) with a valid signal number and SIG_IGN, as std's start-up does.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
-    // A panic exits as it would from main: status 101 (with panic = "abort", an abort).
-    let code = match std::panic::catch_unwind(cgi_main) {
-        Ok(code) if code == ExitCode::SUCCESS => 0,
-        Ok(_) => 1,
-        Err(_) => 101,
-    };
-    std::process::exit(code)
-}
-
-/// Opens /dev/null on each of fds 0-2 that is closed, as std's start-up does (the CGI
-/// runs before it). Any later open then gets a descriptor above 2.
-#[cfg(target_os = "linux")]
-fn open_standard_fds() {
-    for fd in 0..3 {
-        // SAFETY: fcntl(2) F_GETFD on any number only reads the descriptor's flags.
-        let closed = unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF);
-        if closed {
-            // SAFETY: open(2) of a constant NUL-terminated path; it takes the lowest
-            // free descriptor, which is `fd`. Nothing can be done if it fails.
-            let opened = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
-            if opened != fd {
-                // Not even /dev/null: answer nothing rather than into a file.
-                std::process::exit(1);
-            }
-        }
-    }
-}
-
-/// One CGI request: environment in, answer out, one line per problem on stderr (the web
-/// server's error log), each with its control bytes escaped and cut to a bounded length.
-fn cgi_main() -> ExitCode {
-    discard_request_body();
-    let req = ibi_archive::cgi::Request::from_env(|name| std::env::var_os(name));
-    let now = chrono::Utc::now().timestamp();
-    let reply = ibi_archive::cgi::respond(&req, now);
-    let mut err = std::io::stderr().lock();
-    if let ibi_archive::web::Reply::Page(answer) = &reply {
-        for line in &answer.log {
-            let line = format!("ibi-archive: {line}");
-            let _ = writeln!(err, "{}", ibi_archive::logline::clean(&line));
-        }
-    }
-    let mut out = std::io::stdout().lock();
-    match ibi_archive::cgi::write_reply(&mut out, reply, req.method == "HEAD") {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            let _ = writeln!(err, "ibi-archive: cannot write the answer: {e}");
-            ExitCode::FAILURE
-        }
-    }
-}
-
-/// Reads (and drops) a request body the server sends: under Apache's mod_cgid, a program
-/// that exits without reading it gets its answer cut off. Bodies are never used, so at
-/// most 1 MiB is read.
-fn discard_request_body() {
-    use std::io::Read;
-    let length = std::env::var("CONTENT_LENGTH")
-        .ok()
-        .and_then(|l| l.trim().parse::<u64>().ok())
-        .unwrap_or(0);
-    if length > 0 {
-        let _ = std::io::copy(
-            &mut std::io::stdin().lock().take(length.min(1 << 20)),
-            &mut std::io::sink(),
-        );
     }
 }

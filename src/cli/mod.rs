@@ -1,5 +1,5 @@
 //! The administrator's commands: each module parses its own flags with `lexopt` and calls
-//! the library; `main.rs` dispatches to them.
+//! the library; `main.rs` dispatches to them (a CGI request goes to `cgi_entry`).
 
 use std::fmt;
 use std::path::PathBuf;

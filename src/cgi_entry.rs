@@ -1,0 +1,104 @@
+//! The CGI entry: a request is answered before `main`.
+//!
+//! The web server starts a new process for every request, so start-up is most of what a
+//! request costs. On Linux a constructor in `.init_array`, which the C library runs ahead
+//! of Rust's own start-up, answers the request and exits. The start-up it skips sets up
+//! stack-overflow reporting for the main thread (glibc reads the whole of /proc/self/maps
+//! to find the stack, and maps an alternate signal stack) and checks fds 0-2: together
+//! about 70 µs of a ~450 µs CGI run on the reference machine, as much as the rest of the
+//! service's work (BENCHMARKS.md). What a CGI run needs of that start-up is done here:
+//! fds 0-2 made sure to be open (else the first file opened, the access log say, would
+//! take the place of stdout and receive the answer), and SIGPIPE ignored (a closed pipe
+//! gives EPIPE, not death). Elsewhere, and for the administrator's commands (no
+//! `GATEWAY_INTERFACE`), `main` runs as usual and calls [`answer`] itself.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+/// Whether the web server runs this process as a CGI program.
+pub fn is_cgi() -> bool {
+    std::env::var_os("GATEWAY_INTERFACE").is_some()
+}
+
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static BEFORE_MAIN: extern "C" fn() = before_main;
+
+/// Answers a CGI request and exits; returns at once for anything else. A panic aborts
+/// the process (`panic = "abort"`; and a panic cannot unwind out of an `extern "C"`
+/// function in any profile): the web server then answers 500 on its own.
+#[cfg(target_os = "linux")]
+extern "C" fn before_main() {
+    if !is_cgi() {
+        return;
+    }
+    open_standard_fds();
+    // SAFETY: signal(2) with a valid signal number and SIG_IGN, as std's start-up does.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let code = if answer() == ExitCode::SUCCESS { 0 } else { 1 };
+    std::process::exit(code)
+}
+
+/// Opens /dev/null on each of fds 0-2 that is closed, as std's start-up does. Any later
+/// open then gets a descriptor above 2.
+#[cfg(target_os = "linux")]
+fn open_standard_fds() {
+    for fd in 0..3 {
+        // SAFETY: fcntl(2) F_GETFD on any number only reads the descriptor's flags.
+        let closed = unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF);
+        if closed {
+            // SAFETY: open(2) of a constant NUL-terminated path; it takes the lowest
+            // free descriptor, which is `fd`. Nothing can be done if it fails.
+            let opened = unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) };
+            if opened != fd {
+                // Not even /dev/null: answer nothing rather than into a file.
+                std::process::exit(1);
+            }
+        }
+    }
+}
+
+/// One CGI request: environment in, answer out, one line per problem on stderr (the web
+/// server's error log), each with its control bytes escaped and cut to a bounded length.
+pub fn answer() -> ExitCode {
+    discard_request_body();
+    let req = ibi_archive::cgi::Request::from_env(|name| std::env::var_os(name));
+    let now = chrono::Utc::now().timestamp();
+    let reply = ibi_archive::cgi::respond(&req, now);
+    let mut err = std::io::stderr().lock();
+    if let ibi_archive::web::Reply::Page(answer) = &reply {
+        for line in &answer.log {
+            let line = format!("ibi-archive: {line}");
+            let _ = writeln!(err, "{}", ibi_archive::logline::clean(&line));
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    match ibi_archive::cgi::write_reply(&mut out, reply, req.method == "HEAD") {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(err, "ibi-archive: cannot write the answer: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Reads (and drops) a request body the server sends: under Apache's mod_cgid, a program
+/// that exits without reading it gets its answer cut off. Bodies are never used, so at
+/// most 1 MiB is read.
+fn discard_request_body() {
+    use std::io::Read;
+    let length = std::env::var("CONTENT_LENGTH")
+        .ok()
+        .and_then(|l| l.trim().parse::<u64>().ok())
+        .unwrap_or(0);
+    if length > 0 {
+        let _ = std::io::copy(
+            &mut std::io::stdin().lock().take(length.min(1 << 20)),
+            &mut std::io::sink(),
+        );
+    }
+}
