@@ -75,7 +75,7 @@ fuzz_target!(|data: &[u8]| {
         }
         let want: Vec<&Vec<u8>> = raw[i].1.iter().filter(|w| !w.is_empty()).collect();
         assert_eq!(words.len(), want.len());
-        // `%` is a `caractere` and written as it is (SPEC §4), so only words without one
+        // `%` is a `caractere` and written as it is (Table 6.2 of the resolution standard), so only words without one
         // decode back unambiguously.
         for (got, want) in words.iter().zip(want) {
             if !want.contains(&b'%') {

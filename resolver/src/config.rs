@@ -365,7 +365,7 @@ fn position(text: &str, offset: usize) -> String {
 mod tests {
     use super::*;
 
-    const SPEC_EXAMPLE: &str = r#"
+    const DOCUMENTED_EXAMPLE: &str = r#"
 serviceibi = "J8LNKB5R7W/3FUQHC5"
 publicurl  = "http://urlib.example.org"
 listen     = "127.0.0.1:8090"
@@ -378,7 +378,7 @@ networks = ["127.0.0.0/8"]
 
     #[test]
     fn the_documented_example_reads() {
-        let c = Config::parse(SPEC_EXAMPLE, Path::new("/etc/ibi")).unwrap();
+        let c = Config::parse(DOCUMENTED_EXAMPLE, Path::new("/etc/ibi")).unwrap();
         assert_eq!(c.serviceibi.as_str(), "J8LNKB5R7W/3FUQHC5");
         assert_eq!(c.publicurl, "http://urlib.example.org");
         assert_eq!(c.publicurl_with_port, "http://urlib.example.org:80");
