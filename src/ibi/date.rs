@@ -261,8 +261,7 @@ fn parse_iso_or_posix(s: &str) -> Result<IbiDate, String> {
     }
     // Long enough for every date an IBI can code (to_iso of a fraction of
     // MAX_FRACTION_DIGITS digits is 21 + MAX_FRACTION_DIGITS bytes), so that what
-    // `to_iso` prints reads back; still bounded for hostile input. (Was 64, which refused
-    // the ISO spelling of dates with fractions of more than 43 digits.)
+    // `to_iso` prints reads back; still bounded for hostile input.
     if s.len() > 21 + MAX_FRACTION_DIGITS {
         return Err("too long".into());
     }
