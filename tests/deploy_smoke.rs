@@ -12,14 +12,14 @@
 //! The service itself is replaced by a small shell script that echoes what
 //! it was given, so these tests check only the configurations.
 
-mod support;
+mod common;
 
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use support::{os, Response, Server, ServerKind};
+use common::{os, Response, Server, ServerKind};
 
 const IBI: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
 /// The same IBI with its '@' percent-encoded.
@@ -84,7 +84,7 @@ fn write(path: &Path, content: &[u8]) {
 
 /// A small Archive, in a temporary directory the servers' user can read.
 fn fixture() -> Fixture {
-    let tmp = support::archive_tempdir();
+    let tmp = common::archive_tempdir();
     let root = tmp.path().join("archive");
     write(&root.join("archive.toml"), ARCHIVE_TOML);
     write(&root.join("var/secret"), VAR_SECRET);
@@ -109,7 +109,7 @@ fn fixture() -> Fixture {
     write(&item2.join("doc/readme.txt"), README);
     write(&item2.join("doc/sub/notes.txt"), NESTED);
 
-    support::prepare_archive(&root);
+    common::prepare_archive(&root);
 
     let script = tmp.path().join("cgi/smoke-cgi");
     write(&script, CGI_SCRIPT.as_bytes());
@@ -159,7 +159,7 @@ impl<'a> Check<'a> {
         content_type: Option<&str>,
         body: Option<&[u8]>,
     ) -> Response {
-        let r = support::http_request(method, &self.server.url(target));
+        let r = common::http_request(method, &self.server.url(target));
         self.no_secrets(target, &r);
         if r.status != status {
             self.fail(format!(
@@ -307,7 +307,7 @@ fn check_routing(server: &Server, fx: &Fixture) {
         Some("text/plain"),
         Some(b""),
     );
-    let r = support::http_request_with_body(
+    let r = common::http_request_with_body(
         "POST",
         &server.url(&format!("/{IBI}")),
         &[("Content-Type", "application/x-www-form-urlencoded")],
@@ -323,7 +323,7 @@ fn check_routing(server: &Server, fx: &Fixture) {
     }
 
     // The CGI environment.
-    let r = support::http_get(&server.url(&format!("/{IBI}/filelist/{REP1}?dumpenv")));
+    let r = common::http_get(&server.url(&format!("/{IBI}/filelist/{REP1}?dumpenv")));
     let env = env_of(&r);
     let script_name = format!("/{IBI}");
     let path_info = format!("/filelist/{REP1}");
@@ -366,7 +366,7 @@ fn check_routing(server: &Server, fx: &Fixture) {
     }
 
     // What the program writes to stderr reaches the server's log, verbatim.
-    support::http_get(&server.url(&format!("/{IBI}/log-line?n=1")));
+    common::http_get(&server.url(&format!("/{IBI}/log-line?n=1")));
     let want = "smoke-cgi stderr: method=GET path=/log-line query=n=1";
     match server.wait_for_log_line("path=/log-line", Duration::from_secs(5)) {
         Some(line) if line == want => {}
@@ -409,7 +409,7 @@ fn check_routing(server: &Server, fx: &Fixture) {
     req.extend_from_slice(
         b"\xf3rio%20Final.pdf HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
     );
-    let r = support::http_raw(&server.authority(), &req, false);
+    let r = common::http_raw(&server.authority(), &req, false);
     let mut want = format!("file uri={d1}/Relat").into_bytes();
     want.extend_from_slice(b"\xf3rio%20Final.pdf path=");
     want.extend_from_slice(&latin1);
@@ -459,8 +459,8 @@ fn check_routing(server: &Server, fx: &Fixture) {
 fn run(kind: ServerKind) {
     let fx = fixture();
     let server = match kind {
-        ServerKind::Apache2 => support::start_apache2(&fx.root, &fx.script, IBI),
-        ServerKind::Lighttpd => support::start_lighttpd(&fx.root, &fx.script, IBI),
+        ServerKind::Apache2 => common::start_apache2(&fx.root, &fx.script, IBI),
+        ServerKind::Lighttpd => common::start_lighttpd(&fx.root, &fx.script, IBI),
     };
     let pid = server.pid();
     let dir = server.dir().display().to_string();
@@ -472,13 +472,13 @@ fn run(kind: ServerKind) {
     );
     check_routing(&server, &fx);
     drop(server);
-    assert_eq!(support::living_processes_in_group(pid), Vec::<u32>::new());
-    assert_eq!(support::processes_with_cmdline(&dir), Vec::<u32>::new());
+    assert_eq!(common::living_processes_in_group(pid), Vec::<u32>::new());
+    assert_eq!(common::processes_with_cmdline(&dir), Vec::<u32>::new());
 }
 
 #[test]
 fn apache2_routes_service_and_documents() {
-    if !support::apache2_available() {
+    if !common::apache2_available() {
         eprintln!("skipping: apache2 with mod_cgid (Debian package apache2) is not installed");
         return;
     }
@@ -487,7 +487,7 @@ fn apache2_routes_service_and_documents() {
 
 #[test]
 fn lighttpd_routes_service_and_documents() {
-    if !support::lighttpd_available() {
+    if !common::lighttpd_available() {
         eprintln!("skipping: lighttpd with mod_cgi (Debian package lighttpd) is not installed");
         return;
     }
@@ -496,10 +496,10 @@ fn lighttpd_routes_service_and_documents() {
 
 fn available_kinds() -> Vec<ServerKind> {
     let mut kinds = Vec::new();
-    if support::apache2_available() {
+    if common::apache2_available() {
         kinds.push(ServerKind::Apache2);
     }
-    if support::lighttpd_available() {
+    if common::lighttpd_available() {
         kinds.push(ServerKind::Lighttpd);
     }
     kinds
@@ -507,8 +507,8 @@ fn available_kinds() -> Vec<ServerKind> {
 
 fn start(kind: ServerKind, fx: &Fixture) -> Server {
     match kind {
-        ServerKind::Apache2 => support::start_apache2(&fx.root, &fx.script, IBI),
-        ServerKind::Lighttpd => support::start_lighttpd(&fx.root, &fx.script, IBI),
+        ServerKind::Apache2 => common::start_apache2(&fx.root, &fx.script, IBI),
+        ServerKind::Lighttpd => common::start_lighttpd(&fx.root, &fx.script, IBI),
     }
 }
 
@@ -539,10 +539,10 @@ fn parallel_servers_are_independent_and_fully_stopped() {
     assert_eq!(ports.len(), servers.len(), "ports {ports:?}");
     let root = fx.root.canonicalize().unwrap();
     for server in &servers {
-        let r = support::http_get(&server.url("/"));
+        let r = common::http_get(&server.url("/"));
         assert_eq!(r.status, 200);
         assert_eq!(r.text(), "ibi-archive test server\n");
-        let r = support::http_get(&server.url(&format!("/{IBI}?k={}", server.port)));
+        let r = common::http_get(&server.url(&format!("/{IBI}?k={}", server.port)));
         assert_eq!(
             r.text(),
             format!(
@@ -560,14 +560,14 @@ fn parallel_servers_are_independent_and_fully_stopped() {
         .collect();
     for (pid, _) in &groups {
         assert!(
-            !support::living_processes_in_group(*pid).is_empty(),
+            !common::living_processes_in_group(*pid).is_empty(),
             "process group {pid} should be running"
         );
     }
     drop(servers);
     for (pid, dir) in groups {
-        assert_eq!(support::living_processes_in_group(pid), Vec::<u32>::new());
-        assert_eq!(support::processes_with_cmdline(&dir), Vec::<u32>::new());
+        assert_eq!(common::living_processes_in_group(pid), Vec::<u32>::new());
+        assert_eq!(common::processes_with_cmdline(&dir), Vec::<u32>::new());
         assert!(!Path::new(&dir).exists(), "{dir} should have been removed");
     }
 }
@@ -590,9 +590,9 @@ fn servers_are_stopped_when_a_test_panics() {
         }));
         assert!(result.is_err());
         let (pid, dir) = seen.expect("the server was started");
-        assert_eq!(support::living_processes_in_group(pid), Vec::<u32>::new());
-        assert_eq!(support::processes_with_cmdline(&dir), Vec::<u32>::new());
-        assert!(!support::process_alive(pid));
+        assert_eq!(common::living_processes_in_group(pid), Vec::<u32>::new());
+        assert_eq!(common::processes_with_cmdline(&dir), Vec::<u32>::new());
+        assert!(!common::process_alive(pid));
     }
 }
 
@@ -615,7 +615,7 @@ fn keep_alive_response_is_read_to_its_end() {
         for (query, tail) in [("fast", ""), ("slow", "second part\n")] {
             let req = format!("GET /{IBI}?{query} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
             let started = std::time::Instant::now();
-            let r = support::http_raw(&server.authority(), req.as_bytes(), false);
+            let r = common::http_raw(&server.authority(), req.as_bytes(), false);
             assert!(
                 started.elapsed() < Duration::from_secs(3),
                 "{}: waited for the connection to close",
@@ -657,34 +657,34 @@ fn keep_alive_response_is_read_to_its_end() {
 #[test]
 fn chunked_bodies_are_decoded() {
     assert_eq!(
-        support::decode_chunked(
+        common::decode_chunked(
             b"4\r\nWiki\r\n6;ext=1\r\npedia \r\nE\r\nin \r\n\r\nchunks.\r\n0\r\n\r\n"
         )
         .unwrap(),
         b"Wikipedia in \r\n\r\nchunks.".to_vec()
     );
     assert_eq!(
-        support::decode_chunked(b"3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n").unwrap(),
+        common::decode_chunked(b"3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n").unwrap(),
         b"abc".to_vec()
     );
     assert_eq!(
-        support::decode_chunked(b"0\r\n\r\n").unwrap(),
+        common::decode_chunked(b"0\r\n\r\n").unwrap(),
         Vec::<u8>::new()
     );
     assert!(
-        support::decode_chunked(b"3\r\nabc\r\n").is_err(),
+        common::decode_chunked(b"3\r\nabc\r\n").is_err(),
         "no last chunk"
     );
     assert!(
-        support::decode_chunked(b"3\r\nabcd\r\n0\r\n\r\n").is_err(),
+        common::decode_chunked(b"3\r\nabcd\r\n0\r\n\r\n").is_err(),
         "size mismatch"
     );
-    assert!(support::decode_chunked(b"zz\r\n").is_err(), "bad size");
+    assert!(common::decode_chunked(b"zz\r\n").is_err(), "bad size");
 }
 
 #[test]
 fn copy_tree_keeps_symlinks_and_latin1_names() {
-    let tmp = support::archive_tempdir();
+    let tmp = common::archive_tempdir();
     let src = tmp.path().join("src");
     write(&src.join("a/b").join(os(b"Relat\xf3rio.txt")), b"x\n");
     symlink("/etc/passwd", src.join("a/link")).unwrap();
@@ -692,7 +692,7 @@ fn copy_tree_keeps_symlinks_and_latin1_names() {
     write(&exe, b"#!/bin/sh\n");
     fs::set_permissions(&exe, fs::Permissions::from_mode(0o700)).unwrap();
     let dst = tmp.path().join("dst");
-    support::copy_tree(&src, &dst);
+    common::copy_tree(&src, &dst);
     assert_eq!(
         fs::read(dst.join("a/b").join(os(b"Relat\xf3rio.txt"))).unwrap(),
         b"x\n"
@@ -701,7 +701,7 @@ fn copy_tree_keeps_symlinks_and_latin1_names() {
         fs::read_link(dst.join("a/link")).unwrap(),
         PathBuf::from("/etc/passwd")
     );
-    support::make_world_readable(&dst);
+    common::make_world_readable(&dst);
     let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode(&dst.join("run.sh")), 0o755);
     assert_eq!(mode(&dst.join("a/b")), 0o755);

@@ -5,7 +5,6 @@
 //! time, other clients are still answered and nothing leaves the Archive.
 
 mod common;
-mod support;
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpStream};
@@ -13,8 +12,8 @@ use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::{connect_from, http_get_from};
 use common::{Fixture, Serve};
-use support::{connect_from, http_get_from};
 
 const ITEM: &str = "col/iconet.com.br/banon/2009/09.09.22.01";
 /// Short limits, so that the tests need not wait long.

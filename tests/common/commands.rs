@@ -1,0 +1,156 @@
+//! The executables under test, run as the administrator runs them, and `ibi-archive serve`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+
+use super::cgi::pairs_of;
+
+/// The ibi-archive executable built by cargo for this test run.
+pub fn ibi_archive_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ibi-archive"))
+}
+
+/// The ibi-resolver executable next to it (`cargo test` at the top builds it; `cargo
+/// test --test X` of this package does not: `cargo build -p ibi-resolver` first).
+pub fn ibi_resolver_bin() -> PathBuf {
+    let bin = ibi_archive_bin().with_file_name("ibi-resolver");
+    assert!(
+        bin.is_file(),
+        "{} is missing: run `cargo build -p ibi-resolver` (or the tests of the whole workspace)",
+        bin.display()
+    );
+    bin
+}
+
+/// An administrator's command (the binary with `args`, outside CGI), not yet run: for
+/// commands that must run in parallel.
+pub fn command(args: &[&str]) -> Command {
+    let mut cmd = Command::new(ibi_archive_bin());
+    // Neither a CGI run nor an Archive root from the environment the tests run in.
+    cmd.args(args)
+        .env_remove("GATEWAY_INTERFACE")
+        .env_remove("IBI_ARCHIVE_ROOT");
+    cmd
+}
+
+/// Runs an administrator's command; returns (exit code, stdout, stderr).
+pub fn run_cmd(args: &[&str]) -> (i32, String, String) {
+    let out = command(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs an administrator's command that must succeed and prints pairs (`new`, `init`):
+/// its pairs, `(name, value)`, in order.
+pub fn pairs_of_run(args: &[&str]) -> Vec<(String, String)> {
+    let (code, out, err) = run_cmd(args);
+    assert_eq!(code, 0, "{args:?}: {err}");
+    assert!(out.ends_with('\n'), "{out:?}");
+    pairs_of(out.trim_end())
+}
+
+/// Runs `cmd` with `stdin` on its standard input; returns (exit code, stdout, stderr).
+pub fn run_with_stdin(cmd: &mut Command, stdin: &str) -> (i32, String, String) {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A command that refuses early may not read its input: a broken pipe is no failure.
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `ibi-archive serve` over the Archive at a root, on a free port of 127.0.0.1; killed
+/// when dropped (also when the test panics).
+pub struct Serve {
+    child: Child,
+    /// `127.0.0.1:<port>`, where it listens.
+    pub address: String,
+}
+
+impl Serve {
+    /// Starts it, its stderr (the request log) going to `stderr`, and returns once it
+    /// listens: its first line on stdout, which gives the address, comes after the bind.
+    pub fn start(root: &Path, stderr: impl Into<Stdio>) -> Serve {
+        Serve::start_with(root, stderr, &[])
+    }
+
+    /// [`Serve::start`] with more arguments (limits).
+    pub fn start_with(root: &Path, stderr: impl Into<Stdio>, more: &[&str]) -> Serve {
+        let mut args = vec![
+            "serve",
+            "--root",
+            root.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+        ];
+        args.extend_from_slice(more);
+        let mut child = command(&args)
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // "ibi-archive: serving the Archive at <root> on http://127.0.0.1:PORT/ (Ctrl-C stops)"
+        let address = line
+            .split(" on http://")
+            .nth(1)
+            .and_then(|r| r.split('/').next())
+            .unwrap_or_else(|| panic!("serve said {line:?}"))
+            .to_string();
+        Serve { child, address }
+    }
+
+    /// `http://127.0.0.1:<port>`, without a trailing slash.
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether it still runs.
+    pub fn running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Ctrl-C (SIGINT), and the exit status; fails if it has not stopped within 5 s.
+    pub fn interrupt(&mut self) -> ExitStatus {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success());
+        for _ in 0..100 {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("serve did not stop within 5 s of SIGINT");
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
