@@ -10,12 +10,13 @@
 //!   file of the Archive root by the server itself.
 //!
 //! The service itself is replaced by a small shell script that echoes what
-//! it was given, so these tests check only the configurations.
+//! it was given ([`common::ECHO_CGI`]), so these tests check only the
+//! configurations. The harness itself is tested in tests/harness.rs.
 
 mod common;
 
 use std::fs;
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -47,29 +48,6 @@ const SECRETS: &[&str] = &[
     "SECRET-STRAY-FILE",
     "root:x:0:0",
 ];
-
-/// Stands in for ibi-archive.  It reads the request body first, as a CGI
-/// program must under mod_cgid (see cgi-bin/README.md).  No PATH under
-/// lighttpd, hence the absolute paths.
-const CGI_SCRIPT: &str = r#"#!/bin/sh
-if [ -n "$CONTENT_LENGTH" ] && [ "$CONTENT_LENGTH" -gt 0 ]; then
-    /usr/bin/head -c "$CONTENT_LENGTH" > /dev/null
-fi
-printf 'smoke-cgi stderr: method=%s path=%s query=%s\n' "$REQUEST_METHOD" "$PATH_INFO" "$QUERY_STRING" >&2
-printf 'Content-Type: text/plain\r\n\r\n'
-if [ "$SCRIPT_NAME" = /col ]; then
-    printf 'file uri=%s path=%s root=%s\n' "$REQUEST_URI" "$PATH_INFO" "$IBI_ARCHIVE_ROOT"
-    exit 0
-fi
-printf 'method=%s path=%s query=%s root=%s\n' "$REQUEST_METHOD" "$PATH_INFO" "$QUERY_STRING" "$IBI_ARCHIVE_ROOT"
-if [ "$QUERY_STRING" = dumpenv ]; then
-    /usr/bin/env | /usr/bin/sort
-fi
-if [ "$QUERY_STRING" = slow ]; then
-    /bin/sleep 0.5
-    printf 'second part\n'
-fi
-"#;
 
 struct Fixture {
     _tmp: tempfile::TempDir,
@@ -111,10 +89,7 @@ fn fixture() -> Fixture {
 
     common::prepare_archive(&root);
 
-    let script = tmp.path().join("cgi/smoke-cgi");
-    write(&script, CGI_SCRIPT.as_bytes());
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    fs::set_permissions(script.parent().unwrap(), fs::Permissions::from_mode(0o755)).unwrap();
+    let script = common::write_echo_cgi(&tmp.path().join("cgi"));
     Fixture {
         _tmp: tmp,
         root,
@@ -367,7 +342,7 @@ fn check_routing(server: &Server, fx: &Fixture) {
 
     // What the program writes to stderr reaches the server's log, verbatim.
     common::http_get(&server.url(&format!("/{IBI}/log-line?n=1")));
-    let want = "smoke-cgi stderr: method=GET path=/log-line query=n=1";
+    let want = "echo-cgi stderr: method=GET path=/log-line query=n=1";
     match server.wait_for_log_line("path=/log-line", Duration::from_secs(5)) {
         Some(line) if line == want => {}
         other => c.fail(format!(
@@ -454,26 +429,14 @@ fn check_routing(server: &Server, fx: &Fixture) {
     c.finish();
 }
 
-/// Starts `kind`, runs [`check_routing`], stops it, and checks that none of
-/// its processes is left.
+/// Starts `kind` and runs [`check_routing`] against it.
 fn run(kind: ServerKind) {
     let fx = fixture();
     let server = match kind {
         ServerKind::Apache2 => common::start_apache2(&fx.root, &fx.script, IBI),
         ServerKind::Lighttpd => common::start_lighttpd(&fx.root, &fx.script, IBI),
     };
-    let pid = server.pid();
-    let dir = server.dir().display().to_string();
-    assert_eq!(
-        server.pid_from_pid_file(),
-        Some(pid),
-        "{}",
-        server.error_log()
-    );
     check_routing(&server, &fx);
-    drop(server);
-    assert_eq!(common::living_processes_in_group(pid), Vec::<u32>::new());
-    assert_eq!(common::processes_with_cmdline(&dir), Vec::<u32>::new());
 }
 
 #[test]
@@ -492,227 +455,4 @@ fn lighttpd_routes_service_and_documents() {
         return;
     }
     run(ServerKind::Lighttpd);
-}
-
-fn available_kinds() -> Vec<ServerKind> {
-    let mut kinds = Vec::new();
-    if common::apache2_available() {
-        kinds.push(ServerKind::Apache2);
-    }
-    if common::lighttpd_available() {
-        kinds.push(ServerKind::Lighttpd);
-    }
-    kinds
-}
-
-fn start(kind: ServerKind, fx: &Fixture) -> Server {
-    match kind {
-        ServerKind::Apache2 => common::start_apache2(&fx.root, &fx.script, IBI),
-        ServerKind::Lighttpd => common::start_lighttpd(&fx.root, &fx.script, IBI),
-    }
-}
-
-/// Several servers at once get distinct ports and directories, and all of
-/// their processes are gone once they are dropped.
-#[test]
-fn parallel_servers_are_independent_and_fully_stopped() {
-    let kinds = available_kinds();
-    if kinds.is_empty() {
-        eprintln!("skipping: neither apache2 nor lighttpd is installed");
-        return;
-    }
-    let fx = fixture();
-    let servers: Vec<Server> = std::thread::scope(|s| {
-        let handles: Vec<_> = kinds
-            .iter()
-            .chain(kinds.iter())
-            .map(|&kind| {
-                let fx = &fx;
-                s.spawn(move || start(kind, fx))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let mut ports: Vec<u16> = servers.iter().map(|s| s.port).collect();
-    ports.sort();
-    ports.dedup();
-    assert_eq!(ports.len(), servers.len(), "ports {ports:?}");
-    let root = fx.root.canonicalize().unwrap();
-    for server in &servers {
-        let r = common::http_get(&server.url("/"));
-        assert_eq!(r.status, 200);
-        assert_eq!(r.text(), "ibi-archive test server\n");
-        let r = common::http_get(&server.url(&format!("/{IBI}?k={}", server.port)));
-        assert_eq!(
-            r.text(),
-            format!(
-                "method=GET path= query=k={} root={}\n",
-                server.port,
-                root.display()
-            ),
-            "{}",
-            server.error_log()
-        );
-    }
-    let groups: Vec<(u32, String)> = servers
-        .iter()
-        .map(|s| (s.pid(), s.dir().display().to_string()))
-        .collect();
-    for (pid, _) in &groups {
-        assert!(
-            !common::living_processes_in_group(*pid).is_empty(),
-            "process group {pid} should be running"
-        );
-    }
-    drop(servers);
-    for (pid, dir) in groups {
-        assert_eq!(common::living_processes_in_group(pid), Vec::<u32>::new());
-        assert_eq!(common::processes_with_cmdline(&dir), Vec::<u32>::new());
-        assert!(!Path::new(&dir).exists(), "{dir} should have been removed");
-    }
-}
-
-/// A test that panics while a server runs still stops it (Drop on unwind).
-#[test]
-fn servers_are_stopped_when_a_test_panics() {
-    let kinds = available_kinds();
-    if kinds.is_empty() {
-        eprintln!("skipping: neither apache2 nor lighttpd is installed");
-        return;
-    }
-    let fx = fixture();
-    for kind in kinds {
-        let mut seen = None;
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let server = start(kind, &fx);
-            seen = Some((server.pid(), server.dir().display().to_string()));
-            panic!("deliberate panic with {} running", kind.name());
-        }));
-        assert!(result.is_err());
-        let (pid, dir) = seen.expect("the server was started");
-        assert_eq!(common::living_processes_in_group(pid), Vec::<u32>::new());
-        assert_eq!(common::processes_with_cmdline(&dir), Vec::<u32>::new());
-        assert!(!common::process_alive(pid));
-    }
-}
-
-/// A response on a keep-alive connection is read to its end without
-/// waiting for the server to close.  When the program pauses, Apache sends
-/// what it has and switches to chunked transfer coding; when the program
-/// answers at once it may set a Content-Length instead.  lighttpd collects
-/// small responses and sets a Content-Length.
-#[test]
-fn keep_alive_response_is_read_to_its_end() {
-    let kinds = available_kinds();
-    if kinds.is_empty() {
-        eprintln!("skipping: neither apache2 nor lighttpd is installed");
-        return;
-    }
-    let fx = fixture();
-    let root = fx.root.canonicalize().unwrap();
-    for kind in kinds {
-        let server = start(kind, &fx);
-        for (query, tail) in [("fast", ""), ("slow", "second part\n")] {
-            let req = format!("GET /{IBI}?{query} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-            let started = std::time::Instant::now();
-            let r = common::http_raw(&server.authority(), req.as_bytes(), false);
-            assert!(
-                started.elapsed() < Duration::from_secs(3),
-                "{}: waited for the connection to close",
-                kind.name()
-            );
-            assert_eq!(r.status, 200);
-            assert_eq!(
-                r.text(),
-                format!(
-                    "method=GET path= query={query} root={}\n{tail}",
-                    root.display()
-                )
-            );
-            let te = r.header("transfer-encoding");
-            let cl = r.header("content-length");
-            match (kind, query) {
-                // mod_cgid passes the output on as it comes.
-                (ServerKind::Apache2, "slow") => {
-                    assert_eq!(te, Some("chunked"), "apache2: {:?}", r.headers)
-                }
-                // lighttpd collects a small response and sets its length.
-                (ServerKind::Lighttpd, "slow") => assert_eq!(
-                    (te, cl),
-                    (None, Some(r.body.len().to_string().as_str())),
-                    "lighttpd: {:?}",
-                    r.headers
-                ),
-                _ => assert!(
-                    te == Some("chunked") || cl.is_some(),
-                    "{}: no framing: {:?}",
-                    kind.name(),
-                    r.headers
-                ),
-            }
-        }
-    }
-}
-
-#[test]
-fn chunked_bodies_are_decoded() {
-    assert_eq!(
-        common::decode_chunked(
-            b"4\r\nWiki\r\n6;ext=1\r\npedia \r\nE\r\nin \r\n\r\nchunks.\r\n0\r\n\r\n"
-        )
-        .unwrap(),
-        b"Wikipedia in \r\n\r\nchunks.".to_vec()
-    );
-    assert_eq!(
-        common::decode_chunked(b"3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n").unwrap(),
-        b"abc".to_vec()
-    );
-    assert_eq!(
-        common::decode_chunked(b"0\r\n\r\n").unwrap(),
-        Vec::<u8>::new()
-    );
-    assert!(
-        common::decode_chunked(b"3\r\nabc\r\n").is_err(),
-        "no last chunk"
-    );
-    assert!(
-        common::decode_chunked(b"3\r\nabcd\r\n0\r\n\r\n").is_err(),
-        "size mismatch"
-    );
-    assert!(common::decode_chunked(b"zz\r\n").is_err(), "bad size");
-}
-
-#[test]
-fn copy_tree_keeps_symlinks_and_latin1_names() {
-    let tmp = common::archive_tempdir();
-    let src = tmp.path().join("src");
-    write(&src.join("a/b").join(os(b"Relat\xf3rio.txt")), b"x\n");
-    symlink("/etc/passwd", src.join("a/link")).unwrap();
-    let exe = src.join("run.sh");
-    write(&exe, b"#!/bin/sh\n");
-    fs::set_permissions(&exe, fs::Permissions::from_mode(0o700)).unwrap();
-    let dst = tmp.path().join("dst");
-    common::copy_tree(&src, &dst);
-    assert_eq!(
-        fs::read(dst.join("a/b").join(os(b"Relat\xf3rio.txt"))).unwrap(),
-        b"x\n"
-    );
-    assert_eq!(
-        fs::read_link(dst.join("a/link")).unwrap(),
-        PathBuf::from("/etc/passwd")
-    );
-    common::make_world_readable(&dst);
-    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode(&dst.join("run.sh")), 0o755);
-    assert_eq!(mode(&dst.join("a/b")), 0o755);
-    assert_eq!(
-        mode(&dst.join("a/b").join(os(b"Relat\xf3rio.txt"))) & 0o444,
-        0o444
-    );
-    // The link itself was not followed: /etc/passwd is untouched, and the
-    // link is still a link.
-    assert!(fs::symlink_metadata(dst.join("a/link"))
-        .unwrap()
-        .file_type()
-        .is_symlink());
 }

@@ -82,6 +82,6 @@ pub use http::{
 pub use server::{
     apache2_available, apache2_available_with, free_port, lighttpd_available,
     living_processes_in_group, process_alive, processes_with_cmdline, required_under_ci,
-    start_apache2, start_apache2_vhost, start_lighttpd, wait_for_port, Server, ServerKind,
-    APACHE2_SNIPPET, LIGHTTPD_SNIPPET, SHUTDOWN_TIMEOUT, STARTUP_TIMEOUT,
+    start_apache2, start_apache2_vhost, start_lighttpd, wait_for_port, write_echo_cgi, Server,
+    ServerKind, APACHE2_SNIPPET, ECHO_CGI, LIGHTTPD_SNIPPET, SHUTDOWN_TIMEOUT, STARTUP_TIMEOUT,
 };

@@ -202,6 +202,50 @@ pub fn start_apache2_vhost(conf: &Path, modules: &[&str]) -> Server {
     start_site(ServerKind::Apache2, &Site::VirtualHost { conf, modules })
 }
 
+/// A CGI program that stands in for ibi-archive where only a web server's configuration
+/// is under test: it echoes what it was given. It reads the request body first, as a CGI
+/// program must under mod_cgid (see cgi-bin/README.md); lighttpd gives it no PATH, hence
+/// the absolute paths. Its answer, text/plain:
+///
+/// - for `SCRIPT_NAME=/col` (the items' files): `file uri=REQUEST_URI path=PATH_INFO
+///   root=IBI_ARCHIVE_ROOT`;
+/// - otherwise `method=REQUEST_METHOD path=PATH_INFO query=QUERY_STRING
+///   root=IBI_ARCHIVE_ROOT`, then for the query `dumpenv` its whole environment (sorted
+///   `NAME=value` lines), and for `slow` a second line, `second part`, half a second
+///   later.
+///
+/// It writes `echo-cgi stderr: method=... path=... query=...` to its stderr.
+pub const ECHO_CGI: &str = r#"#!/bin/sh
+if [ -n "$CONTENT_LENGTH" ] && [ "$CONTENT_LENGTH" -gt 0 ]; then
+    /usr/bin/head -c "$CONTENT_LENGTH" > /dev/null
+fi
+printf 'echo-cgi stderr: method=%s path=%s query=%s\n' "$REQUEST_METHOD" "$PATH_INFO" "$QUERY_STRING" >&2
+printf 'Content-Type: text/plain\r\n\r\n'
+if [ "$SCRIPT_NAME" = /col ]; then
+    printf 'file uri=%s path=%s root=%s\n' "$REQUEST_URI" "$PATH_INFO" "$IBI_ARCHIVE_ROOT"
+    exit 0
+fi
+printf 'method=%s path=%s query=%s root=%s\n' "$REQUEST_METHOD" "$PATH_INFO" "$QUERY_STRING" "$IBI_ARCHIVE_ROOT"
+if [ "$QUERY_STRING" = dumpenv ]; then
+    /usr/bin/env | /usr/bin/sort
+fi
+if [ "$QUERY_STRING" = slow ]; then
+    /bin/sleep 0.5
+    printf 'second part\n'
+fi
+"#;
+
+/// Writes [`ECHO_CGI`] as `dir/echo-cgi` (`dir` is created), executable by everyone and
+/// in a directory everyone may search; returns its path.
+pub fn write_echo_cgi(dir: &Path) -> PathBuf {
+    fs::create_dir_all(dir).unwrap_or_else(|e| panic!("mkdir {}: {e}", dir.display()));
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).unwrap();
+    let script = dir.join("echo-cgi");
+    fs::write(&script, ECHO_CGI).unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
 /// What a server is started with.
 enum Site<'a> {
     /// The `cgi-bin/` snippet, serving the Archive at `root` with `bin` at `/<service_ibi>`.
