@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::commands::ibi_archive_bin;
+use super::commands::{ibi_archive_bin, output_or_hang};
 
 /// What a CGI run printed.
 #[derive(Debug)]
@@ -66,9 +66,16 @@ impl<'a> Cgi<'a> {
         cmd
     }
 
-    /// Runs the binary as a web server would, with a clean environment.
+    /// Runs the binary as a web server would, with a clean environment; a run that does
+    /// not end fails the test ([`output_or_hang`]).
     pub fn run(&self) -> CgiOutput {
-        let out = self.command().output().expect("run ibi-archive");
+        let child = self
+            .command()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run ibi-archive");
+        let out = output_or_hang(child, "the CGI run");
         assert!(
             out.status.success(),
             "CGI exited with {:?}: {}",

@@ -2,7 +2,9 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc::{channel, RecvTimeoutError};
+use std::time::Duration;
 
 use super::cgi::pairs_of;
 
@@ -21,6 +23,39 @@ pub fn ibi_resolver_bin() -> PathBuf {
         bin.display()
     );
     bin
+}
+
+/// How long a test waits for a process it started before it calls the process hung,
+/// kills it and fails: a guard against a test that never ends, far beyond what any run
+/// takes on a loaded machine, and no bound on speed.
+pub const HANG_GUARD: Duration = Duration::from_secs(120);
+
+/// [`Child::wait_with_output`], except that a child still running after [`HANG_GUARD`]
+/// is killed, and the test fails naming `what`.
+pub fn output_or_hang(child: Child, what: &str) -> Output {
+    use rustix::process::{pidfd_open, pidfd_send_signal, Pid, PidfdFlags};
+    let pid = Pid::from_raw(child.id() as i32).expect("a child's pid");
+    // Through a pidfd, the signal reaches this child or nobody, even once it is reaped.
+    let pidfd = pidfd_open(pid, PidfdFlags::empty()).expect("pidfd_open");
+    let (ended, watch) = channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        let hung = watch.recv_timeout(HANG_GUARD) == Err(RecvTimeoutError::Timeout);
+        if hung {
+            let _ = pidfd_send_signal(&pidfd, rustix::process::Signal::KILL);
+        }
+        hung
+    });
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let _ = ended.send(());
+    if watchdog.join().unwrap() {
+        panic!(
+            "{what} had not ended after {HANG_GUARD:?}, and was killed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    out
 }
 
 /// An administrator's command (the binary with `args`, outside CGI), not yet run: for

@@ -64,7 +64,8 @@ pub mod server;
 pub use cases::{check_cases, compare_masked, load_cases, Case};
 pub use cgi::{is_chave, mask_urlkey, pairs_of, parse_cgi, Cgi, CgiOutput, LK47, LK47_ANSWER};
 pub use commands::{
-    command, ibi_archive_bin, ibi_resolver_bin, pairs_of_run, run_cmd, run_with_stdin, Serve,
+    command, ibi_archive_bin, ibi_resolver_bin, output_or_hang, pairs_of_run, run_cmd,
+    run_with_stdin, Serve, HANG_GUARD,
 };
 pub use fixture::{
     copy_sample, log_lines, mtc_m16c_toml, readme_block, sample, Fixture, MTC_M16D_TOML,
