@@ -37,7 +37,6 @@ fn spawn_ack(root: &std::path::Path, query: &str) -> Child {
 
 #[test]
 fn two_hundred_parallel_acknowledgments_count_each_issued_key_once() {
-    let started = std::time::Instant::now();
     let f = Fixture::sample();
     // 150 keys, each for the one URL of its answer, with the item's IBI the answer gave
     // (sent back in the acknowledgment's `ibi` pair, Table 8.11).
@@ -99,7 +98,8 @@ fn two_hundred_parallel_acknowledgments_count_each_issued_key_once() {
     let mut replayed = 0;
     let mut forged = 0;
     for (kind, child) in children {
-        let out = child.wait_with_output().unwrap();
+        // Each acknowledgment ends: none waits for another's lock forever.
+        let out = common::output_or_hang(child, &format!("a {kind} acknowledgment"));
         assert!(out.status.success(), "{:?}", out);
         let o = common::parse_cgi(&out.stdout, String::from_utf8_lossy(&out.stderr).into());
         assert_eq!(o.status, 200);
@@ -138,9 +138,4 @@ fn two_hundred_parallel_acknowledgments_count_each_issued_key_once() {
         assert_eq!(r.contenttype, "Data");
         assert_ne!(r.item, "-");
     }
-    assert!(
-        started.elapsed() < std::time::Duration::from_secs(60),
-        "{:?}",
-        started.elapsed()
-    );
 }

@@ -6,7 +6,7 @@
 //! after the command. The lists come from the executables, so a command or flag added to
 //! them and not to debian/ fails here. No root needed: nothing is installed.
 
-mod support;
+mod common;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -288,12 +288,12 @@ fn check_program(program: &str, bin: &Path) {
 
 #[test]
 fn the_man_page_and_completion_of_ibi_archive_know_every_command_and_flag() {
-    check_program("ibi-archive", &support::ibi_archive_bin());
+    check_program("ibi-archive", &common::ibi_archive_bin());
 }
 
 #[test]
 fn the_man_page_and_completion_of_ibi_resolver_know_every_command_and_flag() {
-    check_program("ibi-resolver", &support::ibi_resolver_bin());
+    check_program("ibi-resolver", &common::ibi_resolver_bin());
 }
 
 #[test]

@@ -31,7 +31,6 @@
 //! to date.
 
 mod common;
-mod support;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -148,7 +147,7 @@ fn package_status() -> Option<String> {
 }
 
 fn apache_running() -> bool {
-    apache_pid().is_some_and(support::process_alive)
+    apache_pid().is_some_and(common::process_alive)
 }
 
 fn apache_pid() -> Option<u32> {
@@ -168,7 +167,7 @@ fn names(dir: &str) -> BTreeSet<String> {
 
 /// Why this machine cannot run the test, if it cannot.
 fn not_ready() -> Option<String> {
-    if !support::running_as_root() {
+    if !common::running_as_root() {
         return Some("the Debian package test installs a package: it needs root".into());
     }
     let cargo_deb = Command::new(cargo())
@@ -178,7 +177,7 @@ fn not_ready() -> Option<String> {
     if !cargo_deb {
         return Some("cargo-deb is not installed (cargo install cargo-deb --locked)".into());
     }
-    if !support::apache2_available() {
+    if !common::apache2_available() {
         return Some("apache2 (with mod_cgid) is not installed".into());
     }
     for tool in [
@@ -262,8 +261,8 @@ impl Machine {
         }
         let pid = apache_pid();
         run_quietly("apache2ctl", &["stop"]);
-        let deadline = Instant::now() + support::SHUTDOWN_TIMEOUT;
-        while pid.is_some_and(support::process_alive) && Instant::now() < deadline {
+        let deadline = Instant::now() + common::SHUTDOWN_TIMEOUT;
+        while pid.is_some_and(common::process_alive) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -345,8 +344,7 @@ fn package_files(deb: &Path) -> BTreeSet<String> {
 /// its archiveaddress rewritten to `address`, with the ownership and modes the README
 /// prescribes (archive.toml root:www-data 640, var/ www-data's 700, col/ a+rX).
 fn make_archive(root: &Path, address: &str) {
-    support::copy_tree(&common::sample(), root);
-    let _ = fs::remove_dir_all(root.join("var"));
+    common::copy_sample(root);
     let toml = root.join("archive.toml");
     let text = fs::read_to_string(&toml).unwrap();
     let from = "archiveaddress    = \"localhost:8080\"";
@@ -356,7 +354,7 @@ fn make_archive(root: &Path, address: &str) {
         text.replace(from, &format!("archiveaddress    = \"{address}\"")),
     )
     .unwrap();
-    support::prepare_archive(root);
+    common::prepare_archive(root);
 }
 
 /// The value of `key` in table `table` (or at the top, for "") of a TOML file.
@@ -408,7 +406,7 @@ fn resolver_command(args: &[&str], stdin: &str) -> (i32, String, String) {
     cmd.args(["-u", RESOLVER_USER, "--", "/usr/bin/ibi-resolver"])
         .args(args)
         .args(["--config", RESOLVER_TOML]);
-    support::run_with_stdin(&mut cmd, stdin)
+    common::run_with_stdin(&mut cmd, stdin)
 }
 
 #[test]
@@ -555,7 +553,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     // ---------------------------------------------------------------------------------
     // The Archive under Apache
     // ---------------------------------------------------------------------------------
-    let port = support::free_port();
+    let port = common::free_port();
     let address = format!("127.0.0.1:{port}");
     make_archive(Path::new(ARCHIVE_ROOT), &address);
     let sample_toml = common::sample().join("archive.toml");
@@ -596,7 +594,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     } else {
         run("apache2ctl", &["start"]);
     }
-    if let Err(why) = support::wait_for_port(port, None) {
+    if let Err(why) = common::wait_for_port(port, None) {
         panic!("Apache: {why}\n{}", apache_log());
     }
 
@@ -624,7 +622,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         )
         .unwrap()
     );
-    let r = support::http_get(&format!(
+    let r = common::http_get(&format!(
         "{base}/{service}?servicesubject=urlRequest&clientinformation.ipaddress=127.0.0.1&parsedibiurl.ibi={ITEM_IBIP}"
     ));
     assert_eq!(r.status, 200, "{}\n{}", r.text(), apache_log());
@@ -646,14 +644,14 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         ]
         .join("\r\n")
     );
-    let r = support::http_get(&file_url);
+    let r = common::http_get(&file_url);
     assert_eq!(r.status, 200, "{}", apache_log());
     assert!(r.body == file_bytes, "{file_url} is not the file");
 
     // ---------------------------------------------------------------------------------
     // The resolver, as the unit runs it, in front of the Archive
     // ---------------------------------------------------------------------------------
-    let rport = support::free_port();
+    let rport = common::free_port();
     edit(
         RESOLVER_TOML,
         "#serviceibi = \"J8LNKB5R7W/3FUQHC5\"",
@@ -696,7 +694,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         .unwrap();
     let resolver_log = || fs::read_to_string(&log_path).unwrap_or_default();
     let child = machine.resolver.insert(child);
-    if let Err(why) = support::wait_for_port(rport, Some(child)) {
+    if let Err(why) = common::wait_for_port(rport, Some(child)) {
         panic!("the resolver: {why}\n{}", resolver_log());
     }
 
@@ -734,7 +732,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(&address), "{out}");
 
-    let r = support::http_get(&format!("http://127.0.0.1:{rport}/{ITEM_IBIP}"));
+    let r = common::http_get(&format!("http://127.0.0.1:{rport}/{ITEM_IBIP}"));
     assert_eq!(
         (r.status, r.header("location")),
         (302, Some(file_url.as_str())),
@@ -742,7 +740,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         r.text(),
         resolver_log()
     );
-    let r = support::http_get(&file_url);
+    let r = common::http_get(&file_url);
     assert!(
         r.status == 200 && r.body == file_bytes,
         "{file_url}: {}",
@@ -759,7 +757,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
             format!(
                 "server.document-root = \"{}\"\nserver.port = {}\n{defines}include \"{LIGHTTPD_CONF}\"\n",
                 logs.path().display(),
-                support::free_port()
+                common::free_port()
             ),
         )
         .unwrap();

@@ -6,13 +6,12 @@
 //! keeps following the client IP the query names, as the standard says.
 
 mod common;
-mod support;
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
+use common::{http_get_from, Response};
 use common::{run_cmd, Serve};
-use support::{http_get_from, Response};
 
 const SERVICE: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
 const RESTRICTED: &str = "sid.inpe.br/mtc-m19/2014/05.06.07.08";
@@ -35,10 +34,9 @@ fn outside() -> IpAddr {
 /// (`delete --keep-content`); a hard link to archive.toml and a link to another file of
 /// doc/ in one item's doc/.
 fn archive() -> (tempfile::TempDir, PathBuf) {
-    let tmp = support::archive_tempdir();
+    let tmp = common::archive_tempdir();
     let root = tmp.path().join("archive");
-    support::copy_tree(&common::sample(), &root);
-    let _ = std::fs::remove_dir_all(root.join("var"));
+    common::copy_sample(&root);
     let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
     let toml = toml.replace(
         "networks = [\"150.163.0.0/16\", \"127.0.0.0/8\"]",
@@ -59,7 +57,7 @@ fn archive() -> (tempfile::TempDir, PathBuf) {
     std::os::unix::fs::symlink("reference.bib", doc.join("inside.bib")).unwrap();
     std::fs::create_dir_all(doc.join("site")).unwrap();
     std::fs::write(doc.join("site/index.html"), INDEX).unwrap();
-    support::prepare_archive(&root);
+    common::prepare_archive(&root);
     (tmp, root)
 }
 
@@ -88,11 +86,11 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     assert_ne!(r.body, bytes);
 
     // An item dropped into col/ by hand: the same rule at once, no rebuild.
-    support::copy_tree(
+    common::copy_tree(
         &root.join("col").join(RESTRICTED),
         &root.join("col").join(DROPPED),
     );
-    support::make_world_readable(&root.join("col").join(DROPPED));
+    common::make_world_readable(&root.join("col").join(DROPPED));
     let dropped = format!("/col/{DROPPED}/doc/article.pdf");
     assert_eq!(get(inside(), base, &dropped).status, 200, "{}", log());
     assert_eq!(get(outside(), base, &dropped).status, 403, "{}", log());
@@ -180,22 +178,22 @@ fn serve_applies_the_rule() {
 
 #[test]
 fn apache2_applies_the_rule() {
-    if !support::apache2_available() {
+    if !common::apache2_available() {
         eprintln!("skipping: apache2 with mod_cgid is not installed");
         return;
     }
     let (_tmp, root) = archive();
-    let server = support::start_apache2(&root, &support::ibi_archive_bin(), SERVICE);
+    let server = common::start_apache2(&root, &common::ibi_archive_bin(), SERVICE);
     suite(&server.base_url, &root, &|| server.error_log());
 }
 
 #[test]
 fn lighttpd_applies_the_rule() {
-    if !support::lighttpd_available() {
+    if !common::lighttpd_available() {
         eprintln!("skipping: lighttpd is not installed");
         return;
     }
     let (_tmp, root) = archive();
-    let server = support::start_lighttpd(&root, &support::ibi_archive_bin(), SERVICE);
+    let server = common::start_lighttpd(&root, &common::ibi_archive_bin(), SERVICE);
     suite(&server.base_url, &root, &|| server.error_log());
 }

@@ -10,16 +10,19 @@
 //!   file of the Archive root by the server itself.
 //!
 //! The service itself is replaced by a small shell script that echoes what
-//! it was given, so these tests check only the configurations.
+//! it was given ([`common::ECHO_CGI`]), so these tests check only the
+//! configurations. Each case below is named in a failure; every case runs,
+//! so one run shows every mismatch. The harness itself is tested in
+//! tests/harness.rs.
 
-mod support;
+mod common;
 
 use std::fs;
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use support::{os, Response, Server, ServerKind};
+use common::{os, Response, Server, ServerKind};
 
 const IBI: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
 /// The same IBI with its '@' percent-encoded.
@@ -48,29 +51,6 @@ const SECRETS: &[&str] = &[
     "root:x:0:0",
 ];
 
-/// Stands in for ibi-archive.  It reads the request body first, as a CGI
-/// program must under mod_cgid (see cgi-bin/README.md).  No PATH under
-/// lighttpd, hence the absolute paths.
-const CGI_SCRIPT: &str = r#"#!/bin/sh
-if [ -n "$CONTENT_LENGTH" ] && [ "$CONTENT_LENGTH" -gt 0 ]; then
-    /usr/bin/head -c "$CONTENT_LENGTH" > /dev/null
-fi
-printf 'smoke-cgi stderr: method=%s path=%s query=%s\n' "$REQUEST_METHOD" "$PATH_INFO" "$QUERY_STRING" >&2
-printf 'Content-Type: text/plain\r\n\r\n'
-if [ "$SCRIPT_NAME" = /col ]; then
-    printf 'file uri=%s path=%s root=%s\n' "$REQUEST_URI" "$PATH_INFO" "$IBI_ARCHIVE_ROOT"
-    exit 0
-fi
-printf 'method=%s path=%s query=%s root=%s\n' "$REQUEST_METHOD" "$PATH_INFO" "$QUERY_STRING" "$IBI_ARCHIVE_ROOT"
-if [ "$QUERY_STRING" = dumpenv ]; then
-    /usr/bin/env | /usr/bin/sort
-fi
-if [ "$QUERY_STRING" = slow ]; then
-    /bin/sleep 0.5
-    printf 'second part\n'
-fi
-"#;
-
 struct Fixture {
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -84,7 +64,7 @@ fn write(path: &Path, content: &[u8]) {
 
 /// A small Archive, in a temporary directory the servers' user can read.
 fn fixture() -> Fixture {
-    let tmp = support::archive_tempdir();
+    let tmp = common::archive_tempdir();
     let root = tmp.path().join("archive");
     write(&root.join("archive.toml"), ARCHIVE_TOML);
     write(&root.join("var/secret"), VAR_SECRET);
@@ -109,12 +89,9 @@ fn fixture() -> Fixture {
     write(&item2.join("doc/readme.txt"), README);
     write(&item2.join("doc/sub/notes.txt"), NESTED);
 
-    support::prepare_archive(&root);
+    common::prepare_archive(&root);
 
-    let script = tmp.path().join("cgi/smoke-cgi");
-    write(&script, CGI_SCRIPT.as_bytes());
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
-    fs::set_permissions(script.parent().unwrap(), fs::Permissions::from_mode(0o755)).unwrap();
+    let script = common::write_echo_cgi(&tmp.path().join("cgi"));
     Fixture {
         _tmp: tmp,
         root,
@@ -122,22 +99,31 @@ fn fixture() -> Fixture {
     }
 }
 
-/// Collects every mismatch, so one run shows all of them.
+/// One server's answers, checked case by case; every mismatch is collected, named after
+/// its case, so one run shows all of them.
 struct Check<'a> {
     server: &'a Server,
+    kind: ServerKind,
+    /// The Archive root, as the server sees it (no symbolic link in it).
+    root: PathBuf,
+    /// The case under way.
+    case: &'static str,
     failures: Vec<String>,
 }
 
 impl<'a> Check<'a> {
-    fn new(server: &'a Server) -> Self {
+    fn new(server: &'a Server, fx: &Fixture) -> Self {
         Check {
             server,
+            kind: server.kind,
+            root: fx.root.canonicalize().unwrap(),
+            case: "",
             failures: Vec::new(),
         }
     }
 
     fn fail(&mut self, what: String) {
-        self.failures.push(what);
+        self.failures.push(format!("[{}] {what}", self.case));
     }
 
     fn no_secrets(&mut self, target: &str, r: &Response) {
@@ -159,7 +145,7 @@ impl<'a> Check<'a> {
         content_type: Option<&str>,
         body: Option<&[u8]>,
     ) -> Response {
-        let r = support::http_request(method, &self.server.url(target));
+        let r = common::http_request(method, &self.server.url(target));
         self.no_secrets(target, &r);
         if r.status != status {
             self.fail(format!(
@@ -192,22 +178,29 @@ impl<'a> Check<'a> {
         self.expect("GET", target, status, ct, body);
     }
 
-    /// The program ran for GET `target` as the file route: REQUEST_URI is `uri`, as the
-    /// client sent it, and PATH_INFO `path_info` (decoded by the server).
-    fn file(&mut self, target: &str, uri: &[u8], path_info: &[u8], root: &Path) {
+    /// What the program answers, run as the file route with REQUEST_URI `uri` and
+    /// PATH_INFO `path_info`.
+    fn file_answer(&self, uri: &[u8], path_info: &[u8]) -> Vec<u8> {
         let mut body = b"file uri=".to_vec();
         body.extend_from_slice(uri);
         body.extend_from_slice(b" path=");
         body.extend_from_slice(path_info);
-        body.extend_from_slice(format!(" root={}\n", root.display()).as_bytes());
+        body.extend_from_slice(format!(" root={}\n", self.root.display()).as_bytes());
+        body
+    }
+
+    /// The program ran for GET `target` as the file route: REQUEST_URI is `uri`, as the
+    /// client sent it, and PATH_INFO `path_info` (decoded by the server).
+    fn file(&mut self, target: &str, uri: &[u8], path_info: &[u8]) {
+        let body = self.file_answer(uri, path_info);
         self.get(target, 200, Some("text/plain"), Some(&body));
     }
 
     /// The CGI script ran for GET `target` and saw these values.
-    fn cgi(&mut self, target: &str, path_info: &[u8], query: &str, root: &Path) {
+    fn cgi(&mut self, target: &str, path_info: &[u8], query: &str) {
         let mut body = b"method=GET path=".to_vec();
         body.extend_from_slice(path_info);
-        body.extend_from_slice(format!(" query={query} root={}\n", root.display()).as_bytes());
+        body.extend_from_slice(format!(" query={query} root={}\n", self.root.display()).as_bytes());
         self.get(target, 200, Some("text/plain"), Some(&body));
     }
 
@@ -237,83 +230,126 @@ fn env_var<'e>(env: &'e [(String, String)], name: &str) -> Option<&'e str> {
     env.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
 }
 
-/// Everything both configurations must do, plus the few places where the
-/// two servers differ (each difference is spelt out).
-fn check_routing(server: &Server, fx: &Fixture) {
-    let kind = server.kind;
-    let root = fx.root.canonicalize().unwrap();
-    let mut c = Check::new(server);
+/// What a request to the service's URL comes to under one server.
+enum Want {
+    /// The program ran with this PATH_INFO and QUERY_STRING.
+    Cgi(Vec<u8>, String),
+    /// 404, and the program did not run.
+    NotFound,
+}
 
-    // --- The service: /<ibi> and below run the program. ------------------
+/// The program ran with this PATH_INFO and QUERY_STRING under both servers.
+fn both(target: String, path_info: &[u8], query: &str) -> (String, Want, Want) {
+    let want = || Want::Cgi(path_info.to_vec(), query.to_string());
+    (target, want(), want())
+}
+
+/// One routing case: its name, and what it checks.
+type Case = (&'static str, fn(&mut Check));
+
+/// The routing cases, in the order they run: each checks what both configurations must
+/// do, and spells out where the two servers differ.
+const CASES: &[Case] = &[
+    (
+        "the service's URL and below run the program",
+        service_routes,
+    ),
+    ("HEAD and POST reach the program", service_methods),
+    ("the CGI environment", cgi_environment),
+    ("the program's stderr reaches the log", cgi_stderr_logged),
+    ("the items' files run the program", file_routes),
+    ("ISO-8859-1 file names", latin1_file_names),
+    ("nothing else of the Archive root", nothing_else),
+];
+
+/// `/<ibi>` and below run the program, with the query string and PATH_INFO it expects;
+/// nothing beside them does.
+fn service_routes(c: &mut Check) {
     let q = "servicesubject=inclusionConfirmationRequest";
-    c.cgi(&format!("/{IBI}?{q}"), b"", q, &root);
-    // lighttpd (Debian's url-normalize-required) rewrites the query string:
-    // %40 arrives as '@'; %20 stays.  Apache passes it byte for byte.
-    let q = "servicesubject=x&note=a%20b@c&at=%40";
-    let q_seen = match kind {
-        ServerKind::Apache2 => q,
-        ServerKind::Lighttpd => "servicesubject=x&note=a%20b@c&at=@",
-    };
-    c.cgi(&format!("/{IBI}?{q}"), b"", q_seen, &root);
-    c.cgi(
-        &format!("/{IBI}/filelist/{REP1}"),
-        format!("/filelist/{REP1}").as_bytes(),
-        "",
-        &root,
-    );
-    let q = "servicesubject=a%20b%40c";
-    let q_seen = match kind {
-        ServerKind::Apache2 => q,
-        ServerKind::Lighttpd => "servicesubject=a%20b@c",
-    };
-    c.cgi(
-        &format!("/{IBI}/filelist/{REP1}?{q}"),
-        format!("/filelist/{REP1}").as_bytes(),
-        q_seen,
-        &root,
-    );
-    c.cgi(&format!("/{IBI}/"), b"/", "", &root);
-    // '@' sent as %40 in the path: decoded before matching and in PATH_INFO.
-    c.cgi(&format!("/{IBI_AT_ENCODED}"), b"", "", &root);
-    c.cgi(
-        &format!("/{IBI_AT_ENCODED}/filelist/x%40y%20z"),
-        b"/filelist/x@y z",
-        "",
-        &root,
-    );
-    // PATH_INFO is decoded to raw bytes, not necessarily UTF-8.
-    c.cgi(
-        &format!("/{IBI}/filelist/Relat%f3rio"),
-        b"/filelist/Relat\xf3rio",
-        "",
-        &root,
-    );
-    // Only the IBI itself and what is below it; not a longer last segment,
-    // not the IBI's parent.
-    c.get(&format!("/{IBI}x"), 404, None, None);
-    c.get(&format!("/{IBI}.bak"), 404, None, None);
-    c.get("/sid.inpe.br/mtc-m18@80/2008/", 404, None, None);
-    // An encoded slash in PATH_INFO: Apache refuses it (AllowEncodedSlashes
-    // Off), lighttpd decodes it (Debian's url-path-2f-decode = enable).
-    match kind {
-        ServerKind::Apache2 => c.get(&format!("/{IBI}/a%2Fb"), 404, None, None),
-        ServerKind::Lighttpd => c.cgi(&format!("/{IBI}/a%2Fb"), b"/a/b", "", &root),
+    let table = [
+        both(format!("/{IBI}?{q}"), b"", q),
+        // lighttpd (Debian's url-normalize-required) rewrites the query string:
+        // %40 arrives as '@'; %20 stays.  Apache passes it byte for byte.
+        (
+            format!("/{IBI}?servicesubject=x&note=a%20b@c&at=%40"),
+            Want::Cgi(b"".to_vec(), "servicesubject=x&note=a%20b@c&at=%40".into()),
+            Want::Cgi(b"".to_vec(), "servicesubject=x&note=a%20b@c&at=@".into()),
+        ),
+        both(
+            format!("/{IBI}/filelist/{REP1}"),
+            format!("/filelist/{REP1}").as_bytes(),
+            "",
+        ),
+        (
+            format!("/{IBI}/filelist/{REP1}?servicesubject=a%20b%40c"),
+            Want::Cgi(
+                format!("/filelist/{REP1}").into_bytes(),
+                "servicesubject=a%20b%40c".into(),
+            ),
+            Want::Cgi(
+                format!("/filelist/{REP1}").into_bytes(),
+                "servicesubject=a%20b@c".into(),
+            ),
+        ),
+        both(format!("/{IBI}/"), b"/", ""),
+        // '@' sent as %40 in the path: decoded before matching and in PATH_INFO.
+        both(format!("/{IBI_AT_ENCODED}"), b"", ""),
+        both(
+            format!("/{IBI_AT_ENCODED}/filelist/x%40y%20z"),
+            b"/filelist/x@y z",
+            "",
+        ),
+        // PATH_INFO is decoded to raw bytes, not necessarily UTF-8.
+        both(
+            format!("/{IBI}/filelist/Relat%f3rio"),
+            b"/filelist/Relat\xf3rio",
+            "",
+        ),
+        // Only the IBI itself and what is below it; not a longer last segment,
+        // not the IBI's parent.
+        (format!("/{IBI}x"), Want::NotFound, Want::NotFound),
+        (format!("/{IBI}.bak"), Want::NotFound, Want::NotFound),
+        (
+            "/sid.inpe.br/mtc-m18@80/2008/".to_string(),
+            Want::NotFound,
+            Want::NotFound,
+        ),
+        // An encoded slash in PATH_INFO: Apache refuses it (AllowEncodedSlashes
+        // Off), lighttpd decodes it (Debian's url-path-2f-decode = enable).
+        (
+            format!("/{IBI}/a%2Fb"),
+            Want::NotFound,
+            Want::Cgi(b"/a/b".to_vec(), String::new()),
+        ),
+    ];
+    for (target, apache2, lighttpd) in table {
+        let want = match c.kind {
+            ServerKind::Apache2 => apache2,
+            ServerKind::Lighttpd => lighttpd,
+        };
+        match want {
+            Want::Cgi(path_info, query) => c.cgi(&target, &path_info, &query),
+            Want::NotFound => c.get(&target, 404, None, None),
+        }
     }
-    // HEAD and POST reach the program too (it answers 405 itself).
+}
+
+/// HEAD and POST reach the program too (it answers 405 itself).
+fn service_methods(c: &mut Check) {
     c.expect(
         "HEAD",
-        &format!("/{IBI}?{q}"),
+        &format!("/{IBI}?servicesubject=a%20b%40c"),
         200,
         Some("text/plain"),
         Some(b""),
     );
-    let r = support::http_request_with_body(
+    let r = common::http_request_with_body(
         "POST",
-        &server.url(&format!("/{IBI}")),
+        &c.server.url(&format!("/{IBI}")),
         &[("Content-Type", "application/x-www-form-urlencoded")],
         b"a=1&b=2",
     );
-    let want = format!("method=POST path= query= root={}\n", root.display());
+    let want = format!("method=POST path= query= root={}\n", c.root.display());
     if r.status != 200 || r.text() != want {
         c.fail(format!(
             "POST /{IBI}: {} {:?} instead of 200 {want:?}",
@@ -321,14 +357,16 @@ fn check_routing(server: &Server, fx: &Fixture) {
             r.text()
         ));
     }
+}
 
-    // The CGI environment.
-    let r = support::http_get(&server.url(&format!("/{IBI}/filelist/{REP1}?dumpenv")));
+/// The environment the program runs in.
+fn cgi_environment(c: &mut Check) {
+    let r = common::http_get(&c.server.url(&format!("/{IBI}/filelist/{REP1}?dumpenv")));
     let env = env_of(&r);
     let script_name = format!("/{IBI}");
     let path_info = format!("/filelist/{REP1}");
-    let root_s = root.display().to_string();
-    let port_s = server.port.to_string();
+    let root_s = c.root.display().to_string();
+    let port_s = c.server.port.to_string();
     let mut expected: Vec<(&str, Option<&str>)> = vec![
         ("GATEWAY_INTERFACE", Some("CGI/1.1")),
         ("REQUEST_METHOD", Some("GET")),
@@ -341,7 +379,7 @@ fn check_routing(server: &Server, fx: &Fixture) {
         ("SERVER_PROTOCOL", Some("HTTP/1.1")),
         ("IBI_ARCHIVE_ROOT", Some(&root_s)),
     ];
-    match kind {
+    match c.kind {
         // Apache passes its own PATH on, and no CONTENT_LENGTH without a body.
         ServerKind::Apache2 => {
             expected.push((
@@ -364,18 +402,26 @@ fn check_routing(server: &Server, fx: &Fixture) {
             ));
         }
     }
+}
 
-    // What the program writes to stderr reaches the server's log, verbatim.
-    support::http_get(&server.url(&format!("/{IBI}/log-line?n=1")));
-    let want = "smoke-cgi stderr: method=GET path=/log-line query=n=1";
-    match server.wait_for_log_line("path=/log-line", Duration::from_secs(5)) {
+/// What the program writes to stderr reaches the server's log, verbatim.
+fn cgi_stderr_logged(c: &mut Check) {
+    common::http_get(&c.server.url(&format!("/{IBI}/log-line?n=1")));
+    let want = "echo-cgi stderr: method=GET path=/log-line query=n=1";
+    match c
+        .server
+        .wait_for_log_line("path=/log-line", Duration::from_secs(5))
+    {
         Some(line) if line == want => {}
         other => c.fail(format!(
             "stderr line in the log: {other:?} instead of {want:?}"
         )),
     }
+}
 
-    // --- The items' files: the program, with the target as sent. -----------
+/// `/col/...` runs the program, with the request target as the client sent it in
+/// REQUEST_URI and PATH_INFO decoded.
+fn file_routes(c: &mut Check) {
     let d1 = format!("/col/{REP1}/doc");
     let d2 = format!("/col/{REP2}/doc");
     let path = |t: &str| t.strip_prefix("/col").unwrap().as_bytes().to_vec();
@@ -394,32 +440,7 @@ fn check_routing(server: &Server, fx: &Fixture) {
             &target,
             target.as_bytes(),
             &path(&String::from_utf8(decoded).unwrap()),
-            &root,
         );
-    }
-    // ISO-8859-1 names, escaped in either case or raw in the request line: REQUEST_URI
-    // as sent, PATH_INFO with the byte.
-    let mut latin1 = path(&d1);
-    latin1.extend_from_slice(b"/Relat\xf3rio Final.pdf");
-    for spelled in ["Relat%f3rio%20Final.pdf", "Relat%F3rio%20Final.pdf"] {
-        let target = format!("{d1}/{spelled}");
-        c.file(&target, target.as_bytes(), &latin1, &root);
-    }
-    let mut req = format!("GET {d1}/Relat").into_bytes();
-    req.extend_from_slice(
-        b"\xf3rio%20Final.pdf HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-    );
-    let r = support::http_raw(&server.authority(), &req, false);
-    let mut want = format!("file uri={d1}/Relat").into_bytes();
-    want.extend_from_slice(b"\xf3rio%20Final.pdf path=");
-    want.extend_from_slice(&latin1);
-    want.extend_from_slice(format!(" root={}\n", root.display()).as_bytes());
-    if r.status != 200 || r.body != want {
-        c.fail(format!(
-            "raw ISO-8859-1 request line: {} {:?}",
-            r.status,
-            r.text()
-        ));
     }
     // '@' sent as %40: decoded in PATH_INFO, as sent in REQUEST_URI.
     let target = "/col/sid.inpe.br/mtc-m18%4080/2009/07.21.13.23/doc/ref.bib";
@@ -427,292 +448,84 @@ fn check_routing(server: &Server, fx: &Fixture) {
         target,
         target.as_bytes(),
         b"/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/ref.bib",
-        &root,
     );
-
-    // --- Nothing else of the Archive root. ----------------------------------
-    for target in [
-        "/archive.toml",
-        "/var/secret",
-        "/var/",
-        "/col/../archive.toml",
-        "/col/%2e%2e/archive.toml",
-        "/col/%2e%2e/var/secret",
-        "/colx/anything",
-    ] {
-        c.get(target, 404, None, None);
-    }
-    // Encoded slashes climbing out of /col/: Apache refuses them outright,
-    // lighttpd decodes and normalises them to /archive.toml (not found).
-    c.get(
-        &format!("{d1}/..%2f..%2f..%2f..%2f..%2f..%2farchive.toml"),
-        404,
-        None,
-        None,
-    );
-
-    c.finish();
 }
 
-/// Starts `kind`, runs [`check_routing`], stops it, and checks that none of
-/// its processes is left.
-fn run(kind: ServerKind) {
+/// ISO-8859-1 names, escaped in either case or raw in the request line: REQUEST_URI as
+/// sent, PATH_INFO with the byte.
+fn latin1_file_names(c: &mut Check) {
+    let d1 = format!("/col/{REP1}/doc");
+    let mut latin1 = format!("/{REP1}/doc").into_bytes();
+    latin1.extend_from_slice(b"/Relat\xf3rio Final.pdf");
+    for spelled in ["Relat%f3rio%20Final.pdf", "Relat%F3rio%20Final.pdf"] {
+        let target = format!("{d1}/{spelled}");
+        c.file(&target, target.as_bytes(), &latin1);
+    }
+    let mut uri = format!("{d1}/Relat").into_bytes();
+    uri.extend_from_slice(b"\xf3rio%20Final.pdf");
+    let mut req = b"GET ".to_vec();
+    req.extend_from_slice(&uri);
+    req.extend_from_slice(b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    let r = common::http_raw(&c.server.authority(), &req, false);
+    let want = c.file_answer(&uri, &latin1);
+    if r.status != 200 || r.body != want {
+        c.fail(format!(
+            "raw ISO-8859-1 request line: {} {:?}",
+            r.status,
+            r.text()
+        ));
+    }
+}
+
+/// Nothing else of the Archive root is served: not archive.toml, var/, nor any file by
+/// the server itself.
+fn nothing_else(c: &mut Check) {
+    let d1 = format!("/col/{REP1}/doc");
+    for target in [
+        "/archive.toml".to_string(),
+        "/var/secret".to_string(),
+        "/var/".to_string(),
+        "/col/../archive.toml".to_string(),
+        "/col/%2e%2e/archive.toml".to_string(),
+        "/col/%2e%2e/var/secret".to_string(),
+        "/colx/anything".to_string(),
+        // Encoded slashes climbing out of /col/: Apache refuses them outright,
+        // lighttpd decodes and normalises them to /archive.toml (not found).
+        format!("{d1}/..%2f..%2f..%2f..%2f..%2f..%2farchive.toml"),
+    ] {
+        c.get(&target, 404, None, None);
+    }
+}
+
+/// Starts `kind` over the fixture and runs every case of [`CASES`] against it.
+fn check_routing(kind: ServerKind) {
     let fx = fixture();
     let server = match kind {
-        ServerKind::Apache2 => support::start_apache2(&fx.root, &fx.script, IBI),
-        ServerKind::Lighttpd => support::start_lighttpd(&fx.root, &fx.script, IBI),
+        ServerKind::Apache2 => common::start_apache2(&fx.root, &fx.script, IBI),
+        ServerKind::Lighttpd => common::start_lighttpd(&fx.root, &fx.script, IBI),
     };
-    let pid = server.pid();
-    let dir = server.dir().display().to_string();
-    assert_eq!(
-        server.pid_from_pid_file(),
-        Some(pid),
-        "{}",
-        server.error_log()
-    );
-    check_routing(&server, &fx);
-    drop(server);
-    assert_eq!(support::living_processes_in_group(pid), Vec::<u32>::new());
-    assert_eq!(support::processes_with_cmdline(&dir), Vec::<u32>::new());
+    let mut c = Check::new(&server, &fx);
+    for (name, case) in CASES {
+        c.case = name;
+        case(&mut c);
+    }
+    c.finish();
 }
 
 #[test]
 fn apache2_routes_service_and_documents() {
-    if !support::apache2_available() {
+    if !common::apache2_available() {
         eprintln!("skipping: apache2 with mod_cgid (Debian package apache2) is not installed");
         return;
     }
-    run(ServerKind::Apache2);
+    check_routing(ServerKind::Apache2);
 }
 
 #[test]
 fn lighttpd_routes_service_and_documents() {
-    if !support::lighttpd_available() {
+    if !common::lighttpd_available() {
         eprintln!("skipping: lighttpd with mod_cgi (Debian package lighttpd) is not installed");
         return;
     }
-    run(ServerKind::Lighttpd);
-}
-
-fn available_kinds() -> Vec<ServerKind> {
-    let mut kinds = Vec::new();
-    if support::apache2_available() {
-        kinds.push(ServerKind::Apache2);
-    }
-    if support::lighttpd_available() {
-        kinds.push(ServerKind::Lighttpd);
-    }
-    kinds
-}
-
-fn start(kind: ServerKind, fx: &Fixture) -> Server {
-    match kind {
-        ServerKind::Apache2 => support::start_apache2(&fx.root, &fx.script, IBI),
-        ServerKind::Lighttpd => support::start_lighttpd(&fx.root, &fx.script, IBI),
-    }
-}
-
-/// Several servers at once get distinct ports and directories, and all of
-/// their processes are gone once they are dropped.
-#[test]
-fn parallel_servers_are_independent_and_fully_stopped() {
-    let kinds = available_kinds();
-    if kinds.is_empty() {
-        eprintln!("skipping: neither apache2 nor lighttpd is installed");
-        return;
-    }
-    let fx = fixture();
-    let servers: Vec<Server> = std::thread::scope(|s| {
-        let handles: Vec<_> = kinds
-            .iter()
-            .chain(kinds.iter())
-            .map(|&kind| {
-                let fx = &fx;
-                s.spawn(move || start(kind, fx))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let mut ports: Vec<u16> = servers.iter().map(|s| s.port).collect();
-    ports.sort();
-    ports.dedup();
-    assert_eq!(ports.len(), servers.len(), "ports {ports:?}");
-    let root = fx.root.canonicalize().unwrap();
-    for server in &servers {
-        let r = support::http_get(&server.url("/"));
-        assert_eq!(r.status, 200);
-        assert_eq!(r.text(), "ibi-archive test server\n");
-        let r = support::http_get(&server.url(&format!("/{IBI}?k={}", server.port)));
-        assert_eq!(
-            r.text(),
-            format!(
-                "method=GET path= query=k={} root={}\n",
-                server.port,
-                root.display()
-            ),
-            "{}",
-            server.error_log()
-        );
-    }
-    let groups: Vec<(u32, String)> = servers
-        .iter()
-        .map(|s| (s.pid(), s.dir().display().to_string()))
-        .collect();
-    for (pid, _) in &groups {
-        assert!(
-            !support::living_processes_in_group(*pid).is_empty(),
-            "process group {pid} should be running"
-        );
-    }
-    drop(servers);
-    for (pid, dir) in groups {
-        assert_eq!(support::living_processes_in_group(pid), Vec::<u32>::new());
-        assert_eq!(support::processes_with_cmdline(&dir), Vec::<u32>::new());
-        assert!(!Path::new(&dir).exists(), "{dir} should have been removed");
-    }
-}
-
-/// A test that panics while a server runs still stops it (Drop on unwind).
-#[test]
-fn servers_are_stopped_when_a_test_panics() {
-    let kinds = available_kinds();
-    if kinds.is_empty() {
-        eprintln!("skipping: neither apache2 nor lighttpd is installed");
-        return;
-    }
-    let fx = fixture();
-    for kind in kinds {
-        let mut seen = None;
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let server = start(kind, &fx);
-            seen = Some((server.pid(), server.dir().display().to_string()));
-            panic!("deliberate panic with {} running", kind.name());
-        }));
-        assert!(result.is_err());
-        let (pid, dir) = seen.expect("the server was started");
-        assert_eq!(support::living_processes_in_group(pid), Vec::<u32>::new());
-        assert_eq!(support::processes_with_cmdline(&dir), Vec::<u32>::new());
-        assert!(!support::process_alive(pid));
-    }
-}
-
-/// A response on a keep-alive connection is read to its end without
-/// waiting for the server to close.  When the program pauses, Apache sends
-/// what it has and switches to chunked transfer coding; when the program
-/// answers at once it may set a Content-Length instead.  lighttpd collects
-/// small responses and sets a Content-Length.
-#[test]
-fn keep_alive_response_is_read_to_its_end() {
-    let kinds = available_kinds();
-    if kinds.is_empty() {
-        eprintln!("skipping: neither apache2 nor lighttpd is installed");
-        return;
-    }
-    let fx = fixture();
-    let root = fx.root.canonicalize().unwrap();
-    for kind in kinds {
-        let server = start(kind, &fx);
-        for (query, tail) in [("fast", ""), ("slow", "second part\n")] {
-            let req = format!("GET /{IBI}?{query} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-            let started = std::time::Instant::now();
-            let r = support::http_raw(&server.authority(), req.as_bytes(), false);
-            assert!(
-                started.elapsed() < Duration::from_secs(3),
-                "{}: waited for the connection to close",
-                kind.name()
-            );
-            assert_eq!(r.status, 200);
-            assert_eq!(
-                r.text(),
-                format!(
-                    "method=GET path= query={query} root={}\n{tail}",
-                    root.display()
-                )
-            );
-            let te = r.header("transfer-encoding");
-            let cl = r.header("content-length");
-            match (kind, query) {
-                // mod_cgid passes the output on as it comes.
-                (ServerKind::Apache2, "slow") => {
-                    assert_eq!(te, Some("chunked"), "apache2: {:?}", r.headers)
-                }
-                // lighttpd collects a small response and sets its length.
-                (ServerKind::Lighttpd, "slow") => assert_eq!(
-                    (te, cl),
-                    (None, Some(r.body.len().to_string().as_str())),
-                    "lighttpd: {:?}",
-                    r.headers
-                ),
-                _ => assert!(
-                    te == Some("chunked") || cl.is_some(),
-                    "{}: no framing: {:?}",
-                    kind.name(),
-                    r.headers
-                ),
-            }
-        }
-    }
-}
-
-#[test]
-fn chunked_bodies_are_decoded() {
-    assert_eq!(
-        support::decode_chunked(
-            b"4\r\nWiki\r\n6;ext=1\r\npedia \r\nE\r\nin \r\n\r\nchunks.\r\n0\r\n\r\n"
-        )
-        .unwrap(),
-        b"Wikipedia in \r\n\r\nchunks.".to_vec()
-    );
-    assert_eq!(
-        support::decode_chunked(b"3\r\nabc\r\n0\r\nX-Trailer: 1\r\n\r\n").unwrap(),
-        b"abc".to_vec()
-    );
-    assert_eq!(
-        support::decode_chunked(b"0\r\n\r\n").unwrap(),
-        Vec::<u8>::new()
-    );
-    assert!(
-        support::decode_chunked(b"3\r\nabc\r\n").is_err(),
-        "no last chunk"
-    );
-    assert!(
-        support::decode_chunked(b"3\r\nabcd\r\n0\r\n\r\n").is_err(),
-        "size mismatch"
-    );
-    assert!(support::decode_chunked(b"zz\r\n").is_err(), "bad size");
-}
-
-#[test]
-fn copy_tree_keeps_symlinks_and_latin1_names() {
-    let tmp = support::archive_tempdir();
-    let src = tmp.path().join("src");
-    write(&src.join("a/b").join(os(b"Relat\xf3rio.txt")), b"x\n");
-    symlink("/etc/passwd", src.join("a/link")).unwrap();
-    let exe = src.join("run.sh");
-    write(&exe, b"#!/bin/sh\n");
-    fs::set_permissions(&exe, fs::Permissions::from_mode(0o700)).unwrap();
-    let dst = tmp.path().join("dst");
-    support::copy_tree(&src, &dst);
-    assert_eq!(
-        fs::read(dst.join("a/b").join(os(b"Relat\xf3rio.txt"))).unwrap(),
-        b"x\n"
-    );
-    assert_eq!(
-        fs::read_link(dst.join("a/link")).unwrap(),
-        PathBuf::from("/etc/passwd")
-    );
-    support::make_world_readable(&dst);
-    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode(&dst.join("run.sh")), 0o755);
-    assert_eq!(mode(&dst.join("a/b")), 0o755);
-    assert_eq!(
-        mode(&dst.join("a/b").join(os(b"Relat\xf3rio.txt"))) & 0o444,
-        0o444
-    );
-    // The link itself was not followed: /etc/passwd is untouched, and the
-    // link is still a link.
-    assert!(fs::symlink_metadata(dst.join("a/link"))
-        .unwrap()
-        .file_type()
-        .is_symlink());
+    check_routing(ServerKind::Lighttpd);
 }

@@ -159,11 +159,8 @@ fn run_case(env: &Env, case: &Case) -> Result<(), String> {
     if let Some(r) = case.get("remote") {
         cgi.remote_addr = r;
     }
-    let started = std::time::Instant::now();
+    // A run that never ends (a named pipe opened for reading, say) fails at the hang guard.
     let out = cgi.run();
-    if started.elapsed() > std::time::Duration::from_secs(10) {
-        return Err(format!("took {:?}", started.elapsed()));
-    }
     let want_status: u16 = case.get("status").map_or(200, |s| s.parse().unwrap());
     if out.status != want_status {
         return Err(format!(

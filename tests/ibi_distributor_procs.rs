@@ -5,6 +5,8 @@
 //! The processes are copies of this test executable running only [`child_mints_once`],
 //! selected with `--exact`; the state file's path reaches them in an environment variable.
 
+mod common;
+
 use ibi_archive::ibi::distributor::{Distributor, Granularity, Instant};
 use std::process::{Command, Stdio};
 
@@ -32,7 +34,6 @@ fn twenty_processes_get_distinct_increasing_dates() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("minting.state");
     let exe = std::env::current_exe().unwrap();
-    let started = std::time::Instant::now();
     let children: Vec<_> = (0..CHILDREN)
         .map(|_| {
             Command::new(&exe)
@@ -48,7 +49,8 @@ fn twenty_processes_get_distinct_increasing_dates() {
     // (previous as the run found it, date-for-suffix) of every run.
     let mut runs: Vec<(Option<Instant>, Instant)> = Vec::new();
     for child in children {
-        let out = child.wait_with_output().unwrap();
+        // Each run ends: none waits for the lock forever.
+        let out = common::output_or_hang(child, "a minting run");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success(),
@@ -64,7 +66,6 @@ fn twenty_processes_get_distinct_increasing_dates() {
         let previous = (f[1] != "-").then(|| Instant::parse(f[1]).unwrap());
         runs.push((previous, Instant::parse(f[2]).unwrap()));
     }
-    let elapsed = started.elapsed();
 
     runs.sort_by_key(|&(_, date)| date);
     let dates: Vec<Instant> = runs.iter().map(|&(_, d)| d).collect();
@@ -98,5 +99,4 @@ fn twenty_processes_get_distinct_increasing_dates() {
         .collect();
     left.sort();
     assert_eq!(left, ["minting.state", "minting.state.lock"]);
-    assert!(elapsed.as_secs() < 30, "twenty runs took {elapsed:?}");
 }

@@ -267,21 +267,29 @@ fn garbage_never_panics() {
     }
 }
 
+/// Input longer than the longest IBI is refused for its length, before any of it is
+/// decoded (a decoding would fail first and say so), and the message quotes its start only.
 #[test]
 fn huge_input_is_refused_at_once() {
     let huge = "8".repeat(10_000_000) + "W/" + &"3".repeat(10_000_000);
-    let t = std::time::Instant::now();
-    for _ in 0..10 {
-        assert!(Ibi::parse(&huge).is_err());
-        assert!(Ibip::parse(&huge).is_err());
-        assert!(Rep::parse(&huge).is_err());
+    for message in [
+        Ibi::parse(&huge).unwrap_err().to_string(),
+        Ibip::parse(&huge).unwrap_err().to_string(),
+        Rep::parse(&huge).unwrap_err().to_string(),
+    ] {
+        assert!(
+            message.ends_with("... (20000002 bytes): it is longer than 255 bytes"),
+            "{}",
+            &message[..message.len().min(300)]
+        );
+        assert!(message.len() < 200, "{} bytes of message", message.len());
     }
-    assert!(t.elapsed().as_secs() < 2, "{:?}", t.elapsed());
-    // The longest IBIp allowed, all digits: decoding is still quick.
+    // The longest IBIp allowed, all digits: decoded to its end, and refused for what its
+    // coded IP decodes to.
     let long = format!("{}W/{}", "U".repeat(126), "U".repeat(126));
-    let t = std::time::Instant::now();
-    for _ in 0..1_000 {
-        assert!(Ibip::parse(&long).is_err());
-    }
-    assert!(t.elapsed().as_secs() < 2, "{:?}", t.elapsed());
+    let message = Ibip::parse(&long).unwrap_err().to_string();
+    assert!(
+        message.ends_with("does not decode to an IPv4 address"),
+        "{message}"
+    );
 }

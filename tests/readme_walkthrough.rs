@@ -10,12 +10,11 @@
 //! when it ends. Under CI=true, what it needs missing is a failure.
 
 mod common;
-mod support;
 
 use std::path::Path;
 use std::process::Command;
 
-use support::required_under_ci;
+use common::required_under_ci;
 
 const ARCHIVE: &str = "/srv/archive";
 const INSTALLED: &str = "/usr/local/bin/ibi-archive";
@@ -27,7 +26,7 @@ fn apache_running() -> bool {
     std::fs::read_to_string("/var/run/apache2/apache2.pid")
         .ok()
         .and_then(|p| p.trim().parse::<u32>().ok())
-        .is_some_and(support::process_alive)
+        .is_some_and(common::process_alive)
 }
 
 /// Puts the machine back as it was.
@@ -56,7 +55,7 @@ impl Drop for Restore {
 
 #[test]
 fn the_readme_walkthrough_serves_a_new_item_through_apache_on_port_8081() {
-    let root = support::running_as_root();
+    let root = common::running_as_root();
     let tools = [
         "/usr/sbin/apache2ctl",
         "/usr/sbin/a2enconf",
@@ -89,7 +88,7 @@ fn the_readme_walkthrough_serves_a_new_item_through_apache_on_port_8081() {
     let block = common::readme_block("## Your own Archive, step by step", "sh");
     let release = "target/x86_64-unknown-linux-gnu/release/ibi-archive";
     assert!(block.contains(release), "{block}");
-    let script = block.replace(release, support::ibi_archive_bin().to_str().unwrap());
+    let script = block.replace(release, common::ibi_archive_bin().to_str().unwrap());
     let out = Command::new("bash")
         .arg("-c")
         .arg(format!("set -euo pipefail\n{script}"))

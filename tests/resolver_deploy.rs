@@ -19,7 +19,6 @@
 //! Under `CI=true` a missing apache2 (or module) or systemd-analyze fails the tests.
 
 mod common;
-mod support;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -31,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{http_raw_from, Response};
+use common::{http_raw_from, Response};
 
 const CONF: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -78,14 +77,13 @@ fn edit(path: &Path, from: &str, to: &str) {
 /// `ibi-archive serve` on 127.0.0.1, its archive.toml naming it `host:<port>`.
 fn archive(dir: &Path, host: &str) -> (PathBuf, common::Serve) {
     let root = dir.join("archive");
-    support::copy_tree(&common::sample(), &root);
-    let _ = fs::remove_dir_all(root.join("var"));
+    common::copy_sample(&root);
     edit(
         &root.join("archive.toml"),
         "networks = [\"150.163.0.0/16\", \"127.0.0.0/8\"]",
         "networks = [\"127.0.0.1/32\"]",
     );
-    support::prepare_archive(&root);
+    common::prepare_archive(&root);
     let serve = common::Serve::start(&root, fs::File::create(dir.join("archive.log")).unwrap());
     let port = serve.address.rsplit(':').next().unwrap();
     edit(
@@ -145,7 +143,7 @@ impl Resolver {
             port,
             log: log.to_path_buf(),
         };
-        let deadline = Instant::now() + support::STARTUP_TIMEOUT;
+        let deadline = Instant::now() + common::STARTUP_TIMEOUT;
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             if let Some(status) = r.child.try_wait().unwrap() {
                 panic!("the resolver exited with {status}:\n{}", r.log());
@@ -162,7 +160,7 @@ impl Resolver {
 
     /// `ibi-resolver serve --config CONFIG`, as the tests' own user.
     fn start(config: &Path, port: u16, log: &Path) -> Resolver {
-        let mut cmd = Command::new(support::ibi_resolver_bin());
+        let mut cmd = Command::new(common::ibi_resolver_bin());
         cmd.args(["serve", "--config", config.to_str().unwrap()]);
         Resolver::spawn(cmd, port, log)
     }
@@ -233,7 +231,7 @@ fn resolver_cmd(
     let mut cmd = Command::new(bin);
     cmd.args(args).args(["--config", config.to_str().unwrap()]);
     prepare(&mut cmd);
-    support::run_with_stdin(&mut cmd, stdin)
+    common::run_with_stdin(&mut cmd, stdin)
 }
 
 /// `GET target` of the server at `base` ("http://host:port") from the local address
@@ -257,7 +255,7 @@ fn get(from: IpAddr, base: &str, target: &str, headers: &[(&str, &str)]) -> Resp
 /// included through Apache.
 struct Proxied {
     resolver: Resolver,
-    apache: support::Server,
+    apache: common::Server,
     /// The resolver's settings and log, to start it again.
     config: PathBuf,
     log: PathBuf,
@@ -271,12 +269,12 @@ struct Proxied {
 /// [`Proxied`], or `None` (after saying why) when apache2 or its proxy modules are not
 /// installed and `CI` is not `true`.
 fn proxied() -> Option<Proxied> {
-    if !support::apache2_available_with(PROXY_MODULES) {
+    if !common::apache2_available_with(PROXY_MODULES) {
         eprintln!("skipping: apache2 with mod_proxy and mod_proxy_http is not installed");
         return None;
     }
-    let tmp = support::archive_tempdir();
-    let port = support::free_port();
+    let tmp = common::archive_tempdir();
+    let port = common::free_port();
     // The configuration as it is in the repository, but for the port it proxies to.
     let conf = fs::read_to_string(CONF).unwrap();
     assert!(
@@ -289,7 +287,7 @@ fn proxied() -> Option<Proxied> {
         conf.replace(CONF_BACKEND, &format!("127.0.0.1:{port}")),
     )
     .unwrap();
-    let apache = support::start_apache2_vhost(&copy, PROXY_MODULES);
+    let apache = common::start_apache2_vhost(&copy, PROXY_MODULES);
     let (root, serve) = archive(tmp.path(), "127.0.0.1");
     let archive = serve.base_url();
     let config = resolver_toml(
@@ -301,7 +299,7 @@ fn proxied() -> Option<Proxied> {
     let log = tmp.path().join("resolver.log");
     let resolver = Resolver::start(&config, port, &log);
     let (code, out, err) = resolver_cmd(
-        &support::ibi_resolver_bin(),
+        &common::ibi_resolver_bin(),
         &["register", SERVICE, "--email", "archive-admin@example.org"],
         &config,
         &format!("{KEY}\n"),
@@ -678,7 +676,7 @@ fn exec_start(
 }
 
 fn systemd_analyze_available() -> bool {
-    support::required_under_ci(
+    common::required_under_ci(
         Path::new(SYSTEMD_ANALYZE).is_file(),
         "systemd-analyze (Debian's systemd package)",
     )
@@ -714,7 +712,7 @@ fn systemd_analyze_verifies_the_unit() {
     }
     let tmp = tempfile::tempdir().unwrap();
     let text = fs::read_to_string(UNIT).unwrap();
-    let bin = support::ibi_resolver_bin();
+    let bin = common::ibi_resolver_bin();
     assert!(text.contains(&format!("\nExecStart={UNIT_BIN} ")), "{text}");
     let text = text.replace(
         &format!("ExecStart={UNIT_BIN} "),
@@ -1092,10 +1090,10 @@ fn the_units_exec_start_runs_as_systemd_would_run_it() {
     assert!(!user.is_empty() && user != "root", "User={user}");
     assert_eq!(service(&settings, "Group"), user);
     // The service's user: nobody stands for the unit's own when the tests run as root.
-    let (name, ids) = if support::running_as_root() {
+    let (name, ids) = if common::running_as_root() {
         (
             "nobody",
-            Some(support::user_ids("nobody").expect("no user nobody")),
+            Some(common::user_ids("nobody").expect("no user nobody")),
         )
     } else {
         ("", None)
@@ -1115,7 +1113,7 @@ fn the_units_exec_start_runs_as_systemd_would_run_it() {
     // /var/lib/<StateDirectory> as systemd makes it: the service's, StateDirectoryMode;
     // /etc/ibi-resolver/resolver.toml as the unit's comment installs it: root's, readable
     // by the service's group.
-    let tmp = support::archive_tempdir();
+    let tmp = common::archive_tempdir();
     let state_mode = u32::from_str_radix(service(&settings, "StateDirectoryMode"), 8).unwrap();
     let state = tmp
         .path()
@@ -1130,7 +1128,7 @@ fn the_units_exec_start_runs_as_systemd_would_run_it() {
     fs::create_dir_all(&etc).unwrap();
     fs::set_permissions(tmp.path().join("etc"), fs::Permissions::from_mode(0o755)).unwrap();
     fs::set_permissions(&etc, fs::Permissions::from_mode(0o755)).unwrap();
-    let port = support::free_port();
+    let port = common::free_port();
     let config = resolver_toml(
         &etc,
         port,
@@ -1143,8 +1141,8 @@ fn the_units_exec_start_runs_as_systemd_would_run_it() {
         std::os::unix::fs::chown(&config, None, Some(gid)).unwrap();
     }
     // The executable where the service's user may run it.
-    let mut bin = support::ibi_resolver_bin();
-    if ids.is_some() && !support::executable_by_others(&bin) {
+    let mut bin = common::ibi_resolver_bin();
+    if ids.is_some() && !common::executable_by_others(&bin) {
         let dir = tmp.path().join("bin");
         fs::create_dir(&dir).unwrap();
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
@@ -1262,10 +1260,10 @@ fn the_units_exec_start_runs_as_systemd_would_run_it() {
 
     // KillSignal stops it within TimeoutStopSec, exit status 0 (a clean stop for systemd),
     // also with a connection left open (as a proxy in front keeps one).
-    let mut idle = support::connect_from(licensed(), ([127, 0, 0, 1], port).into()).unwrap();
+    let mut idle = common::connect_from(licensed(), ([127, 0, 0, 1], port).into()).unwrap();
     idle.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
-    idle.set_read_timeout(Some(support::HTTP_TIMEOUT)).unwrap();
+    idle.set_read_timeout(Some(common::HTTP_TIMEOUT)).unwrap();
     let mut first = [0u8; 12];
     idle.read_exact(&mut first).unwrap();
     assert_eq!(&first, b"HTTP/1.1 200");

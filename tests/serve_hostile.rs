@@ -3,18 +3,22 @@
 //! connections, an accept loop out of descriptors, a request head of 64 MB, a slowloris
 //! head, and a file swapped for a symbolic link or a named pipe between requests. Every
 //! time, other clients are still answered and nothing leaves the Archive.
+//!
+//! No clock is read to judge the server. Where others must be answered beside hostile
+//! clients, the server runs with limits of an hour ([`PATIENT`]): one that served a
+//! hostile client before the others would give no answer within the client's own
+//! timeout (`HTTP_TIMEOUT`), so the answer arriving at all is the proof.
 
 mod common;
-mod support;
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpStream};
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::{connect_from, http_get_from};
 use common::{Fixture, Serve};
-use support::{connect_from, http_get_from};
 
 const ITEM: &str = "col/iconet.com.br/banon/2009/09.09.22.01";
 /// Short limits, so that the tests need not wait long.
@@ -27,16 +31,36 @@ const LIMITS: [&str; 6] = [
     "2",
 ];
 
+/// Limits of an hour, far beyond the client's timeout: see the top of this file.
+const PATIENT: [&str; 6] = [
+    "--idle-timeout",
+    "3600",
+    "--head-timeout",
+    "3600",
+    "--write-timeout",
+    "3600",
+];
+
 fn local(n: u8) -> IpAddr {
     IpAddr::from([127, 0, 0, n])
 }
 
+/// serve with [`LIMITS`] and `more`, its request log in the file it returns.
 fn start(f: &Fixture, more: &[&str]) -> (Serve, std::path::PathBuf) {
+    start_with(f, &LIMITS, more)
+}
+
+/// serve with the [`PATIENT`] limits and `more`.
+fn start_patient(f: &Fixture, more: &[&str]) -> (Serve, std::path::PathBuf) {
+    start_with(f, &PATIENT, more)
+}
+
+fn start_with(f: &Fixture, limits: &[&str], more: &[&str]) -> (Serve, std::path::PathBuf) {
     let log = f.root().parent().unwrap().join(format!(
         "serve-{}.log",
         f.root().file_name().unwrap().to_string_lossy()
     ));
-    let mut args: Vec<&str> = LIMITS.to_vec();
+    let mut args: Vec<&str> = limits.to_vec();
     args.extend_from_slice(more);
     let serve = Serve::start_with(f.root(), std::fs::File::create(&log).unwrap(), &args);
     (serve, log)
@@ -48,19 +72,14 @@ fn connect(serve: &Serve, from: IpAddr) -> TcpStream {
     s
 }
 
-/// A plain request from `from` answers 200, well within `limit`.
-fn answers(serve: &Serve, from: IpAddr, limit: Duration) {
-    let started = Instant::now();
+/// A plain request from `from` answers 200 (within the client's timeout, or the test
+/// fails).
+fn answers(serve: &Serve, from: IpAddr) {
     let r = http_get_from(
         from,
         &format!("{}/{ITEM}/doc/reference.bib", serve.base_url()),
     );
     assert_eq!(r.status, 200, "{}", r.text());
-    assert!(
-        started.elapsed() < limit,
-        "answered after {:?}",
-        started.elapsed()
-    );
 }
 
 /// A 64 MiB file (sparse) in the item's doc/.
@@ -86,25 +105,34 @@ fn open_fds(pid: u32) -> usize {
         .count()
 }
 
+/// `n` clients from 127.0.0.3 that ask for `target` and read nothing.
+fn stalled_readers(serve: &Serve, target: &str, n: usize) -> Vec<TcpStream> {
+    (0..n)
+        .map(|_| {
+            let mut s = connect(serve, local(3));
+            write!(s, "GET {target} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+            s
+        })
+        .collect()
+}
+
 #[test]
 fn slow_readers_of_a_large_file_block_only_themselves() {
     let f = Fixture::sample();
     let large = large_file(&f);
-    let (serve, _log) = start(&f, &[]);
-    // Eight clients ask for 64 MiB and read nothing.
-    let stalled: Vec<TcpStream> = (0..8)
-        .map(|_| {
-            let mut s = connect(&serve, local(3));
-            write!(s, "GET {large} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
-            s
-        })
-        .collect();
+    // Eight clients ask for 64 MiB and read nothing, and the server would wait an hour
+    // for each: others are answered beside them.
+    let (serve, _log) = start_patient(&f, &[]);
+    let stalled = stalled_readers(&serve, &large, 8);
     std::thread::sleep(Duration::from_millis(300));
     for _ in 0..5 {
-        answers(&serve, local(1), Duration::from_secs(5));
+        answers(&serve, local(1));
     }
-    // A stalled writer is given up after the write timeout: the connection ends before
-    // 64 MiB are sent.
+    drop(stalled);
+    // A stalled writer is given up after the write timeout (2 s): the connection ends
+    // before 64 MiB are sent.
+    let (serve, _log) = start(&f, &[]);
+    let stalled = stalled_readers(&serve, &large, 8);
     std::thread::sleep(Duration::from_secs(3));
     let mut s = stalled.into_iter().next().unwrap();
     let mut got = 0u64;
@@ -125,7 +153,8 @@ fn slow_readers_of_a_large_file_block_only_themselves() {
 fn a_pipelining_client_that_never_reads_blocks_only_itself() {
     let f = Fixture::sample();
     f.write(&format!("{ITEM}/doc/medium.bin"), &vec![b'x'; 1 << 20]);
-    let (serve, _log) = start(&f, &[]);
+    // The server would wait an hour for the client to read.
+    let (serve, _log) = start_patient(&f, &[]);
     let mut s = connect(&serve, local(3));
     s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
     let one = format!("GET /{ITEM}/doc/medium.bin HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -137,16 +166,17 @@ fn a_pipelining_client_that_never_reads_blocks_only_itself() {
     });
     std::thread::sleep(Duration::from_millis(500));
     for _ in 0..5 {
-        answers(&serve, local(1), Duration::from_secs(5));
+        answers(&serve, local(1));
     }
     drop(writer.join().unwrap());
-    answers(&serve, local(3), Duration::from_secs(5));
+    answers(&serve, local(3));
 }
 
 #[test]
 fn idle_connections_are_capped_per_address_and_timed_out() {
     let f = Fixture::sample();
-    let (mut serve, _log) = start(&f, &["--max-per-client", "32"]);
+    // Idle connections the server would keep for an hour.
+    let (serve, _log) = start_patient(&f, &["--max-per-client", "32"]);
     let mut idle: Vec<TcpStream> = (0..600).map(|_| connect(&serve, local(3))).collect();
     std::thread::sleep(Duration::from_millis(300));
     // The 33rd and later were told at once.
@@ -156,15 +186,19 @@ fn idle_connections_are_capped_per_address_and_timed_out() {
         refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
         "{refused}"
     );
-    // Another address is answered at once; the server holds a bounded number of
+    // Another address is answered beside them; the server holds a bounded number of
     // descriptors.
-    answers(&serve, local(1), Duration::from_secs(5));
+    answers(&serve, local(1));
     let fds = open_fds(serve.pid());
     eprintln!("600 idle connections from one address: {fds} descriptors open");
     assert!(fds < 100, "{fds} descriptors open");
-    // Past the idle timeout the idle ones are closed, and their address is served again.
-    std::thread::sleep(Duration::from_millis(1500));
-    answers(&serve, local(3), Duration::from_secs(5));
+    drop(idle);
+    // Past the idle timeout (1 s) the idle ones are closed, and their address is served
+    // again.
+    let (mut serve, _log) = start(&f, &["--max-per-client", "32"]);
+    let idle: Vec<TcpStream> = (0..600).map(|_| connect(&serve, local(3))).collect();
+    std::thread::sleep(Duration::from_millis(1800));
+    answers(&serve, local(3));
     drop(idle);
     assert!(serve.running());
 }
@@ -189,7 +223,7 @@ fn the_accept_loop_outlives_running_out_of_descriptors() {
     drop(held);
     // Once the idle ones are gone, requests are answered again.
     std::thread::sleep(Duration::from_millis(1500));
-    answers(&serve, local(1), Duration::from_secs(10));
+    answers(&serve, local(1));
     let text = std::fs::read_to_string(log).unwrap();
     assert!(
         text.contains("cannot accept a connection: Too many open files"),
@@ -231,9 +265,13 @@ fn a_huge_request_head_is_refused_in_bounded_memory() {
         after < before + 16 * 1024,
         "peak RSS {before} KiB -> {after} KiB"
     );
-    answers(&serve, local(1), Duration::from_secs(5));
+    answers(&serve, local(1));
 }
 
+/// A head sent one byte at a time, each well within the head timeout (2 s) of the one
+/// before, is cut off once the whole head has taken longer: within 200 bytes, which take
+/// 20 s at least (each waits 100 ms for an answer); a timeout that started again with
+/// each byte would never cut it.
 #[test]
 fn a_slowloris_head_is_cut_off() {
     let f = Fixture::sample();
@@ -241,15 +279,16 @@ fn a_slowloris_head_is_cut_off() {
     let mut s = connect(&serve, local(3));
     s.set_read_timeout(Some(Duration::from_millis(100)))
         .unwrap();
-    let started = Instant::now();
     let head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
     let mut closed = false;
+    let mut sent = 0;
     let mut answer = Vec::new();
     for &b in head.iter().cycle().take(200) {
         if s.write_all(&[b]).is_err() {
             closed = true;
             break;
         }
+        sent += 1;
         let mut buf = [0u8; 256];
         match s.read(&mut buf) {
             Ok(0) => {
@@ -259,13 +298,9 @@ fn a_slowloris_head_is_cut_off() {
             Ok(n) => answer.extend_from_slice(&buf[..n]),
             Err(_) => {}
         }
-        if started.elapsed() > Duration::from_secs(10) {
-            break;
-        }
     }
-    eprintln!("slowloris head cut after {:?}", started.elapsed());
-    assert!(closed, "still open after {:?}", started.elapsed());
-    assert!(started.elapsed() < Duration::from_secs(6));
+    eprintln!("slowloris head cut after {sent} bytes");
+    assert!(closed, "still open after {sent} bytes");
     assert!(
         answer.starts_with(b"HTTP/1.1 408 Request Timeout\r\n"),
         "{}",
@@ -348,25 +383,23 @@ fn a_file_swapped_for_a_named_pipe_never_stalls_a_request() {
         )
         .unwrap()
     });
-    let started = Instant::now();
+    // A request stalled on the pipe would get no answer: the client's timeout fails it.
     let answers = hammer(&serve, 1000);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     handle.join().unwrap();
     assert_eq!(answers.len(), 1000);
     eprintln!(
-        "1000 requests during pipe swaps in {:?}: {} served the regular file",
-        started.elapsed(),
+        "1000 requests during pipe swaps: {} served the regular file",
         answers.iter().filter(|(s, _)| *s == 200).count()
     );
     assert!(answers
         .iter()
         .all(|(s, b)| (*s == 200 && b == b"public\n") || *s == 404));
-    assert!(started.elapsed() < Duration::from_secs(120));
     answers_after(&serve);
 }
 
 fn answers_after(serve: &Serve) {
-    answers(serve, local(1), Duration::from_secs(5));
+    answers(serve, local(1));
 }
 
 /// Sends `request` on a fresh connection and reads until the server closes it.

@@ -358,7 +358,7 @@ fn a_closed_standard_output_is_not_taken_by_a_file() {
             sh.env(k, v);
         }
     }
-    let child = sh.stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut child = sh.stderr(std::process::Stdio::piped()).spawn().unwrap();
     let fds = format!("/proc/{}/fd", child.id());
     let opened = |target: &std::path::Path| {
         std::fs::read_dir(&fds).ok().and_then(|d| {
@@ -367,15 +367,20 @@ fn a_closed_standard_output_is_not_taken_by_a_file() {
                 .map(|e| e.file_name().into_string().unwrap())
         })
     };
+    // The run waits for the lock once it has opened the log: one that ends first never
+    // opened it; one that does neither is stopped by the hang guard.
     let started = std::time::Instant::now();
     let log_fd = loop {
         if let Some(fd) = opened(&log) {
             break fd;
         }
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(10),
-            "the log was never opened"
-        );
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended ({status}) without opening the log");
+        }
+        if started.elapsed() > common::HANG_GUARD {
+            let _ = child.kill();
+            panic!("the run neither opened the log nor ended");
+        }
         std::thread::sleep(std::time::Duration::from_millis(5));
     };
     let stdout = std::fs::read_link(format!("{fds}/1")).unwrap();

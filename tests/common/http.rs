@@ -119,54 +119,90 @@ pub fn http_raw_from(
     request: &[u8],
     head: bool,
 ) -> Response {
-    let authority = authority
-        .strip_prefix("http://")
-        .unwrap_or(authority)
-        .trim_end_matches('/');
-    let addr = authority
-        .to_socket_addrs()
-        .unwrap_or_else(|e| panic!("cannot resolve {authority}: {e}"))
-        .next()
-        .unwrap_or_else(|| panic!("no address for {authority}"));
-    let mut stream = match source {
-        Some(source) => connect_from(source, addr),
-        None => TcpStream::connect_timeout(&addr, HTTP_TIMEOUT),
+    Connection::open_from(source, authority).exchange(request, head)
+}
+
+/// A connection that stays open from one request to the next (keep-alive), each
+/// response read by its framing alone: a response the client could only end by the
+/// server's closing the connection leaves no connection for the next request.
+pub struct Connection {
+    stream: TcpStream,
+    authority: String,
+    /// Bytes received after the last response read (the start of the next one).
+    buf: Vec<u8>,
+}
+
+impl Connection {
+    /// A connection to `authority` ("host:port", or a base URL such as
+    /// `Server::base_url`).
+    pub fn open(authority: &str) -> Connection {
+        Connection::open_from(None, authority)
     }
-    .unwrap_or_else(|e| panic!("cannot connect to {authority}: {e}"));
-    stream.set_read_timeout(Some(HTTP_TIMEOUT)).unwrap();
-    stream.set_write_timeout(Some(HTTP_TIMEOUT)).unwrap();
-    stream
-        .write_all(request)
-        .unwrap_or_else(|e| panic!("cannot send request to {authority}: {e}"));
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        if let Some(result) = parse_response(&buf, head) {
-            return result.unwrap_or_else(|e| {
-                panic!(
-                    "bad HTTP response from {authority}: {e}\n{}",
-                    String::from_utf8_lossy(&buf)
-                )
-            });
+
+    /// [`Connection::open`] from the local address `source`, when given.
+    pub fn open_from(source: Option<IpAddr>, authority: &str) -> Connection {
+        let authority = authority
+            .strip_prefix("http://")
+            .unwrap_or(authority)
+            .trim_end_matches('/');
+        let addr = authority
+            .to_socket_addrs()
+            .unwrap_or_else(|e| panic!("cannot resolve {authority}: {e}"))
+            .next()
+            .unwrap_or_else(|| panic!("no address for {authority}"));
+        let stream = match source {
+            Some(source) => connect_from(source, addr),
+            None => TcpStream::connect_timeout(&addr, HTTP_TIMEOUT),
         }
-        let n = match stream.read(&mut chunk) {
-            Ok(n) => n,
-            Err(e) => panic!(
-                "reading response from {authority} failed after {} bytes: {e}\n{}",
-                buf.len(),
-                String::from_utf8_lossy(&buf)
-            ),
-        };
-        if n == 0 {
-            // Connection closed: a response without framing ends here.
-            return parse_response_at_eof(&buf, head).unwrap_or_else(|e| {
-                panic!(
-                    "bad HTTP response from {authority}: {e}\n{}",
-                    String::from_utf8_lossy(&buf)
-                )
-            });
+        .unwrap_or_else(|e| panic!("cannot connect to {authority}: {e}"));
+        stream.set_read_timeout(Some(HTTP_TIMEOUT)).unwrap();
+        stream.set_write_timeout(Some(HTTP_TIMEOUT)).unwrap();
+        Connection {
+            stream,
+            authority: authority.to_string(),
+            buf: Vec::new(),
         }
-        buf.extend_from_slice(&chunk[..n]);
+    }
+
+    /// Sends `request` (bytes as they are) and reads one response. `head` tells whether
+    /// the request was a HEAD (whose response has no body).
+    pub fn exchange(&mut self, request: &[u8], head: bool) -> Response {
+        let authority = &self.authority;
+        self.stream
+            .write_all(request)
+            .unwrap_or_else(|e| panic!("cannot send request to {authority}: {e}"));
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            if let Some(result) = parse_response(&self.buf, head) {
+                let (response, used) = result.unwrap_or_else(|e| {
+                    panic!(
+                        "bad HTTP response from {authority}: {e}\n{}",
+                        String::from_utf8_lossy(&self.buf)
+                    )
+                });
+                self.buf.drain(..used);
+                return response;
+            }
+            let n = match self.stream.read(&mut chunk) {
+                Ok(n) => n,
+                Err(e) => panic!(
+                    "reading response from {authority} failed after {} bytes: {e}\n{}",
+                    self.buf.len(),
+                    String::from_utf8_lossy(&self.buf)
+                ),
+            };
+            if n == 0 {
+                // Connection closed: a response without framing ends here.
+                let buf = std::mem::take(&mut self.buf);
+                return parse_response_at_eof(&buf, head).unwrap_or_else(|e| {
+                    panic!(
+                        "bad HTTP response from {authority}: {e}\n{}",
+                        String::from_utf8_lossy(&buf)
+                    )
+                });
+            }
+            self.buf.extend_from_slice(&chunk[..n]);
+        }
     }
 }
 
@@ -227,20 +263,21 @@ fn has_no_body(status: u16, head: bool) -> bool {
     head || (100..200).contains(&status) || status == 204 || status == 304
 }
 
-/// A complete response from `buf`, `None` while more bytes are needed.
-fn parse_response(buf: &[u8], head_request: bool) -> Option<Result<Response, String>> {
+/// A complete response from the start of `buf` and the number of bytes it takes, `None`
+/// while more bytes are needed.
+fn parse_response(buf: &[u8], head_request: bool) -> Option<Result<(Response, usize), String>> {
     let head = match parse_head(buf)? {
         Ok(h) => h,
         Err(e) => return Some(Err(e)),
     };
     let rest = &buf[head.body_start..];
-    let body = if has_no_body(head.status, head_request) {
-        Vec::new()
+    let (body, used) = if has_no_body(head.status, head_request) {
+        (Vec::new(), 0)
     } else if header(&head.headers, "transfer-encoding")
         .is_some_and(|te| te.to_ascii_lowercase().contains("chunked"))
     {
         match decode_chunked_prefix(rest) {
-            Ok(Some((body, _used))) => body,
+            Ok(Some(body_and_used)) => body_and_used,
             Ok(None) => return None,
             Err(e) => return Some(Err(e)),
         }
@@ -252,20 +289,21 @@ fn parse_response(buf: &[u8], head_request: bool) -> Option<Result<Response, Str
         if rest.len() < n {
             return None;
         }
-        rest[..n].to_vec()
+        (rest[..n].to_vec(), n)
     } else {
         return None; // ends when the connection closes
     };
-    Some(Ok(Response {
+    let response = Response {
         status: head.status,
         headers: head.headers,
         body,
-    }))
+    };
+    Some(Ok((response, head.body_start + used)))
 }
 
 fn parse_response_at_eof(buf: &[u8], head_request: bool) -> Result<Response, String> {
     if let Some(r) = parse_response(buf, head_request) {
-        return r;
+        return r.map(|(response, _)| response);
     }
     let head = match parse_head(buf) {
         Some(h) => h?,

@@ -163,7 +163,7 @@ pub(crate) fn assert_reachable(path: &Path, what: &str) {
         if meta.mode() & needed == 0 {
             panic!(
                 "{what} {} is not reachable by www-data: {} has mode {:o}; \
-                 use support::archive_tempdir() / support::prepare_archive()",
+                 use common::archive_tempdir() / common::prepare_archive()",
                 path.display(),
                 p.display(),
                 meta.mode() & 0o7777
