@@ -724,6 +724,46 @@ fn links_that_cannot_be_made_here_are_noted() {
     assert_eq!((code, out.as_str()), (0, "checked 16 items: 0 faults\n"));
 }
 
+/// The item a new translation links from keeps its comments and layout whatever way its
+/// `[translations]` is written: here an inline table with a comment after it.
+#[test]
+fn a_linked_item_keeps_its_comments_and_layout() {
+    let f = archive();
+    let root = f.root().to_str().unwrap();
+    let files = inputs(&[("a.pdf", "a")]);
+    let a = files.path().join("a.pdf");
+    let x = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23";
+    let text = item_toml(f.root(), x);
+    let cut = text.find("\n[translations]\n").unwrap();
+    let commented = format!(
+        "# Checked by hand.\n{}translations = {{ en = \"{x}\", pt = \"sid.inpe.br/mtc-m18@80/2009/08.25.19.43\" }}  # both versions\n",
+        &text[..cut]
+    );
+    f.write(&format!("col/{x}/item.toml"), commented.as_bytes());
+    let (code, out, err) = run_cmd(&[
+        "new",
+        "--root",
+        root,
+        "--language",
+        "es",
+        "--translation-of",
+        x,
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let rep = common::pairs_of(out.trim_end())
+        .into_iter()
+        .find(|(n, _)| n == "rep")
+        .unwrap()
+        .1;
+    assert_eq!(
+        item_toml(f.root(), x),
+        commented.replace(" }  #", &format!(", es = \"{rep}\" }}  #"))
+    );
+    let (code, out, _) = run_cmd(&["check", "--root", root]);
+    assert_eq!((code, out.as_str()), (0, "checked 15 items: 0 faults\n"));
+}
+
 /// `new DIR` copies the files below DIR, never what a link there leads to (a link to
 /// /etc/shadow or to archive.toml, or a second name of it, would land in a public doc/):
 /// it refuses, naming every symbolic and hard link, and writes nothing.

@@ -288,25 +288,18 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
             .map_err(|e| AdminError::new(format!("cannot read {}: {e}", path.display())))?;
         let edited = super::itemfile::edit(&text, &item.dir, &item.rep, &[edit])
             .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
-        dir.replace_item_toml(&temp_name(crate::layout::ITEM_TOML), edited.text.as_bytes())
-            .map_err(|e| io_err("cannot write", &path, e))?;
-        Ok::<bool, AdminError>(edited.comments_kept)
+        dir.replace_item_toml(&temp_name(crate::layout::ITEM_TOML), edited.as_bytes())
+            .map_err(|e| io_err("cannot write", &path, e))
     };
-    let mut kept_all = true;
     if let Some((x, lang, Some(_))) = &translation {
         let edit = Edit::Translation(lang.clone(), rep.as_str().to_string());
-        kept_all &= link(x, edit, &|item: &Item| {
+        link(x, edit, &|item: &Item| {
             check_translation_slot(x, item, lang)
         })?;
     }
     if let Some((x, Some(_))) = &edition {
         let edit = Edit::NextEdition(rep.as_str().to_string());
-        kept_all &= link(x, edit, &|item: &Item| check_edition_slot(x, item))?;
-    }
-    if !kept_all {
-        notes.push(
-            "an item.toml with an unusual layout was rewritten from its content; its comments were not kept".into(),
-        );
+        link(x, edit, &|item: &Item| check_edition_slot(x, item))?;
     }
     notes.extend(refresh_prefixes(root));
     Ok(Created {
