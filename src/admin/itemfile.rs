@@ -7,7 +7,7 @@
 //! first one's; a new `[translations]` entry goes after the last one, however the table
 //! is written (a `[translations]` table, an inline table, dotted keys), and the table is
 //! appended when missing. The changed text is then checked: it must parse to exactly the
-//! old item with the change.
+//! old item with the change, and be no larger than the service reads.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,7 +15,7 @@ use std::path::Path;
 use toml_edit::{Datetime, Decor, DocumentMut, InlineTable, Key, RawString, Table, Value};
 
 use crate::ibi::Rep;
-use crate::item::{iso8601, ContentType, Item, State};
+use crate::item::{iso8601, ContentType, Item, State, MAX_ITEM_TOML};
 use crate::relation::Lang;
 
 /// The content of an item.toml, field by field, as written.
@@ -175,6 +175,11 @@ pub fn edit(text: &str, dir: &Path, rep: &Rep, edits: &[Edit]) -> Result<String,
         .map_err(|e| format!("the changed item.toml would not be valid: {e}"))?;
     if !Draft::of(&got).same_item(&want) {
         return Err("the changed item.toml would not hold the change".into());
+    }
+    if changed.len() as u64 > MAX_ITEM_TOML {
+        return Err(format!(
+            "the changed item.toml would be larger than {MAX_ITEM_TOML} bytes, which the service does not read"
+        ));
     }
     Ok(changed)
 }
@@ -453,6 +458,17 @@ mod tests {
             edited(text, &[pt()]),
             format!("state = \"Original\"\n\n[formats]\noai_dc = \"x.xml\"\n# the end\n\n[translations]\npt = \"{PT}\"\n")
         );
+    }
+
+    #[test]
+    fn a_change_past_what_the_service_reads_is_refused() {
+        let comment = "#".repeat(MAX_ITEM_TOML as usize - 40);
+        let text = format!("{comment}\nstate = \"Original\"\n");
+        assert_eq!(
+            edit(&text, Path::new("/x"), &rep(), &[Edit::NextEdition(EN.into())]).err(),
+            Some(format!("the changed item.toml would be larger than {MAX_ITEM_TOML} bytes, which the service does not read"))
+        );
+        assert!(edit(&text, Path::new("/x"), &rep(), &[Edit::State(State::Copy)]).is_ok());
     }
 
     #[test]
