@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use ibi_archive::admin::new_item::{create, CopyOf, NewItem, DC_ELEMENTS};
+use ibi_archive::admin::dublin_core::DC_ELEMENTS;
+use ibi_archive::admin::new_item::{create, CopyOf, NewItem};
 use ibi_archive::ibi::Ibi;
 use ibi_archive::pairs::PairList;
 use ibi_archive::relation::Lang;
