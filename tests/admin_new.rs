@@ -724,6 +724,23 @@ fn links_that_cannot_be_made_here_are_noted() {
     assert_eq!((code, out.as_str()), (0, "checked 16 items: 0 faults\n"));
 }
 
+/// Both items `create` stores are stamped with the time its caller gives.
+#[test]
+fn the_items_are_stamped_with_the_time_given() {
+    let f = archive();
+    let files = inputs(&[("a.pdf", "a")]);
+    let req = ibi_archive::admin::new_item::NewItem {
+        files: vec![files.path().join("a.pdf")],
+        dc: vec![("title".into(), "A".into())],
+        ..Default::default()
+    };
+    let created = ibi_archive::admin::new_item::create(f.root(), &req, 1_234_567_890).unwrap();
+    let (meta, _) = created.metadata.unwrap();
+    for rep in [created.rep.as_str(), meta.as_str()] {
+        assert_eq!(timestamp(f.root(), rep), "2009-02-13T23:31:30Z", "{rep}");
+    }
+}
+
 /// The item a new translation links from keeps its comments and layout whatever way its
 /// `[translations]` is written: here an inline table with a comment after it.
 #[test]

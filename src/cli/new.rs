@@ -124,8 +124,9 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             "new: --translation-of needs --language, the translation's language (ll or ll-CC)",
         ));
     }
+    let now = chrono::Utc::now().timestamp();
     let created =
-        create(&root_flag(root), &req).map_err(|e| CliError::failed(format!("new: {e}")))?;
+        create(&root_flag(root), &req, now).map_err(|e| CliError::failed(format!("new: {e}")))?;
     for note in &created.notes {
         super::say(&format!("note: {note}"));
     }
