@@ -298,6 +298,8 @@ impl Checker<'_> {
         }
     }
 
+    /// One walk of col/, sorted, links not followed: every entry checked as its level
+    /// requires, each item with [`Checker::check_item`].
     fn walk(&mut self, progress: &mut dyn FnMut(u64)) {
         let mut it = walkdir::WalkDir::new(&self.col)
             .min_depth(1)
@@ -310,122 +312,167 @@ impl Checker<'_> {
             let e = match entry {
                 Ok(e) => e,
                 Err(err) => {
-                    let path = err
-                        .path()
-                        .map_or_else(|| "col".to_string(), |p| self.rel(p));
-                    let why = err
-                        .io_error()
-                        .map_or_else(|| err.to_string(), |io| io.to_string());
-                    self.fault(path, format!("cannot read: {why}"));
+                    self.unreadable(&err);
                     continue;
                 }
             };
-            let depth = e.depth();
-            let rel = self.rel(e.path());
-            let name = e.file_name().to_string_lossy().into_owned();
-            let is_dir = e.file_type().is_dir();
-            if depth <= 5 && name.starts_with('.') {
-                if name.starts_with(TEMP_PREFIX) {
-                    self.fault(
-                        rel,
-                        "temporary entry of an interrupted (or running) `ibi-archive new` or `delete`; remove it",
-                    );
-                }
-                if is_dir {
-                    it.skip_current_dir();
-                }
-                continue;
+            // skip_current_dir after a file would skip the rest of its directory.
+            if !self.check_entry(&e, &mut parts, progress) && e.file_type().is_dir() {
+                it.skip_current_dir();
             }
-            if e.path_is_symlink() {
-                let outside = std::fs::canonicalize(e.path()).ok().is_some_and(|real| {
-                    self.real_col.as_ref().is_some_and(|c| !real.starts_with(c))
-                });
-                if outside {
-                    self.fault(
-                        rel,
-                        "symlink leads outside col/; the service treats it as absent",
-                    );
-                } else {
-                    self.fault(
-                        rel,
-                        "symlink below col/: neither the service nor the web servers follow it, so it is treated as absent",
-                    );
+        }
+    }
+
+    /// An entry the walk could not read.
+    fn unreadable(&mut self, err: &walkdir::Error) {
+        let path = err
+            .path()
+            .map_or_else(|| "col".to_string(), |p| self.rel(p));
+        let why = err
+            .io_error()
+            .map_or_else(|| err.to_string(), |io| io.to_string());
+        self.fault(path, format!("cannot read: {why}"));
+    }
+
+    /// Checks one entry of col/ as its level requires (`parts`: the rep's parts above it);
+    /// false when the walk must not go into it.
+    fn check_entry(
+        &mut self,
+        e: &walkdir::DirEntry,
+        parts: &mut [String; 4],
+        progress: &mut dyn FnMut(u64),
+    ) -> bool {
+        let depth = e.depth();
+        let rel = self.rel(e.path());
+        let name = e.file_name().to_string_lossy().into_owned();
+        if depth <= 5 && name.starts_with('.') {
+            self.check_dot_name(rel, &name);
+            return false;
+        }
+        if e.path_is_symlink() {
+            self.check_symlink(e.path(), rel);
+            return true;
+        }
+        match depth {
+            1..=4 => self.check_rep_part(e, rel, parts, progress),
+            5 => self.check_item_entry(e, rel, &name),
+            _ => {
+                if !e.file_type().is_dir() {
+                    self.check_doc_file(e, rel);
                 }
-                continue;
+                true
             }
-            if depth <= 4 {
-                if e.file_name().to_str().is_none() {
-                    self.fault(
-                        rel,
-                        "name is not UTF-8, so it is not part of a uniform repository name",
-                    );
-                    if is_dir {
-                        it.skip_current_dir();
-                    }
-                    continue;
-                }
-                if !is_dir {
-                    self.fault(
-                        rel,
-                        "stray file: the four levels under col/ hold only the directories of uniform repository names",
-                    );
-                    continue;
-                }
-                parts[depth - 1] = name.clone();
-                if let Err(why) = check_part(depth, &parts) {
-                    self.fault(
-                        rel,
-                        format!("directory name is not part of a uniform repository name: {why}"),
-                    );
-                    it.skip_current_dir();
-                    continue;
-                }
-                if depth == 4 {
-                    self.summary.items += 1;
-                    progress(self.summary.items);
-                    let rep = Rep::parse(&parts.join("/")).expect("checked by check_part");
-                    self.check_item(&rel, rep);
-                }
-                continue;
-            }
-            if depth > 5 && !is_dir {
-                // A file of doc/ (links were reported above): one the service and the
-                // web servers never serve is a fault to know of.
-                if let Ok(meta) = e.metadata() {
-                    use std::os::unix::fs::MetadataExt;
-                    if !meta.is_file() {
-                        self.fault(
-                            rel,
-                            "not a regular file (a named pipe, device or socket): never served",
-                        );
-                    } else if meta.nlink() > 1 {
-                        self.fault(
-                            rel,
-                            format!(
-                                "has {} hard links: never served (another link could be any file, such as archive.toml)",
-                                meta.nlink()
-                            ),
-                        );
-                    }
-                }
-                continue;
-            }
-            if depth == 5 {
-                let ok = match name.as_str() {
-                    "item.toml" => e.file_type().is_file(),
-                    "doc" => is_dir,
-                    _ => false,
-                };
-                if !ok {
-                    self.fault(
-                        rel,
-                        "stray entry: an item directory holds only the file item.toml and the directory doc/",
-                    );
-                    if is_dir {
-                        it.skip_current_dir();
-                    }
-                }
-            }
+        }
+    }
+
+    /// A dot-name above doc/, which the service ignores: a fault when it is a temporary
+    /// entry of the tools.
+    fn check_dot_name(&mut self, rel: String, name: &str) {
+        if name.starts_with(TEMP_PREFIX) {
+            self.fault(
+                rel,
+                "temporary entry of an interrupted (or running) `ibi-archive new` or `delete`; remove it",
+            );
+        }
+    }
+
+    /// A symlink anywhere under col/: the service treats it as absent.
+    fn check_symlink(&mut self, path: &Path, rel: String) {
+        let outside = std::fs::canonicalize(path)
+            .ok()
+            .is_some_and(|real| self.real_col.as_ref().is_some_and(|c| !real.starts_with(c)));
+        if outside {
+            self.fault(
+                rel,
+                "symlink leads outside col/; the service treats it as absent",
+            );
+        } else {
+            self.fault(
+                rel,
+                "symlink below col/: neither the service nor the web servers follow it, so it is treated as absent",
+            );
+        }
+    }
+
+    /// An entry of the four levels of reps: a directory named as the part of a rep of its
+    /// level; at the fourth, an item, counted and checked. False when the walk must not go
+    /// into it.
+    fn check_rep_part(
+        &mut self,
+        e: &walkdir::DirEntry,
+        rel: String,
+        parts: &mut [String; 4],
+        progress: &mut dyn FnMut(u64),
+    ) -> bool {
+        let depth = e.depth();
+        let Some(name) = e.file_name().to_str() else {
+            self.fault(
+                rel,
+                "name is not UTF-8, so it is not part of a uniform repository name",
+            );
+            return false;
+        };
+        if !e.file_type().is_dir() {
+            self.fault(
+                rel,
+                "stray file: the four levels under col/ hold only the directories of uniform repository names",
+            );
+            return true;
+        }
+        parts[depth - 1] = name.to_string();
+        if let Err(why) = check_part(depth, parts) {
+            self.fault(
+                rel,
+                format!("directory name is not part of a uniform repository name: {why}"),
+            );
+            return false;
+        }
+        if depth == 4 {
+            self.summary.items += 1;
+            progress(self.summary.items);
+            let rep = Rep::parse(&parts.join("/")).expect("checked by check_part");
+            self.check_item(&rel, rep);
+        }
+        true
+    }
+
+    /// An entry of an item directory, which holds only the file item.toml and the
+    /// directory doc/. False when the walk must not go into it.
+    fn check_item_entry(&mut self, e: &walkdir::DirEntry, rel: String, name: &str) -> bool {
+        let ok = match name {
+            "item.toml" => e.file_type().is_file(),
+            "doc" => e.file_type().is_dir(),
+            _ => false,
+        };
+        if !ok {
+            self.fault(
+                rel,
+                "stray entry: an item directory holds only the file item.toml and the directory doc/",
+            );
+        }
+        ok
+    }
+
+    /// A file of doc/ (links are reported as such): one the service and the web servers
+    /// never serve is a fault to know of.
+    fn check_doc_file(&mut self, e: &walkdir::DirEntry, rel: String) {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = e.metadata() else {
+            return;
+        };
+        if !meta.is_file() {
+            self.fault(
+                rel,
+                "not a regular file (a named pipe, device or socket): never served",
+            );
+        } else if meta.nlink() > 1 {
+            self.fault(
+                rel,
+                format!(
+                    "has {} hard links: never served (another link could be any file, such as archive.toml)",
+                    meta.nlink()
+                ),
+            );
         }
     }
 
