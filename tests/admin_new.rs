@@ -600,6 +600,10 @@ fn refusals_name_the_input_and_write_nothing() {
             "ibi-archive: new: --copy needs --ibi REP (a Copy is stored under its rep)\n".into()),
         (vec!["--copy", "--ibi", "8JMKD3MGP7W/3EPGUE5", "--ibi", "urlib.net/www/2013/09.04.12.28.03", a], 1,
             "ibi-archive: new: --ibi 8JMKD3MGP7W/3EPGUE5 codes the date 2013/09.04.12.27.57, --ibi urlib.net/www/2013/09.04.12.28.03 the date 2013/09.04.12.28.03: they are not the same item\n".into()),
+        (vec!["--copy", "--ibi", "urlib.net/www/2013/09.04.12.28.03", "--ibi", "urlib.net/www/2013/09.04.12.28.04", a], 2,
+            "ibi-archive: new: --ibi urlib.net/www/2013/09.04.12.28.04: give one rep and at most one IBIp\n".into()),
+        (vec!["--dc", "title", a], 2,
+            "ibi-archive: new: --dc \"title\" is not ELEMENT=VALUE\n".into()),
         (vec!["--language", "english", a], 2,
             "ibi-archive: new: --language: invalid language \"english\": expected ll or ll-CC\n".into()),
     ];
