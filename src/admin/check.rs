@@ -48,7 +48,7 @@ use std::path::{Path, PathBuf};
 use super::registration::{prepare, Direction};
 use super::TEMP_PREFIX;
 use crate::config::{located, Config, Position};
-use crate::ibi::{Ibi, Rep};
+use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{Item, State};
 use crate::layout::{Col, ItemDir, Refusal};
 use crate::store::Store;
@@ -476,56 +476,18 @@ impl Checker<'_> {
         }
     }
 
+    /// Checks the item in directory `rel` (`col/<rep>`): its item.toml loads, no other
+    /// directory names its IBI, then its IBIp, its files and its references to items
+    /// here; its IBIp and next edition are kept for the checks across items.
     fn check_item(&mut self, rel: &str, rep: Rep) {
         let toml_rel = format!("{rel}/item.toml");
-        let opened = self.col_dir.as_ref().map(|c| c.item(rep_of_rel(rel)));
-        let loaded = match opened {
-            Some(Ok(dir)) if !dir.has_item_toml() => {
-                self.fault(
-                    rel,
-                    "no item.toml: the service treats this directory as absent",
-                );
-                None
-            }
-            Some(Ok(dir)) => match Item::load(&dir, rep.clone()) {
-                Ok(item) => Some(item),
-                Err(e) => {
-                    self.report(Kind::Fault, toml_rel.clone(), e.at, e.message);
-                    None
-                }
-            },
-            Some(Err(e)) => {
-                self.fault(rel, format!("cannot be opened as an item: {e}"));
-                None
-            }
-            None => None,
-        };
+        let loaded = self.load_item(rel, &toml_rel, &rep);
         self.check_same_ibi(rel, &rep, loaded.as_ref().map(|i| i.state));
         let Some(item) = loaded else {
             return;
         };
         if let Some(p) = &item.ibip {
-            let coded = p.date().rep_suffix();
-            if coded != rep.suffix() {
-                self.fault(
-                    toml_rel.clone(),
-                    format!(
-                        "ibip {p} codes the date {coded}, not this directory's {}; the IBIp lookup cannot find this item",
-                        rep.suffix()
-                    ),
-                );
-            }
-            let key: Box<str> = p.as_str().to_ascii_uppercase().into();
-            let here = rep_of_rel(rel);
-            if let Some(other) = self.ibips.get(&key) {
-                let other = other.clone();
-                self.fault(
-                    toml_rel.clone(),
-                    format!("ibip {p} is also recorded by col/{other}/item.toml"),
-                );
-            } else {
-                self.ibips.insert(key, here.into());
-            }
+            self.check_ibip(rel, &toml_rel, &rep, p);
         }
         if let Some(next) = &item.nextedition {
             let next = match next {
@@ -543,21 +505,77 @@ impl Checker<'_> {
         if item.url.is_none() && self.service.is_some() && !self.is_service_item(&item) {
             self.check_files(&item, &toml_rel);
         }
-        let mut refs: Vec<(String, Ibi)> = Vec::new();
+        self.check_references(&item, &toml_rel);
+    }
+
+    /// The item in directory `rel`, opened from col/ and loaded as the service loads it;
+    /// `None`, with the fault reported, when it cannot be.
+    fn load_item(&mut self, rel: &str, toml_rel: &str, rep: &Rep) -> Option<Item> {
+        match self.col_dir.as_ref()?.item(rep_of_rel(rel)) {
+            Ok(dir) if !dir.has_item_toml() => {
+                self.fault(
+                    rel,
+                    "no item.toml: the service treats this directory as absent",
+                );
+                None
+            }
+            Ok(dir) => match Item::load(&dir, rep.clone()) {
+                Ok(item) => Some(item),
+                Err(e) => {
+                    self.report(Kind::Fault, toml_rel, e.at, e.message);
+                    None
+                }
+            },
+            Err(e) => {
+                self.fault(rel, format!("cannot be opened as an item: {e}"));
+                None
+            }
+        }
+    }
+
+    /// The item's IBIp must code its directory's date (else the IBIp lookup cannot find
+    /// it) and be recorded by no other item.
+    fn check_ibip(&mut self, rel: &str, toml_rel: &str, rep: &Rep, p: &Ibip) {
+        let coded = p.date().rep_suffix();
+        if coded != rep.suffix() {
+            self.fault(
+                toml_rel,
+                format!(
+                    "ibip {p} codes the date {coded}, not this directory's {}; the IBIp lookup cannot find this item",
+                    rep.suffix()
+                ),
+            );
+        }
+        let key: Box<str> = p.as_str().to_ascii_uppercase().into();
+        if let Some(other) = self.ibips.get(&key) {
+            let other = other.clone();
+            self.fault(
+                toml_rel,
+                format!("ibip {p} is also recorded by col/{other}/item.toml"),
+            );
+        } else {
+            self.ibips.insert(key, rep_of_rel(rel).into());
+        }
+    }
+
+    /// The reps the item names (next edition, metadata, translations) whose prefix is here
+    /// must name an item here.
+    fn check_references(&mut self, item: &Item, toml_rel: &str) {
+        let mut refs: Vec<(String, &Ibi)> = Vec::new();
         if let Some(n) = &item.nextedition {
-            refs.push(("nextedition".into(), n.clone()));
+            refs.push(("nextedition".into(), n));
         }
         if let Some(m) = &item.metadata {
-            refs.push(("metadata".into(), m.clone()));
+            refs.push(("metadata".into(), m));
         }
         for (lang, t) in &item.translations {
-            refs.push((format!("translations.{lang}"), t.clone()));
+            refs.push((format!("translations.{lang}"), t));
         }
         for (field, target) in refs {
-            if let Ibi::Rep(r) = &target {
+            if let Ibi::Rep(r) = target {
                 if self.dangling(r) {
                     self.fault(
-                        toml_rel.clone(),
+                        toml_rel,
                         format!("{field} {r}: no such item in this Archive"),
                     );
                 }
