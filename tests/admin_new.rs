@@ -643,6 +643,64 @@ fn refusals_name_the_input_and_write_nothing() {
     );
 }
 
+/// Files that cannot make an item's doc/: two of one name, directories without files, a
+/// named pipe given or found in a directory given.
+#[test]
+fn files_that_cannot_make_a_doc_are_refused() {
+    let f = archive();
+    let files = inputs(&[("a.pdf", "a"), ("x/a.pdf", "x")]);
+    let path = |name: &str| files.path().join(name).to_str().unwrap().to_string();
+    std::fs::create_dir_all(files.path().join("empty/sub")).unwrap();
+    std::fs::create_dir(files.path().join("piped")).unwrap();
+    for pipe in ["pipe", "piped/pipe"] {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            files.path().join(pipe),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+    }
+    let before = snapshot(f.root());
+    for (args, want) in [
+        (
+            vec![path("x"), path("x")],
+            "two files would be doc/x/a.pdf: give files with distinct names".to_string(),
+        ),
+        (
+            vec![path("a.pdf"), path("x/a.pdf")],
+            "two files would be doc/a.pdf: give files with distinct names".to_string(),
+        ),
+        (
+            vec![path("empty")],
+            "the directories given hold no files: an item needs at least one file".to_string(),
+        ),
+        (
+            vec![path("pipe")],
+            format!("{} is not a regular file or a directory", path("pipe")),
+        ),
+        (
+            vec![path("piped")],
+            format!("{} is not a regular file", path("piped/pipe")),
+        ),
+    ] {
+        let mut all = vec!["new", "--root", f.root().to_str().unwrap()];
+        all.extend(args.iter().map(String::as_str));
+        let (code, out, err) = run_cmd(&all);
+        assert_eq!(
+            (code, out.as_str(), err),
+            (1, "", format!("ibi-archive: new: {want}\n")),
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        snapshot(f.root()),
+        before,
+        "a refused run changed the Archive"
+    );
+}
+
 /// Every path under col/ with its size: what a refused run must leave as it was.
 fn snapshot(root: &Path) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = walkdir::WalkDir::new(root.join("col"))
