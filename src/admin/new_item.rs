@@ -558,15 +558,7 @@ fn plan_files(files: &[PathBuf]) -> Result<Vec<Planned>, AdminError> {
     let mut seen = BTreeSet::new();
     for src in files {
         let meta = fs::metadata(src).map_err(|e| io_err("cannot read", src, e))?;
-        let name = match src.file_name() {
-            Some(n) if n != ".." => PathBuf::from(n),
-            _ => {
-                let real = fs::canonicalize(src).map_err(|e| io_err("cannot read", src, e))?;
-                PathBuf::from(real.file_name().ok_or_else(|| {
-                    AdminError::new(format!("{} has no name to give it in doc/", src.display()))
-                })?)
-            }
-        };
+        let name = name_in_doc(src)?;
         if meta.is_file() {
             plan.push(Planned {
                 src: src.clone(),
@@ -574,54 +566,7 @@ fn plan_files(files: &[PathBuf]) -> Result<Vec<Planned>, AdminError> {
                 rel: name,
             });
         } else if meta.is_dir() {
-            let dir =
-                crate::layout::open_named_dir(src).map_err(|e| io_err("cannot read", src, e))?;
-            let dir = Arc::new(dir);
-            let mut links = Vec::new();
-            for e in walkdir::WalkDir::new(src)
-                .follow_links(false)
-                .sort_by_file_name()
-            {
-                let e =
-                    e.map_err(|e| AdminError::new(format!("cannot read {}: {e}", src.display())))?;
-                if e.file_type().is_symlink() {
-                    links.push(e.path().display().to_string());
-                    continue;
-                }
-                // A second link could be any file of the same file system, archive.toml
-                // among them: refused like a symbolic link.
-                let hard_linked = e.file_type().is_file()
-                    && e.metadata().is_ok_and(|m| {
-                        use std::os::unix::fs::MetadataExt;
-                        m.nlink() > 1
-                    });
-                if hard_linked {
-                    links.push(format!("{} (hard link)", e.path().display()));
-                    continue;
-                }
-                if e.file_type().is_dir() {
-                    continue;
-                }
-                if !e.file_type().is_file() {
-                    return Err(AdminError::new(format!(
-                        "{} is not a regular file",
-                        e.path().display()
-                    )));
-                }
-                let rel = e.path().strip_prefix(src).expect("walked under src");
-                plan.push(Planned {
-                    src: e.path().to_path_buf(),
-                    beneath: Some((dir.clone(), rel.to_path_buf())),
-                    rel: name.join(rel),
-                });
-            }
-            if !links.is_empty() {
-                return Err(AdminError::new(format!(
-                    "{} holds links, which are never copied into an item (a link could lead to any file, such as archive.toml); replace them with the files: {}",
-                    src.display(),
-                    links.join(", ")
-                )));
-            }
+            plan.extend(plan_directory(src, &name)?);
         } else {
             return Err(AdminError::new(format!(
                 "{} is not a regular file or a directory",
@@ -641,6 +586,74 @@ fn plan_files(files: &[PathBuf]) -> Result<Vec<Planned>, AdminError> {
         return Err(AdminError::new(
             "the directories given hold no files: an item needs at least one file",
         ));
+    }
+    Ok(plan)
+}
+
+/// The name a file or directory given gets in doc/: its own, or for a path without one
+/// (`.`, `..`) that of the directory it leads to.
+fn name_in_doc(src: &Path) -> Result<PathBuf, AdminError> {
+    match src.file_name() {
+        Some(n) if n != ".." => Ok(PathBuf::from(n)),
+        _ => {
+            let real = fs::canonicalize(src).map_err(|e| io_err("cannot read", src, e))?;
+            Ok(PathBuf::from(real.file_name().ok_or_else(|| {
+                AdminError::new(format!("{} has no name to give it in doc/", src.display()))
+            })?))
+        }
+    }
+}
+
+/// The files below directory `src`, to go under `doc/<name>/`, each to be opened from the
+/// directory; refused when it holds a link (symbolic or hard) or a file that is not a
+/// regular file.
+fn plan_directory(src: &Path, name: &Path) -> Result<Vec<Planned>, AdminError> {
+    let dir = crate::layout::open_named_dir(src).map_err(|e| io_err("cannot read", src, e))?;
+    let dir = Arc::new(dir);
+    let mut plan = Vec::new();
+    let mut links = Vec::new();
+    for e in walkdir::WalkDir::new(src)
+        .follow_links(false)
+        .sort_by_file_name()
+    {
+        let e = e.map_err(|e| AdminError::new(format!("cannot read {}: {e}", src.display())))?;
+        if e.file_type().is_symlink() {
+            links.push(e.path().display().to_string());
+            continue;
+        }
+        // A second link could be any file of the same file system, archive.toml
+        // among them: refused like a symbolic link.
+        let hard_linked = e.file_type().is_file()
+            && e.metadata().is_ok_and(|m| {
+                use std::os::unix::fs::MetadataExt;
+                m.nlink() > 1
+            });
+        if hard_linked {
+            links.push(format!("{} (hard link)", e.path().display()));
+            continue;
+        }
+        if e.file_type().is_dir() {
+            continue;
+        }
+        if !e.file_type().is_file() {
+            return Err(AdminError::new(format!(
+                "{} is not a regular file",
+                e.path().display()
+            )));
+        }
+        let rel = e.path().strip_prefix(src).expect("walked under src");
+        plan.push(Planned {
+            src: e.path().to_path_buf(),
+            beneath: Some((dir.clone(), rel.to_path_buf())),
+            rel: name.join(rel),
+        });
+    }
+    if !links.is_empty() {
+        return Err(AdminError::new(format!(
+            "{} holds links, which are never copied into an item (a link could lead to any file, such as archive.toml); replace them with the files: {}",
+            src.display(),
+            links.join(", ")
+        )));
     }
     Ok(plan)
 }
