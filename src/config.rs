@@ -167,67 +167,29 @@ impl Config {
         Config::check(raw).map_err(TextError::unplaced)
     }
 
-    /// The checks of [`Config::parse_text`] past the TOML reader.
+    /// The checks of [`Config::parse_text`] past the TOML reader, setting by setting.
     fn check(raw: RawConfig) -> Result<Config, String> {
-        let archiveaddress = raw.archiveaddress;
-        if archiveaddress.is_empty()
-            || archiveaddress.contains(['/', ' ', '?', '#', '@'])
-            || !archiveaddress.is_ascii()
-        {
-            return Err(format!(
-                "archiveaddress {archiveaddress:?} is not a host[:port]"
-            ));
-        }
+        let archiveaddress = check_address(raw.archiveaddress)?;
         let service =
             Ibi::parse(&raw.archiveserviceibi).map_err(|e| format!("archiveserviceibi: {e}"))?;
         let platformsoftware = match raw.platformsoftware.as_deref() {
             None | Some("") => None,
             Some(s) => Some(Ibi::parse(s).map_err(|e| format!("platformsoftware: {e}"))?),
         };
-        let baseurl = raw
-            .baseurl
-            .unwrap_or_else(|| format!("http://{archiveaddress}"))
-            .trim_end_matches('/')
-            .to_string();
-        if !(baseurl.starts_with("http://") || baseurl.starts_with("https://"))
-            || baseurl.bytes().any(|b| !crate::pairs::is_word_byte(b))
-        {
-            return Err(format!("baseurl {baseurl:?} is not an http(s) URL"));
-        }
-        let relations = match raw.relations {
-            None => None,
-            Some(list) => {
-                let mut out = Vec::with_capacity(list.len());
-                for r in &list {
-                    out.push(Relation::parse(r).map_err(|e| format!("relations: {e}"))?);
-                }
-                if !out.contains(&Relation::itself()) {
-                    return Err("relations must hold the empty relation \"\"".into());
-                }
-                Some(out)
-            }
-        };
-        let registration = match raw.registration {
-            None => None,
-            Some(r) => Some(Registration {
-                resolver: r.resolver.unwrap_or_else(|| DEFAULT_RESOLVER.to_string()),
-                adminemail: r.adminemail,
-                key: match r.key {
-                    toml::Value::String(k) => k,
-                    // Never show the value: it may be the key, merely unquoted.
-                    _ => return Err("registration.key is not a string (write it in quotes)".into()),
-                },
-                ip: r.ip,
-                platformversion: r
-                    .platformversion
-                    .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
-            }),
-        };
+        let baseurl = check_baseurl(raw.baseurl, &archiveaddress)?;
+        let relations = raw
+            .relations
+            .map(|list| check_relations(&list))
+            .transpose()?;
+        let registration = raw.registration.map(Registration::check).transpose()?;
         let minting = raw.minting;
-        let mut networks = Vec::new();
-        for n in raw.access.map(|a| a.networks).unwrap_or_default() {
-            networks.push(Network::parse(&n)?);
-        }
+        let networks = raw
+            .access
+            .map(|a| a.networks)
+            .unwrap_or_default()
+            .iter()
+            .map(|n| Network::parse(n))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Config {
             archiveaddress,
             service,
@@ -250,6 +212,68 @@ impl Config {
     /// Whether `ip` is inside one of `[access].networks`.
     pub fn client_allowed(&self, ip: Option<IpAddr>) -> bool {
         ip.is_some_and(|ip| self.networks.iter().any(|n| n.contains(ip)))
+    }
+}
+
+/// `archiveaddress`, which must be a `host[:port]`.
+fn check_address(archiveaddress: String) -> Result<String, String> {
+    if archiveaddress.is_empty()
+        || archiveaddress.contains(['/', ' ', '?', '#', '@'])
+        || !archiveaddress.is_ascii()
+    {
+        return Err(format!(
+            "archiveaddress {archiveaddress:?} is not a host[:port]"
+        ));
+    }
+    Ok(archiveaddress)
+}
+
+/// `baseurl` as given, else `http://<archiveaddress>`, without a trailing `/`: an http(s)
+/// URL of word characters.
+fn check_baseurl(given: Option<String>, archiveaddress: &str) -> Result<String, String> {
+    let baseurl = given
+        .unwrap_or_else(|| format!("http://{archiveaddress}"))
+        .trim_end_matches('/')
+        .to_string();
+    if !(baseurl.starts_with("http://") || baseurl.starts_with("https://"))
+        || baseurl.bytes().any(|b| !crate::pairs::is_word_byte(b))
+    {
+        return Err(format!("baseurl {baseurl:?} is not an http(s) URL"));
+    }
+    Ok(baseurl)
+}
+
+/// `relations`, the relation subset offered (§9.2): each a relation, the empty one among
+/// them.
+fn check_relations(list: &[String]) -> Result<Vec<Relation>, String> {
+    let mut out = Vec::with_capacity(list.len());
+    for r in list {
+        out.push(Relation::parse(r).map_err(|e| format!("relations: {e}"))?);
+    }
+    if !out.contains(&Relation::itself()) {
+        return Err("relations must hold the empty relation \"\"".into());
+    }
+    Ok(out)
+}
+
+impl Registration {
+    /// `[registration]` with its defaults: the resolver of the resolution standard
+    /// (§6.1), this program's version.
+    /// Its values are checked by `include` and `exclude` before sending them.
+    fn check(r: RawRegistration) -> Result<Registration, String> {
+        Ok(Registration {
+            resolver: r.resolver.unwrap_or_else(|| DEFAULT_RESOLVER.to_string()),
+            adminemail: r.adminemail,
+            key: match r.key {
+                toml::Value::String(k) => k,
+                // Never show the value: it may be the key, merely unquoted.
+                _ => return Err("registration.key is not a string (write it in quotes)".into()),
+            },
+            ip: r.ip,
+            platformversion: r
+                .platformversion
+                .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
+        })
     }
 }
 
@@ -473,6 +497,47 @@ archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
         assert!(c.platformsoftware.is_none());
         assert!(c.relations.is_none());
         assert!(!c.client_allowed(Some("150.163.2.175".parse().unwrap())));
+    }
+
+    #[test]
+    fn each_setting_is_checked_and_named() {
+        let with = |line: &str| Config::parse(&format!("{MINIMAL}{line}\n"));
+        let c = with("baseurl = \"https://a.b/x/\"\n[registration]\nadminemail = \"a@b\"\nkey = \"1\"\nip = \"1.2.3.4\"").unwrap();
+        assert_eq!(c.baseurl, "https://a.b/x");
+        let r = c.registration.unwrap();
+        assert_eq!(
+            (r.resolver.as_str(), r.platformversion.as_str()),
+            (DEFAULT_RESOLVER, env!("CARGO_PKG_VERSION"))
+        );
+        let c = with("relations = [\"\", \".metadata\"]\n[access]\nnetworks = [\"10.0.0.0/8\"]")
+            .unwrap();
+        assert_eq!(c.relations.as_ref().map(Vec::len), Some(2));
+        assert!(c.client_allowed(Some("10.1.2.3".parse().unwrap())));
+        let err = |text: &str| Config::parse(text).unwrap_err();
+        assert_eq!(
+            err("archiveaddress = \"a/b\"\narchiveserviceibi = \"x\"\n"),
+            "archiveaddress \"a/b\" is not a host[:port]"
+        );
+        assert!(err("archiveaddress = \"a.b\"\narchiveserviceibi = \"x\"\n")
+            .starts_with("archiveserviceibi: "));
+        assert!(with("platformsoftware = \"x\"")
+            .unwrap_err()
+            .starts_with("platformsoftware: "));
+        assert_eq!(
+            with("baseurl = \"ftp://a.b\"").unwrap_err(),
+            "baseurl \"ftp://a.b\" is not an http(s) URL"
+        );
+        assert_eq!(
+            err("archiveaddress = \"a.b:x y\"\narchiveserviceibi = \"x\"\n"),
+            "archiveaddress \"a.b:x y\" is not a host[:port]"
+        );
+        assert!(with("relations = [\"\", \"bogus\"]")
+            .unwrap_err()
+            .starts_with("relations: "));
+        assert_eq!(
+            with("[access]\nnetworks = [\"10.0.0.0/8\", \"ten\"]").unwrap_err(),
+            "access network \"ten\" is not an address block such as 150.163.0.0/16"
+        );
     }
 
     #[test]

@@ -270,6 +270,59 @@ fn a_larger_tree_checks_clean() {
     );
 }
 
+/// Entries of col/ the seeded test leaves out: a link that stays inside col/, a named
+/// pipe and a file with two names in doc/, names that are not UTF-8 (a directory, whose
+/// content is not walked, and a file, after which its siblings still are).
+#[test]
+fn links_odd_files_and_names_that_are_not_utf8() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let f = Fixture::sample();
+    let doc = f.path("col/sid.inpe.br/mtc-m19/2014/05.06.07.08/doc");
+    let first = std::fs::read_dir(&doc)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::os::unix::fs::symlink(&first, doc.join("again.pdf")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        doc.join("pipe"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    std::fs::hard_link(&first, doc.join("twice.pdf")).unwrap();
+    let m19 = f.path("col/sid.inpe.br/mtc-m19");
+    let not_utf8 = |name: &[u8]| m19.join(OsStr::from_bytes(name));
+    std::fs::create_dir_all(not_utf8(b"2016\xff").join("01.01.00.00")).unwrap();
+    std::fs::write(not_utf8(b"2016\xff/01.01.00.00/item.toml"), "").unwrap();
+    std::fs::write(not_utf8(b"2017\xff"), "").unwrap();
+    std::fs::create_dir_all(m19.join("3000x")).unwrap();
+    let (code, out, err) = check(f.root());
+    assert_eq!((code, err.as_str()), (1, FAULTY));
+    let first = first.file_name().unwrap().to_str().unwrap();
+    let item = "col/sid.inpe.br/mtc-m19/2014/05.06.07.08";
+    // The file twice.pdf names is the item's target; the names that are not UTF-8 are
+    // shown with U+FFFD for the byte 0xff.
+    assert_eq!(
+        out,
+        format!(
+            "{item}/item.toml: target \"{first}\": has 2 hard links; never served\n\
+             {item}/doc/again.pdf: symlink below col/: neither the service nor the web servers follow it, so it is treated as absent\n\
+             {item}/doc/{first}: has 2 hard links: never served (another link could be any file, such as archive.toml)\n\
+             {item}/doc/pipe: not a regular file (a named pipe, device or socket): never served\n\
+             {item}/doc/twice.pdf: has 2 hard links: never served (another link could be any file, such as archive.toml)\n\
+             col/sid.inpe.br/mtc-m19/2016\u{fffd}: name is not UTF-8, so it is not part of a uniform repository name\n\
+             col/sid.inpe.br/mtc-m19/2017\u{fffd}: name is not UTF-8, so it is not part of a uniform repository name\n\
+             col/sid.inpe.br/mtc-m19/3000x: directory name is not part of a uniform repository name: year \"3000x\" is not a number\n\
+             checked 14 items: 8 faults\n"
+        )
+    );
+}
+
 /// File names reach the report escaped: a directory whose name holds a line break and a
 /// forged summary stays one line, and the real summary is the last line.
 #[test]

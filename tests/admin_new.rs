@@ -600,6 +600,10 @@ fn refusals_name_the_input_and_write_nothing() {
             "ibi-archive: new: --copy needs --ibi REP (a Copy is stored under its rep)\n".into()),
         (vec!["--copy", "--ibi", "8JMKD3MGP7W/3EPGUE5", "--ibi", "urlib.net/www/2013/09.04.12.28.03", a], 1,
             "ibi-archive: new: --ibi 8JMKD3MGP7W/3EPGUE5 codes the date 2013/09.04.12.27.57, --ibi urlib.net/www/2013/09.04.12.28.03 the date 2013/09.04.12.28.03: they are not the same item\n".into()),
+        (vec!["--copy", "--ibi", "urlib.net/www/2013/09.04.12.28.03", "--ibi", "urlib.net/www/2013/09.04.12.28.04", a], 2,
+            "ibi-archive: new: --ibi urlib.net/www/2013/09.04.12.28.04: give one rep and at most one IBIp\n".into()),
+        (vec!["--dc", "title", a], 2,
+            "ibi-archive: new: --dc \"title\" is not ELEMENT=VALUE\n".into()),
         (vec!["--language", "english", a], 2,
             "ibi-archive: new: --language: invalid language \"english\": expected ll or ll-CC\n".into()),
     ];
@@ -636,6 +640,64 @@ fn refusals_name_the_input_and_write_nothing() {
             "ibi-archive: new: {}: no [minting] section, so no IBI can be minted\n",
             f.path("archive.toml").display()
         )
+    );
+}
+
+/// Files that cannot make an item's doc/: two of one name, directories without files, a
+/// named pipe given or found in a directory given.
+#[test]
+fn files_that_cannot_make_a_doc_are_refused() {
+    let f = archive();
+    let files = inputs(&[("a.pdf", "a"), ("x/a.pdf", "x")]);
+    let path = |name: &str| files.path().join(name).to_str().unwrap().to_string();
+    std::fs::create_dir_all(files.path().join("empty/sub")).unwrap();
+    std::fs::create_dir(files.path().join("piped")).unwrap();
+    for pipe in ["pipe", "piped/pipe"] {
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            files.path().join(pipe),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+    }
+    let before = snapshot(f.root());
+    for (args, want) in [
+        (
+            vec![path("x"), path("x")],
+            "two files would be doc/x/a.pdf: give files with distinct names".to_string(),
+        ),
+        (
+            vec![path("a.pdf"), path("x/a.pdf")],
+            "two files would be doc/a.pdf: give files with distinct names".to_string(),
+        ),
+        (
+            vec![path("empty")],
+            "the directories given hold no files: an item needs at least one file".to_string(),
+        ),
+        (
+            vec![path("pipe")],
+            format!("{} is not a regular file or a directory", path("pipe")),
+        ),
+        (
+            vec![path("piped")],
+            format!("{} is not a regular file", path("piped/pipe")),
+        ),
+    ] {
+        let mut all = vec!["new", "--root", f.root().to_str().unwrap()];
+        all.extend(args.iter().map(String::as_str));
+        let (code, out, err) = run_cmd(&all);
+        assert_eq!(
+            (code, out.as_str(), err),
+            (1, "", format!("ibi-archive: new: {want}\n")),
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        snapshot(f.root()),
+        before,
+        "a refused run changed the Archive"
     );
 }
 
@@ -722,6 +784,63 @@ fn links_that_cannot_be_made_here_are_noted() {
     assert!(item_toml(f.root(), x).ends_with(&format!("\n[translations]\npt = \"{rep}\"\n")));
     let (code, out, _) = run_cmd(&["check", "--root", root]);
     assert_eq!((code, out.as_str()), (0, "checked 16 items: 0 faults\n"));
+}
+
+/// Both items `create` stores are stamped with the time its caller gives.
+#[test]
+fn the_items_are_stamped_with_the_time_given() {
+    let f = archive();
+    let files = inputs(&[("a.pdf", "a")]);
+    let req = ibi_archive::admin::new_item::NewItem {
+        files: vec![files.path().join("a.pdf")],
+        dc: vec![("title".into(), "A".into())],
+        ..Default::default()
+    };
+    let created = ibi_archive::admin::new_item::create(f.root(), &req, 1_234_567_890).unwrap();
+    let (meta, _) = created.metadata.unwrap();
+    for rep in [created.rep.as_str(), meta.as_str()] {
+        assert_eq!(timestamp(f.root(), rep), "2009-02-13T23:31:30Z", "{rep}");
+    }
+}
+
+/// The item a new translation links from keeps its comments and layout whatever way its
+/// `[translations]` is written: here an inline table with a comment after it.
+#[test]
+fn a_linked_item_keeps_its_comments_and_layout() {
+    let f = archive();
+    let root = f.root().to_str().unwrap();
+    let files = inputs(&[("a.pdf", "a")]);
+    let a = files.path().join("a.pdf");
+    let x = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23";
+    let text = item_toml(f.root(), x);
+    let cut = text.find("\n[translations]\n").unwrap();
+    let commented = format!(
+        "# Checked by hand.\n{}translations = {{ en = \"{x}\", pt = \"sid.inpe.br/mtc-m18@80/2009/08.25.19.43\" }}  # both versions\n",
+        &text[..cut]
+    );
+    f.write(&format!("col/{x}/item.toml"), commented.as_bytes());
+    let (code, out, err) = run_cmd(&[
+        "new",
+        "--root",
+        root,
+        "--language",
+        "es",
+        "--translation-of",
+        x,
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let rep = common::pairs_of(out.trim_end())
+        .into_iter()
+        .find(|(n, _)| n == "rep")
+        .unwrap()
+        .1;
+    assert_eq!(
+        item_toml(f.root(), x),
+        commented.replace(" }  #", &format!(", es = \"{rep}\" }}  #"))
+    );
+    let (code, out, _) = run_cmd(&["check", "--root", root]);
+    assert_eq!((code, out.as_str()), (0, "checked 15 items: 0 faults\n"));
 }
 
 /// `new DIR` copies the files below DIR, never what a link there leads to (a link to

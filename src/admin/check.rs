@@ -48,7 +48,7 @@ use std::path::{Path, PathBuf};
 use super::registration::{prepare, Direction};
 use super::TEMP_PREFIX;
 use crate::config::{located, Config, Position};
-use crate::ibi::{Ibi, Rep};
+use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{Item, State};
 use crate::layout::{Col, ItemDir, Refusal};
 use crate::store::Store;
@@ -298,6 +298,8 @@ impl Checker<'_> {
         }
     }
 
+    /// One walk of col/, sorted, links not followed: every entry checked as its level
+    /// requires, each item with [`Checker::check_item`].
     fn walk(&mut self, progress: &mut dyn FnMut(u64)) {
         let mut it = walkdir::WalkDir::new(&self.col)
             .min_depth(1)
@@ -310,175 +312,182 @@ impl Checker<'_> {
             let e = match entry {
                 Ok(e) => e,
                 Err(err) => {
-                    let path = err
-                        .path()
-                        .map_or_else(|| "col".to_string(), |p| self.rel(p));
-                    let why = err
-                        .io_error()
-                        .map_or_else(|| err.to_string(), |io| io.to_string());
-                    self.fault(path, format!("cannot read: {why}"));
+                    self.unreadable(&err);
                     continue;
                 }
             };
-            let depth = e.depth();
-            let rel = self.rel(e.path());
-            let name = e.file_name().to_string_lossy().into_owned();
-            let is_dir = e.file_type().is_dir();
-            if depth <= 5 && name.starts_with('.') {
-                if name.starts_with(TEMP_PREFIX) {
-                    self.fault(
-                        rel,
-                        "temporary entry of an interrupted (or running) `ibi-archive new` or `delete`; remove it",
-                    );
-                }
-                if is_dir {
-                    it.skip_current_dir();
-                }
-                continue;
-            }
-            if e.path_is_symlink() {
-                let outside = std::fs::canonicalize(e.path()).ok().is_some_and(|real| {
-                    self.real_col.as_ref().is_some_and(|c| !real.starts_with(c))
-                });
-                if outside {
-                    self.fault(
-                        rel,
-                        "symlink leads outside col/; the service treats it as absent",
-                    );
-                } else {
-                    self.fault(
-                        rel,
-                        "symlink below col/: neither the service nor the web servers follow it, so it is treated as absent",
-                    );
-                }
-                continue;
-            }
-            if depth <= 4 {
-                if e.file_name().to_str().is_none() {
-                    self.fault(
-                        rel,
-                        "name is not UTF-8, so it is not part of a uniform repository name",
-                    );
-                    if is_dir {
-                        it.skip_current_dir();
-                    }
-                    continue;
-                }
-                if !is_dir {
-                    self.fault(
-                        rel,
-                        "stray file: the four levels under col/ hold only the directories of uniform repository names",
-                    );
-                    continue;
-                }
-                parts[depth - 1] = name.clone();
-                if let Err(why) = check_part(depth, &parts) {
-                    self.fault(
-                        rel,
-                        format!("directory name is not part of a uniform repository name: {why}"),
-                    );
-                    it.skip_current_dir();
-                    continue;
-                }
-                if depth == 4 {
-                    self.summary.items += 1;
-                    progress(self.summary.items);
-                    let rep = Rep::parse(&parts.join("/")).expect("checked by check_part");
-                    self.check_item(&rel, rep);
-                }
-                continue;
-            }
-            if depth > 5 && !is_dir {
-                // A file of doc/ (links were reported above): one the service and the
-                // web servers never serve is a fault to know of.
-                if let Ok(meta) = e.metadata() {
-                    use std::os::unix::fs::MetadataExt;
-                    if !meta.is_file() {
-                        self.fault(
-                            rel,
-                            "not a regular file (a named pipe, device or socket): never served",
-                        );
-                    } else if meta.nlink() > 1 {
-                        self.fault(
-                            rel,
-                            format!(
-                                "has {} hard links: never served (another link could be any file, such as archive.toml)",
-                                meta.nlink()
-                            ),
-                        );
-                    }
-                }
-                continue;
-            }
-            if depth == 5 {
-                let ok = match name.as_str() {
-                    "item.toml" => e.file_type().is_file(),
-                    "doc" => is_dir,
-                    _ => false,
-                };
-                if !ok {
-                    self.fault(
-                        rel,
-                        "stray entry: an item directory holds only the file item.toml and the directory doc/",
-                    );
-                    if is_dir {
-                        it.skip_current_dir();
-                    }
-                }
+            // skip_current_dir after a file would skip the rest of its directory.
+            if !self.check_entry(&e, &mut parts, progress) && e.file_type().is_dir() {
+                it.skip_current_dir();
             }
         }
     }
 
+    /// An entry the walk could not read.
+    fn unreadable(&mut self, err: &walkdir::Error) {
+        let path = err
+            .path()
+            .map_or_else(|| "col".to_string(), |p| self.rel(p));
+        let why = err
+            .io_error()
+            .map_or_else(|| err.to_string(), |io| io.to_string());
+        self.fault(path, format!("cannot read: {why}"));
+    }
+
+    /// Checks one entry of col/ as its level requires (`parts`: the rep's parts above it);
+    /// false when the walk must not go into it.
+    fn check_entry(
+        &mut self,
+        e: &walkdir::DirEntry,
+        parts: &mut [String; 4],
+        progress: &mut dyn FnMut(u64),
+    ) -> bool {
+        let depth = e.depth();
+        let rel = self.rel(e.path());
+        let name = e.file_name().to_string_lossy().into_owned();
+        if depth <= 5 && name.starts_with('.') {
+            self.check_dot_name(rel, &name);
+            return false;
+        }
+        if e.path_is_symlink() {
+            self.check_symlink(e.path(), rel);
+            return true;
+        }
+        match depth {
+            1..=4 => self.check_rep_part(e, rel, parts, progress),
+            5 => self.check_item_entry(e, rel, &name),
+            _ => {
+                if !e.file_type().is_dir() {
+                    self.check_doc_file(e, rel);
+                }
+                true
+            }
+        }
+    }
+
+    /// A dot-name above doc/, which the service ignores: a fault when it is a temporary
+    /// entry of the tools.
+    fn check_dot_name(&mut self, rel: String, name: &str) {
+        if name.starts_with(TEMP_PREFIX) {
+            self.fault(
+                rel,
+                "temporary entry of an interrupted (or running) `ibi-archive new` or `delete`; remove it",
+            );
+        }
+    }
+
+    /// A symlink anywhere under col/: the service treats it as absent.
+    fn check_symlink(&mut self, path: &Path, rel: String) {
+        let outside = std::fs::canonicalize(path)
+            .ok()
+            .is_some_and(|real| self.real_col.as_ref().is_some_and(|c| !real.starts_with(c)));
+        if outside {
+            self.fault(
+                rel,
+                "symlink leads outside col/; the service treats it as absent",
+            );
+        } else {
+            self.fault(
+                rel,
+                "symlink below col/: neither the service nor the web servers follow it, so it is treated as absent",
+            );
+        }
+    }
+
+    /// An entry of the four levels of reps: a directory named as the part of a rep of its
+    /// level; at the fourth, an item, counted and checked. False when the walk must not go
+    /// into it.
+    fn check_rep_part(
+        &mut self,
+        e: &walkdir::DirEntry,
+        rel: String,
+        parts: &mut [String; 4],
+        progress: &mut dyn FnMut(u64),
+    ) -> bool {
+        let depth = e.depth();
+        let Some(name) = e.file_name().to_str() else {
+            self.fault(
+                rel,
+                "name is not UTF-8, so it is not part of a uniform repository name",
+            );
+            return false;
+        };
+        if !e.file_type().is_dir() {
+            self.fault(
+                rel,
+                "stray file: the four levels under col/ hold only the directories of uniform repository names",
+            );
+            return true;
+        }
+        parts[depth - 1] = name.to_string();
+        if let Err(why) = check_part(depth, parts) {
+            self.fault(
+                rel,
+                format!("directory name is not part of a uniform repository name: {why}"),
+            );
+            return false;
+        }
+        if depth == 4 {
+            self.summary.items += 1;
+            progress(self.summary.items);
+            let rep = Rep::parse(&parts.join("/")).expect("checked by check_part");
+            self.check_item(&rel, rep);
+        }
+        true
+    }
+
+    /// An entry of an item directory, which holds only the file item.toml and the
+    /// directory doc/. False when the walk must not go into it.
+    fn check_item_entry(&mut self, e: &walkdir::DirEntry, rel: String, name: &str) -> bool {
+        let ok = match name {
+            "item.toml" => e.file_type().is_file(),
+            "doc" => e.file_type().is_dir(),
+            _ => false,
+        };
+        if !ok {
+            self.fault(
+                rel,
+                "stray entry: an item directory holds only the file item.toml and the directory doc/",
+            );
+        }
+        ok
+    }
+
+    /// A file of doc/ (links are reported as such): one the service and the web servers
+    /// never serve is a fault to know of.
+    fn check_doc_file(&mut self, e: &walkdir::DirEntry, rel: String) {
+        use std::os::unix::fs::MetadataExt;
+        let Ok(meta) = e.metadata() else {
+            return;
+        };
+        if !meta.is_file() {
+            self.fault(
+                rel,
+                "not a regular file (a named pipe, device or socket): never served",
+            );
+        } else if meta.nlink() > 1 {
+            self.fault(
+                rel,
+                format!(
+                    "has {} hard links: never served (another link could be any file, such as archive.toml)",
+                    meta.nlink()
+                ),
+            );
+        }
+    }
+
+    /// Checks the item in directory `rel` (`col/<rep>`): its item.toml loads, no other
+    /// directory names its IBI, then its IBIp, its files and its references to items
+    /// here; its IBIp and next edition are kept for the checks across items.
     fn check_item(&mut self, rel: &str, rep: Rep) {
         let toml_rel = format!("{rel}/item.toml");
-        let opened = self.col_dir.as_ref().map(|c| c.item(rep_of_rel(rel)));
-        let loaded = match opened {
-            Some(Ok(dir)) if !dir.has_item_toml() => {
-                self.fault(
-                    rel,
-                    "no item.toml: the service treats this directory as absent",
-                );
-                None
-            }
-            Some(Ok(dir)) => match Item::load(&dir, rep.clone()) {
-                Ok(item) => Some(item),
-                Err(e) => {
-                    self.report(Kind::Fault, toml_rel.clone(), e.at, e.message);
-                    None
-                }
-            },
-            Some(Err(e)) => {
-                self.fault(rel, format!("cannot be opened as an item: {e}"));
-                None
-            }
-            None => None,
-        };
+        let loaded = self.load_item(rel, &toml_rel, &rep);
         self.check_same_ibi(rel, &rep, loaded.as_ref().map(|i| i.state));
         let Some(item) = loaded else {
             return;
         };
         if let Some(p) = &item.ibip {
-            let coded = p.date().rep_suffix();
-            if coded != rep.suffix() {
-                self.fault(
-                    toml_rel.clone(),
-                    format!(
-                        "ibip {p} codes the date {coded}, not this directory's {}; the IBIp lookup cannot find this item",
-                        rep.suffix()
-                    ),
-                );
-            }
-            let key: Box<str> = p.as_str().to_ascii_uppercase().into();
-            let here = rep_of_rel(rel);
-            if let Some(other) = self.ibips.get(&key) {
-                let other = other.clone();
-                self.fault(
-                    toml_rel.clone(),
-                    format!("ibip {p} is also recorded by col/{other}/item.toml"),
-                );
-            } else {
-                self.ibips.insert(key, here.into());
-            }
+            self.check_ibip(rel, &toml_rel, &rep, p);
         }
         if let Some(next) = &item.nextedition {
             let next = match next {
@@ -496,21 +505,77 @@ impl Checker<'_> {
         if item.url.is_none() && self.service.is_some() && !self.is_service_item(&item) {
             self.check_files(&item, &toml_rel);
         }
-        let mut refs: Vec<(String, Ibi)> = Vec::new();
+        self.check_references(&item, &toml_rel);
+    }
+
+    /// The item in directory `rel`, opened from col/ and loaded as the service loads it;
+    /// `None`, with the fault reported, when it cannot be.
+    fn load_item(&mut self, rel: &str, toml_rel: &str, rep: &Rep) -> Option<Item> {
+        match self.col_dir.as_ref()?.item(rep_of_rel(rel)) {
+            Ok(dir) if !dir.has_item_toml() => {
+                self.fault(
+                    rel,
+                    "no item.toml: the service treats this directory as absent",
+                );
+                None
+            }
+            Ok(dir) => match Item::load(&dir, rep.clone()) {
+                Ok(item) => Some(item),
+                Err(e) => {
+                    self.report(Kind::Fault, toml_rel, e.at, e.message);
+                    None
+                }
+            },
+            Err(e) => {
+                self.fault(rel, format!("cannot be opened as an item: {e}"));
+                None
+            }
+        }
+    }
+
+    /// The item's IBIp must code its directory's date (else the IBIp lookup cannot find
+    /// it) and be recorded by no other item.
+    fn check_ibip(&mut self, rel: &str, toml_rel: &str, rep: &Rep, p: &Ibip) {
+        let coded = p.date().rep_suffix();
+        if coded != rep.suffix() {
+            self.fault(
+                toml_rel,
+                format!(
+                    "ibip {p} codes the date {coded}, not this directory's {}; the IBIp lookup cannot find this item",
+                    rep.suffix()
+                ),
+            );
+        }
+        let key: Box<str> = p.as_str().to_ascii_uppercase().into();
+        if let Some(other) = self.ibips.get(&key) {
+            let other = other.clone();
+            self.fault(
+                toml_rel,
+                format!("ibip {p} is also recorded by col/{other}/item.toml"),
+            );
+        } else {
+            self.ibips.insert(key, rep_of_rel(rel).into());
+        }
+    }
+
+    /// The reps the item names (next edition, metadata, translations) whose prefix is here
+    /// must name an item here.
+    fn check_references(&mut self, item: &Item, toml_rel: &str) {
+        let mut refs: Vec<(String, &Ibi)> = Vec::new();
         if let Some(n) = &item.nextedition {
-            refs.push(("nextedition".into(), n.clone()));
+            refs.push(("nextedition".into(), n));
         }
         if let Some(m) = &item.metadata {
-            refs.push(("metadata".into(), m.clone()));
+            refs.push(("metadata".into(), m));
         }
         for (lang, t) in &item.translations {
-            refs.push((format!("translations.{lang}"), t.clone()));
+            refs.push((format!("translations.{lang}"), t));
         }
         for (field, target) in refs {
-            if let Ibi::Rep(r) = &target {
+            if let Ibi::Rep(r) = target {
                 if self.dangling(r) {
                     self.fault(
-                        toml_rel.clone(),
+                        toml_rel,
                         format!("{field} {r}: no such item in this Archive"),
                     );
                 }

@@ -77,7 +77,7 @@ pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<De
         &[Edit::State(State::Deleted), Edit::Timestamp(now)],
     )
     .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
-    dir.replace_item_toml(&temp_name(ITEM_TOML), edited.text.as_bytes())
+    dir.replace_item_toml(&temp_name(ITEM_TOML), edited.as_bytes())
         .map_err(|e| io_err("cannot write", &path, e))?;
 
     let mut content_removed = false;
@@ -106,6 +106,6 @@ pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<De
         ibip: item.ibip.clone(),
         timestamp: now,
         content_removed,
-        comments_kept: edited.comments_kept,
+        comments_kept: true,
     })
 }

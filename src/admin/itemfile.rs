@@ -1,18 +1,21 @@
 //! Writing item.toml: a whole new one ([`Draft::render`]), or a change to an existing one
 //! that keeps the administrator's comments and layout ([`edit`]).
 //!
-//! A change is made on the text, line by line (a top-level key's value replaced or added
-//! before the first table; an entry replaced or added in a table, the table appended when
-//! missing), then checked: the changed text must parse to exactly the old item with the
-//! change. When it does not (an unusual layout, e.g. an inline `translations = {…}`
-//! table), the file is rewritten from its parsed content instead, which loses its
-//! comments; [`Edited::comments_kept`] tells which happened.
+//! A change is made on the file as `toml_edit` reads it, every comment, blank line, key
+//! spelling and spacing kept: a value is replaced where it stands (its trailing comment
+//! kept); a new top-level key goes after the last one, its `=` in the column of the
+//! first one's; a new `[translations]` entry goes after the last one, however the table
+//! is written (a `[translations]` table, an inline table, dotted keys), and the table is
+//! appended when missing. The changed text is then checked: it must parse to exactly the
+//! old item with the change, and be no larger than the service reads.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use toml_edit::{Datetime, Decor, DocumentMut, InlineTable, Key, RawString, Table, Value};
+
 use crate::ibi::Rep;
-use crate::item::{iso8601, ContentType, Item, State};
+use crate::item::{iso8601, ContentType, Item, State, MAX_ITEM_TOML};
 use crate::relation::Lang;
 
 /// The content of an item.toml, field by field, as written.
@@ -129,6 +132,7 @@ pub enum Edit {
 }
 
 impl Edit {
+    /// The change, made to the fields of an item.
     fn apply(&self, d: &mut Draft) {
         match self {
             Edit::State(s) => d.state = Some(*s),
@@ -140,52 +144,44 @@ impl Edit {
         }
     }
 
-    fn apply_text(&self, text: &str) -> String {
+    /// The change, made to the document.
+    fn apply_to(&self, doc: &mut DocumentMut) {
         match self {
-            Edit::State(s) => set_top_key(text, "state", &quoted(s.as_str())),
-            Edit::Timestamp(t) => set_top_key(text, "timestamp", &iso8601(*t)),
-            Edit::NextEdition(i) => set_top_key(text, "nextedition", &quoted(i)),
-            Edit::Translation(l, i) => {
-                set_table_entry(text, "translations", &l.to_string(), &quoted(i))
+            Edit::State(s) => set_top_key(doc, "state", Value::from(s.as_str())),
+            Edit::Timestamp(t) => {
+                let at: Datetime = iso8601(*t).parse().expect("iso8601 writes a TOML datetime");
+                set_top_key(doc, "timestamp", Value::from(at));
             }
+            Edit::NextEdition(i) => set_top_key(doc, "nextedition", Value::from(i.as_str())),
+            Edit::Translation(l, i) => set_translation(doc, l, Value::from(i.as_str())),
         }
     }
 }
 
-/// The new text of an item.toml after [`edit`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Edited {
-    pub text: String,
-    /// false: the file had to be rewritten from its content; its comments are gone.
-    pub comments_kept: bool,
-}
-
-/// Applies `edits` to the text of the item.toml of the item `rep` stored in `dir`.
-pub fn edit(text: &str, dir: &Path, rep: &Rep, edits: &[Edit]) -> Result<Edited, String> {
+/// Applies `edits` to the text of the item.toml of the item `rep` stored in `dir`: the new
+/// text, with the old one's comments and layout.
+pub fn edit(text: &str, dir: &Path, rep: &Rep, edits: &[Edit]) -> Result<String, String> {
     let item = Item::parse(text, dir, rep.clone())?;
+    let mut doc: DocumentMut = text
+        .parse()
+        .map_err(|e: toml_edit::TomlError| format!("cannot be edited: {}", e.message().trim()))?;
     let mut want = Draft::of(&item);
     for e in edits {
         e.apply(&mut want);
+        e.apply_to(&mut doc);
     }
-    let mut changed = text.to_string();
-    for e in edits {
-        changed = e.apply_text(&changed);
+    let changed = doc.to_string();
+    let got = Item::parse(&changed, dir, rep.clone())
+        .map_err(|e| format!("the changed item.toml would not be valid: {e}"))?;
+    if !Draft::of(&got).same_item(&want) {
+        return Err("the changed item.toml would not hold the change".into());
     }
-    let same = Item::parse(&changed, dir, rep.clone())
-        .map(|i| Draft::of(&i).same_item(&want))
-        .unwrap_or(false);
-    if same {
-        return Ok(Edited {
-            text: changed,
-            comments_kept: true,
-        });
+    if changed.len() as u64 > MAX_ITEM_TOML {
+        return Err(format!(
+            "the changed item.toml would be larger than {MAX_ITEM_TOML} bytes, which the service does not read"
+        ));
     }
-    let text = want.render();
-    Item::parse(&text, dir, rep.clone()).map_err(|e| format!("rewritten item.toml: {e}"))?;
-    Ok(Edited {
-        text,
-        comments_kept: false,
-    })
+    Ok(changed)
 }
 
 /// A TOML basic string.
@@ -205,121 +201,144 @@ fn key_text(k: &str) -> String {
     }
 }
 
-fn is_header(line: &str) -> bool {
-    line.trim_start().starts_with('[')
-}
-
-/// Whether `line` assigns bare key `key` (`key = …`, any spacing).
-fn assigns(line: &str, key: &str) -> Option<usize> {
-    let t = line.trim_start();
-    let rest = t.strip_prefix(key)?;
-    let after = rest.trim_start();
-    after.starts_with('=').then(|| line.len() - after.len())
-}
-
-/// `line` (an assignment whose `=` is at `eq`) with its value replaced by `value`, its
-/// trailing comment kept.
-fn replaced(line: &str, eq: usize, value: &str) -> String {
-    let rest = &line[eq + 1..];
-    let comment = rest
-        .match_indices('#')
-        .map(|(i, _)| i)
-        .find(|&i| toml::from_str::<toml::Table>(&format!("v = {}", &rest[..i])).is_ok())
-        .map(|i| {
-            let before = &rest[..i];
-            let gap = &before[before.trim_end().len()..];
-            format!("{}{}", if gap.is_empty() { " " } else { gap }, &rest[i..])
-        })
-        .unwrap_or_default();
-    format!("{}= {value}{comment}", &line[..eq])
-}
-
-fn split_lines(text: &str) -> Vec<String> {
-    text.lines().map(str::to_string).collect()
-}
-
-fn join_lines(lines: &[String]) -> String {
-    let mut out = lines.join("\n");
-    out.push('\n');
-    out
+/// Puts `value` in `slot`, with the spacing and comment around the value there.
+fn replace_value(slot: &mut toml_edit::Item, mut value: Value) {
+    if let Some(old) = slot.as_value() {
+        *value.decor_mut() = old.decor().clone();
+    }
+    *slot = toml_edit::Item::Value(value);
 }
 
 /// Replaces the value of top-level `key`, or adds `key = value` after the last top-level
-/// assignment (aligned like the others).
-fn set_top_key(text: &str, key: &str, value: &str) -> String {
-    let mut lines = split_lines(text);
-    let end = lines
-        .iter()
-        .position(|l| is_header(l))
-        .unwrap_or(lines.len());
-    for line in lines.iter_mut().take(end) {
-        if let Some(eq) = assigns(line, key) {
-            *line = replaced(line, eq, value);
-            return join_lines(&lines);
-        }
+/// key, its `=` in the column of the first one's (an aligned block stays aligned).
+fn set_top_key(doc: &mut DocumentMut, key: &str, value: Value) {
+    let root = doc.as_table_mut();
+    if let Some(slot) = root.get_mut(key) {
+        replace_value(slot, value);
+        return;
     }
-    // The column of `=` of the first assignment, to keep an aligned block aligned.
-    let pad = lines[..end]
+    let column = root
         .iter()
-        .find_map(|l| {
-            let t = l.trim_start();
-            if t.is_empty() || t.starts_with('#') {
-                return None;
-            }
-            l.find('=').map(|i| i.saturating_sub(1))
-        })
-        .unwrap_or(0)
-        .max(key.len());
-    let new = format!("{key:<pad$} = {value}");
-    let at = lines[..end]
-        .iter()
-        .rposition(|l| {
-            let t = l.trim();
-            !t.is_empty() && !t.starts_with('#')
-        })
-        .map_or(0, |i| i + 1);
-    lines.insert(at, new);
-    join_lines(&lines)
+        .find(|(_, item)| item.is_value())
+        .and_then(|(k, _)| root.key(k))
+        .map_or(0, equals_column);
+    let gap = column.saturating_sub(key.len()).max(1);
+    let key = Key::new(key).with_leaf_decor(Decor::new("", " ".repeat(gap)));
+    root.insert_formatted(&key, toml_edit::Item::Value(value));
 }
 
-/// Replaces or adds `key = value` in `[table]`, appending the table when it is missing.
-fn set_table_entry(text: &str, table: &str, key: &str, value: &str) -> String {
-    let mut lines = split_lines(text);
-    let header = lines.iter().position(|l| {
-        let t = l.trim();
-        t.strip_prefix('[')
-            .and_then(|r| r.strip_suffix(']'))
-            .is_some_and(|name| name.trim() == table)
-    });
-    let key = key_text(key);
-    let Some(h) = header else {
-        while lines.last().is_some_and(|l| l.trim().is_empty()) {
-            lines.pop();
-        }
-        lines.push(String::new());
-        lines.push(format!("[{table}]"));
-        lines.push(format!("{key} = {value}"));
-        return join_lines(&lines);
+/// The column of the `=` after `key`, counted from 0 on its line.
+fn equals_column(key: &Key) -> usize {
+    let decor = key.leaf_decor();
+    let indent = raw_text(decor.prefix()).rsplit('\n').next().unwrap_or("");
+    indent.chars().count()
+        + key.display_repr().chars().count()
+        + raw_text(decor.suffix()).chars().count()
+}
+
+/// The text of a part of the layout as read ("" where there is none).
+fn raw_text(raw: Option<&RawString>) -> &str {
+    raw.and_then(RawString::as_str).unwrap_or("")
+}
+
+/// Replaces the `[translations]` entry of language `lang` (whatever the case of its key),
+/// or adds one after the last entry; appends the table when there is none.
+fn set_translation(doc: &mut DocumentMut, lang: &Lang, value: Value) {
+    let key = lang.to_string();
+    let Some(slot) = doc.as_table_mut().get_mut("translations") else {
+        append_table(doc, "translations", &key, value);
+        return;
     };
-    let end = lines[h + 1..]
+    let Some(table) = slot.as_table_like_mut() else {
+        // Not a table (no parsed item has one): the check of the result refuses the edit.
+        return;
+    };
+    let same = table
         .iter()
-        .position(|l| is_header(l))
-        .map_or(lines.len(), |i| h + 1 + i);
-    for line in lines.iter_mut().take(end).skip(h + 1) {
-        if let Some(eq) = assigns(line, &key) {
-            *line = replaced(line, eq, value);
-            return join_lines(&lines);
+        .map(|(k, _)| k)
+        .find(|k| Lang::parse(k).is_ok_and(|l| l == *lang))
+        .map(str::to_string);
+    if let Some(k) = same {
+        replace_value(table.get_mut(&k).expect("found above"), value);
+        return;
+    }
+    if let Some(inline) = slot.as_inline_table_mut() {
+        append_inline(inline, &key, value);
+    } else if let Some(table) = slot.as_table_like_mut() {
+        table.insert(&key, toml_edit::Item::Value(value));
+    }
+}
+
+/// Adds `key = value` at the end of an inline table, spaced as the last entry (on a
+/// line of its own when that one is). What followed the last entry's value (a space, a
+/// comment before the closing brace) follows the new one; after a trailing comma, what
+/// ends the last entry's line (a comment) stays on that line.
+fn append_inline(table: &mut InlineTable, key: &str, mut value: Value) {
+    let mut key = Key::new(key);
+    let Some(last) = table.iter().last().map(|(k, _)| k.to_string()) else {
+        table.insert_formatted(&key, value);
+        return;
+    };
+    // The last key's spacing, without the comment lines above it.
+    let before = table
+        .key(&last)
+        .map_or("", |k| raw_text(k.leaf_decor().prefix()));
+    let mut spacing = match before.rsplit_once('\n') {
+        Some((_, indent)) => format!("\n{indent}"),
+        None => before.to_string(),
+    };
+    if let Some(k) = table.key(&last) {
+        key.leaf_decor_mut()
+            .set_suffix(raw_text(k.leaf_decor().suffix()).to_string());
+    }
+    if let Some(v) = table.get_mut(&last) {
+        *value.decor_mut() = v.decor().clone();
+        v.decor_mut().set_suffix("");
+    }
+    if table.trailing_comma() {
+        let trailing = raw_text(Some(table.trailing())).to_string();
+        if let Some((line_end, rest)) = trailing.split_once('\n') {
+            spacing = format!("{line_end}\n{}", spacing.trim_start_matches('\n'));
+            table.set_trailing(format!("\n{rest}"));
         }
     }
-    let at = lines[h + 1..end]
-        .iter()
-        .rposition(|l| {
-            let t = l.trim();
-            !t.is_empty() && !t.starts_with('#')
-        })
-        .map_or(h + 1, |i| h + 2 + i);
-    lines.insert(at, format!("{key} = {value}"));
-    join_lines(&lines)
+    key.leaf_decor_mut().set_prefix(spacing);
+    table.insert_formatted(&key, value);
+}
+
+/// Appends `[name]` holding `key = value` at the end of the document, after a blank line:
+/// the comments that end the document stay above it.
+fn append_table(doc: &mut DocumentMut, name: &str, key: &str, value: Value) {
+    let mut table = Table::new();
+    table.insert(key, toml_edit::Item::Value(value));
+    let end = raw_text(Some(doc.trailing())).trim_end().to_string();
+    let prefix = if end.is_empty() {
+        "\n".to_string()
+    } else {
+        format!("{end}\n\n")
+    };
+    table.decor_mut().set_prefix(prefix);
+    table.set_position(Some(last_position(doc.as_table()) + 1));
+    doc.set_trailing("");
+    doc.as_table_mut()
+        .insert(name, toml_edit::Item::Table(table));
+}
+
+/// The largest place in the document of `table` and the tables under it.
+fn last_position(table: &Table) -> isize {
+    let mut last = table.position().unwrap_or(0);
+    for (_, item) in table.iter() {
+        match item {
+            toml_edit::Item::Table(t) => last = last.max(last_position(t)),
+            toml_edit::Item::ArrayOfTables(a) => {
+                for t in a.iter() {
+                    last = last.max(last_position(t));
+                }
+            }
+            _ => {}
+        }
+    }
+    last
 }
 
 #[cfg(test)]
@@ -345,9 +364,8 @@ mod tests {
             ],
         )
         .unwrap();
-        assert!(out.comments_kept);
         assert_eq!(
-            out.text,
+            out,
             "# the first report\nstate     = \"Deleted\"  # ours\ntimestamp = 2009-07-21T13:23:45Z\nlanguage  = \"en\"\nnextedition = \"a.b/c/2020/01.02.03.04\"\n\n[translations]\npt = \"a.b/c/2020/01.02.03.05\"\n"
         );
     }
@@ -365,26 +383,92 @@ mod tests {
             )],
         )
         .unwrap();
-        assert!(out.comments_kept);
-        assert_eq!(out.text, "state = \"Original\"\n\n[translations]\nen = \"a.b/c/2020/01.02.03.04\"\npt-BR = \"a.b/c/2020/01.02.03.05\"\n\n[formats]\noai_dc = \"x.xml\"\n");
+        assert_eq!(out, "state = \"Original\"\n\n[translations]\nen = \"a.b/c/2020/01.02.03.04\"\npt-BR = \"a.b/c/2020/01.02.03.05\"\n\n[formats]\noai_dc = \"x.xml\"\n");
+    }
+
+    /// The text `edits` make of `text`, which must keep the comments.
+    fn edited(text: &str, edits: &[Edit]) -> String {
+        edit(text, Path::new("/x"), &rep(), edits).unwrap()
+    }
+
+    const EN: &str = "a.b/c/2020/01.02.03.04";
+    const PT: &str = "a.b/c/2020/01.02.03.05";
+
+    fn pt() -> Edit {
+        Edit::Translation(Lang::parse("pt").unwrap(), PT.into())
     }
 
     #[test]
-    fn an_inline_table_is_rewritten_without_comments() {
+    fn an_inline_table_keeps_its_comments_and_layout() {
+        let text = format!(
+            "# kept\nstate = \"Original\"\ntranslations = {{ en = \"{EN}\" }}  # by language\n"
+        );
+        assert_eq!(
+            edited(&text, &[pt()]),
+            format!("# kept\nstate = \"Original\"\ntranslations = {{ en = \"{EN}\", pt = \"{PT}\" }}  # by language\n")
+        );
+    }
+
+    /// TOML 1.1 lets an inline table span lines and end with a comma.
+    #[test]
+    fn an_inline_table_over_lines_gets_a_line_of_its_own() {
         let text =
-            "# gone\nstate = \"Original\"\ntranslations = { en = \"a.b/c/2020/01.02.03.04\" }\n";
-        let out = edit(
-            text,
-            Path::new("/x"),
-            &rep(),
-            &[Edit::Translation(
-                Lang::parse("pt").unwrap(),
-                "a.b/c/2020/01.02.03.05".into(),
-            )],
-        )
-        .unwrap();
-        assert!(!out.comments_kept);
-        assert_eq!(out.text, "state = \"Original\"\n\n[translations]\nen = \"a.b/c/2020/01.02.03.04\"\npt = \"a.b/c/2020/01.02.03.05\"\n");
+            format!("state = \"Original\"\ntranslations = {{\n  en = \"{EN}\",  # the first\n}}\n");
+        assert_eq!(
+            edited(&text, &[pt()]),
+            format!("state = \"Original\"\ntranslations = {{\n  en = \"{EN}\",  # the first\n  pt = \"{PT}\",\n}}\n")
+        );
+    }
+
+    #[test]
+    fn dotted_keys_keep_their_comments_and_layout() {
+        let text = format!(
+            "state = \"Original\"  # kept\ntranslations.en = \"{EN}\"\nlanguage = \"de\"\n"
+        );
+        assert_eq!(
+            edited(&text, &[pt(), Edit::NextEdition(EN.into())]),
+            format!("state = \"Original\"  # kept\ntranslations.en = \"{EN}\"\ntranslations.pt = \"{PT}\"\nlanguage = \"de\"\nnextedition = \"{EN}\"\n")
+        );
+    }
+
+    #[test]
+    fn quoted_keys_and_a_commented_header_keep_their_comments() {
+        let text = format!("\"state\" = \"Original\"  # as received\ntimestamp = 2009-07-21T13:23:45Z\n\n[translations]  # by language\nen = \"{EN}\"\n");
+        assert_eq!(
+            edited(&text, &[Edit::State(State::Deleted), Edit::Timestamp(1_234_567_890), pt()]),
+            format!("\"state\" = \"Deleted\"  # as received\ntimestamp = 2009-02-13T23:31:30Z\n\n[translations]  # by language\nen = \"{EN}\"\npt = \"{PT}\"\n")
+        );
+    }
+
+    #[test]
+    fn a_language_spelt_otherwise_is_replaced_where_it_stands() {
+        let text =
+            format!("state = \"Original\"\n\n[translations]\npt-br = \"{EN}\"  # the first\n");
+        let edit = Edit::Translation(Lang::parse("pt-BR").unwrap(), PT.into());
+        assert_eq!(
+            edited(&text, &[edit]),
+            format!("state = \"Original\"\n\n[translations]\npt-br = \"{PT}\"  # the first\n")
+        );
+    }
+
+    #[test]
+    fn a_new_table_goes_after_the_last_comment_and_a_blank_line() {
+        let text = "state = \"Original\"\n\n[formats]\noai_dc = \"x.xml\"\n# the end\n\n\n";
+        assert_eq!(
+            edited(text, &[pt()]),
+            format!("state = \"Original\"\n\n[formats]\noai_dc = \"x.xml\"\n# the end\n\n[translations]\npt = \"{PT}\"\n")
+        );
+    }
+
+    #[test]
+    fn a_change_past_what_the_service_reads_is_refused() {
+        let comment = "#".repeat(MAX_ITEM_TOML as usize - 40);
+        let text = format!("{comment}\nstate = \"Original\"\n");
+        assert_eq!(
+            edit(&text, Path::new("/x"), &rep(), &[Edit::NextEdition(EN.into())]).err(),
+            Some(format!("the changed item.toml would be larger than {MAX_ITEM_TOML} bytes, which the service does not read"))
+        );
+        assert!(edit(&text, Path::new("/x"), &rep(), &[Edit::State(State::Copy)]).is_ok());
     }
 
     #[test]

@@ -15,6 +15,7 @@
 
 pub mod check;
 pub mod delete;
+pub mod dublin_core;
 pub mod init;
 pub mod itemfile;
 pub mod new_item;

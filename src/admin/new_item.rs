@@ -16,7 +16,7 @@
 //!   `metadata.html` (its target); it is stored first, so the data item's `metadata`
 //!   never points at nothing. Its `dc:identifier` gets the data item's persistent URL
 //!   (`http://urlib.net/<IBIp, else rep>`) and `dc:language` the item's language, unless
-//!   given.
+//!   given (see [`super::dublin_core`]).
 //! - `translation_of` X: the new item's language is required; X (when stored here) gets
 //!   `[translations] <language> = "<new rep>"`, and the new item gets the link back,
 //!   `[translations] <X's language> = "<X's rep>"`, when X's language is known.
@@ -35,6 +35,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::dublin_core::{check_dc, dc_fields, metadata_html, oai_dc_xml};
 use super::itemfile::{Draft, Edit};
 use super::{io_err, rep_dirs, sync_dir, temp_name, AdminError, ItemsLock};
 use crate::config::{Config, Minting};
@@ -44,25 +45,6 @@ use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{check_relative_file, ContentType, Item, State};
 use crate::relation::Lang;
 use crate::store::Store;
-
-/// The fifteen elements of Dublin Core (simple), in the order oai_dc.xml lists them.
-pub const DC_ELEMENTS: [&str; 15] = [
-    "title",
-    "creator",
-    "subject",
-    "description",
-    "publisher",
-    "contributor",
-    "date",
-    "type",
-    "format",
-    "identifier",
-    "source",
-    "language",
-    "relation",
-    "coverage",
-    "rights",
-];
 
 /// Where persistent URLs point (resolution standard, §8.1).
 pub const PERSISTENT_URL_BASE: &str = "http://urlib.net/";
@@ -113,10 +95,45 @@ struct Planned {
     rel: PathBuf,
 }
 
-/// Creates the item (and its metadata item) in the Archive at `root`.
-pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
+/// Creates the item (and its metadata item) in the Archive at `root`, stamped with POSIX
+/// second `now`.
+pub fn create(root: &Path, req: &NewItem, now: i64) -> Result<Created, AdminError> {
     let config = Config::load(root).map_err(|e| AdminError::new(e.to_string()))?;
     let col = root.join("col");
+    let (plan, target) = check_request(req)?;
+    let store = Store::new(root);
+    let mut notes = Vec::new();
+    let related = check_related(&store, req, &mut notes)?;
+    for line in store.take_warnings() {
+        notes.push(line);
+    }
+    let ((rep, ibip), meta_ids) = item_ids(root, &col, &config, req)?;
+    // The metadata item first: the data item will point at it.
+    if let Some(meta) = &meta_ids {
+        store_metadata_item(&col, meta, req, (&rep, ibip.as_ref()), now)?;
+    }
+    let mut draft = data_item_draft(req, target, ibip.as_ref(), meta_ids.as_ref(), now);
+    if let Some(note) = link_back(&mut draft, &related) {
+        notes.push(note);
+    }
+    let dir = install(&col, &rep, &draft, |doc| copy_planned(&plan, doc))?;
+    link_related(root, &rep, &related)?;
+    notes.extend(refresh_prefixes(root));
+    Ok(Created {
+        rep,
+        ibip,
+        dir,
+        metadata: meta_ids,
+        notes,
+    })
+}
+
+/// An item's IBI: its rep and, when it has one, its IBIp.
+type Ids = (Rep, Option<Ibip>);
+
+/// Checks what is asked of `new` that needs no Archive: the Dublin Core fields, the files
+/// (where each goes under doc/) and the target.
+fn check_request(req: &NewItem) -> Result<(Vec<Planned>, Option<String>), AdminError> {
     check_dc(&req.dc)?;
     let plan = plan_files(&req.files)?;
     let target = choose_target(&plan, req.target.as_deref())?;
@@ -125,10 +142,57 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
             "a restricted item needs a metadata item for the clients outside [access].networks: give Dublin Core fields",
         ));
     }
-    let store = Store::new(root);
-    let mut notes = Vec::new();
+    Ok((plan, target))
+}
 
-    // The related items, checked before anything is minted or written.
+/// The IBIs of the new item (a Copy's as given, else minted) and of its metadata item
+/// (minted, when Dublin Core fields are given). An IBI a directory of col/ already holds
+/// is refused for the new item before the metadata item's is minted.
+fn item_ids(
+    root: &Path,
+    col: &Path,
+    config: &Config,
+    req: &NewItem,
+) -> Result<(Ids, Option<Ids>), AdminError> {
+    let needs_minting = req.copy_of.is_none() || !req.dc.is_empty();
+    let minter = if needs_minting {
+        Some(minter(root, config)?)
+    } else {
+        None
+    };
+    let mint = || -> Result<Ids, AdminError> {
+        let (m, d) = minter.as_ref().expect("minting checked");
+        mint_free(col, m, d)
+    };
+    let ids = match &req.copy_of {
+        Some(c) => copy_ids(c)?,
+        None => mint()?,
+    };
+    refuse_existing(col, &ids.0)?;
+    let meta_ids = if req.dc.is_empty() {
+        None
+    } else {
+        Some(mint()?)
+    };
+    Ok((ids, meta_ids))
+}
+
+/// The items a new one is related to, checked before anything is minted or written, each
+/// with its item when it is stored here.
+struct Related {
+    /// The item translated, and the new item's language.
+    translation: Option<(Ibi, Lang, Option<Item>)>,
+    /// The item the new one is the next edition of.
+    edition: Option<(Ibi, Option<Item>)>,
+}
+
+/// Checks that the items named by `translation_of` and `edition_of` can take the new
+/// relation; one not stored here is noted in `notes`.
+fn check_related(
+    store: &Store,
+    req: &NewItem,
+    notes: &mut Vec<String>,
+) -> Result<Related, AdminError> {
     let translation = match &req.translation_of {
         None => None,
         Some(x) => {
@@ -160,162 +224,172 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
             Some((x.clone(), local))
         }
     };
-    for line in store.take_warnings() {
-        notes.push(line);
-    }
+    Ok(Related {
+        translation,
+        edition,
+    })
+}
 
-    // The IBIs.
-    let needs_minting = req.copy_of.is_none() || !req.dc.is_empty();
-    let distributor = if needs_minting {
-        let toml = root.join("archive.toml");
-        let m = config
-            .minting()
-            .map_err(|e| AdminError::new(format!("{}: {e}", toml.display())))?;
-        let m = m.ok_or_else(|| {
-            AdminError::new(format!(
-                "{}: no [minting] section, so no IBI can be minted",
-                toml.display()
-            ))
-        })?;
-        let r = Granularity::parse(&m.granularity)
-            .map_err(|e| AdminError::new(format!("minting.granularity: {e}")))?;
-        let var = root.join("var");
-        fs::create_dir_all(&var).map_err(|e| io_err("cannot create", &var, e))?;
-        Some((m, Distributor::new(var.join("minting.state"), r)))
-    } else {
-        None
-    };
-    let mint_one = || -> Result<(Rep, Option<Ibip>), AdminError> {
-        let (m, d) = distributor.as_ref().expect("minting checked");
-        mint_free(&col, m, d)
-    };
-    let (rep, ibip) = match &req.copy_of {
-        Some(c) => {
-            if let Some(p) = &c.ibip {
-                if p.date().rep_suffix() != c.rep.suffix() {
-                    return Err(AdminError::new(format!(
-                        "--ibi {p} codes the date {}, --ibi {} the date {}: they are not the same item",
-                        p.date().rep_suffix(),
-                        c.rep,
-                        c.rep.suffix()
-                    )));
-                }
-            }
-            (c.rep.clone(), c.ibip.clone())
+/// The `[minting]` settings of archive.toml and the distributor that gives their dates
+/// (its state in `var/minting.state`).
+fn minter(root: &Path, config: &Config) -> Result<(Minting, Distributor), AdminError> {
+    let toml = root.join("archive.toml");
+    let m = config
+        .minting()
+        .map_err(|e| AdminError::new(format!("{}: {e}", toml.display())))?;
+    let m = m.ok_or_else(|| {
+        AdminError::new(format!(
+            "{}: no [minting] section, so no IBI can be minted",
+            toml.display()
+        ))
+    })?;
+    let r = Granularity::parse(&m.granularity)
+        .map_err(|e| AdminError::new(format!("minting.granularity: {e}")))?;
+    let var = root.join("var");
+    fs::create_dir_all(&var).map_err(|e| io_err("cannot create", &var, e))?;
+    Ok((m, Distributor::new(var.join("minting.state"), r)))
+}
+
+/// The IBI of a Copy, as given: its IBIp, when given, must code the date of its rep.
+fn copy_ids(c: &CopyOf) -> Result<Ids, AdminError> {
+    if let Some(p) = &c.ibip {
+        if p.date().rep_suffix() != c.rep.suffix() {
+            return Err(AdminError::new(format!(
+                "--ibi {p} codes the date {}, --ibi {} the date {}: they are not the same item",
+                p.date().rep_suffix(),
+                c.rep,
+                c.rep.suffix()
+            )));
         }
-        None => mint_one()?,
-    };
-    refuse_existing(&col, &rep)?;
-    let meta_ids = if req.dc.is_empty() {
-        None
-    } else {
-        Some(mint_one()?)
-    };
-
-    let now = chrono::Utc::now().timestamp();
-
-    // The metadata item first: the data item will point at it.
-    if let Some((mrep, mibip)) = &meta_ids {
-        let persistent = format!(
-            "{PERSISTENT_URL_BASE}{}",
-            ibip.as_ref().map_or(rep.as_str(), Ibip::as_str)
-        );
-        let fields = dc_fields(&req.dc, &persistent, req.language.as_ref());
-        let xml = oai_dc_xml(&fields);
-        let html = metadata_html(&fields, &rep);
-        let draft = Draft {
-            state: Some(State::Original),
-            ibip: mibip.as_ref().map(|p| p.as_str().to_string()),
-            timestamp: Some(now),
-            contenttype: Some(ContentType::Metadata),
-            target: Some("metadata.html".into()),
-            formats: [("oai_dc".to_string(), "oai_dc.xml".to_string())].into(),
-            ..Draft::default()
-        };
-        install(&col, mrep, &draft, |doc| {
-            write_new(&doc.join("oai_dc.xml"), xml.as_bytes())?;
-            write_new(&doc.join("metadata.html"), html.as_bytes())
-        })?;
     }
+    Ok((c.rep.clone(), c.ibip.clone()))
+}
 
-    // The data item.
-    let mut draft = Draft {
+/// Stores the metadata item `meta` of the data item `data`: its Dublin Core record as
+/// `oai_dc.xml` and `metadata.html`.
+fn store_metadata_item(
+    col: &Path,
+    meta: &Ids,
+    req: &NewItem,
+    data: (&Rep, Option<&Ibip>),
+    now: i64,
+) -> Result<(), AdminError> {
+    let (mrep, mibip) = meta;
+    let (rep, ibip) = data;
+    let persistent = format!(
+        "{PERSISTENT_URL_BASE}{}",
+        ibip.map_or(rep.as_str(), Ibip::as_str)
+    );
+    let fields = dc_fields(&req.dc, &persistent, req.language.as_ref());
+    let xml = oai_dc_xml(&fields);
+    let html = metadata_html(&fields, rep);
+    let draft = Draft {
+        state: Some(State::Original),
+        ibip: mibip.as_ref().map(|p| p.as_str().to_string()),
+        timestamp: Some(now),
+        contenttype: Some(ContentType::Metadata),
+        target: Some("metadata.html".into()),
+        formats: [("oai_dc".to_string(), "oai_dc.xml".to_string())].into(),
+        ..Draft::default()
+    };
+    install(col, mrep, &draft, |doc| {
+        write_new(&doc.join("oai_dc.xml"), xml.as_bytes())?;
+        write_new(&doc.join("metadata.html"), html.as_bytes())
+    })?;
+    Ok(())
+}
+
+/// The item.toml of the data item: an Original, or a Copy when `copy_of` is given.
+fn data_item_draft(
+    req: &NewItem,
+    target: Option<String>,
+    ibip: Option<&Ibip>,
+    meta: Option<&Ids>,
+    now: i64,
+) -> Draft {
+    Draft {
         state: Some(if req.copy_of.is_some() {
             State::Copy
         } else {
             State::Original
         }),
-        ibip: ibip.as_ref().map(|p| p.as_str().to_string()),
+        ibip: ibip.map(|p| p.as_str().to_string()),
         timestamp: Some(now),
         target,
         language: req.language.as_ref().map(Lang::to_string),
-        metadata: meta_ids.as_ref().map(|(r, _)| r.as_str().to_string()),
+        metadata: meta.map(|(r, _)| r.as_str().to_string()),
         restricted: Some(req.restricted),
         ..Draft::default()
-    };
-    if let Some((xi, _, Some(x))) = &translation {
-        match &x.language {
-            Some(xl) => {
-                draft
-                    .translations
-                    .insert(xl.to_string(), x.rep.as_str().to_string());
-            }
-            None => notes.push(format!(
-                "{xi} has no language: the new item has no [translations] entry back to it"
-            )),
-        }
     }
-    let dir = install(&col, &rep, &draft, |doc| copy_planned(&plan, doc))?;
+}
 
-    // The links from the related items.
-    let link = |x: &Ibi, edit: Edit, check: &dyn Fn(&Item) -> Result<(), AdminError>| {
-        let _lock = ItemsLock::take(root)?;
-        let store = Store::new(root);
-        let item = store.find(x).ok_or_else(|| {
-            AdminError::new(format!(
-                "created {rep}, but {x} can no longer be read: it was not linked to the new item"
-            ))
-        })?;
-        check(&item)
-            .map_err(|e| AdminError::new(format!("created {rep}, but it was not linked: {e}")))?;
-        let path = item.dir.join(crate::layout::ITEM_TOML);
-        let dir = item
-            .handle
-            .clone()
-            .ok_or_else(|| AdminError::new(format!("{}: not opened", item.dir.display())))?;
-        let text = dir
-            .item_toml_text(crate::item::MAX_ITEM_TOML)
-            .map_err(|e| AdminError::new(format!("cannot read {}: {e}", path.display())))?;
-        let edited = super::itemfile::edit(&text, &item.dir, &item.rep, &[edit])
-            .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
-        dir.replace_item_toml(&temp_name(crate::layout::ITEM_TOML), edited.text.as_bytes())
-            .map_err(|e| io_err("cannot write", &path, e))?;
-        Ok::<bool, AdminError>(edited.comments_kept)
+/// The `[translations]` entry from the new item back to the item it translates, when that
+/// one is stored here; a note when its language is unknown.
+fn link_back(draft: &mut Draft, related: &Related) -> Option<String> {
+    let Some((xi, _, Some(x))) = &related.translation else {
+        return None;
     };
-    let mut kept_all = true;
-    if let Some((x, lang, Some(_))) = &translation {
+    match &x.language {
+        Some(xl) => {
+            draft
+                .translations
+                .insert(xl.to_string(), x.rep.as_str().to_string());
+            None
+        }
+        None => Some(format!(
+            "{xi} has no language: the new item has no [translations] entry back to it"
+        )),
+    }
+}
+
+/// Links the related items stored here to the new item `rep`: the item translated gets
+/// the `[translations]` entry, the previous edition its `nextedition`.
+fn link_related(root: &Path, rep: &Rep, related: &Related) -> Result<(), AdminError> {
+    if let Some((x, lang, Some(_))) = &related.translation {
         let edit = Edit::Translation(lang.clone(), rep.as_str().to_string());
-        kept_all &= link(x, edit, &|item: &Item| {
+        link_from(root, rep, x, edit, &|item: &Item| {
             check_translation_slot(x, item, lang)
         })?;
     }
-    if let Some((x, Some(_))) = &edition {
+    if let Some((x, Some(_))) = &related.edition {
         let edit = Edit::NextEdition(rep.as_str().to_string());
-        kept_all &= link(x, edit, &|item: &Item| check_edition_slot(x, item))?;
+        link_from(root, rep, x, edit, &|item: &Item| {
+            check_edition_slot(x, item)
+        })?;
     }
-    if !kept_all {
-        notes.push(
-            "an item.toml with an unusual layout was rewritten from its content; its comments were not kept".into(),
-        );
-    }
-    notes.extend(refresh_prefixes(root));
-    Ok(Created {
-        rep,
-        ibip,
-        dir,
-        metadata: meta_ids,
-        notes,
-    })
+    Ok(())
+}
+
+/// Makes `edit` to the item.toml of `x`, under `var/items.lock`, after `check` on the
+/// item as it is then (another command may have changed it since it was checked).
+fn link_from(
+    root: &Path,
+    rep: &Rep,
+    x: &Ibi,
+    edit: Edit,
+    check: &dyn Fn(&Item) -> Result<(), AdminError>,
+) -> Result<(), AdminError> {
+    let _lock = ItemsLock::take(root)?;
+    let store = Store::new(root);
+    let item = store.find(x).ok_or_else(|| {
+        AdminError::new(format!(
+            "created {rep}, but {x} can no longer be read: it was not linked to the new item"
+        ))
+    })?;
+    check(&item)
+        .map_err(|e| AdminError::new(format!("created {rep}, but it was not linked: {e}")))?;
+    let path = item.dir.join(crate::layout::ITEM_TOML);
+    let dir = item
+        .handle
+        .clone()
+        .ok_or_else(|| AdminError::new(format!("{}: not opened", item.dir.display())))?;
+    let text = dir
+        .item_toml_text(crate::item::MAX_ITEM_TOML)
+        .map_err(|e| AdminError::new(format!("cannot read {}: {e}", path.display())))?;
+    let edited = super::itemfile::edit(&text, &item.dir, &item.rep, &[edit])
+        .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
+    dir.replace_item_toml(&temp_name(crate::layout::ITEM_TOML), edited.as_bytes())
+        .map_err(|e| io_err("cannot write", &path, e))
 }
 
 /// At most this many dates in a row skipped because their rep is taken.
@@ -324,7 +398,7 @@ const MAX_TAKEN_DATES: usize = 64;
 /// The IBIs of the next date the distributor gives whose rep names no directory yet: a
 /// date taken by an item made by hand (or minted elsewhere with the same settings) is
 /// skipped, and the distributor, which has recorded it, gives the next one.
-fn mint_free(col: &Path, m: &Minting, d: &Distributor) -> Result<(Rep, Option<Ibip>), AdminError> {
+fn mint_free(col: &Path, m: &Minting, d: &Distributor) -> Result<Ids, AdminError> {
     for _ in 0..MAX_TAKEN_DATES {
         let date = d
             .next()
@@ -484,15 +558,7 @@ fn plan_files(files: &[PathBuf]) -> Result<Vec<Planned>, AdminError> {
     let mut seen = BTreeSet::new();
     for src in files {
         let meta = fs::metadata(src).map_err(|e| io_err("cannot read", src, e))?;
-        let name = match src.file_name() {
-            Some(n) if n != ".." => PathBuf::from(n),
-            _ => {
-                let real = fs::canonicalize(src).map_err(|e| io_err("cannot read", src, e))?;
-                PathBuf::from(real.file_name().ok_or_else(|| {
-                    AdminError::new(format!("{} has no name to give it in doc/", src.display()))
-                })?)
-            }
-        };
+        let name = name_in_doc(src)?;
         if meta.is_file() {
             plan.push(Planned {
                 src: src.clone(),
@@ -500,54 +566,7 @@ fn plan_files(files: &[PathBuf]) -> Result<Vec<Planned>, AdminError> {
                 rel: name,
             });
         } else if meta.is_dir() {
-            let dir =
-                crate::layout::open_named_dir(src).map_err(|e| io_err("cannot read", src, e))?;
-            let dir = Arc::new(dir);
-            let mut links = Vec::new();
-            for e in walkdir::WalkDir::new(src)
-                .follow_links(false)
-                .sort_by_file_name()
-            {
-                let e =
-                    e.map_err(|e| AdminError::new(format!("cannot read {}: {e}", src.display())))?;
-                if e.file_type().is_symlink() {
-                    links.push(e.path().display().to_string());
-                    continue;
-                }
-                // A second link could be any file of the same file system, archive.toml
-                // among them: refused like a symbolic link.
-                let hard_linked = e.file_type().is_file()
-                    && e.metadata().is_ok_and(|m| {
-                        use std::os::unix::fs::MetadataExt;
-                        m.nlink() > 1
-                    });
-                if hard_linked {
-                    links.push(format!("{} (hard link)", e.path().display()));
-                    continue;
-                }
-                if e.file_type().is_dir() {
-                    continue;
-                }
-                if !e.file_type().is_file() {
-                    return Err(AdminError::new(format!(
-                        "{} is not a regular file",
-                        e.path().display()
-                    )));
-                }
-                let rel = e.path().strip_prefix(src).expect("walked under src");
-                plan.push(Planned {
-                    src: e.path().to_path_buf(),
-                    beneath: Some((dir.clone(), rel.to_path_buf())),
-                    rel: name.join(rel),
-                });
-            }
-            if !links.is_empty() {
-                return Err(AdminError::new(format!(
-                    "{} holds links, which are never copied into an item (a link could lead to any file, such as archive.toml); replace them with the files: {}",
-                    src.display(),
-                    links.join(", ")
-                )));
-            }
+            plan.extend(plan_directory(src, &name)?);
         } else {
             return Err(AdminError::new(format!(
                 "{} is not a regular file or a directory",
@@ -567,6 +586,74 @@ fn plan_files(files: &[PathBuf]) -> Result<Vec<Planned>, AdminError> {
         return Err(AdminError::new(
             "the directories given hold no files: an item needs at least one file",
         ));
+    }
+    Ok(plan)
+}
+
+/// The name a file or directory given gets in doc/: its own, or for a path without one
+/// (`.`, `..`) that of the directory it leads to.
+fn name_in_doc(src: &Path) -> Result<PathBuf, AdminError> {
+    match src.file_name() {
+        Some(n) if n != ".." => Ok(PathBuf::from(n)),
+        _ => {
+            let real = fs::canonicalize(src).map_err(|e| io_err("cannot read", src, e))?;
+            Ok(PathBuf::from(real.file_name().ok_or_else(|| {
+                AdminError::new(format!("{} has no name to give it in doc/", src.display()))
+            })?))
+        }
+    }
+}
+
+/// The files below directory `src`, to go under `doc/<name>/`, each to be opened from the
+/// directory; refused when it holds a link (symbolic or hard) or a file that is not a
+/// regular file.
+fn plan_directory(src: &Path, name: &Path) -> Result<Vec<Planned>, AdminError> {
+    let dir = crate::layout::open_named_dir(src).map_err(|e| io_err("cannot read", src, e))?;
+    let dir = Arc::new(dir);
+    let mut plan = Vec::new();
+    let mut links = Vec::new();
+    for e in walkdir::WalkDir::new(src)
+        .follow_links(false)
+        .sort_by_file_name()
+    {
+        let e = e.map_err(|e| AdminError::new(format!("cannot read {}: {e}", src.display())))?;
+        if e.file_type().is_symlink() {
+            links.push(e.path().display().to_string());
+            continue;
+        }
+        // A second link could be any file of the same file system, archive.toml
+        // among them: refused like a symbolic link.
+        let hard_linked = e.file_type().is_file()
+            && e.metadata().is_ok_and(|m| {
+                use std::os::unix::fs::MetadataExt;
+                m.nlink() > 1
+            });
+        if hard_linked {
+            links.push(format!("{} (hard link)", e.path().display()));
+            continue;
+        }
+        if e.file_type().is_dir() {
+            continue;
+        }
+        if !e.file_type().is_file() {
+            return Err(AdminError::new(format!(
+                "{} is not a regular file",
+                e.path().display()
+            )));
+        }
+        let rel = e.path().strip_prefix(src).expect("walked under src");
+        plan.push(Planned {
+            src: e.path().to_path_buf(),
+            beneath: Some((dir.clone(), rel.to_path_buf())),
+            rel: name.join(rel),
+        });
+    }
+    if !links.is_empty() {
+        return Err(AdminError::new(format!(
+            "{} holds links, which are never copied into an item (a link could lead to any file, such as archive.toml); replace them with the files: {}",
+            src.display(),
+            links.join(", ")
+        )));
     }
     Ok(plan)
 }
@@ -632,129 +719,4 @@ fn copy_planned(plan: &[Planned], doc: &Path) -> Result<(), AdminError> {
             .map_err(|e| io_err("cannot copy", &p.src, e))?;
     }
     Ok(())
-}
-
-/// Refuses unknown elements and values XML cannot hold.
-fn check_dc(dc: &[(String, String)]) -> Result<(), AdminError> {
-    for (element, value) in dc {
-        if !DC_ELEMENTS.contains(&element.as_str()) {
-            return Err(AdminError::new(format!(
-                "{element:?} is not a Dublin Core element (one of: {})",
-                DC_ELEMENTS.join(", ")
-            )));
-        }
-        if value.trim().is_empty() {
-            return Err(AdminError::new(format!("dc {element} is empty")));
-        }
-        if let Some(c) = value
-            .chars()
-            .find(|&c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
-        {
-            return Err(AdminError::new(format!(
-                "dc {element} holds the control character {c:?}, which XML cannot carry"
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// The fields in DC order, with the persistent URL and the language added when not given.
-fn dc_fields(
-    dc: &[(String, String)],
-    persistent: &str,
-    lang: Option<&Lang>,
-) -> Vec<(String, String)> {
-    let mut all: Vec<(String, String)> = dc.to_vec();
-    let has = |e: &str| dc.iter().any(|(k, _)| k == e);
-    if !has("identifier") {
-        all.push(("identifier".into(), persistent.to_string()));
-    }
-    if let (false, Some(l)) = (has("language"), lang) {
-        all.push(("language".into(), l.to_string()));
-    }
-    let order = |e: &str| DC_ELEMENTS.iter().position(|x| *x == e).unwrap_or(99);
-    all.sort_by_key(|(e, _)| order(e));
-    all
-}
-
-/// `s` escaped for XML text and attribute values.
-pub fn xml_escape(s: &str) -> String {
-    crate::filelist::escape_markup(s, "&apos;")
-}
-
-/// An OAI-PMH `oai_dc` record.
-pub fn oai_dc_xml(fields: &[(String, String)]) -> String {
-    let mut out = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
-         <oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\"\n\
-         \x20          xmlns:dc=\"http://purl.org/dc/elements/1.1/\"\n\
-         \x20          xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"\n\
-         \x20          xsi:schemaLocation=\"http://www.openarchives.org/OAI/2.0/oai_dc/ http://www.openarchives.org/OAI/2.0/oai_dc.xsd\">\n",
-    );
-    for (e, v) in fields {
-        out.push_str(&format!("  <dc:{e}>{}</dc:{e}>\n", xml_escape(v)));
-    }
-    out.push_str("</oai_dc:dc>\n");
-    out
-}
-
-/// The metadata item's page: the fields as a table.
-fn metadata_html(fields: &[(String, String)], rep: &Rep) -> String {
-    let title = fields
-        .iter()
-        .find(|(e, _)| e == "title")
-        .map_or_else(|| rep.as_str().to_string(), |(_, v)| v.clone());
-    let title = xml_escape(&title);
-    let mut out = format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body><h1>{title}</h1>\n<table>\n"
-    );
-    for (e, v) in fields {
-        out.push_str(&format!(
-            "<tr><th>{e}</th><td>{}</td></tr>\n",
-            xml_escape(v)
-        ));
-    }
-    out.push_str("</table>\n</body></html>\n");
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn oai_dc_escapes_and_orders() {
-        let fields = dc_fields(
-            &[
-                ("creator".into(), "Ana & <Bia>".into()),
-                ("title".into(), "\"Q\" 'x'".into()),
-            ],
-            "http://urlib.net/LK47B6W/362SFKH",
-            Some(&Lang::parse("pt-br").unwrap()),
-        );
-        assert_eq!(
-            oai_dc_xml(&fields).lines().skip(5).collect::<Vec<_>>(),
-            [
-                "  <dc:title>&quot;Q&quot; &apos;x&apos;</dc:title>",
-                "  <dc:creator>Ana &amp; &lt;Bia&gt;</dc:creator>",
-                "  <dc:identifier>http://urlib.net/LK47B6W/362SFKH</dc:identifier>",
-                "  <dc:language>pt-BR</dc:language>",
-                "</oai_dc:dc>",
-            ]
-        );
-    }
-
-    #[test]
-    fn dc_refusals() {
-        assert!(check_dc(&[("titel".into(), "x".into())])
-            .unwrap_err()
-            .message
-            .starts_with("\"titel\" is not a Dublin Core element"));
-        assert_eq!(
-            check_dc(&[("title".into(), "a\u{1}".into())])
-                .unwrap_err()
-                .message,
-            "dc title holds the control character '\\u{1}', which XML cannot carry"
-        );
-    }
 }

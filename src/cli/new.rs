@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use ibi_archive::admin::new_item::{create, CopyOf, NewItem, DC_ELEMENTS};
+use ibi_archive::admin::dublin_core::DC_ELEMENTS;
+use ibi_archive::admin::new_item::{create, CopyOf, Created, NewItem};
 use ibi_archive::ibi::Ibi;
 use ibi_archive::pairs::PairList;
 use ibi_archive::relation::Lang;
@@ -40,21 +41,28 @@ name) as the new item's doc/. Prints the pairs rep and ibip.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
+    let Some((root, req)) = parse(parser)? else {
+        return super::print_text(HELP);
+    };
+    let now = chrono::Utc::now().timestamp();
+    let created =
+        create(&root_flag(root), &req, now).map_err(|e| CliError::failed(format!("new: {e}")))?;
+    for note in &created.notes {
+        super::say(&format!("note: {note}"));
+    }
+    print_pairs(&created)
+}
+
+/// The command line: the root given, and what to create; `None` when help is asked for.
+fn parse(parser: &mut lexopt::Parser) -> Result<Option<(Option<PathBuf>, NewItem)>, CliError> {
     use lexopt::Arg::{Long, Short, Value};
     let mut root: Option<PathBuf> = None;
     let mut req = NewItem::default();
     let mut copy = false;
     let mut ibis: Vec<Ibi> = Vec::new();
-    let text = |v: std::ffi::OsString, flag: &str| {
-        v.into_string()
-            .map_err(|v| CliError::usage(format!("new: {flag} {v:?} is not UTF-8 text")))
-    };
-    let ibi = |s: String, flag: &str| {
-        Ibi::parse(&s).map_err(|e| CliError::usage(format!("new: {flag}: {e}")))
-    };
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(HELP),
+            Short('h') | Long("help") => return Ok(None),
             Long("root") => root = Some(parser.value()?.into()),
             Long("target") => req.target = Some(text(parser.value()?, "--target")?),
             Long("language") => {
@@ -92,29 +100,55 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             other => return Err(CliError::unexpected("new", other)),
         }
     }
-    if copy {
-        let mut rep = None;
-        let mut ibip = None;
-        for i in ibis {
-            match i {
-                Ibi::Rep(r) if rep.is_none() => rep = Some(r),
-                Ibi::Ibip(p) if ibip.is_none() => ibip = Some(p),
-                other => {
-                    return Err(CliError::usage(format!(
-                        "new: --ibi {other}: give one rep and at most one IBIp"
-                    )))
-                }
+    req.copy_of = copy_of(copy, ibis)?;
+    check_complete(&req)?;
+    Ok(Some((root, req)))
+}
+
+/// The value of `flag`, which must be UTF-8 text.
+fn text(v: std::ffi::OsString, flag: &str) -> Result<String, CliError> {
+    v.into_string()
+        .map_err(|v| CliError::usage(format!("new: {flag} {v:?} is not UTF-8 text")))
+}
+
+/// The IBI given with `flag`.
+fn ibi(s: String, flag: &str) -> Result<Ibi, CliError> {
+    Ibi::parse(&s).map_err(|e| CliError::usage(format!("new: {flag}: {e}")))
+}
+
+/// The IBI of the item a Copy is of (`--copy`): one rep and at most one IBIp among the
+/// `--ibi` flags, which are for `--copy` only.
+fn copy_of(copy: bool, ibis: Vec<Ibi>) -> Result<Option<CopyOf>, CliError> {
+    if !copy {
+        if !ibis.is_empty() {
+            return Err(CliError::usage(
+                "new: --ibi is for --copy; a new Original gets a minted IBI",
+            ));
+        }
+        return Ok(None);
+    }
+    let mut rep = None;
+    let mut ibip = None;
+    for i in ibis {
+        match i {
+            Ibi::Rep(r) if rep.is_none() => rep = Some(r),
+            Ibi::Ibip(p) if ibip.is_none() => ibip = Some(p),
+            other => {
+                return Err(CliError::usage(format!(
+                    "new: --ibi {other}: give one rep and at most one IBIp"
+                )))
             }
         }
-        let rep = rep.ok_or_else(|| {
-            CliError::usage("new: --copy needs --ibi REP (a Copy is stored under its rep)")
-        })?;
-        req.copy_of = Some(CopyOf { rep, ibip });
-    } else if !ibis.is_empty() {
-        return Err(CliError::usage(
-            "new: --ibi is for --copy; a new Original gets a minted IBI",
-        ));
     }
+    let rep = rep.ok_or_else(|| {
+        CliError::usage("new: --copy needs --ibi REP (a Copy is stored under its rep)")
+    })?;
+    Ok(Some(CopyOf { rep, ibip }))
+}
+
+/// Refuses a command line without what every `new` needs: a FILE, and the language of a
+/// translation.
+fn check_complete(req: &NewItem) -> CliResult {
     if req.files.is_empty() {
         return Err(CliError::missing("new", "FILE"));
     }
@@ -123,11 +157,11 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             "new: --translation-of needs --language, the translation's language (ll or ll-CC)",
         ));
     }
-    let created =
-        create(&root_flag(root), &req).map_err(|e| CliError::failed(format!("new: {e}")))?;
-    for note in &created.notes {
-        super::say(&format!("note: {note}"));
-    }
+    Ok(())
+}
+
+/// Prints the pairs of what was created: rep and ibip, and those of the metadata item.
+fn print_pairs(created: &Created) -> CliResult {
     let mut pairs = PairList::new();
     pairs.push_word("rep", created.rep.as_str());
     if let Some(p) = &created.ibip {
