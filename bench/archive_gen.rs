@@ -640,7 +640,7 @@ fn write_prefix(
             let first = write_doc(&doc, s, i)?;
             if report.doc_path.is_none() && matches!(s.files, Files::Named { .. }) {
                 let mut url = format!("/col/{}/doc/", s.rep.as_str());
-                ibi_archive::service::push_url_path(&mut url, &first);
+                ibi_archive::escape::push_url_path(&mut url, &first);
                 report.doc_path = Some(url);
             }
         }

@@ -190,7 +190,7 @@ impl Config {
             .trim_end_matches('/')
             .to_string();
         if !(baseurl.starts_with("http://") || baseurl.starts_with("https://"))
-            || baseurl.bytes().any(|b| !crate::pairs::is_word_byte(b))
+            || baseurl.bytes().any(|b| !crate::escape::is_word_byte(b))
         {
             return Err(format!("baseurl {baseurl:?} is not an http(s) URL"));
         }

@@ -180,7 +180,7 @@ impl Item {
         }
         if let Some(url) = &raw.url {
             if !(url.starts_with("http://") || url.starts_with("https://"))
-                || url.bytes().any(|b| !crate::pairs::is_word_byte(b))
+                || url.bytes().any(|b| !crate::escape::is_word_byte(b))
             {
                 return Err(format!("url {url:?} is not an http(s) URL without spaces"));
             }

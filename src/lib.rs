@@ -11,6 +11,7 @@ pub mod admin;
 pub mod cgi;
 pub mod colmemo;
 pub mod config;
+pub mod escape;
 pub mod filelist;
 pub mod httpd;
 pub mod ibi;

@@ -11,6 +11,7 @@ use std::rc::Rc;
 
 use crate::acklog;
 use crate::config::Config;
+use crate::escape::push_url_path;
 use crate::ibi::Ibi;
 use crate::item::{iso8601, ContentType, Item, State};
 use crate::layout::{self, Access, Refusal, MAX_TIMESTAMP_ENTRIES};
@@ -662,7 +663,7 @@ impl Archive {
             return Err("acknowledgment not counted: no urlkey or no url".into());
         }
         let mut shown = String::new();
-        crate::pairs::push_escaped(&mut shown, &url[..url.len().min(200)]);
+        crate::escape::push_word(&mut shown, &url[..url.len().min(200)]);
         let keys = self.url_keys();
         if self.keys_ephemeral.get() {
             // The secret is unreadable (var/ broken): no key can be checked, and the one
@@ -845,19 +846,4 @@ fn languages_of(item: &Item) -> Vec<Lang> {
 
 fn strip_leading_slash(path: &[u8]) -> &[u8] {
     path.strip_prefix(b"/").unwrap_or(path)
-}
-
-/// Appends a path to a URL, escaping each byte outside rule `caractere` of Table 6.2 and
-/// also `%`, `?` and `#`, which would change the URL's meaning inside a file name.
-pub fn push_url_path(url: &mut String, path: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for &b in path {
-        if crate::pairs::is_word_byte(b) && !matches!(b, b'%' | b'?' | b'#') {
-            url.push(b as char);
-        } else {
-            url.push('%');
-            url.push(HEX[usize::from(b >> 4)] as char);
-            url.push(HEX[usize::from(b & 0x0f)] as char);
-        }
-    }
 }

@@ -18,10 +18,11 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use crate::config::Config;
+use crate::escape::push_url_path;
 use crate::ibi::Rep;
 use crate::item::Item;
 use crate::layout::{self, Access, Col, DocEntry, Refusal};
-use crate::service::{push_url_path, Answer};
+use crate::service::Answer;
 
 /// Where a request path leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
