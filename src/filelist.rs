@@ -6,6 +6,7 @@ use std::net::IpAddr;
 
 use crate::ibi::Ibi;
 use crate::layout::{self, Access};
+use crate::markup::escape_html;
 use crate::service::{Answer, Archive};
 
 /// Most files a page lists.
@@ -74,27 +75,6 @@ fn display_name(bytes: &[u8]) -> String {
         Ok(s) => s.to_string(),
         Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
     }
-}
-
-fn escape_html(s: &str) -> String {
-    escape_markup(s, "&#39;")
-}
-
-/// `s` escaped for HTML or XML text and attribute values, `'` written as `apostrophe`
-/// (`&#39;` in HTML pages, `&apos;` in XML).
-pub fn escape_markup(s: &str, apostrophe: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str(apostrophe),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn html(status: u16, title: &str, body: &str) -> Answer {

@@ -18,6 +18,7 @@ pub mod ibi;
 pub mod item;
 pub mod layout;
 pub mod logline;
+pub mod markup;
 pub mod pairs;
 pub mod persistent;
 pub mod query;
