@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::config::{located, Position, TextError};
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::layout::ItemDir;
 use crate::relation::Lang;
+use crate::toml_error::{located, Position, TextError};
 
 /// Largest item.toml we read; a bigger one is a fault, not an item.
 pub const MAX_ITEM_TOML: u64 = 64 * 1024;

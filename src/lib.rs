@@ -25,5 +25,6 @@ pub mod query;
 pub mod relation;
 pub mod service;
 pub mod store;
+pub mod toml_error;
 pub mod urlkey;
 pub mod web;

@@ -47,11 +47,12 @@ use std::path::{Path, PathBuf};
 
 use super::registration::{prepare, Direction};
 use super::TEMP_PREFIX;
-use crate::config::{located, Config, Position};
+use crate::config::Config;
 use crate::ibi::{Ibi, Rep};
 use crate::item::{Item, State};
 use crate::layout::{Col, ItemDir, Refusal};
 use crate::store::Store;
+use crate::toml_error::{located, Position};
 
 /// One fault (or warning, or note): where, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
