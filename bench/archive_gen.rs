@@ -820,7 +820,11 @@ pub fn cached(dir: &Path, items: usize, seed: u64) -> io::Result<(PathBuf, Sampl
     // var/col-prefixes up to date, as `ibi-archive prefixes` leaves it: lookups by IBIp
     // are measured as an administrator's Archive answers them.
     let remember = |root: &Path| {
-        ibi_archive::store::Store::remember_prefixes(root, std::time::Duration::from_secs(10))
+        ibi_archive::store::Store::remember_prefixes(
+            root,
+            std::time::Duration::from_secs(10),
+            &ibi_archive::time::SystemClock,
+        )
     };
     if let Ok(text) = fs::read_to_string(samples_path(&root)) {
         if let Some(s) = Samples::from_env(&text) {

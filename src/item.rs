@@ -249,14 +249,6 @@ fn datetime_seconds(dt: &toml::value::Datetime) -> Option<i64> {
     Some(naive.and_utc().timestamp() - offset_minutes * 60)
 }
 
-/// ISO 8601 UTC, as the pairs `timestamp…` carry it (Table 9.3): `2014-01-02T17:23:57Z`.
-pub fn iso8601(seconds: i64) -> String {
-    match chrono::DateTime::from_timestamp(seconds, 0) {
-        Some(t) => t.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        None => "1970-01-01T00:00:00Z".to_string(),
-    }
-}
-
 /// An item.toml that cannot be read or is not valid. Shown as [`located`] writes it:
 /// `<path>:LINE:COLUMN: <message>` or `<path>: <message>`.
 #[derive(Debug, Clone)]

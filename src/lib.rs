@@ -25,6 +25,7 @@ pub mod query;
 pub mod relation;
 pub mod service;
 pub mod store;
+pub mod time;
 pub mod toml_error;
 pub mod urlkey;
 pub mod web;

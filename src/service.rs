@@ -13,12 +13,13 @@ use crate::acklog;
 use crate::config::Config;
 use crate::escape::push_url_path;
 use crate::ibi::Ibi;
-use crate::item::{iso8601, ContentType, Item, State};
+use crate::item::{ContentType, Item, State};
 use crate::layout::{self, Access, Refusal, MAX_TIMESTAMP_ENTRIES};
 use crate::pairs::{PairList, Value};
 use crate::query::Query;
 use crate::relation::{Lang, Relation, Step, VerbList};
 use crate::store::Store;
+use crate::time::iso8601;
 use crate::urlkey::{KeyError, UrlKeys};
 
 /// Longest chain of next editions followed inside one Archive.

@@ -12,11 +12,13 @@
 
 use std::cell::{Cell, OnceCell, RefCell};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::colmemo::{Memo, MemoState, Remembered, Stamp, Subdomain};
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::Item;
 use crate::layout::{Col, Refusal};
+use crate::time::Clock;
 
 /// Read access to an Archive's `col/` tree.
 pub struct Store {
@@ -62,19 +64,22 @@ impl Store {
 
     /// Brings `root/var/col-prefixes` up to date for the service (`ibi-archive
     /// prefixes`): lists what changed and rewrites the file when every directory in it
-    /// has settled, waiting for that, a second at a time, up to `wait`. The prefixes,
-    /// and what became of the file.
+    /// has settled by `clock`, waiting for that on `clock`, a second at a time, up to
+    /// `wait`. The prefixes, and what became of the file.
     pub fn remember_prefixes(
         root: &Path,
-        wait: std::time::Duration,
+        wait: Duration,
+        clock: &dyn Clock,
     ) -> (Vec<(String, Vec<String>)>, MemoState) {
-        let started = std::time::Instant::now();
+        let mut waited = Duration::ZERO;
         loop {
-            let (prefixes, state) = Store::new(root).relist_and_remember(&root.join("var"));
-            if state != MemoState::Unsettled || started.elapsed() >= wait {
+            let (prefixes, state) =
+                Store::new(root).relist_and_remember(&root.join("var"), clock.now());
+            if state != MemoState::Unsettled || waited >= wait {
                 return (prefixes, state);
             }
-            std::thread::sleep(std::time::Duration::from_secs(1));
+            clock.sleep(Duration::from_secs(1));
+            waited += Duration::from_secs(1);
         }
     }
 
@@ -253,12 +258,11 @@ impl Store {
         })
     }
 
-    /// The two top levels of `col/` (each subdomain with its prefixes, sorted), listing every directory whose stamp is not
-    /// the one remembered in `var/col-prefixes` (its stamp taken first); the file is
-    /// rewritten when some directory was listed and all have settled. Also what became
-    /// of the file.
-    fn relist_and_remember(&self, var: &Path) -> (Vec<(String, Vec<String>)>, MemoState) {
-        let now = chrono::Utc::now().timestamp();
+    /// The two top levels of `col/` (each subdomain with its prefixes, sorted), listing
+    /// every directory whose stamp is not the one remembered in `var/col-prefixes` (its
+    /// stamp taken first); the file is rewritten when some directory was listed and all
+    /// have settled at POSIX second `now`. Also what became of the file.
+    fn relist_and_remember(&self, var: &Path, now: i64) -> (Vec<(String, Vec<String>)>, MemoState) {
         let Some(col_dir) = self.col() else {
             return (Vec::new(), MemoState::Unsettled);
         };

@@ -18,12 +18,12 @@ use hmac::{Hmac, Mac};
 use rand::Rng;
 use sha2::Sha256;
 
+use crate::time::CLOCK_SLACK_SECS;
+
 type HmacSha256 = Hmac<Sha256>;
 
 /// How long after its issue an acknowledgment may still count a key.
 pub const KEY_LIFETIME_SECS: i64 = 24 * 60 * 60;
-/// Leeway for clocks that differ between processes or machines.
-const CLOCK_SLACK_SECS: i64 = 300;
 const NONCE_DIGITS: usize = 6;
 const MAC_DIGITS: usize = 10;
 /// Longest key checked (an answer's URLs are few; a longer key is malformed).

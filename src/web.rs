@@ -104,8 +104,7 @@ pub struct StaticFile {
 impl StaticFile {
     /// The headers of the answer, besides its status, as `(name, value)`.
     pub fn headers(&self) -> Vec<(&'static str, String)> {
-        let modified = chrono::DateTime::from_timestamp(self.modified, 0)
-            .map(|t| t.format("%a, %d %b %Y %H:%M:%S GMT").to_string());
+        let modified = crate::time::http_date(self.modified);
         let mut h = vec![
             ("Content-Type", self.content_type.to_string()),
             ("Content-Length", self.len.to_string()),

@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::ibi::Rep;
-use crate::item::{iso8601, ContentType, Item, State};
+use crate::item::{ContentType, Item, State};
 use crate::relation::Lang;
+use crate::time::iso8601;
 
 /// The content of an item.toml, field by field, as written.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -212,7 +212,7 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
         Some(mint_one()?)
     };
 
-    let now = chrono::Utc::now().timestamp();
+    let now = crate::time::SystemClock::now();
 
     // The metadata item first: the data item will point at it.
     if let Some((mrep, mibip)) = &meta_ids {
@@ -345,7 +345,11 @@ fn mint_free(col: &Path, m: &Minting, d: &Distributor) -> Result<(Rep, Option<Ib
 /// never has the service list `col/`. What could not be done, as notes.
 pub(crate) fn refresh_prefixes(root: &Path) -> Vec<String> {
     use crate::colmemo::MemoState;
-    let (_, state) = Store::remember_prefixes(root, std::time::Duration::from_secs(10));
+    let (_, state) = Store::remember_prefixes(
+        root,
+        std::time::Duration::from_secs(10),
+        &crate::time::SystemClock,
+    );
     let fix = "run ibi-archive prefixes once it can";
     match state {
         MemoState::Held => Vec::new(),

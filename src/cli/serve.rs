@@ -229,7 +229,7 @@ fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
                 remote_addr: Some(req.client),
                 root: Some(root.to_path_buf()),
             };
-            Reply::Page(cgi::handle(&cgi_req, chrono::Utc::now().timestamp()))
+            Reply::Page(cgi::handle(&cgi_req, req.now))
         }
         Route::File { .. } if req.method != "GET" && req.method != "HEAD" => {
             let mut r = Response::text(405, "method not allowed\n");
