@@ -743,26 +743,10 @@ impl ItemDir {
         self.read_item_toml(max, |text| Ok(text.to_string()))
     }
 
-    /// Replaces item.toml with `bytes` atomically: a temporary file `tmp_name` beside
-    /// it, synced, renamed over it, the directory synced. Readers see the old file or the
-    /// new one.
-    pub fn replace_item_toml(&self, tmp_name: &str, bytes: &[u8]) -> io::Result<()> {
-        let fd = rfs::openat(
-            &*self.fd,
-            tmp_name,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o644),
-        )?;
-        let mut file = File::from(fd);
-        let written = std::io::Write::write_all(&mut file, bytes)
-            .and_then(|()| file.sync_all())
-            .and_then(|()| Ok(rfs::renameat(&*self.fd, tmp_name, &*self.fd, ITEM_TOML)?));
-        if written.is_err() {
-            let _ = rfs::unlinkat(&*self.fd, tmp_name, AtFlags::empty());
-        }
-        written?;
-        self.sync();
-        Ok(())
+    /// Replaces item.toml with `bytes` atomically, from the item's descriptor (see
+    /// [`crate::atomic`]): readers see the old file or the new one.
+    pub fn replace_item_toml(&self, bytes: &[u8]) -> io::Result<()> {
+        crate::atomic::write_at(self.fd.as_fd(), ITEM_TOML, bytes, 0o644)
     }
 
     /// Renames doc/ to `aside` in the same directory (one rename: a web server sees all
@@ -786,14 +770,7 @@ impl ItemDir {
 
     /// Makes the directory's entries durable (where directories can be synced).
     fn sync(&self) {
-        if let Ok(fd) = rfs::openat(
-            &*self.fd,
-            ".",
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) {
-            let _ = rfs::fsync(fd);
-        }
+        crate::atomic::sync_dir_at(self.fd.as_fd());
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod acklog;
 pub mod admin;
+pub mod atomic;
 pub mod cgi;
 pub mod colmemo;
 pub mod config;

@@ -46,7 +46,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::registration::{prepare, Direction};
-use super::TEMP_PREFIX;
+use crate::atomic::TEMP_PREFIX;
 use crate::config::Config;
 use crate::ibi::{Ibi, Rep};
 use crate::item::{Item, State};

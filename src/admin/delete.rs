@@ -19,7 +19,8 @@
 use std::path::Path;
 
 use super::itemfile::{edit, Edit};
-use super::{io_err, temp_name, AdminError, ItemsLock};
+use super::{io_err, AdminError, ItemsLock};
+use crate::atomic::temp_name;
 use crate::config::Config;
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{State, MAX_ITEM_TOML};
@@ -77,7 +78,7 @@ pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<De
         &[Edit::State(State::Deleted), Edit::Timestamp(now)],
     )
     .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
-    dir.replace_item_toml(&temp_name(ITEM_TOML), edited.text.as_bytes())
+    dir.replace_item_toml(edited.text.as_bytes())
         .map_err(|e| io_err("cannot write", &path, e))?;
 
     let mut content_removed = false;

@@ -36,7 +36,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::itemfile::{Draft, Edit};
-use super::{io_err, rep_dirs, sync_dir, temp_name, AdminError, ItemsLock};
+use super::{io_err, rep_dirs, AdminError, ItemsLock};
+use crate::atomic::{sync_dir, temp_name};
 use crate::config::{Config, Minting};
 use crate::ibi::distributor::{Distributor, Granularity};
 use crate::ibi::mint::mint_ports;
@@ -288,7 +289,7 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
             .map_err(|e| AdminError::new(format!("cannot read {}: {e}", path.display())))?;
         let edited = super::itemfile::edit(&text, &item.dir, &item.rep, &[edit])
             .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
-        dir.replace_item_toml(&temp_name(crate::layout::ITEM_TOML), edited.text.as_bytes())
+        dir.replace_item_toml(edited.text.as_bytes())
             .map_err(|e| io_err("cannot write", &path, e))?;
         Ok::<bool, AdminError>(edited.comments_kept)
     };
