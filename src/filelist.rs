@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 
 use crate::ibi::Ibi;
+use crate::item::Item;
 use crate::layout::{self, Access};
 use crate::markup::escape_html;
 use crate::service::{Answer, Archive};
@@ -13,20 +14,28 @@ use crate::service::{Answer, Archive};
 pub const MAX_FILES: usize = 1000;
 
 /// The page for the item named `ibi` (as it appears in the page's URL), for a browser at
-/// `client`.
+/// `client`, with the lines for the log its lookup wrote.
 pub fn page(archive: &Archive, ibi: &str, client: Option<IpAddr>) -> Answer {
     let Ok(parsed) = Ibi::parse(ibi) else {
         return html(404, "Not found", "<p>This is not the IBI of an item.</p>");
     };
-    let Some(item) = archive.store().find(&parsed) else {
-        return html(
+    let found = archive.store().find(&parsed);
+    let mut answer = match &found.item {
+        Some(item) => item_page(archive, item, client),
+        None => html(
             404,
             "Not found",
             "<p>This Archive holds no item with this IBI.</p>",
-        );
+        ),
     };
+    answer.log = found.log.into_lines();
+    answer
+}
+
+/// The page of an item found.
+fn item_page(archive: &Archive, item: &Item, client: Option<IpAddr>) -> Answer {
     let title = format!("Files of {}", escape_html(item.rep.as_str()));
-    match layout::access(&item, archive.config(), client) {
+    match layout::access(item, archive.config(), client) {
         Access::Granted => {}
         Access::Deleted => return html(410, &title, "<p>This item has been deleted.</p>"),
         // Footnote 2 of §9.2: the page must say that the list may not be shown.
@@ -45,7 +54,7 @@ pub fn page(archive: &Archive, ibi: &str, client: Option<IpAddr>) -> Answer {
         .unwrap_or_default();
     let mut rows = String::new();
     for (rel, size) in &listing.files {
-        let Some(url) = archive.doc_url(&item, rel) else {
+        let Some(url) = archive.doc_url(item, rel) else {
             continue;
         };
         let url = String::from_utf8_lossy(&url).into_owned();

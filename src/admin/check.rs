@@ -264,9 +264,9 @@ impl Checker<'_> {
         let Some(service) = self.service.clone() else {
             return;
         };
-        let store = Store::new(&self.root);
-        match store.find(&service) {
-            None if store.take_warnings().is_empty() => self.fault(
+        let found = Store::new(&self.root).find(&service);
+        match found.item {
+            None if found.log.is_empty() => self.fault(
                 "archive.toml",
                 format!("archiveserviceibi {service}: no such item in col/"),
             ),

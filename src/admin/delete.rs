@@ -43,10 +43,9 @@ pub struct Deleted {
 pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<Deleted, AdminError> {
     let config = Config::load(root).map_err(|e| AdminError::new(e.to_string()))?;
     let _lock = ItemsLock::take(root)?;
-    let store = Store::new(root);
-    let Some(item) = store.find(ibi) else {
-        let warnings = store.take_warnings();
-        return Err(AdminError::new(match warnings.first() {
+    let found = Store::new(root).find(ibi);
+    let Some(item) = found.item else {
+        return Err(AdminError::new(match found.log.lines().first() {
             Some(w) => format!("{ibi}: {w}"),
             None => format!("no item {ibi} in this Archive"),
         }));

@@ -44,7 +44,7 @@ use crate::ibi::mint::mint_ports;
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{check_relative_file, ContentType, Item, State};
 use crate::relation::Lang;
-use crate::store::Store;
+use crate::store::{Log, Store};
 
 /// The fifteen elements of Dublin Core (simple), in the order oai_dc.xml lists them.
 pub const DC_ELEMENTS: [&str; 15] = [
@@ -128,6 +128,7 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
     }
     let store = Store::new(root);
     let mut notes = Vec::new();
+    let mut logged = Log::default();
 
     // The related items, checked before anything is minted or written.
     let translation = match &req.translation_of {
@@ -138,7 +139,7 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
                     "--translation-of {x}: the translation's language is required (--language)"
                 ))
             })?;
-            let local = store.find(x);
+            let local = store.find(x).into_item(&mut logged);
             match &local {
                 Some(item) => check_translation_slot(x, item, &lang)?,
                 None => notes.push(format!(
@@ -151,7 +152,7 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
     let edition = match &req.edition_of {
         None => None,
         Some(x) => {
-            let local = store.find(x);
+            let local = store.find(x).into_item(&mut logged);
             match &local {
                 Some(item) => check_edition_slot(x, item)?,
                 None => notes.push(format!(
@@ -161,9 +162,7 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
             Some((x.clone(), local))
         }
     };
-    for line in store.take_warnings() {
-        notes.push(line);
-    }
+    notes.extend(logged);
 
     // The IBIs.
     let needs_minting = req.copy_of.is_none() || !req.dc.is_empty();
@@ -272,7 +271,7 @@ pub fn create(root: &Path, req: &NewItem) -> Result<Created, AdminError> {
     let link = |x: &Ibi, edit: Edit, check: &dyn Fn(&Item) -> Result<(), AdminError>| {
         let _lock = ItemsLock::take(root)?;
         let store = Store::new(root);
-        let item = store.find(x).ok_or_else(|| {
+        let item = store.find(x).item.ok_or_else(|| {
             AdminError::new(format!(
                 "created {rep}, but {x} can no longer be read: it was not linked to the new item"
             ))

@@ -96,15 +96,15 @@ pub fn describe(parser: &mut lexopt::Parser) -> CliResult {
     let config = Config::load(&root).map_err(|e| CliError::failed(e.to_string()))?;
     let archive = Archive::new(&root, config);
     let list = archive.url_list(&ibi, None, SystemClock::now());
-    for line in archive.store().take_warnings() {
-        super::say(&line);
+    for line in &list.log {
+        super::say(line);
     }
-    if list.is_empty() {
+    if list.pairs.is_empty() {
         return Err(CliError::failed(format!(
             "{text}: no such item in {}",
             root.display()
         )));
     }
-    println!("{list}");
+    println!("{}", list.pairs);
     Ok(())
 }
