@@ -932,4 +932,25 @@ mod tests {
             Vec::<String>::new()
         );
     }
+
+    #[test]
+    fn the_spellings_of_one_rep_load_its_item_once() {
+        let (_t, archive) = archive_of(&[(
+            "a.b/c/2020/01.02.03.04",
+            "state = \"Original\"\nurl = \"http://x.example/\"\n",
+        )]);
+        // Equal reps (§6 of the generation standard: case, `@` or `.` before the port,
+        // port 80): one item, looked up once.
+        let spellings = [
+            "a.b/c/2020/01.02.03.04",
+            "A.B/C@80/2020/01.02.03.04",
+            "a.B/c.80/2020/01.02.03.04",
+        ];
+        let items: Vec<Rc<Item>> = spellings
+            .iter()
+            .map(|s| archive.item(&Ibi::parse(s).unwrap()).unwrap())
+            .collect();
+        assert!(items.iter().all(|i| Rc::ptr_eq(i, &items[0])));
+        assert_eq!(archive.work().items_looked_up, 1);
+    }
 }
