@@ -207,7 +207,7 @@ impl Item {
 
     /// The item's `doc/` folder.
     pub fn doc(&self) -> PathBuf {
-        self.dir.join("doc")
+        self.dir.join(crate::layout::DOC)
     }
 }
 

@@ -598,9 +598,9 @@ impl Archive {
         }
     }
 
-    /// `<baseurl>/col/<rep>/doc/<file>` when `file` names a file of the item's doc/ that
-    /// may be served (see `layout`; a name given as UTF-8 also finds the same name
-    /// stored as Latin-1).
+    /// The URL of `file` of the item's doc/ (`<baseurl>/col/<rep>/doc/<file>`, see
+    /// `layout`) when it names a file that may be served (a name given as UTF-8 also
+    /// finds the same name stored as Latin-1).
     pub fn doc_url(&self, item: &Item, file: &[u8]) -> Option<Vec<u8>> {
         self.checked_doc_url(item, file).ok()
     }
@@ -613,8 +613,8 @@ impl Archive {
             Err(e) => {
                 if e.is_fault() {
                     self.warn(format!(
-                        "{}/doc/{}: {e}",
-                        item.dir.display(),
+                        "{}/{}: {e}",
+                        item.doc().display(),
                         String::from_utf8_lossy(file)
                     ));
                 }
@@ -626,10 +626,8 @@ impl Archive {
     fn checked_doc_url(&self, item: &Item, file: &[u8]) -> Result<Vec<u8>, Refusal> {
         let dir = item.handle.as_ref().ok_or(Refusal::Absent)?;
         let stored = dir.stored_doc_name(file)?;
-        let mut url = format!("{}/col/", self.config.baseurl);
-        push_url_path(&mut url, item.rep.as_str().as_bytes());
-        url.push_str("/doc/");
-        push_url_path(&mut url, &stored);
+        let mut url = self.config.baseurl.clone();
+        layout::push_doc_url_path(&mut url, item.rep.as_str(), &stored);
         Ok(url.into_bytes())
     }
 
@@ -759,12 +757,11 @@ impl Archive {
     fn item_of_url(&self, url: &[u8]) -> Option<Rc<Item>> {
         let rest = url.strip_prefix(self.config.baseurl.as_bytes())?;
         let filelist = format!("/{}/filelist/", self.config.service);
-        let rep_path = match rest.strip_prefix(b"/col/") {
-            Some(r) => r,
-            None => rest.strip_prefix(filelist.as_bytes())?,
+        let (rep, _) = match layout::split_col_url_path(rest) {
+            Some(split) => split,
+            None => layout::split_rep(rest.strip_prefix(filelist.as_bytes())?)?,
         };
-        let rep: Vec<&[u8]> = rep_path.splitn(5, |&b| b == b'/').take(4).collect();
-        let rep: Vec<u8> = percent_encoding::percent_decode(&rep.join(&b'/')).collect();
+        let rep: Vec<u8> = percent_encoding::percent_decode(rep).collect();
         let rep = crate::ibi::Rep::parse(std::str::from_utf8(&rep).ok()?).ok()?;
         self.item(&Ibi::Rep(rep))
     }
