@@ -18,7 +18,7 @@ use crate::layout::{self, Access, Refusal, MAX_TIMESTAMP_ENTRIES};
 use crate::pairs::{PairList, Value};
 use crate::query::Query;
 use crate::relation::{Lang, Relation, Step, VerbList};
-use crate::store::{Log, Store};
+use crate::store::{Log, Lookup, Store};
 use crate::time::iso8601;
 use crate::urlkey::{KeyError, UrlKeys};
 
@@ -406,11 +406,9 @@ impl Archive {
         }
         work.items_looked_up += 1;
         self.work.set(work);
-        let found = self
-            .store
-            .find(ibi)
-            .into_item(&mut self.log.borrow_mut())
-            .map(Rc::new);
+        let Lookup { item, log } = self.store.find(ibi);
+        self.log.borrow_mut().extend(log);
+        let found = item.map(Rc::new);
         let mut items = self.items.borrow_mut();
         // The same item already loaded under its other form: one item, one value.
         let found = match &found {

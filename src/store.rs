@@ -167,7 +167,9 @@ impl Store {
     }
 
     /// The item with this IBI, if this Archive holds one that loads, and what went
-    /// wrong while looking.
+    /// wrong while looking. (Inlined: the lookup is then built where its caller takes it
+    /// apart, not copied, an item being some hundreds of bytes.)
+    #[inline]
     pub fn find(&self, ibi: &Ibi) -> Lookup {
         let mut log = Log::default();
         let item = match ibi {
