@@ -640,7 +640,7 @@ fn write_prefix(
             let first = write_doc(&doc, s, i)?;
             if report.doc_path.is_none() && matches!(s.files, Files::Named { .. }) {
                 let mut url = format!("/col/{}/doc/", s.rep.as_str());
-                ibi_archive::service::push_url_path(&mut url, &first);
+                ibi_archive::escape::push_url_path(&mut url, &first);
                 report.doc_path = Some(url);
             }
         }
@@ -820,7 +820,11 @@ pub fn cached(dir: &Path, items: usize, seed: u64) -> io::Result<(PathBuf, Sampl
     // var/col-prefixes up to date, as `ibi-archive prefixes` leaves it: lookups by IBIp
     // are measured as an administrator's Archive answers them.
     let remember = |root: &Path| {
-        ibi_archive::store::Store::remember_prefixes(root, std::time::Duration::from_secs(10))
+        ibi_archive::store::Store::remember_prefixes(
+            root,
+            std::time::Duration::from_secs(10),
+            &ibi_archive::time::SystemClock,
+        )
     };
     if let Ok(text) = fs::read_to_string(samples_path(&root)) {
         if let Some(s) = Samples::from_env(&text) {

@@ -55,7 +55,7 @@ fn url_request(root: &Path, ibi: &str, verbs: Option<&str>) -> Request {
 }
 
 fn handler(c: &mut Criterion) {
-    let now = chrono::Utc::now().timestamp();
+    let now = ibi_archive::time::SystemClock::now();
     for n in sizes() {
         let (root, s) = archive_gen::cached(&cache_dir(), n, 1)
             .unwrap_or_else(|e| panic!("cannot generate the Archive of {n} items: {e}"));

@@ -18,7 +18,7 @@ use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-use crate::item::iso8601;
+use crate::time::iso8601;
 use crate::urlkey::KEY_LIFETIME_SECS;
 
 /// The log of an Archive whose writable state is in `var`.

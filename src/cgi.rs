@@ -153,9 +153,7 @@ pub fn handle(req: &Request, now: i64) -> Answer {
         };
     }
     if let Some(rep) = path.strip_prefix("/filelist/") {
-        let mut a = filelist::page(&archive, rep, req.remote_addr);
-        a.log.extend(archive.store().take_warnings());
-        return a;
+        return filelist::page(&archive, rep, req.remote_addr);
     }
     let shown: String = path.chars().take(200).collect();
     Answer::error(404, "not found", format!("no such page {shown:?}"))

@@ -67,7 +67,7 @@ fn open_standard_fds() {
 pub fn answer() -> ExitCode {
     discard_request_body();
     let req = ibi_archive::cgi::Request::from_env(|name| std::env::var_os(name));
-    let now = chrono::Utc::now().timestamp();
+    let now = ibi_archive::time::SystemClock::now();
     let reply = ibi_archive::cgi::respond(&req, now);
     let mut err = std::io::stderr().lock();
     if let ibi_archive::web::Reply::Page(answer) = &reply {

@@ -25,9 +25,9 @@
 //! Nothing below the prefixes is remembered: items are looked up by name on every
 //! request, and an item dropped into an existing prefix answers at once.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::layout::Col;
 
@@ -177,24 +177,15 @@ impl Memo {
         Some(out)
     }
 
-    /// Writes the file by rename, so readers see the old one or the new one, never a
-    /// part; whether it was written. Nothing is written where `var/` does not exist; a
-    /// failure leaves no temporary file and is not an error (the service lists).
+    /// Writes the file atomically (see [`crate::atomic`]), so readers see the old one or
+    /// the new one, never a part; whether it was written. Nothing is written where `var/`
+    /// does not exist; a failure leaves no temporary file and is not an error (the service
+    /// lists).
     pub fn write(&self, var: &Path) -> bool {
         let Some(text) = self.to_text() else {
             return false;
         };
-        if !var.is_dir() {
-            return false;
-        }
-        let tmp: PathBuf = var.join(format!(".{FILE_NAME}.{}.tmp", std::process::id()));
-        let written = std::fs::File::create(&tmp)
-            .and_then(|mut f| f.write_all(text.as_bytes()))
-            .and_then(|()| std::fs::rename(&tmp, var.join(FILE_NAME)));
-        if written.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        written.is_ok()
+        crate::atomic::write(&var.join(FILE_NAME), text.as_bytes(), 0o666).is_ok()
     }
 }
 

@@ -5,27 +5,37 @@
 use std::net::IpAddr;
 
 use crate::ibi::Ibi;
+use crate::item::Item;
 use crate::layout::{self, Access};
+use crate::markup::escape_html;
 use crate::service::{Answer, Archive};
 
 /// Most files a page lists.
 pub const MAX_FILES: usize = 1000;
 
 /// The page for the item named `ibi` (as it appears in the page's URL), for a browser at
-/// `client`.
+/// `client`, with the lines for the log its lookup wrote.
 pub fn page(archive: &Archive, ibi: &str, client: Option<IpAddr>) -> Answer {
     let Ok(parsed) = Ibi::parse(ibi) else {
         return html(404, "Not found", "<p>This is not the IBI of an item.</p>");
     };
-    let Some(item) = archive.store().find(&parsed) else {
-        return html(
+    let found = archive.store().find(&parsed);
+    let mut answer = match &found.item {
+        Some(item) => item_page(archive, item, client),
+        None => html(
             404,
             "Not found",
             "<p>This Archive holds no item with this IBI.</p>",
-        );
+        ),
     };
+    answer.log = found.log.into_lines();
+    answer
+}
+
+/// The page of an item found.
+fn item_page(archive: &Archive, item: &Item, client: Option<IpAddr>) -> Answer {
     let title = format!("Files of {}", escape_html(item.rep.as_str()));
-    match layout::access(&item, archive.config(), client) {
+    match layout::access(item, archive.config(), client) {
         Access::Granted => {}
         Access::Deleted => return html(410, &title, "<p>This item has been deleted.</p>"),
         // Footnote 2 of §9.2: the page must say that the list may not be shown.
@@ -44,7 +54,7 @@ pub fn page(archive: &Archive, ibi: &str, client: Option<IpAddr>) -> Answer {
         .unwrap_or_default();
     let mut rows = String::new();
     for (rel, size) in &listing.files {
-        let Some(url) = archive.doc_url(&item, rel) else {
+        let Some(url) = archive.doc_url(item, rel) else {
             continue;
         };
         let url = String::from_utf8_lossy(&url).into_owned();
@@ -74,27 +84,6 @@ fn display_name(bytes: &[u8]) -> String {
         Ok(s) => s.to_string(),
         Err(_) => bytes.iter().map(|&b| char::from(b)).collect(),
     }
-}
-
-fn escape_html(s: &str) -> String {
-    escape_markup(s, "&#39;")
-}
-
-/// `s` escaped for HTML or XML text and attribute values, `'` written as `apostrophe`
-/// (`&#39;` in HTML pages, `&apos;` in XML).
-pub fn escape_markup(s: &str, apostrophe: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str(apostrophe),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 fn html(status: u16, title: &str, body: &str) -> Answer {

@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::time::{http_date, SystemClock};
+
 /// What a client may hold, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -61,6 +63,9 @@ pub struct Request<'a> {
     pub target: &'a str,
     /// The address of the connection.
     pub client: IpAddr,
+    /// POSIX second its head was read: the time the service answers at, and the answer's
+    /// `Date`.
+    pub now: i64,
 }
 
 /// An answer's body.
@@ -261,6 +266,7 @@ fn refuse_and_close(stream: &mut TcpStream, limits: &Limits, status: u16, text: 
         Response::text(status, text),
         false,
         false,
+        SystemClock::now(),
         limits.write_timeout,
     );
     let _ = stream.shutdown(Shutdown::Both);
@@ -331,6 +337,7 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
                 _ => connection_header.contains("keep-alive"),
             };
         let target = crate::web::origin_form(target);
+        let now = SystemClock::now();
         let response = if has_body && (method == "GET" || method == "HEAD") {
             Response::text(400, "a GET or HEAD request has no body\n")
         } else {
@@ -338,6 +345,7 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
                 method,
                 target,
                 client,
+                now,
             })
         };
         let shown_target: String = target.chars().take(200).collect();
@@ -350,6 +358,7 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
             response,
             method == "HEAD",
             keep_alive,
+            now,
             limits.write_timeout,
         );
         log(&format!(
@@ -423,13 +432,15 @@ fn read_head(
     }
 }
 
-/// Writes `response` (its body unless `head_only`). A client that reads nothing for
-/// [`Limits::write_timeout`] fails the write, which ends its connection.
+/// Writes `response` (its body unless `head_only`), dated `date` (POSIX seconds). A
+/// client that reads nothing for [`Limits::write_timeout`] fails the write, which ends
+/// its connection.
 fn send(
     stream: &mut TcpStream,
     response: Response,
     head_only: bool,
     keep_alive: bool,
+    date: i64,
     write_timeout: Duration,
 ) -> io::Result<()> {
     let mut head = format!(
@@ -443,7 +454,7 @@ fn send(
     head.push_str(&format!(
         "Content-Length: {}\r\nDate: {}\r\nConnection: {}\r\n\r\n",
         response.len(),
-        chrono::Utc::now().format("%a, %d %b %Y %H:%M:%S GMT"),
+        http_date(date).unwrap_or_default(),
         if keep_alive { "keep-alive" } else { "close" }
     ));
     let mut bytes = head.into_bytes();

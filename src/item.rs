@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::config::{located, Position, TextError};
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::layout::ItemDir;
 use crate::relation::Lang;
+use crate::toml_error::{located, Position, TextError};
 
 /// Largest item.toml we read; a bigger one is a fault, not an item.
 pub const MAX_ITEM_TOML: u64 = 64 * 1024;
@@ -180,7 +180,7 @@ impl Item {
         }
         if let Some(url) = &raw.url {
             if !(url.starts_with("http://") || url.starts_with("https://"))
-                || url.bytes().any(|b| !crate::pairs::is_word_byte(b))
+                || url.bytes().any(|b| !crate::escape::is_word_byte(b))
             {
                 return Err(format!("url {url:?} is not an http(s) URL without spaces"));
             }
@@ -207,7 +207,7 @@ impl Item {
 
     /// The item's `doc/` folder.
     pub fn doc(&self) -> PathBuf {
-        self.dir.join("doc")
+        self.dir.join(crate::layout::DOC)
     }
 }
 
@@ -247,14 +247,6 @@ fn datetime_seconds(dt: &toml::value::Datetime) -> Option<i64> {
         Some(toml::value::Offset::Custom { minutes }) => i64::from(minutes),
     };
     Some(naive.and_utc().timestamp() - offset_minutes * 60)
-}
-
-/// ISO 8601 UTC, as the pairs `timestamp…` carry it (Table 9.3): `2014-01-02T17:23:57Z`.
-pub fn iso8601(seconds: i64) -> String {
-    match chrono::DateTime::from_timestamp(seconds, 0) {
-        Some(t) => t.format("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        None => "1970-01-01T00:00:00Z".to_string(),
-    }
 }
 
 /// An item.toml that cannot be read or is not valid. Shown as [`located`] writes it:

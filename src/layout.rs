@@ -16,6 +16,10 @@
 //! `archive.toml`. A second link could be anywhere on the file system (a hard link to
 //! `archive.toml` or to `var/urlkey.secret` looks like any other file in doc/), so a file
 //! with more than one is never served.
+//!
+//! On the web such a file is `/col/<rep>/doc/<file>` ([`push_doc_url_path`]), under the
+//! Archive's base URL: the URLs the service hands out and the paths the web routes
+//! answer are that one form.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -29,6 +33,7 @@ use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
 use crate::config::Config;
+use crate::escape::push_url_path;
 use crate::item::{Item, State};
 
 /// An item's description, beside its `doc/`.
@@ -125,6 +130,55 @@ pub fn doc_name_ok(name: &[u8]) -> bool {
     }
     let last = name.rsplit(|&b| b == b'/').next().unwrap_or_default();
     last != ITEM_TOML.as_bytes() && last != b"archive.toml"
+}
+
+/// Appends the URL path of the file `file` of the doc/ of the item `rep` (spelled as its
+/// directory is): `/col/<rep>/doc/<file>`, escaped as a URL path (a name may hold any
+/// byte; see [`crate::escape::push_url_path`]). An empty `file` gives doc/'s own path,
+/// `/col/<rep>/doc/`.
+pub fn push_doc_url_path(url: &mut String, rep: &str, file: &[u8]) {
+    url.push_str("/col/");
+    push_url_path(url, rep.as_bytes());
+    url.push_str("/doc/");
+    push_url_path(url, file);
+}
+
+/// A URL path below `/col/`, split: the rep of the item it points into (the four
+/// components after `/col/`, as the path spells them) and the rest of the path (empty,
+/// or from the `/` after the rep); `None` for any other path.
+pub fn split_col_url_path(path: &[u8]) -> Option<(&[u8], &[u8])> {
+    split_rep(path.strip_prefix(b"/col/")?)
+}
+
+/// A URL path of [`push_doc_url_path`]'s form, split: the rep as the path spells it, and
+/// the path below doc/ (`None` for `…/doc` itself, without its slash); `None` for any
+/// path that is not below an item's doc/.
+pub fn split_doc_url_path(path: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
+    let (rep, rest) = split_col_url_path(path)?;
+    match rest.strip_prefix(b"/doc")? {
+        b"" => Some((rep, None)),
+        below => Some((rep, Some(below.strip_prefix(b"/")?))),
+    }
+}
+
+/// `path` split after its first four components — a rep, as `col/` nests its
+/// directories, `<subdomain>/<word>/<year>/<mm.dd…>` — and the rest (empty, or from the
+/// `/` after them); `None` when it has fewer.
+pub fn split_rep(path: &[u8]) -> Option<(&[u8], &[u8])> {
+    let mut end = 0;
+    for i in 0..4 {
+        if i > 0 {
+            if path.get(end) != Some(&b'/') {
+                return None;
+            }
+            end += 1;
+        }
+        end += path[end..]
+            .iter()
+            .position(|&b| b == b'/')
+            .unwrap_or(path.len() - end);
+    }
+    Some(path.split_at(end))
 }
 
 /// An Archive's `col/`, opened.
@@ -743,26 +797,10 @@ impl ItemDir {
         self.read_item_toml(max, |text| Ok(text.to_string()))
     }
 
-    /// Replaces item.toml with `bytes` atomically: a temporary file `tmp_name` beside
-    /// it, synced, renamed over it, the directory synced. Readers see the old file or the
-    /// new one.
-    pub fn replace_item_toml(&self, tmp_name: &str, bytes: &[u8]) -> io::Result<()> {
-        let fd = rfs::openat(
-            &*self.fd,
-            tmp_name,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o644),
-        )?;
-        let mut file = File::from(fd);
-        let written = std::io::Write::write_all(&mut file, bytes)
-            .and_then(|()| file.sync_all())
-            .and_then(|()| Ok(rfs::renameat(&*self.fd, tmp_name, &*self.fd, ITEM_TOML)?));
-        if written.is_err() {
-            let _ = rfs::unlinkat(&*self.fd, tmp_name, AtFlags::empty());
-        }
-        written?;
-        self.sync();
-        Ok(())
+    /// Replaces item.toml with `bytes` atomically, from the item's descriptor (see
+    /// [`crate::atomic`]): readers see the old file or the new one.
+    pub fn replace_item_toml(&self, bytes: &[u8]) -> io::Result<()> {
+        crate::atomic::write_at(self.fd.as_fd(), ITEM_TOML, bytes, 0o644)
     }
 
     /// Renames doc/ to `aside` in the same directory (one rename: a web server sees all
@@ -786,14 +824,7 @@ impl ItemDir {
 
     /// Makes the directory's entries durable (where directories can be synced).
     fn sync(&self) {
-        if let Ok(fd) = rfs::openat(
-            &*self.fd,
-            ".",
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) {
-            let _ = rfs::fsync(fd);
-        }
+        crate::atomic::sync_dir_at(self.fd.as_fd());
     }
 }
 
@@ -975,5 +1006,58 @@ mod tests {
         ] {
             assert!(!doc_name_ok(bad), "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    #[test]
+    fn doc_urls_are_written_and_read_back_in_one_form() {
+        let mut url = String::from("http://a");
+        push_doc_url_path(
+            &mut url,
+            "a.b/c@80/2020/01.02.03.04",
+            b"Relat\xf3rio #1.pdf",
+        );
+        assert_eq!(
+            url,
+            "http://a/col/a.b/c@80/2020/01.02.03.04/doc/Relat%f3rio%20%231.pdf"
+        );
+        let path = url.strip_prefix("http://a").unwrap().as_bytes();
+        assert_eq!(
+            split_doc_url_path(path),
+            Some((
+                &b"a.b/c@80/2020/01.02.03.04"[..],
+                Some(&b"Relat%f3rio%20%231.pdf"[..])
+            ))
+        );
+        let rep = &b"a.b/c/2020/01.02.03.04"[..];
+        for (path, want) in [
+            (&b"/col/a.b/c/2020/01.02.03.04/doc"[..], Some((rep, None))),
+            (
+                b"/col/a.b/c/2020/01.02.03.04/doc/",
+                Some((rep, Some(&b""[..]))),
+            ),
+            (
+                b"/col/a.b/c/2020/01.02.03.04/doc/d/e",
+                Some((rep, Some(&b"d/e"[..]))),
+            ),
+            (b"/col/a.b/c/2020/01.02.03.04/docs/e", None),
+            (b"/col/a.b/c/2020/01.02.03.04/item.toml", None),
+            (b"/col/a.b/c/2020/01.02.03.04", None),
+            (b"/col/a.b/c/2020", None),
+            (b"/var/a.b/c/2020/01.02.03.04/doc/e", None),
+        ] {
+            assert_eq!(
+                split_doc_url_path(path),
+                want,
+                "{}",
+                String::from_utf8_lossy(path)
+            );
+        }
+        assert_eq!(
+            split_col_url_path(b"/col/a.b/c/2020/01.02.03.04/item.toml"),
+            Some((rep, &b"/item.toml"[..]))
+        );
+        assert_eq!(split_rep(b"a//c/d/e"), Some((&b"a//c/d"[..], &b"/e"[..])));
+        assert_eq!(split_rep(b"a/b/c/d"), Some((&b"a/b/c/d"[..], &b""[..])));
+        assert_eq!(split_rep(b"a/b/c"), None);
     }
 }

@@ -8,20 +8,25 @@
 
 pub mod acklog;
 pub mod admin;
+pub mod atomic;
 pub mod cgi;
 pub mod colmemo;
 pub mod config;
+pub mod escape;
 pub mod filelist;
 pub mod httpd;
 pub mod ibi;
 pub mod item;
 pub mod layout;
 pub mod logline;
+pub mod markup;
 pub mod pairs;
 pub mod persistent;
 pub mod query;
 pub mod relation;
 pub mod service;
 pub mod store;
+pub mod time;
+pub mod toml_error;
 pub mod urlkey;
 pub mod web;

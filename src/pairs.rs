@@ -15,28 +15,12 @@
 //! We write one pair per line, lines separated by CRLF, pairs sorted by name (as the
 //! worked examples 9.2, 9.3, 10.1 and 10.2 show them). A byte of a word outside
 //! `caractere` is written as `%` and two lower-case hex digits of the byte as stored
-//! (Example 6.2: `Relat%f3rio%20Final.pdf`). An empty value is written `{}`.
+//! (Example 6.2: `Relat%f3rio%20Final.pdf`; see [`crate::escape`]). An empty value is
+//! written `{}`.
 
 use std::fmt;
 
-/// Rule `caractere` of Table 6.2: the bytes a word may hold as they are.
-pub fn is_word_byte(b: u8) -> bool {
-    matches!(b, 0x21..=0x7A | 0x7C | 0x7E)
-}
-
-/// Writes `bytes` as one word of Table 6.2, escaping every byte outside `caractere`.
-pub fn push_escaped(out: &mut String, bytes: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for &b in bytes {
-        if is_word_byte(b) {
-            out.push(b as char);
-        } else {
-            out.push('%');
-            out.push(HEX[usize::from(b >> 4)] as char);
-            out.push(HEX[usize::from(b & 0x0f)] as char);
-        }
-    }
-}
+use crate::escape::{self, is_word_byte};
 
 /// The value of a pair: its words, as raw bytes (escaped only when written).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -122,22 +106,22 @@ impl PairList {
             if i > 0 {
                 out.push_str("\r\n");
             }
-            push_escaped(&mut out, name.as_bytes());
+            escape::push_word(&mut out, name.as_bytes());
             out.push(' ');
             // Empty words are dropped before choosing the form: Table 6.2's `lista` holds
             // two or more words, so one remaining word is written bare (a value such as
-            // ["", "a"] used to come out as `{a}`, which the grammar does not allow).
+            // ["", "a"] is `a`: `{a}` is not in the grammar).
             let words: Vec<&Vec<u8>> = value.0.iter().filter(|w| !w.is_empty()).collect();
             match words.as_slice() {
                 [] => out.push_str("{}"),
-                [w] => push_escaped(&mut out, w),
+                [w] => escape::push_word(&mut out, w),
                 words => {
                     out.push('{');
                     for (j, w) in words.iter().enumerate() {
                         if j > 0 {
                             out.push(' ');
                         }
-                        push_escaped(&mut out, w);
+                        escape::push_word(&mut out, w);
                     }
                     out.push('}');
                 }

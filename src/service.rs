@@ -11,13 +11,15 @@ use std::rc::Rc;
 
 use crate::acklog;
 use crate::config::Config;
+use crate::escape::push_url_path;
 use crate::ibi::Ibi;
-use crate::item::{iso8601, ContentType, Item, State};
+use crate::item::{ContentType, Item, State};
 use crate::layout::{self, Access, Refusal, MAX_TIMESTAMP_ENTRIES};
 use crate::pairs::{PairList, Value};
 use crate::query::Query;
 use crate::relation::{Lang, Relation, Step, VerbList};
-use crate::store::Store;
+use crate::store::{Log, Lookup, Store};
+use crate::time::iso8601;
 use crate::urlkey::{KeyError, UrlKeys};
 
 /// Longest chain of next editions followed inside one Archive.
@@ -72,6 +74,14 @@ impl Answer {
     }
 }
 
+/// MONTARLISTADEURL's list, and the lines for the web server's error log its making
+/// wrote (an item that does not load, a chain of editions that loops…).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UrlList {
+    pub pairs: PairList,
+    pub log: Vec<String>,
+}
+
 /// What a urlRequest says about the client and the wanted resource (Table 8.9).
 #[derive(Debug, Clone, Default)]
 pub struct UrlRequest {
@@ -105,6 +115,8 @@ pub struct Archive {
     items: std::cell::RefCell<BTreeMap<String, Option<Rc<Item>>>>,
     /// What this request has cost so far.
     work: std::cell::Cell<Work>,
+    /// The lines for the log not yet handed out with an answer.
+    log: std::cell::RefCell<Log>,
     keys: std::cell::OnceCell<UrlKeys>,
     /// Whether the secret could not be read or made (keys of this process alone).
     keys_ephemeral: std::cell::Cell<bool>,
@@ -118,6 +130,7 @@ impl Archive {
             config,
             items: Default::default(),
             work: Default::default(),
+            log: Default::default(),
             keys: Default::default(),
             keys_ephemeral: Default::default(),
         }
@@ -135,7 +148,8 @@ impl Archive {
         self.root.join("var")
     }
 
-    /// MONTARRESPOSTA (Algorithm 1) over a decoded query string, at POSIX second `now`.
+    /// MONTARRESPOSTA (Algorithm 1) over a decoded query string, at POSIX second `now`;
+    /// the answer carries every line for the log its making wrote.
     pub fn respond(&self, query: &Query, now: i64) -> Answer {
         let subject = match query.get_str("servicesubject") {
             Ok(s) => s,
@@ -155,8 +169,18 @@ impl Archive {
                 )
             }
         };
-        answer.log.extend(self.store.take_warnings());
+        answer.log.extend(self.take_log());
         answer
+    }
+
+    /// Records a line for the web server's error log (once per request).
+    fn warn(&self, line: String) {
+        self.log.borrow_mut().push(line);
+    }
+
+    /// The lines for the log recorded since the last answer.
+    fn take_log(&self) -> Vec<String> {
+        self.log.take().into_lines()
     }
 
     /// The Archive's identity pairs (lines 6–10 of Algorithm 2).
@@ -236,7 +260,7 @@ impl Archive {
             filepath,
             verbs,
         };
-        let list = self.url_list(&ibi, Some(&req), now);
+        let list = self.list(&ibi, Some(&req), now);
         if self.store.unavailable() {
             // col/ is there but could not be opened: not an absence. (The store's line in
             // the log says why.)
@@ -251,8 +275,18 @@ impl Archive {
     }
 
     /// MONTARLISTADEURL for `ibi`, filtered for `req` (FILTRARLISTADEURL), or the whole
-    /// list over the Archive's relation subset when `req` is `None` (Example 9.2).
-    pub fn url_list(&self, ibi: &Ibi, req: Option<&UrlRequest>, now: i64) -> PairList {
+    /// list over the Archive's relation subset when `req` is `None` (Example 9.2); with
+    /// the lines for the log its making wrote.
+    pub fn url_list(&self, ibi: &Ibi, req: Option<&UrlRequest>, now: i64) -> UrlList {
+        let pairs = self.list(ibi, req, now);
+        UrlList {
+            pairs,
+            log: self.take_log(),
+        }
+    }
+
+    /// [`Archive::url_list`]'s pairs; the lines for the log stay in the Archive's.
+    fn list(&self, ibi: &Ibi, req: Option<&UrlRequest>, now: i64) -> PairList {
         let mut out = PairList::new();
         let Some(item) = self.item(ibi) else {
             return out;
@@ -365,14 +399,16 @@ impl Archive {
         }
         let mut work = self.work.get();
         if work.items_looked_up >= MAX_ITEMS_PER_ANSWER {
-            self.store.warn(format!(
+            self.warn(format!(
                 "more than {MAX_ITEMS_PER_ANSWER} items to look up for one answer; the others are treated as absent"
             ));
             return None;
         }
         work.items_looked_up += 1;
         self.work.set(work);
-        let found = self.store.find(ibi).map(Rc::new);
+        let Lookup { item, log } = self.store.find(ibi);
+        self.log.borrow_mut().extend(log);
+        let found = item.map(Rc::new);
         let mut items = self.items.borrow_mut();
         // The same item already loaded under its other form: one item, one value.
         let found = match &found {
@@ -449,7 +485,7 @@ impl Archive {
                 return None;
             };
             if seen.contains(&edition.dir) || seen.len() > MAX_EDITION_CHAIN {
-                self.store.warn(format!(
+                self.warn(format!(
                     "{}: chain of next editions loops or exceeds {MAX_EDITION_CHAIN}; last edition unknown",
                     item.dir.join("item.toml").display()
                 ));
@@ -560,9 +596,9 @@ impl Archive {
         }
     }
 
-    /// `<baseurl>/col/<rep>/doc/<file>` when `file` names a file of the item's doc/ that
-    /// may be served (see `layout`; a name given as UTF-8 also finds the same name
-    /// stored as Latin-1).
+    /// The URL of `file` of the item's doc/ (`<baseurl>/col/<rep>/doc/<file>`, see
+    /// `layout`) when it names a file that may be served (a name given as UTF-8 also
+    /// finds the same name stored as Latin-1).
     pub fn doc_url(&self, item: &Item, file: &[u8]) -> Option<Vec<u8>> {
         self.checked_doc_url(item, file).ok()
     }
@@ -574,9 +610,9 @@ impl Archive {
             Ok(url) => Some(url),
             Err(e) => {
                 if e.is_fault() {
-                    self.store.warn(format!(
-                        "{}/doc/{}: {e}",
-                        item.dir.display(),
+                    self.warn(format!(
+                        "{}/{}: {e}",
+                        item.doc().display(),
                         String::from_utf8_lossy(file)
                     ));
                 }
@@ -588,10 +624,8 @@ impl Archive {
     fn checked_doc_url(&self, item: &Item, file: &[u8]) -> Result<Vec<u8>, Refusal> {
         let dir = item.handle.as_ref().ok_or(Refusal::Absent)?;
         let stored = dir.stored_doc_name(file)?;
-        let mut url = format!("{}/col/", self.config.baseurl);
-        push_url_path(&mut url, item.rep.as_str().as_bytes());
-        url.push_str("/doc/");
-        push_url_path(&mut url, &stored);
+        let mut url = self.config.baseurl.clone();
+        layout::push_doc_url_path(&mut url, item.rep.as_str(), &stored);
         Ok(url.into_bytes())
     }
 
@@ -623,7 +657,7 @@ impl Archive {
             work.entries_walked += walked;
             self.work.set(work);
             newest.unwrap_or_else(|| {
-                self.store.warn(format!(
+                self.warn(format!(
                     "{}: no timestamp, and more than {budget} entries in the item to look at for this answer; its item.toml's modification time is given (record a timestamp)",
                     item.dir.join(layout::ITEM_TOML).display()
                 ));
@@ -636,7 +670,7 @@ impl Archive {
         self.keys.get_or_init(|| {
             let (keys, warning) = UrlKeys::load_or_create(&self.var());
             if let Some(w) = warning {
-                self.store.warn(w);
+                self.warn(w);
                 self.keys_ephemeral.set(true);
             }
             keys
@@ -662,7 +696,7 @@ impl Archive {
             return Err("acknowledgment not counted: no urlkey or no url".into());
         }
         let mut shown = String::new();
-        crate::pairs::push_escaped(&mut shown, &url[..url.len().min(200)]);
+        crate::escape::push_word(&mut shown, &url[..url.len().min(200)]);
         let keys = self.url_keys();
         if self.keys_ephemeral.get() {
             // The secret is unreadable (var/ broken): no key can be checked, and the one
@@ -721,12 +755,11 @@ impl Archive {
     fn item_of_url(&self, url: &[u8]) -> Option<Rc<Item>> {
         let rest = url.strip_prefix(self.config.baseurl.as_bytes())?;
         let filelist = format!("/{}/filelist/", self.config.service);
-        let rep_path = match rest.strip_prefix(b"/col/") {
-            Some(r) => r,
-            None => rest.strip_prefix(filelist.as_bytes())?,
+        let (rep, _) = match layout::split_col_url_path(rest) {
+            Some(split) => split,
+            None => layout::split_rep(rest.strip_prefix(filelist.as_bytes())?)?,
         };
-        let rep: Vec<&[u8]> = rep_path.splitn(5, |&b| b == b'/').take(4).collect();
-        let rep: Vec<u8> = percent_encoding::percent_decode(&rep.join(&b'/')).collect();
+        let rep: Vec<u8> = percent_encoding::percent_decode(rep).collect();
         let rep = crate::ibi::Rep::parse(std::str::from_utf8(&rep).ok()?).ok()?;
         self.item(&Ibi::Rep(rep))
     }
@@ -847,17 +880,72 @@ fn strip_leading_slash(path: &[u8]) -> &[u8] {
     path.strip_prefix(b"/").unwrap_or(path)
 }
 
-/// Appends a path to a URL, escaping each byte outside rule `caractere` of Table 6.2 and
-/// also `%`, `?` and `#`, which would change the URL's meaning inside a file name.
-pub fn push_url_path(url: &mut String, path: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    for &b in path {
-        if crate::pairs::is_word_byte(b) && !matches!(b, b'%' | b'?' | b'#') {
-            url.push(b as char);
-        } else {
-            url.push('%');
-            url.push(HEX[usize::from(b >> 4)] as char);
-            url.push(HEX[usize::from(b & 0x0f)] as char);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An Archive in a temporary directory holding the items `(rep, item.toml)`.
+    fn archive_of(items: &[(&str, &str)]) -> (tempfile::TempDir, Archive) {
+        let t = tempfile::tempdir().unwrap();
+        std::fs::write(
+            t.path().join("archive.toml"),
+            "archiveaddress = \"a.example\"\narchiveserviceibi = \"a.b/c/2020/01.01.00.00\"\n",
+        )
+        .unwrap();
+        for (rep, toml) in items {
+            let dir = t.path().join("col").join(rep);
+            std::fs::create_dir_all(dir.join("doc")).unwrap();
+            std::fs::write(dir.join("item.toml"), toml).unwrap();
         }
+        let config = Config::load(t.path()).unwrap();
+        let archive = Archive::new(t.path(), config);
+        (t, archive)
+    }
+
+    #[test]
+    fn a_list_carries_the_lines_its_making_wrote() {
+        let (_t, archive) = archive_of(&[
+            (
+                "a.b/c/2020/01.02.03.04",
+                "state = \"Original\"\nurl = \"http://x.example/\"\nnextedition = \"a.b/c/2020/01.02.03.05\"\n",
+            ),
+            ("a.b/c/2020/01.02.03.05", "state = \"Gone\"\n"),
+        ]);
+        let head = Ibi::parse("a.b/c/2020/01.02.03.04").unwrap();
+        let list = archive.url_list(&head, None, 1_800_000_000);
+        assert!(!list.pairs.is_empty());
+        assert_eq!(list.log.len(), 1, "{:?}", list.log);
+        assert!(
+            list.log[0].contains("01.02.03.05/item.toml")
+                && list.log[0].ends_with("; item treated as absent"),
+            "{:?}",
+            list.log
+        );
+        // Handed out with that list: the next one does not repeat it.
+        assert_eq!(
+            archive.url_list(&head, None, 1_800_000_000).log,
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn the_spellings_of_one_rep_load_its_item_once() {
+        let (_t, archive) = archive_of(&[(
+            "a.b/c/2020/01.02.03.04",
+            "state = \"Original\"\nurl = \"http://x.example/\"\n",
+        )]);
+        // Equal reps (§6 of the generation standard: case, `@` or `.` before the port,
+        // port 80): one item, looked up once.
+        let spellings = [
+            "a.b/c/2020/01.02.03.04",
+            "A.B/C@80/2020/01.02.03.04",
+            "a.B/c.80/2020/01.02.03.04",
+        ];
+        let items: Vec<Rc<Item>> = spellings
+            .iter()
+            .map(|s| archive.item(&Ibi::parse(s).unwrap()).unwrap())
+            .collect();
+        assert!(items.iter().all(|i| Rc::ptr_eq(i, &items[0])));
+        assert_eq!(archive.work().items_looked_up, 1);
     }
 }

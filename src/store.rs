@@ -10,13 +10,15 @@
 //! a listing for any other (see `colmemo`). Neither lookup depends on the number of items,
 //! and an item dropped into `col/` answers at once.
 
-use std::cell::{Cell, OnceCell, RefCell};
+use std::cell::{Cell, OnceCell};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use crate::colmemo::{Memo, MemoState, Remembered, Stamp, Subdomain};
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::Item;
 use crate::layout::{Col, Refusal};
+use crate::time::Clock;
 
 /// Read access to an Archive's `col/` tree.
 pub struct Store {
@@ -32,7 +34,69 @@ pub struct Store {
     subdomains: OnceCell<Vec<(String, OnceCell<Vec<String>>)>>,
     /// Whether col/ exists but could not be opened.
     unavailable: Cell<bool>,
-    warnings: RefCell<Vec<String>>,
+}
+
+/// Lines for the web server's error log (or an administrator's notes), each kept once:
+/// the lookups of one request can meet the same fault (a bare GetTranslation before
+/// GetLastEdition follows one looping chain per language), and it should be read once.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Log(Vec<String>);
+
+impl Log {
+    /// Adds `line`, unless it is there already.
+    pub fn push(&mut self, line: String) {
+        if !self.0.contains(&line) {
+            self.0.push(line);
+        }
+    }
+
+    /// The lines, in the order they were first added.
+    pub fn lines(&self) -> &[String] {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn into_lines(self) -> Vec<String> {
+        self.0
+    }
+}
+
+impl Extend<String> for Log {
+    fn extend<I: IntoIterator<Item = String>>(&mut self, lines: I) {
+        for line in lines {
+            self.push(line);
+        }
+    }
+}
+
+impl IntoIterator for Log {
+    type Item = String;
+    type IntoIter = std::vec::IntoIter<String>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+/// What a lookup found, and what went wrong on the way (a broken item.toml, an item
+/// reached through a symbolic link, col/ that cannot be opened), one line each for the
+/// web server's error log.
+#[derive(Debug)]
+#[must_use]
+pub struct Lookup {
+    pub item: Option<Item>,
+    pub log: Log,
+}
+
+impl Lookup {
+    /// The item found, its lines added to `log`.
+    pub fn into_item(self, log: &mut Log) -> Option<Item> {
+        log.extend(self.log);
+        self.item
+    }
 }
 
 impl Store {
@@ -45,7 +109,6 @@ impl Store {
             memo: OnceCell::new(),
             subdomains: OnceCell::new(),
             unavailable: Cell::new(false),
-            warnings: RefCell::new(Vec::new()),
         }
     }
 
@@ -62,32 +125,35 @@ impl Store {
 
     /// Brings `root/var/col-prefixes` up to date for the service (`ibi-archive
     /// prefixes`): lists what changed and rewrites the file when every directory in it
-    /// has settled, waiting for that, a second at a time, up to `wait`. The prefixes,
-    /// and what became of the file.
+    /// has settled by `clock`, waiting for that on `clock`, a second at a time, up to
+    /// `wait`. The prefixes, and what became of the file.
     pub fn remember_prefixes(
         root: &Path,
-        wait: std::time::Duration,
+        wait: Duration,
+        clock: &dyn Clock,
     ) -> (Vec<(String, Vec<String>)>, MemoState) {
-        let started = std::time::Instant::now();
+        let mut waited = Duration::ZERO;
         loop {
-            let (prefixes, state) = Store::new(root).relist_and_remember(&root.join("var"));
-            if state != MemoState::Unsettled || started.elapsed() >= wait {
+            let (prefixes, state) =
+                Store::new(root).relist_and_remember(&root.join("var"), clock.now());
+            if state != MemoState::Unsettled || waited >= wait {
                 return (prefixes, state);
             }
-            std::thread::sleep(std::time::Duration::from_secs(1));
+            clock.sleep(Duration::from_secs(1));
+            waited += Duration::from_secs(1);
         }
     }
 
     /// `col/`, opened (see `layout`); `None` when the Archive has no col/, or when it
     /// cannot be opened (out of descriptors, say: then [`Store::unavailable`] says so,
-    /// and the log has one line).
-    pub fn col(&self) -> Option<&Col> {
+    /// and the lookup that tried has one line in its log).
+    fn col(&self, log: &mut Log) -> Option<&Col> {
         self.col
             .get_or_init(|| match Col::open(&self.root) {
                 Ok(col) => Some(col),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 Err(e) => {
-                    self.warn(format!("{}/col: {e}", self.root.display()));
+                    log.push(format!("{}/col: {e}", self.root.display()));
                     self.unavailable.set(true);
                     None
                 }
@@ -100,51 +166,39 @@ impl Store {
         self.unavailable.get()
     }
 
-    /// What went wrong while looking (broken item.toml, items leading outside col/):
-    /// one line each, for the web server's error log.
-    pub fn take_warnings(&self) -> Vec<String> {
-        self.warnings.take()
-    }
-
-    /// Records a line for the web server's error log.
-    pub fn warn(&self, line: String) {
-        // Once per request: several relations of one answer can meet the same fault (a
-        // bare GetTranslation before GetLastEdition follows one looping chain per
-        // language), and the administrator should read it once.
-        let mut warnings = self.warnings.borrow_mut();
-        if !warnings.contains(&line) {
-            warnings.push(line);
-        }
-    }
-
-    /// The item with this IBI, if this Archive holds one that loads.
-    pub fn find(&self, ibi: &Ibi) -> Option<Item> {
-        match ibi {
-            Ibi::Rep(rep) => self.find_rep(rep),
-            Ibi::Ibip(ibip) => self.find_ibip(ibip),
-        }
+    /// The item with this IBI, if this Archive holds one that loads, and what went
+    /// wrong while looking. (Inlined: the lookup is then built where its caller takes it
+    /// apart, not copied, an item being some hundreds of bytes.)
+    #[inline]
+    pub fn find(&self, ibi: &Ibi) -> Lookup {
+        let mut log = Log::default();
+        let item = match ibi {
+            Ibi::Rep(rep) => self.find_rep(rep, &mut log),
+            Ibi::Ibip(ibip) => self.find_ibip(ibip, &mut log),
+        };
+        Lookup { item, log }
     }
 
     /// The item whose uniform repository name equals `rep` (in the standard's sense).
-    pub fn find_rep(&self, rep: &Rep) -> Option<Item> {
-        if let Some(found) = self.load(rep.as_str(), || Some(rep.clone())) {
+    fn find_rep(&self, rep: &Rep, log: &mut Log) -> Option<Item> {
+        if let Some(found) = self.load(rep.as_str(), || Some(rep.clone()), log) {
             return found;
         }
         // Another spelling of the prefix (case, `@`/`.`, port 80): only the subdomains
         // equal to the asked one but for case are looked into, and only the prefixes that
         // spell the asked one are looked for the item, so a rep of another Archive (the
         // usual question) costs the names of col/ (remembered, or one listing).
-        for entry in self.subdomains() {
+        for entry in self.subdomains(log) {
             let sub = &entry.0;
             if !sub.eq_ignore_ascii_case(rep.subdomain()) {
                 continue;
             }
-            for wp in self.prefixes_in(entry) {
+            for wp in self.prefixes_in(entry, log) {
                 if sub == rep.subdomain() && wp == rep.word_port() || !rep.has_word_port(wp) {
                     continue;
                 }
                 let spelled = format!("{sub}/{wp}/{}/{}", rep.year(), rep.day_time());
-                if let Some(found) = self.load(&spelled, || Rep::parse(&spelled).ok()) {
+                if let Some(found) = self.load(&spelled, || Rep::parse(&spelled).ok(), log) {
                     return found;
                 }
             }
@@ -153,23 +207,23 @@ impl Store {
     }
 
     /// The item whose item.toml records this IBIp.
-    pub fn find_ibip(&self, ibip: &Ibip) -> Option<Item> {
+    fn find_ibip(&self, ibip: &Ibip, log: &mut Log) -> Option<Item> {
         let suffix = ibip.date().rep_suffix();
         // One buffer for every candidate (a lookup tries one per prefix).
         let mut spelled = String::with_capacity(96);
-        for entry in self.subdomains() {
+        for entry in self.subdomains(log) {
             let sub = &entry.0;
-            for wp in self.prefixes_in(entry) {
+            for wp in self.prefixes_in(entry, log) {
                 spelled.clear();
                 for part in [sub.as_str(), "/", wp, "/", &suffix] {
                     spelled.push_str(part);
                 }
                 // Most prefixes hold no item at that date: a stat from col/ says so for
                 // about half the cost of opening (measured in BENCHMARKS.md).
-                if !self.col()?.has(&spelled) {
+                if !self.col(log)?.has(&spelled) {
                     continue;
                 }
-                let found = self.load(&spelled, || Rep::parse(&spelled).ok());
+                let found = self.load(&spelled, || Rep::parse(&spelled).ok(), log);
                 if let Some(Some(item)) = found {
                     if item.ibip.as_ref() == Some(ibip) {
                         return Some(item);
@@ -184,21 +238,27 @@ impl Store {
     /// is but it is not an item that loads (a link on the way, a broken item.toml: one
     /// line in the log). `rep` spells `rel` as a rep (asked only once a directory is
     /// found).
-    fn load(&self, rel: &str, rep: impl FnOnce() -> Option<Rep>) -> Option<Option<Item>> {
-        let dir = match self.col()?.item(rel) {
+    fn load(
+        &self,
+        rel: &str,
+        rep: impl FnOnce() -> Option<Rep>,
+        log: &mut Log,
+    ) -> Option<Option<Item>> {
+        let col = self.col(log)?;
+        let dir = match col.item(rel) {
             Ok(dir) => dir,
             Err(Refusal::Absent) => return None,
             Err(Refusal::Link) => {
-                self.warn(format!(
+                log.push(format!(
                     "{}: item directory is reached through a symbolic link; treated as absent",
-                    self.col()?.path().join(rel).display()
+                    col.path().join(rel).display()
                 ));
                 return Some(None);
             }
             Err(e) => {
-                self.warn(format!(
+                log.push(format!(
                     "{}: {e}; item treated as absent",
-                    self.col()?.path().join(rel).display()
+                    col.path().join(rel).display()
                 ));
                 return Some(None);
             }
@@ -207,7 +267,7 @@ impl Store {
         match Item::load(&dir, rep) {
             Ok(item) => Some(Some(item)),
             Err(e) => {
-                self.warn(format!("{e}; item treated as absent"));
+                log.push(format!("{e}; item treated as absent"));
                 Some(None)
             }
         }
@@ -222,9 +282,9 @@ impl Store {
 
     /// The subdomains in col/, sorted: remembered while col/ keeps its stamp, else
     /// listed. Their prefixes are looked at by `prefixes_in`.
-    fn subdomains(&self) -> &[(String, OnceCell<Vec<String>>)] {
+    fn subdomains(&self, log: &mut Log) -> &[(String, OnceCell<Vec<String>>)] {
         self.subdomains.get_or_init(|| {
-            let Some(col) = self.col() else {
+            let Some(col) = self.col(log) else {
                 return Vec::new();
             };
             let names = match self.memo() {
@@ -239,9 +299,13 @@ impl Store {
 
     /// The prefixes of a subdomain of `subdomains`, sorted: remembered while its
     /// directory keeps its stamp, else listed.
-    fn prefixes_in<'a>(&self, sub: &'a (String, OnceCell<Vec<String>>)) -> &'a [String] {
+    fn prefixes_in<'a>(
+        &self,
+        sub: &'a (String, OnceCell<Vec<String>>),
+        log: &mut Log,
+    ) -> &'a [String] {
         sub.1.get_or_init(|| {
-            let Some(col) = self.col() else {
+            let Some(col) = self.col(log) else {
                 return Vec::new();
             };
             match self.memo().and_then(|m| m.prefixes(&sub.0)) {
@@ -253,13 +317,14 @@ impl Store {
         })
     }
 
-    /// The two top levels of `col/` (each subdomain with its prefixes, sorted), listing every directory whose stamp is not
-    /// the one remembered in `var/col-prefixes` (its stamp taken first); the file is
-    /// rewritten when some directory was listed and all have settled. Also what became
-    /// of the file.
-    fn relist_and_remember(&self, var: &Path) -> (Vec<(String, Vec<String>)>, MemoState) {
-        let now = chrono::Utc::now().timestamp();
-        let Some(col_dir) = self.col() else {
+    /// The two top levels of `col/` (each subdomain with its prefixes, sorted), listing
+    /// every directory whose stamp is not the one remembered in `var/col-prefixes` (its
+    /// stamp taken first); the file is rewritten when some directory was listed and all
+    /// have settled at POSIX second `now`. Also what became of the file.
+    fn relist_and_remember(&self, var: &Path, now: i64) -> (Vec<(String, Vec<String>)>, MemoState) {
+        // Why col/ cannot be opened is not logged here: the command says what became of
+        // the file.
+        let Some(col_dir) = self.col(&mut Log::default()) else {
             return (Vec::new(), MemoState::Unsettled);
         };
         let col = Stamp::of_col(col_dir);
@@ -327,5 +392,46 @@ impl Store {
             (true, true) => MemoState::Unwritable,
         };
         (prefixes, state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_log_keeps_each_line_once_in_the_order_met() {
+        let mut log = Log::default();
+        log.push("b".into());
+        log.push("a".into());
+        log.extend(["b".to_string(), "c".to_string(), "a".to_string()]);
+        assert_eq!(log.lines(), ["b", "a", "c"]);
+        assert_eq!(log.into_iter().collect::<Vec<_>>(), ["b", "a", "c"]);
+    }
+
+    #[test]
+    fn each_lookup_carries_what_went_wrong_on_its_way() {
+        let t = tempfile::tempdir().unwrap();
+        let dir = t.path().join("col/a.b/c/2020/01.02.03.04");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("item.toml"), "state = \"Gone\"\n").unwrap();
+        let store = Store::new(t.path());
+        let broken = Ibi::parse("a.b/c/2020/01.02.03.04").unwrap();
+        let found = store.find(&broken);
+        assert!(found.item.is_none());
+        assert_eq!(found.log.lines().len(), 1, "{:?}", found.log);
+        assert!(
+            found.log.lines()[0].ends_with("; item treated as absent"),
+            "{:?}",
+            found.log
+        );
+        // Nothing is left behind for a later lookup: each says what it met, and lines
+        // gathered from several are kept once.
+        let mut log = Log::default();
+        assert!(store.find(&broken).into_item(&mut log).is_none());
+        assert!(store.find(&broken).into_item(&mut log).is_none());
+        assert_eq!(log, found.log);
+        let absent = store.find(&Ibi::parse("a.b/c/2020/01.02.03.05").unwrap());
+        assert!(absent.item.is_none() && absent.log.is_empty());
     }
 }

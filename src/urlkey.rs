@@ -11,19 +11,18 @@
 //! only a secret kept in `var/urlkey.secret` (mode 0600: whoever reads it can forge keys).
 
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use hmac::{Hmac, Mac};
 use rand::Rng;
 use sha2::Sha256;
 
+use crate::time::CLOCK_SLACK_SECS;
+
 type HmacSha256 = Hmac<Sha256>;
 
 /// How long after its issue an acknowledgment may still count a key.
 pub const KEY_LIFETIME_SECS: i64 = 24 * 60 * 60;
-/// Leeway for clocks that differ between processes or machines.
-const CLOCK_SLACK_SECS: i64 = 300;
 const NONCE_DIGITS: usize = 6;
 const MAC_DIGITS: usize = 10;
 /// Longest key checked (an answer's URLs are few; a longer key is malformed).
@@ -199,33 +198,16 @@ fn parse_hex32(s: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-/// Writes a new secret atomically (temporary file, then a link that fails if another
-/// process won the race, in which case its secret is the one used).
+/// Writes a new secret atomically, kept if another process wrote one first (serve's
+/// threads may all make one at once): then that one is used.
 fn create_secret(path: &Path) -> std::io::Result<[u8; 32]> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let secret: [u8; 32] = rand::thread_rng().gen();
-    let hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
-    // A name of this process and this call: serve's threads may all make one at once.
-    let tmp = dir.join(format!(
-        ".urlkey.secret.{}.{:016x}",
-        std::process::id(),
-        rand::thread_rng().gen::<u64>()
-    ));
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(hex.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
     }
-    let linked = std::fs::hard_link(&tmp, path);
-    let _ = std::fs::remove_file(&tmp);
-    match linked {
+    let secret: [u8; 32] = rand::thread_rng().gen();
+    let mut hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
+    hex.push('\n');
+    match crate::atomic::create(path, hex.as_bytes(), 0o600) {
         Ok(()) => Ok(secret),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read_secret(path),
         Err(e) => Err(e),

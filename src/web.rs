@@ -21,7 +21,7 @@ use crate::config::Config;
 use crate::ibi::Rep;
 use crate::item::Item;
 use crate::layout::{self, Access, Col, DocEntry, Refusal};
-use crate::service::{push_url_path, Answer};
+use crate::service::Answer;
 
 /// Where a request path leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,21 +64,15 @@ pub fn route_decoded(config: &Config, path: &[u8]) -> Route {
             };
         }
     }
-    let Some(rest) = path.strip_prefix(b"/col/") else {
+    let Some((rep, below)) = layout::split_doc_url_path(path) else {
         return Route::NotFound;
     };
-    // `<subdomain>/<word>/<year>/<mm.dd…>/doc[/<path>]`
-    let mut parts = rest.splitn(6, |&b| b == b'/');
-    let rep: Vec<&[u8]> = parts.by_ref().take(4).collect();
-    if rep.len() != 4 || parts.next() != Some(b"doc") {
-        return Route::NotFound;
-    }
-    let Ok(rep) = String::from_utf8(rep.join(&b'/')) else {
+    let Ok(rep) = String::from_utf8(rep.to_vec()) else {
         return Route::NotFound;
     };
     Route::File {
         rep,
-        path: parts.next().map(<[u8]>::to_vec),
+        path: below.map(<[u8]>::to_vec),
     }
 }
 
@@ -103,8 +97,7 @@ pub struct StaticFile {
 impl StaticFile {
     /// The headers of the answer, besides its status, as `(name, value)`.
     pub fn headers(&self) -> Vec<(&'static str, String)> {
-        let modified = chrono::DateTime::from_timestamp(self.modified, 0)
-            .map(|t| t.format("%a, %d %b %Y %H:%M:%S GMT").to_string());
+        let modified = crate::time::http_date(self.modified);
         let mut h = vec![
             ("Content-Type", self.content_type.to_string()),
             ("Content-Length", self.len.to_string()),
@@ -185,10 +178,8 @@ pub fn file(
         Access::Deleted => return page(410, "gone: this item has been deleted"),
     }
     let redirect = |name: &[u8]| {
-        let mut location = String::from("/col/");
-        push_url_path(&mut location, rep.as_bytes());
-        location.push_str("/doc/");
-        push_url_path(&mut location, name);
+        let mut location = String::new();
+        layout::push_doc_url_path(&mut location, rep, name);
         if !name.is_empty() {
             location.push('/');
         }
@@ -220,8 +211,8 @@ pub fn file(
         Err(e) => logged(
             not_found(),
             format!(
-                "{}/doc/{}: {e}",
-                dir.path().display(),
+                "{}/{}: {e}",
+                dir.path().join(layout::DOC).display(),
                 String::from_utf8_lossy(name)
             ),
         ),

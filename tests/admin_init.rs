@@ -242,7 +242,7 @@ fn the_service_date_is_never_minted_again_and_taken_dates_are_skipped() {
 
     // Items made by hand at each of the next 4 seconds after a state of now: `new` moves
     // past every one of them instead of failing.
-    let now = chrono::Utc::now().timestamp();
+    let now = ibi_archive::time::SystemClock::now();
     std::fs::write(root.join("var/minting.state"), format!("{now}\n")).unwrap();
     let prefix = root.join("col/example.org/archive.8081");
     let mut taken = Vec::new();

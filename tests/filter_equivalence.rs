@@ -151,7 +151,8 @@ fn filtered_answers_equal_the_full_list_filtered() {
     for item in &items {
         let ibi = Ibi::parse(item).unwrap();
         let archive = Archive::new(f.root(), config.clone());
-        let full = pairs::parse(&archive.url_list(&ibi, None, 1_800_000_000).to_text()).unwrap();
+        let full =
+            pairs::parse(&archive.url_list(&ibi, None, 1_800_000_000).pairs.to_text()).unwrap();
         let deleted = full.iter().any(|(n, v)| n == "state" && v == &["Deleted"]);
         for v in verbs() {
             let Ok(verbs) = VerbList::parse(&v) else {
@@ -163,8 +164,13 @@ fn filtered_answers_equal_the_full_list_filtered() {
                 verbs: verbs.clone(),
             };
             let archive = Archive::new(f.root(), config.clone());
-            let got =
-                pairs::parse(&archive.url_list(&ibi, Some(&req), 1_800_000_000).to_text()).unwrap();
+            let got = pairs::parse(
+                &archive
+                    .url_list(&ibi, Some(&req), 1_800_000_000)
+                    .pairs
+                    .to_text(),
+            )
+            .unwrap();
             let mut want = filter(&full, verbs.relation(), deleted);
             want.sort();
             let mut got = without_key(got);

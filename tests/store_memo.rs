@@ -2,22 +2,63 @@
 //! writes and an IBIp lookup believes while col/ and its subdomain directories keep their
 //! stamps: the answers are those of an Archive without it, whatever is added, removed or
 //! broken, and the service never writes it.
+//!
+//! A listing is remembered only once its directories have settled (changed two seconds
+//! before, see `colmemo`): the memo is written in process, on a manual clock that the
+//! wait for that moves, so no test sleeps; the command itself runs where it has nothing
+//! to wait for.
 
 mod common;
 
+use std::time::Duration;
+
 use common::{Cgi, Fixture};
+use ibi_archive::colmemo::MemoState;
+use ibi_archive::store::Store;
+use ibi_archive::time::ManualClock;
 
 const LK47: &str = "servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH";
 const ITEM: &str = "col/iconet.com.br/banon/2009/09.09.22.01";
 
-/// Change times of directories changed this recently are not remembered.
-fn let_settle() {
-    std::thread::sleep(std::time::Duration::from_millis(2100));
+/// `ibi-archive prefixes` on the fixture: (exit code, stdout, stderr).
+fn remember_cmd(f: &Fixture) -> (i32, String, String) {
+    common::run_cmd(&["prefixes", "--root", f.root().to_str().unwrap()])
 }
 
-/// `ibi-archive prefixes` on the fixture: (exit code, stdout, stderr).
-fn remember(f: &Fixture) -> (i32, String, String) {
-    common::run_cmd(&["prefixes", "--root", f.root().to_str().unwrap()])
+/// What `ibi-archive prefixes` does, in process, waiting on `clock`: what became of
+/// var/col-prefixes, and the prefixes one a line as the command prints them.
+fn remember(f: &Fixture, clock: &ManualClock) -> (MemoState, String) {
+    let (prefixes, state) = Store::remember_prefixes(f.root(), Duration::from_secs(10), clock);
+    let lines = prefixes
+        .iter()
+        .flat_map(|(sub, wps)| wps.iter().map(move |wp| format!("{sub}/{wp}\n")))
+        .collect();
+    (state, lines)
+}
+
+/// A clock at the last change of col/ and of its subdomain directories (their ctime,
+/// what a listing is stamped with): nothing there has settled yet.
+fn clock_at_last_change(f: &Fixture) -> ManualClock {
+    use std::os::unix::fs::MetadataExt;
+    let col = f.path("col");
+    let subdomains = std::fs::read_dir(&col).unwrap().map(|e| e.unwrap().path());
+    let last = std::iter::once(col.clone())
+        .chain(subdomains)
+        .map(|dir| std::fs::metadata(dir).unwrap().ctime())
+        .max()
+        .unwrap();
+    ManualClock::at(last)
+}
+
+/// The sample Archive, its col/ a link to sample-archive/col itself, whose directories
+/// changed when the repository was checked out: settled for `prefixes` and the service
+/// with no wait (neither writes under col/; were they not settled, `prefixes` would wait
+/// for them, and answer the same).
+fn settled_sample() -> Fixture {
+    let f = Fixture::sample();
+    f.remove("col");
+    std::os::unix::fs::symlink(common::sample().join("col"), f.path("col")).unwrap();
+    f
 }
 
 /// The sample Archive's prefixes, worked out from sample-archive/col/.
@@ -58,16 +99,20 @@ fn ask_without_memo(f: &Fixture, query: &str) -> (String, String) {
     out
 }
 
-/// A fixture whose var/ exists and whose memo has been written.
-fn settled_fixture() -> Fixture {
+/// A fixture whose var/ exists and whose memo has been written, and the clock it was
+/// written by (col/ has settled by it).
+fn settled_fixture() -> (Fixture, ManualClock) {
     let f = Fixture::sample();
     std::fs::create_dir(f.path("var")).unwrap();
     ask(&f, LK47);
     assert_eq!(memo(&f), None, "the service wrote var/col-prefixes");
     // Just copied: `prefixes` waits for col/ to settle, then writes.
-    let started = std::time::Instant::now();
-    assert_eq!(remember(&f), (0, PREFIXES.to_string(), String::new()));
-    assert!(started.elapsed() >= std::time::Duration::from_secs(1));
+    let clock = clock_at_last_change(&f);
+    assert_eq!(
+        remember(&f, &clock),
+        (MemoState::Held, PREFIXES.to_string())
+    );
+    assert!(clock.slept() >= Duration::from_secs(1));
     let m = memo(&f).expect("var/col-prefixes written");
     assert!(m.starts_with("ibi-archive col-prefixes 1\n. "), "{m}");
     // The sample Archive's two top levels, worked out from sample-archive/col/.
@@ -79,7 +124,10 @@ fn settled_fixture() -> Fixture {
             "urlib.net www",
         ]
     );
-    f
+    // The command prints what is remembered (unchanged: nothing to list or wait for).
+    assert_eq!(remember_cmd(&f), (0, PREFIXES.to_string(), String::new()));
+    assert_eq!(memo(&f).as_ref(), Some(&m));
+    (f, clock)
 }
 
 fn move_item(f: &Fixture, to: &str) {
@@ -89,7 +137,7 @@ fn move_item(f: &Fixture, to: &str) {
 
 #[test]
 fn an_item_moved_to_a_new_subdomain_is_found_at_once() {
-    let f = settled_fixture();
+    let (f, _) = settled_fixture();
     let before = ask(&f, LK47);
     move_item(&f, "col/example.org/banon/2009/09.09.22.01");
     let after = ask(&f, LK47);
@@ -107,7 +155,7 @@ fn an_item_moved_to_a_new_subdomain_is_found_at_once() {
 
 #[test]
 fn an_item_moved_to_a_new_prefix_of_a_known_subdomain_is_found_at_once() {
-    let f = settled_fixture();
+    let (f, _) = settled_fixture();
     move_item(&f, "col/sid.inpe.br/banon/2009/09.09.22.01");
     let after = ask(&f, LK47);
     assert_eq!(after, ask_without_memo(&f, LK47));
@@ -122,7 +170,7 @@ fn an_item_moved_to_a_new_prefix_of_a_known_subdomain_is_found_at_once() {
 
 #[test]
 fn a_rep_finds_other_spellings_made_after_the_memo_at_once() {
-    let f = settled_fixture();
+    let (f, _) = settled_fixture();
     let asked = "servicesubject=urlRequest&parsedibiurl.ibi=iconet.com.br/banon/2009/09.09.22.01";
     let written = memo(&f);
     let before = ask(&f, asked);
@@ -168,7 +216,7 @@ fn a_rep_finds_other_spellings_made_after_the_memo_at_once() {
 
 #[test]
 fn a_prefix_removed_or_replaced_is_not_believed() {
-    let f = settled_fixture();
+    let (f, _) = settled_fixture();
     std::fs::remove_dir_all(f.path("col/iconet.com.br/banon")).unwrap();
     let gone = ask(&f, LK47);
     assert_eq!(gone, ("".to_string(), "".to_string()));
@@ -187,7 +235,7 @@ fn a_prefix_removed_or_replaced_is_not_believed() {
 
 #[test]
 fn a_memo_that_does_not_parse_is_ignored_and_rewritten() {
-    let f = settled_fixture();
+    let (f, clock) = settled_fixture();
     let good = memo(&f).unwrap();
     let expected = ask_without_memo(&f, LK47);
     for bad in [
@@ -206,14 +254,17 @@ fn a_memo_that_does_not_parse_is_ignored_and_rewritten() {
             &bad[..bad.len().min(60)]
         );
         assert_eq!(memo(&f).unwrap(), bad, "the service wrote var/col-prefixes");
-        assert_eq!(remember(&f), (0, PREFIXES.to_string(), String::new()));
+        assert_eq!(
+            remember(&f, &clock),
+            (MemoState::Held, PREFIXES.to_string())
+        );
         assert_eq!(names(&memo(&f).unwrap()), names(&good));
     }
 }
 
 #[test]
 fn a_memo_with_other_stamps_is_not_believed() {
-    let f = settled_fixture();
+    let (f, clock) = settled_fixture();
     let good = memo(&f).unwrap();
     // col/'s inode changed, a subdomain that is not there, and iconet.com.br with another
     // inode and an invented prefix: all listed again.
@@ -235,14 +286,16 @@ fn a_memo_with_other_stamps_is_not_believed() {
         lying,
         "the service wrote var/col-prefixes"
     );
-    assert_eq!(remember(&f), (0, PREFIXES.to_string(), String::new()));
+    assert_eq!(
+        remember(&f, &clock),
+        (MemoState::Held, PREFIXES.to_string())
+    );
     assert_eq!(memo(&f).unwrap(), good);
 }
 
 #[test]
 fn without_a_var_directory_nothing_is_written_and_the_answer_is_the_same() {
-    let f = Fixture::sample();
-    let_settle();
+    let f = settled_sample();
     let first = ask(
         &f,
         "servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/35MME4E",
@@ -256,12 +309,11 @@ fn without_a_var_directory_nothing_is_written_and_the_answer_is_the_same() {
 
 #[test]
 fn prefixes_refuses_what_it_cannot_do() {
-    let f = Fixture::sample();
-    let_settle();
+    let f = settled_sample();
     // No var/ (the fixture has none until a hit makes the urlkey secret).
     let root = f.root().to_str().unwrap().to_string();
     assert_eq!(
-        remember(&f),
+        remember_cmd(&f),
         (
             1,
             String::new(),
@@ -271,9 +323,9 @@ fn prefixes_refuses_what_it_cannot_do() {
             )
         )
     );
-    f.remove("col");
+    std::fs::remove_file(f.path("col")).unwrap();
     assert_eq!(
-        remember(&f),
+        remember_cmd(&f),
         (
             1,
             String::new(),

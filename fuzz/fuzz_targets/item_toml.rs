@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
         if let Some(url) = &item.url {
             assert!(url.starts_with("http://") || url.starts_with("https://"));
             assert!(
-                url.bytes().all(ibi_archive::pairs::is_word_byte),
+                url.bytes().all(ibi_archive::escape::is_word_byte),
                 "url {url:?}"
             );
         }
@@ -45,7 +45,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(c) => {
             assert!(c.baseurl.starts_with("http://") || c.baseurl.starts_with("https://"));
             assert!(!c.baseurl.ends_with('/'));
-            assert!(c.baseurl.bytes().all(ibi_archive::pairs::is_word_byte));
+            assert!(c.baseurl.bytes().all(ibi_archive::escape::is_word_byte));
             if let Some(r) = &c.registration {
                 assert!(!format!("{c:?}").contains(&format!("key: {:?}", r.key)));
             }

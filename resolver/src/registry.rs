@@ -415,7 +415,7 @@ impl Registry {
             )?;
             for (archive, h) in changes {
                 let last = (h.last_success_ms > 0)
-                    .then(|| ibi_archive::item::iso8601(h.last_success_ms / 1000));
+                    .then(|| ibi_archive::time::iso8601(h.last_success_ms / 1000));
                 stmt.execute(params![
                     archive,
                     h.failures,
@@ -455,7 +455,7 @@ fn now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    ibi_archive::item::iso8601(secs)
+    ibi_archive::time::iso8601(secs)
 }
 
 /// The argon2id hash (PHC string, random salt) of a registration key.

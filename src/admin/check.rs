@@ -46,12 +46,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::registration::{prepare, Direction};
-use super::TEMP_PREFIX;
-use crate::config::{located, Config, Position};
+use crate::atomic::TEMP_PREFIX;
+use crate::config::Config;
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{Item, State};
 use crate::layout::{Col, ItemDir, Refusal};
 use crate::store::Store;
+use crate::toml_error::{located, Position};
 
 /// One fault (or warning, or note): where, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -263,9 +264,9 @@ impl Checker<'_> {
         let Some(service) = self.service.clone() else {
             return;
         };
-        let store = Store::new(&self.root);
-        match store.find(&service) {
-            None if store.take_warnings().is_empty() => self.fault(
+        let found = Store::new(&self.root).find(&service);
+        match found.item {
+            None if found.log.is_empty() => self.fault(
                 "archive.toml",
                 format!("archiveserviceibi {service}: no such item in col/"),
             ),

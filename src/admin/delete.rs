@@ -19,7 +19,8 @@
 use std::path::Path;
 
 use super::itemfile::{edit, Edit};
-use super::{io_err, temp_name, AdminError, ItemsLock};
+use super::{io_err, AdminError, ItemsLock};
+use crate::atomic::temp_name;
 use crate::config::Config;
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{State, MAX_ITEM_TOML};
@@ -34,18 +35,15 @@ pub struct Deleted {
     pub timestamp: i64,
     /// Whether doc/ was removed (false with keep_content, or when there was none).
     pub content_removed: bool,
-    /// false: item.toml had an unusual layout and was rewritten without its comments.
-    pub comments_kept: bool,
 }
 
 /// Turns the item `ibi` of the Archive at `root` into a tombstone at POSIX second `now`.
 pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<Deleted, AdminError> {
     let config = Config::load(root).map_err(|e| AdminError::new(e.to_string()))?;
     let _lock = ItemsLock::take(root)?;
-    let store = Store::new(root);
-    let Some(item) = store.find(ibi) else {
-        let warnings = store.take_warnings();
-        return Err(AdminError::new(match warnings.first() {
+    let found = Store::new(root).find(ibi);
+    let Some(item) = found.item else {
+        return Err(AdminError::new(match found.log.lines().first() {
             Some(w) => format!("{ibi}: {w}"),
             None => format!("no item {ibi} in this Archive"),
         }));
@@ -77,7 +75,7 @@ pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<De
         &[Edit::State(State::Deleted), Edit::Timestamp(now)],
     )
     .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
-    dir.replace_item_toml(&temp_name(ITEM_TOML), edited.as_bytes())
+    dir.replace_item_toml(edited.as_bytes())
         .map_err(|e| io_err("cannot write", &path, e))?;
 
     let mut content_removed = false;
@@ -106,6 +104,5 @@ pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<De
         ibip: item.ibip.clone(),
         timestamp: now,
         content_removed,
-        comments_kept: true,
     })
 }

@@ -71,7 +71,7 @@ pub(crate) fn dc_fields(
 
 /// `s` escaped for XML text and attribute values.
 pub fn xml_escape(s: &str) -> String {
-    crate::filelist::escape_markup(s, "&apos;")
+    crate::markup::escape_markup(s, "&apos;")
 }
 
 /// An OAI-PMH `oai_dc` record.

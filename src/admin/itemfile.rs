@@ -15,8 +15,9 @@ use std::path::Path;
 use toml_edit::{Datetime, Decor, DocumentMut, InlineTable, Key, RawString, Table, Value};
 
 use crate::ibi::Rep;
-use crate::item::{iso8601, ContentType, Item, State, MAX_ITEM_TOML};
+use crate::item::{ContentType, Item, State, MAX_ITEM_TOML};
 use crate::relation::Lang;
+use crate::time::iso8601;
 
 /// The content of an item.toml, field by field, as written.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

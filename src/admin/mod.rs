@@ -8,10 +8,11 @@
 //!
 //! Writes follow one rule: the Archive service must never see a half-made state. A new
 //! item is built whole in a temporary directory and renamed into place; an item.toml is
-//! rewritten by writing a temporary file and renaming it over the old one. Temporary names
-//! start with [`TEMP_PREFIX`], a dot-name the service never looks at (the store skips
-//! dot-names at the two levels it lists, and the two levels below are dates, which never
-//! start with a dot; inside an item only `item.toml` and `doc/` are read).
+//! rewritten by writing a temporary file and renaming it over the old one (see
+//! [`crate::atomic`]). Temporary names start with [`crate::atomic::TEMP_PREFIX`], a
+//! dot-name the service never looks at (the store skips dot-names at the two levels it
+//! lists, and the two levels below are dates, which never start with a dot; inside an item
+//! only `item.toml` and `doc/` are read).
 
 pub mod check;
 pub mod delete;
@@ -27,9 +28,6 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use crate::ibi::Rep;
-
-/// Prefix of every temporary file or directory the tools make inside the Archive.
-pub const TEMP_PREFIX: &str = ".ibi-tmp-";
 
 /// Why an administrator's command could not do what it was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,23 +54,6 @@ impl std::error::Error for AdminError {}
 /// An I/O error as `<what> <path>: <error>`.
 pub(crate) fn io_err(what: &str, path: &Path, e: std::io::Error) -> AdminError {
     AdminError::new(format!("{what} {}: {e}", path.display()))
-}
-
-/// A fresh temporary name, `.ibi-tmp-<kind>-<pid>-<random>`.
-pub fn temp_name(kind: &str) -> String {
-    format!(
-        "{TEMP_PREFIX}{kind}-{}-{:016x}",
-        std::process::id(),
-        rand::random::<u64>()
-    )
-}
-
-/// Makes the entries of directory `dir` durable (a no-op where directories cannot be
-/// synced).
-pub fn sync_dir(dir: &Path) {
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
 }
 
 /// An exclusive lock on `<root>/var/items.lock`, held while an item.toml is read, changed

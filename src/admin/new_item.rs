@@ -37,14 +37,15 @@ use std::sync::Arc;
 
 use super::dublin_core::{check_dc, dc_fields, metadata_html, oai_dc_xml};
 use super::itemfile::{Draft, Edit};
-use super::{io_err, rep_dirs, sync_dir, temp_name, AdminError, ItemsLock};
+use super::{io_err, rep_dirs, AdminError, ItemsLock};
+use crate::atomic::{sync_dir, temp_name};
 use crate::config::{Config, Minting};
 use crate::ibi::distributor::{Distributor, Granularity};
 use crate::ibi::mint::mint_ports;
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{check_relative_file, ContentType, Item, State};
 use crate::relation::Lang;
-use crate::store::Store;
+use crate::store::{Log, Store};
 
 /// Where persistent URLs point (resolution standard, §8.1).
 pub const PERSISTENT_URL_BASE: &str = "http://urlib.net/";
@@ -104,9 +105,6 @@ pub fn create(root: &Path, req: &NewItem, now: i64) -> Result<Created, AdminErro
     let store = Store::new(root);
     let mut notes = Vec::new();
     let related = check_related(&store, req, &mut notes)?;
-    for line in store.take_warnings() {
-        notes.push(line);
-    }
     let ((rep, ibip), meta_ids) = item_ids(root, &col, &config, req)?;
     // The metadata item first: the data item will point at it.
     if let Some(meta) = &meta_ids {
@@ -193,6 +191,7 @@ fn check_related(
     req: &NewItem,
     notes: &mut Vec<String>,
 ) -> Result<Related, AdminError> {
+    let mut logged = Log::default();
     let translation = match &req.translation_of {
         None => None,
         Some(x) => {
@@ -201,7 +200,7 @@ fn check_related(
                     "--translation-of {x}: the translation's language is required (--language)"
                 ))
             })?;
-            let local = store.find(x);
+            let local = store.find(x).into_item(&mut logged);
             match &local {
                 Some(item) => check_translation_slot(x, item, &lang)?,
                 None => notes.push(format!(
@@ -214,7 +213,7 @@ fn check_related(
     let edition = match &req.edition_of {
         None => None,
         Some(x) => {
-            let local = store.find(x);
+            let local = store.find(x).into_item(&mut logged);
             match &local {
                 Some(item) => check_edition_slot(x, item)?,
                 None => notes.push(format!(
@@ -224,6 +223,7 @@ fn check_related(
             Some((x.clone(), local))
         }
     };
+    notes.extend(logged);
     Ok(Related {
         translation,
         edition,
@@ -371,7 +371,7 @@ fn link_from(
 ) -> Result<(), AdminError> {
     let _lock = ItemsLock::take(root)?;
     let store = Store::new(root);
-    let item = store.find(x).ok_or_else(|| {
+    let item = store.find(x).item.ok_or_else(|| {
         AdminError::new(format!(
             "created {rep}, but {x} can no longer be read: it was not linked to the new item"
         ))
@@ -388,7 +388,7 @@ fn link_from(
         .map_err(|e| AdminError::new(format!("cannot read {}: {e}", path.display())))?;
     let edited = super::itemfile::edit(&text, &item.dir, &item.rep, &[edit])
         .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
-    dir.replace_item_toml(&temp_name(crate::layout::ITEM_TOML), edited.as_bytes())
+    dir.replace_item_toml(edited.as_bytes())
         .map_err(|e| io_err("cannot write", &path, e))
 }
 
@@ -419,7 +419,11 @@ fn mint_free(col: &Path, m: &Minting, d: &Distributor) -> Result<Ids, AdminError
 /// never has the service list `col/`. What could not be done, as notes.
 pub(crate) fn refresh_prefixes(root: &Path) -> Vec<String> {
     use crate::colmemo::MemoState;
-    let (_, state) = Store::remember_prefixes(root, std::time::Duration::from_secs(10));
+    let (_, state) = Store::remember_prefixes(
+        root,
+        std::time::Duration::from_secs(10),
+        &crate::time::SystemClock,
+    );
     let fix = "run ibi-archive prefixes once it can";
     match state {
         MemoState::Held => Vec::new(),

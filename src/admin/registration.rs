@@ -200,7 +200,7 @@ pub fn prepare(
     }
     if !resolver.starts_with("http://")
         || resolver.len() <= "http://".len()
-        || resolver.bytes().any(|b| !crate::pairs::is_word_byte(b))
+        || resolver.bytes().any(|b| !crate::escape::is_word_byte(b))
         || resolver.contains('#')
     {
         return Err(AdminError::new(format!(

@@ -72,7 +72,7 @@ pub fn compute(root: &Path, only: Option<&Ibi>) -> Result<Stats, AdminError> {
             .or_insert_with(|| {
                 Ibi::parse(written)
                     .ok()
-                    .and_then(|ibi| store.find(&ibi))
+                    .and_then(|ibi| store.find(&ibi).item)
                     .map_or_else(|| written.to_string(), |item| item.rep.as_str().to_string())
             })
             .clone()

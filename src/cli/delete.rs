@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use ibi_archive::admin::delete::delete;
 use ibi_archive::ibi::Ibi;
-use ibi_archive::item::iso8601;
 use ibi_archive::pairs::PairList;
+use ibi_archive::time::{iso8601, SystemClock};
 
 use super::{root_flag, CliError, CliResult};
 
@@ -38,12 +38,9 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         }
     }
     let ibi = ibi.ok_or_else(|| CliError::missing("delete", "IBI"))?;
-    let now = chrono::Utc::now().timestamp();
+    let now = SystemClock::now();
     let done = delete(&root_flag(root), &ibi, keep, now)
         .map_err(|e| CliError::failed(format!("delete: {e}")))?;
-    if !done.comments_kept {
-        eprintln!("ibi-archive: note: item.toml had an unusual layout and was rewritten; its comments were not kept");
-    }
     let mut pairs = PairList::new();
     pairs.push_word("rep", done.rep.as_str());
     if let Some(p) = &done.ibip {

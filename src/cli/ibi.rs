@@ -104,7 +104,7 @@ fn run_mint(parser: &mut lexopt::Parser) -> CliResult {
             Long("date") => {
                 let v = parser.value()?.string()?;
                 date = Some(if v == "now" {
-                    let now = chrono::Utc::now().timestamp();
+                    let now = ibi_archive::time::SystemClock::now();
                     IbiDate::new(now, "").map_err(|e| CliError::failed(e.to_string()))?
                 } else {
                     IbiDate::parse_iso(&v).map_err(|e| {

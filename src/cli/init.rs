@@ -78,7 +78,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     }
     req.address = address.ok_or_else(|| CliError::missing("init", "--address"))?;
     let root = root_flag(root);
-    let now = chrono::Utc::now().timestamp();
+    let now = ibi_archive::time::SystemClock::now();
     let done = init(&root, &req, now).map_err(|e| CliError::failed(format!("init: {e}")))?;
     for note in &done.notes {
         super::say(&format!("note: {note}"));

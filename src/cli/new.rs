@@ -44,7 +44,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let Some((root, req)) = parse(parser)? else {
         return super::print_text(HELP);
     };
-    let now = chrono::Utc::now().timestamp();
+    let now = ibi_archive::time::SystemClock::now();
     let created =
         create(&root_flag(root), &req, now).map_err(|e| CliError::failed(format!("new: {e}")))?;
     for note in &created.notes {

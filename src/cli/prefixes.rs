@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use ibi_archive::colmemo::MemoState;
 use ibi_archive::store::Store;
+use ibi_archive::time::SystemClock;
 
 use super::{root_flag, CliError, CliResult};
 
@@ -37,7 +38,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             root.display()
         )));
     }
-    let (prefixes, state) = Store::remember_prefixes(&root, Duration::from_secs(10));
+    let (prefixes, state) = Store::remember_prefixes(&root, Duration::from_secs(10), &SystemClock);
     match state {
         MemoState::Held => {
             for (sub, wps) in &prefixes {

@@ -10,6 +10,7 @@ use std::time::Duration;
 use ibi_archive::cgi::{self, Request};
 use ibi_archive::config::Config;
 use ibi_archive::httpd::{self, Body, Limits, Response};
+use ibi_archive::ibi::Ibi;
 use ibi_archive::web::{self, Reply, Route};
 use lexopt::ValueExt;
 
@@ -172,10 +173,10 @@ fn print_examples(root: &Path, config: &Config, bound: &str) {
 
 /// Up to `n` items of the Archive, by IBIp when they have one (a bounded look, not a walk).
 fn some_items(root: &Path, n: usize) -> Vec<String> {
-    let store = ibi_archive::store::Store::new(root);
-    let Some(col) = store.col() else {
+    let Ok(col) = ibi_archive::layout::Col::open(root) else {
         return Vec::new();
     };
+    let store = ibi_archive::store::Store::new(root);
     let mut found = Vec::new();
     let mut looked = 0;
     'all: for sub in col.dir_names("") {
@@ -190,7 +191,7 @@ fn some_items(root: &Path, n: usize) -> Vec<String> {
                     else {
                         continue;
                     };
-                    let Some(item) = store.find_rep(&rep) else {
+                    let Some(item) = store.find(&Ibi::Rep(rep.clone())).item else {
                         continue;
                     };
                     let usable = item.state != ibi_archive::item::State::Deleted
@@ -229,7 +230,7 @@ fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
                 remote_addr: Some(req.client),
                 root: Some(root.to_path_buf()),
             };
-            Reply::Page(cgi::handle(&cgi_req, chrono::Utc::now().timestamp()))
+            Reply::Page(cgi::handle(&cgi_req, req.now))
         }
         Route::File { .. } if req.method != "GET" && req.method != "HEAD" => {
             let mut r = Response::text(405, "method not allowed\n");

@@ -7,6 +7,7 @@ use ibi_archive::cgi::{self, Request};
 use ibi_archive::config::Config;
 use ibi_archive::ibi::Ibi;
 use ibi_archive::service::Archive;
+use ibi_archive::time::SystemClock;
 
 use super::{root_flag, CliError, CliResult};
 
@@ -42,7 +43,7 @@ pub fn query(parser: &mut lexopt::Parser) -> CliResult {
     }
     let qs = qs.ok_or_else(|| CliError::missing("query", "QUERYSTRING"))?;
     let req = Request::get(root_flag(root), qs.as_encoded_bytes());
-    let answer = cgi::handle(&req, chrono::Utc::now().timestamp());
+    let answer = cgi::handle(&req, SystemClock::now());
     for line in &answer.log {
         super::say(line);
     }
@@ -94,16 +95,16 @@ pub fn describe(parser: &mut lexopt::Parser) -> CliResult {
     let root = root_flag(root);
     let config = Config::load(&root).map_err(|e| CliError::failed(e.to_string()))?;
     let archive = Archive::new(&root, config);
-    let list = archive.url_list(&ibi, None, chrono::Utc::now().timestamp());
-    for line in archive.store().take_warnings() {
-        super::say(&line);
+    let list = archive.url_list(&ibi, None, SystemClock::now());
+    for line in &list.log {
+        super::say(line);
     }
-    if list.is_empty() {
+    if list.pairs.is_empty() {
         return Err(CliError::failed(format!(
             "{text}: no such item in {}",
             root.display()
         )));
     }
-    println!("{list}");
+    println!("{}", list.pairs);
     Ok(())
 }

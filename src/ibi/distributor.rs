@@ -9,8 +9,8 @@
 
 use super::{IbiDate, IbiError};
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
+use std::fs::{File, OpenOptions};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -297,9 +297,9 @@ pub struct Issued {
 /// The state file holds last-date-for-suffix as POSIX seconds (`1287588115.35` and a
 /// newline). Each run takes an exclusive lock on a sibling file, `<state>.lock`, and keeps
 /// it through read, compute, wait and write, so runs in several processes are serialised
-/// and each sees the date the one before it wrote. The new state is written to
-/// `<state>.tmp`, synced and renamed over the state file, so a crash leaves the old state or
-/// the new one, never a torn one. (The lock is not on the state file itself because the
+/// and each sees the date the one before it wrote. The new state is written to a temporary
+/// file beside it, synced and renamed over the state file (see [`crate::atomic`]), so a
+/// crash leaves the old state or the new one, never a torn one. (The lock is not on the state file itself because the
 /// rename replaces that file: a process waiting on the old one would then read stale state.)
 pub struct Distributor {
     state: PathBuf,
@@ -406,21 +406,8 @@ impl Distributor {
     }
 
     fn write_state(&self, last: Instant) -> Result<(), IbiError> {
-        let tmp = sibling(&self.state, ".tmp");
-        let write = || -> std::io::Result<()> {
-            let mut f = File::create(&tmp)?;
-            f.write_all(format!("{last}\n").as_bytes())?;
-            f.sync_all()?;
-            fs::rename(&tmp, &self.state)?;
-            // Make the rename itself durable where directories can be synced.
-            if let Some(dir) = self.state.parent().filter(|p| !p.as_os_str().is_empty()) {
-                if let Ok(d) = File::open(dir) {
-                    let _ = d.sync_all();
-                }
-            }
-            Ok(())
-        };
-        write().map_err(|e| io_error("cannot write minting state", &self.state, e))
+        crate::atomic::write(&self.state, format!("{last}\n").as_bytes(), 0o666)
+            .map_err(|e| io_error("cannot write minting state", &self.state, e))
     }
 }
 
@@ -437,6 +424,7 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> IbiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
     use std::sync::{Arc, Mutex};
 
     fn at(s: &str) -> Instant {
@@ -555,7 +543,13 @@ mod tests {
         assert_eq!(clock.slept(), 1);
         assert_eq!(clock.now(), at("1287588116"));
         assert_eq!(fs::read_to_string(&state).unwrap(), "1287588116\n");
-        assert!(!dir.path().join("minting.state.tmp").exists());
+        // The state and its lock, and no temporary file.
+        let mut names: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["minting.state", "minting.state.lock"]);
     }
 
     #[test]

@@ -1,0 +1,191 @@
+//! Files written whole or not at all: a reader sees the old content or the new, never a
+//! part, and a crash leaves one or the other. The new content goes to a temporary file
+//! beside the target (named by [`temp_name`], a dot-name the service never reads), is
+//! synced, then renamed over the target — or linked to its name, where an existing file
+//! must be kept — and the directory is synced, so that the new name survives a crash too.
+//!
+//! Everything is done from a descriptor of the directory (which may be an `O_PATH` one,
+//! as `layout` holds an item's), and no link is followed at the temporary name: a name
+//! swapped on the way is never written through.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::path::Path;
+
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
+
+/// Prefix of every temporary file or directory made inside an Archive.
+pub const TEMP_PREFIX: &str = ".ibi-tmp-";
+
+/// A fresh temporary name, `.ibi-tmp-<kind>-<pid>-<random>`: of this process and this
+/// call, so that writers in several processes or threads never share one.
+pub fn temp_name(kind: &str) -> String {
+    format!(
+        "{TEMP_PREFIX}{kind}-{}-{:016x}",
+        std::process::id(),
+        rand::random::<u64>()
+    )
+}
+
+/// Replaces `name` in the directory `dir` with a file holding `bytes` (created with
+/// `mode`, less the umask), or creates it.
+pub fn write_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let tmp = write_temp(dir, name, bytes, mode)?;
+    if let Err(e) = rfs::renameat(dir, tmp.as_str(), dir, name) {
+        let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
+        return Err(e.into());
+    }
+    sync_dir_at(dir);
+    Ok(())
+}
+
+/// Creates `name` in the directory `dir` holding `bytes` (with `mode`, less the umask),
+/// unless something has that name: then the error is of kind `AlreadyExists`, and what
+/// is there is left as it is (another process may have just written it).
+pub fn create_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let tmp = write_temp(dir, name, bytes, mode)?;
+    let linked = rfs::linkat(dir, tmp.as_str(), dir, name, AtFlags::empty());
+    let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
+    linked?;
+    sync_dir_at(dir);
+    Ok(())
+}
+
+/// [`write_at`] for the file `path`, in a directory named by the caller (a link to it
+/// is followed); the directory must exist.
+pub fn write(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let (dir, name) = open_parent(path)?;
+    write_at(dir.as_fd(), name, bytes, mode)
+}
+
+/// [`create_at`] for the file `path`, in a directory named by the caller.
+pub fn create(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    let (dir, name) = open_parent(path)?;
+    create_at(dir.as_fd(), name, bytes, mode)
+}
+
+/// Makes the entries of the directory `dir` durable (a no-op where directories cannot
+/// be synced).
+pub fn sync_dir(dir: &Path) {
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// [`sync_dir`] for a directory's descriptor (an `O_PATH` one cannot be synced itself:
+/// the directory is opened from it).
+pub fn sync_dir_at(dir: BorrowedFd<'_>) {
+    if let Ok(fd) = rfs::openat(
+        dir,
+        ".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) {
+        let _ = rfs::fsync(fd);
+    }
+}
+
+/// A new temporary file beside `name` holding `bytes`, synced; its name. Nothing is left
+/// behind when it cannot be written.
+fn write_temp(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io::Result<String> {
+    let tmp = temp_name(name);
+    let fd = rfs::openat(
+        dir,
+        tmp.as_str(),
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(mode),
+    )?;
+    let mut file = File::from(fd);
+    match file.write_all(bytes).and_then(|()| file.sync_all()) {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
+            Err(e)
+        }
+    }
+}
+
+/// The directory of `path`, opened, and the file's name in it.
+fn open_parent(path: &Path) -> io::Result<(std::os::fd::OwnedFd, &str)> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let fd = rfs::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok((fd, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_write_replaces_the_file_and_leaves_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state");
+        write(&path, b"one\n", 0o600).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"one\n");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+        write(&path, b"two\n", 0o600).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two\n");
+        assert_eq!(names(dir.path()), ["state"]);
+        // A directory that is not there: nothing is made.
+        let missing = dir.path().join("var/state");
+        assert_eq!(
+            write(&missing, b"x", 0o600).unwrap_err().kind(),
+            io::ErrorKind::NotFound
+        );
+        assert_eq!(names(dir.path()), ["state"]);
+    }
+
+    #[test]
+    fn a_create_keeps_what_is_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("secret");
+        create(&path, b"first\n", 0o600).unwrap();
+        let again = create(&path, b"second\n", 0o600).unwrap_err();
+        assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(std::fs::read(&path).unwrap(), b"first\n");
+        assert_eq!(names(dir.path()), ["secret"]);
+    }
+
+    #[test]
+    fn a_link_at_the_name_is_replaced_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::write(&outside, b"kept\n").unwrap();
+        let path = dir.path().join("item.toml");
+        std::os::unix::fs::symlink(&outside, &path).unwrap();
+        write(&path, b"new\n", 0o644).unwrap();
+        assert_eq!(std::fs::read(&outside).unwrap(), b"kept\n");
+        assert!(!std::fs::symlink_metadata(&path).unwrap().is_symlink());
+        assert_eq!(std::fs::read(&path).unwrap(), b"new\n");
+    }
+
+    #[test]
+    fn temporary_names_are_dot_names_of_their_own() {
+        let (a, b) = (temp_name("item.toml"), temp_name("item.toml"));
+        assert!(a.starts_with(".ibi-tmp-item.toml-"), "{a}");
+        assert_ne!(a, b);
+    }
+}

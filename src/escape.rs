@@ -1,0 +1,113 @@
+//! Bytes as the text of an answer carries them: rule `caractere` of Table 6.2 of the
+//! resolution standard (the bytes a word of a pair list holds as they are), and the two
+//! escapings built on it, both writing any other byte as `%` and two lower-case hex
+//! digits (Example 6.2: `Relat%f3rio%20Final.pdf`):
+//!
+//! - a word of a pair list ([`push_word`]), which keeps `%` as it is;
+//! - a path inside a URL handed out in a pair list ([`push_url_path`]), which escapes `%`,
+//!   `?` and `#` too, so that a file name cannot change what the URL means.
+//!
+//! The `percent-encoding` crate, which decodes these escapes elsewhere, writes upper-case
+//! hex digits; the escapes written here keep the standard's lower case.
+
+/// Rule `caractere` of Table 6.2: the bytes a word may hold as they are.
+pub fn is_word_byte(b: u8) -> bool {
+    matches!(b, 0x21..=0x7A | 0x7C | 0x7E)
+}
+
+/// Writes `bytes` as one word of Table 6.2, escaping every byte outside `caractere`.
+pub fn push_word(out: &mut String, bytes: &[u8]) {
+    push_escaped::<false>(out, bytes);
+}
+
+/// Appends a path to a URL, escaping each byte outside rule `caractere` and also `%`,
+/// `?` and `#`, which would change the URL's meaning inside a file name. The URL stays
+/// a word of Table 6.2.
+pub fn push_url_path(url: &mut String, path: &[u8]) {
+    push_escaped::<true>(url, path);
+}
+
+/// Appends `bytes`, each byte outside `caractere` (and, in a URL path, `%`, `?` and `#`)
+/// as `%` and two lower-case hex digits. Which escaping is a constant, so that each
+/// compiles to a loop of its own with the test inline: every byte of every answer goes
+/// through one of them.
+fn push_escaped<const URL_PATH: bool>(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for &b in bytes {
+        if is_word_byte(b) && !(URL_PATH && matches!(b, b'%' | b'?' | b'#')) {
+            out.push(char::from(b));
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(b >> 4)]));
+            out.push(char::from(HEX[usize::from(b & 0x0f)]));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn word(bytes: &[u8]) -> String {
+        let mut out = String::new();
+        push_word(&mut out, bytes);
+        out
+    }
+
+    fn url_path(bytes: &[u8]) -> String {
+        let mut out = String::new();
+        push_url_path(&mut out, bytes);
+        out
+    }
+
+    #[test]
+    fn caractere_is_0x21_to_0x7a_and_the_bar_and_the_tilde() {
+        let kept: Vec<u8> = (0..=255u8).filter(|&b| is_word_byte(b)).collect();
+        let mut want: Vec<u8> = (b'!'..=b'z').collect();
+        want.extend([b'|', b'~']);
+        assert_eq!(kept, want);
+    }
+
+    #[test]
+    fn words_escape_in_lower_case_hex_as_example_6_2() {
+        assert_eq!(
+            word(b"doc/Relat\xf3rio Final.pdf"),
+            "doc/Relat%f3rio%20Final.pdf"
+        );
+        assert_eq!(word(b"a{b}c\r\n\x7f\xff"), "a%7bb%7dc%0d%0a%7f%ff");
+        // `%`, `?` and `#` are word bytes.
+        assert_eq!(word(b"100%?#"), "100%?#");
+    }
+
+    #[test]
+    fn url_paths_also_escape_what_would_change_the_url() {
+        assert_eq!(
+            url_path(b"Dados #1 (100% final)?.txt"),
+            "Dados%20%231%20(100%25%20final)%3f.txt"
+        );
+        assert_eq!(
+            url_path(b"Relat\xf3rio Final.pdf"),
+            "Relat%f3rio%20Final.pdf"
+        );
+        assert_eq!(url_path(b"sub/a.pdf"), "sub/a.pdf");
+    }
+
+    #[test]
+    fn every_byte_of_a_url_path_decodes_back_and_stays_a_word() {
+        let all: Vec<u8> = (0..=255u8).collect();
+        let escaped = url_path(&all);
+        assert!(escaped.bytes().all(is_word_byte), "{escaped}");
+        let decoded: Vec<u8> = percent_encoding::percent_decode(escaped.as_bytes()).collect();
+        assert_eq!(decoded, all);
+        // A word escapes the same bytes but `%`, `?` and `#`, which it keeps.
+        for b in 0..=255u8 {
+            match b {
+                b'%' | b'?' | b'#' => {
+                    assert_eq!(word(&[b]), char::from(b).to_string());
+                    assert_eq!(url_path(&[b]), format!("%{b:02x}"));
+                }
+                _ => assert_eq!(word(&[b]), url_path(&[b]), "byte {b:#04x}"),
+            }
+        }
+    }
+}
