@@ -1,7 +1,8 @@
-//! Time as the Archive uses it: POSIX seconds read from a [`Clock`] — the system clock in
-//! the executables, read once at the top of a request or a command and passed down, and a
-//! [`ManualClock`] in tests, which moves only when told (or slept on) — and the two ways
-//! an instant is written: ISO 8601 UTC in pair lists and logs, the HTTP date in headers.
+//! Time as the Archive uses it: POSIX time read from a [`Clock`] (seconds; nanoseconds
+//! for minting) — the system clock in the executables, read once at the top of a request
+//! or a command and passed down, and a [`ManualClock`] in tests, which moves only when
+//! told (or slept on) — and the two ways an instant is written: ISO 8601 UTC in pair lists
+//! and logs, the HTTP date in headers.
 
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -11,12 +12,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 pub const CLOCK_SLACK_SECS: i64 = 300;
 
 /// Where the time is read, and how waiting for it to pass is done.
-pub trait Clock {
+pub trait Clock: Send + Sync {
+    /// Nanoseconds since the epoch (UTC, leap seconds not counted; before 1970: negative).
+    /// Minting reads the clock this finely (the temporal distributor).
+    fn now_nanos(&self) -> i128;
     /// POSIX seconds (UTC, leap seconds not counted).
-    fn now(&self) -> i64;
+    fn now(&self) -> i64 {
+        self.now_nanos().div_euclid(NANOS_PER_SEC) as i64
+    }
     /// Waits for `d` to pass.
     fn sleep(&self, d: Duration);
 }
+
+const NANOS_PER_SEC: i128 = 1_000_000_000;
 
 /// The system's clock (`SystemTime`) and `std::thread::sleep`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -25,16 +33,16 @@ pub struct SystemClock;
 impl SystemClock {
     /// POSIX seconds now, by the system's clock (before 1970: negative).
     pub fn now() -> i64 {
-        match SystemTime::now().duration_since(UNIX_EPOCH) {
-            Ok(d) => i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
-            Err(e) => -i64::try_from(e.duration().as_secs()).unwrap_or(i64::MAX),
-        }
+        Clock::now(&SystemClock)
     }
 }
 
 impl Clock for SystemClock {
-    fn now(&self) -> i64 {
-        SystemClock::now()
+    fn now_nanos(&self) -> i128 {
+        match SystemTime::now().duration_since(UNIX_EPOCH) {
+            Ok(d) => d.as_nanos() as i128,
+            Err(e) => -(e.duration().as_nanos() as i128),
+        }
     }
 
     fn sleep(&self, d: Duration) {
@@ -54,7 +62,7 @@ impl ManualClock {
     /// A clock at POSIX second `secs`.
     pub fn at(secs: i64) -> ManualClock {
         ManualClock {
-            state: Mutex::new((i128::from(secs) * 1_000_000_000, Duration::ZERO)),
+            state: Mutex::new((i128::from(secs) * NANOS_PER_SEC, Duration::ZERO)),
         }
     }
 
@@ -74,8 +82,8 @@ impl ManualClock {
 }
 
 impl Clock for ManualClock {
-    fn now(&self) -> i64 {
-        self.lock().0.div_euclid(1_000_000_000) as i64
+    fn now_nanos(&self) -> i128 {
+        self.lock().0
     }
 
     fn sleep(&self, d: Duration) {

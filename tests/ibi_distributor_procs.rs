@@ -7,7 +7,7 @@
 
 mod common;
 
-use ibi_archive::ibi::distributor::{Distributor, Granularity, Instant};
+use ibi_archive::ibi::distributor::{Distributor, Granularity, PosixTime};
 use std::process::{Command, Stdio};
 
 const STATE_ENV: &str = "IBI_ARCHIVE_TEST_MINTING_STATE";
@@ -26,7 +26,7 @@ fn child_mints_once() {
     let previous = issued
         .previous
         .map_or_else(|| "-".to_string(), |p| p.to_string());
-    println!("ISSUED {previous} {}", issued.step.for_suffix);
+    println!("ISSUED {previous} {}", issued.decision.for_suffix);
 }
 
 #[test]
@@ -47,7 +47,7 @@ fn twenty_processes_get_distinct_increasing_dates() {
         .collect();
 
     // (previous as the run found it, date-for-suffix) of every run.
-    let mut runs: Vec<(Option<Instant>, Instant)> = Vec::new();
+    let mut runs: Vec<(Option<PosixTime>, PosixTime)> = Vec::new();
     for child in children {
         // Each run ends: none waits for the lock forever.
         let out = common::output_or_hang(child, "a minting run");
@@ -63,12 +63,12 @@ fn twenty_processes_get_distinct_increasing_dates() {
             .collect();
         assert_eq!(lines.len(), 1, "child output: {stdout}");
         let f: Vec<&str> = lines[0].split(' ').collect();
-        let previous = (f[1] != "-").then(|| Instant::parse(f[1]).unwrap());
-        runs.push((previous, Instant::parse(f[2]).unwrap()));
+        let previous = (f[1] != "-").then(|| PosixTime::parse(f[1]).unwrap());
+        runs.push((previous, PosixTime::parse(f[2]).unwrap()));
     }
 
     runs.sort_by_key(|&(_, date)| date);
-    let dates: Vec<Instant> = runs.iter().map(|&(_, d)| d).collect();
+    let dates: Vec<PosixTime> = runs.iter().map(|&(_, d)| d).collect();
     let mut distinct = dates.clone();
     distinct.dedup();
     assert_eq!(distinct.len(), CHILDREN, "dates not distinct: {dates:?}");

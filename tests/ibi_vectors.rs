@@ -5,7 +5,7 @@
 //! that it ran the number of cases its file holds (an emptied file fails).
 
 use ibi_archive::ibi::base27;
-use ibi_archive::ibi::distributor::{next_date, Granularity, Instant};
+use ibi_archive::ibi::distributor::{next_date, Granularity, PosixTime};
 use ibi_archive::ibi::ip::{ip_text, text_to_decimal};
 use ibi_archive::ibi::mint::{ibip_prefix, mint_ports, rep_prefix};
 use ibi_archive::ibi::{Ibi, IbiDate, Ibip, Rep};
@@ -277,7 +277,7 @@ fn rejected_inputs_with_their_messages() {
 
 #[test]
 fn temporal_distributor_table_6_2_and_hand_worked_runs() {
-    let mut last: Option<Instant> = None;
+    let mut last: Option<PosixTime> = None;
     let mut seq = String::new();
     let mut runs = 0;
     table("distributor.txt", 24, |line| {
@@ -287,22 +287,25 @@ fn temporal_distributor_table_6_2_and_hand_worked_runs() {
             last = None;
         }
         let r = Granularity::parse(&f[1]).map_err(|e| e.to_string())?;
-        let current = Instant::parse(&f[3]).map_err(|e| e.to_string())?;
-        let step = next_date(current, last, r);
-        last = Some(step.for_suffix);
+        let current = PosixTime::parse(&f[3]).map_err(|e| e.to_string())?;
+        let decision = next_date(current, last, r);
+        last = Some(decision.for_suffix);
         runs += 1;
         let item = &f[2];
         same(
             &format!("{seq} {item} creation"),
-            step.creation.to_string(),
+            decision.creation.to_string(),
             f[4].clone(),
         )?;
         same(
             &format!("{seq} {item} date-for-suffix"),
-            step.for_suffix.to_string(),
+            decision.for_suffix.to_string(),
             f[5].clone(),
         )?;
-        let date = step.for_suffix.to_ibi_date().map_err(|e| e.to_string())?;
+        let date = decision
+            .for_suffix
+            .to_ibi_date()
+            .map_err(|e| e.to_string())?;
         same(
             &format!("{seq} {item} suffix"),
             date.rep_suffix(),

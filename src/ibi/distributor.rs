@@ -7,13 +7,15 @@
 //! last-date-for-suffix, in a state file under an exclusive lock, so that processes minting
 //! at the same time get distinct increasing dates.
 
-use super::{IbiDate, IbiError};
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
+
+use super::{IbiDate, IbiError};
+use crate::time::{Clock, SystemClock};
 
 const NANOS_PER_SEC: i128 = 1_000_000_000;
 
@@ -93,29 +95,27 @@ impl FromStr for Granularity {
 
 /// An exact instant: nanoseconds since 1970-01-01T00:00:00Z (POSIX time).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Instant {
+pub struct PosixTime {
     nanos: i128,
 }
 
-impl Instant {
+impl PosixTime {
     /// `secs` + `nanos`/10⁹ seconds; `None` when `nanos` is 10⁹ or more.
-    pub fn from_parts(secs: i64, nanos: u32) -> Option<Instant> {
-        (i128::from(nanos) < NANOS_PER_SEC).then(|| Instant {
+    pub fn from_parts(secs: i64, nanos: u32) -> Option<PosixTime> {
+        (i128::from(nanos) < NANOS_PER_SEC).then(|| PosixTime {
             nanos: i128::from(secs) * NANOS_PER_SEC + i128::from(nanos),
         })
     }
 
-    /// The system clock, now.
-    pub fn now() -> Instant {
-        let nanos = match SystemTime::now().duration_since(UNIX_EPOCH) {
-            Ok(d) => d.as_nanos() as i128,
-            Err(e) => -(e.duration().as_nanos() as i128),
-        };
-        Instant { nanos }
+    /// What `clock` reads now.
+    pub fn now(clock: &dyn Clock) -> PosixTime {
+        PosixTime {
+            nanos: clock.now_nanos(),
+        }
     }
 
     /// Reads POSIX seconds with up to nine decimals, e.g. `1287587646.394023`.
-    pub fn parse(s: &str) -> Result<Instant, IbiError> {
+    pub fn parse(s: &str) -> Result<PosixTime, IbiError> {
         let bad = || {
             IbiError::new(format!(
                 "invalid instant {}: expected POSIX seconds with up to 9 decimals",
@@ -137,7 +137,7 @@ impl Instant {
         let secs: i128 = int.parse().map_err(|_| bad())?;
         let part: i128 = format!("{frac:0<9}").parse().map_err(|_| bad())?;
         let nanos = secs * NANOS_PER_SEC + part;
-        Ok(Instant {
+        Ok(PosixTime {
             nanos: if neg { -nanos } else { nanos },
         })
     }
@@ -147,7 +147,7 @@ impl Instant {
         self.nanos.div_euclid(NANOS_PER_SEC) as i64
     }
 
-    /// Nanoseconds past [`Instant::secs`].
+    /// Nanoseconds past [`PosixTime::secs`].
     pub fn subsec_nanos(&self) -> u32 {
         self.nanos.rem_euclid(NANOS_PER_SEC) as u32
     }
@@ -158,7 +158,7 @@ impl Instant {
     }
 
     /// The instant of an [`IbiDate`]; fails when its fraction is finer than a nanosecond.
-    pub fn from_ibi_date(date: &IbiDate) -> Result<Instant, IbiError> {
+    pub fn from_ibi_date(date: &IbiDate) -> Result<PosixTime, IbiError> {
         if date.fraction().len() > 9 {
             return Err(IbiError::new(format!(
                 "date {} is finer than a nanosecond",
@@ -168,17 +168,17 @@ impl Instant {
         let part: u32 = format!("{:0<9}", date.fraction())
             .parse()
             .expect("nine digits");
-        Ok(Instant::from_parts(date.seconds(), part).expect("below one second"))
+        Ok(PosixTime::from_parts(date.seconds(), part).expect("below one second"))
     }
 
-    fn floor(self, step: i128) -> Instant {
-        Instant {
+    fn floor(self, step: i128) -> PosixTime {
+        PosixTime {
             nanos: self.nanos.div_euclid(step) * step,
         }
     }
 }
 
-impl fmt::Display for Instant {
+impl fmt::Display for PosixTime {
     /// POSIX seconds, decimals without trailing zeros: `1287587646.394023`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (sign, abs) = if self.nanos < 0 {
@@ -198,16 +198,16 @@ impl fmt::Display for Instant {
 
 /// What one run of Algorithm 4 decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Step {
+pub struct Decision {
     /// creation-date (line 5): the run waits until then (line 7).
-    pub creation: Instant,
+    pub creation: PosixTime,
     /// date-for-suffix (line 16), which is also the new last-date-for-suffix (line 17).
-    pub for_suffix: Instant,
+    pub for_suffix: PosixTime,
 }
 
-impl Step {
+impl Decision {
     /// The delay of line 6 for a run started at `current` (zero when not positive).
-    pub fn delay(&self, current: Instant) -> Duration {
+    pub fn delay(&self, current: PosixTime) -> Duration {
         let d = self.creation.nanos - current.nanos;
         if d <= 0 {
             Duration::ZERO
@@ -221,19 +221,19 @@ impl Step {
 /// `current` is current-date, `last` is last-date-for-suffix (`None` when it does not exist
 /// yet), `r` the granularity. INT is taken as the floor, which is the integer part for the
 /// positive dates the standard speaks of.
-pub fn next_date(current: Instant, last: Option<Instant>, r: Granularity) -> Step {
+pub fn next_date(current: PosixTime, last: Option<PosixTime>, r: Granularity) -> Decision {
     let r = i128::from(r.nanos);
     let minute = 60 * NANOS_PER_SEC;
     // 1. rounded-date ← r ∗ INT(current-date/r)
     let rounded = current.floor(r);
     // 2–3. If last-date-for-suffix does not exist, last-date-for-suffix ← rounded-date − r
-    let last = last.unwrap_or(Instant {
+    let last = last.unwrap_or(PosixTime {
         nanos: rounded.nanos - r,
     });
     // 4. last-date-for-suffix ← r ∗ INT(last-date-for-suffix/r)   (r may have changed)
     let last = last.floor(r);
     // 5. creation-date ← MAX(last-date-for-suffix + r, rounded-date)
-    let creation = Instant {
+    let creation = PosixTime {
         nanos: last.nanos + r,
     }
     .max(rounded);
@@ -253,29 +253,9 @@ pub fn next_date(current: Instant, last: Option<Instant>, r: Granularity) -> Ste
         short = creation.floor(s);
     }
     // 16–17. date-for-suffix ← t; last-date-for-suffix ← t
-    Step {
+    Decision {
         creation,
         for_suffix: t,
-    }
-}
-
-/// Where [`Distributor`] reads the time and how it waits; the system clock unless a test
-/// injects another.
-pub trait Clock: Send + Sync {
-    fn now(&self) -> Instant;
-    fn sleep(&self, d: Duration);
-}
-
-/// The system clock and `std::thread::sleep`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-    fn sleep(&self, d: Duration) {
-        std::thread::sleep(d)
     }
 }
 
@@ -283,11 +263,11 @@ impl Clock for SystemClock {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Issued {
     /// last-date-for-suffix as found in the state file (`None`: no state yet).
-    pub previous: Option<Instant>,
+    pub previous: Option<PosixTime>,
     /// current-date: when the lock was held and the clock read.
-    pub current: Instant,
+    pub current: PosixTime,
     /// What Algorithm 4 decided.
-    pub step: Step,
+    pub decision: Decision,
     /// date-for-suffix, the date to mint with.
     pub date: IbiDate,
 }
@@ -353,9 +333,9 @@ impl Distributor {
         // The lock holds until `lock` is dropped (or the process dies).
 
         let previous = self.read_state()?;
-        let current = self.clock.now();
-        let step = next_date(current, previous, self.r);
-        let delay = step.delay(current);
+        let current = PosixTime::now(&*self.clock);
+        let decision = next_date(current, previous, self.r);
+        let delay = decision.delay(current);
         if delay > self.max_wait {
             return Err(IbiError::new(format!(
                 "minting state {} holds {}, ahead of the clock ({}) by {:.3} s: refusing to wait",
@@ -367,22 +347,22 @@ impl Distributor {
         }
         // 7. If delay > 0 then WAIT(delay) — until the clock has truly reached the date.
         let mut now = current;
-        while now < step.creation {
-            self.clock.sleep(step.delay(now));
-            now = self.clock.now();
+        while now < decision.creation {
+            self.clock.sleep(decision.delay(now));
+            now = PosixTime::now(&*self.clock);
         }
-        let date = step.for_suffix.to_ibi_date()?;
-        self.write_state(step.for_suffix)?;
+        let date = decision.for_suffix.to_ibi_date()?;
+        self.write_state(decision.for_suffix)?;
         drop(lock);
         Ok(Issued {
             previous,
             current,
-            step,
+            decision,
             date,
         })
     }
 
-    fn read_state(&self) -> Result<Option<Instant>, IbiError> {
+    fn read_state(&self) -> Result<Option<PosixTime>, IbiError> {
         let mut text = String::new();
         match File::open(&self.state) {
             Ok(mut f) => {
@@ -396,7 +376,7 @@ impl Distributor {
             Err(e) => return Err(io_error("cannot read minting state", &self.state, e)),
         }
         let line = text.strip_suffix('\n').unwrap_or(&text);
-        Instant::parse(line).map(Some).map_err(|_| {
+        PosixTime::parse(line).map(Some).map_err(|_| {
             IbiError::new(format!(
                 "minting state {} is corrupt: {} is not POSIX seconds such as 1287588115.35",
                 self.state.display(),
@@ -405,7 +385,7 @@ impl Distributor {
         })
     }
 
-    fn write_state(&self, last: Instant) -> Result<(), IbiError> {
+    fn write_state(&self, last: PosixTime) -> Result<(), IbiError> {
         crate::atomic::write(&self.state, format!("{last}\n").as_bytes(), 0o666)
             .map_err(|e| io_error("cannot write minting state", &self.state, e))
     }
@@ -427,8 +407,8 @@ mod tests {
     use std::fs;
     use std::sync::{Arc, Mutex};
 
-    fn at(s: &str) -> Instant {
-        Instant::parse(s).unwrap()
+    fn at(s: &str) -> PosixTime {
+        PosixTime::parse(s).unwrap()
     }
 
     #[test]
@@ -485,13 +465,13 @@ mod tests {
         assert_eq!(at("-1.5").secs(), -2);
         assert_eq!(at("-1.5").subsec_nanos(), 500_000_000);
         for s in ["", "1.", ".5", "1.0000000001", "x", "1e3", "1234567890123"] {
-            assert!(Instant::parse(s).is_err(), "{s}");
+            assert!(PosixTime::parse(s).is_err(), "{s}");
         }
         let d = at("1287587646.05").to_ibi_date().unwrap();
         assert_eq!((d.seconds(), d.fraction()), (1_287_587_646, "05"));
-        assert_eq!(Instant::from_ibi_date(&d).unwrap(), at("1287587646.05"));
+        assert_eq!(PosixTime::from_ibi_date(&d).unwrap(), at("1287587646.05"));
         let fine = IbiDate::new(1, "0000000001").unwrap();
-        assert!(Instant::from_ibi_date(&fine).is_err());
+        assert!(PosixTime::from_ibi_date(&fine).is_err());
     }
 
     /// A clock that only moves when slept on, and counts the sleeps.
@@ -514,10 +494,8 @@ mod tests {
     }
 
     impl Clock for FakeClock {
-        fn now(&self) -> Instant {
-            Instant {
-                nanos: *self.now.lock().unwrap(),
-            }
+        fn now_nanos(&self) -> i128 {
+            *self.now.lock().unwrap()
         }
         fn sleep(&self, d: Duration) {
             *self.now.lock().unwrap() += d.as_nanos() as i128;
@@ -541,7 +519,7 @@ mod tests {
         assert_eq!(second.previous, Some(at("1287588115")));
         assert_eq!(second.date.rep_suffix(), "2010/10.20.15.21.56");
         assert_eq!(clock.slept(), 1);
-        assert_eq!(clock.now(), at("1287588116"));
+        assert_eq!(PosixTime::now(&clock), at("1287588116"));
         assert_eq!(fs::read_to_string(&state).unwrap(), "1287588116\n");
         // The state and its lock, and no temporary file.
         let mut names: Vec<String> = fs::read_dir(dir.path())
