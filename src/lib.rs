@@ -10,7 +10,7 @@ pub mod acklog;
 pub mod admin;
 pub mod atomic;
 pub mod cgi;
-pub mod colmemo;
+pub mod col_prefixes;
 pub mod config;
 pub mod escape;
 pub mod filelist;

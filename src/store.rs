@@ -7,14 +7,14 @@
 //! found by looking for `col/*/*/<year>/<mm.dd…>` under each prefix and keeping the item
 //! whose item.toml records that ibip. The names of col/'s two levels come from
 //! `var/col-prefixes` for each directory that keeps the stamp remembered there, and from
-//! a listing for any other (see `colmemo`). Neither lookup depends on the number of items,
+//! a listing for any other (see `col_prefixes`). Neither lookup depends on the number of items,
 //! and an item dropped into `col/` answers at once.
 
 use std::cell::{Cell, OnceCell};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::colmemo::{Memo, MemoState, Remembered, Stamp, Subdomain};
+use crate::col_prefixes::{FileState, Listing, ListingText, Stamp, Subdomain};
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::Item;
 use crate::layout::{Col, Refusal};
@@ -29,7 +29,7 @@ pub struct Store {
     /// `var/col-prefixes` are believed.
     var: Option<PathBuf>,
     /// `var/col-prefixes`, read on first need (at most once per request).
-    memo: OnceCell<Option<Remembered>>,
+    memo: OnceCell<Option<ListingText>>,
     /// The subdomains in col/, each with its `word[.port]` prefixes once looked at.
     subdomains: OnceCell<Vec<(String, OnceCell<Vec<String>>)>>,
     /// Whether col/ exists but could not be opened.
@@ -114,7 +114,7 @@ impl Store {
 
     /// The store of the Archive at `root` that believes the listings of col/'s two top
     /// levels remembered in `root/var/col-prefixes` while the directories they came from
-    /// are unchanged, and lists the others (see `colmemo`). It never writes: the service
+    /// are unchanged, and lists the others (see `col_prefixes`). It never writes: the service
     /// answers without touching the disk.
     pub fn with_memo(root: &Path) -> Store {
         Store {
@@ -131,12 +131,12 @@ impl Store {
         root: &Path,
         wait: Duration,
         clock: &dyn Clock,
-    ) -> (Vec<(String, Vec<String>)>, MemoState) {
+    ) -> (Vec<(String, Vec<String>)>, FileState) {
         let mut waited = Duration::ZERO;
         loop {
             let (prefixes, state) =
                 Store::new(root).relist_and_remember(&root.join("var"), clock.now());
-            if state != MemoState::Unsettled || waited >= wait {
+            if state != FileState::Unsettled || waited >= wait {
                 return (prefixes, state);
             }
             clock.sleep(Duration::from_secs(1));
@@ -274,9 +274,9 @@ impl Store {
     }
 
     /// `var/col-prefixes`, when this store believes it and it reads.
-    fn memo(&self) -> Option<&Remembered> {
+    fn memo(&self) -> Option<&ListingText> {
         self.memo
-            .get_or_init(|| self.var.as_deref().and_then(Remembered::read))
+            .get_or_init(|| self.var.as_deref().and_then(ListingText::read))
             .as_ref()
     }
 
@@ -321,14 +321,14 @@ impl Store {
     /// every directory whose stamp is not the one remembered in `var/col-prefixes` (its
     /// stamp taken first); the file is rewritten when some directory was listed and all
     /// have settled at POSIX second `now`. Also what became of the file.
-    fn relist_and_remember(&self, var: &Path, now: i64) -> (Vec<(String, Vec<String>)>, MemoState) {
+    fn relist_and_remember(&self, var: &Path, now: i64) -> (Vec<(String, Vec<String>)>, FileState) {
         // Why col/ cannot be opened is not logged here: the command says what became of
         // the file.
         let Some(col_dir) = self.col(&mut Log::default()) else {
-            return (Vec::new(), MemoState::Unsettled);
+            return (Vec::new(), FileState::Unsettled);
         };
         let col = Stamp::of_col(col_dir);
-        let memo = Memo::read(var);
+        let memo = Listing::read(var);
         let mut listed = false;
         let mut known: Vec<Subdomain>;
         let names: Vec<String> = match memo {
@@ -358,7 +358,7 @@ impl Store {
             subdomains.push((name, stamp, prefixes));
         }
         if let (Some(col), true) = (col, listed && settled) {
-            let memo = Memo {
+            let memo = Listing {
                 col,
                 subdomains: subdomains
                     .into_iter()
@@ -371,9 +371,9 @@ impl Store {
                     .collect(),
             };
             let state = if memo.write(var) {
-                MemoState::Held
+                FileState::Held
             } else {
-                MemoState::Unwritable
+                FileState::Unwritable
             };
             let prefixes = memo
                 .subdomains
@@ -387,9 +387,9 @@ impl Store {
             .map(|(name, _, prefixes)| (name, prefixes))
             .collect();
         let state = match (listed, settled) {
-            (false, _) => MemoState::Held,
-            (true, false) => MemoState::Unsettled,
-            (true, true) => MemoState::Unwritable,
+            (false, _) => FileState::Held,
+            (true, false) => FileState::Unsettled,
+            (true, true) => FileState::Unwritable,
         };
         (prefixes, state)
     }

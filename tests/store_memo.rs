@@ -4,7 +4,7 @@
 //! broken, and the service never writes it.
 //!
 //! A listing is remembered only once its directories have settled (changed two seconds
-//! before, see `colmemo`): the memo is written in process, on a manual clock that the
+//! before, see `col_prefixes`): the memo is written in process, on a manual clock that the
 //! wait for that moves, so no test sleeps; the command itself runs where it has nothing
 //! to wait for.
 
@@ -13,7 +13,7 @@ mod common;
 use std::time::Duration;
 
 use common::{Cgi, Fixture};
-use ibi_archive::colmemo::MemoState;
+use ibi_archive::col_prefixes::FileState;
 use ibi_archive::store::Store;
 use ibi_archive::time::ManualClock;
 
@@ -27,7 +27,7 @@ fn remember_cmd(f: &Fixture) -> (i32, String, String) {
 
 /// What `ibi-archive prefixes` does, in process, waiting on `clock`: what became of
 /// var/col-prefixes, and the prefixes one a line as the command prints them.
-fn remember(f: &Fixture, clock: &ManualClock) -> (MemoState, String) {
+fn remember(f: &Fixture, clock: &ManualClock) -> (FileState, String) {
     let (prefixes, state) = Store::remember_prefixes(f.root(), Duration::from_secs(10), clock);
     let lines = prefixes
         .iter()
@@ -110,7 +110,7 @@ fn settled_fixture() -> (Fixture, ManualClock) {
     let clock = clock_at_last_change(&f);
     assert_eq!(
         remember(&f, &clock),
-        (MemoState::Held, PREFIXES.to_string())
+        (FileState::Held, PREFIXES.to_string())
     );
     assert!(clock.slept() >= Duration::from_secs(1));
     let m = memo(&f).expect("var/col-prefixes written");
@@ -256,7 +256,7 @@ fn a_memo_that_does_not_parse_is_ignored_and_rewritten() {
         assert_eq!(memo(&f).unwrap(), bad, "the service wrote var/col-prefixes");
         assert_eq!(
             remember(&f, &clock),
-            (MemoState::Held, PREFIXES.to_string())
+            (FileState::Held, PREFIXES.to_string())
         );
         assert_eq!(names(&memo(&f).unwrap()), names(&good));
     }
@@ -288,7 +288,7 @@ fn a_memo_with_other_stamps_is_not_believed() {
     );
     assert_eq!(
         remember(&f, &clock),
-        (MemoState::Held, PREFIXES.to_string())
+        (FileState::Held, PREFIXES.to_string())
     );
     assert_eq!(memo(&f).unwrap(), good);
 }

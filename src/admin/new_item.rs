@@ -418,7 +418,7 @@ fn mint_free(col: &Path, m: &Minting, d: &Distributor) -> Result<Ids, AdminError
 /// prefix's directories to settle, at most 10 s): an Archive managed with these commands
 /// never has the service list `col/`. What could not be done, as notes.
 pub(crate) fn refresh_prefixes(root: &Path) -> Vec<String> {
-    use crate::colmemo::MemoState;
+    use crate::col_prefixes::FileState;
     let (_, state) = Store::remember_prefixes(
         root,
         std::time::Duration::from_secs(10),
@@ -426,11 +426,11 @@ pub(crate) fn refresh_prefixes(root: &Path) -> Vec<String> {
     );
     let fix = "run ibi-archive prefixes once it can";
     match state {
-        MemoState::Held => Vec::new(),
-        MemoState::Unsettled => vec![format!(
+        FileState::Held => Vec::new(),
+        FileState::Unsettled => vec![format!(
             "col/ kept changing: var/col-prefixes was not brought up to date ({fix})"
         )],
-        MemoState::Unwritable => vec![format!(
+        FileState::Unwritable => vec![format!(
             "var/col-prefixes could not be written: the service lists col/ until it is ({fix})"
         )],
     }

@@ -1,10 +1,10 @@
 //! `ibi-archive prefixes`: lists col/'s prefixes and remembers them in var/col-prefixes
-//! for the service's IBIp lookups (see `ibi_archive::colmemo`).
+//! for the service's IBIp lookups (see `ibi_archive::col_prefixes`).
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ibi_archive::colmemo::MemoState;
+use ibi_archive::col_prefixes::FileState;
 use ibi_archive::store::Store;
 use ibi_archive::time::SystemClock;
 
@@ -40,7 +40,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     }
     let (prefixes, state) = Store::remember_prefixes(&root, Duration::from_secs(10), &SystemClock);
     match state {
-        MemoState::Held => {
+        FileState::Held => {
             for (sub, wps) in &prefixes {
                 for wp in wps {
                     println!("{}", ibi_archive::logline::clean(&format!("{sub}/{wp}")));
@@ -48,14 +48,14 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             }
             Ok(())
         }
-        MemoState::Unsettled => Err(CliError::failed(
+        FileState::Unsettled => Err(CliError::failed(
             "prefixes: col/ kept changing for 10 s; var/col-prefixes not written",
         )),
-        MemoState::Unwritable => Err(CliError::failed(format!(
+        FileState::Unwritable => Err(CliError::failed(format!(
             "prefixes: cannot write {}: var/ is missing or not writable, or a name \
              under col/ holds a space or a control character",
             root.join("var")
-                .join(ibi_archive::colmemo::FILE_NAME)
+                .join(ibi_archive::col_prefixes::FILE_NAME)
                 .display()
         ))),
     }

@@ -117,7 +117,7 @@ impl Stamp {
 
 /// What became of `var/col-prefixes` when the administrator's tools brought it up to date.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MemoState {
+pub enum FileState {
     /// It holds the current listing (it did already, or was rewritten).
     Held,
     /// Not rewritten: a directory in it changed less than two seconds ago (or `col/`
@@ -138,20 +138,20 @@ pub struct Subdomain {
 
 /// What the file holds: `col/`'s stamp and each subdomain's listing.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Memo {
+pub struct Listing {
     pub col: Stamp,
     pub subdomains: Vec<Subdomain>,
 }
 
-impl Memo {
+impl Listing {
     /// Reads `var/col-prefixes`; `None` when absent or not exactly in the format.
-    pub fn read(var: &Path) -> Option<Memo> {
-        Remembered::read(var)?.to_memo()
+    pub fn read(var: &Path) -> Option<Listing> {
+        ListingText::read(var)?.to_listing()
     }
 
-    /// The file's text (see `Remembered::parse`) as names and stamps.
-    pub fn parse(text: &str) -> Option<Memo> {
-        Remembered::parse(text.to_string())?.to_memo()
+    /// The file's text (see `ListingText::parse`) as names and stamps.
+    pub fn parse(text: &str) -> Option<Listing> {
+        ListingText::parse(text.to_string())?.to_listing()
     }
 
     /// The text `parse` reads back; `None` when a name cannot be written in it.
@@ -195,7 +195,7 @@ impl Memo {
 /// are left in the text (a `String` per name would cost a request more than the listing
 /// it spares).
 #[derive(Clone, Debug)]
-pub struct Remembered {
+pub struct ListingText {
     text: String,
     /// `col/`'s stamp.
     pub col: Stamp,
@@ -204,15 +204,15 @@ pub struct Remembered {
     lines: Vec<(Range<usize>, Range<usize>)>,
 }
 
-impl Remembered {
+impl ListingText {
     /// Reads `var/col-prefixes`; `None` when absent or its header, `col/` line or names
     /// are not exactly in the format.
-    pub fn read(var: &Path) -> Option<Remembered> {
+    pub fn read(var: &Path) -> Option<ListingText> {
         let file = std::fs::File::open(var.join(FILE_NAME)).ok()?;
         // Through `take`, so that std does not `stat` the file for a size hint.
         let mut text = String::with_capacity(4096);
         file.take(MAX_LEN).read_to_string(&mut text).ok()?;
-        Remembered::parse(text)
+        ListingText::parse(text)
     }
 
     /// The file's text: a header line, `col/`'s stamp, then one line per subdomain
@@ -220,7 +220,7 @@ impl Remembered {
     /// separated by one space, every line ended by a newline. (Read on every request that
     /// needs col/'s names, so it is split as bytes: a `str` pattern split costs several
     /// times more here.)
-    pub fn parse(text: String) -> Option<Remembered> {
+    pub fn parse(text: String) -> Option<ListingText> {
         let bytes = text.as_bytes();
         let body_start = HEADER.len() + 1;
         if !text.starts_with(HEADER) || bytes.get(HEADER.len()) != Some(&b'\n') {
@@ -255,7 +255,7 @@ impl Remembered {
             parsed.push((at..at + end, rest));
             at += line.len() + 1;
         }
-        Some(Remembered {
+        Some(ListingText {
             text,
             col,
             lines: parsed,
@@ -288,7 +288,7 @@ impl Remembered {
     }
 
     /// The same, as names and stamps; `None` when some line does not read.
-    pub fn to_memo(&self) -> Option<Memo> {
+    pub fn to_listing(&self) -> Option<Listing> {
         let subdomains = self
             .subdomains()
             .map(|sub| {
@@ -300,7 +300,7 @@ impl Remembered {
                 })
             })
             .collect::<Option<Vec<_>>>()?;
-        Some(Memo {
+        Some(Listing {
             col: self.col,
             subdomains,
         })
@@ -338,8 +338,8 @@ mod tests {
         }
     }
 
-    fn memo() -> Memo {
-        Memo {
+    fn memo() -> Listing {
+        Listing {
             col: stamp(0),
             subdomains: vec![
                 Subdomain {
@@ -370,12 +370,12 @@ mod tests {
     #[test]
     fn the_text_is_as_documented_and_reads_back() {
         assert_eq!(memo().to_text().unwrap(), TEXT);
-        assert_eq!(Memo::parse(TEXT), Some(memo()));
+        assert_eq!(Listing::parse(TEXT), Some(memo()));
     }
 
     #[test]
     fn remembered_names_are_read_in_place() {
-        let r = Remembered::parse(TEXT.to_string()).unwrap();
+        let r = ListingText::parse(TEXT.to_string()).unwrap();
         assert_eq!(r.col, stamp(0));
         let subs: Vec<&str> = r.subdomains().collect();
         assert_eq!(subs, ["dpi.inpe.br", "sid.inpe.br", "urlib.net"]);
@@ -408,7 +408,7 @@ mod tests {
             &TEXT.replace('\n', "\r\n"),
         ];
         for text in bad {
-            assert_eq!(Memo::parse(text), None, "{text:?}");
+            assert_eq!(Listing::parse(text), None, "{text:?}");
         }
     }
 
