@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use ibi_archive::cgi::{handle, Request};
+use ibi_archive::cgi::{handle, CgiRequest};
 use ibi_archive::config::Config;
 use ibi_archive::ibi::Ibi;
 use ibi_archive::service::Archive;
@@ -41,7 +41,7 @@ fn sizes() -> Vec<usize> {
         .collect()
 }
 
-fn url_request(root: &Path, ibi: &str, verbs: Option<&str>) -> Request {
+fn url_request(root: &Path, ibi: &str, verbs: Option<&str>) -> CgiRequest {
     let mut q = format!(
         "servicesubject=urlRequest&clientinformation.ipaddress=127.0.0.1&parsedibiurl.ibi={ibi}"
     );
@@ -49,7 +49,7 @@ fn url_request(root: &Path, ibi: &str, verbs: Option<&str>) -> Request {
         q.push_str("&parsedibiurl.verblist=");
         q.push_str(&v.replace(' ', "+"));
     }
-    let mut req = Request::get(root.to_path_buf(), q.as_bytes());
+    let mut req = CgiRequest::get(root.to_path_buf(), q.as_bytes());
     req.remote_addr = Some([127, 0, 0, 1].into());
     req
 }
@@ -59,7 +59,7 @@ fn handler(c: &mut Criterion) {
     for n in sizes() {
         let (root, s) = archive_gen::cached(&cache_dir(), n, 1)
             .unwrap_or_else(|e| panic!("cannot generate the Archive of {n} items: {e}"));
-        let cases: [(&str, Request, Option<usize>); 6] = [
+        let cases: [(&str, CgiRequest, Option<usize>); 6] = [
             ("hit_rep", url_request(&root, &s.hit_rep, None), Some(200)),
             ("hit_ibip", url_request(&root, &s.hit_ibip, None), Some(200)),
             ("miss_rep", url_request(&root, &s.miss_rep, None), None),

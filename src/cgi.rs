@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use crate::config::Config;
 use crate::filelist;
 use crate::query::Query;
+use crate::routes::{self, Reply, Route};
 use crate::service::{Answer, Archive};
-use crate::web::{self, Reply, Route};
 
 /// The SCRIPT_NAME under which the configurations of `cgi-bin/` run this program for
 /// the items' files (`/col/<rep>/doc/<file>`).
@@ -20,7 +20,7 @@ pub const FILES_SCRIPT_NAME: &str = "/col";
 
 /// The parts of a CGI request the service reads.
 #[derive(Debug, Clone, Default)]
-pub struct Request {
+pub struct CgiRequest {
     pub method: String,
     pub query: Vec<u8>,
     pub path_info: String,
@@ -35,12 +35,12 @@ pub struct Request {
     pub root: Option<PathBuf>,
 }
 
-impl Request {
+impl CgiRequest {
     /// Reads a request from environment variables through `var`.
-    pub fn from_env(var: impl Fn(&str) -> Option<OsString>) -> Request {
+    pub fn from_env(var: impl Fn(&str) -> Option<OsString>) -> CgiRequest {
         let text =
             |name: &str| var(name).map(|v| String::from_utf8_lossy(&v.into_vec()).into_owned());
-        Request {
+        CgiRequest {
             method: text("REQUEST_METHOD").unwrap_or_else(|| "GET".into()),
             query: var("QUERY_STRING")
                 .map(OsString::into_vec)
@@ -57,19 +57,19 @@ impl Request {
     }
 
     /// A GET of the service with this query string, for the shell commands.
-    pub fn get(root: PathBuf, query: &[u8]) -> Request {
-        Request {
+    pub fn get(root: PathBuf, query: &[u8]) -> CgiRequest {
+        CgiRequest {
             method: "GET".into(),
             query: query.to_vec(),
             root: Some(root),
-            ..Request::default()
+            ..CgiRequest::default()
         }
     }
 }
 
 /// Answers one request at POSIX second `now`: a file of an item when the web server
 /// ran this program for `/col/` ([`FILES_SCRIPT_NAME`]), else the service ([`handle`]).
-pub fn respond(req: &Request, now: i64) -> Reply {
+pub fn respond(req: &CgiRequest, now: i64) -> Reply {
     if req.script_name.trim_end_matches('/') != FILES_SCRIPT_NAME {
         return Reply::Page(handle(req, now));
     }
@@ -84,25 +84,28 @@ pub fn respond(req: &Request, now: i64) -> Reply {
     // path the web server decoded.
     let route = match &req.request_uri {
         Some(uri) => {
-            let path = web::origin_form(uri).split('?').next().unwrap_or_default();
-            web::route(&config, path)
+            let path = routes::origin_form(uri)
+                .split('?')
+                .next()
+                .unwrap_or_default();
+            routes::route(&config, path)
         }
         None => {
             let mut path = FILES_SCRIPT_NAME.as_bytes().to_vec();
             path.extend_from_slice(&req.path_info_bytes);
-            web::route_decoded(&config, &path)
+            routes::route_decoded(&config, &path)
         }
     };
     match route {
         Route::File { rep, path } => {
-            web::file(root, &config, &rep, path.as_deref(), req.remote_addr)
+            routes::file(root, &config, &rep, path.as_deref(), req.remote_addr)
         }
         _ => Reply::Page(Answer::text(404, "not found\n")),
     }
 }
 
 /// The 405 answer to any method but GET and HEAD.
-fn refuse_method(req: &Request) -> Option<Answer> {
+fn refuse_method(req: &CgiRequest) -> Option<Answer> {
     if req.method == "GET" || req.method == "HEAD" {
         return None;
     }
@@ -117,7 +120,7 @@ fn refuse_method(req: &Request) -> Option<Answer> {
 }
 
 /// The Archive the request is for, and its configuration.
-fn open(req: &Request) -> Result<(&PathBuf, Config), Answer> {
+fn open(req: &CgiRequest) -> Result<(&PathBuf, Config), Answer> {
     let Some(root) = &req.root else {
         return Err(Answer::error(
             500,
@@ -136,7 +139,7 @@ fn open(req: &Request) -> Result<(&PathBuf, Config), Answer> {
 }
 
 /// Answers one request to the service (or a file-list page) at POSIX second `now`.
-pub fn handle(req: &Request, now: i64) -> Answer {
+pub fn handle(req: &CgiRequest, now: i64) -> Answer {
     if let Some(refused) = refuse_method(req) {
         return refused;
     }
@@ -219,13 +222,13 @@ pub fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         301 => "Moved Permanently",
-        400 => "Bad Request",
+        400 => "Bad CgiRequest",
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
-        408 => "Request Timeout",
+        408 => "CgiRequest Timeout",
         410 => "Gone",
-        431 => "Request Header Fields Too Large",
+        431 => "CgiRequest Header Fields Too Large",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
         _ => "Unknown",

@@ -66,11 +66,11 @@ fn open_standard_fds() {
 /// server's error log), each with its control bytes escaped and cut to a bounded length.
 pub fn answer() -> ExitCode {
     discard_request_body();
-    let req = ibi_archive::cgi::Request::from_env(|name| std::env::var_os(name));
+    let req = ibi_archive::cgi::CgiRequest::from_env(|name| std::env::var_os(name));
     let now = ibi_archive::time::SystemClock::now();
     let reply = ibi_archive::cgi::respond(&req, now);
     let mut err = std::io::stderr().lock();
-    if let ibi_archive::web::Reply::Page(answer) = &reply {
+    if let ibi_archive::routes::Reply::Page(answer) = &reply {
         for line in &answer.log {
             let line = format!("ibi-archive: {line}");
             let _ = writeln!(err, "{}", ibi_archive::logline::clean(&line));

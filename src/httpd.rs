@@ -336,7 +336,7 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
                 1 => !connection_header.contains("close"),
                 _ => connection_header.contains("keep-alive"),
             };
-        let target = crate::web::origin_form(target);
+        let target = crate::routes::origin_form(target);
         let now = SystemClock::now();
         let response = if has_body && (method == "GET" || method == "HEAD") {
             Response::text(400, "a GET or HEAD request has no body\n")

@@ -18,7 +18,7 @@ use crate::layout::{self, Access, Refusal, MAX_TIMESTAMP_ENTRIES};
 use crate::pairs::{PairList, Value};
 use crate::query::Query;
 use crate::relation::{Lang, Relation, Step, VerbList};
-use crate::store::{Log, Lookup, Store};
+use crate::store::{LogLines, Lookup, Store};
 use crate::time::iso8601;
 use crate::urlkey::{KeyError, UrlKeys};
 
@@ -116,7 +116,7 @@ pub struct Archive {
     /// What this request has cost so far.
     work: std::cell::Cell<Work>,
     /// The lines for the log not yet handed out with an answer.
-    log: std::cell::RefCell<Log>,
+    log: std::cell::RefCell<LogLines>,
     keys: std::cell::OnceCell<UrlKeys>,
     /// Whether the secret could not be read or made (keys of this process alone).
     keys_ephemeral: std::cell::Cell<bool>,

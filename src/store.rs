@@ -40,9 +40,9 @@ pub struct Store {
 /// the lookups of one request can meet the same fault (a bare GetTranslation before
 /// GetLastEdition follows one looping chain per language), and it should be read once.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Log(Vec<String>);
+pub struct LogLines(Vec<String>);
 
-impl Log {
+impl LogLines {
     /// Adds `line`, unless it is there already.
     pub fn push(&mut self, line: String) {
         if !self.0.contains(&line) {
@@ -64,7 +64,7 @@ impl Log {
     }
 }
 
-impl Extend<String> for Log {
+impl Extend<String> for LogLines {
     fn extend<I: IntoIterator<Item = String>>(&mut self, lines: I) {
         for line in lines {
             self.push(line);
@@ -72,7 +72,7 @@ impl Extend<String> for Log {
     }
 }
 
-impl IntoIterator for Log {
+impl IntoIterator for LogLines {
     type Item = String;
     type IntoIter = std::vec::IntoIter<String>;
 
@@ -88,12 +88,12 @@ impl IntoIterator for Log {
 #[must_use]
 pub struct Lookup {
     pub item: Option<Item>,
-    pub log: Log,
+    pub log: LogLines,
 }
 
 impl Lookup {
     /// The item found, its lines added to `log`.
-    pub fn into_item(self, log: &mut Log) -> Option<Item> {
+    pub fn into_item(self, log: &mut LogLines) -> Option<Item> {
         log.extend(self.log);
         self.item
     }
@@ -147,7 +147,7 @@ impl Store {
     /// `col/`, opened (see `layout`); `None` when the Archive has no col/, or when it
     /// cannot be opened (out of descriptors, say: then [`Store::unavailable`] says so,
     /// and the lookup that tried has one line in its log).
-    fn col(&self, log: &mut Log) -> Option<&Col> {
+    fn col(&self, log: &mut LogLines) -> Option<&Col> {
         self.col
             .get_or_init(|| match Col::open(&self.root) {
                 Ok(col) => Some(col),
@@ -171,7 +171,7 @@ impl Store {
     /// apart, not copied, an item being some hundreds of bytes.)
     #[inline]
     pub fn find(&self, ibi: &Ibi) -> Lookup {
-        let mut log = Log::default();
+        let mut log = LogLines::default();
         let item = match ibi {
             Ibi::Rep(rep) => self.find_rep(rep, &mut log),
             Ibi::Ibip(ibip) => self.find_ibip(ibip, &mut log),
@@ -180,7 +180,7 @@ impl Store {
     }
 
     /// The item whose uniform repository name equals `rep` (in the standard's sense).
-    fn find_rep(&self, rep: &Rep, log: &mut Log) -> Option<Item> {
+    fn find_rep(&self, rep: &Rep, log: &mut LogLines) -> Option<Item> {
         if let Some(found) = self.load(rep.as_str(), || Some(rep.clone()), log) {
             return found;
         }
@@ -207,7 +207,7 @@ impl Store {
     }
 
     /// The item whose item.toml records this IBIp.
-    fn find_ibip(&self, ibip: &Ibip, log: &mut Log) -> Option<Item> {
+    fn find_ibip(&self, ibip: &Ibip, log: &mut LogLines) -> Option<Item> {
         let suffix = ibip.date().rep_suffix();
         // One buffer for every candidate (a lookup tries one per prefix).
         let mut spelled = String::with_capacity(96);
@@ -242,7 +242,7 @@ impl Store {
         &self,
         rel: &str,
         rep: impl FnOnce() -> Option<Rep>,
-        log: &mut Log,
+        log: &mut LogLines,
     ) -> Option<Option<Item>> {
         let col = self.col(log)?;
         let dir = match col.item(rel) {
@@ -282,7 +282,7 @@ impl Store {
 
     /// The subdomains in col/, sorted: remembered while col/ keeps its stamp, else
     /// listed. Their prefixes are looked at by `prefixes_in`.
-    fn subdomains(&self, log: &mut Log) -> &[(String, OnceCell<Vec<String>>)] {
+    fn subdomains(&self, log: &mut LogLines) -> &[(String, OnceCell<Vec<String>>)] {
         self.subdomains.get_or_init(|| {
             let Some(col) = self.col(log) else {
                 return Vec::new();
@@ -302,7 +302,7 @@ impl Store {
     fn prefixes_in<'a>(
         &self,
         sub: &'a (String, OnceCell<Vec<String>>),
-        log: &mut Log,
+        log: &mut LogLines,
     ) -> &'a [String] {
         sub.1.get_or_init(|| {
             let Some(col) = self.col(log) else {
@@ -324,7 +324,7 @@ impl Store {
     fn relist_and_remember(&self, var: &Path, now: i64) -> (Vec<(String, Vec<String>)>, FileState) {
         // Why col/ cannot be opened is not logged here: the command says what became of
         // the file.
-        let Some(col_dir) = self.col(&mut Log::default()) else {
+        let Some(col_dir) = self.col(&mut LogLines::default()) else {
             return (Vec::new(), FileState::Unsettled);
         };
         let col = Stamp::of_col(col_dir);
@@ -401,7 +401,7 @@ mod tests {
 
     #[test]
     fn a_log_keeps_each_line_once_in_the_order_met() {
-        let mut log = Log::default();
+        let mut log = LogLines::default();
         log.push("b".into());
         log.push("a".into());
         log.extend(["b".to_string(), "c".to_string(), "a".to_string()]);
@@ -427,7 +427,7 @@ mod tests {
         );
         // Nothing is left behind for a later lookup: each says what it met, and lines
         // gathered from several are kept once.
-        let mut log = Log::default();
+        let mut log = LogLines::default();
         assert!(store.find(&broken).into_item(&mut log).is_none());
         assert!(store.find(&broken).into_item(&mut log).is_none());
         assert_eq!(log, found.log);

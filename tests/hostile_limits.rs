@@ -64,7 +64,7 @@ fn deeply_repeated_parameters() {
     // 10,000 × servicesubject= is 159,999 bytes: more than an environment variable may
     // hold (128 KiB), so that one goes to the library's handler directly.
     let ten_thousand = vec!["servicesubject="; 10_000].join("&");
-    let req = ibi_archive::cgi::Request::get(f.root().to_path_buf(), ten_thousand.as_bytes());
+    let req = ibi_archive::cgi::CgiRequest::get(f.root().to_path_buf(), ten_thousand.as_bytes());
     let a = ibi_archive::cgi::handle(&req, 1_795_341_600);
     assert_eq!(a.status, 400);
     assert_eq!(a.body, b"error {malformed query string}");

@@ -1,5 +1,5 @@
-//! Hostile input at the library level: the routes of the Archive (`web::route`, then
-//! `web::file`, as the CGI and `ibi-archive serve` answer them) for hostile URL paths
+//! Hostile input at the library level: the routes of the Archive (`routes::route`, then
+//! `routes::file`, as the CGI and `ibi-archive serve` answer them) for hostile URL paths
 //! over a tampered copy of the sample Archive, and the inputs that fuzzing found (fuzz/),
 //! kept as regression cases.
 
@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use common::Fixture;
 use ibi_archive::config::Config;
-use ibi_archive::web::{self, route, Reply, Route};
+use ibi_archive::routes::{self, route, Reply, Route};
 
 /// What a client at 127.0.0.1 gets for a GET of `path`: the status and, for a file, its
 /// bytes (for the service, the PATH_INFO it would get).
@@ -17,7 +17,7 @@ fn get(config: &Config, root: &Path, path: &str) -> (u16, Vec<u8>) {
     match route(config, path) {
         Route::File { rep, path } => {
             let client = Some("127.0.0.1".parse().unwrap());
-            match web::file(root, config, &rep, path.as_deref(), client) {
+            match routes::file(root, config, &rep, path.as_deref(), client) {
                 Reply::File(mut f) => {
                     let mut bytes = Vec::new();
                     std::io::Read::read_to_end(&mut f.file, &mut bytes).unwrap();

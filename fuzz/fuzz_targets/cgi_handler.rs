@@ -25,12 +25,12 @@ use std::sync::OnceLock;
 use std::net::IpAddr;
 
 use ibi_archive::acklog;
-use ibi_archive::cgi::{self, Request};
+use ibi_archive::cgi::{self, CgiRequest};
 use ibi_archive::config::Config;
 use ibi_archive::ibi::Rep;
 use ibi_archive::query::Query;
 use ibi_archive::urlkey::UrlKeys;
-use ibi_archive::web::{self, Reply, Route};
+use ibi_archive::routes::{self, Reply, Route};
 use libfuzzer_sys::fuzz_target;
 
 /// 2026-11-22T10:00:00Z: a fixed clock, so that every run of an input answers alike.
@@ -233,7 +233,7 @@ fuzz_target!(|data: &[u8]| {
         Some(target) => ("/col".to_string(), Some(target.to_string())),
         None => (String::new(), None),
     };
-    let req = Request {
+    let req = CgiRequest {
         method,
         query,
         path_info_bytes: path_info.as_bytes().to_vec(),

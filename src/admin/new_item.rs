@@ -45,7 +45,7 @@ use crate::ibi::mint::mint_ports;
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{check_relative_file, ContentType, Item, State};
 use crate::relation::Lang;
-use crate::store::{Log, Store};
+use crate::store::{LogLines, Store};
 
 /// Where persistent URLs point (resolution standard, §8.1).
 pub const PERSISTENT_URL_BASE: &str = "http://urlib.net/";
@@ -191,7 +191,7 @@ fn check_related(
     req: &NewItem,
     notes: &mut Vec<String>,
 ) -> Result<Related, AdminError> {
-    let mut logged = Log::default();
+    let mut logged = LogLines::default();
     let translation = match &req.translation_of {
         None => None,
         Some(x) => {

@@ -223,15 +223,15 @@ pub fn prepare(
     })
 }
 
-/// The resolver's answer.
+/// The resolver's "status" answer, (5) or (8) of §7.2.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
+pub struct StatusAnswer {
     pub status: u16,
     /// The pairs of the body, in the order sent.
     pub pairs: Vec<(String, Vec<String>)>,
 }
 
-impl Answer {
+impl StatusAnswer {
     /// The first value of `name`, words joined by a space.
     pub fn get(&self, name: &str) -> Option<String> {
         self.pairs
@@ -260,7 +260,7 @@ const MAX_ANSWER: u64 = 1 << 20;
 /// error whose message says what happened, never with the key. Redirects are not
 /// followed (the resolver's base URL is the one it was registered under), and the whole
 /// exchange, connecting included, is bounded by [`TIMEOUT`].
-pub fn send(req: &Prepared) -> Result<Answer, AdminError> {
+pub fn send(req: &Prepared) -> Result<StatusAnswer, AdminError> {
     let base = &req.resolver;
     let unreachable = |why: &str| {
         AdminError::new(req.scrub(&format!("cannot reach the resolver at {base}: {why}")))
@@ -302,7 +302,7 @@ pub fn send(req: &Prepared) -> Result<Answer, AdminError> {
             summary(&body)
         )))
     })?;
-    Ok(Answer { status, pairs })
+    Ok(StatusAnswer { status, pairs })
 }
 
 /// What an answer means for `direction`.
@@ -317,7 +317,7 @@ pub enum Verdict {
 
 /// Judges the resolver's answer: success only with `status.archive included` /
 /// `excluded`.
-pub fn judge(direction: Direction, answer: &Answer) -> Result<Verdict, AdminError> {
+pub fn judge(direction: Direction, answer: &StatusAnswer) -> Result<Verdict, AdminError> {
     let got = answer.get("status.archive");
     if got.as_deref() != Some(direction.expected_status()) {
         let said = answer.lines().join(" ");

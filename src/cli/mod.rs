@@ -10,9 +10,9 @@ pub mod ibi;
 pub mod init;
 pub mod new;
 pub mod prefixes;
+pub mod query;
 pub mod register;
 pub mod serve;
-pub mod service;
 pub mod stats;
 
 /// The head of `ibi-archive --help`; the commands follow (see [`usage`]).
@@ -130,15 +130,15 @@ pub const COMMANDS: &[Command] = &[
         name: "query",
         synopsis: "query [--root R] QUERYSTRING",
         about: "the body the service would send",
-        help: service::QUERY_HELP,
-        run: service::query,
+        help: query::QUERY_HELP,
+        run: query::query,
     },
     Command {
         name: "describe",
         synopsis: "describe [--root R] IBI",
         about: "every property of an item",
-        help: service::DESCRIBE_HELP,
-        run: service::describe,
+        help: query::DESCRIBE_HELP,
+        run: query::describe,
     },
     Command {
         name: "serve",

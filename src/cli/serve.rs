@@ -1,4 +1,4 @@
-//! `ibi-archive serve`: the routes of an Archive (src/web.rs) over an embedded HTTP
+//! `ibi-archive serve`: the routes of an Archive (src/routes.rs) over an embedded HTTP
 //! server, for trying an Archive and for tests, with no web server installed.
 
 use std::io::Write;
@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ibi_archive::cgi::{self, Request};
+use ibi_archive::cgi::{self, CgiRequest};
 use ibi_archive::config::Config;
 use ibi_archive::httpd::{self, Body, Limits, Response};
 use ibi_archive::ibi::Ibi;
-use ibi_archive::web::{self, Reply, Route};
+use ibi_archive::routes::{self, Reply, Route};
 use lexopt::ValueExt;
 
 use super::{root_flag, CliError, CliResult};
@@ -207,12 +207,12 @@ fn some_items(root: &Path, n: usize) -> Vec<String> {
     found
 }
 
-/// The answer to one request: the same routes as under a web server (`web`).
+/// The answer to one request: the same routes as under a web server (`routes`).
 fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
     let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
     let config = Config::load(root);
     let route = match &config {
-        Ok(c) => web::route(c, path),
+        Ok(c) => routes::route(c, path),
         // The service answers 500 and logs why.
         Err(_) => Route::Service {
             path_info: String::new(),
@@ -220,7 +220,7 @@ fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
     };
     let reply = match route {
         Route::Service { path_info } => {
-            let cgi_req = Request {
+            let cgi_req = CgiRequest {
                 method: req.method.to_string(),
                 query: query.as_bytes().to_vec(),
                 path_info_bytes: path_info.as_bytes().to_vec(),
@@ -238,7 +238,7 @@ fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
             return r;
         }
         Route::File { rep, path } => match &config {
-            Ok(c) => web::file(root, c, &rep, path.as_deref(), Some(req.client)),
+            Ok(c) => routes::file(root, c, &rep, path.as_deref(), Some(req.client)),
             Err(_) => return Response::text(404, "not found\n"),
         },
         Route::NotFound => return Response::text(404, "not found\n"),

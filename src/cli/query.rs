@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
-use ibi_archive::cgi::{self, Request};
+use ibi_archive::cgi::{self, CgiRequest};
 use ibi_archive::config::Config;
 use ibi_archive::ibi::Ibi;
 use ibi_archive::service::Archive;
@@ -42,7 +42,7 @@ pub fn query(parser: &mut lexopt::Parser) -> CliResult {
         }
     }
     let qs = qs.ok_or_else(|| CliError::missing("query", "QUERYSTRING"))?;
-    let req = Request::get(root_flag(root), qs.as_encoded_bytes());
+    let req = CgiRequest::get(root_flag(root), qs.as_encoded_bytes());
     let answer = cgi::handle(&req, SystemClock::now());
     for line in &answer.log {
         super::say(line);
