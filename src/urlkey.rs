@@ -14,7 +14,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use hmac::{Hmac, Mac};
-use rand::Rng;
 use sha2::Sha256;
 
 use crate::time::CLOCK_SLACK_SECS;
@@ -80,7 +79,7 @@ impl UrlKeys {
     /// A key for this process only.
     pub fn ephemeral() -> UrlKeys {
         UrlKeys {
-            secret: rand::thread_rng().gen(),
+            secret: rand::random(),
         }
     }
 
@@ -92,7 +91,7 @@ impl UrlKeys {
     /// A new key for an answer holding `urls`, each with the canonical rep of the item
     /// it serves and as written in the pair list, issued at POSIX second `now`.
     pub fn issue(&self, now: i64, urls: &[(&str, &[u8])]) -> String {
-        let nonce: u32 = rand::thread_rng().gen_range(0..1_000_000);
+        let nonce: u32 = rand::random_range(0..1_000_000);
         let mut key = format!("{now:010}-{nonce:0NONCE_DIGITS$}");
         for (item, url) in urls {
             key.push_str(&self.mac_digits(now, nonce, item, &canonical_url(url)));
@@ -204,7 +203,7 @@ fn create_secret(path: &Path) -> std::io::Result<[u8; 32]> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let secret: [u8; 32] = rand::thread_rng().gen();
+    let secret: [u8; 32] = rand::random();
     let mut hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
     hex.push('\n');
     match crate::atomic::create(path, hex.as_bytes(), 0o600) {

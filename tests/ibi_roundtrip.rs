@@ -7,7 +7,7 @@ use ibi_archive::ibi::ip::{ip_text, ipv4_from_number, ipv6_from_number, text_to_
 use ibi_archive::ibi::mint::{ibip_prefix, mint_ports};
 use ibi_archive::ibi::{Ibi, IbiDate, Ibip, Rep};
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::{RngExt, SeedableRng};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 fn rng() -> StdRng {
@@ -29,9 +29,9 @@ fn base27_round_trips_small_and_huge() {
     }
     let mut rng = rng();
     for _ in 0..2_000 {
-        let len = rng.gen_range(1..=120);
+        let len = rng.random_range(1..=120);
         let mut dec: String = (0..len)
-            .map(|_| char::from(b'0' + rng.gen_range(0..10u8)))
+            .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
             .collect();
         dec = dec.trim_start_matches('0').to_string();
         if dec.is_empty() {
@@ -41,9 +41,9 @@ fn base27_round_trips_small_and_huge() {
         assert_eq!(base27::to_decimal(&coded).as_deref(), Some(dec.as_str()));
         assert!(dec == "0" || !coded.starts_with('2'), "{coded}");
         // And the other way: any numeral without a leading zero digit comes back as spelled.
-        let len = rng.gen_range(1..=80);
+        let len = rng.random_range(1..=80);
         let mut s: String = (0..len)
-            .map(|_| char::from(base27::DIGITS[rng.gen_range(0..27)]))
+            .map(|_| char::from(base27::DIGITS[rng.random_range(0..27)]))
             .collect();
         if s.len() > 1 && s.starts_with('2') {
             s.replace_range(..1, "3");
@@ -56,7 +56,7 @@ fn base27_round_trips_small_and_huge() {
 fn natural_conversions_agree_with_u128() {
     let mut rng = rng();
     for _ in 0..5_000 {
-        let n: u128 = rng.gen::<u128>() >> rng.gen_range(0..128);
+        let n: u128 = rng.random::<u128>() >> rng.random_range(0..128);
         let mut nat = Natural::zero();
         for d in n.to_string().bytes() {
             nat.mul_add_small(10, u32::from(d - b'0'));
@@ -95,9 +95,9 @@ fn ipv4_sweep_through_prefixes() {
 fn ipv6_samples_through_prefixes() {
     let mut rng = rng();
     for i in 0..20_000 {
-        let mut groups: [u16; 8] = rng.gen();
+        let mut groups: [u16; 8] = rng.random();
         // Zero runs of every length and place, so that "::" lands everywhere.
-        let (start, len) = (rng.gen_range(0..8), rng.gen_range(0..=8));
+        let (start, len) = (rng.random_range(0..8), rng.random_range(0..=8));
         for g in groups.iter_mut().skip(start).take(len) {
             *g = 0;
         }
@@ -105,7 +105,7 @@ fn ipv6_samples_through_prefixes() {
             groups[0] = 0;
         }
         for g in groups.iter_mut() {
-            if rng.gen_bool(0.3) {
+            if rng.random_bool(0.3) {
                 *g &= 0x00ff;
             }
         }
@@ -114,7 +114,7 @@ fn ipv6_samples_through_prefixes() {
         assert_eq!(text.parse::<Ipv6Addr>().unwrap(), ip, "{text}");
         let n = text_to_number(&text).unwrap();
         assert_eq!(ipv6_from_number(&n), Some((ip, text.clone())), "{text}");
-        let port = rng.gen_range(1..=u16::MAX);
+        let port = rng.random_range(1..=u16::MAX);
         let s = format!("{}/34PGRBS", ibip_prefix(IpAddr::V6(ip), port));
         let p = Ibip::parse(&s).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
@@ -125,13 +125,13 @@ fn ipv6_samples_through_prefixes() {
 }
 
 fn random_date(rng: &mut StdRng, from: i64) -> IbiDate {
-    let secs = rng.gen_range(from..=MAX_SECONDS);
-    let digits = rng.gen_range(0..=9);
+    let secs = rng.random_range(from..=MAX_SECONDS);
+    let digits = rng.random_range(0..=9);
     let frac: String = (0..digits)
-        .map(|_| char::from(b'0' + rng.gen_range(0..10u8)))
+        .map(|_| char::from(b'0' + rng.random_range(0..10u8)))
         .collect();
     // Whole minutes and whole seconds often, as minting makes them.
-    match rng.gen_range(0..4) {
+    match rng.random_range(0..4) {
         0 => IbiDate::new(secs - secs.rem_euclid(60), "").unwrap(),
         1 => IbiDate::new(secs, "").unwrap(),
         _ => IbiDate::new(secs, &frac).unwrap(),
@@ -181,7 +181,7 @@ fn dates_keep_their_order_in_ibip_suffix_numbers() {
 fn mixed_case(rng: &mut StdRng, s: &str) -> String {
     s.chars()
         .map(|c| {
-            if rng.gen_bool(0.5) {
+            if rng.random_bool(0.5) {
                 c.to_ascii_uppercase()
             } else {
                 c.to_ascii_lowercase()
@@ -201,12 +201,12 @@ fn spelling_survives_parse_and_display() {
     ];
     for _ in 0..5_000 {
         let date = random_date(&mut rng, IBIP_EPOCH);
-        let host = hosts[rng.gen_range(0..hosts.len())];
-        let port = [80, 800, 8080, 1][rng.gen_range(0..4)];
-        let ip = if rng.gen_bool(0.5) {
-            IpAddr::V4(Ipv4Addr::from(rng.gen::<u32>()))
+        let host = hosts[rng.random_range(0..hosts.len())];
+        let port = [80, 800, 8080, 1][rng.random_range(0..4)];
+        let ip = if rng.random_bool(0.5) {
+            IpAddr::V4(Ipv4Addr::from(rng.random::<u32>()))
         } else {
-            IpAddr::V6(Ipv6Addr::from(rng.gen::<u128>()))
+            IpAddr::V6(Ipv6Addr::from(rng.random::<u128>()))
         };
         let m = mint_ports(host, port, Some(ip), port, &date).unwrap();
         let ibip = m.ibip.unwrap();
@@ -238,9 +238,9 @@ fn garbage_never_panics() {
             .chars()
             .collect();
     for _ in 0..30_000 {
-        let len = rng.gen_range(0..40);
+        let len = rng.random_range(0..40);
         let s: String = (0..len)
-            .map(|_| alphabet[rng.gen_range(0..alphabet.len())])
+            .map(|_| alphabet[rng.random_range(0..alphabet.len())])
             .collect();
         let _ = Ibi::parse(&s);
         let _ = Rep::parse(&s);

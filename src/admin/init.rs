@@ -208,12 +208,10 @@ fn address_ip(host: &str, port: u16) -> Result<IpAddr, AdminError> {
 
 /// A new registration key by rule `chave` of Table 7.1: two groups of ten digits.
 fn new_key() -> String {
-    use rand::Rng;
-    let mut rng = rand::thread_rng();
     let key = format!(
         "{:010}-{:010}",
-        rng.gen_range(0..10_000_000_000u64),
-        rng.gen_range(0..10_000_000_000u64)
+        rand::random_range(0..10_000_000_000u64),
+        rand::random_range(0..10_000_000_000u64)
     );
     debug_assert!(is_chave(&key));
     key
