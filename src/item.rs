@@ -228,7 +228,8 @@ pub fn check_relative_file(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Seconds since the epoch of a TOML offset date-time (or a local one, read as UTC).
+/// Seconds since the epoch of a TOML offset date-time (or a local one, read as UTC; seconds
+/// left out, as TOML 1.1 allows, are zero).
 fn datetime_seconds(dt: &toml::value::Datetime) -> Option<i64> {
     let date = dt.date?;
     let time = dt.time?;
@@ -240,7 +241,7 @@ fn datetime_seconds(dt: &toml::value::Datetime) -> Option<i64> {
     .and_hms_opt(
         u32::from(time.hour),
         u32::from(time.minute),
-        u32::from(time.second),
+        u32::from(time.second.unwrap_or(0)),
     )?;
     let offset_minutes = match dt.offset {
         None | Some(toml::value::Offset::Z) => 0,
