@@ -156,9 +156,9 @@ fn check_url(f: &Fixture, url: &str, client: Option<IpAddr>) {
         "URL {url:?} is neither /col/ nor a file list"
     );
     // What the file route serves for it, to that client.
-    match web::route(&f.config, path) {
+    match routes::route(&f.config, path) {
         Route::File { rep, path } => {
-            match web::file(&f.root, &f.config, &rep, path.as_deref(), client) {
+            match routes::file(&f.root, &f.config, &rep, path.as_deref(), client) {
                 Reply::File(served) => check_served(f, &served.file),
                 Reply::Page(a) => panic!("URL {url:?} answers {} {:?}", a.status, a.body),
             }
