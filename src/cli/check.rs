@@ -1,11 +1,10 @@
 //! `ibi-archive check`: validates the whole Archive (see `ibi_archive::admin::check`).
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 
 use ibi_archive::admin::check::check;
 
-use super::{root_flag, CliError, CliResult};
+use super::{CliError, CliResult};
 
 pub const HELP: &str = "\
 usage: ibi-archive check [--root R]
@@ -25,16 +24,9 @@ there are faults. Shows progress on stderr when it is a terminal.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
-    use lexopt::Arg::{Long, Short};
-    let mut root: Option<PathBuf> = None;
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Short('h') | Long("help") => return super::print_text(HELP),
-            Long("root") => root = Some(parser.value()?.into()),
-            other => return Err(CliError::unexpected("check", other)),
-        }
-    }
-    let root = root_flag(root);
+    let Some(root) = super::root_only(parser, "check", HELP)? else {
+        return Ok(());
+    };
     let bar = if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(

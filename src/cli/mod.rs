@@ -253,6 +253,25 @@ pub fn say(line: &str) {
     );
 }
 
+/// The arguments of a command whose one flag is `--root`: the Archive's root (see
+/// [`root_flag`]), or `None` once `--help` is answered with `help`.
+pub fn root_only(
+    parser: &mut lexopt::Parser,
+    command: &str,
+    help: &str,
+) -> Result<Option<PathBuf>, CliError> {
+    use lexopt::Arg::{Long, Short};
+    let mut root: Option<PathBuf> = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => return print_text(help).map(|()| None),
+            Long("root") => root = Some(parser.value()?.into()),
+            other => return Err(CliError::unexpected(command, other)),
+        }
+    }
+    Ok(Some(root_flag(root)))
+}
+
 /// The Archive root: given with --root, else `$IBI_ARCHIVE_ROOT` (the variable the web
 /// servers pass the CGI program), else the current directory.
 pub fn root_flag(root: Option<PathBuf>) -> PathBuf {

@@ -1,14 +1,13 @@
 //! `ibi-archive prefixes`: lists col/'s prefixes and remembers them in var/col-prefixes
 //! for the service's IBIp lookups (see `ibi_archive::col_prefixes`).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use ibi_archive::col_prefixes::FileState;
 use ibi_archive::store::Store;
 use ibi_archive::time::SystemClock;
 
-use super::{root_flag, CliError, CliResult};
+use super::{CliError, CliResult};
 
 pub const HELP: &str = "\
 usage: ibi-archive prefixes [--root R]
@@ -22,16 +21,9 @@ for it to settle (up to 10 s). Exit status 1 when the file cannot be written.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
-    use lexopt::Arg::{Long, Short};
-    let mut root: Option<PathBuf> = None;
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Short('h') | Long("help") => return super::print_text(HELP),
-            Long("root") => root = Some(parser.value()?.into()),
-            other => return Err(CliError::unexpected("prefixes", other)),
-        }
-    }
-    let root = root_flag(root);
+    let Some(root) = super::root_only(parser, "prefixes", HELP)? else {
+        return Ok(());
+    };
     if !root.join("col").is_dir() {
         return Err(CliError::failed(format!(
             "prefixes: {}: no col/ directory",
