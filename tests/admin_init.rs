@@ -8,15 +8,7 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use common::{command, mask_urlkey, pairs_of_run, parse_cgi, run_cmd, Cgi, CgiOutput};
-
-fn get<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
-    pairs
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str())
-        .unwrap_or_else(|| panic!("no {name} in {pairs:?}"))
-}
+use common::{command, mask_urlkey, pair_value, pairs_of_run, parse_cgi, run_cmd, Cgi, CgiOutput};
 
 /// `init` of an Archive reached at archive.example.org:8081, IBIps coded for 127.0.0.1.
 fn init(root: &Path) -> Vec<(String, String)> {
@@ -70,8 +62,8 @@ fn init_then_three_items_check_clean_and_answer_through_the_cgi() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("archive");
     let made = init(&root);
-    let service = get(&made, "rep").to_string();
-    let service_ibip = get(&made, "ibip").to_string();
+    let service = pair_value(&made, "rep").to_string();
+    let service_ibip = pair_value(&made, "ibip").to_string();
     // The service item is minted from [minting] as `new` mints: the address's host and
     // port in the rep, 127.0.0.1 and no coded port (800) in the IBIp.
     assert!(
@@ -121,8 +113,8 @@ fn init_then_three_items_check_clean_and_answer_through_the_cgi() {
     let names = ["report.txt", "data.csv", "Relat%c3%b3rio.txt"];
     let contents = ["the report\n", "x,y\n1,2\n", "relatório\n"];
     for ((item, name), content) in items.iter().zip(names).zip(contents) {
-        let rep = get(item, "rep");
-        let ibip = get(item, "ibip");
+        let rep = pair_value(item, "rep");
+        let ibip = pair_value(item, "ibip");
         for asked in [rep, ibip] {
             let answer = cgi_service(
                 &root,
@@ -232,7 +224,7 @@ fn init_refusals_say_what_to_give() {
 fn the_service_date_is_never_minted_again_and_taken_dates_are_skipped() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("archive");
-    let service = get(&init(&root), "rep").to_string();
+    let service = pair_value(&init(&root), "rep").to_string();
     let state = std::fs::read_to_string(root.join("var/minting.state")).unwrap();
     // The distributor holds the service item's date: the next date is after it.
     let service_date = service.rsplit_once('/').unwrap().1;
@@ -261,7 +253,7 @@ fn the_service_date_is_never_minted_again_and_taken_dates_are_skipped() {
     let f = inputs.path().join("a.txt");
     std::fs::write(&f, "a\n").unwrap();
     let made = pairs_of_run(&["new", "--root", root.to_str().unwrap(), f.to_str().unwrap()]);
-    let rep = get(&made, "rep");
+    let rep = pair_value(&made, "rep");
     assert!(!taken.iter().any(|t| t == rep), "{rep} was taken");
     assert!(
         rep > taken.last().unwrap().as_str(),
@@ -286,7 +278,7 @@ fn the_tools_keep_the_prefixes_memory_true() {
     let inputs = tempfile::tempdir().unwrap();
     let f = inputs.path().join("a.txt");
     std::fs::write(&f, "a\n").unwrap();
-    let rep = get(
+    let rep = pair_value(
         &pairs_of_run(&["new", "--root", r, f.to_str().unwrap()]),
         "rep",
     )

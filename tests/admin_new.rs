@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use common::{mask_urlkey, run_cmd, Cgi, Fixture};
+use common::{mask_urlkey, pair_value, run_cmd, Cgi, Fixture};
 
 const SERVICE: &str = "ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}";
 const PLATFORM: &str = "ibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}";
@@ -41,14 +41,6 @@ fn new(root: &Path, args: &[&str]) -> Vec<(String, String)> {
     let mut all = vec!["new", "--root", root.to_str().unwrap()];
     all.extend_from_slice(args);
     common::pairs_of_run(&all)
-}
-
-fn get<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
-    pairs
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str())
-        .unwrap_or_else(|| panic!("no {name} in {pairs:?}"))
 }
 
 /// The `timestamp = …` line of an item.toml.
@@ -127,7 +119,7 @@ fn new_items_answer_through_the_service_at_once() {
             &p("notes.txt"),
         ],
     );
-    let (r, ip) = (get(&plain, "rep"), get(&plain, "ibip"));
+    let (r, ip) = (pair_value(&plain, "rep"), pair_value(&plain, "ibip"));
     assert_eq!(plain.len(), 2, "{plain:?}");
     assert_minted(r, ip);
     let ts = timestamp(root, r);
@@ -169,7 +161,7 @@ fn new_items_answer_through_the_service_at_once() {
             &p("relatorio.pdf"),
         ],
     );
-    let (t, tp) = (get(&tr, "rep"), get(&tr, "ibip"));
+    let (t, tp) = (pair_value(&tr, "rep"), pair_value(&tr, "ibip"));
     assert_minted(t, tp);
     let tts = timestamp(root, t);
     assert_eq!(
@@ -217,7 +209,7 @@ fn new_items_answer_through_the_service_at_once() {
         root,
         &["--language", "en", "--edition-of", r, &p("report-v2.pdf")],
     );
-    let (e, ep) = (get(&ed, "rep"), get(&ed, "ibip"));
+    let (e, ep) = (pair_value(&ed, "rep"), pair_value(&ed, "ibip"));
     assert_minted(e, ep);
     let ets = timestamp(root, e);
     assert_eq!(
@@ -261,10 +253,10 @@ fn new_items_answer_through_the_service_at_once() {
         ],
     );
     let (d, dp, m, mp) = (
-        get(&md, "rep"),
-        get(&md, "ibip"),
-        get(&md, "metadata.rep"),
-        get(&md, "metadata.ibip"),
+        pair_value(&md, "rep"),
+        pair_value(&md, "ibip"),
+        pair_value(&md, "metadata.rep"),
+        pair_value(&md, "metadata.ibip"),
     );
     assert_minted(d, dp);
     assert_minted(m, mp);
@@ -889,7 +881,7 @@ fn links_inside_a_directory_given_are_refused() {
         f.root(),
         &["--target", "paper/index.html", paper.to_str().unwrap()],
     );
-    let rep = get(&made, "rep");
+    let rep = pair_value(&made, "rep");
     let mut names: Vec<String> = walkdir::WalkDir::new(f.path(&format!("col/{rep}/doc")))
         .into_iter()
         .map(|e| e.unwrap())

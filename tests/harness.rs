@@ -33,7 +33,9 @@ fn site() -> Site {
     }
 }
 
-fn available_kinds() -> Vec<ServerKind> {
+/// The servers installed (under CI=true, both must be) and a site for them; `None`, said
+/// on stderr, when neither is installed.
+fn servers_and_site() -> Option<(Vec<ServerKind>, Site)> {
     let mut kinds = Vec::new();
     if common::apache2_available() {
         kinds.push(ServerKind::Apache2);
@@ -41,7 +43,11 @@ fn available_kinds() -> Vec<ServerKind> {
     if common::lighttpd_available() {
         kinds.push(ServerKind::Lighttpd);
     }
-    kinds
+    if kinds.is_empty() {
+        eprintln!("skipping: neither apache2 nor lighttpd is installed");
+        return None;
+    }
+    Some((kinds, site()))
 }
 
 fn start(kind: ServerKind, site: &Site) -> Server {
@@ -56,12 +62,9 @@ fn start(kind: ServerKind, site: &Site) -> Server {
 /// directory, is left.
 #[test]
 fn a_stopped_server_leaves_no_process_behind() {
-    let kinds = available_kinds();
-    if kinds.is_empty() {
-        eprintln!("skipping: neither apache2 nor lighttpd is installed");
+    let Some((kinds, site)) = servers_and_site() else {
         return;
-    }
-    let site = site();
+    };
     for kind in kinds {
         let server = start(kind, &site);
         let pid = server.pid();
@@ -86,12 +89,9 @@ fn a_stopped_server_leaves_no_process_behind() {
 /// their processes are gone once they are dropped.
 #[test]
 fn parallel_servers_are_independent_and_fully_stopped() {
-    let kinds = available_kinds();
-    if kinds.is_empty() {
-        eprintln!("skipping: neither apache2 nor lighttpd is installed");
+    let Some((kinds, site)) = servers_and_site() else {
         return;
-    }
-    let site = site();
+    };
     let servers: Vec<Server> = std::thread::scope(|s| {
         let handles: Vec<_> = kinds
             .iter()
@@ -145,12 +145,9 @@ fn parallel_servers_are_independent_and_fully_stopped() {
 /// A test that panics while a server runs still stops it (Drop on unwind).
 #[test]
 fn servers_are_stopped_when_a_test_panics() {
-    let kinds = available_kinds();
-    if kinds.is_empty() {
-        eprintln!("skipping: neither apache2 nor lighttpd is installed");
+    let Some((kinds, site)) = servers_and_site() else {
         return;
-    }
-    let site = site();
+    };
     for kind in kinds {
         let mut seen = None;
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -174,12 +171,9 @@ fn servers_are_stopped_when_a_test_panics() {
 /// small responses and sets a Content-Length.
 #[test]
 fn keep_alive_response_is_read_to_its_end() {
-    let kinds = available_kinds();
-    if kinds.is_empty() {
-        eprintln!("skipping: neither apache2 nor lighttpd is installed");
+    let Some((kinds, site)) = servers_and_site() else {
         return;
-    }
-    let site = site();
+    };
     let root = site.root.canonicalize().unwrap();
     for kind in kinds {
         let server = start(kind, &site);

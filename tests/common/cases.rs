@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::cgi::{mask_urlkey, CgiOutput};
+use super::cgi::{mask_urlkey, Cgi, CgiOutput};
 
 /// One `.case` file of tests/data/examples/ or tests/data/hostile/ (their README.md say
 /// what each field means to the test that runs them).
@@ -49,6 +49,30 @@ impl Case {
     /// The value of a field given once.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.fields.get(name).map(String::as_str)
+    }
+
+    /// Runs `cgi` with the case's `method` and `remote` (when given) and checks the
+    /// status it answers (`status`, 200 when not given) and its `header:` lines. A run
+    /// that never ends fails at the hang guard.
+    pub fn run<'a>(&'a self, mut cgi: Cgi<'a>) -> Result<CgiOutput, String> {
+        if let Some(m) = self.get("method") {
+            cgi.method = m;
+        }
+        if let Some(r) = self.get("remote") {
+            cgi.remote_addr = r;
+        }
+        let out = cgi.run();
+        let want_status: u16 = self.get("status").map_or(200, |s| s.parse().unwrap());
+        if out.status != want_status {
+            return Err(format!(
+                "status {} instead of {want_status}; body {:?}; stderr {:?}",
+                out.status,
+                String::from_utf8_lossy(&out.body),
+                out.stderr
+            ));
+        }
+        self.check_headers(&out)?;
+        Ok(out)
     }
 
     /// Whether the answer carries every `header:` line of the case.

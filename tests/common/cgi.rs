@@ -160,6 +160,16 @@ pub fn pairs_of(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The value of the pair `name` among `pairs` (as [`pairs_of`] gives them); a failure
+/// of the test when there is none.
+pub fn pair_value<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {
+    pairs
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+        .unwrap_or_else(|| panic!("no {name} in {pairs:?}"))
+}
+
 /// The sample Archive's item LK47B6W/362SFKH asked by IBIp, as the resolver asks.
 pub const LK47: &str = "servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=LK47B6W/362SFKH";
 

@@ -62,7 +62,9 @@ pub mod http;
 pub mod server;
 
 pub use cases::{check_cases, compare_masked, load_cases, Case};
-pub use cgi::{is_chave, mask_urlkey, pairs_of, parse_cgi, Cgi, CgiOutput, LK47, LK47_ANSWER};
+pub use cgi::{
+    is_chave, mask_urlkey, pair_value, pairs_of, parse_cgi, Cgi, CgiOutput, LK47, LK47_ANSWER,
+};
 pub use commands::{
     command, ibi_archive_bin, ibi_resolver_bin, output_or_hang, pairs_of_run, run_cmd,
     run_with_stdin, Serve, HANG_GUARD,
