@@ -44,6 +44,14 @@ fn new(root: &Path, args: &[&str]) -> Vec<(String, String)> {
 }
 
 /// The `timestamp = …` line of an item.toml.
+/// Runs a `new` that must succeed: the rep it printed, and what it noted on stderr.
+fn new_noting(args: &[&str]) -> (String, String) {
+    let (code, out, err) = run_cmd(args);
+    assert_eq!(code, 0, "{err}");
+    let pairs = common::pairs_of(out.trim_end());
+    (pair_value(&pairs, "rep").to_string(), err)
+}
+
 fn timestamp(root: &Path, rep: &str) -> String {
     let text = std::fs::read_to_string(root.join("col").join(rep).join("item.toml")).unwrap();
     text.lines()
@@ -724,7 +732,7 @@ fn links_that_cannot_be_made_here_are_noted() {
     let a = a.to_str().unwrap();
     // Another Archive's item: nothing to change here, no link back (its language is
     // unknown).
-    let (code, out, err) = run_cmd(&[
+    let (rep, err) = new_noting(&[
         "new",
         "--root",
         root,
@@ -734,23 +742,14 @@ fn links_that_cannot_be_made_here_are_noted() {
         "other.org/archive/2020/01.02.03.04",
         a,
     ]);
-    assert_eq!(code, 0, "{err}");
     assert_eq!(
         err,
         "ibi-archive: note: other.org/archive/2020/01.02.03.04 is not in this Archive: record the translation in its item.toml where it is stored\n"
     );
-    let rep = out
-        .trim_end()
-        .split("\r\n")
-        .nth(1)
-        .unwrap()
-        .strip_prefix("rep ")
-        .unwrap()
-        .to_string();
     assert!(!item_toml(f.root(), &rep).contains("[translations]"));
     // A local item without a language: linked, but no way back.
     let x = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47";
-    let (code, out, err) = run_cmd(&[
+    let (rep, err) = new_noting(&[
         "new",
         "--root",
         root,
@@ -760,19 +759,10 @@ fn links_that_cannot_be_made_here_are_noted() {
         x,
         a,
     ]);
-    assert_eq!(code, 0, "{err}");
     assert_eq!(
         err,
         format!("ibi-archive: note: {x} has no language: the new item has no [translations] entry back to it\n")
     );
-    let rep = out
-        .trim_end()
-        .split("\r\n")
-        .nth(1)
-        .unwrap()
-        .strip_prefix("rep ")
-        .unwrap()
-        .to_string();
     assert!(item_toml(f.root(), x).ends_with(&format!("\n[translations]\npt = \"{rep}\"\n")));
     let (code, out, _) = run_cmd(&["check", "--root", root]);
     assert_eq!((code, out.as_str()), (0, "checked 16 items: 0 faults\n"));
