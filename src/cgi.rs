@@ -222,15 +222,41 @@ pub fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         301 => "Moved Permanently",
-        400 => "Bad CgiRequest",
+        400 => "Bad Request",
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
-        408 => "CgiRequest Timeout",
+        408 => "Request Timeout",
         410 => "Gone",
-        431 => "CgiRequest Header Fields Too Large",
+        431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
         _ => "Unknown",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reason;
+
+    /// The reason phrases of RFC 9110 §15 for every status this program sends.
+    #[test]
+    fn reason_phrases_are_the_standard_ones() {
+        let sent = [
+            (200, "OK"),
+            (301, "Moved Permanently"),
+            (400, "Bad Request"),
+            (403, "Forbidden"),
+            (404, "Not Found"),
+            (405, "Method Not Allowed"),
+            (408, "Request Timeout"),
+            (410, "Gone"),
+            (431, "Request Header Fields Too Large"),
+            (500, "Internal Server Error"),
+            (503, "Service Unavailable"),
+        ];
+        for (status, phrase) in sent {
+            assert_eq!(reason(status), phrase, "{status}");
+        }
     }
 }
