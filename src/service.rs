@@ -641,7 +641,7 @@ impl Archive {
     /// entries, and [`MAX_TIMESTAMP_ENTRIES_PER_ANSWER`] for all the items of an answer
     /// (an item with more is given item.toml's own modification time, and the log says
     /// to record a timestamp).
-    pub fn timestamp(&self, item: &Item) -> i64 {
+    fn timestamp(&self, item: &Item) -> i64 {
         if let Some(t) = item.timestamp {
             return t;
         }
