@@ -8,7 +8,29 @@
 //!   `?` and `#` too, so that a file name cannot change what the URL means.
 //!
 //! The `percent-encoding` crate, which decodes these escapes elsewhere, writes upper-case
-//! hex digits; the escapes written here keep the standard's lower case.
+//! hex digits; the escapes written here keep the standard's lower case. The values of the
+//! pairs a request carries in its query string (Table 6.1: [`TABLE_6_1`],
+//! [`QUERY_VALUE`]) are written by `percent-encoding` with these sets.
+
+use percent_encoding::{AsciiSet, CONTROLS};
+
+/// Table 6.1 of the resolution standard: the characters of a pair's value written as `%`
+/// and two hex digits — space, `%`, `&`, `+`, `=`, `?` — together with the controls,
+/// `#` (it would end the URL's query) and every byte beyond ASCII (`percent-encoding`
+/// always escapes those).
+pub const TABLE_6_1: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'%')
+    .add(b'&')
+    .add(b'+')
+    .add(b'=')
+    .add(b'?')
+    .add(b'#');
+
+/// [`TABLE_6_1`] and the bytes that the query of an http URL does not carry as they are
+/// (the WHATWG URL standard's query set for special schemes): `"`, `<`, `>` and `'`. For a
+/// request sent as written, by a client that does not escape the URL it is given.
+pub const QUERY_VALUE: &AsciiSet = &TABLE_6_1.add(b'"').add(b'<').add(b'>').add(b'\'');
 
 /// Rule `caractere` of Table 6.2: the bytes a word may hold as they are.
 pub fn is_word_byte(b: u8) -> bool {
@@ -47,6 +69,19 @@ fn push_escaped<const URL_PATH: bool>(out: &mut String, bytes: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A value sent in a request's query: Table 6.1's characters and the bytes an http
+    /// URL's query does not carry as they are, nothing else.
+    #[test]
+    fn query_values_escape_table_6_1_and_what_a_query_cannot_carry() {
+        let written: String =
+            percent_encoding::utf8_percent_encode("a b%c&d+e=f?g#h\"i<j>k'l/m:n@o~p", QUERY_VALUE)
+                .collect();
+        assert_eq!(
+            written,
+            "a%20b%25c%26d%2Be%3Df%3Fg%23h%22i%3Cj%3Ek%27l/m:n@o~p"
+        );
+    }
 
     fn word(bytes: &[u8]) -> String {
         let mut out = String::new();

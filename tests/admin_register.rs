@@ -355,6 +355,19 @@ fn failures_say_what_happened_without_the_key() {
         )
     );
 
+    // A resolver whose host name does not resolve (.invalid never does, RFC 6761).
+    let unnamed = "http://no-such-host.invalid/J8LNKB5R7W/3FUQHC5";
+    let f = archive("localhost:8080", KEY, unnamed);
+    let (code, out, err) = run("include", &f, &[]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            1,
+            "",
+            &*format!("ibi-archive: include: cannot reach the resolver at {unnamed}: its host name does not resolve\n")
+        )
+    );
+
     // A key that breaks rule chave: refused before anything is sent.
     for bad in ["12345-abc", "123456789", "1234567890-", "1234567890 "] {
         let f = archive("localhost:8080", bad, &resolver.url());

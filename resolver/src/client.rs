@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
-use ibi_archive::admin::registration::TABLE_6_1;
 use ibi_archive::config::Network;
+use ibi_archive::escape::TABLE_6_1;
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 /// The longest answer read from an Archive: a pair list is a few hundred bytes.

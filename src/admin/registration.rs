@@ -12,23 +12,9 @@ use std::fmt;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use percent_encoding::{AsciiSet, CONTROLS};
-
 use super::AdminError;
 use crate::config::Config;
-
-/// Table 6.1 of the resolution standard: the characters of a pair's value written as `%`
-/// and two hex digits — space, `%`, `&`, `+`, `=`, `?` — together with the controls,
-/// `#` (it would end the URL's query) and every byte beyond ASCII (`percent-encoding`
-/// always escapes those).
-pub const TABLE_6_1: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'%')
-    .add(b'&')
-    .add(b'+')
-    .add(b'=')
-    .add(b'?')
-    .add(b'#');
+use crate::escape::QUERY_VALUE;
 
 /// How long the resolver is given to connect, and to answer.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -101,7 +87,7 @@ impl Prepared {
             }
             url.push_str(name);
             url.push('=');
-            url.extend(percent_encoding::utf8_percent_encode(value, TABLE_6_1));
+            url.extend(percent_encoding::utf8_percent_encode(value, QUERY_VALUE));
         }
         url
     }
@@ -111,7 +97,8 @@ impl Prepared {
         if self.key.is_empty() {
             return text.to_string();
         }
-        let escaped: String = percent_encoding::utf8_percent_encode(&self.key, TABLE_6_1).collect();
+        let escaped: String =
+            percent_encoding::utf8_percent_encode(&self.key, QUERY_VALUE).collect();
         text.replace(&self.key, "<key>").replace(&escaped, "<key>")
     }
 }
@@ -256,7 +243,7 @@ impl StatusAnswer {
 /// few hundred bytes; anything beyond is cut off and then fails to parse.
 const MAX_ANSWER: u64 = 1 << 20;
 
-/// Sends the request and reads the answer: a 200 with a pair list. Anything else is an
+/// Sends the request and reads the answer: a pair list. Anything else is an
 /// error whose message says what happened, never with the key. Redirects are not
 /// followed (the resolver's base URL is the one it was registered under), and the whole
 /// exchange, connecting included, is bounded by [`TIMEOUT`].
@@ -265,6 +252,11 @@ pub fn send(req: &Prepared) -> Result<StatusAnswer, AdminError> {
     let unreachable = |why: &str| {
         AdminError::new(req.scrub(&format!("cannot reach the resolver at {base}: {why}")))
     };
+    // The name is looked up first, as the client would, so that a name that does not
+    // resolve is said to be one (the client reports it as any other I/O failure).
+    if !authority_resolves(base) {
+        return Err(unreachable("its host name does not resolve"));
+    }
     let mut resp = minreq::get(req.url())
         .with_header(
             "User-Agent",
@@ -282,9 +274,16 @@ pub fn send(req: &Prepared) -> Result<StatusAnswer, AdminError> {
                 e.kind()
             )))
         })?;
-    let body = String::from_utf8_lossy(&bytes).into_owned();
     let status = resp.status_code;
-    if status != 200 {
+    let body = String::from_utf8(bytes).map_err(|_| {
+        AdminError::new(req.scrub(&format!(
+            "the resolver at {base} answered, but its answer could not be read: {}",
+            std::io::ErrorKind::InvalidData
+        )))
+    })?;
+    // A status below 400 is an answer to read as a pair list (a redirect is not followed,
+    // and its body then fails to parse); 400 and above are the resolver's refusals.
+    if status >= 400 {
         let said = summary(&body);
         return Err(AdminError::new(req.scrub(&format!(
             "the resolver at {base} answered {status} {}{}",
@@ -339,6 +338,21 @@ pub fn judge(direction: Direction, answer: &StatusAnswer) -> Result<Verdict, Adm
     Ok(Verdict::Done)
 }
 
+/// Whether the host of the http:// URL `url` resolves to an address (port 80 when the
+/// URL gives none).
+fn authority_resolves(url: &str) -> bool {
+    use std::net::ToSocketAddrs;
+    let rest = url.strip_prefix("http://").unwrap_or(url);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let with_port = match authority.rsplit_once(':') {
+        Some((_, port)) if !port.is_empty() && !port.contains(']') => authority.to_string(),
+        _ => format!("{authority}:80"),
+    };
+    with_port
+        .to_socket_addrs()
+        .is_ok_and(|mut addrs| addrs.next().is_some())
+}
+
 /// What kept the request from being answered, by kind only: the client's own text may
 /// hold the URL, and with it the key.
 fn transport_failure(e: &minreq::Error) -> String {
@@ -380,6 +394,7 @@ fn summary(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::escape::TABLE_6_1;
 
     const TOML: &str = "archiveaddress = \"mtc-m21.sid.inpe.br\"\narchiveserviceibi = \"sid.inpe.br/mtc-m21/2012/06.05.15.34.39\"\n[registration]\nresolver = \"http://www.urlib.net/J8LNKB5R7W/3FUQHC5\"\nadminemail = \"banon@dpi.inpe.br\"\nkey = \"1234567890\"\nip = \"150.163.34.239\"\nplatformversion = \"2014:11.09.02.16.15\"\n";
 
