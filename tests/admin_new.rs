@@ -768,7 +768,7 @@ fn links_that_cannot_be_made_here_are_noted() {
     assert_eq!((code, out.as_str()), (0, "checked 16 items: 0 faults\n"));
 }
 
-/// Both items `create` stores are stamped with the time its caller gives.
+/// Both items `create` stores are stamped with the time of the clock its caller gives.
 #[test]
 fn the_items_are_stamped_with_the_time_given() {
     let f = archive();
@@ -778,7 +778,8 @@ fn the_items_are_stamped_with_the_time_given() {
         dc: vec![("title".into(), "A".into())],
         ..Default::default()
     };
-    let created = ibi_archive::admin::new_item::create(f.root(), &req, 1_234_567_890).unwrap();
+    let clock = ibi_archive::time::ManualClock::at(1_234_567_890);
+    let created = ibi_archive::admin::new_item::create(f.root(), &req, &clock).unwrap();
     let (meta, _) = created.metadata.unwrap();
     for rep in [created.rep.as_str(), meta.as_str()] {
         assert_eq!(timestamp(f.root(), rep), "2009-02-13T23:31:30Z", "{rep}");

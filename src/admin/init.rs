@@ -24,6 +24,7 @@ use crate::ibi::distributor::{Distributor, Granularity};
 use crate::ibi::mint::{mint_ports, rep_prefix, IBIP_DEFAULT_PORT, REP_DEFAULT_PORT};
 use crate::ibi::{Ibip, Rep};
 use crate::item::State;
+use crate::time::Clock;
 
 /// What to create.
 #[derive(Debug, Clone)]
@@ -60,9 +61,9 @@ pub struct Initialized {
 /// The entries of a root that make it (part of) an Archive.
 const ARCHIVE_ENTRIES: [&str; 3] = ["archive.toml", "col", "var"];
 
-/// Creates an Archive at `root` (made if missing; it must not hold one), `now` being the
-/// time the service item records.
-pub fn init(root: &Path, req: &InitRequest, now: i64) -> Result<Initialized, AdminError> {
+/// Creates an Archive at `root` (made if missing; it must not hold one); the service item
+/// records the time `clock` gives once its IBI is minted.
+pub fn init(root: &Path, req: &InitRequest, clock: &dyn Clock) -> Result<Initialized, AdminError> {
     for name in ARCHIVE_ENTRIES {
         let path = root.join(name);
         if fs::symlink_metadata(&path).is_ok() {
@@ -119,6 +120,7 @@ pub fn init(root: &Path, req: &InitRequest, now: i64) -> Result<Initialized, Adm
     let date = Distributor::new(var.join("minting.state"), req.granularity)
         .next()
         .map_err(|e| AdminError::new(format!("cannot mint: {e}")))?;
+    let now = clock.now();
     let minted = mint_ports(&host, port, Some(ip), IBIP_DEFAULT_PORT, &date)
         .map_err(|e| AdminError::new(format!("cannot mint: {e}")))?;
     let settings = Settings {
@@ -145,7 +147,7 @@ pub fn init(root: &Path, req: &InitRequest, now: i64) -> Result<Initialized, Adm
         ..Draft::default()
     };
     install(&col, &minted.rep, &draft, |_| Ok(()))?;
-    let notes = refresh_prefixes(root);
+    let notes = refresh_prefixes(root, clock);
     made.keep();
     Ok(Initialized {
         config,

@@ -46,6 +46,7 @@ use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{check_relative_file, ContentType, Item, State};
 use crate::relation::Lang;
 use crate::store::{LogLines, Store};
+use crate::time::Clock;
 
 /// Where persistent URLs point (resolution standard, §8.1).
 pub const PERSISTENT_URL_BASE: &str = "http://urlib.net/";
@@ -96,9 +97,9 @@ struct Planned {
     rel: PathBuf,
 }
 
-/// Creates the item (and its metadata item) in the Archive at `root`, stamped with POSIX
-/// second `now`.
-pub fn create(root: &Path, req: &NewItem, now: i64) -> Result<Created, AdminError> {
+/// Creates the item (and its metadata item) in the Archive at `root`, stamped with the
+/// time `clock` gives once their IBIs are minted (minting may wait for its date).
+pub fn create(root: &Path, req: &NewItem, clock: &dyn Clock) -> Result<Created, AdminError> {
     let config = Config::load(root).map_err(|e| AdminError::new(e.to_string()))?;
     let col = root.join("col");
     let (plan, target) = check_request(req)?;
@@ -106,6 +107,7 @@ pub fn create(root: &Path, req: &NewItem, now: i64) -> Result<Created, AdminErro
     let mut notes = Vec::new();
     let related = check_related(&store, req, &mut notes)?;
     let ((rep, ibip), meta_ids) = item_ids(root, &col, &config, req)?;
+    let now = clock.now();
     // The metadata item first: the data item will point at it.
     if let Some(meta) = &meta_ids {
         store_metadata_item(&col, meta, req, (&rep, ibip.as_ref()), now)?;
@@ -116,7 +118,7 @@ pub fn create(root: &Path, req: &NewItem, now: i64) -> Result<Created, AdminErro
     }
     let dir = install(&col, &rep, &draft, |doc| copy_planned(&plan, doc))?;
     link_related(root, &rep, &related)?;
-    notes.extend(refresh_prefixes(root));
+    notes.extend(refresh_prefixes(root, clock));
     Ok(Created {
         rep,
         ibip,
@@ -417,13 +419,9 @@ fn mint_free(col: &Path, m: &Minting, d: &Distributor) -> Result<Ids, AdminError
 /// Brings `var/col-prefixes` up to date after a change to `col/` (waiting for a new
 /// prefix's directories to settle, at most 10 s): an Archive managed with these commands
 /// never has the service list `col/`. What could not be done, as notes.
-pub(crate) fn refresh_prefixes(root: &Path) -> Vec<String> {
+pub(crate) fn refresh_prefixes(root: &Path, clock: &dyn Clock) -> Vec<String> {
     use crate::col_prefixes::FileState;
-    let (_, state) = Store::remember_prefixes(
-        root,
-        std::time::Duration::from_secs(10),
-        &crate::time::SystemClock,
-    );
+    let (_, state) = Store::remember_prefixes(root, std::time::Duration::from_secs(10), clock);
     let fix = "run ibi-archive prefixes once it can";
     match state {
         FileState::Held => Vec::new(),

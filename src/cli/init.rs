@@ -78,8 +78,8 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     }
     req.address = address.ok_or_else(|| CliError::missing("init", "--address"))?;
     let root = root_flag(root);
-    let now = ibi_archive::time::SystemClock::now();
-    let done = init(&root, &req, now).map_err(|e| CliError::failed(format!("init: {e}")))?;
+    let done = init(&root, &req, &ibi_archive::time::SystemClock)
+        .map_err(|e| CliError::failed(format!("init: {e}")))?;
     for note in &done.notes {
         super::say(&format!("note: {note}"));
     }

@@ -44,9 +44,8 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let Some((root, req)) = parse(parser)? else {
         return super::print_text(HELP);
     };
-    let now = ibi_archive::time::SystemClock::now();
-    let created =
-        create(&root_flag(root), &req, now).map_err(|e| CliError::failed(format!("new: {e}")))?;
+    let created = create(&root_flag(root), &req, &ibi_archive::time::SystemClock)
+        .map_err(|e| CliError::failed(format!("new: {e}")))?;
     for note in &created.notes {
         super::say(&format!("note: {note}"));
     }
