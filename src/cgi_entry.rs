@@ -26,8 +26,9 @@ pub fn is_cgi() -> bool {
 static BEFORE_MAIN: extern "C" fn() = before_main;
 
 /// Answers a CGI request and exits; returns at once for anything else. A panic aborts
-/// the process (`panic = "abort"`; and a panic cannot unwind out of an `extern "C"`
-/// function in any profile): the web server then answers 500 on its own.
+/// the process: the release profile is built with `panic = "abort"`, and in other
+/// profiles a panic cannot unwind out of this `extern "C"` function, so it aborts there.
+/// The web server then answers 500 on its own.
 #[cfg(target_os = "linux")]
 extern "C" fn before_main() {
     if !is_cgi() {

@@ -2,7 +2,8 @@
 //! Archive administrator uses around it.
 //!
 //! The library knows nothing of processes: the CGI handler is a function of the request
-//! environment and the Archive root to a response value; `main.rs` and `cgi_entry.rs` wire it to a process.
+//! environment and the Archive root to a response value; `main.rs` and `cgi_entry.rs`
+//! wire it to a process.
 
 #![forbid(unsafe_code)]
 

@@ -43,7 +43,6 @@ fn new(root: &Path, args: &[&str]) -> Vec<(String, String)> {
     common::pairs_of_run(&all)
 }
 
-/// The `timestamp = …` line of an item.toml.
 /// Runs a `new` that must succeed: the rep it printed, and what it noted on stderr.
 fn new_noting(args: &[&str]) -> (String, String) {
     let (code, out, err) = run_cmd(args);
@@ -52,6 +51,7 @@ fn new_noting(args: &[&str]) -> (String, String) {
     (pair_value(&pairs, "rep").to_string(), err)
 }
 
+/// The `timestamp = …` line of an item.toml.
 fn timestamp(root: &Path, rep: &str) -> String {
     let text = std::fs::read_to_string(root.join("col").join(rep).join("item.toml")).unwrap();
     text.lines()

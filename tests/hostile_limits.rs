@@ -694,9 +694,7 @@ fn read_and_written(root: &Path, query: &str) -> (u64, u64) {
 
 /// Whether a key was counted is known without reading the access log: an acknowledgment
 /// reads and writes as many bytes on a log of 256 MiB with no line break in it (zeros,
-/// as a crash can leave) as on an empty one, give or take a block. (The log was read
-/// back to the key's date of issue, and a stretch without line breaks was copied over
-/// and over: that request never ended.)
+/// as a crash can leave) as on an empty one, give or take a block.
 #[test]
 fn an_acknowledgment_does_not_read_the_log() {
     let ack =

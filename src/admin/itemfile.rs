@@ -59,7 +59,8 @@ impl Draft {
         }
     }
 
-    /// The item.toml text: top-level keys in the order of the product contract (SPEC §2),
+    /// The item.toml text: top-level keys in the order the README's description of item.toml
+    /// gives them,
     /// then `[translations]` and `[formats]`; `contenttype = "Data"` and
     /// `restricted = false` (the defaults) left out.
     pub fn render(&self) -> String {
@@ -145,17 +146,21 @@ impl Edit {
         }
     }
 
-    /// The change, made to the document.
-    fn apply_to(&self, doc: &mut DocumentMut) {
+    /// The change, made to the document; refused for a time TOML cannot write (years
+    /// 0000 to 9999 only).
+    fn apply_to(&self, doc: &mut DocumentMut) -> Result<(), String> {
         match self {
             Edit::State(s) => set_top_key(doc, "state", Value::from(s.as_str())),
             Edit::Timestamp(t) => {
-                let at: Datetime = iso8601(*t).parse().expect("iso8601 writes a TOML datetime");
+                let at: Datetime = iso8601(*t)
+                    .parse()
+                    .map_err(|_| format!("timestamp {t} is outside the years TOML can write"))?;
                 set_top_key(doc, "timestamp", Value::from(at));
             }
             Edit::NextEdition(i) => set_top_key(doc, "nextedition", Value::from(i.as_str())),
             Edit::Translation(l, i) => set_translation(doc, l, Value::from(i.as_str())),
         }
+        Ok(())
     }
 }
 
@@ -169,7 +174,7 @@ pub fn edit(text: &str, dir: &Path, rep: &Rep, edits: &[Edit]) -> Result<String,
     let mut want = Draft::of(&item);
     for e in edits {
         e.apply(&mut want);
-        e.apply_to(&mut doc);
+        e.apply_to(&mut doc)?;
     }
     let changed = doc.to_string();
     let got = Item::parse(&changed, dir, rep.clone())
@@ -385,6 +390,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out, "state = \"Original\"\n\n[translations]\nen = \"a.b/c/2020/01.02.03.04\"\npt-BR = \"a.b/c/2020/01.02.03.05\"\n\n[formats]\noai_dc = \"x.xml\"\n");
+    }
+
+    /// A time past the year 9999, which TOML cannot write, is refused, not a panic.
+    #[test]
+    fn a_timestamp_toml_cannot_write_is_refused() {
+        let year_10000 = 253_402_300_800;
+        assert_eq!(
+            edit(
+                "state = \"Original\"\n",
+                Path::new("/x"),
+                &rep(),
+                &[Edit::Timestamp(year_10000)]
+            ),
+            Err(format!(
+                "timestamp {year_10000} is outside the years TOML can write"
+            ))
+        );
     }
 
     /// The text `edits` make of `text`, which must keep the comments.

@@ -227,7 +227,8 @@ pub fn print_text(text: &str) -> CliResult {
 }
 
 /// ` (did you mean X?)` when one of `known` is one edit (a transposition counts as one)
-/// from `given`, or two from a `given` of five letters or more; else nothing. `dashes` is put before the name (`--` for flags).
+/// from `given`, or two from a `given` of five letters or more; else nothing. `dashes` is
+/// put before the name (`--` for flags).
 fn did_you_mean<'a>(given: &str, known: impl Iterator<Item = &'a str>, dashes: &str) -> String {
     known
         .map(|k| (strsim::osa_distance(given, k), k))

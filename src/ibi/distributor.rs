@@ -279,8 +279,9 @@ pub struct Issued {
 /// it through read, compute, wait and write, so runs in several processes are serialised
 /// and each sees the date the one before it wrote. The new state is written to a temporary
 /// file beside it, synced and renamed over the state file (see [`crate::atomic`]), so a
-/// crash leaves the old state or the new one, never a torn one. (The lock is not on the state file itself because the
-/// rename replaces that file: a process waiting on the old one would then read stale state.)
+/// crash leaves the old state or the new one, never a torn one. (The lock is not on the
+/// state file itself because the rename replaces that file: a process waiting on the old
+/// one would then read stale state.)
 pub struct Distributor {
     state: PathBuf,
     r: Granularity,
