@@ -10,9 +10,8 @@
 //! When a step fails, what was made is removed again.
 
 use std::fs;
-use std::io::Write;
 use std::net::{IpAddr, ToSocketAddrs};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use super::itemfile::Draft;
@@ -219,17 +218,10 @@ fn new_key() -> String {
     key
 }
 
-/// Creates `path` (it must not exist) with `bytes`, readable by its owner alone, synced.
+/// Creates `path` (it must not exist) with `bytes`, readable by its owner alone, whole or
+/// not at all (see [`crate::atomic`]).
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), AdminError> {
-    let mut f = fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| io_err("cannot create", path, e))?;
-    f.write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .map_err(|e| io_err("cannot write", path, e))
+    crate::atomic::create(path, bytes, 0o600).map_err(|e| io_err("cannot create", path, e))
 }
 
 /// What `init` made, removed again unless [`Made::keep`] is called.
