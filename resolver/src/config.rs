@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use ibi_archive::config::Network;
 use ibi_archive::ibi::Ibi;
+use ibi_archive::toml_error::Position;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -353,11 +354,9 @@ fn toml_message(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
-/// `line L, column C` of the byte at `offset` of `text`.
+/// `line L, column C` of the byte at `offset` of `text`, the column in characters.
 fn position(text: &str, offset: usize) -> String {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    let Position { line, column } = Position::of_offset(text, offset);
     format!("line {line}, column {column}")
 }
 
@@ -413,5 +412,17 @@ networks = ["127.0.0.0/8"]
         ] {
             assert_eq!(Config::parse(text, Path::new(".")).unwrap_err(), message, "{text}");
         }
+    }
+
+    #[test]
+    fn columns_count_characters_not_bytes() {
+        // "ação" is 4 characters in 6 bytes: the stray 1 is the 17th character of its
+        // line (its 19th byte).
+        let text =
+            "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nlisten = \"ação\" 1\n";
+        assert_eq!(
+            Config::parse(text, Path::new(".")).unwrap_err(),
+            "line 3, column 17: unexpected key or value, expected newline, `#`"
+        );
     }
 }

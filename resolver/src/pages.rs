@@ -2,7 +2,7 @@
 //! or English, without script, and the inspection view (HTML, or JSON for
 //! `Accept: application/json`).
 
-use ibi_archive::markup::escape_markup;
+use ibi_archive::markup::escape_html;
 
 use crate::lang::PageLang;
 use crate::resolve::{Outcome, Trace};
@@ -14,10 +14,6 @@ pub struct Page {
     pub body: String,
 }
 
-fn esc(s: &str) -> String {
-    escape_markup(s, "&#39;")
-}
-
 fn html(status: u16, lang: PageLang, title: &str, body: &str) -> Page {
     Page {
         status,
@@ -25,8 +21,8 @@ fn html(status: u16, lang: PageLang, title: &str, body: &str) -> Page {
         body: format!(
             "<!DOCTYPE html>\n<html lang=\"{}\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title></head>\n<body>\n<h1>{}</h1>\n{body}</body>\n</html>\n",
             lang.code(),
-            esc(title),
-            esc(title)
+            escape_html(title),
+            escape_html(title)
         ),
     }
 }
@@ -66,21 +62,25 @@ pub fn bad_request(lang: PageLang, path: &str, why: &str) -> Page {
         title,
         &format!(
             "<p>{intro}</p>\n<p><code>{}</code></p>\n<p>{}</p>\n",
-            esc(path),
-            esc(why)
+            escape_html(path),
+            escape_html(why)
         ),
     )
 }
 
 /// The page of an outcome other than a redirect.
 pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
-    let ibi_html = format!("<code>{}</code>", esc(ibi));
+    let ibi_html = format!("<code>{}</code>", escape_html(ibi));
     match &trace.outcome {
         Outcome::Found(f) => html(
             302,
             lang,
             pick(lang, "Encontrado", "Found"),
-            &format!("<p><a href=\"{}\">{}</a></p>\n", esc(&f.url), esc(&f.url)),
+            &format!(
+                "<p><a href=\"{}\">{}</a></p>\n",
+                escape_html(&f.url),
+                escape_html(&f.url)
+            ),
         ),
         Outcome::NotFound { unanswered, asked } => {
             let mut body = format!(
@@ -123,7 +123,7 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
                 "<p>{} {ibi_html} {} <code>{}</code>.</p>\n",
                 pick(lang, "O item", "The item"),
                 pick(lang, "não tem tradução no idioma", "has no translation in"),
-                esc(language)
+                escape_html(language)
             ),
         ),
         Outcome::Deleted { date } => html(
@@ -134,13 +134,13 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
                 "<p>{} {ibi_html} {} {}.</p>\n",
                 pick(lang, "O item", "The item"),
                 pick(lang, "foi removido em", "was removed on"),
-                esc(date)
+                escape_html(date)
             ),
         ),
         Outcome::Suspicion { archives } => {
             let list: String = archives
                 .iter()
-                .map(|a| format!("<li>{}</li>\n", esc(a)))
+                .map(|a| format!("<li>{}</li>\n", escape_html(a)))
                 .collect();
             html(
                 409,
@@ -173,7 +173,7 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
         Outcome::NoOriginal { copies } => {
             let list: String = copies
                 .iter()
-                .map(|a| format!("<li>{}</li>\n", esc(a)))
+                .map(|a| format!("<li>{}</li>\n", escape_html(a)))
                 .collect();
             html(
                 404,
@@ -197,7 +197,7 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
             &format!(
                 "<p>{} {ibi_html}: {}.</p>\n",
                 pick(lang, "A cadeia de edições de", "The chain of editions of"),
-                esc(detail)
+                escape_html(detail)
             ),
         ),
     }
@@ -224,7 +224,7 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
     }
     let mut body = format!(
         "<p><code>{}</code> — {} {:.1} ms</p>\n",
-        esc(&trace.persistent_url),
+        escape_html(&trace.persistent_url),
         pick(lang, "resolvida em", "resolved in"),
         trace.ms
     );
@@ -233,8 +233,8 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
             "<h2>{} {}: <code>{}</code>{}{}</h2>\n<table>\n<tr><th>{}</th><th>{}</th><th>ms</th><th>{}</th></tr>\n",
             pick(lang, "Rodada", "Round"),
             n + 1,
-            esc(&round.ibi),
-            if round.verblist.is_empty() { String::new() } else { format!(" <code>{}</code>", esc(&round.verblist)) },
+            escape_html(&round.ibi),
+            if round.verblist.is_empty() { String::new() } else { format!(" <code>{}</code>", escape_html(&round.verblist)) },
             if round.remembered { pick(lang, " (Arquivo lembrado)", " (remembered Archive)") } else { "" },
             pick(lang, "Arquivo", "Archive"),
             pick(lang, "resultado", "result"),
@@ -244,14 +244,14 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
             let pairs: String = a
                 .pairs
                 .iter()
-                .map(|(n, v)| format!("{} {}\n", esc(n), esc(v)))
+                .map(|(n, v)| format!("{} {}\n", escape_html(n), escape_html(v)))
                 .collect();
             body.push_str(&format!(
                 "<tr><td>{}<br><code>{}</code></td><td>{}{}</td><td>{:.1}</td><td><pre>{pairs}</pre></td></tr>\n",
-                esc(&a.address),
-                esc(&a.archive),
-                esc(&a.result),
-                a.detail.as_deref().map(|d| format!(": {}", esc(d))).unwrap_or_default(),
+                escape_html(&a.address),
+                escape_html(&a.archive),
+                escape_html(&a.result),
+                a.detail.as_deref().map(|d| format!(": {}", escape_html(d))).unwrap_or_default(),
                 a.ms
             ));
         }
@@ -261,14 +261,14 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
         Outcome::Found(f) => format!(
             "{} <a href=\"{}\">{}</a> ({})",
             pick(lang, "Escolhida:", "Chosen:"),
-            esc(&f.url),
-            esc(&f.url),
-            esc(&f.address)
+            escape_html(&f.url),
+            escape_html(&f.url),
+            escape_html(&f.address)
         ),
         other => format!(
             "{} {}",
             pick(lang, "Resultado:", "Outcome:"),
-            esc(&serde_json::to_string(other).unwrap_or_default())
+            escape_html(&serde_json::to_string(other).unwrap_or_default())
         ),
     };
     body.push_str(&format!("<p>{choice}</p>\n"));
@@ -278,4 +278,19 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
         pick(lang, "Inspeção da resolução", "Resolution inspected"),
         &body,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_reader_asked_for_is_written_as_text() {
+        let page = bad_request(PageLang::En, "/<b>&\"'x", "it's <wrong>");
+        assert_eq!(page.status, 400);
+        assert_eq!(
+            page.body,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Invalid persistent URL</title></head>\n<body>\n<h1>Invalid persistent URL</h1>\n<p>The address asked for is not a persistent URL:</p>\n<p><code>/&lt;b&gt;&amp;&quot;&#39;x</code></p>\n<p>it&#39;s &lt;wrong&gt;</p>\n</body>\n</html>\n"
+        );
+    }
 }

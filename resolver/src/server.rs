@@ -18,6 +18,7 @@ use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use ibi_archive::ibi::Ibi;
 use ibi_archive::logline;
+use ibi_archive::markup::escape_html;
 use ibi_archive::persistent::PersistentUrl;
 use ibi_archive::query::Query;
 use tokio::sync::Semaphore;
@@ -745,15 +746,15 @@ fn home(state: &AppState, lang: PageLang) -> pages::Page {
     let body = match lang {
         PageLang::Pt => format!(
             "<p>Este é um resolvedor de IBI: acrescente um IBI a este endereço para chegar ao item, por exemplo <code>{0}/8JMKD3MGP8W/35MME4E</code>; acrescente <code>?noredirect</code> para ver a resolução sem segui-la.</p>\n<p>{1} Arquivos incluídos. Serviço do resolvedor: <code>{2}</code>.</p>\n",
-            ibi_archive::markup::escape_markup(&state.config.publicurl, "&#39;"),
+            escape_html(&state.config.publicurl),
             state.archives().len(),
-            ibi_archive::markup::escape_markup(&example, "&#39;")
+            escape_html(&example)
         ),
         PageLang::En => format!(
             "<p>This is an IBI resolver: add an IBI to this address to reach the item, for example <code>{0}/8JMKD3MGP8W/35MME4E</code>; add <code>?noredirect</code> to see the resolution without following it.</p>\n<p>{1} Archives included. Resolver service: <code>{2}</code>.</p>\n",
-            ibi_archive::markup::escape_markup(&state.config.publicurl, "&#39;"),
+            escape_html(&state.config.publicurl),
             state.archives().len(),
-            ibi_archive::markup::escape_markup(&example, "&#39;")
+            escape_html(&example)
         ),
     };
     pages::Page {
