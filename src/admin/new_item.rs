@@ -29,6 +29,7 @@
 
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
+use std::io::Write;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -523,10 +524,18 @@ pub(crate) fn install(
     }
 }
 
-/// Creates `path` (it must not exist) with `bytes`, whole or not at all (see
-/// [`crate::atomic`]).
+/// Creates `path` (it must not exist) with `bytes`, synced. A file of the temporary
+/// directory an item is built in: the item is whole or absent by the rename of that
+/// directory (see [`install`]), so the file needs no temporary of its own.
 fn write_new(path: &Path, bytes: &[u8]) -> Result<(), AdminError> {
-    crate::atomic::create(path, bytes, 0o666).map_err(|e| io_err("cannot create", path, e))
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| io_err("cannot create", path, e))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| io_err("cannot write", path, e))
 }
 
 /// Syncs every directory under `dir` (deepest first), then `dir`.
