@@ -3,7 +3,9 @@
 //! Archive request instead of one per included Archive.
 //!
 //! - Bounded: at most `entries` IBIs, the least recently used forgotten first, in memory
-//!   and in the registry's `locations` table (pruned to the same size, oldest first).
+//!   and in the registry's `locations` table (an IBI the memory evicts is deleted from
+//!   the table; the table is also pruned to the same size, oldest written first, for the
+//!   rows a full queue or a smaller `entries` left over).
 //! - Kept in the registry database, so a restart does not start cold: the newest
 //!   `entries` rows are loaded at start. Writes go to one thread of their own, in batches,
 //!   through a bounded queue: a resolution never waits for the disk, and when the queue is
@@ -168,7 +170,7 @@ impl LocationMemory {
             return;
         };
         let used = now_secs();
-        let archive: Arc<str> = {
+        let (archive, evicted) = {
             let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(entry) = map.lru.get_mut(ibi) {
                 if &*entry.archive == archive {
@@ -176,15 +178,23 @@ impl LocationMemory {
                 }
             }
             let archive = map.name(archive);
-            map.lru.put(
+            let pushed_out = map.lru.push(
                 ibi.into(),
                 Entry {
                     archive: archive.clone(),
                     written: used,
                 },
             );
-            archive
+            // `push` hands back the entry it replaced (same IBI) or the one it evicted.
+            let evicted = pushed_out.filter(|(key, _)| &**key != ibi);
+            (archive, evicted.map(|(key, _)| key))
         };
+        // The evicted IBI leaves the table with the memory: pruning by the time a row was
+        // written would not follow the memory's order (a recall within REFRESH_SECS does
+        // not rewrite its row), and could drop a row the memory still holds.
+        if let Some(key) = evicted {
+            self.send(Change::Forget(key.into()));
+        }
         self.send(Change::Set {
             ibi: ibi.to_string(),
             archive,
@@ -369,6 +379,28 @@ mod tests {
         assert_eq!(again.recall("i1").as_deref(), Some(A));
         assert_eq!(again.recall("i4").as_deref(), Some(B));
         assert_eq!(again.recall("i3"), None);
+    }
+
+    /// The table holds what the memory holds: an IBI evicted from memory is forgotten in
+    /// the table too, and one still in memory is never pruned from the table because its
+    /// row was written earlier than the evicted one's (a recall within the refresh
+    /// interval does not rewrite its row).
+    #[test]
+    fn the_table_holds_what_the_memory_holds_after_an_eviction() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = registry(dir.path());
+        let memory = LocationMemory::open(&path, 3).unwrap();
+        memory.remember("i1", A);
+        memory.remember("i2", B);
+        memory.remember("i3", A);
+        memory.flush(Duration::from_secs(10));
+        assert_eq!(memory.recall("i1").as_deref(), Some(A));
+        memory.remember("i4", B);
+        memory.flush(Duration::from_secs(10));
+        assert_eq!(
+            table(&path),
+            vec![pair("i1", A), pair("i3", A), pair("i4", B)]
+        );
     }
 
     #[test]
