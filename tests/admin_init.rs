@@ -8,6 +8,8 @@ mod common;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use ibi_archive::ibi::{IbiDate, Rep};
+
 use common::{command, mask_urlkey, pair_value, pairs_of_run, parse_cgi, run_cmd, Cgi, CgiOutput};
 
 /// `init` of an Archive reached at archive.example.org:8081, IBIps coded for 127.0.0.1.
@@ -229,8 +231,9 @@ fn the_service_date_is_never_minted_again_and_taken_dates_are_skipped() {
     // The distributor holds the service item's date: the next date is after it.
     let service_date = service.rsplit_once('/').unwrap().1;
     let secs: i64 = state.trim().parse().unwrap();
-    let date = chrono::DateTime::from_timestamp(secs, 0).unwrap();
-    assert_eq!(date.format("%m.%d.%H.%M.%S").to_string(), service_date);
+    // The name leaves out the seconds when they are 00 (as at a minute boundary).
+    let date = IbiDate::new(secs, "").unwrap().rep_suffix();
+    assert_eq!(date.split_once('/').unwrap().1, service_date);
 
     // Items made by hand at each of the next 4 seconds after a state of now: `new` moves
     // past every one of them instead of failing.
@@ -239,8 +242,8 @@ fn the_service_date_is_never_minted_again_and_taken_dates_are_skipped() {
     let prefix = root.join("col/example.org/archive.8081");
     let mut taken = Vec::new();
     for s in 1..=4 {
-        let d = chrono::DateTime::from_timestamp(now + s, 0).unwrap();
-        let rel = d.format("%Y/%m.%d.%H.%M.%S").to_string();
+        // Named as `new` names them: a date on a minute has no seconds in its name.
+        let rel = IbiDate::new(now + s, "").unwrap().rep_suffix();
         std::fs::create_dir_all(prefix.join(&rel).join("doc")).unwrap();
         std::fs::write(
             prefix.join(&rel).join("item.toml"),
@@ -255,8 +258,11 @@ fn the_service_date_is_never_minted_again_and_taken_dates_are_skipped() {
     let made = pairs_of_run(&["new", "--root", root.to_str().unwrap(), f.to_str().unwrap()]);
     let rep = pair_value(&made, "rep");
     assert!(!taken.iter().any(|t| t == rep), "{rep} was taken");
+    // Compared as dates: as text, a name on a minute (`…21.52`) sorts before the names of
+    // that minute's seconds (`…21.52.01`).
+    let date_of = |r: &str| Rep::parse(r).unwrap().date();
     assert!(
-        rep > taken.last().unwrap().as_str(),
+        date_of(rep) > date_of(taken.last().unwrap()),
         "{rep} after {taken:?}"
     );
     for t in &taken {
