@@ -294,3 +294,22 @@ fn copy_tree_keeps_symlinks_and_latin1_names() {
         .file_type()
         .is_symlink());
 }
+
+/// A connection the harness opens is not inherited by the processes a test starts: a web
+/// server started by one test while another holds a hundred connections would otherwise
+/// hold them too, open after that test has closed its end, and count them against its
+/// own descriptors.
+#[test]
+fn connections_are_not_inherited_by_started_processes() {
+    use std::os::fd::AsRawFd;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stream = common::connect_from([127, 0, 0, 1].into(), addr).unwrap();
+    let fd = stream.as_raw_fd();
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("test -e /proc/self/fd/{fd}"))
+        .status()
+        .unwrap();
+    assert!(!status.success(), "descriptor {fd} was inherited");
+}

@@ -59,14 +59,16 @@ pub fn http_get_from(source: IpAddr, url: &str) -> Response {
     http_raw_from(Some(source), authority, req.as_bytes(), false)
 }
 
-/// A connection to `addr` from the local address `source` (any port).
+/// A connection to `addr` from the local address `source` (any port). Close-on-exec, as
+/// every descriptor std opens: the servers other tests start at the same time must not
+/// inherit it.
 pub fn connect_from(source: IpAddr, addr: SocketAddr) -> std::io::Result<TcpStream> {
-    use rustix::net::{bind, connect, socket, AddressFamily, SocketType};
+    use rustix::net::{bind, connect, socket_with, AddressFamily, SocketFlags, SocketType};
     let family = match source {
         IpAddr::V4(_) => AddressFamily::INET,
         IpAddr::V6(_) => AddressFamily::INET6,
     };
-    let fd = socket(family, SocketType::STREAM, None)?;
+    let fd = socket_with(family, SocketType::STREAM, SocketFlags::CLOEXEC, None)?;
     bind(&fd, &SocketAddr::new(source, 0))?;
     connect(&fd, &addr)?;
     Ok(TcpStream::from(fd))
