@@ -143,25 +143,18 @@ impl LocationMemory {
 
     /// The Archive (service IBI) remembered for `ibi` (a registry key), if any.
     pub fn recall(&self, ibi: &str) -> Option<Arc<str>> {
-        let map = self.map.as_ref()?;
-        let (archive, stale) = {
-            let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
-            let entry = map.lru.get_mut(ibi)?;
-            let now = now_secs();
-            let stale = now - entry.written >= REFRESH_SECS;
-            if stale {
-                entry.written = now;
-            }
-            (entry.archive.clone(), stale.then_some(now))
-        };
-        if let Some(used) = stale {
+        let mut map = self.map.as_ref()?.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = map.lru.get_mut(ibi)?;
+        let now = now_secs();
+        if now - entry.written >= REFRESH_SECS {
+            entry.written = now;
             self.send(Change::Set {
                 ibi: ibi.to_string(),
-                archive: archive.clone(),
-                used,
+                archive: entry.archive.clone(),
+                used: now,
             });
         }
-        Some(archive)
+        Some(entry.archive.clone())
     }
 
     /// Remembers that `archive` answered for `ibi`.
@@ -170,30 +163,23 @@ impl LocationMemory {
             return;
         };
         let used = now_secs();
-        let (archive, evicted) = {
-            let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(entry) = map.lru.get_mut(ibi) {
-                if &*entry.archive == archive {
-                    return;
-                }
-            }
-            let archive = map.name(archive);
-            let pushed_out = map.lru.push(
-                ibi.into(),
-                Entry {
-                    archive: archive.clone(),
-                    written: used,
-                },
-            );
-            // `push` hands back the entry it replaced (same IBI) or the one it evicted.
-            let evicted = pushed_out.filter(|(key, _)| &**key != ibi);
-            (archive, evicted.map(|(key, _)| key))
+        let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+        if map.lru.get_mut(ibi).is_some_and(|e| &*e.archive == archive) {
+            return;
+        }
+        let archive = map.name(archive);
+        let entry = Entry {
+            archive: archive.clone(),
+            written: used,
         };
+        // `push` hands back the entry it replaced (the same IBI) or the one it evicted.
         // The evicted IBI leaves the table with the memory: pruning by the time a row was
         // written would not follow the memory's order (a recall within REFRESH_SECS does
-        // not rewrite its row), and could drop a row the memory still holds.
-        if let Some(key) = evicted {
-            self.send(Change::Forget(key.into()));
+        // not rewrite its row), and could delete a row the memory still holds.
+        if let Some((evicted, _)) = map.lru.push(ibi.into(), entry) {
+            if &*evicted != ibi {
+                self.send(Change::Forget(evicted.into()));
+            }
         }
         self.send(Change::Set {
             ibi: ibi.to_string(),
@@ -207,13 +193,8 @@ impl LocationMemory {
         let Some(map) = &self.map else {
             return;
         };
-        let had = map
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .lru
-            .pop(ibi)
-            .is_some();
-        if had {
+        let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+        if map.lru.pop(ibi).is_some() {
             self.send(Change::Forget(ibi.to_string()));
         }
     }
@@ -242,6 +223,9 @@ impl LocationMemory {
         }
     }
 
+    /// Queues `change` for the writer. Called with the map locked, so that the table sees
+    /// the changes in the order the memory made them (an IBI evicted by one resolution
+    /// and remembered again by another is not deleted after it was written again).
     fn send(&self, change: Change) {
         if let Some(tx) = &self.writes {
             // Full: dropped (a fan-out later, never a wrong answer). Disconnected: the
