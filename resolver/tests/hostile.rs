@@ -176,11 +176,17 @@ impl Resolver {
     /// The one line logged since there were `before`: waits for it, then checks that no
     /// second one follows.
     fn one_line_after(&self, before: usize) -> String {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while self.lines().len() <= before {
+        self.lines_after(before, 1).remove(0)
+    }
+
+    /// The `count` lines logged since there were `before`: waits (at most [`QUICKLY`]) for
+    /// them, then checks that no more follow.
+    fn lines_after(&self, before: usize, count: usize) -> Vec<String> {
+        let deadline = Instant::now() + QUICKLY;
+        while self.lines().len() < before + count {
             assert!(
                 Instant::now() < deadline,
-                "no log line for the request:\n{}",
+                "fewer than {count} log lines:\n{}",
                 self.log()
             );
             std::thread::sleep(Duration::from_millis(10));
@@ -189,11 +195,11 @@ impl Resolver {
         let lines = self.lines();
         assert_eq!(
             lines.len(),
-            before + 1,
-            "more than one log line for one request:\n{}",
+            before + count,
+            "more than {count} log lines:\n{}",
             lines[before..].join("\n")
         );
-        lines[before].clone()
+        lines[before..].to_vec()
     }
 
     /// `ibi-resolver COMMAND … --config` of this resolver.
@@ -1396,10 +1402,11 @@ fn a_slow_client_is_cut_off_by_the_head_timeout_without_delaying_others() {
     }
     dripping.join().unwrap();
     // One line per request, and one for the slow client.
-    std::thread::sleep(Duration::from_millis(200));
-    let lines = r.lines();
-    let new: Vec<String> = lines[n..].iter().map(|l| untimed(l)).collect();
-    assert_eq!(new.len(), others + 1, "{}", new.join("\n"));
+    let new: Vec<String> = r
+        .lines_after(n, others + 1)
+        .iter()
+        .map(|l| untimed(l))
+        .collect();
     assert_eq!(
         new.iter()
             .filter(|l| *l == "ibi-resolver: 127.0.0.1 \"GET /\" 200 Tms ")
