@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::{free_port, http_get, http_raw, Response};
@@ -31,17 +33,21 @@ const KEY: &str = "1234567890";
 /// The service IBI of an Archive included by hand (no `ibi-archive` behind it).
 const BY_HAND: &str = "urlib.net/www/2012/01.01.01.01";
 
-/// A listener that accepts connections and never answers; its address.
-fn silent_listener() -> String {
+/// A listener that accepts connections and never answers; its address, and the number of
+/// connections it has accepted.
+fn silent_listener() -> (String, Arc<AtomicUsize>) {
     let silent = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = silent.local_addr().unwrap().to_string();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counter = accepted.clone();
     std::thread::spawn(move || {
         let mut held = Vec::new();
         for c in silent.incoming() {
             held.push(c);
+            counter.fetch_add(1, Ordering::SeqCst);
         }
     });
-    address
+    (address, accepted)
 }
 
 /// A copy of the sample Archive as `name`, keeping only the items under `keep` (paths
@@ -662,7 +668,7 @@ fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
     let s = system_with("3s", "[metrics]\nnetworks = [\"127.0.0.1/32\"]\n", |_| {});
     // A listener that accepts and never answers, included by hand (its confirmation
     // times out: included, unsuccessful).
-    let address = silent_listener();
+    let (address, _) = silent_listener();
     assert_eq!(
         s.include_by_hand(&address),
         "status.archive included\r\nstatus.confirmation unsuccessful\r\n"
@@ -989,11 +995,20 @@ fn a_dead_archive_falls_dormant_is_probed_and_wakes_when_it_answers() {
 fn beyond_its_resolutions_the_resolver_answers_503_with_retry_after() {
     let s = system_with("2s", "[limits]\nresolutions = 1\n", |_| {});
     // An Archive that accepts and never answers keeps a miss under way for 2 s.
-    let address = silent_listener();
+    let (address, accepted) = silent_listener();
     s.include_by_hand(&address);
     let base = s.resolver.base();
+    let confirmed = accepted.load(Ordering::SeqCst);
     let first = std::thread::spawn(move || get(&format!("{base}/8JMKD3MGP8W/35MME4F"), "en"));
-    std::thread::sleep(Duration::from_millis(500));
+    // Under way once the silent Archive has been asked.
+    let deadline = Instant::now() + common::HANG_GUARD;
+    while accepted.load(Ordering::SeqCst) == confirmed {
+        assert!(
+            Instant::now() < deadline,
+            "the silent Archive was never asked"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let r = s.page("/8JMKD3MGP8W/35MME4E", "en");
     assert_eq!(r.status, 503, "{}", r.text());
     assert_eq!(r.header("retry-after"), Some("1"));
