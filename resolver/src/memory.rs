@@ -328,6 +328,17 @@ mod tests {
             .collect()
     }
 
+    /// A memory of 3 entries at `dir`, full: i1 and i3 at A, i2 at B, i1 the least
+    /// recently used.
+    fn three_remembered(dir: &Path) -> (std::path::PathBuf, LocationMemory) {
+        let path = registry(dir);
+        let memory = LocationMemory::open(&path, 3).unwrap();
+        memory.remember("i1", A);
+        memory.remember("i2", B);
+        memory.remember("i3", A);
+        (path, memory)
+    }
+
     fn pair(ibi: &str, archive: &str) -> (String, String) {
         (ibi.to_string(), archive.to_string())
     }
@@ -335,11 +346,7 @@ mod tests {
     #[test]
     fn the_least_recently_used_is_forgotten_in_memory_and_in_the_table() {
         let dir = tempfile::tempdir().unwrap();
-        let path = registry(dir.path());
-        let memory = LocationMemory::open(&path, 3).unwrap();
-        memory.remember("i1", A);
-        memory.remember("i2", B);
-        memory.remember("i3", A);
+        let (path, memory) = three_remembered(dir.path());
         // i1 used again: i2 is now the least recently used, and goes first.
         assert_eq!(memory.recall("i1").as_deref(), Some(A));
         memory.remember("i4", B);
@@ -372,11 +379,7 @@ mod tests {
     #[test]
     fn the_table_holds_what_the_memory_holds_after_an_eviction() {
         let dir = tempfile::tempdir().unwrap();
-        let path = registry(dir.path());
-        let memory = LocationMemory::open(&path, 3).unwrap();
-        memory.remember("i1", A);
-        memory.remember("i2", B);
-        memory.remember("i3", A);
+        let (path, memory) = three_remembered(dir.path());
         memory.flush(Duration::from_secs(10));
         assert_eq!(memory.recall("i1").as_deref(), Some(A));
         memory.remember("i4", B);
