@@ -17,10 +17,7 @@ pub struct CgiOutput {
 
 impl CgiOutput {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        super::http::header(&self.headers, name)
     }
 
     pub fn text(&self) -> String {

@@ -27,10 +27,7 @@ pub struct Response {
 impl Response {
     /// The first header with this name (compared case-insensitively).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        header(&self.headers, name)
     }
 
     /// The Content-Type header, or "" when there is none.
@@ -254,7 +251,8 @@ fn parse_head(buf: &[u8]) -> Option<Result<Head, String>> {
     }))
 }
 
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+/// The value of the first of `headers` named `name` (compared case-insensitively).
+pub(super) fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
     headers
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case(name))
