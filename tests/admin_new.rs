@@ -768,7 +768,8 @@ fn links_that_cannot_be_made_here_are_noted() {
     assert_eq!((code, out.as_str()), (0, "checked 16 items: 0 faults\n"));
 }
 
-/// Both items `create` stores are stamped with the time of the clock its caller gives.
+/// Both items `create` stores are minted and stamped on the clock its caller gives: their
+/// IBIs are dated in the second their timestamps give.
 #[test]
 fn the_items_are_stamped_with_the_time_given() {
     let f = archive();
@@ -783,6 +784,8 @@ fn the_items_are_stamped_with_the_time_given() {
     let (meta, _) = created.metadata.unwrap();
     for rep in [created.rep.as_str(), meta.as_str()] {
         assert_eq!(timestamp(f.root(), rep), "2009-02-13T23:31:30Z", "{rep}");
+        let date = ibi_archive::ibi::Rep::parse(rep).unwrap().date();
+        assert_eq!(date.seconds(), 1_234_567_890, "{rep}");
     }
 }
 

@@ -8,6 +8,7 @@
 mod common;
 
 use ibi_archive::ibi::distributor::{Distributor, Granularity, PosixTime};
+use ibi_archive::time::SystemClock;
 use std::process::{Command, Stdio};
 
 const STATE_ENV: &str = "IBI_ARCHIVE_TEST_MINTING_STATE";
@@ -22,7 +23,9 @@ fn child_mints_once() {
         return;
     };
     let r = Granularity::parse("0.01").unwrap();
-    let issued = Distributor::new(state, r).next_step().unwrap();
+    let issued = Distributor::new(state, r, &SystemClock)
+        .next_step()
+        .unwrap();
     let previous = issued
         .previous
         .map_or_else(|| "-".to_string(), |p| p.to_string());

@@ -60,8 +60,8 @@ pub struct Initialized {
 /// The entries of a root that make it (part of) an Archive.
 const ARCHIVE_ENTRIES: [&str; 3] = ["archive.toml", "col", "var"];
 
-/// Creates an Archive at `root` (made if missing; it must not hold one); the service item
-/// records the time `clock` gives once its IBI is minted.
+/// Creates an Archive at `root` (made if missing; it must not hold one); the service
+/// item's IBI is minted on `clock`, and the item records the time it gives once minted.
 pub fn init(root: &Path, req: &InitRequest, clock: &dyn Clock) -> Result<Initialized, AdminError> {
     for name in ARCHIVE_ENTRIES {
         let path = root.join(name);
@@ -116,7 +116,7 @@ pub fn init(root: &Path, req: &InitRequest, clock: &dyn Clock) -> Result<Initial
         .create(&col)
         .map_err(|e| io_err("cannot create", &col, e))?;
 
-    let date = Distributor::new(var.join("minting.state"), req.granularity)
+    let date = Distributor::new(var.join("minting.state"), req.granularity, clock)
         .next()
         .map_err(|e| AdminError::new(format!("cannot mint: {e}")))?;
     let now = clock.now();

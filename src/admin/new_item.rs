@@ -97,8 +97,9 @@ struct Planned {
     rel: PathBuf,
 }
 
-/// Creates the item (and its metadata item) in the Archive at `root`, stamped with the
-/// time `clock` gives once their IBIs are minted (minting may wait for its date).
+/// Creates the item (and its metadata item) in the Archive at `root`: their IBIs are
+/// minted on `clock` (minting may wait on it for its date), and they are stamped with the
+/// time it gives once minted.
 pub fn create(root: &Path, req: &NewItem, clock: &dyn Clock) -> Result<Created, AdminError> {
     let config = Config::load(root).map_err(|e| AdminError::new(e.to_string()))?;
     let col = root.join("col");
@@ -106,7 +107,7 @@ pub fn create(root: &Path, req: &NewItem, clock: &dyn Clock) -> Result<Created, 
     let store = Store::new(root);
     let mut notes = Vec::new();
     let related = check_related(&store, req, &mut notes)?;
-    let ((rep, ibip), meta_ids) = item_ids(root, &col, &config, req)?;
+    let ((rep, ibip), meta_ids) = item_ids(root, &col, &config, req, clock)?;
     let now = clock.now();
     // The metadata item first: the data item will point at it.
     if let Some(meta) = &meta_ids {
@@ -153,10 +154,11 @@ fn item_ids(
     col: &Path,
     config: &Config,
     req: &NewItem,
+    clock: &dyn Clock,
 ) -> Result<(Ids, Option<Ids>), AdminError> {
     let needs_minting = req.copy_of.is_none() || !req.dc.is_empty();
     let minter = if needs_minting {
-        Some(minter(root, config)?)
+        Some(minter(root, config, clock)?)
     } else {
         None
     };
@@ -234,7 +236,11 @@ fn check_related(
 
 /// The `[minting]` settings of archive.toml and the distributor that gives their dates
 /// (its state in `var/minting.state`).
-fn minter(root: &Path, config: &Config) -> Result<(Minting, Distributor), AdminError> {
+fn minter<'c>(
+    root: &Path,
+    config: &Config,
+    clock: &'c dyn Clock,
+) -> Result<(Minting, Distributor<'c>), AdminError> {
     let toml = root.join("archive.toml");
     let m = config
         .minting()
@@ -249,7 +255,7 @@ fn minter(root: &Path, config: &Config) -> Result<(Minting, Distributor), AdminE
         .map_err(|e| AdminError::new(format!("minting.granularity: {e}")))?;
     let var = root.join("var");
     fs::create_dir_all(&var).map_err(|e| io_err("cannot create", &var, e))?;
-    Ok((m, Distributor::new(var.join("minting.state"), r)))
+    Ok((m, Distributor::new(var.join("minting.state"), r, clock)))
 }
 
 /// The IBI of a Copy, as given: its IBIp, when given, must code the date of its rep.

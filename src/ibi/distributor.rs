@@ -15,7 +15,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use super::{IbiDate, IbiError};
-use crate::time::{Clock, SystemClock};
+use crate::time::Clock;
 
 const NANOS_PER_SEC: i128 = 1_000_000_000;
 
@@ -282,36 +282,23 @@ pub struct Issued {
 /// crash leaves the old state or the new one, never a torn one. (The lock is not on the
 /// state file itself because the rename replaces that file: a process waiting on the old
 /// one would then read stale state.)
-pub struct Distributor {
+pub struct Distributor<'c> {
     state: PathBuf,
     r: Granularity,
-    clock: Box<dyn Clock>,
-    max_wait: Duration,
+    clock: &'c dyn Clock,
 }
 
-impl Distributor {
+impl<'c> Distributor<'c> {
     /// A distributor with granularity `r` keeping its state in `state` (e.g.
-    /// `<archive>/var/minting.state`; its directory must exist).
-    pub fn new(state: impl AsRef<Path>, r: Granularity) -> Distributor {
+    /// `<archive>/var/minting.state`; its directory must exist), reading and waiting on
+    /// `clock`. It waits at most r + 60 s: a run that would wait longer (the state is ahead
+    /// of the clock, e.g. after the clock was set back) fails instead of stalling.
+    pub fn new(state: impl AsRef<Path>, r: Granularity, clock: &'c dyn Clock) -> Distributor<'c> {
         Distributor {
             state: state.as_ref().to_path_buf(),
             r,
-            clock: Box::new(SystemClock),
-            max_wait: Duration::from_nanos(r.nanos as u64) + Duration::from_secs(60),
+            clock,
         }
-    }
-
-    /// Uses `clock` in place of the system clock.
-    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Distributor {
-        self.clock = Box::new(clock);
-        self
-    }
-
-    /// The longest wait accepted (default r + 60 s). A run that would wait longer — the state
-    /// is ahead of the clock, e.g. after the clock was set back — fails instead of stalling.
-    pub fn with_max_wait(mut self, max_wait: Duration) -> Distributor {
-        self.max_wait = max_wait;
-        self
     }
 
     /// Runs Algorithm 4 once, waiting as it says, and returns date-for-suffix.
@@ -334,10 +321,10 @@ impl Distributor {
         // The lock holds until `lock` is dropped (or the process dies).
 
         let previous = self.read_state()?;
-        let current = PosixTime::now(&*self.clock);
+        let current = PosixTime::now(self.clock);
         let decision = next_date(current, previous, self.r);
         let delay = decision.delay(current);
-        if delay > self.max_wait {
+        if delay > Duration::from_nanos(self.r.nanos as u64) + Duration::from_secs(60) {
             return Err(IbiError::new(format!(
                 "minting state {} holds {}, ahead of the clock ({}) by {:.3} s: refusing to wait",
                 self.state.display(),
@@ -350,7 +337,7 @@ impl Distributor {
         let mut now = current;
         while now < decision.creation {
             self.clock.sleep(decision.delay(now));
-            now = PosixTime::now(&*self.clock);
+            now = PosixTime::now(self.clock);
         }
         let date = decision.for_suffix.to_ibi_date()?;
         self.write_state(decision.for_suffix)?;
@@ -405,8 +392,8 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> IbiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::ManualClock;
     use std::fs;
-    use std::sync::{Arc, Mutex};
 
     fn at(s: &str) -> PosixTime {
         PosixTime::parse(s).unwrap()
@@ -475,51 +462,30 @@ mod tests {
         assert!(PosixTime::from_ibi_date(&fine).is_err());
     }
 
-    /// A clock that only moves when slept on, and counts the sleeps.
-    #[derive(Clone)]
-    struct FakeClock {
-        now: Arc<Mutex<i128>>,
-        slept: Arc<Mutex<u32>>,
-    }
-
-    impl FakeClock {
-        fn at(s: &str) -> FakeClock {
-            FakeClock {
-                now: Arc::new(Mutex::new(at(s).nanos)),
-                slept: Arc::new(Mutex::new(0)),
-            }
-        }
-        fn slept(&self) -> u32 {
-            *self.slept.lock().unwrap()
-        }
-    }
-
-    impl Clock for FakeClock {
-        fn now_nanos(&self) -> i128 {
-            *self.now.lock().unwrap()
-        }
-        fn sleep(&self, d: Duration) {
-            *self.now.lock().unwrap() += d.as_nanos() as i128;
-            *self.slept.lock().unwrap() += 1;
-        }
+    /// A clock at the instant `s` (POSIX seconds, with a fraction).
+    fn clock_at(s: &str) -> ManualClock {
+        let clock = ManualClock::at(at(s).secs());
+        clock.advance(Duration::from_nanos(at(s).subsec_nanos().into()));
+        clock
     }
 
     #[test]
     fn distributor_keeps_state_and_waits() {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("minting.state");
-        let clock = FakeClock::at("1287588115.186234");
-        let d = Distributor::new(&state, Granularity::SECOND).with_clock(clock.clone());
+        let clock = clock_at("1287588115.186234");
+        let d = Distributor::new(&state, Granularity::SECOND, &clock);
         let first = d.next_step().unwrap();
         assert_eq!(first.previous, None);
         assert_eq!(first.date.rep_suffix(), "2010/10.20.15.21.55");
         assert_eq!(fs::read_to_string(&state).unwrap(), "1287588115\n");
-        assert_eq!(clock.slept(), 0);
+        assert_eq!(clock.slept(), Duration::ZERO);
         // Same second again: waits for the next one.
         let second = d.next_step().unwrap();
         assert_eq!(second.previous, Some(at("1287588115")));
         assert_eq!(second.date.rep_suffix(), "2010/10.20.15.21.56");
-        assert_eq!(clock.slept(), 1);
+        // Once, to the second: 1 - 0.186234 s.
+        assert_eq!(clock.slept(), Duration::from_micros(813_766));
         assert_eq!(PosixTime::now(&clock), at("1287588116"));
         assert_eq!(fs::read_to_string(&state).unwrap(), "1287588116\n");
         // The state and its lock, and no temporary file.
@@ -535,8 +501,8 @@ mod tests {
     fn corrupt_or_future_state_is_a_clear_error() {
         let dir = tempfile::tempdir().unwrap();
         let state = dir.path().join("minting.state");
-        let clock = FakeClock::at("1287588115");
-        let d = Distributor::new(&state, Granularity::SECOND).with_clock(clock.clone());
+        let clock = clock_at("1287588115");
+        let d = Distributor::new(&state, Granularity::SECOND, &clock);
         for bad in ["", "garbage\n", "1287588115.5.5\n", "1287588115\n\n"] {
             fs::write(&state, bad).unwrap();
             assert_eq!(
@@ -558,6 +524,6 @@ mod tests {
         );
         // Nothing was written by the failed runs.
         assert_eq!(fs::read_to_string(&state).unwrap(), "1287598115\n");
-        assert_eq!(clock.slept(), 0);
+        assert_eq!(clock.slept(), Duration::ZERO);
     }
 }
