@@ -43,7 +43,7 @@ pub fn write_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io:
 /// Creates `name` in the directory `dir` holding `bytes` (with `mode`, less the umask),
 /// unless something has that name: then the error is of kind `AlreadyExists`, and what
 /// is there is left as it is (another process may have just written it).
-pub fn create_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
+fn create_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
     let tmp = write_temp(dir, name, bytes, mode)?;
     let linked = rfs::linkat(dir, tmp.as_str(), dir, name, AtFlags::empty());
     let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());

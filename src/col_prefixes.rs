@@ -288,7 +288,7 @@ impl ListingText {
     }
 
     /// The same, as names and stamps; `None` when some line does not read.
-    pub fn to_listing(&self) -> Option<Listing> {
+    fn to_listing(&self) -> Option<Listing> {
         let subdomains = self
             .subdomains()
             .map(|sub| {
