@@ -65,7 +65,7 @@ impl Record {
         )
     }
 
-    /// Reads a line written by [`Record::to_line`] (without its newline).
+    /// Reads a line written by `Record::to_line` (without its newline).
     pub fn parse_line(line: &str) -> Option<Record> {
         let mut f = line.split('\t');
         let time = chrono::DateTime::parse_from_rfc3339(f.next()?)

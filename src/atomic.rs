@@ -59,7 +59,9 @@ pub fn write(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     write_at(dir.as_fd(), name, bytes, mode)
 }
 
-/// [`create_at`] for the file `path`, in a directory named by the caller.
+/// Creates the file `path` holding `bytes` (with `mode`, less the umask), in a directory
+/// named by the caller, unless something has that name: then the error is of kind
+/// `AlreadyExists`, and what is there is left as it is.
 pub fn create(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let (dir, name) = open_parent(path)?;
     create_at(dir.as_fd(), name, bytes, mode)

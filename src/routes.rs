@@ -37,7 +37,7 @@ pub enum Route {
 }
 
 /// Routes a request path (`raw`, still %-escaped as it came on the request line).
-/// Routing looks at no file: what is there is [`file`]'s question.
+/// Routing looks at no file: what is there is [`file()`]'s question.
 pub fn route(config: &Config, raw: &str) -> Route {
     match decode_path(raw) {
         Some(path) => route_decoded(config, &path),

@@ -3,7 +3,7 @@
 //!
 //! Every request goes through one `reqwest` client (connection pooling) that never follows
 //! a redirect, never uses a proxy from the environment, reads at most [`MAX_ANSWER`]
-//! bytes, and resolves host names through [`PolicyResolver`], which drops every address
+//! bytes, and resolves host names through `PolicyResolver`, which drops every address
 //! outside `[archives].networks` (by default: loopback, private, link-local, multicast and
 //! other non-public ranges), so a name that points inside the resolver's network later
 //! is refused at connection time too, not only at inclusion.

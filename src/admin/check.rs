@@ -24,13 +24,13 @@
 //!
 //! After the walk: loops of next editions among the items here, one fault per loop, on
 //! the item.toml that sorts first. Before it: archive.toml loads — every setting, as the
-//! service, `new` and `include`/`exclude` read it: [`Config::load`] checks [minting] as
-//! `new` mints, and [registration] is checked by `include`'s own function — and its
+//! service, `new` and `include`/`exclude` read it: [`Config::load`] checks `[minting]` as
+//! `new` mints, and `[registration]` is checked by `include`'s own function — and its
 //! `archiveserviceibi` is an Original item here. A fault of a TOML text is placed at its
 //! line and column (`archive.toml:12:15: …`).
 //!
 //! When archive.toml does not load, what can still be read of it (its
-//! `archiveserviceibi`, whether it has a [registration]) is used; the checks that need
+//! `archiveserviceibi`, whether it has a `[registration]`) is used; the checks that need
 //! what cannot be read are skipped, and one note says which (no false fault: the service
 //! item, whose URL is no file, would otherwise be judged as an item without files). With
 //! neither archive.toml nor col/, the root is no Archive: that one fault is reported.

@@ -76,7 +76,7 @@ pub fn check_rep_settings(host: &str, port: u16, r: Granularity) -> Result<(), I
 /// Algorithm 5: the IBIp prefix of an IP address and port — the address text (see
 /// [`super::ip`]) read in base 11 (IPv4) or 17 (IPv6), written in base 27, then `W`
 /// (IPv4) or `X` (IPv6), then the port in base 27 unless it is 800. Port 0 has no IBIp
-/// (the prefix made would not parse); [`mint`] refuses it.
+/// (the prefix made would not parse); `mint` refuses it.
 pub fn ibip_prefix(ip: IpAddr, port: u16) -> String {
     let n = text_to_number(&ip_text(ip)).expect("the text of an address is an address");
     let mut out = base27::encode(&n);
@@ -96,7 +96,7 @@ pub const REP_DEFAULT_PORT: u16 = 80;
 /// examples pair port 80 in the rep with no coded port in the IBIp
 /// (`sid.inpe.br/mtc-m18@80/2009/07.21.13.23` is `8JMKD3MGP8W/35MME4E`). So the two ports
 /// are set apart, each with its own default: `ibi-archive ibi mint` (--port, --ibip-port)
-/// and `ibi-archive new` ([minting] port, ibipport) follow this one rule.
+/// and `ibi-archive new` (`[minting]` port, ibipport) follow this one rule.
 pub const IBIP_DEFAULT_PORT: u16 = 800;
 
 /// Algorithms 3 and 7: the rep of `host`:`rep_port` and, given the server's IP, the IBIp
