@@ -17,18 +17,19 @@ mod common;
 use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{free_port, http_get, http_raw, Response};
+use common::resolver::{
+    archive, archive_cmd, configure, counts, get, inclusion_request, Resolver, KEY, SAMPLE_SERVICE,
+};
+use common::{free_port, http_get, Response};
 
-const RESOLVER_IBI: &str = "J8LNKB5R7W/3FUQHC5";
-const ALPHA: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+const ALPHA: &str = SAMPLE_SERVICE;
 const BETA: &str = "sid.inpe.br/mtc-m19@80/2009/08.21.17.02";
 const GAMMA: &str = "urlib.net/www/2011/03.04.05.06";
-const KEY: &str = "1234567890";
 
 /// The service IBI of an Archive included by hand (no `ibi-archive` behind it).
 const BY_HAND: &str = "urlib.net/www/2012/01.01.01.01";
@@ -48,187 +49,6 @@ fn silent_listener() -> (String, Arc<AtomicUsize>) {
         }
     });
     (address, accepted)
-}
-
-/// A copy of the sample Archive as `name`, keeping only the items under `keep` (paths
-/// below col/; all when empty) and dropping those under `drop`.
-fn archive(tmp: &Path, name: &str, service: &str, keep: &[&str], drop: &[&str]) -> PathBuf {
-    let root = tmp.join(name);
-    common::copy_sample(&root);
-    for d in drop {
-        std::fs::remove_dir_all(root.join("col").join(d)).unwrap();
-    }
-    if !keep.is_empty() {
-        let col = root.join("col");
-        let kept = tmp.join(format!("{name}-kept"));
-        for k in keep {
-            let to = kept.join(k);
-            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-            std::fs::rename(col.join(k), &to).unwrap();
-        }
-        std::fs::remove_dir_all(&col).unwrap();
-        std::fs::rename(&kept, &col).unwrap();
-    }
-    let toml = std::fs::read_to_string(root.join("archive.toml"))
-        .unwrap()
-        .replace(ALPHA, service);
-    std::fs::write(root.join("archive.toml"), toml).unwrap();
-    common::prepare_archive(&root);
-    root
-}
-
-/// Points archive.toml at `address` and at the resolver.
-fn configure(root: &Path, address: &str, resolver: &str) {
-    let path = root.join("archive.toml");
-    let toml = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace(
-            "archiveaddress    = \"localhost:8080\"",
-            &format!("archiveaddress    = \"{address}\""),
-        )
-        .replace("http://urlib.net/J8LNKB5R7W/3FUQHC5", resolver);
-    assert!(toml.contains(address), "{toml}");
-    std::fs::write(&path, toml).unwrap();
-}
-
-struct Resolver {
-    child: Child,
-    port: u16,
-    config: PathBuf,
-    log: PathBuf,
-}
-
-impl Resolver {
-    /// A resolver giving each Archive `timeout`; `more` is added to `[archives]` (and may
-    /// open other tables after it).
-    fn start(dir: &Path, timeout: &str, more: &str) -> Resolver {
-        let port = free_port();
-        let config = dir.join("resolver.toml");
-        std::fs::write(
-            &config,
-            format!(
-                "serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"http://127.0.0.1:{port}\"\nlisten = \"127.0.0.1:{port}\"\ndatabase = \"registry.sqlite\"\n[archives]\ntimeout = \"{timeout}\"\nnetworks = [\"127.0.0.0/8\"]\n{more}"
-            ),
-        )
-        .unwrap();
-        Resolver::run(config, port)
-    }
-
-    /// `ibi-resolver serve` on `config` (listening on `port`).
-    fn run(config: PathBuf, port: u16) -> Resolver {
-        let log = config.with_file_name("resolver.log");
-        let child = Command::new(common::ibi_resolver_bin())
-            .args(["serve", "--config", config.to_str().unwrap()])
-            .stderr(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(&log)
-                    .unwrap(),
-            )
-            .spawn()
-            .unwrap();
-        let r = Resolver {
-            child,
-            port,
-            config,
-            log,
-        };
-        let deadline = Instant::now() + common::HANG_GUARD;
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "resolver did not listen: {}",
-                r.log()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        r
-    }
-
-    /// Stops it as an operator would (SIGTERM), then starts it again on the same
-    /// configuration.
-    fn restart(&mut self) {
-        let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let stopped = self.child.wait().unwrap();
-        assert!(stopped.success(), "{stopped}: {}", self.log());
-        let again = Resolver::run(self.config.clone(), self.port);
-        let mut old = std::mem::replace(self, again);
-        // Already reaped; Drop's kill and wait do nothing.
-        let _ = old.child.try_wait();
-    }
-
-    fn base(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn service(&self) -> String {
-        format!("{}/{RESOLVER_IBI}", self.base())
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// `ibi-resolver COMMAND …`, the key (if any) on stdin.
-    fn command(&self, args: &[&str], stdin: &str) -> (i32, String, String) {
-        common::run_with_stdin(
-            Command::new(common::ibi_resolver_bin())
-                .args(args)
-                .args(["--config", self.config.to_str().unwrap()]),
-            stdin,
-        )
-    }
-}
-
-impl Drop for Resolver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// `ibi-archive include|exclude --root R`.
-fn archive_cmd(cmd: &str, root: &Path) -> (i32, String, String) {
-    common::run_cmd(&[cmd, "--root", root.to_str().unwrap()])
-}
-
-/// Per item, the acknowledgments `ibi-archive stats` counted.
-fn counts(root: &Path) -> BTreeMap<String, u64> {
-    let (code, out, err) = common::run_cmd(&["stats", "--root", root.to_str().unwrap(), "--csv"]);
-    assert_eq!(code, 0, "{err}");
-    out.lines()
-        .skip(1)
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(',').collect();
-            (f.len() == 3 && f[0] != "*" && f[1] == "total")
-                .then(|| (f[0].to_string(), f[2].parse().unwrap()))
-        })
-        .collect()
-}
-
-/// The resolver service's inclusionRequest (Table 7.2) for an Archive at `address`.
-fn inclusion_request(resolver: &Resolver, address: &str, service: &str, key: &str) -> String {
-    format!(
-        "{}?servicesubject=inclusionRequest&archiveaddress={address}&archiveserviceibi={service}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress=x@example.org&registrationkey={key}",
-        resolver.service()
-    )
-}
-
-fn get(url: &str, accept_language: &str) -> Response {
-    let rest = url.strip_prefix("http://").unwrap();
-    let (authority, target) = rest.split_at(rest.find('/').unwrap());
-    let mut request =
-        format!("GET {target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
-    if !accept_language.is_empty() {
-        request.push_str(&format!("Accept-Language: {accept_language}\r\n"));
-    }
-    request.push_str("\r\n");
-    http_raw(authority, request.as_bytes(), false)
 }
 
 struct System {
@@ -891,9 +711,7 @@ fn the_location_memory_asks_one_archive_corrects_itself_and_outlives_a_restart()
 
 /// `/metrics` of the resolver, asked from 127.0.0.1.
 fn metrics(s: &System) -> String {
-    let r = http_get(&format!("{}/metrics", s.resolver.base()));
-    assert_eq!(r.status, 200, "{}", r.text());
-    r.text()
+    s.resolver.metrics()
 }
 
 #[test]

@@ -11,6 +11,10 @@
 //!   ([`Cgi`]) and what the tests read in its answers ([`mask_urlkey`], [`pairs_of`]).
 //! - [`cases`]: the `.case` files of `tests/data/examples/` and `tests/data/hostile/`.
 //! - [`http`]: a small HTTP/1.1 client that sends the request target as given.
+//! - [`resolver`]: `ibi-resolver serve` on loopback ([`resolver::Resolver`]) and the
+//!   copies of the sample Archive the system tests include in it.
+//! - [`peer`]: hostile Archives, small `TcpListener` servers answering what a case needs
+//!   (also included by `resolver/tests/hostile.rs`).
 //! - [`server`]: Debian's apache2 (event MPM + mod_cgid) or lighttpd on 127.0.0.1, on a
 //!   free port, with the configuration files of `cgi-bin/` included unchanged, stopped
 //!   (every process of theirs) when the [`Server`] is dropped, also when the test panics.
@@ -59,6 +63,8 @@ pub mod commands;
 pub mod fixture;
 pub mod fsutil;
 pub mod http;
+pub mod peer;
+pub mod resolver;
 pub mod server;
 
 pub use cases::{check_cases, compare_masked, load_cases, Case};

@@ -1,0 +1,255 @@
+//! `ibi-resolver serve` as the system tests run it, and the Archives they include in it:
+//! copies of the sample Archive ([`archive`]) pointed at an address and at the resolver
+//! ([`configure`]), included by `ibi-archive include` ([`archive_cmd`]) or, for an
+//! Archive with no `ibi-archive` behind it, by the resolver service's inclusionRequest
+//! ([`inclusion_request`]).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus};
+use std::time::{Duration, Instant};
+
+use super::http::{http_get, http_raw, Response};
+
+/// The resolver service's IBI in every resolver.toml written here.
+pub const RESOLVER_IBI: &str = "J8LNKB5R7W/3FUQHC5";
+/// The sample Archive's service IBI, as its archive.toml spells it.
+pub const SAMPLE_SERVICE: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+/// The registration key of the sample Archive's archive.toml.
+pub const KEY: &str = "1234567890";
+
+/// A running `ibi-resolver serve`, its stderr appended to `resolver.log` beside its
+/// configuration; killed when dropped (also when the test panics).
+pub struct Resolver {
+    child: Child,
+    pub port: u16,
+    pub config: PathBuf,
+    pub log: PathBuf,
+}
+
+impl Resolver {
+    /// A resolver giving each Archive `timeout`, its Archives on loopback; `more` is
+    /// added to `[archives]` (and may open other tables after it).
+    pub fn start(dir: &Path, timeout: &str, more: &str) -> Resolver {
+        Resolver::start_with(
+            dir,
+            &format!("[archives]\ntimeout = \"{timeout}\"\nnetworks = [\"127.0.0.0/8\"]\n{more}"),
+        )
+    }
+
+    /// A resolver whose resolver.toml ends with `tables` (`[archives]` and what follows;
+    /// without `networks`, only public addresses may be Archives).
+    pub fn start_with(dir: &Path, tables: &str) -> Resolver {
+        let port = super::free_port();
+        let config = dir.join("resolver.toml");
+        std::fs::write(
+            &config,
+            format!(
+                "serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"http://127.0.0.1:{port}\"\nlisten = \"127.0.0.1:{port}\"\ndatabase = \"registry.sqlite\"\n{tables}"
+            ),
+        )
+        .unwrap();
+        Resolver::run(config, port)
+    }
+
+    /// `ibi-resolver serve` on `config` (listening on `port`); fails at once, with its
+    /// log, if it exits before it listens.
+    pub fn run(config: PathBuf, port: u16) -> Resolver {
+        let log = config.with_file_name("resolver.log");
+        let child = Command::new(super::ibi_resolver_bin())
+            .args(["serve", "--config", config.to_str().unwrap()])
+            .stderr(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&log)
+                    .unwrap(),
+            )
+            .spawn()
+            .unwrap();
+        let mut r = Resolver {
+            child,
+            port,
+            config,
+            log,
+        };
+        let deadline = Instant::now() + super::HANG_GUARD;
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if let Some(status) = r.child.try_wait().unwrap() {
+                panic!(
+                    "resolver exited ({status}) before it listened:\n{}",
+                    r.log()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "resolver did not listen: {}",
+                r.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        r
+    }
+
+    /// Stops it as an operator would (SIGTERM) and waits for it to exit.
+    pub fn stop(&mut self) -> ExitStatus {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let deadline = Instant::now() + super::HANG_GUARD;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the resolver had not stopped {:?} after SIGTERM",
+                super::HANG_GUARD
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Stops it (SIGTERM), then starts it again on the same configuration.
+    pub fn restart(&mut self) {
+        let stopped = self.stop();
+        assert!(stopped.success(), "{stopped}: {}", self.log());
+        let again = Resolver::run(self.config.clone(), self.port);
+        let mut old = std::mem::replace(self, again);
+        // Already reaped; Drop's kill and wait do nothing.
+        let _ = old.child.try_wait();
+    }
+
+    /// `http://127.0.0.1:PORT`.
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The resolver service's URL.
+    pub fn service(&self) -> String {
+        format!("{}/{RESOLVER_IBI}", self.base())
+    }
+
+    /// Its log (stderr) so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// `ibi-resolver COMMAND … --config` of this resolver, `stdin` (a key, say) on its
+    /// standard input.
+    pub fn command(&self, args: &[&str], stdin: &str) -> (i32, String, String) {
+        super::run_with_stdin(
+            Command::new(super::ibi_resolver_bin())
+                .args(args)
+                .args(["--config", self.config.to_str().unwrap()]),
+            stdin,
+        )
+    }
+
+    /// Registers `service` with `key` (`ibi-resolver register`).
+    pub fn register(&self, service: &str, key: &str) {
+        let (code, out, err) = self.command(
+            &["register", service, "--email", "archive-admin@example.org"],
+            &format!("{key}\n"),
+        );
+        assert_eq!(code, 0, "{out}{err}");
+    }
+
+    /// `/metrics`, asked from 127.0.0.1.
+    pub fn metrics(&self) -> String {
+        let r = http_get(&format!("{}/metrics", self.base()));
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.text()
+    }
+}
+
+impl Drop for Resolver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A copy of the sample Archive as `name` under `tmp`, its service IBI `service`, keeping
+/// only the items under `keep` (paths below col/; all when empty) and dropping those
+/// under `drop`.
+pub fn archive(tmp: &Path, name: &str, service: &str, keep: &[&str], drop: &[&str]) -> PathBuf {
+    let root = tmp.join(name);
+    super::copy_sample(&root);
+    for d in drop {
+        std::fs::remove_dir_all(root.join("col").join(d)).unwrap();
+    }
+    if !keep.is_empty() {
+        let col = root.join("col");
+        let kept = tmp.join(format!("{name}-kept"));
+        for k in keep {
+            let to = kept.join(k);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::rename(col.join(k), &to).unwrap();
+        }
+        std::fs::remove_dir_all(&col).unwrap();
+        std::fs::rename(&kept, &col).unwrap();
+    }
+    let toml = std::fs::read_to_string(root.join("archive.toml"))
+        .unwrap()
+        .replace(SAMPLE_SERVICE, service);
+    std::fs::write(root.join("archive.toml"), toml).unwrap();
+    super::prepare_archive(&root);
+    root
+}
+
+/// Points archive.toml at `address` and at the resolver service `resolver`.
+pub fn configure(root: &Path, address: &str, resolver: &str) {
+    let path = root.join("archive.toml");
+    let toml = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace(
+            "archiveaddress    = \"localhost:8080\"",
+            &format!("archiveaddress    = \"{address}\""),
+        )
+        .replace("http://urlib.net/J8LNKB5R7W/3FUQHC5", resolver);
+    assert!(toml.contains(address), "{toml}");
+    std::fs::write(&path, toml).unwrap();
+}
+
+/// `ibi-archive include|exclude --root R`.
+pub fn archive_cmd(cmd: &str, root: &Path) -> (i32, String, String) {
+    super::run_cmd(&[cmd, "--root", root.to_str().unwrap()])
+}
+
+/// Per item, the acknowledgments `ibi-archive stats` counted.
+pub fn counts(root: &Path) -> BTreeMap<String, u64> {
+    let (code, out, err) = super::run_cmd(&["stats", "--root", root.to_str().unwrap(), "--csv"]);
+    assert_eq!(code, 0, "{err}");
+    out.lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f.len() == 3 && f[0] != "*" && f[1] == "total")
+                .then(|| (f[0].to_string(), f[2].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// The resolver service's inclusionRequest (Table 7.2) for an Archive at `address`.
+pub fn inclusion_request(resolver: &Resolver, address: &str, service: &str, key: &str) -> String {
+    format!(
+        "{}?servicesubject=inclusionRequest&archiveaddress={address}&archiveserviceibi={service}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress=x@example.org&registrationkey={key}",
+        resolver.service()
+    )
+}
+
+/// `GET url` with `Connection: close` and, unless empty, an Accept-Language header.
+pub fn get(url: &str, accept_language: &str) -> Response {
+    let rest = url.strip_prefix("http://").unwrap();
+    let (authority, target) = rest.split_at(rest.find('/').unwrap());
+    let mut request =
+        format!("GET {target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
+    if !accept_language.is_empty() {
+        request.push_str(&format!("Accept-Language: {accept_language}\r\n"));
+    }
+    request.push_str("\r\n");
+    http_raw(authority, request.as_bytes(), false)
+}
