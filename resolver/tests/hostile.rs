@@ -1668,6 +1668,38 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
             location: Some("https://mirror.example/a%20b.pdf".into()),
             failed: false,
         },
+        // What a browser reads as http://evil.example/x, written otherwise than an
+        // absolute URL with an authority of host and port only: never a Location.
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.14",
+            url: "http:/evil.example/x".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.15",
+            url: "http:evil.example/x".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.16",
+            url: "https:evil.example/x".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.17",
+            url: "http:///evil.example/x".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.04.18",
+            url: "http://user:pass@evil.example/x".into(),
+            location: None,
+            failed: false,
+        },
     ];
     let answers: Vec<(String, String)> = cases
         .iter()
