@@ -49,26 +49,36 @@ impl Policy {
         Policy { networks }
     }
 
+    /// Whether an Archive may be at `ip`. An IPv6 address with IPv4 addresses inside it
+    /// (see `embedded_v4`) is judged by those: allowed when every one of them is.
     pub fn allows(&self, ip: IpAddr) -> bool {
         match &self.networks {
-            Some(list) => list.iter().any(|n| n.contains(ip)),
+            Some(list) => {
+                let inside = |ip: IpAddr| list.iter().any(|n| n.contains(ip));
+                match ip {
+                    IpAddr::V6(v6) => match embedded_v4(v6) {
+                        Some(v4s) => v4s.into_iter().all(|v4| inside(IpAddr::V4(v4))),
+                        None => inside(ip),
+                    },
+                    IpAddr::V4(_) => inside(ip),
+                }
+            }
             None => is_public(ip),
         }
     }
 }
 
 /// Whether `ip` is an address of the public internet (not loopback, private, link-local,
-/// multicast, shared, documentation, reserved or unspecified).
+/// multicast, shared, documentation, reserved or unspecified). An IPv6 address with IPv4
+/// addresses inside it is public when every one of them is.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public_v4(v4);
+            if let Some(v4s) = embedded_v4(v6) {
+                return v4s.into_iter().all(is_public_v4);
             }
             let s = v6.segments();
-            let embedded_v4 =
-                || Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
@@ -76,10 +86,32 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || (s[0] & 0xffc0) == 0xfe80 // link-local
                 || (s[0] & 0xffc0) == 0xfec0 // site-local
                 || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
-                || (s[0] == 0x0064 && s[1] == 0xff9b && !is_public_v4(embedded_v4())) // NAT64
-                || (s[0] == 0 && s[1] == 0 && s[2] == 0 && s[3] == 0 && s[4] == 0 && s[5] == 0))
-            // v4-compatible
+                // NAT64 outside 64:ff9b::/96 (whose addresses have an IPv4 inside): the
+                // local-use prefix 64:ff9b:1::/48 (RFC 8215), and the unassigned rest.
+                || (s[0] == 0x0064 && s[1] == 0xff9b))
         }
+    }
+}
+
+/// The IPv4 addresses inside an IPv6 address, `None` for an address without: IPv4-mapped
+/// `::ffff:a.b.c.d` (`::ffff:0:0/96`), IPv4-translated `::ffff:0:a.b.c.d`
+/// (`::ffff:0:0:0/96`, RFC 2765), IPv4-compatible `::a.b.c.d` (`::/96` but `::` and
+/// `::1`), NAT64 `64:ff9b::a.b.c.d` (`64:ff9b::/96`), 6to4 `2002:AABB:CCDD::/16` (the
+/// IPv4 in bits 16 to 47), and Teredo `2001:0::/32`: its server (bits 32 to 63) and its
+/// client (the last 32 bits, inverted). A packet to such an address may reach those IPv4
+/// addresses, so it is judged by them.
+fn embedded_v4(v6: Ipv6Addr) -> Option<Vec<Ipv4Addr>> {
+    let s = v6.segments();
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    let last = v4(s[6], s[7]);
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0xffff, 0, _, _] => Some(vec![last]),
+        [0, 0, 0, 0, 0, 0, 0, 0 | 1] => None,
+        [0, 0, 0, 0, 0, 0, _, _] => Some(vec![last]),
+        [0x0064, 0xff9b, 0, 0, 0, 0, _, _] => Some(vec![last]),
+        [0x2002, hi, lo, ..] => Some(vec![v4(hi, lo)]),
+        [0x2001, 0, hi, lo, ..] => Some(vec![v4(hi, lo), v4(!s[6], !s[7])]),
+        _ => None,
     }
 }
 
@@ -425,6 +457,17 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
             "64:ff9b::a00:1",
+            // 6to4 of 127.0.0.1, IPv4-translated, IPv4-compatible.
+            "2002:7f00:1::",
+            "::ffff:0:7f00:1",
+            "::127.0.0.1",
+            // Teredo: server 10.0.0.1, client 8.8.8.8 (inverted: f7f7:f7f7); server
+            // 150.163.34.239, client 192.168.1.1 (3f57:fefe).
+            "2001:0:a00:1::f7f7:f7f7",
+            "2001:0:96a3:22ef::3f57:fefe",
+            // Local-use NAT64 (RFC 8215), whatever the IPv4 in it.
+            "64:ff9b:1::1",
+            "64:ff9b:1::96a3:22ef",
             "2001:db8::1",
             "198.18.0.1",
         ] {
@@ -435,12 +478,47 @@ mod tests {
             "8.8.8.8",
             "2001:4860:4860::8888",
             "::ffff:150.163.2.175",
+            // 6to4 of 150.16.34.239; NAT64 and IPv4-translated 150.163.34.239; Teredo,
+            // server 150.163.34.239 and client 8.8.8.8.
+            "2002:9610:22ef::1",
+            "64:ff9b::96a3:22ef",
+            "::ffff:0:96a3:22ef",
+            "2001:0:96a3:22ef::f7f7:f7f7",
         ] {
             assert!(p.allows(ip.parse().unwrap()), "{ip}");
         }
         let lo = Policy::new(Some(vec![Network::parse("127.0.0.0/8").unwrap()]));
         assert!(lo.allows("127.0.0.2".parse().unwrap()));
         assert!(!lo.allows("150.163.34.239".parse().unwrap()));
+    }
+
+    #[test]
+    fn under_listed_networks_an_ipv6_address_is_judged_by_the_ipv4_inside_it() {
+        let lo = Policy::new(Some(vec![Network::parse("127.0.0.0/8").unwrap()]));
+        for ip in [
+            "::ffff:127.0.0.1",
+            "2002:7f00:1::",
+            "::ffff:0:7f00:1",
+            "::127.0.0.1",
+            "64:ff9b::7f00:1",
+            // Teredo, server 127.0.0.1 and client 127.0.0.1 (inverted: 80ff:fffe).
+            "2001:0:7f00:1::80ff:fffe",
+        ] {
+            assert!(lo.allows(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "::1",
+            "2002:9610:22ef::1",
+            "::ffff:150.163.2.175",
+            // Teredo, server 127.0.0.1 but client 8.8.8.8; and the other way round.
+            "2001:0:7f00:1::f7f7:f7f7",
+            "2001:0:808:808::80ff:fffe",
+        ] {
+            assert!(!lo.allows(ip.parse().unwrap()), "{ip}");
+        }
+        // An IPv6 block does not let in the IPv4 addresses carried inside it.
+        let six_to_four = Policy::new(Some(vec![Network::parse("2002::/16").unwrap()]));
+        assert!(!six_to_four.allows("2002:7f00:1::".parse().unwrap()));
     }
 
     #[test]
