@@ -59,9 +59,10 @@ impl Engine {
     pub fn new(config: &crate::config::Config) -> Engine {
         let health = Arc::new(HealthBook::default());
         Engine {
-            client: ArchiveClient::new(crate::client::Policy::new(
-                config.archives.networks.clone(),
-            )),
+            client: ArchiveClient::new(
+                crate::client::Policy::new(config.archives.networks.clone()),
+                crate::client::DEFAULT_PER_ARCHIVE,
+            ),
             timeout: config.archives.timeout,
             publicurl_with_port: config.publicurl_with_port.clone(),
             memory: Arc::new(LocationMemory::disabled()),
