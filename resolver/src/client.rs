@@ -20,7 +20,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Empty};
 use hyper::body::{Body, Incoming};
 use hyper::client::conn::http1::{self, SendRequest};
-use hyper::header::{CONNECTION, HOST, USER_AGENT};
+use hyper::header::{CONNECTION, HOST, RETRY_AFTER, USER_AGENT};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
@@ -57,6 +57,10 @@ pub const VIA: &str = "1.1 ibi-resolver";
 /// 5 s, and a connection is not reused just as the Archive closes it. Idle connections
 /// older than this are closed.
 const IDLE_REUSE: Duration = Duration::from_secs(4);
+/// The first pause before asking an overloaded Archive again; it doubles at each try, up
+/// to [`LAST_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(20);
+const LAST_PAUSE: Duration = Duration::from_millis(320);
 
 /// Which addresses Archives may have.
 #[derive(Clone, Debug)]
@@ -164,6 +168,11 @@ pub enum Fetched {
     /// Not sent: [`UNDER_WAY`] requests (or `per_archive` to this Archive) stayed under
     /// way for the whole timeout. The resolver's limit, not the Archive's failure.
     Busy,
+    /// The Archive answered `503` or `429` (the description says which) to every try until
+    /// the timeout: it has more work than it takes, or more connections than it accepts
+    /// from one client. It works, and others' load is not its failure: an Overloaded
+    /// request must never count toward the Archive's dormancy.
+    Overloaded(String),
 }
 
 /// The HTTP client of the resolver.
@@ -204,6 +213,10 @@ struct Shared {
 //   waits for is one being closed. A request that finds no socket free while some
 //   connections are idle (a retry, below, or one put back meanwhile) gives up the oldest
 //   idle one for it.
+//
+// An Archive server still counts a connection until it sees it closed, a moment after the
+// resolver closed it: one opened just then may be refused with `503`, which is retried
+// (see `ArchiveClient::ask`) and never counted as the Archive's failure.
 /// The connections to one Archive address.
 struct Lane {
     requests: Semaphore,
@@ -344,9 +357,11 @@ impl Target {
 
 /// What one exchange on a connection gave.
 enum Exchange {
-    /// An answer: its status, and its body, if it was read (`Err`: why it could not be).
+    /// An answer: its status, its `Retry-After` in seconds, and its body, if it was read
+    /// (`Err`: why it could not be).
     Answer {
         status: StatusCode,
+        retry_after: Option<Duration>,
         body: Option<Result<String, String>>,
     },
     Failed(String),
@@ -442,7 +457,7 @@ impl ArchiveClient {
     }
 
     /// One GET, bounded in time (connect included) and in the bytes read: the body of a
-    /// `200`.
+    /// `200`. An Archive that answers `503` or `429` is asked again until the timeout.
     pub async fn get(&self, url: &str, timeout: Duration) -> (Fetched, Duration) {
         let start = Instant::now();
         let fetched = match self.ask(url, timeout, |s| s == StatusCode::OK).await {
@@ -459,7 +474,7 @@ impl ArchiveClient {
 
     /// One GET: the status of the answer, and its body when `read(status)`; or what else
     /// came of it (never [`Fetched::Body`]). Slots are waited for at most `timeout`, then
-    /// the request takes at most `timeout`.
+    /// the request and its tries take at most `timeout`.
     async fn ask(
         &self,
         url: &str,
@@ -480,13 +495,37 @@ impl ArchiveClient {
             return Err(Fetched::Busy);
         };
         let deadline = tokio::time::Instant::now() + timeout;
-        let exchanged =
-            tokio::time::timeout_at(deadline, self.exchange(&lane, &target, read, deadline)).await;
-        match exchanged {
-            Err(_) => Err(Fetched::TimedOut),
-            Ok(Exchange::Busy) => Err(Fetched::Busy),
-            Ok(Exchange::Failed(why)) => Err(Fetched::Failed(why)),
-            Ok(Exchange::Answer { status, body }) => Ok((status, body)),
+        let mut pause = FIRST_PAUSE;
+        loop {
+            let exchanged =
+                tokio::time::timeout_at(deadline, self.exchange(&lane, &target, read, deadline))
+                    .await;
+            match exchanged {
+                Err(_) => return Err(Fetched::TimedOut),
+                Ok(Exchange::Busy) => return Err(Fetched::Busy),
+                Ok(Exchange::Failed(why)) => return Err(Fetched::Failed(why)),
+                Ok(Exchange::Answer {
+                    status,
+                    retry_after,
+                    ..
+                }) if status == StatusCode::SERVICE_UNAVAILABLE
+                    || status == StatusCode::TOO_MANY_REQUESTS =>
+                {
+                    // Overloaded: asked again after a pause, the one the Archive asks for
+                    // when there is time for it.
+                    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                    let wait = match retry_after {
+                        Some(asked) if asked < left => asked.max(pause),
+                        _ => pause,
+                    };
+                    pause = (pause * 2).min(LAST_PAUSE);
+                    tokio::time::sleep(wait.min(left)).await;
+                    if tokio::time::Instant::now() >= deadline {
+                        return Err(Fetched::Overloaded(format!("answered {status}")));
+                    }
+                }
+                Ok(Exchange::Answer { status, body, .. }) => return Ok((status, body)),
+            }
         }
     }
 
@@ -544,6 +583,12 @@ impl ArchiveClient {
         read: fn(StatusCode) -> bool,
     ) -> Exchange {
         let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
         let closes = response
             .headers()
             .get_all(CONNECTION)
@@ -565,7 +610,11 @@ impl ArchiveClient {
             }
             None
         };
-        Exchange::Answer { status, body }
+        Exchange::Answer {
+            status,
+            retry_after,
+            body,
+        }
     }
 
     /// A new connection to `target`, once one of the lane's sockets is free.
@@ -1204,6 +1253,59 @@ mod tests {
             "{idle:?}"
         );
         assert_eq!(archive.accepted(), 1);
+    }
+
+    #[tokio::test]
+    async fn an_archive_overloaded_for_a_moment_is_asked_again() {
+        for status in ["503 Service Unavailable", "429 Too Many Requests"] {
+            let archive = test_archive(move |n, _| match n {
+                0 | 1 => Reply::Answer(empty(status, "")),
+                _ => Reply::Answer(ok(ANSWER)),
+            });
+            let (fetched, _) = loopback(DEFAULT_PER_ARCHIVE)
+                .get(&archive.url(), PATIENCE)
+                .await;
+            assert!(is_answer(&fetched), "{status}: {fetched:?}");
+            assert_eq!(archive.requests(), 3, "{status}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_archive_overloaded_until_the_timeout_is_overloaded_not_failed() {
+        // Asked at 0, 20, 60 and 140 ms (pauses of 20, 40 and 80 ms); the next pause
+        // (160 ms) reaches the timeout (300 ms). A Retry-After longer than the time left
+        // changes nothing.
+        for (status, headers) in [
+            ("503 Service Unavailable", ""),
+            ("429 Too Many Requests", ""),
+            ("503 Service Unavailable", "Retry-After: 1\r\n"),
+        ] {
+            let archive = test_archive(move |_, _| Reply::Answer(empty(status, headers)));
+            let client = loopback(DEFAULT_PER_ARCHIVE);
+            let (fetched, took) = client.get(&archive.url(), Duration::from_millis(300)).await;
+            assert!(
+                matches!(&fetched, Fetched::Overloaded(why) if *why == format!("answered {status}")),
+                "{status}: {fetched:?}"
+            );
+            assert!(
+                took >= Duration::from_millis(300) && took < Duration::from_millis(900),
+                "{status} {headers:?}: {took:?}"
+            );
+            assert_eq!(archive.requests(), 4, "{status} {headers:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_retry_after_shorter_than_the_time_left_is_waited() {
+        let archive = test_archive(|n, _| match n {
+            0 => Reply::Answer(empty("503 Service Unavailable", "Retry-After: 1\r\n")),
+            _ => Reply::Answer(ok(ANSWER)),
+        });
+        let client = loopback(DEFAULT_PER_ARCHIVE);
+        let (fetched, took) = client.get(&archive.url(), Duration::from_secs(3)).await;
+        assert!(is_answer(&fetched), "{fetched:?}");
+        assert!(took >= Duration::from_secs(1), "{took:?}");
+        assert_eq!(archive.requests(), 2);
     }
 
     #[tokio::test]

@@ -416,6 +416,15 @@ impl Engine {
                     self.metrics.archive_request(archive, "not_sent", took);
                     continue;
                 }
+                Fetched::Overloaded(why) => {
+                    // The Archive works; it has more to do than it takes: never toward
+                    // its dormancy.
+                    a.result = "overloaded".into();
+                    a.detail = Some(why);
+                    unanswered += 1;
+                    self.metrics.archive_request(archive, "overloaded", took);
+                    continue;
+                }
                 Fetched::TimedOut => {
                     a.result = "timed out".into();
                     unanswered += 1;
@@ -503,6 +512,9 @@ impl Engine {
                             ledger.failed(archive, health, "failed", took)
                         }
                         Fetched::TimedOut => ledger.failed(archive, health, "timed_out", took),
+                        Fetched::Overloaded(_) => {
+                            ledger.metrics.archive_request(archive, "overloaded", took)
+                        }
                         Fetched::Busy => {}
                     }
                 }
