@@ -175,6 +175,19 @@ pub enum Fetched {
     Overloaded(String),
 }
 
+/// What an Archive answered to an `inclusionConfirmationRequest`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confirmation {
+    /// `200` and `confirmation yes`.
+    Yes,
+    /// A pair list naming a resolver (`ibi.resolverservice` or `resolveraddress`), as an
+    /// IBI resolver answers, whatever the status (`200` or `400`): the address is a
+    /// resolver's, not an Archive's.
+    AsResolver,
+    /// Anything else, no answer included.
+    No,
+}
+
 /// The HTTP client of the resolver.
 #[derive(Clone)]
 pub struct ArchiveClient {
@@ -433,26 +446,42 @@ impl ArchiveClient {
         Ok(url)
     }
 
-    /// Whether the Archive at `archiveaddress` answers `confirmation yes` to
-    /// `inclusionConfirmationRequest` (Figure 7.1, message 3) within `timeout`.
-    pub async fn confirms(
+    /// What the Archive at `archiveaddress` answers to `inclusionConfirmationRequest`
+    /// (Figure 7.1, message 3) within `timeout`.
+    pub async fn confirm(
         &self,
         archiveaddress: &str,
         serviceibi: &str,
         timeout: Duration,
-    ) -> bool {
+    ) -> Confirmation {
         let Ok(url) = self.service_url(
             archiveaddress,
             serviceibi,
             &[("servicesubject", b"inclusionConfirmationRequest")],
         ) else {
-            return false;
+            return Confirmation::No;
         };
-        match self.get(&url, timeout).await.0 {
-            Fetched::Body(body) => ibi_archive::pairs::parse(body.trim_end_matches(['\r', '\n']))
-                .map(|p| p.iter().any(|(n, w)| n == "confirmation" && w == &["yes"]))
-                .unwrap_or(false),
-            _ => false,
+        let read = |s: StatusCode| s == StatusCode::OK || s == StatusCode::BAD_REQUEST;
+        let (status, body) = match self.ask(&url, timeout, read).await {
+            Ok((status, Some(Ok(body)))) => (status, body),
+            _ => return Confirmation::No,
+        };
+        let Ok(pairs) = ibi_archive::pairs::parse(body.trim_end_matches(['\r', '\n'])) else {
+            return Confirmation::No;
+        };
+        if status == StatusCode::OK
+            && pairs
+                .iter()
+                .any(|(n, w)| n == "confirmation" && w == &["yes"])
+        {
+            Confirmation::Yes
+        } else if pairs
+            .iter()
+            .any(|(n, _)| n == "ibi.resolverservice" || n == "resolveraddress")
+        {
+            Confirmation::AsResolver
+        } else {
+            Confirmation::No
         }
     }
 
@@ -1325,6 +1354,27 @@ mod tests {
         ] {
             assert!(lines.contains(&line.as_str()), "{line:?} in {head:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_confirmation_tells_an_archive_from_a_resolver() {
+        let archive = test_archive(|n, _| match n {
+            0 => Reply::Answer(answer(
+                "400 Bad Request",
+                "ibi.resolverservice {ibip J8LNKB5R7W/3FUQHC5}\r\n",
+            )),
+            1 => Reply::Answer(ok("confirmation yes\r\n")),
+            2 => Reply::Answer(ok("")),
+            _ => Reply::Answer(ok("resolveraddress mtc-m21.sid.inpe.br\r\n")),
+        });
+        let client = loopback(DEFAULT_PER_ARCHIVE);
+        let confirm = || client.confirm(&archive.address, "x/y", PATIENCE);
+        assert_eq!(confirm().await, Confirmation::AsResolver);
+        assert_eq!(confirm().await, Confirmation::Yes);
+        assert_eq!(confirm().await, Confirmation::No);
+        assert_eq!(confirm().await, Confirmation::AsResolver);
+        assert!(archive.heads.lock().unwrap()[0]
+            .starts_with("GET /x/y?servicesubject=inclusionConfirmationRequest HTTP/1.1\r\n"));
     }
 
     #[tokio::test]
