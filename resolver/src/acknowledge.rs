@@ -72,6 +72,12 @@ impl Acknowledger {
                     metrics.acknowledgment("failed");
                     say(&format!("acknowledgment to {address} failed: {why}"))
                 }
+                Fetched::Overloaded(why) => {
+                    metrics.acknowledgment("failed");
+                    say(&format!(
+                        "acknowledgment to {address} failed: the Archive was overloaded ({why})"
+                    ))
+                }
                 Fetched::TimedOut => {
                     metrics.acknowledgment("failed");
                     say(&format!("acknowledgment to {address} timed out"))

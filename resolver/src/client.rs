@@ -1,23 +1,33 @@
 //! The resolver as a client of Archives: which addresses it may contact, and one bounded
 //! GET of an Archive service.
 //!
-//! Every request goes through one `reqwest` client (connection pooling) that never follows
-//! a redirect, never uses a proxy from the environment, reads at most [`MAX_ANSWER`]
-//! bytes, and resolves host names through `PolicyResolver`, which drops every address
-//! outside `[archives].networks` (by default: loopback, private, link-local, multicast and
-//! other non-public ranges), so a name that points inside the resolver's network later
+//! Requests go over connections of our own pool, one lane per Archive address, on hyper's
+//! HTTP/1.1 client connections. The pool never has more than `per_archive` connections
+//! open to one address (see [`DEFAULT_PER_ARCHIVE`]), never follows a redirect, reads at
+//! most [`MAX_ANSWER`] bytes, and resolves host names keeping only the addresses inside
+//! `[archives].networks` (by default: public addresses only; not loopback, private,
+//! link-local, multicast and other non-public ranges, nor an IPv6 address carrying one of
+//! those as an IPv4 inside it), so a name that points inside the resolver's network later
 //! is refused at connection time too, not only at inclusion.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper::body::{Body, Incoming};
+use hyper::client::conn::http1::{self, SendRequest};
+use hyper::header::{CONNECTION, HOST, RETRY_AFTER, USER_AGENT};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 
 use ibi_archive::config::Network;
 use ibi_archive::escape::TABLE_6_1;
-use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 
 /// The longest answer read from an Archive: a pair list is a few hundred bytes.
 pub const MAX_ANSWER: usize = 64 * 1024;
@@ -27,15 +37,30 @@ pub const MAX_ANSWER: usize = 64 * 1024;
 /// it is [`Fetched::Busy`], not the Archive's failure).
 pub const UNDER_WAY: usize = 512;
 /// Idle connections kept for the next requests, over every Archive: each Archive gets
-/// its share, from 1 to [`IDLE_PER_ARCHIVE`] (a power of two, so that the client is
-/// rebuilt only when the number of Archives changes much).
+/// its share, from 1 to [`IDLE_PER_ARCHIVE`] (a power of two, so that the share changes
+/// only when the number of Archives changes much).
 pub const IDLE_CONNECTIONS: usize = 512;
 /// Idle connections kept open to one Archive address at most.
 pub const IDLE_PER_ARCHIVE: usize = 32;
-/// Requests to one Archive address under way at once, of the [`UNDER_WAY`]: an Archive
-/// that never answers holds each request for the whole timeout (those of resolutions
-/// another Archive decided go on in the background), and must not hold them all.
-pub const UNDER_WAY_PER_ARCHIVE: usize = 64;
+/// Connections open to one Archive address at once (idle, in use and being connected),
+/// by default: the connections a default `ibi-archive serve` accepts from one client
+/// address (`--max-per-client`, `Limits::default` in src/httpd.rs), so that the resolver
+/// never meets that refusal. A request that finds them all in use waits for one, at most
+/// its timeout (then it is [`Fetched::Busy`]); an Archive that never answers holds no more
+/// than these of the [`UNDER_WAY`] requests.
+pub const DEFAULT_PER_ARCHIVE: usize = 16;
+/// The `Via` header of every request: an Archive server (or a resolver) tells by it that
+/// a resolver is asking.
+pub const VIA: &str = "1.1 ibi-resolver";
+/// How long a connection may have been idle and still be used again: Archive servers
+/// (`ibi-archive serve`, Apache's and lighttpd's defaults) close an idle connection after
+/// 5 s, and a connection is not reused just as the Archive closes it. Idle connections
+/// older than this are closed.
+const IDLE_REUSE: Duration = Duration::from_secs(4);
+/// The first pause before asking an overloaded Archive again; it doubles at each try, up
+/// to [`LAST_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(20);
+const LAST_PAUSE: Duration = Duration::from_millis(320);
 
 /// Which addresses Archives may have.
 #[derive(Clone, Debug)]
@@ -49,26 +74,36 @@ impl Policy {
         Policy { networks }
     }
 
+    /// Whether an Archive may be at `ip`. An IPv6 address with IPv4 addresses inside it
+    /// (see `embedded_v4`) is judged by those: allowed when every one of them is.
     pub fn allows(&self, ip: IpAddr) -> bool {
         match &self.networks {
-            Some(list) => list.iter().any(|n| n.contains(ip)),
+            Some(list) => {
+                let inside = |ip: IpAddr| list.iter().any(|n| n.contains(ip));
+                match ip {
+                    IpAddr::V6(v6) => match embedded_v4(v6) {
+                        Some(v4s) => v4s.into_iter().all(|v4| inside(IpAddr::V4(v4))),
+                        None => inside(ip),
+                    },
+                    IpAddr::V4(_) => inside(ip),
+                }
+            }
             None => is_public(ip),
         }
     }
 }
 
 /// Whether `ip` is an address of the public internet (not loopback, private, link-local,
-/// multicast, shared, documentation, reserved or unspecified).
+/// multicast, shared, documentation, reserved or unspecified). An IPv6 address with IPv4
+/// addresses inside it is public when every one of them is.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => is_public_v4(v4),
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_public_v4(v4);
+            if let Some(v4s) = embedded_v4(v6) {
+                return v4s.into_iter().all(is_public_v4);
             }
             let s = v6.segments();
-            let embedded_v4 =
-                || Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
@@ -76,10 +111,32 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || (s[0] & 0xffc0) == 0xfe80 // link-local
                 || (s[0] & 0xffc0) == 0xfec0 // site-local
                 || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
-                || (s[0] == 0x0064 && s[1] == 0xff9b && !is_public_v4(embedded_v4())) // NAT64
-                || (s[0] == 0 && s[1] == 0 && s[2] == 0 && s[3] == 0 && s[4] == 0 && s[5] == 0))
-            // v4-compatible
+                // NAT64 outside 64:ff9b::/96 (whose addresses have an IPv4 inside): the
+                // local-use prefix 64:ff9b:1::/48 (RFC 8215), and the unassigned rest.
+                || (s[0] == 0x0064 && s[1] == 0xff9b))
         }
+    }
+}
+
+/// The IPv4 addresses inside an IPv6 address, `None` for an address without: IPv4-mapped
+/// `::ffff:a.b.c.d` (`::ffff:0:0/96`), IPv4-translated `::ffff:0:a.b.c.d`
+/// (`::ffff:0:0:0/96`, RFC 2765), IPv4-compatible `::a.b.c.d` (`::/96` but `::` and
+/// `::1`), NAT64 `64:ff9b::a.b.c.d` (`64:ff9b::/96`), 6to4 `2002:AABB:CCDD::/16` (the
+/// IPv4 in bits 16 to 47), and Teredo `2001:0::/32`: its server (bits 32 to 63) and its
+/// client (the last 32 bits, inverted). A packet to such an address may reach those IPv4
+/// addresses, so it is judged by them.
+fn embedded_v4(v6: Ipv6Addr) -> Option<Vec<Ipv4Addr>> {
+    let s = v6.segments();
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    let last = v4(s[6], s[7]);
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, _, _] | [0, 0, 0, 0, 0xffff, 0, _, _] => Some(vec![last]),
+        [0, 0, 0, 0, 0, 0, 0, 0 | 1] => None,
+        [0, 0, 0, 0, 0, 0, _, _] => Some(vec![last]),
+        [0x0064, 0xff9b, 0, 0, 0, 0, _, _] => Some(vec![last]),
+        [0x2002, hi, lo, ..] => Some(vec![v4(hi, lo)]),
+        [0x2001, 0, hi, lo, ..] => Some(vec![v4(hi, lo), v4(!s[6], !s[7])]),
+        _ => None,
     }
 }
 
@@ -99,50 +156,6 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
         || o[0] >= 240)
 }
 
-/// Resolves host names for the client, keeping only the addresses the policy allows.
-struct PolicyResolver {
-    policy: Policy,
-}
-
-impl Resolve for PolicyResolver {
-    fn resolve(&self, name: Name) -> Resolving {
-        let policy = self.policy.clone();
-        let host = name.as_str().to_string();
-        Box::pin(async move {
-            let found: Vec<SocketAddr> =
-                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
-            let allowed: Vec<SocketAddr> = found
-                .into_iter()
-                .filter(|a| policy.allows(a.ip()))
-                .collect();
-            if allowed.is_empty() {
-                return Err(
-                    format!("{host} has no address in the networks Archives may have").into(),
-                );
-            }
-            Ok(Box::new(allowed.into_iter()) as Addrs)
-        })
-    }
-}
-
-/// The HTTP client of the resolver.
-#[derive(Clone)]
-pub struct ArchiveClient {
-    /// The idle connections kept per Archive, and the client built for that.
-    http: Arc<RwLock<(usize, reqwest::Client)>>,
-    policy: Policy,
-    under_way: Arc<Semaphore>,
-    /// Of those, each Archive address's share.
-    per_archive: Arc<Mutex<HashMap<String, Arc<Semaphore>>>>,
-}
-
-/// The idle connections kept to each of `archives` Archives.
-fn idle_per_archive(archives: usize) -> usize {
-    let share = IDLE_CONNECTIONS / archives.max(1);
-    let power = if share == 0 { 1 } else { 1 << share.ilog2() };
-    power.clamp(1, IDLE_PER_ARCHIVE)
-}
-
 /// What one request to an Archive gave.
 #[derive(Clone, Debug)]
 pub enum Fetched {
@@ -152,74 +165,258 @@ pub enum Fetched {
     Failed(String),
     /// No answer within the timeout.
     TimedOut,
-    /// Not sent: [`UNDER_WAY`] requests (or [`UNDER_WAY_PER_ARCHIVE`] to this Archive)
-    /// stayed under way for the whole timeout. The resolver's limit, not the Archive's
-    /// failure.
+    /// Not sent: [`UNDER_WAY`] requests (or `per_archive` to this Archive) stayed under
+    /// way for the whole timeout. The resolver's limit, not the Archive's failure.
+    Busy,
+    /// The Archive answered `503` or `429` (the description says which) to every try until
+    /// the timeout: it has more work than it takes, or more connections than it accepts
+    /// from one client. It works, and others' load is not its failure: an Overloaded
+    /// request must never count toward the Archive's dormancy.
+    Overloaded(String),
+}
+
+/// What an Archive answered to an `inclusionConfirmationRequest`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Confirmation {
+    /// `200` and `confirmation yes`.
+    Yes,
+    /// A pair list naming a resolver (`ibi.resolverservice` or `resolveraddress`), as an
+    /// IBI resolver answers, whatever the status (`200` or `400`): the address is a
+    /// resolver's, not an Archive's.
+    AsResolver,
+    /// Anything else, no answer included.
+    No,
+}
+
+/// The HTTP client of the resolver.
+#[derive(Clone)]
+pub struct ArchiveClient {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    policy: Policy,
+    /// Connections open to one Archive address at most.
+    per_archive: usize,
+    /// Idle connections kept to each Archive address (see [`IDLE_CONNECTIONS`]; more only
+    /// for the requests waiting for them), never more than `per_archive`.
+    idle_kept: AtomicUsize,
+    under_way: Semaphore,
+    /// The lane of each Archive address (`host[:port]` as in `archiveaddress`).
+    lanes: Mutex<HashMap<String, Arc<Lane>>>,
+    /// Whether the task closing connections idle for too long runs.
+    sweeping: AtomicBool,
+}
+
+// The connections to one Archive address are at most `per_archive`, by construction:
+//
+// - Each socket holds one of its lane's `sockets` permits (`per_archive` of them) from
+//   before its connect starts until it is closed: the connection's task gives the permit
+//   back after hyper dropped the socket. A connection dropped anywhere (a request cut off
+//   by its timeout, an answer not read to its end, an idle connection given up) is closed
+//   by its task a moment later, and its permit is not free before. So the sockets open to
+//   the address (connecting, in use, idle or closing) are never more than `per_archive`.
+// - So that a request never waits for a socket while one sits idle: a request holds one
+//   of the lane's `requests` permits (`per_archive`, first come first served) for as long
+//   as it uses a connection. It takes an idle connection if one is usable, and asks for a
+//   socket only when the lane's idle list is empty (checked and taken under the lane's
+//   mutex); a connection it is done with goes back to the idle list before its permit is
+//   released. Then open = in use + idle + closing, in use < `per_archive` while it holds
+//   its own permit, and a new connection is asked for only when idle = 0: the socket it
+//   waits for is one being closed. A request that finds no socket free while some
+//   connections are idle (a retry, below, or one put back meanwhile) gives up the oldest
+//   idle one for it.
+//
+// An Archive server still counts a connection until it sees it closed, a moment after the
+// resolver closed it: one opened just then may be refused with `503`, which is retried
+// (see `ArchiveClient::ask`) and never counted as the Archive's failure.
+/// The connections to one Archive address.
+struct Lane {
+    requests: Semaphore,
+    /// Requests waiting for one of the `requests` permits.
+    waiting: AtomicUsize,
+    sockets: Arc<Semaphore>,
+    /// Idle connections, the last one in the most recently used.
+    idle: Mutex<Vec<Idle>>,
+}
+
+struct Idle {
+    send: SendRequest<Empty<Bytes>>,
+    since: Instant,
+}
+
+impl Lane {
+    fn new(per_archive: usize) -> Lane {
+        Lane {
+            requests: Semaphore::new(per_archive),
+            waiting: AtomicUsize::new(0),
+            sockets: Arc::new(Semaphore::new(per_archive)),
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Idle>> {
+        self.idle.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The most recently used idle connection still usable; those too old or closed by
+    /// the Archive are dropped (closed).
+    fn take_idle(&self) -> Option<SendRequest<Empty<Bytes>>> {
+        let mut idle = self.idle();
+        while let Some(c) = idle.pop() {
+            if c.since.elapsed() <= IDLE_REUSE && !c.send.is_closed() {
+                return Some(c.send);
+            }
+        }
+        None
+    }
+
+    /// Keeps `send` for the next request, if fewer than `kept` are idle, or fewer than
+    /// the requests waiting for the lane: those take it at once. Closing it instead while
+    /// they wait would only have them open another, which the Archive could refuse (it
+    /// still counts the one closed for a moment).
+    fn put_back(&self, send: SendRequest<Empty<Bytes>>, kept: usize) {
+        let mut idle = self.idle();
+        let waiting = self.waiting.load(Ordering::SeqCst);
+        if idle.len() < kept.max(waiting) && !send.is_closed() {
+            idle.push(Idle {
+                send,
+                since: Instant::now(),
+            });
+        }
+    }
+
+    /// Closes the idle connection unused for the longest, if any.
+    fn give_up_oldest(&self) {
+        let mut idle = self.idle();
+        if !idle.is_empty() {
+            idle.remove(0);
+        }
+    }
+
+    /// Closes the idle connections too old to be used again, and the oldest ones beyond
+    /// `kept` (or beyond the requests waiting for the lane, if more).
+    fn sweep(&self, kept: usize) {
+        let mut idle = self.idle();
+        idle.retain(|c| c.since.elapsed() <= IDLE_REUSE && !c.send.is_closed());
+        let waiting = self.waiting.load(Ordering::SeqCst);
+        let beyond = idle.len().saturating_sub(kept.max(waiting));
+        idle.drain(..beyond);
+    }
+}
+
+/// Counts a request out of its lane's `waiting` once it has its permit, or gave up.
+struct Waited<'a>(&'a AtomicUsize);
+
+impl Drop for Waited<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// The idle connections kept to each of `archives` Archives.
+fn idle_per_archive(archives: usize) -> usize {
+    let share = IDLE_CONNECTIONS / archives.max(1);
+    let power = if share == 0 { 1 } else { 1 << share.ilog2() };
+    power.clamp(1, IDLE_PER_ARCHIVE)
+}
+
+/// Where a request goes, from its URL.
+struct Target {
+    /// `host[:port]` as written in the URL: the lane.
+    address: String,
+    host: url::Host<String>,
+    port: u16,
+    /// The `Host` header: host and port, the port left out when it is 80.
+    authority: String,
+    /// `path?query`.
+    path_and_query: String,
+}
+
+impl Target {
+    fn parse(url: &str) -> Result<Target, String> {
+        let not_http = || "not an http URL".to_string();
+        let rest = url.strip_prefix("http://").ok_or_else(not_http)?;
+        let address = rest.split('/').next().unwrap_or(rest).to_string();
+        let parsed = url::Url::parse(url).map_err(|_| not_http())?;
+        let host = parsed.host().ok_or_else(not_http)?.to_owned();
+        let host_str = parsed.host_str().ok_or_else(not_http)?;
+        let authority = match parsed.port() {
+            Some(p) => format!("{host_str}:{p}"),
+            None => host_str.to_string(),
+        };
+        Ok(Target {
+            address,
+            host,
+            port: parsed.port_or_known_default().unwrap_or(80),
+            authority,
+            path_and_query: parsed[url::Position::BeforePath..url::Position::AfterQuery]
+                .to_string(),
+        })
+    }
+
+    fn request(&self) -> Result<Request<Empty<Bytes>>, String> {
+        Request::get(self.path_and_query.as_str())
+            .header(HOST, self.authority.as_str())
+            .header(
+                USER_AGENT,
+                concat!("ibi-resolver/", env!("CARGO_PKG_VERSION")),
+            )
+            .header("via", VIA)
+            .body(Empty::new())
+            .map_err(|e| format!("request failed: {e}"))
+    }
+}
+
+/// What one exchange on a connection gave.
+enum Exchange {
+    /// An answer: its status, its `Retry-After` in seconds, and its body, if it was read
+    /// (`Err`: why it could not be).
+    Answer {
+        status: StatusCode,
+        retry_after: Option<Duration>,
+        body: Option<Result<String, String>>,
+    },
+    Failed(String),
+    /// No socket free within the timeout.
     Busy,
 }
 
-fn build(policy: &Policy, idle_per_archive: usize) -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .no_proxy()
-        .user_agent(concat!("ibi-resolver/", env!("CARGO_PKG_VERSION")))
-        .dns_resolver(Arc::new(PolicyResolver {
-            policy: policy.clone(),
-        }))
-        // Below the 5 s after which Archive servers (ibi-archive serve, Apache's and
-        // lighttpd's defaults) close an idle connection: a pooled connection is not
-        // reused just as the Archive closes it.
-        .pool_idle_timeout(Duration::from_secs(4))
-        .pool_max_idle_per_host(idle_per_archive)
-        .tcp_nodelay(true)
-        .build()
-        .expect("a client without TLS always builds")
-}
-
 impl ArchiveClient {
-    pub fn new(policy: Policy) -> ArchiveClient {
-        let http = build(&policy, IDLE_PER_ARCHIVE);
+    /// A client of Archives at the addresses `policy` allows, with at most `per_archive`
+    /// connections open to one Archive address (see [`DEFAULT_PER_ARCHIVE`]; 0 is taken
+    /// as 1).
+    pub fn new(policy: Policy, per_archive: usize) -> ArchiveClient {
+        let per_archive = per_archive.max(1);
         ArchiveClient {
-            http: Arc::new(RwLock::new((IDLE_PER_ARCHIVE, http))),
-            policy,
-            under_way: Arc::new(Semaphore::new(UNDER_WAY)),
-            per_archive: Arc::new(Mutex::new(HashMap::new())),
+            shared: Arc::new(Shared {
+                policy,
+                per_archive,
+                idle_kept: AtomicUsize::new(IDLE_PER_ARCHIVE.min(per_archive)),
+                under_way: Semaphore::new(UNDER_WAY),
+                lanes: Mutex::new(HashMap::new()),
+                sweeping: AtomicBool::new(false),
+            }),
         }
     }
 
     /// Fits the client to the Archives at `addresses`: the idle connections kept to each
-    /// (see [`IDLE_CONNECTIONS`]; a new share starts a new pool, the old one closing as
-    /// its requests end), and the shares of requests under way of those no longer there
-    /// forgotten.
+    /// (see [`IDLE_CONNECTIONS`]; those beyond the new share are closed), and the lanes of
+    /// addresses no longer there forgotten once no request uses them.
     pub fn fit(&self, addresses: &[&str]) {
-        let per_archive = idle_per_archive(addresses.len());
-        {
-            let mut http = self.http.write().unwrap_or_else(|p| p.into_inner());
-            if http.0 != per_archive {
-                *http = (per_archive, build(&self.policy, per_archive));
-            }
+        let kept = idle_per_archive(addresses.len()).min(self.shared.per_archive);
+        self.shared.idle_kept.store(kept, Ordering::Relaxed);
+        let mut lanes = self.shared.lanes();
+        // A lane only the map holds has no request: none can get it but through the map,
+        // which is locked. One still in use stays, so that an address never has two.
+        lanes.retain(|a, lane| addresses.contains(&a.as_str()) || Arc::strong_count(lane) > 1);
+        for lane in lanes.values() {
+            lane.sweep(kept);
         }
-        self.per_archive
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|a, _| addresses.contains(&a.as_str()));
-    }
-
-    /// The share of requests under way of the Archive `url` is sent to.
-    fn share_of(&self, url: &str) -> Arc<Semaphore> {
-        let rest = url.strip_prefix("http://").unwrap_or(url);
-        let address = rest.split('/').next().unwrap_or(rest);
-        let mut shares = self.per_archive.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(share) = shares.get(address) {
-            return share.clone();
-        }
-        let share = Arc::new(Semaphore::new(UNDER_WAY_PER_ARCHIVE));
-        shares.insert(address.to_string(), share.clone());
-        share
     }
 
     pub fn policy(&self) -> &Policy {
-        &self.policy
+        &self.shared.policy
     }
 
     /// `http://<archiveaddress>/<serviceibi>?<pairs>`, the pairs escaped as Table 6.1
@@ -233,7 +430,7 @@ impl ArchiveClient {
     ) -> Result<String, String> {
         check_hostport(archiveaddress)?;
         if let Some(ip) = literal_ip(archiveaddress) {
-            if !self.policy.allows(ip) {
+            if !self.shared.policy.allows(ip) {
                 return Err(format!(
                     "{archiveaddress} is outside the networks Archives may have"
                 ));
@@ -249,105 +446,378 @@ impl ArchiveClient {
         Ok(url)
     }
 
-    /// One GET, bounded in time (connect included) and in the bytes read.
-    /// Whether the Archive at `archiveaddress` answers `confirmation yes` to
-    /// `inclusionConfirmationRequest` (Figure 7.1, message 3) within `timeout`.
-    pub async fn confirms(
+    /// What the Archive at `archiveaddress` answers to `inclusionConfirmationRequest`
+    /// (Figure 7.1, message 3) within `timeout`.
+    pub async fn confirm(
         &self,
         archiveaddress: &str,
         serviceibi: &str,
         timeout: Duration,
-    ) -> bool {
+    ) -> Confirmation {
         let Ok(url) = self.service_url(
             archiveaddress,
             serviceibi,
             &[("servicesubject", b"inclusionConfirmationRequest")],
         ) else {
-            return false;
+            return Confirmation::No;
         };
-        match self.get(&url, timeout).await.0 {
-            Fetched::Body(body) => ibi_archive::pairs::parse(body.trim_end_matches(['\r', '\n']))
-                .map(|p| p.iter().any(|(n, w)| n == "confirmation" && w == &["yes"]))
-                .unwrap_or(false),
-            _ => false,
+        let read = |s: StatusCode| s == StatusCode::OK || s == StatusCode::BAD_REQUEST;
+        let (status, body) = match self.ask(&url, timeout, read).await {
+            Ok((status, Some(Ok(body)))) => (status, body),
+            _ => return Confirmation::No,
+        };
+        let Ok(pairs) = ibi_archive::pairs::parse(body.trim_end_matches(['\r', '\n'])) else {
+            return Confirmation::No;
+        };
+        if status == StatusCode::OK
+            && pairs
+                .iter()
+                .any(|(n, w)| n == "confirmation" && w == &["yes"])
+        {
+            Confirmation::Yes
+        } else if pairs
+            .iter()
+            .any(|(n, _)| n == "ibi.resolverservice" || n == "resolveraddress")
+        {
+            Confirmation::AsResolver
+        } else {
+            Confirmation::No
         }
     }
 
+    /// One GET, bounded in time (connect included) and in the bytes read: the body of a
+    /// `200`. An Archive that answers `503` or `429` is asked again until the timeout.
     pub async fn get(&self, url: &str, timeout: Duration) -> (Fetched, Duration) {
         let start = Instant::now();
-        let share = self.share_of(url);
-        let slots = async { (share.acquire().await, self.under_way.acquire().await) };
-        let Ok((Ok(_of_archive), Ok(_of_all))) = tokio::time::timeout(timeout, slots).await else {
-            return (Fetched::Busy, start.elapsed());
-        };
-        let fetched = match tokio::time::timeout(timeout, self.fetch(url)).await {
-            Ok(f) => f,
-            Err(_) => Fetched::TimedOut,
+        let fetched = match self.ask(url, timeout, |s| s == StatusCode::OK).await {
+            Ok((StatusCode::OK, Some(Ok(body)))) => Fetched::Body(body),
+            Ok((StatusCode::OK, Some(Err(why)))) => Fetched::Failed(why),
+            Ok((status, _)) if status.is_redirection() => {
+                Fetched::Failed(format!("answered {status} (redirects are not followed)"))
+            }
+            Ok((status, _)) => Fetched::Failed(format!("answered {status}")),
+            Err(other) => other,
         };
         (fetched, start.elapsed())
     }
 
-    async fn fetch(&self, url: &str) -> Fetched {
-        let http = self
-            .http
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .1
-            .clone();
-        let mut response = match http.get(url).send().await {
-            Ok(r) => r,
-            Err(e) => return Fetched::Failed(describe(&e)),
+    /// One GET: the status of the answer, and its body when `read(status)`; or what else
+    /// came of it (never [`Fetched::Body`]). Slots are waited for at most `timeout`, then
+    /// the request and its tries take at most `timeout`.
+    async fn ask(
+        &self,
+        url: &str,
+        timeout: Duration,
+        read: fn(StatusCode) -> bool,
+    ) -> Result<(StatusCode, Option<Result<String, String>>), Fetched> {
+        let target = Target::parse(url).map_err(Fetched::Failed)?;
+        self.sweep_idle();
+        let lane = self.shared.lane(&target.address);
+        let slots = async {
+            lane.waiting.fetch_add(1, Ordering::SeqCst);
+            let waited = Waited(&lane.waiting);
+            let of_lane = lane.requests.acquire().await;
+            drop(waited);
+            (of_lane, self.shared.under_way.acquire().await)
         };
-        let status = response.status();
-        if status.is_redirection() {
-            return Fetched::Failed(format!("answered {status} (redirects are not followed)"));
-        }
-        if status != reqwest::StatusCode::OK {
-            return Fetched::Failed(format!("answered {status}"));
-        }
-        let mut body = Vec::new();
+        let Ok((Ok(_of_lane), Ok(_of_all))) = tokio::time::timeout(timeout, slots).await else {
+            return Err(Fetched::Busy);
+        };
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut pause = FIRST_PAUSE;
         loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    if body.len() + chunk.len() > MAX_ANSWER {
-                        return Fetched::Failed(format!("answer longer than {MAX_ANSWER} bytes"));
+            let exchanged =
+                tokio::time::timeout_at(deadline, self.exchange(&lane, &target, read, deadline))
+                    .await;
+            match exchanged {
+                Err(_) => return Err(Fetched::TimedOut),
+                Ok(Exchange::Busy) => return Err(Fetched::Busy),
+                Ok(Exchange::Failed(why)) => return Err(Fetched::Failed(why)),
+                Ok(Exchange::Answer {
+                    status,
+                    retry_after,
+                    ..
+                }) if status == StatusCode::SERVICE_UNAVAILABLE
+                    || status == StatusCode::TOO_MANY_REQUESTS =>
+                {
+                    // Overloaded: asked again after a pause, the one the Archive asks for
+                    // when there is time for it.
+                    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+                    let wait = match retry_after {
+                        Some(asked) if asked < left => asked.max(pause),
+                        _ => pause,
+                    };
+                    pause = (pause * 2).min(LAST_PAUSE);
+                    tokio::time::sleep(wait.min(left)).await;
+                    if tokio::time::Instant::now() >= deadline {
+                        return Err(Fetched::Overloaded(format!("answered {status}")));
                     }
-                    body.extend_from_slice(&chunk);
                 }
-                Ok(None) => break,
-                Err(e) => return Fetched::Failed(describe(&e)),
+                Ok(Exchange::Answer { status, body, .. }) => return Ok((status, body)),
             }
         }
-        match String::from_utf8(body) {
-            Ok(text) => Fetched::Body(text),
-            Err(_) => Fetched::Failed("answer is not UTF-8 text".into()),
+    }
+
+    /// One request on a connection of `lane`, retried once on a new connection when a
+    /// reused one turns out closed by the Archive before it answered.
+    async fn exchange(
+        &self,
+        lane: &Lane,
+        target: &Target,
+        read: fn(StatusCode) -> bool,
+        deadline: tokio::time::Instant,
+    ) -> Exchange {
+        let mut retried = false;
+        loop {
+            let idle = if retried { None } else { lane.take_idle() };
+            let reused = idle.is_some();
+            let mut send = match idle {
+                Some(send) => send,
+                None => match self.open(lane, target, deadline).await {
+                    Ok(send) => send,
+                    Err(e) => return e,
+                },
+            };
+            if let Err(e) = send.ready().await {
+                if reused {
+                    continue; // closed while idle: the next one
+                }
+                return Exchange::Failed(describe("request failed", &e));
+            }
+            let request = match target.request() {
+                Ok(r) => r,
+                Err(why) => return Exchange::Failed(why),
+            };
+            let response = match send.send_request(request).await {
+                Ok(r) => r,
+                Err(e) if reused && !retried && closed_unanswered(&e) => {
+                    // The Archive closed the idle connection just as it was used: not its
+                    // failure.
+                    retried = true;
+                    continue;
+                }
+                Err(e) => return Exchange::Failed(describe("request failed", &e)),
+            };
+            return self.answer(lane, send, response, read).await;
         }
+    }
+
+    /// Reads `response`'s body if `read` says so, then keeps the connection for the next
+    /// request if it can be used again.
+    async fn answer(
+        &self,
+        lane: &Lane,
+        send: SendRequest<Empty<Bytes>>,
+        response: Response<Incoming>,
+        read: fn(StatusCode) -> bool,
+    ) -> Exchange {
+        let status = response.status();
+        let retry_after = response
+            .headers()
+            .get(RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let closes = response
+            .headers()
+            .get_all(CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.split(',').any(|t| t.trim().eq_ignore_ascii_case("close")));
+        let kept = self.shared.idle_kept.load(Ordering::Relaxed);
+        let mut incoming = response.into_body();
+        let body = if read(status) {
+            let body = read_body(&mut incoming).await;
+            if body.is_ok() && !closes {
+                lane.put_back(send, kept);
+            }
+            Some(body)
+        } else {
+            // Not read: the connection can be used again only if the answer ended.
+            if incoming.is_end_stream() && !closes {
+                lane.put_back(send, kept);
+            }
+            None
+        };
+        Exchange::Answer {
+            status,
+            retry_after,
+            body,
+        }
+    }
+
+    /// A new connection to `target`, once one of the lane's sockets is free.
+    async fn open(
+        &self,
+        lane: &Lane,
+        target: &Target,
+        deadline: tokio::time::Instant,
+    ) -> Result<SendRequest<Empty<Bytes>>, Exchange> {
+        let socket = match lane.sockets.clone().try_acquire_owned() {
+            Ok(socket) => socket,
+            Err(_) => {
+                // Every socket is taken, by connections in use, being closed, or idle: the
+                // oldest idle one (if any) is given up for this one.
+                lane.give_up_oldest();
+                match tokio::time::timeout_at(deadline, lane.sockets.clone().acquire_owned()).await
+                {
+                    Ok(Ok(socket)) => socket,
+                    _ => return Err(Exchange::Busy),
+                }
+            }
+        };
+        let stream = connect(&self.shared.policy, target)
+            .await
+            .map_err(Exchange::Failed)?;
+        let _ = stream.set_nodelay(true);
+        let (send, connection) = http1::Builder::new()
+            .handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| Exchange::Failed(describe("cannot connect", &e)))?;
+        tokio::spawn(async move {
+            let _socket = socket;
+            // Ends once the connection is closed, by either side; the socket is dropped
+            // here, then the permit given back.
+            let _ = connection.await;
+        });
+        Ok(send)
+    }
+
+    /// Starts, once, the task that closes connections idle for longer than
+    /// [`IDLE_REUSE`], so that an Archive asked no more is not held a connection.
+    fn sweep_idle(&self) {
+        if self.shared.sweeping.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let shared: Weak<Shared> = Arc::downgrade(&self.shared);
+        tokio::spawn(async move {
+            let mut every = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                every.tick().await;
+                let Some(shared) = shared.upgrade() else {
+                    return;
+                };
+                let kept = shared.idle_kept.load(Ordering::Relaxed);
+                for lane in shared.lanes().values() {
+                    lane.sweep(kept);
+                }
+            }
+        });
     }
 }
 
-/// A client error by its kind and cause, without the URL (which may hold a key).
-fn describe(e: &reqwest::Error) -> String {
-    use std::error::Error;
-    let mut cause = String::new();
-    let mut source = e.source();
+impl Shared {
+    fn lanes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Lane>>> {
+        self.lanes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The lane of `address`.
+    fn lane(&self, address: &str) -> Arc<Lane> {
+        let mut lanes = self.lanes();
+        if let Some(lane) = lanes.get(address) {
+            return lane.clone();
+        }
+        let lane = Arc::new(Lane::new(self.per_archive));
+        lanes.insert(address.to_string(), lane.clone());
+        lane
+    }
+}
+
+/// A TCP connection to `target`, its host name resolved and every address kept only if
+/// the policy allows it, tried in order.
+async fn connect(policy: &Policy, target: &Target) -> Result<TcpStream, String> {
+    let addresses: Vec<SocketAddr> = match &target.host {
+        url::Host::Domain(name) => {
+            let found = tokio::net::lookup_host((name.as_str(), target.port))
+                .await
+                .map_err(|e| format!("cannot connect: {e}"))?;
+            let allowed: Vec<SocketAddr> = found.filter(|a| policy.allows(a.ip())).collect();
+            if allowed.is_empty() {
+                return Err(format!(
+                    "cannot connect: {name} has no address in the networks Archives may have"
+                ));
+            }
+            allowed
+        }
+        url::Host::Ipv4(ip) => literal(policy, IpAddr::V4(*ip), target)?,
+        url::Host::Ipv6(ip) => literal(policy, IpAddr::V6(*ip), target)?,
+    };
+    let mut last = None;
+    for address in addresses {
+        match TcpStream::connect(address).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(match last {
+        Some(e) => format!("cannot connect: {e}"),
+        None => "cannot connect".to_string(),
+    })
+}
+
+/// The address of a host written as an IP, if the policy allows it.
+fn literal(policy: &Policy, ip: IpAddr, target: &Target) -> Result<Vec<SocketAddr>, String> {
+    if !policy.allows(ip) {
+        return Err(format!(
+            "cannot connect: {} is outside the networks Archives may have",
+            target.address
+        ));
+    }
+    Ok(vec![SocketAddr::new(ip, target.port)])
+}
+
+/// The body of an answer, at most [`MAX_ANSWER`] bytes of UTF-8.
+async fn read_body(incoming: &mut Incoming) -> Result<String, String> {
+    let too_long = || format!("answer longer than {MAX_ANSWER} bytes");
+    if incoming.size_hint().lower() > MAX_ANSWER as u64 {
+        return Err(too_long());
+    }
+    let mut body = Vec::new();
+    while let Some(frame) = incoming.frame().await {
+        let frame = frame.map_err(|e| describe("broken answer", &e))?;
+        if let Ok(chunk) = frame.into_data() {
+            if body.len() + chunk.len() > MAX_ANSWER {
+                return Err(too_long());
+            }
+            body.extend_from_slice(&chunk);
+        }
+    }
+    String::from_utf8(body).map_err(|_| "answer is not UTF-8 text".to_string())
+}
+
+/// Whether a request failed because its connection was closed before any answer came:
+/// the connection was not ready, or closed (cleanly or reset) before an answer began.
+fn closed_unanswered(e: &hyper::Error) -> bool {
+    use std::io::ErrorKind;
+    if e.is_canceled() || e.is_incomplete_message() || e.is_closed() {
+        return true;
+    }
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            return matches!(
+                io.kind(),
+                ErrorKind::ConnectionReset
+                    | ErrorKind::ConnectionAborted
+                    | ErrorKind::BrokenPipe
+                    | ErrorKind::UnexpectedEof
+            );
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// A client error as `kind` and its deepest cause (the URL, which may hold a key, is in
+/// none of them).
+fn describe(kind: &str, e: &hyper::Error) -> String {
+    let mut cause = e.to_string();
+    let mut source = std::error::Error::source(e);
     while let Some(s) = source {
         cause = s.to_string();
         source = s.source();
     }
-    let kind = if e.is_connect() {
-        "cannot connect"
-    } else if e.is_timeout() {
-        "timed out"
-    } else if e.is_body() || e.is_decode() {
-        "broken answer"
-    } else {
-        "request failed"
-    };
-    if cause.is_empty() {
-        kind.to_string()
-    } else {
-        format!("{kind}: {cause}")
-    }
+    format!("{kind}: {cause}")
 }
 
 /// `host [":" port]` of RFC 3986 as §6.1 uses it for `archiveaddress`.
@@ -356,7 +826,7 @@ pub fn check_hostport(address: &str) -> Result<(), String> {
     if address.is_empty() || address.len() > 261 || address.contains(['/', '@', '?', '#', '\\']) {
         return Err(bad());
     }
-    let url = reqwest::Url::parse(&format!("http://{address}/")).map_err(|_| bad())?;
+    let url = url::Url::parse(&format!("http://{address}/")).map_err(|_| bad())?;
     let host = url.host_str().ok_or_else(bad)?;
     let written = match url.port() {
         Some(p) => format!("{host}:{p}"),
@@ -425,6 +895,17 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
             "64:ff9b::a00:1",
+            // 6to4 of 127.0.0.1, IPv4-translated, IPv4-compatible.
+            "2002:7f00:1::",
+            "::ffff:0:7f00:1",
+            "::127.0.0.1",
+            // Teredo: server 10.0.0.1, client 8.8.8.8 (inverted: f7f7:f7f7); server
+            // 150.163.34.239, client 192.168.1.1 (3f57:fefe).
+            "2001:0:a00:1::f7f7:f7f7",
+            "2001:0:96a3:22ef::3f57:fefe",
+            // Local-use NAT64 (RFC 8215), whatever the IPv4 in it.
+            "64:ff9b:1::1",
+            "64:ff9b:1::96a3:22ef",
             "2001:db8::1",
             "198.18.0.1",
         ] {
@@ -435,6 +916,12 @@ mod tests {
             "8.8.8.8",
             "2001:4860:4860::8888",
             "::ffff:150.163.2.175",
+            // 6to4 of 150.16.34.239; NAT64 and IPv4-translated 150.163.34.239; Teredo,
+            // server 150.163.34.239 and client 8.8.8.8.
+            "2002:9610:22ef::1",
+            "64:ff9b::96a3:22ef",
+            "::ffff:0:96a3:22ef",
+            "2001:0:96a3:22ef::f7f7:f7f7",
         ] {
             assert!(p.allows(ip.parse().unwrap()), "{ip}");
         }
@@ -444,8 +931,45 @@ mod tests {
     }
 
     #[test]
+    fn under_listed_networks_an_ipv6_address_is_judged_by_the_ipv4_inside_it() {
+        let lo = Policy::new(Some(vec![Network::parse("127.0.0.0/8").unwrap()]));
+        for ip in [
+            "::ffff:127.0.0.1",
+            "2002:7f00:1::",
+            "::ffff:0:7f00:1",
+            "::127.0.0.1",
+            "64:ff9b::7f00:1",
+            // Teredo, server 127.0.0.1 and client 127.0.0.1 (inverted: 80ff:fffe).
+            "2001:0:7f00:1::80ff:fffe",
+        ] {
+            assert!(lo.allows(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "::1",
+            "2002:9610:22ef::1",
+            "::ffff:150.163.2.175",
+            // Teredo, server 127.0.0.1 but client 8.8.8.8; and the other way round.
+            "2001:0:7f00:1::f7f7:f7f7",
+            "2001:0:808:808::80ff:fffe",
+        ] {
+            assert!(!lo.allows(ip.parse().unwrap()), "{ip}");
+        }
+        // An IPv6 block does not let in the IPv4 addresses carried inside it.
+        let six_to_four = Policy::new(Some(vec![Network::parse("2002::/16").unwrap()]));
+        assert!(!six_to_four.allows("2002:7f00:1::".parse().unwrap()));
+    }
+
+    #[test]
+    fn the_default_connections_to_an_archive_are_those_serve_accepts_from_one_client() {
+        assert_eq!(
+            DEFAULT_PER_ARCHIVE,
+            ibi_archive::httpd::Limits::default().max_per_client
+        );
+    }
+
+    #[test]
     fn service_urls_escape_as_table_6_1_and_refuse_what_policy_refuses() {
-        let c = ArchiveClient::new(Policy::new(None));
+        let c = ArchiveClient::new(Policy::new(None), DEFAULT_PER_ARCHIVE);
         // Example 10.1's urlRequest.
         let url = c
             .service_url(
@@ -474,6 +998,401 @@ mod tests {
             "localhost",
         ] {
             assert!(check_hostport(good).is_ok(), "{good}");
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // The pool, against Archives on 127.0.0.1.
+
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+    use tokio::sync::mpsc;
+
+    /// What the test Archive does with a request.
+    enum Reply {
+        /// Writes this answer and waits for the next request.
+        Answer(String),
+        /// Writes this answer and closes the connection (without saying so in the answer).
+        AnswerThenClose(String),
+        /// Closes the connection without answering.
+        Close,
+    }
+
+    /// A test Archive: a thread per connection, reading request heads and doing what
+    /// `reply(n, k)` says with the `n`th request it reads (from 0, over all connections),
+    /// the `k`th on its connection.
+    struct TestArchive {
+        address: String,
+        /// Connections accepted.
+        accepted: Arc<AtomicUsize>,
+        /// Connections open at once, at most (counted from the accept until the resolver
+        /// closes its side, or the Archive its own).
+        peak: Arc<AtomicUsize>,
+        /// Request heads read, in order.
+        heads: Arc<Mutex<Vec<String>>>,
+        /// A message each time a connection ends.
+        closed: mpsc::UnboundedReceiver<()>,
+    }
+
+    fn test_archive(reply: impl Fn(usize, usize) -> Reply + Send + Sync + 'static) -> TestArchive {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let (open, peak) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let heads = Arc::new(Mutex::new(Vec::new()));
+        let (ended, closed) = mpsc::unbounded_channel();
+        let reply = Arc::new(reply);
+        let (a, p, h) = (accepted.clone(), peak.clone(), heads.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                a.fetch_add(1, Ordering::SeqCst);
+                let now = open.fetch_add(1, Ordering::SeqCst) + 1;
+                p.fetch_max(now, Ordering::SeqCst);
+                let (open, heads, ended, reply) =
+                    (open.clone(), h.clone(), ended.clone(), reply.clone());
+                std::thread::spawn(move || {
+                    let mut stream = BufReader::new(stream);
+                    for k in 0.. {
+                        let mut head = String::new();
+                        loop {
+                            let mut line = String::new();
+                            match stream.read_line(&mut line) {
+                                Ok(n) if n > 0 => {}
+                                _ => break,
+                            }
+                            head.push_str(&line);
+                            if line == "\r\n" {
+                                break;
+                            }
+                        }
+                        if !head.ends_with("\r\n\r\n") {
+                            break; // the resolver closed the connection
+                        }
+                        let n = {
+                            let mut heads = heads.lock().unwrap();
+                            heads.push(head);
+                            heads.len() - 1
+                        };
+                        match reply(n, k) {
+                            Reply::Answer(a) => {
+                                if stream.get_mut().write_all(a.as_bytes()).is_err() {
+                                    break;
+                                }
+                            }
+                            Reply::AnswerThenClose(a) => {
+                                let _ = stream.get_mut().write_all(a.as_bytes());
+                                break;
+                            }
+                            Reply::Close => break,
+                        }
+                    }
+                    open.fetch_sub(1, Ordering::SeqCst);
+                    let _ = ended.send(());
+                });
+            }
+        });
+        TestArchive {
+            address,
+            accepted,
+            peak,
+            heads,
+            closed,
+        }
+    }
+
+    impl TestArchive {
+        fn url(&self) -> String {
+            format!("http://{}/x/y?servicesubject=urlRequest", self.address)
+        }
+
+        fn accepted(&self) -> usize {
+            self.accepted.load(Ordering::SeqCst)
+        }
+
+        fn requests(&self) -> usize {
+            self.heads.lock().unwrap().len()
+        }
+    }
+
+    /// An answer of `status` with `body`.
+    fn answer(status: &str, body: &str) -> String {
+        format!(
+            "HTTP/1.1 {status}\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    }
+
+    fn ok(body: &str) -> String {
+        answer("200 OK", body)
+    }
+
+    /// An answer of `status` with `headers` (each ending with CRLF) and no body.
+    fn empty(status: &str, headers: &str) -> String {
+        format!("HTTP/1.1 {status}\r\n{headers}Content-Length: 0\r\n\r\n")
+    }
+
+    fn loopback(per_archive: usize) -> ArchiveClient {
+        ArchiveClient::new(
+            Policy::new(Some(vec![Network::parse("127.0.0.0/8").unwrap()])),
+            per_archive,
+        )
+    }
+
+    const ANSWER: &str = "url http://127.0.0.1/a\r\n";
+    /// Longer than any of these tests takes, unless something hangs.
+    const PATIENCE: Duration = Duration::from_secs(20);
+
+    fn is_answer(fetched: &Fetched) -> bool {
+        matches!(fetched, Fetched::Body(b) if b == ANSWER)
+    }
+
+    #[tokio::test]
+    async fn connections_to_one_archive_never_exceed_per_archive() {
+        // 400 requests at once to an Archive that takes 5 ms over each: they queue for
+        // the lane's 4 connections, and the Archive never has more than 4 open. (reqwest's
+        // pool started a connection for each request that found none idle, and kept it.)
+        let archive = test_archive(|_, _| {
+            std::thread::sleep(Duration::from_millis(5));
+            Reply::Answer(ok(ANSWER))
+        });
+        let client = loopback(4);
+        let mut requests = tokio::task::JoinSet::new();
+        for _ in 0..400 {
+            let (client, url) = (client.clone(), archive.url());
+            requests.spawn(async move { client.get(&url, PATIENCE).await.0 });
+        }
+        let mut answered = 0;
+        while let Some(fetched) = requests.join_next().await {
+            let fetched = fetched.unwrap();
+            assert!(is_answer(&fetched), "{fetched:?}");
+            answered += 1;
+        }
+        let peak = archive.peak.load(Ordering::SeqCst);
+        eprintln!(
+            "{answered} answered; {} connections, at most {peak} open at once",
+            archive.accepted()
+        );
+        assert_eq!(answered, 400);
+        assert_eq!(archive.requests(), 400);
+        assert!((2..=4).contains(&peak), "{peak} open at once");
+        // No connection was closed (4 are kept idle): no more were ever opened.
+        assert!(archive.accepted() <= 4, "{}", archive.accepted());
+    }
+
+    #[tokio::test]
+    async fn a_burst_keeps_its_connections_though_fewer_are_kept_idle() {
+        // With 301 Archives each keeps one idle connection; a burst of 100 requests to one
+        // of them still goes over the 4 connections it opened first: one a request is done
+        // with goes to the next request waiting, not closed (the Archive would still count
+        // it for a moment while the next request opened a new one).
+        let archive = test_archive(|_, _| {
+            std::thread::sleep(Duration::from_millis(5));
+            Reply::Answer(ok(ANSWER))
+        });
+        let client = loopback(4);
+        let others: Vec<String> = (0..300)
+            .map(|i| format!("archive{i}.example.org"))
+            .collect();
+        let mut addresses: Vec<&str> = others.iter().map(String::as_str).collect();
+        addresses.push(&archive.address);
+        client.fit(&addresses);
+        assert_eq!(client.shared.idle_kept.load(Ordering::Relaxed), 1);
+        let mut requests = tokio::task::JoinSet::new();
+        for _ in 0..100 {
+            let (client, url) = (client.clone(), archive.url());
+            requests.spawn(async move { client.get(&url, PATIENCE).await.0 });
+        }
+        while let Some(fetched) = requests.join_next().await {
+            let fetched = fetched.unwrap();
+            assert!(is_answer(&fetched), "{fetched:?}");
+        }
+        assert_eq!(archive.requests(), 100);
+        assert_eq!(archive.accepted(), 4);
+    }
+
+    #[tokio::test]
+    async fn sequential_requests_reuse_one_connection() {
+        let archive = test_archive(|_, _| Reply::Answer(ok(ANSWER)));
+        let client = loopback(DEFAULT_PER_ARCHIVE);
+        for i in 0..50 {
+            let (fetched, _) = client.get(&archive.url(), PATIENCE).await;
+            assert!(is_answer(&fetched), "{i}: {fetched:?}");
+        }
+        assert_eq!((archive.requests(), archive.accepted()), (50, 1));
+    }
+
+    #[tokio::test]
+    async fn a_connection_the_archive_closed_after_answering_is_not_a_failure() {
+        // The Archive closes each connection right after its answer, which does not say
+        // so: the next request finds it closed (or sends on it as it closes, and is sent
+        // again on a new one).
+        let archive = test_archive(|_, _| Reply::AnswerThenClose(ok(ANSWER)));
+        let client = loopback(DEFAULT_PER_ARCHIVE);
+        for i in 0..20 {
+            let (fetched, _) = client.get(&archive.url(), PATIENCE).await;
+            assert!(is_answer(&fetched), "{i}: {fetched:?}");
+        }
+        assert_eq!((archive.requests(), archive.accepted()), (20, 20));
+    }
+
+    #[tokio::test]
+    async fn a_reused_connection_closed_unanswered_is_tried_again_once_on_a_new_one() {
+        // The second request on each connection is read and not answered: the second
+        // get, sent on the connection of the first, goes again on a new connection.
+        let archive = test_archive(|_, k| match k {
+            0 => Reply::Answer(ok(ANSWER)),
+            _ => Reply::Close,
+        });
+        let client = loopback(DEFAULT_PER_ARCHIVE);
+        for i in 0..2 {
+            let (fetched, _) = client.get(&archive.url(), PATIENCE).await;
+            assert!(is_answer(&fetched), "{i}: {fetched:?}");
+        }
+        assert_eq!((archive.requests(), archive.accepted()), (3, 2));
+    }
+
+    #[tokio::test]
+    async fn a_new_connection_closed_unanswered_is_the_archives_failure() {
+        let archive = test_archive(|_, _| Reply::Close);
+        let client = loopback(DEFAULT_PER_ARCHIVE);
+        let (fetched, _) = client.get(&archive.url(), PATIENCE).await;
+        assert!(
+            matches!(&fetched, Fetched::Failed(why) if why == "request failed: connection closed before message completed"),
+            "{fetched:?}"
+        );
+        assert_eq!((archive.requests(), archive.accepted()), (1, 1));
+    }
+
+    #[tokio::test]
+    async fn an_idle_connection_is_closed_after_4_seconds() {
+        let mut archive = test_archive(|_, _| Reply::Answer(ok(ANSWER)));
+        let client = loopback(DEFAULT_PER_ARCHIVE);
+        let (fetched, _) = client.get(&archive.url(), PATIENCE).await;
+        assert!(is_answer(&fetched), "{fetched:?}");
+        let answered = Instant::now();
+        tokio::time::timeout(PATIENCE, archive.closed.recv())
+            .await
+            .expect("the idle connection is still open")
+            .unwrap();
+        // Swept within the second after it is 4 s old.
+        let idle = answered.elapsed();
+        assert!(
+            idle >= IDLE_REUSE && idle < Duration::from_secs(6),
+            "{idle:?}"
+        );
+        assert_eq!(archive.accepted(), 1);
+    }
+
+    #[tokio::test]
+    async fn an_archive_overloaded_for_a_moment_is_asked_again() {
+        for status in ["503 Service Unavailable", "429 Too Many Requests"] {
+            let archive = test_archive(move |n, _| match n {
+                0 | 1 => Reply::Answer(empty(status, "")),
+                _ => Reply::Answer(ok(ANSWER)),
+            });
+            let (fetched, _) = loopback(DEFAULT_PER_ARCHIVE)
+                .get(&archive.url(), PATIENCE)
+                .await;
+            assert!(is_answer(&fetched), "{status}: {fetched:?}");
+            assert_eq!(archive.requests(), 3, "{status}");
+        }
+    }
+
+    #[tokio::test]
+    async fn an_archive_overloaded_until_the_timeout_is_overloaded_not_failed() {
+        // Asked at 0, 20, 60 and 140 ms (pauses of 20, 40 and 80 ms); the next pause
+        // (160 ms) reaches the timeout (300 ms). A Retry-After longer than the time left
+        // changes nothing.
+        for (status, headers) in [
+            ("503 Service Unavailable", ""),
+            ("429 Too Many Requests", ""),
+            ("503 Service Unavailable", "Retry-After: 1\r\n"),
+        ] {
+            let archive = test_archive(move |_, _| Reply::Answer(empty(status, headers)));
+            let client = loopback(DEFAULT_PER_ARCHIVE);
+            let (fetched, took) = client.get(&archive.url(), Duration::from_millis(300)).await;
+            assert!(
+                matches!(&fetched, Fetched::Overloaded(why) if *why == format!("answered {status}")),
+                "{status}: {fetched:?}"
+            );
+            assert!(
+                took >= Duration::from_millis(300) && took < Duration::from_millis(900),
+                "{status} {headers:?}: {took:?}"
+            );
+            assert_eq!(archive.requests(), 4, "{status} {headers:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_retry_after_shorter_than_the_time_left_is_waited() {
+        let archive = test_archive(|n, _| match n {
+            0 => Reply::Answer(empty("503 Service Unavailable", "Retry-After: 1\r\n")),
+            _ => Reply::Answer(ok(ANSWER)),
+        });
+        let client = loopback(DEFAULT_PER_ARCHIVE);
+        let (fetched, took) = client.get(&archive.url(), Duration::from_secs(3)).await;
+        assert!(is_answer(&fetched), "{fetched:?}");
+        assert!(took >= Duration::from_secs(1), "{took:?}");
+        assert_eq!(archive.requests(), 2);
+    }
+
+    #[tokio::test]
+    async fn requests_say_host_user_agent_and_via() {
+        let archive = test_archive(|_, _| Reply::Answer(ok(ANSWER)));
+        let (fetched, _) = loopback(DEFAULT_PER_ARCHIVE)
+            .get(&archive.url(), PATIENCE)
+            .await;
+        assert!(is_answer(&fetched), "{fetched:?}");
+        let head = archive.heads.lock().unwrap()[0].to_ascii_lowercase();
+        let lines: Vec<&str> = head.split("\r\n").collect();
+        assert_eq!(lines[0], "get /x/y?servicesubject=urlrequest http/1.1");
+        for line in [
+            format!("host: {}", archive.address),
+            format!("user-agent: ibi-resolver/{}", env!("CARGO_PKG_VERSION")),
+            "via: 1.1 ibi-resolver".to_string(),
+        ] {
+            assert!(lines.contains(&line.as_str()), "{line:?} in {head:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_confirmation_tells_an_archive_from_a_resolver() {
+        let archive = test_archive(|n, _| match n {
+            0 => Reply::Answer(answer(
+                "400 Bad Request",
+                "ibi.resolverservice {ibip J8LNKB5R7W/3FUQHC5}\r\n",
+            )),
+            1 => Reply::Answer(ok("confirmation yes\r\n")),
+            2 => Reply::Answer(ok("")),
+            _ => Reply::Answer(ok("resolveraddress mtc-m21.sid.inpe.br\r\n")),
+        });
+        let client = loopback(DEFAULT_PER_ARCHIVE);
+        let confirm = || client.confirm(&archive.address, "x/y", PATIENCE);
+        assert_eq!(confirm().await, Confirmation::AsResolver);
+        assert_eq!(confirm().await, Confirmation::Yes);
+        assert_eq!(confirm().await, Confirmation::No);
+        assert_eq!(confirm().await, Confirmation::AsResolver);
+        assert!(archive.heads.lock().unwrap()[0]
+            .starts_with("GET /x/y?servicesubject=inclusionConfirmationRequest HTTP/1.1\r\n"));
+    }
+
+    #[tokio::test]
+    async fn a_get_takes_no_answer_but_200() {
+        let archive = test_archive(|n, _| match n {
+            0 => Reply::Answer(empty("400 Bad Request", "")),
+            _ => Reply::Answer(empty("302 Found", "Location: http://127.0.0.1/\r\n")),
+        });
+        let client = loopback(DEFAULT_PER_ARCHIVE);
+        for expected in [
+            "answered 400 Bad Request",
+            "answered 302 Found (redirects are not followed)",
+        ] {
+            let (fetched, _) = client.get(&archive.url(), PATIENCE).await;
+            assert!(
+                matches!(&fetched, Fetched::Failed(why) if why == expected),
+                "{fetched:?}"
+            );
         }
     }
 }

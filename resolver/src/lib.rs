@@ -5,7 +5,7 @@
 //!
 //! Identifiers, pair lists, relations, query decoding and persistent URLs come from the
 //! `ibi-archive` library; this crate adds the server (tokio, hyper, axum), the client of
-//! Archives (reqwest) and the registry (SQLite).
+//! Archives (hyper) and the registry (SQLite).
 
 pub mod acknowledge;
 pub mod client;

@@ -119,7 +119,7 @@ impl Metrics {
         let archive_requests = Family::<ArchiveResult, Counter>::default();
         registry.register(
             "archive_requests",
-            "Requests to each Archive, by result (answered, failed, timed_out)",
+            "Requests to each Archive, by result (answered, failed, timed_out, not_sent, overloaded)",
             archive_requests.clone(),
         );
         registry.register_collector(Box::new(HealthGauges(health)));
@@ -163,7 +163,7 @@ impl Metrics {
     }
 
     /// A request to `archive` that ended with `result` (`answered`, `failed`,
-    /// `timed_out`) after `took`.
+    /// `timed_out`, `not_sent`, `overloaded`) after `took`.
     pub fn archive_request(&self, archive: &str, result: &str, took: Duration) {
         let label = ArchiveLabels {
             archive: archive.to_string(),

@@ -59,9 +59,10 @@ impl Engine {
     pub fn new(config: &crate::config::Config) -> Engine {
         let health = Arc::new(HealthBook::default());
         Engine {
-            client: ArchiveClient::new(crate::client::Policy::new(
-                config.archives.networks.clone(),
-            )),
+            client: ArchiveClient::new(
+                crate::client::Policy::new(config.archives.networks.clone()),
+                crate::client::DEFAULT_PER_ARCHIVE,
+            ),
             timeout: config.archives.timeout,
             publicurl_with_port: config.publicurl_with_port.clone(),
             memory: Arc::new(LocationMemory::disabled()),
@@ -415,6 +416,15 @@ impl Engine {
                     self.metrics.archive_request(archive, "not_sent", took);
                     continue;
                 }
+                Fetched::Overloaded(why) => {
+                    // The Archive works; it has more to do than it takes: never toward
+                    // its dormancy.
+                    a.result = "overloaded".into();
+                    a.detail = Some(why);
+                    unanswered += 1;
+                    self.metrics.archive_request(archive, "overloaded", took);
+                    continue;
+                }
                 Fetched::TimedOut => {
                     a.result = "timed out".into();
                     unanswered += 1;
@@ -502,6 +512,9 @@ impl Engine {
                             ledger.failed(archive, health, "failed", took)
                         }
                         Fetched::TimedOut => ledger.failed(archive, health, "timed_out", took),
+                        Fetched::Overloaded(_) => {
+                            ledger.metrics.archive_request(archive, "overloaded", took)
+                        }
                         Fetched::Busy => {}
                     }
                 }

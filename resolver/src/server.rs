@@ -25,6 +25,7 @@ use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
 use crate::acknowledge::Acknowledger;
+use crate::client::Confirmation;
 use crate::config::Config;
 use crate::lang::{self, PageLang};
 use crate::memory::LocationMemory;
@@ -146,7 +147,7 @@ impl AppState {
             let (address, archive) = (a.address.clone(), a.serviceibi.clone());
             probes.spawn(async move {
                 let start = Instant::now();
-                if client.confirms(&address, &archive, timeout).await
+                if client.confirm(&address, &archive, timeout).await == Confirmation::Yes
                     && health.success(start.elapsed()) == crate::health::Change::Woke
                 {
                     say(&format!("{archive} answers again: asked again"));

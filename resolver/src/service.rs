@@ -15,7 +15,7 @@ use ibi_archive::ibi::Ibi;
 use ibi_archive::pairs::{PairList, Value};
 use ibi_archive::query::Query;
 
-use crate::client::{check_hostport, literal_ip};
+use crate::client::{check_hostport, literal_ip, Confirmation};
 use crate::registry::{self, Inclusion};
 use crate::server::AppState;
 
@@ -212,12 +212,13 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
     let confirmed = state
         .engine
         .client
-        .confirms(
+        .confirm(
             req.address,
             req.serviceibi.as_str(),
             state.config.archives.timeout,
         )
-        .await;
+        .await
+        == Confirmation::Yes;
     let address = req.address.to_string();
     let ip = req.ip.to_string();
     let version = req.platformversion.to_string();

@@ -2299,15 +2299,17 @@ fn an_open_file_limit_too_low_for_the_connections_lowers_them_saying_so() {
 
 #[test]
 fn a_round_over_many_archives_has_at_most_a_window_of_requests_under_way() {
-    // WINDOW + 8 Archives (at three addresses, each under its own service IBI, so that
-    // none reaches an Archive's own share of requests) that each answer "not here" after
-    // 100 ms: a miss asks every one, never more than WINDOW at once, and the memory of
-    // requests under way stays bounded however many Archives there are.
+    // WINDOW + 8 Archives (each under its own service IBI, at as many addresses as it
+    // takes for none to have more Archives than the connections the resolver opens to one
+    // address, so that none reaches its share) that each answer "not here" after 100 ms:
+    // a miss asks every one, never more than WINDOW at once, and the memory of requests
+    // under way stays bounded however many Archives there are.
+    use ibi_resolver::client::DEFAULT_PER_ARCHIVE;
     use ibi_resolver::resolve::WINDOW;
     let tmp = tempfile::tempdir().unwrap();
     let r = Resolver::start(&write_config(tmp.path(), LOOPBACK));
     let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let peers: Vec<Peer> = (0..3)
+    let peers: Vec<Peer> = (0..(WINDOW + 8).div_ceil(DEFAULT_PER_ARCHIVE))
         .map(|_| {
             let (n, m) = (now.clone(), most.clone());
             archive(move |_, s| {
@@ -2377,7 +2379,7 @@ fn an_archive_that_never_answers_holds_no_more_than_its_share_of_requests() {
     // answers at once and decides it, and the request to the silent one goes on in the
     // background until the timeout. 200 resolutions in a burst: the silent Archive holds
     // at most its share of the requests under way, and every reader gets the redirect.
-    use ibi_resolver::client::UNDER_WAY_PER_ARCHIVE;
+    use ibi_resolver::client::DEFAULT_PER_ARCHIVE;
     let tmp = tempfile::tempdir().unwrap();
     let r = Resolver::start(&write_config(tmp.path(), &every_archive_asked(0)));
     let holder = archive(|_, s| answer_200(s, b"url http://127.0.0.1/a\r\n"));
@@ -2404,5 +2406,5 @@ fn an_archive_that_never_answers_holds_no_more_than_its_share_of_requests() {
     for reader in readers {
         assert_eq!(reader.join().unwrap(), vec![302; 25]);
     }
-    assert_eq!(most.load(Ordering::SeqCst), UNDER_WAY_PER_ARCHIVE);
+    assert_eq!(most.load(Ordering::SeqCst), DEFAULT_PER_ARCHIVE);
 }
