@@ -561,7 +561,7 @@ fn apache_keeps_the_registration_key_out_of_its_logs_and_asks_a_restarted_resolv
     // Apache logged it without its query.
     assert!(
         s.resolver.log().contains(&format!(
-            "ibi-resolver: 127.0.0.1 \"GET /{RESOLVER_IBI}?servicesubject=inclusionRequest\" 200 "
+            "ibi-resolver: 127.0.0.1 \"GET /{RESOLVER_IBI}?servicesubject=inclusionRequest&…\" 200 "
         )),
         "{}",
         s.resolver.log()

@@ -676,10 +676,12 @@ fn wrong_keys_are_slowed_down_per_client_network_and_the_wait_is_logged() {
     assert_eq!(waits, ["0 ms", "250 ms", "500 ms", "1000 ms"]);
 }
 
-/// Four clients of 127.0.0.0/24 keep sending wrong keys for Archive A; once they have
-/// had 12 answers (and wait seconds for each), B's correct inclusion from another network
-/// is sent. It must be answered before at least 3 of the 4 wrong-key requests that were
-/// under way when it was sent: a wrong key's wait holds no slot another client needs.
+/// Four clients of 127.0.0.0/24 keep sending wrong keys for Archive A. Their network has
+/// one key check at a time, which first waits the slowdown of the wrong keys before it
+/// (the others meanwhile are refused at once, 429); once five wrong keys have been
+/// checked (the next waits 4 s), B's correct inclusion is sent from another network. It
+/// must be answered before every wrong-key request under way when it was sent that gets
+/// its key checked (403): a wrong key's wait holds no slot another network needs.
 #[test]
 fn a_flood_of_wrong_keys_does_not_delay_another_archives_correct_inclusion() {
     const A_SERVICE: &str = "urlib.net/www/2020/04.04.04.02";
@@ -692,17 +694,18 @@ fn a_flood_of_wrong_keys_does_not_delay_another_archives_correct_inclusion() {
 
     // The order in which answers came, one ticket each.
     let tickets = Arc::new(AtomicUsize::new(0));
-    let wrong_answers = Arc::new(AtomicUsize::new(0));
+    let checked = Arc::new(AtomicUsize::new(0));
     let stop = Arc::new(AtomicBool::new(false));
-    // Per client: the request under way (its number), and every request's ticket.
+    // Per client: the request under way (its number), and every request's ticket and
+    // status (with whether a 429 said when to come back).
     let under_way = Arc::new(Mutex::new([None::<usize>; 4]));
-    let answered = Arc::new(Mutex::new(BTreeMap::<usize, (usize, u16)>::new()));
+    let answered = Arc::new(Mutex::new(BTreeMap::<usize, (usize, u16, bool)>::new()));
     let next_id = Arc::new(AtomicUsize::new(0));
     let clients: Vec<_> = (0..4)
         .map(|c| {
-            let (tickets, wrong_answers, stop, under_way, answered, next_id, resolver) = (
+            let (tickets, checked, stop, under_way, answered, next_id, resolver) = (
                 tickets.clone(),
-                wrong_answers.clone(),
+                checked.clone(),
                 stop.clone(),
                 under_way.clone(),
                 answered.clone(),
@@ -716,18 +719,24 @@ fn a_flood_of_wrong_keys_does_not_delay_another_archives_correct_inclusion() {
                     under_way.lock().unwrap()[c] = Some(id);
                     let a = http_get_from(IpAddr::from([127, 0, 0, 2]), &url);
                     let ticket = tickets.fetch_add(1, Ordering::SeqCst);
-                    answered.lock().unwrap().insert(id, (ticket, a.status));
+                    let retry = a.header("retry-after").is_some();
+                    answered
+                        .lock()
+                        .unwrap()
+                        .insert(id, (ticket, a.status, retry));
                     under_way.lock().unwrap()[c] = None;
-                    wrong_answers.fetch_add(1, Ordering::SeqCst);
+                    if a.status == 403 {
+                        checked.fetch_add(1, Ordering::SeqCst);
+                    }
                 }
             })
         })
         .collect();
-    // Sent once the wrong keys have had 12 answers and each client has its next one
+    // Sent once five wrong keys have been checked and each client has its next request
     // under way.
     let mut in_flight = Vec::new();
     wait_for(
-        "12 answers to the wrong keys, and 4 more under way",
+        "5 wrong keys checked, and 4 requests under way",
         || {
             in_flight = under_way
                 .lock()
@@ -736,7 +745,7 @@ fn a_flood_of_wrong_keys_does_not_delay_another_archives_correct_inclusion() {
                 .flatten()
                 .copied()
                 .collect();
-            wrong_answers.load(Ordering::SeqCst) >= 12 && in_flight.len() == 4
+            checked.load(Ordering::SeqCst) >= 5 && in_flight.len() == 4
         },
         || resolver.log(),
     );
@@ -754,23 +763,29 @@ fn a_flood_of_wrong_keys_does_not_delay_another_archives_correct_inclusion() {
     }
     assert_eq!((correct.1, correct.2.as_str()), (200, INCLUDED));
     let answered = answered.lock().unwrap();
-    let later = in_flight
-        .iter()
-        .filter(|id| answered[id].0 > correct.0)
-        .count();
-    let statuses: Vec<u16> = answered.values().map(|(_, s)| *s).collect();
+    let statuses = tally(
+        answered
+            .values()
+            .map(|(_, s, retry)| format!("{s} {retry}")),
+    );
+    // Checked and refused (403), or refused unchecked while another check of the network
+    // was under way (429, saying when to come back).
     assert!(
-        statuses.iter().all(|s| *s == 403),
+        statuses.keys().all(|k| k == "403 false" || k == "429 true"),
         "wrong keys answered {statuses:?}"
     );
+    let checked_in_flight: Vec<usize> = in_flight
+        .iter()
+        .filter(|id| answered[id].1 == 403)
+        .map(|id| answered[id].0)
+        .collect();
     assert!(
-        later >= 3,
-        "the correct inclusion (answer {} of {}) came after {} of the {} wrong-key requests under way when it was sent; tickets {:?}",
+        !checked_in_flight.is_empty()
+            && checked_in_flight.iter().all(|ticket| *ticket > correct.0),
+        "the correct inclusion (answer {} of {}) and the wrong keys checked that were under way when it was sent (answers {:?}); {statuses:?}",
         correct.0 + 1,
         tickets.load(Ordering::SeqCst),
-        in_flight.len() - later,
-        in_flight.len(),
-        in_flight.iter().map(|id| answered[id].0 + 1).collect::<Vec<_>>()
+        checked_in_flight.iter().map(|t| t + 1).collect::<Vec<_>>()
     );
 }
 

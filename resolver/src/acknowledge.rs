@@ -16,8 +16,8 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 use crate::client::{ArchiveClient, Fetched};
+use crate::log::complain;
 use crate::metrics::Metrics;
-use crate::server::say;
 
 /// Acknowledgments under way to one Archive at once.
 pub const PER_ARCHIVE: usize = 32;
@@ -55,10 +55,13 @@ impl Acknowledger {
         let slots = self.slots_of(archive);
         let Ok(Ok(slot)) = tokio::time::timeout(self.timeout, slots.acquire_owned()).await else {
             self.metrics.acknowledgment("dropped");
-            say(&format!(
-                "acknowledgment to {address} dropped: {PER_ARCHIVE} still under way after {:?}",
-                self.timeout
-            ));
+            complain(
+                &format!("acknowledgments to {address} dropped"),
+                &format!(
+                    "acknowledgment to {address} dropped: {PER_ARCHIVE} still under way after {:?}",
+                    self.timeout
+                ),
+            );
             return;
         };
         let (client, timeout, metrics) = (self.client.clone(), self.timeout, self.metrics.clone());
@@ -66,27 +69,37 @@ impl Acknowledger {
         tokio::spawn(async move {
             let (fetched, _) = client.get(&url, timeout).await;
             drop(slot);
+            // One line per kind of trouble and Archive, then a count: an Archive that
+            // takes no acknowledgment would otherwise write a line per resolution.
+            let failing = format!("acknowledgments to {address} failing");
             match fetched {
                 Fetched::Body(_) => metrics.acknowledgment("sent"),
                 Fetched::Failed(why) => {
                     metrics.acknowledgment("failed");
-                    say(&format!("acknowledgment to {address} failed: {why}"))
-                }
-                Fetched::Overloaded(why) => {
-                    metrics.acknowledgment("failed");
-                    say(&format!(
-                        "acknowledgment to {address} failed: the Archive was overloaded ({why})"
-                    ))
+                    complain(
+                        &failing,
+                        &format!("acknowledgment to {address} failed: {why}"),
+                    )
                 }
                 Fetched::TimedOut => {
                     metrics.acknowledgment("failed");
-                    say(&format!("acknowledgment to {address} timed out"))
+                    complain(&failing, &format!("acknowledgment to {address} timed out"))
+                }
+                Fetched::Overloaded(why) => {
+                    metrics.acknowledgment("failed");
+                    complain(
+                        &failing,
+                        &format!("acknowledgment to {address} not taken: {why}"),
+                    )
                 }
                 Fetched::Busy => {
                     metrics.acknowledgment("dropped");
-                    say(&format!(
-                        "acknowledgment to {address} dropped: the resolver had as many requests under way as it allows"
-                    ))
+                    complain(
+                        &format!("acknowledgments to {address} dropped"),
+                        &format!(
+                            "acknowledgment to {address} dropped: the resolver had as many requests under way as it allows"
+                        ),
+                    )
                 }
             }
         });

@@ -461,7 +461,11 @@ impl ArchiveClient {
         ) else {
             return Confirmation::No;
         };
-        let read = |s: StatusCode| s == StatusCode::OK || s == StatusCode::BAD_REQUEST;
+        // A resolver answers an Archive's request 400, or 508 when it sees it comes from a
+        // resolver: both with its identity.
+        let read = |s: StatusCode| {
+            s == StatusCode::OK || s == StatusCode::BAD_REQUEST || s == StatusCode::LOOP_DETECTED
+        };
         let (status, body) = match self.ask(&url, timeout, read).await {
             Ok((status, Some(Ok(body)))) => (status, body),
             _ => return Confirmation::No,

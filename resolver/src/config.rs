@@ -12,12 +12,17 @@
 //! networks = ["127.0.0.0/8"]               # addresses Archives may have
 //! dormant_after = 5                        # failures in a row before it is asked no more
 //! probe    = "30s"                         # how often a dormant Archive is asked again
+//! connections = 16                         # connections open to one Archive at most
 //! [memory]
 //! entries  = 100000                        # IBIs whose Archive is remembered (≤ 1000000,
 //!                                          # ~150 bytes each); 0: none
+//! expiry   = "1d"                          # a remembered Archive is verified again after
 //! [limits]
 //! resolutions = 1024                       # under way at once; beyond, 503
 //! connections = 10000                      # client connections held at once
+//! per_client_resolutions = 64              # under way from one client network; beyond, 429
+//! per_client_misses = 20                   # fan-outs a second from one client network
+//! per_client_connections = 256             # connections from one client network
 //! [metrics]
 //! networks = ["127.0.0.0/8", "::1/128"]    # readers who may see /metrics
 //! ```
@@ -47,6 +52,9 @@ pub struct Config {
     pub archives: Archives,
     /// `[memory] entries`: IBIs whose Archive is remembered (0: none).
     pub memory_entries: usize,
+    /// `[memory] expiry`: how long a remembered Archive is trusted before it is verified
+    /// again.
+    pub memory_expiry: Duration,
     pub limits: Limits,
     /// `[metrics] networks`: the readers who may see `/metrics`.
     pub metrics_networks: Vec<Network>,
@@ -62,6 +70,8 @@ pub struct Archives {
     pub dormant_after: u32,
     /// How often a dormant Archive is asked whether it answers again.
     pub probe: Duration,
+    /// Connections open to one Archive at most.
+    pub connections: usize,
 }
 
 /// `[limits]`.
@@ -71,7 +81,19 @@ pub struct Limits {
     pub resolutions: usize,
     /// Client connections held at once; beyond, new ones are closed.
     pub connections: usize,
+    /// Per client network (IPv4 /24, IPv6 /64): resolutions under way at once; beyond,
+    /// `429`.
+    pub per_client_resolutions: usize,
+    /// Per client network: resolutions a second that ask every Archive (the IBI is not
+    /// remembered), in bursts of up to [`MISS_BURST_SECONDS`] of them; beyond, `429`.
+    pub per_client_misses: u32,
+    /// Per client network: connections open at once (a trusted proxy's are not counted);
+    /// beyond, `429` and the connection closed.
+    pub per_client_connections: usize,
 }
+
+/// A client network may spend this many seconds' worth of misses at once.
+pub const MISS_BURST_SECONDS: u32 = 5;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -99,12 +121,14 @@ struct RawArchives {
     networks: Option<Vec<Spanned<String>>>,
     dormant_after: Option<Spanned<i64>>,
     probe: Option<Spanned<String>>,
+    connections: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct RawMemory {
     entries: Option<Spanned<i64>>,
+    expiry: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -112,6 +136,9 @@ struct RawMemory {
 struct RawLimits {
     resolutions: Option<Spanned<i64>>,
     connections: Option<Spanned<i64>>,
+    per_client_resolutions: Option<Spanned<i64>>,
+    per_client_misses: Option<Spanned<i64>>,
+    per_client_connections: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -130,6 +157,12 @@ pub const MAX_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_DORMANT_AFTER: u32 = 5;
 pub const DEFAULT_PROBE: Duration = Duration::from_secs(30);
 pub const DEFAULT_MEMORY_ENTRIES: usize = 100_000;
+pub const DEFAULT_MEMORY_EXPIRY: Duration = Duration::from_secs(86_400);
+/// The longest `[memory] expiry` accepted.
+pub const MAX_MEMORY_EXPIRY: Duration = Duration::from_secs(365 * 86_400);
+pub const DEFAULT_PER_CLIENT_RESOLUTIONS: usize = 64;
+pub const DEFAULT_PER_CLIENT_MISSES: u32 = 20;
+pub const DEFAULT_PER_CLIENT_CONNECTIONS: usize = 256;
 pub const DEFAULT_RESOLUTIONS: usize = 1024;
 pub const DEFAULT_CONNECTIONS: usize = 10_000;
 pub const DEFAULT_METRICS_NETWORKS: [&str; 2] = ["127.0.0.0/8", "::1/128"];
@@ -224,12 +257,23 @@ impl Config {
             )
             .map_err(|e| at(t, format!("[archives] probe: {e}")))?,
         };
+        let connections = number(
+            "[archives] connections",
+            &raw.archives.connections,
+            crate::client::DEFAULT_PER_ARCHIVE,
+            (1, 1024),
+        )?;
         let memory_entries = number(
             "[memory] entries",
             &raw.memory.entries,
             DEFAULT_MEMORY_ENTRIES,
             (0, 1_000_000),
         )?;
+        let memory_expiry = match &raw.memory.expiry {
+            None => DEFAULT_MEMORY_EXPIRY,
+            Some(t) => parse_duration_in(t.get_ref(), Duration::from_millis(1), MAX_MEMORY_EXPIRY)
+                .map_err(|e| at(t, format!("[memory] expiry: {e}")))?,
+        };
         let limits = Limits {
             resolutions: number(
                 "[limits] resolutions",
@@ -241,6 +285,24 @@ impl Config {
                 "[limits] connections",
                 &raw.limits.connections,
                 DEFAULT_CONNECTIONS,
+                (1, 1_000_000),
+            )?,
+            per_client_resolutions: number(
+                "[limits] per_client_resolutions",
+                &raw.limits.per_client_resolutions,
+                DEFAULT_PER_CLIENT_RESOLUTIONS,
+                (1, 100_000),
+            )?,
+            per_client_misses: number(
+                "[limits] per_client_misses",
+                &raw.limits.per_client_misses,
+                DEFAULT_PER_CLIENT_MISSES as usize,
+                (1, 1_000_000),
+            )? as u32,
+            per_client_connections: number(
+                "[limits] per_client_connections",
+                &raw.limits.per_client_connections,
+                DEFAULT_PER_CLIENT_CONNECTIONS,
                 (1, 1_000_000),
             )?,
         };
@@ -263,8 +325,10 @@ impl Config {
                 networks: archive_networks,
                 dormant_after,
                 probe,
+                connections,
             },
             memory_entries,
+            memory_expiry,
             limits,
             metrics_networks,
         })
@@ -284,7 +348,7 @@ impl Config {
 /// `publicurl`: an http or https URL of a host, without path, query or user.
 fn public_url(s: &str) -> Result<(String, String), String> {
     let bad = |why: &str| format!("publicurl = {s:?} {why}; expected http://host[:port]");
-    let url = reqwest::Url::parse(s).map_err(|_| bad("is not a URL"))?;
+    let url = url::Url::parse(s).map_err(|_| bad("is not a URL"))?;
     if !matches!(url.scheme(), "http" | "https") {
         return Err(bad("is not http or https"));
     }
@@ -315,12 +379,17 @@ fn located<T>(text: &str, value: &Spanned<T>, message: String) -> String {
     format!("{}: {message}", position(text, value.span().start))
 }
 
-/// A duration as [`parse_duration`] reads it, within `min..=max`.
+/// A duration as [`parse_duration`] reads it, within `min..=max`: a whole number of
+/// milliseconds (`ms`), seconds (`s`), hours (`h`) or days (`d`).
 pub fn parse_duration_in(s: &str, min: Duration, max: Duration) -> Result<Duration, String> {
     let (digits, unit) = if let Some(d) = s.strip_suffix("ms") {
         (d, 1)
     } else if let Some(d) = s.strip_suffix('s') {
         (d, 1000)
+    } else if let Some(d) = s.strip_suffix('h') {
+        (d, 3_600_000)
+    } else if let Some(d) = s.strip_suffix('d') {
+        (d, 86_400_000)
     } else {
         return Err(format!(
             "{s:?} has no unit; write it as \"2s\" or \"500ms\""
@@ -328,7 +397,7 @@ pub fn parse_duration_in(s: &str, min: Duration, max: Duration) -> Result<Durati
     };
     let n: u64 = digits
         .parse()
-        .map_err(|_| format!("{s:?} is not a whole number of s or ms"))?;
+        .map_err(|_| format!("{s:?} is not a whole number of ms, s, h or d"))?;
     let d = Duration::from_millis(n.saturating_mul(unit));
     if d < min || d > max {
         return Err(format!("{s:?} is outside {}..{}", shown(min), shown(max)));
@@ -336,10 +405,12 @@ pub fn parse_duration_in(s: &str, min: Duration, max: Duration) -> Result<Durati
     Ok(d)
 }
 
-/// `1ms`, `30s`: a bound as a duration is written.
+/// `1ms`, `30s`, `365d`: a bound as a duration is written.
 fn shown(d: Duration) -> String {
     if d.subsec_millis() != 0 || d.as_secs() == 0 {
         format!("{}ms", d.as_millis())
+    } else if d.as_secs().is_multiple_of(86_400) {
+        format!("{}d", d.as_secs() / 86_400)
     } else {
         format!("{}s", d.as_secs())
     }
@@ -411,6 +482,49 @@ networks = ["127.0.0.0/8"]
             ("serviceibi = [\n", "line 1, column 15: unclosed array, expected `]`"),
         ] {
             assert_eq!(Config::parse(text, Path::new(".")).unwrap_err(), message, "{text}");
+        }
+    }
+
+    #[test]
+    fn bounds_per_archive_and_per_client_and_the_memory_expiry() {
+        let head = "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n";
+        let c = Config::parse(head, Path::new(".")).unwrap();
+        assert_eq!(c.archives.connections, crate::client::DEFAULT_PER_ARCHIVE);
+        assert_eq!(c.memory_expiry, Duration::from_secs(86_400));
+        assert_eq!(
+            (
+                c.limits.per_client_resolutions,
+                c.limits.per_client_misses,
+                c.limits.per_client_connections
+            ),
+            (64, 20, 256)
+        );
+        let c = Config::parse(
+            &format!("{head}[archives]\nconnections = 4\n[memory]\nexpiry = \"12h\"\n[limits]\nper_client_resolutions = 8\nper_client_misses = 2\nper_client_connections = 16\n"),
+            Path::new("."),
+        )
+        .unwrap();
+        assert_eq!(c.archives.connections, 4);
+        assert_eq!(c.memory_expiry, Duration::from_secs(12 * 3600));
+        assert_eq!(
+            (
+                c.limits.per_client_resolutions,
+                c.limits.per_client_misses,
+                c.limits.per_client_connections
+            ),
+            (8, 2, 16)
+        );
+        for (more, message) in [
+            ("[memory]\nexpiry = \"0s\"\n", "line 4, column 10: [memory] expiry: \"0s\" is outside 1ms..365d"),
+            ("[memory]\nexpiry = \"400d\"\n", "line 4, column 10: [memory] expiry: \"400d\" is outside 1ms..365d"),
+            ("[memory]\nexpiry = \"1w\"\n", "line 4, column 10: [memory] expiry: \"1w\" has no unit; write it as \"2s\" or \"500ms\""),
+            ("[archives]\nconnections = 0\n", "line 4, column 15: [archives] connections = 0 is outside 1..1024"),
+            ("[limits]\nper_client_misses = 0\n", "line 4, column 21: [limits] per_client_misses = 0 is outside 1..1000000"),
+        ] {
+            assert_eq!(
+                Config::parse(&format!("{head}{more}"), Path::new(".")).unwrap_err(),
+                message
+            );
         }
     }
 

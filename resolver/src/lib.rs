@@ -9,9 +9,11 @@
 
 pub mod acknowledge;
 pub mod client;
+pub mod clients;
 pub mod config;
 pub mod health;
 pub mod lang;
+pub mod log;
 pub mod memory;
 pub mod metrics;
 pub mod pages;

@@ -24,6 +24,9 @@ Commands (each takes --help; --config defaults to ./resolver.toml):
   archives [--csv]                      every registered Archive and its state
   resolve PERSISTENT-URL [--lang L] [--ip IP] [--acknowledge]
                                         resolve once and print each step
+  memory [IBI]                          the remembered locations (of IBI only)
+  forget IBI                            forget where IBI was found (a running server
+                                        drops it within seconds)
 
 Exit status: 0 success, 1 failure (or, for resolve, not found), 2 usage error.
 ";
@@ -44,12 +47,12 @@ fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(m)) => {
-            server::say(&m);
+            ibi_resolver::log::say(&m);
             eprint!("{USAGE}");
             ExitCode::from(2)
         }
         Err(Failure::Failed(m)) => {
-            server::say(&m);
+            ibi_resolver::log::say(&m);
             ExitCode::from(1)
         }
         Err(Failure::NotFound) => ExitCode::from(1),
@@ -160,6 +163,35 @@ fn run() -> Result<(), Failure> {
             print_archives(&list, csv);
             Ok(())
         }
+        "memory" => {
+            let ibi = match positional.as_slice() {
+                [] => None,
+                [one] => Some(registry::ibi_key(&parse_ibi(one)?)),
+                _ => return Err(Failure::Usage("memory: one IBI at most".into())),
+            };
+            let config = load(&config_path)?;
+            let rows = open(&config)?
+                .locations(ibi.as_deref())
+                .map_err(|e| Failure::Failed(e.to_string()))?;
+            if let (Some(ibi), true) = (&ibi, rows.is_empty()) {
+                return Err(Failure::Failed(format!("{ibi} is not remembered")));
+            }
+            print_locations(&rows, &config);
+            Ok(())
+        }
+        "forget" => {
+            let ibi = registry::ibi_key(&parse_ibi(&one("IBI")?)?);
+            let config = load(&config_path)?;
+            if open(&config)?
+                .forget_location(&ibi)
+                .map_err(|e| Failure::Failed(e.to_string()))?
+            {
+                println!("forgot {ibi}");
+                Ok(())
+            } else {
+                Err(Failure::Failed(format!("{ibi} is not remembered")))
+            }
+        }
         "resolve" => {
             let target = one("PERSISTENT-URL")?;
             let config = load(&config_path)?;
@@ -218,7 +250,7 @@ fn print_archives(list: &[registry::ArchiveRecord], csv: bool) {
     let dash = |o: &Option<String>| o.clone().unwrap_or_else(|| "-".into());
     if csv {
         println!(
-            "serviceibi,address,included,confirmation,lastsuccess,failures,dormant,latencyms,changed,email"
+            "serviceibi,address,included,confirmation,lastsuccess,failures,dormant,latencyms,changed,email,conflicts"
         );
         for a in list {
             let field = |s: &str| {
@@ -229,7 +261,7 @@ fn print_archives(list: &[registry::ArchiveRecord], csv: bool) {
                 }
             };
             println!(
-                "{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{}",
                 field(&a.serviceibi),
                 field(&dash(&a.address)),
                 if a.included { "yes" } else { "no" },
@@ -239,7 +271,8 @@ fn print_archives(list: &[registry::ArchiveRecord], csv: bool) {
                 if a.dormant { "yes" } else { "no" },
                 a.latencyms.map_or("-".into(), |l| format!("{l:.3}")),
                 dash(&a.changed),
-                field(&a.email)
+                field(&a.email),
+                a.conflicts
             );
         }
         return;
@@ -250,7 +283,7 @@ fn print_archives(list: &[registry::ArchiveRecord], csv: bool) {
     }
     for a in list {
         println!(
-            "{}  {}  {}  confirmation {}  last seen {}  failures {}{}",
+            "{}  {}  {}  confirmation {}  last seen {}  failures {}{}{}",
             a.serviceibi,
             dash(&a.address),
             match (a.included, a.dormant) {
@@ -262,7 +295,40 @@ fn print_archives(list: &[registry::ArchiveRecord], csv: bool) {
             dash(&a.lastsuccess),
             a.failures,
             a.latencyms
-                .map_or(String::new(), |l| format!("  latency {l:.1} ms"))
+                .map_or(String::new(), |l| format!("  latency {l:.1} ms")),
+            if a.conflicts > 0 {
+                format!(
+                    "  conflicts {} (claims of IBIs remembered elsewhere)",
+                    a.conflicts
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+}
+
+/// `memory`: one line per remembered IBI, the most recently used first.
+fn print_locations(rows: &[registry::Location], config: &Config) {
+    let now = ibi_resolver::memory::now_ms();
+    let expiry = i64::try_from(config.memory_expiry.as_millis()).unwrap_or(i64::MAX);
+    let time = |ms: i64| ibi_archive::time::iso8601(ms.div_euclid(1000));
+    for row in rows {
+        let verified = if row.verified_ms == 0 {
+            "never".to_string()
+        } else {
+            time(row.verified_ms)
+        };
+        let expired = if now - row.verified_ms >= expiry {
+            " (expired)"
+        } else {
+            ""
+        };
+        println!(
+            "{}  {}  used {}  verified {verified}{expired}",
+            row.ibi,
+            row.archive,
+            time(row.used_ms)
         );
     }
 }
@@ -311,7 +377,7 @@ fn resolve(
         .map_err(|e| Failure::Failed(format!("cannot start: {e}")))?;
     runtime.block_on(async {
         let trace = engine
-            .resolve(std::sync::Arc::new(archives.clone()), &url, &reader)
+            .resolve(std::sync::Arc::new(archives.clone()), &url, &reader, false)
             .await;
         println!("persistent URL {}", trace.persistent_url);
         for (n, round) in trace.rounds.iter().enumerate() {

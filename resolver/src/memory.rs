@@ -1,17 +1,25 @@
 //! The location memory (§5.1: a resolver may remember where items are): which Archive
-//! last answered for an IBI, asked first the next time so that a popular item costs one
+//! answered for an IBI, asked first the next time so that a popular item costs one
 //! Archive request instead of one per included Archive.
 //!
-//! - Bounded: at most `entries` IBIs, the least recently used forgotten first, in memory
-//!   and in the registry's `locations` table (an IBI the memory evicts is deleted from
-//!   the table; the table is also pruned to the same size, oldest written first, for the
-//!   rows a full queue or a smaller `entries` left over).
-//! - Kept in the registry database, so a restart does not start cold: the newest
-//!   `entries` rows are loaded at start. Writes go to one thread of their own, in batches,
-//!   through a bounded queue: a resolution never waits for the disk, and when the queue is
-//!   full a change is dropped (it costs one fan-out later, never a wrong answer).
-//! - Only a hint: a remembered Archive that does not satisfy the request sends the
-//!   resolution to every Archive, and the memory is corrected from what they answer.
+//! A cache, never an authority that others can write (the rules are the resolver's,
+//! [`crate::resolve`]; this module keeps what they decide):
+//! - an entry is made only by a resolution of the IBI itself, and replaced only when its
+//!   Archive no longer holds the item; one key per IBI, its canonical spelling
+//!   ([`crate::registry::ibi_key`]);
+//! - an entry is *fresh* for `expiry` after it was last verified (made, or confirmed by
+//!   a resolution that asked every Archive), then *stale*: it is verified again;
+//! - a second Archive claiming the Original of an IBI whose remembered Archive still
+//!   claims it is a [`Conflict`], kept beside the entry, never in its place.
+//!
+//! Bounded: at most `entries` IBIs, the least recently used forgotten first, in memory
+//! and in the registry's `locations` table (an IBI the memory evicts is deleted from the
+//! table; the table is also pruned to the same size, oldest used first, for the rows a
+//! full queue or a smaller `entries` left over). Kept in the registry database, so a
+//! restart does not start cold: the most recently used `entries` rows are loaded at start.
+//! Writes go to one thread of their own, in batches, through a bounded queue: a
+//! resolution never waits for the disk, and when the queue is full a change is dropped
+//! (it costs one fan-out later, never a wrong answer).
 
 use std::collections::HashSet;
 use std::num::NonZeroUsize;
@@ -22,6 +30,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use lru::LruCache;
 use rusqlite::{params, Connection};
+use serde::Serialize;
 
 use crate::registry::RegistryError;
 
@@ -30,8 +39,33 @@ const QUEUE: usize = 8192;
 /// Changes written in one transaction at most.
 const BATCH: usize = 1024;
 /// A remembered location used again after this long is written again, so that the
-/// table's oldest rows are the least used ones.
-const REFRESH_SECS: i64 = 3600;
+/// table's oldest rows are the least used ones (milliseconds).
+const REFRESH_MS: i64 = 3_600_000;
+/// IBIs whose conflicts are kept in memory for the inspection view, at most.
+const CONFLICTS_KEPT: usize = 10_000;
+/// Claimants kept per IBI, at most.
+const CLAIMANTS_KEPT: usize = 8;
+
+/// A second Archive claiming the Original of an IBI while the remembered one (the
+/// holder, which keeps the entry) claims it too.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Conflict {
+    /// The IBI's key.
+    pub ibi: String,
+    /// The remembered Archive (service IBI).
+    pub holder: String,
+    /// The Archive that contradicted it.
+    pub claimant: String,
+}
+
+/// What the memory holds for an IBI.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recalled {
+    /// The Archive's service IBI.
+    pub archive: Arc<str>,
+    /// Verified less than `expiry` ago.
+    pub fresh: bool,
+}
 
 /// One change for the table.
 enum Change {
@@ -39,8 +73,13 @@ enum Change {
         ibi: String,
         archive: Arc<str>,
         used: i64,
+        verified: i64,
     },
     Forget(String),
+    Conflict {
+        conflict: Conflict,
+        at: i64,
+    },
     /// Answered once every change sent before it is committed.
     Flush(std::sync::mpsc::Sender<()>),
 }
@@ -48,15 +87,18 @@ enum Change {
 #[derive(Clone)]
 struct Entry {
     archive: Arc<str>,
-    /// When it was last written to the table (seconds since the epoch).
+    /// When it was last written to the table (ms since the epoch).
     written: i64,
+    /// When it was last verified (ms since the epoch; 0: never).
+    verified: i64,
 }
 
 /// The remembered locations, each Archive's name held once however many IBIs it holds
-/// (an entry costs about 150 bytes).
+/// (an entry costs about 150 bytes), and the conflicts seen.
 struct Remembered {
     lru: LruCache<Box<str>, Entry>,
     names: HashSet<Arc<str>>,
+    conflicts: LruCache<Box<str>, Vec<Conflict>>,
 }
 
 impl Remembered {
@@ -75,12 +117,15 @@ impl Remembered {
 pub struct LocationMemory {
     map: Option<Mutex<Remembered>>,
     writes: Option<SyncSender<Change>>,
+    /// How long an entry stays fresh, in milliseconds.
+    expiry_ms: i64,
 }
 
-fn now_secs() -> i64 {
+/// Milliseconds since the epoch now.
+pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
+        .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
 }
 
@@ -90,12 +135,17 @@ impl LocationMemory {
         LocationMemory {
             map: None,
             writes: None,
+            expiry_ms: 0,
         }
     }
 
-    /// The memory of the registry at `database`, at most `entries` IBIs, loaded from its
-    /// table; a thread of its own writes the changes back.
-    pub fn open(database: &Path, entries: usize) -> Result<LocationMemory, RegistryError> {
+    /// The memory of the registry at `database`, at most `entries` IBIs fresh for
+    /// `expiry`, loaded from its table; a thread of its own writes the changes back.
+    pub fn open(
+        database: &Path,
+        entries: usize,
+        expiry: Duration,
+    ) -> Result<LocationMemory, RegistryError> {
         let Some(capacity) = NonZeroUsize::new(entries) else {
             return Ok(LocationMemory::disabled());
         };
@@ -106,28 +156,48 @@ impl LocationMemory {
         let mut map = Remembered {
             lru: LruCache::new(capacity),
             names: HashSet::new(),
+            conflicts: LruCache::new(NonZeroUsize::new(CONFLICTS_KEPT).expect("not zero")),
         };
         {
-            let mut stmt =
-                conn.prepare("SELECT ibi, archive, used FROM locations ORDER BY used ASC LIMIT ?1 OFFSET max(0, (SELECT count(*) FROM locations) - ?1)")?;
+            let mut stmt = conn.prepare(
+                "SELECT ibi, archive, used, verified FROM locations ORDER BY used ASC
+                 LIMIT ?1 OFFSET max(0, (SELECT count(*) FROM locations) - ?1)",
+            )?;
             let rows = stmt.query_map(params![entries as i64], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
                 ))
             })?;
             // Oldest first, so that the newest end up the most recently used.
             for row in rows {
-                let (ibi, archive, used) = row?;
+                let (ibi, archive, used, verified) = row?;
                 let archive = map.name(&archive);
                 map.lru.put(
                     ibi.into(),
                     Entry {
                         archive,
                         written: used,
+                        verified,
                     },
                 );
+            }
+            let mut stmt = conn.prepare(
+                "SELECT ibi, holder, claimant FROM conflicts ORDER BY last ASC
+                 LIMIT ?1 OFFSET max(0, (SELECT count(*) FROM conflicts) - ?1)",
+            )?;
+            let rows = stmt.query_map(params![CONFLICTS_KEPT as i64], |r| {
+                Ok(Conflict {
+                    ibi: r.get(0)?,
+                    holder: r.get(1)?,
+                    claimant: r.get(2)?,
+                })
+            })?;
+            for row in rows {
+                let c = row?;
+                keep_conflict(&mut map.conflicts, c);
             }
         }
         let (tx, rx) = sync_channel(QUEUE);
@@ -138,43 +208,80 @@ impl LocationMemory {
         Ok(LocationMemory {
             map: Some(Mutex::new(map)),
             writes: Some(tx),
+            expiry_ms: i64::try_from(expiry.as_millis()).unwrap_or(i64::MAX),
         })
     }
 
-    /// The Archive (service IBI) remembered for `ibi` (a registry key), if any.
-    pub fn recall(&self, ibi: &str) -> Option<Arc<str>> {
-        let mut map = self.map.as_ref()?.lock().unwrap_or_else(|p| p.into_inner());
+    /// Whether it remembers anything at all (`entries` > 0).
+    pub fn enabled(&self) -> bool {
+        self.map.is_some()
+    }
+
+    fn lock(&self) -> Option<std::sync::MutexGuard<'_, Remembered>> {
+        Some(self.map.as_ref()?.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// The Archive (service IBI) remembered for `ibi` (a registry key), if any; marks it
+    /// used.
+    pub fn recall(&self, ibi: &str) -> Option<Recalled> {
+        self.recall_at(ibi, now_ms())
+    }
+
+    fn recall_at(&self, ibi: &str, now: i64) -> Option<Recalled> {
+        let mut map = self.lock()?;
         let entry = map.lru.get_mut(ibi)?;
-        let now = now_secs();
-        if now - entry.written >= REFRESH_SECS {
+        let recalled = Recalled {
+            archive: entry.archive.clone(),
+            fresh: now - entry.verified < self.expiry_ms,
+        };
+        if now - entry.written >= REFRESH_MS {
             entry.written = now;
-            self.send(Change::Set {
+            let change = Change::Set {
                 ibi: ibi.to_string(),
                 archive: entry.archive.clone(),
                 used: now,
-            });
+                verified: entry.verified,
+            };
+            self.send(change);
         }
-        Some(entry.archive.clone())
+        Some(recalled)
     }
 
-    /// Remembers that `archive` answered for `ibi`.
+    /// What [`LocationMemory::recall`] gives, without marking it used.
+    pub fn peek(&self, ibi: &str) -> Option<Recalled> {
+        let now = now_ms();
+        let map = self.lock()?;
+        let entry = map.lru.peek(ibi)?;
+        Some(Recalled {
+            archive: entry.archive.clone(),
+            fresh: now - entry.verified < self.expiry_ms,
+        })
+    }
+
+    /// Whether a fresh entry is remembered for `ibi`, without marking it used.
+    pub fn is_fresh(&self, ibi: &str) -> bool {
+        self.peek(ibi).is_some_and(|r| r.fresh)
+    }
+
+    /// Remembers that `archive` holds `ibi`, verified now (a new entry, or one that
+    /// replaces an Archive that no longer holds it).
     pub fn remember(&self, ibi: &str, archive: &str) {
-        let Some(map) = &self.map else {
+        self.remember_at(ibi, archive, now_ms())
+    }
+
+    fn remember_at(&self, ibi: &str, archive: &str, now: i64) {
+        let Some(mut map) = self.lock() else {
             return;
         };
-        let used = now_secs();
-        let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
-        if map.lru.get_mut(ibi).is_some_and(|e| &*e.archive == archive) {
-            return;
-        }
         let archive = map.name(archive);
         let entry = Entry {
             archive: archive.clone(),
-            written: used,
+            written: now,
+            verified: now,
         };
         // `push` hands back the entry it replaced (the same IBI) or the one it evicted.
         // The evicted IBI leaves the table with the memory: pruning by the time a row was
-        // written would not follow the memory's order (a recall within REFRESH_SECS does
+        // written would not follow the memory's order (a recall within REFRESH_MS does
         // not rewrite its row), and could delete a row the memory still holds.
         if let Some((evicted, _)) = map.lru.push(ibi.into(), entry) {
             if &*evicted != ibi {
@@ -184,27 +291,89 @@ impl LocationMemory {
         self.send(Change::Set {
             ibi: ibi.to_string(),
             archive,
-            used,
+            used: now,
+            verified: now,
         });
     }
 
-    /// Forgets `ibi` (no Archive has it, or only a tombstone).
-    pub fn forget(&self, ibi: &str) {
-        let Some(map) = &self.map else {
+    /// `archive`, remembered for `ibi`, answered for it again when every Archive was
+    /// asked: fresh again. Nothing happens when the entry names another Archive by now.
+    pub fn verified(&self, ibi: &str, archive: &str) {
+        let now = now_ms();
+        let Some(mut map) = self.lock() else {
             return;
         };
-        let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(entry) = map.lru.get_mut(ibi) else {
+            return;
+        };
+        if &*entry.archive != archive {
+            return;
+        }
+        entry.verified = now;
+        entry.written = now;
+        let change = Change::Set {
+            ibi: ibi.to_string(),
+            archive: entry.archive.clone(),
+            used: now,
+            verified: now,
+        };
+        self.send(change);
+    }
+
+    /// Forgets `ibi` when it is remembered at `archive` (that Archive no longer holds
+    /// it); `None` for `archive` forgets it whatever it names.
+    pub fn forget(&self, ibi: &str, archive: Option<&str>) {
+        let Some(mut map) = self.lock() else {
+            return;
+        };
+        if archive.is_some_and(|a| map.lru.peek(ibi).is_some_and(|e| &*e.archive != a)) {
+            return;
+        }
         if map.lru.pop(ibi).is_some() {
             self.send(Change::Forget(ibi.to_string()));
         }
     }
 
+    /// Drops `ibis` from memory only: the table no longer holds them (`ibi-resolver
+    /// forget` deleted them there).
+    pub fn drop_entries(&self, ibis: &[String]) {
+        let Some(mut map) = self.lock() else {
+            return;
+        };
+        for ibi in ibis {
+            map.lru.pop(ibi.as_str());
+        }
+    }
+
+    /// Records `conflict`; `true` the first time it is seen (then it is to be logged).
+    pub fn conflict(&self, conflict: Conflict) -> bool {
+        let Some(mut map) = self.lock() else {
+            return false;
+        };
+        let known = map
+            .conflicts
+            .get(conflict.ibi.as_str())
+            .is_some_and(|list| list.contains(&conflict));
+        if !known {
+            keep_conflict(&mut map.conflicts, conflict.clone());
+        }
+        self.send(Change::Conflict {
+            conflict,
+            at: now_ms(),
+        });
+        !known
+    }
+
+    /// The conflicts seen about `ibi`.
+    pub fn conflicts_of(&self, ibi: &str) -> Vec<Conflict> {
+        self.lock()
+            .and_then(|map| map.conflicts.peek(ibi).cloned())
+            .unwrap_or_default()
+    }
+
     /// IBIs remembered now.
     pub fn len(&self) -> usize {
-        self.map
-            .as_ref()
-            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).lru.len())
-            .unwrap_or(0)
+        self.lock().map_or(0, |m| m.lru.len())
     }
 
     pub fn is_empty(&self) -> bool {
@@ -235,6 +404,17 @@ impl LocationMemory {
     }
 }
 
+/// Adds `c` to the conflicts kept about its IBI (the oldest claimant dropped past
+/// [`CLAIMANTS_KEPT`]).
+fn keep_conflict(conflicts: &mut LruCache<Box<str>, Vec<Conflict>>, c: Conflict) {
+    let list = conflicts.get_or_insert_mut(c.ibi.as_str().into(), Vec::new);
+    list.retain(|k| k.claimant != c.claimant);
+    if list.len() == CLAIMANTS_KEPT {
+        list.remove(0);
+    }
+    list.push(c);
+}
+
 /// The writer thread: batches of changes, one transaction each, then the table pruned
 /// back to `entries` rows. Ends when the memory is dropped.
 fn writer(mut conn: Connection, rx: Receiver<Change>, entries: usize) {
@@ -258,7 +438,10 @@ fn writer(mut conn: Connection, rx: Receiver<Change>, entries: usize) {
         since_prune += batch.len();
         let prune = since_prune >= entries.div_ceil(16).max(1);
         if let Err(e) = write_batch(&mut conn, &batch, prune.then_some(entries)) {
-            crate::server::say(&format!("location memory: {e}"));
+            crate::log::complain(
+                "location memory not written",
+                &format!("location memory: {e}"),
+            );
         }
         if prune {
             since_prune = 0;
@@ -277,17 +460,33 @@ fn write_batch(
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     {
         let mut set = tx.prepare_cached(
-            "INSERT INTO locations (ibi, archive, used) VALUES (?1, ?2, ?3)
-             ON CONFLICT(ibi) DO UPDATE SET archive = excluded.archive, used = excluded.used",
+            "INSERT INTO locations (ibi, archive, used, verified) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(ibi) DO UPDATE SET archive = excluded.archive, used = excluded.used,
+                                            verified = excluded.verified",
         )?;
         let mut forget = tx.prepare_cached("DELETE FROM locations WHERE ibi = ?1")?;
+        let mut conflict = tx.prepare_cached(
+            "INSERT INTO conflicts (ibi, holder, claimant, first, last, times)
+             VALUES (?1, ?2, ?3, ?4, ?4, 1)
+             ON CONFLICT(ibi, claimant) DO UPDATE SET holder = excluded.holder,
+                                                      last = excluded.last,
+                                                      times = times + 1",
+        )?;
         for change in batch {
             match change {
-                Change::Set { ibi, archive, used } => {
-                    set.execute(params![ibi, &**archive, used])?;
+                Change::Set {
+                    ibi,
+                    archive,
+                    used,
+                    verified,
+                } => {
+                    set.execute(params![ibi, &**archive, used, verified])?;
                 }
                 Change::Forget(ibi) => {
                     forget.execute(params![ibi])?;
+                }
+                Change::Conflict { conflict: c, at } => {
+                    conflict.execute(params![c.ibi, c.holder, c.claimant, at])?;
                 }
                 Change::Flush(_) => {}
             }
@@ -309,6 +508,7 @@ mod tests {
 
     const A: &str = "urlib.net/www/2012/01.01.01.01";
     const B: &str = "urlib.net/www/2012/01.01.01.02";
+    const DAY: Duration = Duration::from_secs(86_400);
 
     /// A registry at `dir` (the memory's table is made by the registry).
     fn registry(dir: &Path) -> std::path::PathBuf {
@@ -328,11 +528,15 @@ mod tests {
             .collect()
     }
 
+    fn archive_of(memory: &LocationMemory, ibi: &str) -> Option<String> {
+        memory.recall(ibi).map(|r| r.archive.to_string())
+    }
+
     /// A memory of 3 entries at `dir`, full: i1 and i3 at A, i2 at B, i1 the least
     /// recently used.
     fn three_remembered(dir: &Path) -> (std::path::PathBuf, LocationMemory) {
         let path = registry(dir);
-        let memory = LocationMemory::open(&path, 3).unwrap();
+        let memory = LocationMemory::open(&path, 3, DAY).unwrap();
         memory.remember("i1", A);
         memory.remember("i2", B);
         memory.remember("i3", A);
@@ -348,13 +552,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (path, memory) = three_remembered(dir.path());
         // i1 used again: i2 is now the least recently used, and goes first.
-        assert_eq!(memory.recall("i1").as_deref(), Some(A));
+        assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
         memory.remember("i4", B);
         assert_eq!(memory.len(), 3);
-        assert_eq!(memory.recall("i2"), None);
-        assert_eq!(memory.recall("i4").as_deref(), Some(B));
-        memory.forget("i3");
-        assert_eq!(memory.recall("i3"), None);
+        assert_eq!(archive_of(&memory, "i2"), None);
+        assert_eq!(archive_of(&memory, "i4").as_deref(), Some(B));
+        memory.forget("i3", None);
+        assert_eq!(archive_of(&memory, "i3"), None);
         memory.flush(Duration::from_secs(10));
         // The table holds no more than `entries` rows, and not what was forgotten.
         let rows = table(&path);
@@ -366,10 +570,10 @@ mod tests {
         assert!(!rows.iter().any(|(i, _)| i == "i3"), "{rows:?}");
         drop(memory);
         // Read back at the next start.
-        let again = LocationMemory::open(&path, 3).unwrap();
-        assert_eq!(again.recall("i1").as_deref(), Some(A));
-        assert_eq!(again.recall("i4").as_deref(), Some(B));
-        assert_eq!(again.recall("i3"), None);
+        let again = LocationMemory::open(&path, 3, DAY).unwrap();
+        assert_eq!(archive_of(&again, "i1").as_deref(), Some(A));
+        assert_eq!(archive_of(&again, "i4").as_deref(), Some(B));
+        assert_eq!(archive_of(&again, "i3"), None);
     }
 
     /// The table holds what the memory holds: an IBI evicted from memory is forgotten in
@@ -381,7 +585,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (path, memory) = three_remembered(dir.path());
         memory.flush(Duration::from_secs(10));
-        assert_eq!(memory.recall("i1").as_deref(), Some(A));
+        assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
         memory.remember("i4", B);
         memory.flush(Duration::from_secs(10));
         assert_eq!(
@@ -391,28 +595,28 @@ mod tests {
     }
 
     #[test]
-    fn a_smaller_memory_loads_the_newest_rows() {
+    fn a_smaller_memory_loads_the_most_recently_used_rows() {
         let dir = tempfile::tempdir().unwrap();
         let path = registry(dir.path());
         let conn = Connection::open(&path).unwrap();
         for (i, used) in [("old", 100), ("newer", 200), ("newest", 300)] {
             conn.execute(
-                "INSERT INTO locations (ibi, archive, used) VALUES (?1, ?2, ?3)",
+                "INSERT INTO locations (ibi, archive, used, verified) VALUES (?1, ?2, ?3, ?3)",
                 params![i, A, used],
             )
             .unwrap();
         }
-        let memory = LocationMemory::open(&path, 2).unwrap();
+        let memory = LocationMemory::open(&path, 2, DAY).unwrap();
         assert_eq!(memory.len(), 2);
-        assert_eq!(memory.recall("old"), None);
-        assert_eq!(memory.recall("newest").as_deref(), Some(A));
+        assert_eq!(archive_of(&memory, "old"), None);
+        assert_eq!(archive_of(&memory, "newest").as_deref(), Some(A));
     }
 
     #[test]
     fn no_entries_remembers_nothing_and_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let path = registry(dir.path());
-        let memory = LocationMemory::open(&path, 0).unwrap();
+        let memory = LocationMemory::open(&path, 0, DAY).unwrap();
         memory.remember("i1", A);
         assert_eq!(memory.recall("i1"), None);
         assert!(memory.is_empty());
@@ -424,15 +628,86 @@ mod tests {
     fn every_entry_of_one_archive_shares_its_name() {
         let dir = tempfile::tempdir().unwrap();
         let path = registry(dir.path());
-        let memory = LocationMemory::open(&path, 10).unwrap();
+        let memory = LocationMemory::open(&path, 10, DAY).unwrap();
         memory.remember("i1", A);
         memory.remember("i2", A);
         let (one, two) = (memory.recall("i1").unwrap(), memory.recall("i2").unwrap());
-        assert!(Arc::ptr_eq(&one, &two));
+        assert!(Arc::ptr_eq(&one.archive, &two.archive));
         memory.flush(Duration::from_secs(10));
         drop((memory, one, two));
-        let loaded = LocationMemory::open(&path, 10).unwrap();
+        let loaded = LocationMemory::open(&path, 10, DAY).unwrap();
         let (one, two) = (loaded.recall("i1").unwrap(), loaded.recall("i2").unwrap());
-        assert!(Arc::ptr_eq(&one, &two));
+        assert!(Arc::ptr_eq(&one.archive, &two.archive));
+    }
+
+    #[test]
+    fn an_entry_is_fresh_for_its_expiry_then_stale_until_verified_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = registry(dir.path());
+        let memory = LocationMemory::open(&path, 10, Duration::from_secs(60)).unwrap();
+        let t = 1_000_000_000_000;
+        memory.remember_at("i1", A, t);
+        let at = |ms: i64| memory.recall_at("i1", ms).map(|r| r.fresh);
+        assert_eq!(at(t + 59_999), Some(true));
+        assert_eq!(at(t + 60_000), Some(false));
+        // Being used does not make it fresh: only a verification does.
+        assert_eq!(at(t + 61_000), Some(false));
+        memory.verified("i1", A);
+        assert!(memory.is_fresh("i1"));
+        // A verification by another Archive than the remembered one changes nothing.
+        memory.remember_at("i2", A, t);
+        memory.verified("i2", B);
+        assert!(!memory.is_fresh("i2"));
+        assert_eq!(archive_of(&memory, "i2").as_deref(), Some(A));
+        // Stale rows are loaded stale, fresh ones fresh.
+        memory.flush(Duration::from_secs(10));
+        drop(memory);
+        let loaded = LocationMemory::open(&path, 10, Duration::from_secs(60)).unwrap();
+        assert!(loaded.is_fresh("i1"));
+        assert!(!loaded.is_fresh("i2"));
+    }
+
+    #[test]
+    fn forgetting_for_an_archive_leaves_an_entry_that_names_another() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = registry(dir.path());
+        let memory = LocationMemory::open(&path, 10, DAY).unwrap();
+        memory.remember("i1", A);
+        memory.forget("i1", Some(B));
+        assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
+        memory.forget("i1", Some(A));
+        assert_eq!(archive_of(&memory, "i1"), None);
+    }
+
+    #[test]
+    fn a_conflict_is_new_once_kept_beside_the_entry_and_in_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = registry(dir.path());
+        let memory = LocationMemory::open(&path, 10, DAY).unwrap();
+        memory.remember("i1", A);
+        let c = Conflict {
+            ibi: "i1".into(),
+            holder: A.into(),
+            claimant: B.into(),
+        };
+        assert!(memory.conflict(c.clone()));
+        assert!(!memory.conflict(c.clone()));
+        assert_eq!(memory.conflicts_of("i1"), vec![c.clone()]);
+        assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
+        memory.flush(Duration::from_secs(10));
+        let times: i64 = Connection::open(&path)
+            .unwrap()
+            .query_row(
+                "SELECT times FROM conflicts WHERE ibi = 'i1' AND claimant = ?1",
+                [B],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(times, 2);
+        drop(memory);
+        // Known after a restart: not new again.
+        let loaded = LocationMemory::open(&path, 10, DAY).unwrap();
+        assert_eq!(loaded.conflicts_of("i1"), vec![c.clone()]);
+        assert!(!loaded.conflict(c));
     }
 }

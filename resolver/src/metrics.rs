@@ -47,6 +47,14 @@ pub struct Metrics {
     memory: Family<ResultLabels, Counter>,
     overloaded: Counter,
     acknowledgments: Family<ResultLabels, Counter>,
+    conflicts: Family<ArchiveLabels, Counter>,
+    throttled: Family<LimitLabels, Counter>,
+    abandoned: Counter,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct LimitLabels {
+    limit: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -99,7 +107,7 @@ impl Metrics {
         let resolutions = Family::<OutcomeLabels, Counter>::default();
         registry.register(
             "resolutions",
-            "Resolutions of persistent URLs, by outcome (found, not_found, no_translation, deleted, suspicion, no_original, edition_chain, bad_request, timed_out: beyond the longest a resolution may take)",
+            "Resolutions of persistent URLs, by outcome (found, not_found, no_translation, deleted, suspicion, no_original, unverifiable, edition_chain, bad_request, timed_out: beyond the longest a resolution may take)",
             resolutions.clone(),
         );
         let resolution_seconds = Histogram::new(latency_buckets());
@@ -119,14 +127,14 @@ impl Metrics {
         let archive_requests = Family::<ArchiveResult, Counter>::default();
         registry.register(
             "archive_requests",
-            "Requests to each Archive, by result (answered, failed, timed_out, not_sent, overloaded)",
+            "Requests to each Archive, by result (answered, failed, timed_out: failures; overloaded: 503 or 429 until the timeout, never a failure; not_sent: the resolver's own limit)",
             archive_requests.clone(),
         );
         registry.register_collector(Box::new(HealthGauges(health)));
         let memory = Family::<ResultLabels, Counter>::default();
         registry.register(
             "location_memory",
-            "Resolutions that asked the location memory: hit (the remembered Archive satisfied it), stale (it did not: every Archive asked), miss (nothing remembered)",
+            "Resolutions that asked the location memory: hit (the remembered Archive satisfied it), stale (it did not: every Archive asked), verify (remembered past its expiry: every Archive asked, the remembered one preferred), miss (nothing remembered)",
             memory.clone(),
         );
         let overloaded = Counter::default();
@@ -141,6 +149,24 @@ impl Metrics {
             "Acknowledgments sent to Archives, by result (sent, failed, dropped)",
             acknowledgments.clone(),
         );
+        let conflicts = Family::<ArchiveLabels, Counter>::default();
+        registry.register(
+            "conflicts",
+            "Claims of the Original of an IBI remembered at another Archive that claims it too, by the Archive that made them (the remembered one keeps the IBI)",
+            conflicts.clone(),
+        );
+        let throttled = Family::<LimitLabels, Counter>::default();
+        registry.register(
+            "throttled",
+            "Requests answered 429 because their client network was beyond a [limits] per_client_ bound, by bound (resolutions, misses, connections)",
+            throttled.clone(),
+        );
+        let abandoned = Counter::default();
+        registry.register(
+            "abandoned",
+            "Requests whose client closed the connection before the answer (logged with status 499)",
+            abandoned.clone(),
+        );
         Metrics {
             registry,
             resolutions,
@@ -150,7 +176,32 @@ impl Metrics {
             memory,
             overloaded,
             acknowledgments,
+            conflicts,
+            throttled,
+            abandoned,
         }
+    }
+
+    /// `archive` claimed the Original of an IBI remembered at another Archive.
+    pub fn conflict(&self, archive: &str) {
+        self.conflicts
+            .get_or_create(&ArchiveLabels {
+                archive: archive.to_string(),
+            })
+            .inc();
+    }
+
+    /// A request refused by a per-client bound (`resolutions`, `misses`, `connections`).
+    pub fn throttled(&self, limit: &str) {
+        self.throttled
+            .get_or_create(&LimitLabels {
+                limit: limit.to_string(),
+            })
+            .inc();
+    }
+
+    pub fn abandoned(&self) {
+        self.abandoned.inc();
     }
 
     pub fn resolution(&self, outcome: &str, took: Duration) {
@@ -163,7 +214,7 @@ impl Metrics {
     }
 
     /// A request to `archive` that ended with `result` (`answered`, `failed`,
-    /// `timed_out`, `not_sent`, `overloaded`) after `took`.
+    /// `timed_out`, `overloaded`, `not_sent`) after `took`.
     pub fn archive_request(&self, archive: &str, result: &str, took: Duration) {
         let label = ArchiveLabels {
             archive: archive.to_string(),
@@ -179,7 +230,7 @@ impl Metrics {
             .inc();
     }
 
-    /// `hit`, `stale` or `miss`.
+    /// `hit`, `stale`, `verify` or `miss`.
     pub fn memory(&self, result: &str) {
         self.memory
             .get_or_create(&ResultLabels {

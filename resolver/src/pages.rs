@@ -48,6 +48,20 @@ pub fn overloaded(lang: PageLang) -> Page {
     )
 }
 
+/// 429: the reader's network is beyond one of its bounds.
+pub fn too_many(lang: PageLang) -> Page {
+    html(
+        429,
+        lang,
+        pick(lang, "Pedidos demais", "Too many requests"),
+        pick(
+            lang,
+            "<p>A sua rede fez mais pedidos a este resolvedor do que ele aceita de uma rede ao mesmo tempo. Tente de novo daqui a pouco.</p>\n",
+            "<p>Your network has asked this resolver more than it takes from one network at a time. Try again in a moment.</p>\n",
+        ),
+    )
+}
+
 /// 400: the path and query are not a persistent URL.
 pub fn bad_request(lang: PageLang, path: &str, why: &str) -> Page {
     let title = pick(lang, "URL persistente inválida", "Invalid persistent URL");
@@ -190,6 +204,35 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
                 ),
             )
         }
+        Outcome::Unverifiable { archives } => {
+            let list: String = archives
+                .iter()
+                .map(|a| format!("<li>{}</li>\n", escape_html(a)))
+                .collect();
+            html(
+                503,
+                lang,
+                pick(
+                    lang,
+                    "Verificação do original impossível agora",
+                    "The original cannot be checked now",
+                ),
+                &format!(
+                    "<p>{} {ibi_html}{}</p>\n<ul>\n{list}</ul>\n<p>{}</p>\n",
+                    pick(
+                        lang,
+                        "Só um Arquivo pode afirmar ter o original de",
+                        "Only one Archive may claim to hold the original of"
+                    ),
+                    pick(
+                        lang,
+                        ", mas estes Arquivos não responderam:",
+                        ", but these Archives did not answer:"
+                    ),
+                    pick(lang, "Tente de novo mais tarde.", "Try again later.")
+                ),
+            )
+        }
         Outcome::EditionChain { detail } => html(
             404,
             lang,
@@ -209,6 +252,7 @@ pub fn status_of(outcome: &Outcome) -> u16 {
         Outcome::Found(_) => 302,
         Outcome::Deleted { .. } => 410,
         Outcome::Suspicion { .. } => 409,
+        Outcome::Unverifiable { .. } => 503,
         _ => 404,
     }
 }
@@ -250,7 +294,7 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
                 "<tr><td>{}<br><code>{}</code></td><td>{}{}</td><td>{:.1}</td><td><pre>{pairs}</pre></td></tr>\n",
                 escape_html(&a.address),
                 escape_html(&a.archive),
-                escape_html(&a.result),
+                escape_html(a.result.as_str()),
                 a.detail.as_deref().map(|d| format!(": {}", escape_html(d))).unwrap_or_default(),
                 a.ms
             ));
@@ -272,6 +316,24 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
         ),
     };
     body.push_str(&format!("<p>{choice}</p>\n"));
+    if !trace.conflicts.is_empty() {
+        body.push_str(&format!(
+            "<h2>{}</h2>\n<ul>\n",
+            pick(lang, "Conflitos", "Conflicts")
+        ));
+        for c in &trace.conflicts {
+            body.push_str(&format!(
+                "<li><code>{}</code> {} <code>{}</code>; {} <code>{}</code>, {}</li>\n",
+                escape_html(&c.claimant),
+                pick(lang, "afirma ter o original de", "claims the original of"),
+                escape_html(&c.ibi),
+                pick(lang, "lembrado em", "remembered at"),
+                escape_html(&c.holder),
+                pick(lang, "que o mantém", "which keeps it")
+            ));
+        }
+        body.push_str("</ul>\n");
+    }
     html(
         200,
         lang,

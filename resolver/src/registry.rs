@@ -15,7 +15,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use crate::health::Snapshot;
 
 /// The schema's version, in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 const SCHEMA: &str = "
 CREATE TABLE archives (
@@ -52,12 +52,42 @@ CREATE TABLE locations (
 CREATE INDEX locations_used ON locations (used);
 ";
 
-/// The key under which an Archive is registered: a rep in its canonical spelling, an
-/// IBIp as written.
+/// Version 3: the location memory's times in milliseconds, when each entry was last
+/// verified (0: never, so entries of version 2 are verified again at their next use),
+/// the entries `ibi-resolver forget` removed (for a running server to drop them too),
+/// and the conflicts seen (a second Archive claiming the Original of a remembered IBI;
+/// Archives by service IBI as included).
+const SCHEMA_3: &str = "
+UPDATE locations SET used = used * 1000;
+ALTER TABLE locations ADD COLUMN verified INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE forgotten (
+    id  INTEGER PRIMARY KEY AUTOINCREMENT,
+    ibi TEXT NOT NULL,
+    at  INTEGER NOT NULL
+);
+CREATE TABLE conflicts (
+    ibi      TEXT NOT NULL,
+    holder   TEXT NOT NULL,
+    claimant TEXT NOT NULL,
+    first    INTEGER NOT NULL,
+    last     INTEGER NOT NULL,
+    times    INTEGER NOT NULL,
+    PRIMARY KEY (ibi, claimant)
+);
+CREATE INDEX conflicts_last ON conflicts (last);
+CREATE INDEX conflicts_claimant ON conflicts (claimant);
+";
+
+/// How long the entries `forget` removed are kept for running servers to read.
+const FORGOTTEN_KEPT_MS: i64 = 86_400_000;
+
+/// The key under which an IBI is kept (a registered Archive, a remembered location):
+/// one spelling for every spelling of the same IBI, a rep's canonical one (lower case,
+/// no port 80), an IBIp in upper case.
 pub fn ibi_key(ibi: &Ibi) -> String {
     match ibi {
         Ibi::Rep(r) => r.canonical().to_string(),
-        Ibi::Ibip(i) => i.as_str().to_string(),
+        Ibi::Ibip(i) => i.as_str().to_ascii_uppercase(),
     }
 }
 
@@ -80,6 +110,20 @@ pub struct ArchiveRecord {
     pub latencyms: Option<f64>,
     /// Not asked by resolutions until a probe answers.
     pub dormant: bool,
+    /// IBIs remembered at another Archive whose Original it claimed too.
+    pub conflicts: i64,
+}
+
+/// A remembered location, as the table holds it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Location {
+    pub ibi: String,
+    /// The Archive's service IBI, as included.
+    pub archive: String,
+    /// Milliseconds since the epoch.
+    pub used_ms: i64,
+    /// Milliseconds since the epoch; 0: never.
+    pub verified_ms: i64,
 }
 
 /// An included Archive, as resolutions ask it.
@@ -200,8 +244,13 @@ fn upgrade(conn: &mut Connection) -> Result<(), Upgrade> {
             }
             tx.execute_batch(SCHEMA)?;
             tx.execute_batch(SCHEMA_2)?;
+            tx.execute_batch(SCHEMA_3)?;
         }
-        1 => tx.execute_batch(SCHEMA_2)?,
+        1 => {
+            tx.execute_batch(SCHEMA_2)?;
+            tx.execute_batch(SCHEMA_3)?;
+        }
+        2 => tx.execute_batch(SCHEMA_3)?,
         _ => return Ok(()),
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
@@ -347,7 +396,9 @@ impl Registry {
     pub fn list(&self) -> Result<Vec<ArchiveRecord>, RegistryError> {
         let mut stmt = self.conn.prepare(
             "SELECT serviceibi, email, registered, address, ip, platformversion, included,
-                    confirmation, changed, lastsuccess, failures, latencyms, dormant
+                    confirmation, changed, lastsuccess, failures, latencyms, dormant,
+                    (SELECT count(*) FROM conflicts
+                     WHERE claimant = coalesce(archives.spelling, archives.serviceibi))
              FROM archives ORDER BY serviceibi",
         )?;
         let rows = stmt.query_map([], |r| {
@@ -365,6 +416,7 @@ impl Registry {
                 failures: r.get(10)?,
                 latencyms: r.get(11)?,
                 dormant: r.get::<_, i64>(12)? != 0,
+                conflicts: r.get(13)?,
             })
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
@@ -458,6 +510,68 @@ impl Registry {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// The remembered locations (of `ibi` only, when given), most recently used first.
+    pub fn locations(&self, ibi: Option<&str>) -> Result<Vec<Location>, RegistryError> {
+        let mut stmt = self.conn.prepare(
+            "SELECT ibi, archive, used, verified FROM locations
+             WHERE ?1 IS NULL OR ibi = ?1 ORDER BY used DESC, ibi",
+        )?;
+        let rows = stmt.query_map([ibi], |r| {
+            Ok(Location {
+                ibi: r.get(0)?,
+                archive: r.get(1)?,
+                used_ms: r.get(2)?,
+                verified_ms: r.get(3)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Forgets the remembered location of `ibi` (a key), and notes it for running
+    /// servers to drop from their memory; `false` when the table did not hold it.
+    pub fn forget_location(&mut self, ibi: &str) -> Result<bool, RegistryError> {
+        let now = crate::memory::now_ms();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let n = tx.execute("DELETE FROM locations WHERE ibi = ?1", [ibi])?;
+        // Noted even when the table did not hold it: a server may not have written it yet.
+        tx.execute(
+            "INSERT INTO forgotten (ibi, at) VALUES (?1, ?2)",
+            params![ibi, now],
+        )?;
+        tx.execute(
+            "DELETE FROM forgotten WHERE at < ?1",
+            [now - FORGOTTEN_KEPT_MS],
+        )?;
+        tx.commit()?;
+        Ok(n > 0)
+    }
+
+    /// The newest note of [`Registry::forget_location`] (0: none).
+    pub fn last_forgotten(&self) -> Result<i64, RegistryError> {
+        Ok(self
+            .conn
+            .query_row("SELECT coalesce(max(id), 0) FROM forgotten", [], |r| {
+                r.get(0)
+            })?)
+    }
+
+    /// The IBIs forgotten after note `id`, and the newest note.
+    pub fn forgotten_after(&self, id: i64) -> Result<(Vec<String>, i64), RegistryError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, ibi FROM forgotten WHERE id > ?1 ORDER BY id")?;
+        let mut last = id;
+        let mut ibis = Vec::new();
+        for row in stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
+            let (n, ibi) = row?;
+            last = last.max(n);
+            ibis.push(ibi);
+        }
+        Ok((ibis, last))
     }
 
     /// Records an exclusion: the Archive stays registered and is asked no more.
@@ -645,6 +759,61 @@ mod tests {
         drop(r);
         // And opened again as version 2.
         assert_eq!(Registry::open(&path).unwrap().list().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_version_2_registry_keeps_its_locations_to_be_verified_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        version_1(&path);
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(&format!(
+                "BEGIN; {SCHEMA_2} PRAGMA user_version = 2; COMMIT;
+                 INSERT INTO locations (ibi, archive, used) VALUES ('LK47B6W/362SFKH', 'urlib.net/www/2012/01.01.01.01', 1764000000);"
+            ))
+            .unwrap();
+        }
+        let mut r = Registry::open(&path).unwrap();
+        // Seconds become milliseconds; never verified, so stale at its next use.
+        assert_eq!(
+            r.locations(None).unwrap(),
+            vec![Location {
+                ibi: "LK47B6W/362SFKH".into(),
+                archive: "urlib.net/www/2012/01.01.01.01".into(),
+                used_ms: 1_764_000_000_000,
+                verified_ms: 0,
+            }]
+        );
+        assert_eq!(r.last_forgotten().unwrap(), 0);
+        assert!(r.forget_location("LK47B6W/362SFKH").unwrap());
+        assert!(!r.forget_location("LK47B6W/362SFKH").unwrap());
+        assert!(r.locations(None).unwrap().is_empty());
+        // Both forgets are noted for running servers, in order.
+        assert_eq!(
+            r.forgotten_after(0).unwrap(),
+            (vec!["LK47B6W/362SFKH".to_string(); 2], 2)
+        );
+        assert_eq!(r.forgotten_after(2).unwrap(), (Vec::new(), 2));
+        assert_eq!(r.list().unwrap()[0].conflicts, 0);
+    }
+
+    #[test]
+    fn every_spelling_of_an_ibi_has_one_key() {
+        for (a, b) in [
+            (
+                "sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
+                "SID.inpe.br/mtc-m18/2009/07.21.13.23",
+            ),
+            ("8jmkd3mgp8w/35mme4e", "8JMKD3MGP8W/35MME4E"),
+        ] {
+            let key = |s: &str| ibi_key(&Ibi::parse(s).unwrap());
+            assert_eq!(key(a), key(b));
+        }
+        assert_eq!(
+            ibi_key(&Ibi::parse("8jmkd3mgp8w/35mme4e").unwrap()),
+            "8JMKD3MGP8W/35MME4E"
+        );
     }
 
     /// Opens `path` from 8 threads at once; every one must succeed.

@@ -7,11 +7,24 @@
 //!   relation through the last edition) `ibi.nextedition`, which starts a new round for
 //!   that IBI (Example 10.2). At most [`MAX_ROUNDS`] rounds, and no IBI twice.
 //! - With `requireditemstatus=Original` every answer is awaited: exactly one Archive may
-//!   claim the Original; two or more are under suspicion (409).
+//!   claim the Original; two or more are under suspicion (409); and while an Archive did
+//!   not answer (dormant, failed, overloaded, not asked) the check is not made (503).
+//!   An answer without `state` claims nothing.
 //! - A bare translation (`+`, `GetTranslation`) picks among the `.translation(xx[-YY])`
 //!   URLs by the reader's languages, else the item in its own language (Example 8.3).
-//! - Only an `http`/`https` URL with a host and no control bytes, spaces or quotes is
-//!   ever taken; anything else an Archive answers counts as no URL.
+//! - Only an absolute `http`/`https` URL with a `//` authority, no user information and
+//!   only visible ASCII is ever taken ([`usable_location`]); anything else an Archive
+//!   answers counts as no URL.
+//!
+//! The location memory ([`crate::memory`]) is a cache, never an authority: the Archive it
+//! names is asked first, alone, and its answer taken when it satisfies the request; it is
+//! written only by a resolution of the IBI itself (no file path, no verb), never by the
+//! inspection view; an entry is replaced only when its Archive answered that the item is
+//! not there (empty, or a tombstone), never because it lacked a file or a relation, nor
+//! because it did not answer; once stale (older than `[memory] expiry`) it is verified by
+//! asking every Archive, the remembered one's answer awaited and preferred. A second
+//! Archive claiming the Original while the remembered one claims it is a conflict:
+//! logged once, counted, kept beside the entry.
 
 use std::collections::HashSet;
 use std::net::IpAddr;
@@ -27,7 +40,8 @@ use serde::Serialize;
 use crate::client::{ArchiveClient, Fetched};
 use crate::health::{self, Health, HealthBook};
 use crate::lang;
-use crate::memory::LocationMemory;
+use crate::log::say;
+use crate::memory::{Conflict, LocationMemory};
 use crate::metrics::Metrics;
 use crate::registry::{ibi_key, Included};
 
@@ -61,7 +75,7 @@ impl Engine {
         Engine {
             client: ArchiveClient::new(
                 crate::client::Policy::new(config.archives.networks.clone()),
-                crate::client::DEFAULT_PER_ARCHIVE,
+                config.archives.connections,
             ),
             timeout: config.archives.timeout,
             publicurl_with_port: config.publicurl_with_port.clone(),
@@ -88,6 +102,8 @@ pub struct Trace {
     pub persistent_url: String,
     pub rounds: Vec<Round>,
     pub outcome: Outcome,
+    /// The conflicts known about the IBI asked for.
+    pub conflicts: Vec<Conflict>,
     pub ms: f64,
 }
 
@@ -107,14 +123,65 @@ pub struct Round {
 pub struct Asked {
     pub archive: String,
     pub address: String,
-    /// `answered`, `empty`, `failed`, `timed out`, `refused`, `dormant` (not asked: it
-    /// failed too often) or `not awaited`.
-    pub result: String,
+    pub result: AskResult,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// The answer's pairs (urlkey hidden), values as written.
     pub pairs: Vec<(String, String)>,
     pub ms: f64,
+}
+
+/// What became of the request to one Archive in a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum AskResult {
+    /// A pair list: the item, or what it has of the request.
+    #[serde(rename = "answered")]
+    Answered,
+    /// An empty answer: the IBI is not there.
+    #[serde(rename = "empty")]
+    Empty,
+    /// No connection, an error status, an answer that is not a pair list.
+    #[serde(rename = "failed")]
+    Failed,
+    #[serde(rename = "timed out")]
+    TimedOut,
+    /// `503`/`429` until the timeout: busy, not failing.
+    #[serde(rename = "overloaded")]
+    Overloaded,
+    /// Not sent: the resolver had as many requests under way as it allows.
+    #[serde(rename = "not sent (the resolver was busy)")]
+    Busy,
+    /// Not sent: its address is not one the resolver may contact.
+    #[serde(rename = "refused")]
+    Refused,
+    /// Not asked: it failed too often, and is probed until it answers.
+    #[serde(rename = "dormant")]
+    Dormant,
+    /// Still under way when another answer decided.
+    #[serde(rename = "not awaited")]
+    NotAwaited,
+}
+
+impl AskResult {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AskResult::Answered => "answered",
+            AskResult::Empty => "empty",
+            AskResult::Failed => "failed",
+            AskResult::TimedOut => "timed out",
+            AskResult::Overloaded => "overloaded",
+            AskResult::Busy => "not sent (the resolver was busy)",
+            AskResult::Refused => "refused",
+            AskResult::Dormant => "dormant",
+            AskResult::NotAwaited => "not awaited",
+        }
+    }
+}
+
+impl std::fmt::Display for AskResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// How a resolution ended.
@@ -133,6 +200,9 @@ pub enum Outcome {
     Suspicion { archives: Vec<String> },
     /// `requireditemstatus=Original` and only copies answered.
     NoOriginal { copies: Vec<String> },
+    /// `requireditemstatus=Original` while these Archives did not answer: the check
+    /// cannot be made now.
+    Unverifiable { archives: Vec<String> },
     /// The next editions loop or go on past [`MAX_ROUNDS`].
     EditionChain { detail: String },
 }
@@ -144,7 +214,9 @@ pub struct Found {
     pub archive: String,
     pub address: String,
     pub contenttype: String,
-    pub state: String,
+    /// `state` as the Archive said it; none: it claims nothing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ibi: Option<String>,
     #[serde(skip)]
@@ -152,6 +224,13 @@ pub struct Found {
     /// The translation chosen for a bare `+`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+}
+
+impl Found {
+    /// Whether the Archive claims to hold the Original.
+    pub fn claims_original(&self) -> bool {
+        self.state.as_deref() == Some("Original")
+    }
 }
 
 /// What one answer says about the request.
@@ -169,13 +248,52 @@ enum Reading {
     Invalid(String),
 }
 
+/// What an Archive said of the item, for the location memory's rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Heard {
+    /// Nothing yet.
+    Waiting,
+    /// Its answer satisfied the request.
+    Satisfied,
+    /// It does not hold the item (empty), or holds its tombstone.
+    Gone,
+    /// It holds the item, without what was asked (a file, a relation).
+    Here,
+    /// No answer: failed, timed out, overloaded, dormant, not sent.
+    Silent,
+}
+
+/// How a round is to be run besides its Archives.
+#[derive(Clone, Default)]
+struct Ask<'a> {
+    /// An Archive whose failure is already counted in this step: not counted again.
+    counted: Option<&'a str>,
+    /// The Archive (index) whose answer is awaited before any decides, and preferred
+    /// when it satisfies: the remembered one, being verified.
+    incumbent: Option<usize>,
+    /// The IBI's key when conflicts with the deciding answer are to be recorded.
+    watch: Option<String>,
+}
+
+/// What a round gave.
+struct Ended {
+    round: Round,
+    next: Next,
+    /// The Archive (index) whose answer decided, if one did.
+    decider: Option<usize>,
+    /// What each Archive said of the item.
+    heard: Vec<Heard>,
+}
+
 impl Engine {
-    /// Resolves `url` for `reader` over `archives`.
+    /// Resolves `url` for `reader` over `archives`. `writes`: whether the location memory
+    /// may learn from it (not for the inspection view).
     pub async fn resolve(
         &self,
         archives: Arc<Vec<Included>>,
         url: &PersistentUrl,
         reader: &Reader,
+        writes: bool,
     ) -> Trace {
         let start = Instant::now();
         let mut rounds = Vec::new();
@@ -192,7 +310,9 @@ impl Engine {
                     detail: format!("{} comes back in its own edition chain", current.ibi()),
                 };
             }
-            let next = self.step(&archives, &current, reader, &mut rounds).await;
+            let next = self
+                .step(&archives, &current, reader, writes, &mut rounds)
+                .await;
             match next {
                 Next::Done(outcome) => break outcome,
                 Next::Edition(ibi) => current = current.with_ibi(ibi),
@@ -203,12 +323,14 @@ impl Engine {
             persistent_url: format!("{}{}", self.publicurl_with_port, url),
             rounds,
             outcome,
+            conflicts: self.memory.conflicts_of(&ibi_key(url.ibi())),
             ms: ms(start.elapsed()),
         }
     }
 
     /// The acknowledgment URL of Table 8.11 for a found URL (`None` when the Archive gave
-    /// no urlkey: there is nothing to acknowledge).
+    /// no urlkey: there is nothing to acknowledge). Each pair as the Archive said it: no
+    /// `state` when it said none.
     pub fn acknowledgment(&self, trace: &Trace, reader: &Reader) -> Option<String> {
         let Outcome::Found(found) = &trace.outcome else {
             return None;
@@ -222,9 +344,11 @@ impl Engine {
         if let Some(ibi) = &found.ibi {
             pairs.push(("ibi", ibi.as_bytes()));
         }
+        pairs.push(("servicesubject", b"acknowledgment"));
+        if let Some(state) = &found.state {
+            pairs.push(("state", state.as_bytes()));
+        }
         pairs.extend([
-            ("servicesubject", &b"acknowledgment"[..]),
-            ("state", found.state.as_bytes()),
             ("url", found.url.as_bytes()),
             ("url.persistent", trace.persistent_url.as_bytes()),
             ("urlkey", urlkey.as_bytes()),
@@ -234,99 +358,174 @@ impl Engine {
             .ok()
     }
 
-    /// One step of a resolution: the remembered Archive alone when there is one and it
-    /// satisfies the request, else every Archive; the memory corrected from what they
-    /// answered. Never the memory for `requireditemstatus=Original`, which weighs every
-    /// Archive's answer.
+    /// One step of a resolution, for one IBI: the remembered Archive alone when there is
+    /// a fresh entry, else every Archive (a stale entry's Archive awaited and preferred);
+    /// then the memory kept by the rules of the module's header. Never the memory for
+    /// `requireditemstatus=Original`, which weighs every Archive's answer.
     async fn step(
         &self,
         archives: &[Included],
         url: &PersistentUrl,
         reader: &Reader,
+        writes: bool,
         rounds: &mut Vec<Round>,
     ) -> Next {
-        let remembering = !url.requires_original();
-        let key = ibi_key(url.ibi());
-        // The remembered Archive, after it answered that the item is not there: not
-        // asked again. After it failed: asked again (the failure may be a moment of
-        // overload), but a second failure in this step is not counted against it.
-        let mut empty: Option<&Included> = None;
-        let mut failed: Option<&str> = None;
-        if remembering {
-            let remembered = self.memory.recall(&key);
-            let archive = remembered.as_deref().and_then(|r| {
-                archives.iter().find(|a| {
-                    a.serviceibi == r
-                        && !self
-                            .health
-                            .of(&a.serviceibi, || a.recorded.clone())
-                            .is_dormant()
-                })
-            });
-            match archive {
-                Some(a) => {
-                    let (mut round, next, _) =
-                        self.round(std::slice::from_ref(a), url, reader, None).await;
-                    round.remembered = true;
-                    let result = round.asked[0].result.clone();
-                    rounds.push(round);
-                    if next.satisfied() {
-                        self.metrics.memory("hit");
-                        return next;
-                    }
-                    self.metrics.memory("stale");
-                    match result.as_str() {
-                        "empty" => empty = Some(a),
-                        "failed" | "timed out" => failed = Some(&a.serviceibi),
-                        _ => {}
-                    }
-                }
-                None if remembered.is_some() => self.metrics.memory("stale"),
-                None => self.metrics.memory("miss"),
-            }
+        if url.requires_original() {
+            let ended = self.round(archives, url, reader, Ask::default()).await;
+            rounds.push(ended.round);
+            return ended.next;
         }
-        let others: Vec<Included>;
-        let asked_now: &[Included] = match empty {
-            Some(done) => {
-                others = archives
-                    .iter()
-                    .filter(|a| a.serviceibi != done.serviceibi)
-                    .cloned()
-                    .collect();
-                &others
-            }
-            None => archives,
+        let key = ibi_key(url.ibi());
+        // Only a resolution of the IBI itself may make or replace an entry.
+        let may_remember = writes && url.filepath().is_none() && url.verbs().is_empty();
+        let watch = may_remember.then(|| key.clone());
+        // The inspection view reads the memory without marking anything used.
+        let recalled = if writes {
+            self.memory.recall(&key)
+        } else {
+            self.memory.peek(&key)
         };
-        let (round, mut next, decider) = self.round(asked_now, url, reader, failed).await;
-        rounds.push(round);
-        if let (Some(_), Next::Done(Outcome::NotFound { asked, .. })) = (empty, &mut next) {
+        let holder = recalled
+            .as_ref()
+            .and_then(|r| archives.iter().position(|a| *a.serviceibi == *r.archive));
+        let Some((recalled, h)) = recalled.clone().zip(holder) else {
+            if let (Some(r), true) = (&recalled, writes) {
+                // Its Archive is no longer included: the entry is of no use.
+                self.memory.forget(&key, Some(&r.archive));
+            }
+            self.metrics
+                .memory(if recalled.is_some() { "stale" } else { "miss" });
+            let ended = self
+                .round(
+                    archives,
+                    url,
+                    reader,
+                    Ask {
+                        watch,
+                        ..Ask::default()
+                    },
+                )
+                .await;
+            rounds.push(ended.round);
+            if may_remember {
+                self.remember_decider(&key, archives, &ended.next, ended.decider);
+            }
+            return ended.next;
+        };
+        let holder = &archives[h];
+        if !recalled.fresh {
+            // Verified by every Archive, the remembered one awaited and preferred.
+            self.metrics.memory("verify");
+            let ended = self
+                .round(
+                    archives,
+                    url,
+                    reader,
+                    Ask {
+                        incumbent: Some(h),
+                        watch,
+                        ..Ask::default()
+                    },
+                )
+                .await;
+            rounds.push(ended.round);
+            if may_remember {
+                match ended.heard[h] {
+                    Heard::Satisfied if ended.decider == Some(h) => {
+                        self.memory.verified(&key, &holder.serviceibi)
+                    }
+                    Heard::Gone => {
+                        self.memory.forget(&key, Some(&holder.serviceibi));
+                        self.remember_decider(&key, archives, &ended.next, ended.decider);
+                    }
+                    // It did not answer, or holds the item without satisfying this
+                    // request: the entry stays, stale, verified again next time.
+                    _ => {}
+                }
+            }
+            return ended.next;
+        }
+        let dormant = self
+            .health
+            .of(&holder.serviceibi, || holder.recorded.clone())
+            .is_dormant();
+        let mut heard = Heard::Silent;
+        if !dormant {
+            let mut ended = self
+                .round(std::slice::from_ref(holder), url, reader, Ask::default())
+                .await;
+            ended.round.remembered = true;
+            rounds.push(ended.round);
+            if ended.next.satisfied() {
+                self.metrics.memory("hit");
+                return ended.next;
+            }
+            heard = ended.heard[0];
+        }
+        self.metrics.memory("stale");
+        // The remembered Archive did not satisfy the request: every other one is asked
+        // (it too when it did not answer: this may have been a moment of overload). The
+        // entry is replaced only when it said the item is not there.
+        let answered = matches!(heard, Heard::Gone | Heard::Here);
+        let others: Vec<Included>;
+        let asked_now: &[Included] = if answered {
+            others = archives
+                .iter()
+                .filter(|a| a.serviceibi != holder.serviceibi)
+                .cloned()
+                .collect();
+            &others
+        } else {
+            archives
+        };
+        let counted = (!dormant).then_some(holder.serviceibi.as_str());
+        let mut ended = self
+            .round(
+                asked_now,
+                url,
+                reader,
+                Ask {
+                    counted,
+                    ..Ask::default()
+                },
+            )
+            .await;
+        rounds.push(ended.round);
+        if let (true, Next::Done(Outcome::NotFound { asked, .. })) = (answered, &mut ended.next) {
             *asked += 1;
         }
-        if remembering {
-            match (&next, decider) {
-                (n, Some(i)) if n.satisfied() => {
-                    self.memory.remember(&key, &asked_now[i].serviceibi)
-                }
-                // Forgotten only when every Archive said it is not there: one that did not
-                // answer may still hold it.
-                (Next::Done(Outcome::NotFound { unanswered: 0, .. }), _)
-                | (Next::Done(Outcome::Deleted { .. }), _) => self.memory.forget(&key),
-                _ => {}
+        if heard == Heard::Gone && writes {
+            self.memory.forget(&key, Some(&holder.serviceibi));
+            if may_remember {
+                self.remember_decider(&key, asked_now, &ended.next, ended.decider);
             }
         }
-        next
+        ended.next
+    }
+
+    /// Remembers the Archive whose answer decided, when it found the item.
+    fn remember_decider(
+        &self,
+        key: &str,
+        archives: &[Included],
+        next: &Next,
+        decider: Option<usize>,
+    ) {
+        if let (Next::Done(Outcome::Found(_)), Some(i)) = (next, decider) {
+            self.memory.remember(key, &archives[i].serviceibi);
+        }
     }
 
     /// One round: the urlRequest to every Archive given (but dormant ones), answers read
-    /// as they come. Also gives the Archive whose answer decided, if one did.
-    /// A failure of `counted` (already counted in this step) is not counted again.
+    /// as they come, until one decides (the incumbent's, when it satisfies, once it is
+    /// in) or all are in.
     async fn round(
         &self,
         archives: &[Included],
         url: &PersistentUrl,
         reader: &Reader,
-        counted: Option<&str>,
-    ) -> (Round, Next, Option<usize>) {
+        ask: Ask<'_>,
+    ) -> Ended {
         let verblist = url.verblist_text();
         let ips = ip_list(&reader.ips);
         let mut asked: Vec<Asked> = archives
@@ -334,12 +533,13 @@ impl Engine {
             .map(|a| Asked {
                 archive: a.serviceibi.clone(),
                 address: a.address.clone(),
-                result: "not awaited".into(),
+                result: AskResult::NotAwaited,
                 detail: None,
                 pairs: Vec::new(),
                 ms: 0.0,
             })
             .collect();
+        let mut heard = vec![Heard::Waiting; archives.len()];
         let healths: Vec<Arc<Health>> = archives
             .iter()
             .map(|a| self.health.of(&a.serviceibi, || a.recorded.clone()))
@@ -347,13 +547,14 @@ impl Engine {
         let ledger = Ledger {
             metrics: self.metrics.clone(),
             dormant_after: self.dormant_after,
-            counted: counted.map(str::to_string),
+            counted: ask.counted.map(str::to_string),
         };
         let mut unanswered = 0;
         let mut requests: Vec<(usize, String)> = Vec::with_capacity(archives.len());
         for (i, a) in archives.iter().enumerate() {
             if healths[i].is_dormant() {
-                asked[i].result = "dormant".into();
+                asked[i].result = AskResult::Dormant;
+                heard[i] = Heard::Silent;
                 unanswered += 1;
                 continue;
             }
@@ -370,8 +571,11 @@ impl Engine {
             match self.client.service_url(&a.address, &a.serviceibi, &pairs) {
                 Ok(request) => requests.push((i, request)),
                 Err(e) => {
-                    asked[i].result = "refused".into();
+                    // Not asked (for the Original check), but no outage either: its
+                    // address is one the resolver may not contact.
+                    asked[i].result = AskResult::Refused;
                     asked[i].detail = Some(e);
+                    heard[i] = Heard::Silent;
                 }
             }
         }
@@ -397,8 +601,9 @@ impl Engine {
         let mut untranslated: Option<usize> = None;
         let mut deleted: Option<String> = None;
         let mut here = false;
-        let mut decided: Option<Next> = None;
-        let mut decider = None;
+        // Answers that would decide, in the order they came.
+        let mut candidates: Vec<(usize, Next)> = Vec::new();
+        let mut decided: Option<usize> = None;
         while let Some(joined) = tasks.join_next().await {
             if let Some(request) = requests.next() {
                 send(&mut tasks, request);
@@ -409,111 +614,162 @@ impl Engine {
             let a = &mut asked[i];
             a.ms = ms(took);
             let archive = &archives[i].serviceibi;
+            heard[i] = Heard::Silent;
             let reading = match fetched {
                 Fetched::Busy => {
-                    a.result = "not sent (the resolver was busy)".into();
+                    a.result = AskResult::Busy;
                     unanswered += 1;
                     self.metrics.archive_request(archive, "not_sent", took);
-                    continue;
+                    None
                 }
                 Fetched::Overloaded(why) => {
                     // The Archive works; it has more to do than it takes: never toward
                     // its dormancy.
-                    a.result = "overloaded".into();
+                    a.result = AskResult::Overloaded;
                     a.detail = Some(why);
                     unanswered += 1;
                     self.metrics.archive_request(archive, "overloaded", took);
-                    continue;
+                    None
                 }
                 Fetched::TimedOut => {
-                    a.result = "timed out".into();
+                    a.result = AskResult::TimedOut;
                     unanswered += 1;
                     ledger.failed(archive, &healths[i], "timed_out", took);
-                    continue;
+                    None
                 }
                 Fetched::Failed(why) => {
-                    a.result = "failed".into();
+                    a.result = AskResult::Failed;
                     a.detail = Some(why);
                     unanswered += 1;
                     ledger.failed(archive, &healths[i], "failed", took);
-                    continue;
+                    None
                 }
                 Fetched::Body(body) => {
                     let (reading, shown) = read_answer(&body, url, &reader.languages, &archives[i]);
                     a.pairs = shown;
-                    reading
+                    if let Reading::Invalid(_) = reading {
+                        ledger.failed(archive, &healths[i], "failed", took);
+                    } else {
+                        ledger.answered(archive, &healths[i], took);
+                    }
+                    Some(reading)
                 }
             };
-            if let Reading::Invalid(_) = reading {
-                ledger.failed(archive, &healths[i], "failed", took);
-            } else {
-                ledger.answered(archive, &healths[i], took);
-            }
-            a.result = "answered".into();
-            match reading {
-                Reading::Satisfies(found) => {
-                    if original {
+            if let Some(reading) = reading {
+                a.result = AskResult::Answered;
+                heard[i] = Heard::Here;
+                let decides = match reading {
+                    Reading::Satisfies(found) if original => {
+                        heard[i] = Heard::Satisfied;
                         claims.push(found);
-                    } else {
-                        decided = Some(Next::Done(Outcome::Found(found)));
+                        None
                     }
-                }
-                Reading::NextEdition(ibi) => {
-                    if original {
+                    Reading::Satisfies(found) => Some(Next::Done(Outcome::Found(found))),
+                    Reading::NextEdition(ibi) if original => {
                         next_edition.get_or_insert(ibi);
-                    } else {
-                        decided = Some(Next::Edition(ibi));
+                        None
                     }
-                }
-                Reading::OwnLanguage(step) => {
-                    if original {
+                    Reading::NextEdition(ibi) => Some(Next::Edition(ibi)),
+                    Reading::OwnLanguage(step) if original => {
                         untranslated.get_or_insert(step);
-                    } else {
-                        decided = Some(Next::Untranslated(step));
+                        None
                     }
-                }
-                Reading::Deleted(date) => {
-                    deleted.get_or_insert(date);
-                }
-                Reading::Here => here = true,
-                Reading::Empty => a.result = "empty".into(),
-                Reading::Invalid(why) => {
-                    a.result = "failed".into();
-                    a.detail = Some(why);
-                    unanswered += 1;
+                    Reading::OwnLanguage(step) => Some(Next::Untranslated(step)),
+                    Reading::Deleted(date) => {
+                        heard[i] = Heard::Gone;
+                        deleted.get_or_insert(date);
+                        None
+                    }
+                    Reading::Here => {
+                        here = true;
+                        None
+                    }
+                    Reading::Empty => {
+                        a.result = AskResult::Empty;
+                        heard[i] = Heard::Gone;
+                        None
+                    }
+                    Reading::Invalid(why) => {
+                        a.result = AskResult::Failed;
+                        a.detail = Some(why);
+                        heard[i] = Heard::Silent;
+                        unanswered += 1;
+                        None
+                    }
+                };
+                if let Some(next) = decides {
+                    heard[i] = Heard::Satisfied;
+                    candidates.push((i, next));
                 }
             }
-            if decided.is_some() {
-                decider = Some(i);
-                break;
+            if !original {
+                decided = decide(&candidates, &heard, ask.incumbent);
+                if decided.is_some() {
+                    break;
+                }
+            }
+        }
+        if !original && decided.is_none() {
+            // Every answer is in and the incumbent did not satisfy: the first that did.
+            decided = candidates.first().map(|(i, _)| *i);
+        }
+        let deciding: Option<(usize, Next)> = decided.and_then(|d| {
+            let at = candidates.iter().position(|(i, _)| *i == d)?;
+            Some(candidates.swap_remove(at))
+        });
+        // The holder a later or earlier claim of the Original contradicts.
+        let watch = match (&ask.watch, &deciding) {
+            (Some(key), Some((d, Next::Done(Outcome::Found(f)))))
+                if f.claims_original() && self.memory.enabled() =>
+            {
+                Some(Watch {
+                    key: key.clone(),
+                    holder: archives[*d].clone(),
+                    memory: self.memory.clone(),
+                    metrics: self.metrics.clone(),
+                })
+            }
+            _ => None,
+        };
+        if let Some(w) = &watch {
+            for (c, next) in &candidates {
+                if let Next::Done(Outcome::Found(f)) = next {
+                    w.claim(&archives[*c], f);
+                }
             }
         }
         // The requests still under way end in the background, each within the timeout:
         // cut off, their connections could not be used again, and the next resolution
-        // would open new ones. What they get counts toward their Archives' health, not
-        // toward this resolution.
+        // would open new ones. What they get counts toward their Archives' health (and
+        // toward conflicts), not toward this resolution.
         if !tasks.is_empty() {
-            let archives: Vec<(String, Arc<Health>)> = archives
-                .iter()
-                .map(|a| a.serviceibi.clone())
-                .zip(healths)
-                .collect();
+            let archives: Vec<(Included, Arc<Health>)> =
+                archives.iter().cloned().zip(healths).collect();
+            let (url, languages) = (url.clone(), reader.languages.clone());
             tokio::spawn(async move {
                 while let Some(joined) = tasks.join_next().await {
                     let Ok((i, fetched, took)) = joined else {
                         continue;
                     };
                     let (archive, health) = &archives[i];
+                    let name = &archive.serviceibi;
                     match fetched {
                         Fetched::Body(body) if is_answer(&body) => {
-                            ledger.answered(archive, health, took)
+                            ledger.answered(name, health, took);
+                            if let Some(w) = &watch {
+                                if let (Reading::Satisfies(f), _) =
+                                    read_answer(&body, &url, &languages, archive)
+                                {
+                                    w.claim(archive, &f);
+                                }
+                            }
                         }
                         Fetched::Body(_) | Fetched::Failed(_) => {
-                            ledger.failed(archive, health, "failed", took)
+                            ledger.failed(name, health, "failed", took)
                         }
-                        Fetched::TimedOut => ledger.failed(archive, health, "timed_out", took),
+                        Fetched::TimedOut => ledger.failed(name, health, "timed_out", took),
                         Fetched::Overloaded(_) => {
-                            ledger.metrics.archive_request(archive, "overloaded", took)
+                            ledger.metrics.archive_request(name, "overloaded", took)
                         }
                         Fetched::Busy => {}
                     }
@@ -526,11 +782,33 @@ impl Engine {
             remembered: false,
             asked,
         };
-        if let Some(next) = decided {
-            return (round, next, decider);
+        let ended = |next: Next, decider: Option<usize>, heard: Vec<Heard>| Ended {
+            round,
+            next,
+            decider,
+            heard,
+        };
+        if let Some((d, next)) = deciding {
+            return ended(next, Some(d), heard);
+        }
+        if original {
+            // The check is made only once every included Archive said what it holds.
+            let silent: Vec<String> = heard
+                .iter()
+                .zip(archives)
+                .filter(|(h, _)| matches!(h, Heard::Silent | Heard::Waiting))
+                .map(|(_, a)| format!("{} ({})", a.address, a.serviceibi))
+                .collect();
+            if !silent.is_empty() {
+                return ended(
+                    Next::Done(Outcome::Unverifiable { archives: silent }),
+                    None,
+                    heard,
+                );
+            }
         }
         if original && !claims.is_empty() {
-            let originals: Vec<&Found> = claims.iter().filter(|f| f.state == "Original").collect();
+            let originals: Vec<&Found> = claims.iter().filter(|f| f.claims_original()).collect();
             let next = match originals.as_slice() {
                 [one] => Outcome::Found((*one).clone()),
                 [] => Outcome::NoOriginal {
@@ -543,13 +821,13 @@ impl Engine {
                         .collect(),
                 },
             };
-            return (round, Next::Done(next), None);
+            return ended(Next::Done(next), None, heard);
         }
         if let Some(ibi) = next_edition {
-            return (round, Next::Edition(ibi), None);
+            return ended(Next::Edition(ibi), None, heard);
         }
         if let Some(step) = untranslated {
-            return (round, Next::Untranslated(step), None);
+            return ended(Next::Untranslated(step), None, heard);
         }
         let outcome = if let Some(date) = deleted {
             Outcome::Deleted { date }
@@ -561,7 +839,61 @@ impl Engine {
                 asked: archives.len(),
             }
         };
-        (round, Next::Done(outcome), None)
+        ended(Next::Done(outcome), None, heard)
+    }
+}
+
+/// The answer (index) that decides a round now, if one does: without an incumbent, the
+/// first that satisfied; with one, none before it is heard, then its own when it
+/// satisfied, else the first.
+fn decide(
+    candidates: &[(usize, Next)],
+    heard: &[Heard],
+    incumbent: Option<usize>,
+) -> Option<usize> {
+    match incumbent {
+        Some(inc) if heard[inc] == Heard::Waiting => None,
+        Some(inc) => candidates
+            .iter()
+            .find(|(i, _)| *i == inc)
+            .or(candidates.first())
+            .map(|(i, _)| *i),
+        None => candidates.first().map(|(i, _)| *i),
+    }
+}
+
+/// Claims of the Original that contradict the Archive whose answer decided (remembered,
+/// or about to be): each a conflict, counted, the first of each logged. The holder keeps
+/// the entry.
+struct Watch {
+    key: String,
+    holder: Included,
+    memory: Arc<LocationMemory>,
+    metrics: Arc<Metrics>,
+}
+
+impl Watch {
+    fn claim(&self, claimant: &Included, found: &Found) {
+        if claimant.serviceibi == self.holder.serviceibi || !found.claims_original() {
+            return;
+        }
+        self.metrics.conflict(&claimant.serviceibi);
+        let conflict = Conflict {
+            ibi: self.key.clone(),
+            holder: self.holder.serviceibi.clone(),
+            claimant: claimant.serviceibi.clone(),
+        };
+        if self.memory.conflict(conflict) {
+            say(&format!(
+                "conflict: {} ({}) claims the Original of {}, which {} ({}) holds: {} keeps it",
+                claimant.serviceibi,
+                claimant.address,
+                self.key,
+                self.holder.serviceibi,
+                self.holder.address,
+                self.holder.serviceibi
+            ));
+        }
     }
 }
 
@@ -580,18 +912,20 @@ impl Ledger {
     fn answered(&self, archive: &str, health: &Health, took: Duration) {
         self.metrics.archive_request(archive, "answered", took);
         if health.success(took) == health::Change::Woke {
-            crate::server::say(&format!("{archive} answers again: asked again"));
+            say(&format!("{archive} answers again: asked again"));
         }
     }
 
-    /// A request to `archive` failed (`result`: `failed`, `timed_out`).
+    /// A request to `archive` failed (`result`: `failed`, `timed_out`). Only failures
+    /// come here: an overloaded Archive or a request the resolver did not send never
+    /// counts toward dormancy.
     fn failed(&self, archive: &str, health: &Health, result: &str, took: Duration) {
         self.metrics.archive_request(archive, result, took);
         if self.counted.as_deref() == Some(archive) {
             return;
         }
         if health.failure(self.dormant_after) == health::Change::FellDormant {
-            crate::server::say(&format!(
+            say(&format!(
                 "{archive} failed {} times in a row: dormant, asked no more until it answers",
                 self.dormant_after
             ));
@@ -742,7 +1076,7 @@ fn read_pairs(
                 address: archive.address.clone(),
                 contenttype: word("contenttype")
                     .unwrap_or_else(|| if metadata { "Metadata" } else { "Data" }.into()),
-                state: word("state").unwrap_or_else(|| "Original".into()),
+                state: word("state"),
                 ibi: get(&format!("ibi{suffix}")).map(|w| w.join(" ")),
                 urlkey: get("urlkey").and_then(|w| w.first()).cloned(),
                 language: lang.as_ref().map(|l| l.to_string()),
@@ -806,8 +1140,10 @@ fn ibi_of(words: &[String]) -> Option<Ibi> {
         })
 }
 
-/// Whether an Archive's URL may become a `Location`: `http` or `https` with a host, and
-/// only visible ASCII without quotes, backslashes or angle brackets.
+/// Whether an Archive's URL may become a `Location`: an absolute `http` or `https` URL
+/// written with its `//` authority (`http:/x`, `http:x` and `http:///x` are not, though
+/// URL parsers make something of them), a host, no user information, and only visible
+/// ASCII without quotes, backslashes or angle brackets.
 pub fn usable_location(url: &str) -> bool {
     if url.len() > 8 * 1024
         || !url
@@ -816,9 +1152,21 @@ pub fn usable_location(url: &str) -> bool {
     {
         return false;
     }
-    match reqwest::Url::parse(url) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return false;
+    };
+    if !(scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")) {
+        return false;
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.is_empty() || authority.contains('@') {
+        return false;
+    }
+    match url::Url::parse(url) {
         Ok(u) => {
-            matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty())
+            u.host_str().is_some_and(|h| !h.is_empty())
+                && u.username().is_empty()
+                && u.password().is_none()
         }
         Err(_) => false,
     }
@@ -856,9 +1204,19 @@ mod tests {
         };
         assert_eq!(found.url, "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf");
         assert_eq!(
-            (found.contenttype.as_str(), found.state.as_str()),
-            ("Data", "Original")
+            (found.contenttype.as_str(), found.state.as_deref()),
+            ("Data", Some("Original"))
         );
+        // Example 10.1's acknowledgment, with the url's own "%" escaped as Table 6.1 asks
+        // (the example prints it bare), so that the Archive decodes the URL it gave.
+        assert_eq!(
+            acknowledgment_of(found),
+            "http://mtc-m16c.sid.inpe.br/sid.inpe.br/mtc-m18@80/2008/03.17.15.17?clientinformation.ipaddress=172.16.44.200%20150.163.68.1&contenttype=Data&ibi=rep%20sid.inpe.br/mtc-m18@80/2009/07.21.14.43%20ibip%208JMKD3MGP8W/35MMLL8&servicesubject=acknowledgment&state=Original&url=http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%2520650.0-B-1.pdf&url.persistent=http://urlib.net:80/8JMKD3MGP8W/35MMLL8&urlkey=1427244889-5349022633744855"
+        );
+    }
+
+    /// The acknowledgment of `found` as urlib.net would send it for Example 10.1's reader.
+    fn acknowledgment_of(found: Found) -> String {
         let engine = Engine {
             publicurl_with_port: "http://urlib.net:80".into(),
             ..Engine::new(
@@ -873,6 +1231,7 @@ mod tests {
             persistent_url: "http://urlib.net:80/8JMKD3MGP8W/35MMLL8".into(),
             rounds: Vec::new(),
             outcome: Outcome::Found(found),
+            conflicts: Vec::new(),
             ms: 0.0,
         };
         let reader = Reader {
@@ -882,11 +1241,64 @@ mod tests {
             ],
             languages: Vec::new(),
         };
-        // Example 10.1's acknowledgment, with the url's own "%" escaped as Table 6.1 asks
-        // (the example prints it bare), so that the Archive decodes the URL it gave.
+        engine.acknowledgment(&trace, &reader).unwrap()
+    }
+
+    #[test]
+    fn an_answer_without_state_claims_nothing_and_is_acknowledged_without_one() {
+        let answer = EXAMPLE_10_1.replace("state Original\r\n", "");
+        let Reading::Satisfies(found) = read(&answer, "/8JMKD3MGP8W/35MMLL8", "") else {
+            panic!()
+        };
+        assert_eq!(found.state, None);
+        assert!(!found.claims_original());
         assert_eq!(
-            engine.acknowledgment(&trace, &reader).unwrap(),
-            "http://mtc-m16c.sid.inpe.br/sid.inpe.br/mtc-m18@80/2008/03.17.15.17?clientinformation.ipaddress=172.16.44.200%20150.163.68.1&contenttype=Data&ibi=rep%20sid.inpe.br/mtc-m18@80/2009/07.21.14.43%20ibip%208JMKD3MGP8W/35MMLL8&servicesubject=acknowledgment&state=Original&url=http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%2520650.0-B-1.pdf&url.persistent=http://urlib.net:80/8JMKD3MGP8W/35MMLL8&urlkey=1427244889-5349022633744855"
+            acknowledgment_of(found),
+            "http://mtc-m16c.sid.inpe.br/sid.inpe.br/mtc-m18@80/2008/03.17.15.17?clientinformation.ipaddress=172.16.44.200%20150.163.68.1&contenttype=Data&ibi=rep%20sid.inpe.br/mtc-m18@80/2009/07.21.14.43%20ibip%208JMKD3MGP8W/35MMLL8&servicesubject=acknowledgment&url=http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%2520650.0-B-1.pdf&url.persistent=http://urlib.net:80/8JMKD3MGP8W/35MMLL8&urlkey=1427244889-5349022633744855"
+        );
+    }
+
+    #[test]
+    fn the_incumbent_is_awaited_and_preferred() {
+        let found = |i: usize| {
+            (
+                i,
+                Next::Edition(Ibi::parse(&format!("x.y/z/2010/01.02.03.0{i}")).unwrap()),
+            )
+        };
+        use Heard::*;
+        // Without an incumbent: the first that satisfied.
+        assert_eq!(
+            decide(
+                &[found(2), found(0)],
+                &[Satisfied, Waiting, Satisfied],
+                None
+            ),
+            Some(2)
+        );
+        assert_eq!(decide(&[], &[Waiting, Here], None), None);
+        // With one: nothing before it is heard, however many others satisfied.
+        assert_eq!(
+            decide(&[found(2)], &[Waiting, Here, Satisfied], Some(0)),
+            None
+        );
+        // Its own answer once it satisfied, even when it came last.
+        assert_eq!(
+            decide(
+                &[found(2), found(0)],
+                &[Satisfied, Here, Satisfied],
+                Some(0)
+            ),
+            Some(0)
+        );
+        // Heard without satisfying (gone, silent): the first other.
+        assert_eq!(
+            decide(&[found(2)], &[Gone, Here, Satisfied], Some(0)),
+            Some(2)
+        );
+        assert_eq!(
+            decide(&[found(2)], &[Silent, Here, Satisfied], Some(0)),
+            Some(2)
         );
     }
 
@@ -949,12 +1361,27 @@ mod tests {
             "http://",
             "//evil.example/x",
             "http://x/\"><script>",
+            // Not absolute with an authority, though URL parsers make something of them.
+            "http:/evil.example/x",
+            "http:evil.example/x",
+            "https:evil.example/x",
+            "http:///evil.example/x",
+            "http:\\\\evil.example/x",
+            // User information.
+            "http://user:pass@evil.example/x",
+            "http://user@evil.example/x",
+            "http://@evil.example/x",
         ] {
             assert!(!usable_location(bad), "{bad:?}");
         }
-        assert!(usable_location(
-            "https://mtc-m16c.sid.inpe.br/col/x/doc/a%20b.pdf"
-        ));
+        for good in [
+            "https://mtc-m16c.sid.inpe.br/col/x/doc/a%20b.pdf",
+            "HTTP://mtc-m16c.sid.inpe.br:8080/col/x/doc/a.pdf?x=1#y",
+            "http://[2001:db8::1]/x",
+            "http://mtc-m16c.sid.inpe.br/col/x@y/doc/a.pdf",
+        ] {
+            assert!(usable_location(good), "{good:?}");
+        }
         let answer = EXAMPLE_10_1.replace(
             "url http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf",
             "url javascript:alert(1)",

@@ -4,10 +4,11 @@
 //! control bytes escaped, the registration key never in it — also for a head hyper
 //! refuses (400, 431) or that does not arrive within [`HEAD_TIMEOUT`].
 
+use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -17,8 +18,8 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, Request, Response, Stat
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use ibi_archive::ibi::Ibi;
-use ibi_archive::logline;
 use ibi_archive::markup::escape_html;
+use ibi_archive::pairs::{PairList, Value};
 use ibi_archive::persistent::PersistentUrl;
 use ibi_archive::query::Query;
 use tokio::sync::Semaphore;
@@ -26,11 +27,13 @@ use tower::ServiceExt;
 
 use crate::acknowledge::Acknowledger;
 use crate::client::Confirmation;
+use crate::clients::{ClientBook, Network, Refused};
 use crate::config::Config;
 use crate::lang::{self, PageLang};
+use crate::log::{complain, say};
 use crate::memory::LocationMemory;
 use crate::pages;
-use crate::registry::{self, Included, Registry, RegistryError};
+use crate::registry::{self, ibi_key, Included, Registry, RegistryError};
 use crate::resolve::{Engine, Outcome, Reader};
 use crate::service::{self, Slowdown};
 
@@ -61,6 +64,14 @@ pub struct AppState {
     acknowledgments: Acknowledger,
     /// Resolutions under way; when none is left, `503`.
     resolutions: Semaphore,
+    /// What each client network holds.
+    clients: Arc<ClientBook>,
+    /// The client networks a key check is under way for (one at a time each).
+    key_checking: Mutex<HashSet<Network>>,
+    /// The address the server listens on, once it does.
+    local: OnceLock<SocketAddr>,
+    /// The newest entry of `ibi-resolver forget` dropped from the memory.
+    forgotten: AtomicI64,
 }
 
 impl AppState {
@@ -68,10 +79,12 @@ impl AppState {
         let config_resolutions = config.limits.resolutions;
         let registry = Registry::open(&config.database)?;
         let archives = registry.included()?;
+        let forgotten = registry.last_forgotten()?;
         let engine = Engine {
             memory: Arc::new(LocationMemory::open(
                 &config.database,
                 config.memory_entries,
+                config.memory_expiry,
             )?),
             ..Engine::new(&config)
         };
@@ -87,6 +100,10 @@ impl AppState {
             engine.metrics.clone(),
         );
         Ok(AppState {
+            clients: ClientBook::new(&config.limits),
+            key_checking: Mutex::new(HashSet::new()),
+            local: OnceLock::new(),
+            forgotten: AtomicI64::new(forgotten),
             config,
             engine,
             registry: Arc::new(Mutex::new(registry)),
@@ -116,6 +133,14 @@ impl AppState {
         if let Ok(mut a) = self.archives.write() {
             *a = Arc::new(list);
         }
+        // What `ibi-resolver forget` removed from the table leaves the memory too.
+        let since = self.forgotten.load(Ordering::Relaxed);
+        let (ibis, last) = self
+            .with_registry(move |r| r.forgotten_after(since))
+            .await?;
+        self.engine.memory.drop_entries(&ibis);
+        self.forgotten.store(last, Ordering::Relaxed);
+        self.clients.sweep();
         Ok(())
     }
 
@@ -184,33 +209,134 @@ impl AppState {
         self.refresh().await
     }
 
-    /// Whether `key` is the registered key of `serviceibi`; a refusal is slowed down.
-    pub async fn check_key(&self, serviceibi: &Ibi, key: &str, client: IpAddr) -> bool {
-        let Ok(_permit) = self.key_checks.acquire().await else {
-            return false;
-        };
-        let ibi = serviceibi.clone();
-        let key = key.to_string();
-        // An unreadable registry verifies against no hash: a refusal after the same work.
-        let ok = self
-            .with_registry(move |r| {
-                let hash = r.key_hash(&ibi).ok().flatten();
-                Ok(registry::verify_key(&key, hash.as_deref()))
-            })
-            .await
-            .unwrap_or(false);
+    /// Whether `key` is the registered key of `serviceibi`. The check first waits the
+    /// slowdown of wrong keys ([`Slowdown`]) from the client's network; one check at a
+    /// time per network (another one meanwhile is refused at once, never queued), and
+    /// the wait holds none of the slots of the key checks themselves (argon2id works in
+    /// 19 MiB), so wrong keys from one network delay a check from another by one key
+    /// check at most.
+    pub async fn check_key(&self, serviceibi: &Ibi, key: &str, client: IpAddr) -> KeyCheck {
+        let network = Network::of(client);
+        let archive = ibi_key(serviceibi);
         let wait = match self.slowdown.lock() {
-            Ok(mut s) if ok => {
-                s.succeeded(client);
-                Duration::ZERO
-            }
-            Ok(mut s) => s.failed(client, Instant::now()),
+            Ok(s) => s.wait(network, &archive, Instant::now()),
             Err(_) => Duration::from_secs(1),
         };
-        if !ok {
-            tokio::time::sleep(wait).await;
+        let Some(_turn) = KeyTurn::take(&self.key_checking, network) else {
+            return KeyCheck::Busy {
+                retry_after: (wait.as_secs_f64().ceil() as u64).max(1),
+            };
+        };
+        tokio::time::sleep(wait).await;
+        let right = match self.key_checks.acquire().await {
+            Ok(_permit) => {
+                let ibi = serviceibi.clone();
+                let key = key.to_string();
+                // An unreadable registry verifies against no hash: a refusal after the
+                // same work.
+                self.with_registry(move |r| {
+                    let hash = r.key_hash(&ibi).ok().flatten();
+                    Ok(registry::verify_key(&key, hash.as_deref()))
+                })
+                .await
+                .unwrap_or(false)
+            }
+            Err(_) => false,
+        };
+        if let Ok(mut s) = self.slowdown.lock() {
+            if right {
+                s.succeeded(network, &archive);
+            } else {
+                s.failed(network, &archive, Instant::now());
+            }
         }
-        ok
+        if right {
+            KeyCheck::Right
+        } else {
+            KeyCheck::Wrong { waited: wait }
+        }
+    }
+
+    /// Whether an Archive at `address` (`host[:port]`) would be this resolver itself: its
+    /// public URL's host and port, or an address the name resolves to that is the one it
+    /// listens on (any local address, when it listens on all).
+    pub async fn is_own_address(&self, address: &str) -> bool {
+        let Ok(url) = url::Url::parse(&format!("http://{address}/")) else {
+            return false;
+        };
+        let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+            return false;
+        };
+        if let Ok(public) = url::Url::parse(&self.config.publicurl) {
+            if public
+                .host_str()
+                .is_some_and(|h| h.eq_ignore_ascii_case(host))
+                && public.port_or_known_default() == Some(port)
+            {
+                return true;
+            }
+        }
+        let listening = self.local.get().copied().unwrap_or(self.config.listen);
+        if port != listening.port() {
+            return false;
+        }
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let lookup = tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::net::lookup_host((host, port)),
+        )
+        .await;
+        let Ok(Ok(found)) = lookup else {
+            return false;
+        };
+        found.into_iter().any(|a| {
+            let ip = a.ip().to_canonical();
+            ip == listening.ip()
+                || (listening.ip().is_unspecified()
+                    && (ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok()))
+        })
+    }
+}
+
+/// What a registration key's check found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyCheck {
+    Right,
+    /// Wrong, or an unregistered Archive; after waiting this long.
+    Wrong {
+        waited: Duration,
+    },
+    /// Not checked: a check from the same client network is under way.
+    Busy {
+        retry_after: u64,
+    },
+}
+
+/// A client network's turn to have a key checked, until dropped.
+struct KeyTurn<'a> {
+    checking: &'a Mutex<HashSet<Network>>,
+    network: Network,
+}
+
+impl<'a> KeyTurn<'a> {
+    /// The turn of `network`, unless one of its checks is under way.
+    fn take(checking: &'a Mutex<HashSet<Network>>, network: Network) -> Option<KeyTurn<'a>> {
+        let fresh = checking
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(network);
+        // Made only when taken: a turn dropped gives its network's place back.
+        fresh.then(|| KeyTurn { checking, network })
+    }
+}
+
+impl Drop for KeyTurn<'_> {
+    fn drop(&mut self) {
+        let mut set = self.checking.lock().unwrap_or_else(|p| p.into_inner());
+        set.remove(&self.network);
     }
 }
 
@@ -236,6 +362,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
+    let _ = state.local.set(local);
     say(&format!(
         "listening on http://{local} ({} Archives included)",
         state.archives().len()
@@ -277,7 +404,6 @@ pub async fn serve(config: Config) -> Result<(), String> {
     let connections = Arc::new(Semaphore::new(max_connections));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown_signal());
-    let mut last_complaint: Option<Instant> = None;
     loop {
         let (stream, peer) = tokio::select! {
             _ = &mut shutdown => break,
@@ -285,7 +411,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
                 Ok(a) => a,
                 Err(e) => {
                     // EMFILE and friends: wait a little instead of spinning.
-                    complain(&mut last_complaint, &format!("accept: {e}"));
+                    complain("accept failing", &format!("accept: {e}"));
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
@@ -293,11 +419,33 @@ pub async fn serve(config: Config) -> Result<(), String> {
         };
         let Ok(permit) = connections.clone().try_acquire_owned() else {
             complain(
-                &mut last_complaint,
+                "connections closed at the limit",
                 &format!("{max_connections} connections open; closing new ones"),
             );
             drop(stream);
             continue;
+        };
+        // A trusted proxy's connections carry many readers: not bounded per client.
+        let peer_ip = peer.ip().to_canonical();
+        let client_slot = if state.config.is_trusted_proxy(peer_ip) {
+            None
+        } else {
+            match state.clients.connection(peer_ip) {
+                Ok(held) => Some(held),
+                Err(refused) => {
+                    state.engine.metrics.throttled(refused.limit);
+                    complain(
+                        &format!("connections refused to {}", Network::of(peer_ip)),
+                        &format!(
+                            "{peer_ip}: {} connections open from {}; refusing more (429)",
+                            state.config.limits.per_client_connections,
+                            Network::of(peer_ip)
+                        ),
+                    );
+                    refuse_connection(stream, refused);
+                    continue;
+                }
+            }
         };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
@@ -330,6 +478,7 @@ pub async fn serve(config: Config) -> Result<(), String> {
                     ));
                 }
             }
+            drop(client_slot);
             drop(permit);
         });
     }
@@ -342,8 +491,21 @@ pub async fn serve(config: Config) -> Result<(), String> {
         say(&format!("cannot write the Archives' health: {e}"));
     }
     state.engine.memory.flush(Duration::from_secs(2));
+    crate::log::flush();
     say("stopped");
     Ok(())
+}
+
+/// Answers `429` on a connection refused before its request is read, and closes it,
+/// never waiting on the client.
+fn refuse_connection(stream: tokio::net::TcpStream, refused: Refused) {
+    let body = "too many connections from your network; try again later\n";
+    let head = format!(
+        "HTTP/1.1 429 Too Many Requests\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nRetry-After: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len(),
+        refused.retry_after
+    );
+    let _ = stream.try_write(head.as_bytes());
 }
 
 /// A client's connection that notes when bytes arrive, so that a head cut off by
@@ -427,63 +589,117 @@ async fn shutdown_signal() {
     }
 }
 
-fn complain(last: &mut Option<Instant>, what: &str) {
-    if last.is_none_or(|t| t.elapsed() > Duration::from_secs(10)) {
-        say(what);
-        *last = Some(Instant::now());
-    }
-}
-
-/// One line on stderr, escaped.
-pub fn say(line: &str) {
-    eprintln!("ibi-resolver: {}", logline::clean(line));
-}
-
 async fn handle(
     State(state): State<Arc<AppState>>,
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     req: Request<Body>,
 ) -> Response<Body> {
-    let start = Instant::now();
     let (parts, _body) = req.into_parts();
-    let path = parts.uri.path().to_string();
-    let query = parts.uri.query().map(str::to_string);
     let ips = client_ips(&state.config, peer.ip(), &parts.headers);
-    let (response, shown, note) = route(
-        &state,
-        &parts.method,
-        &path,
-        query.as_deref(),
-        &parts.headers,
-        &ips,
-    )
-    .await;
-    say(&format!(
-        "{} \"{} {}\" {} {:.1}ms {}",
-        ips.first().unwrap_or(&peer.ip()),
-        parts.method,
-        cut(&logline::clean(&shown), MAX_SHOWN),
-        response.status().as_u16(),
-        start.elapsed().as_secs_f64() * 1e3,
-        note
-    ));
+    // Logged when the client goes away before the answer: hyper drops this future then.
+    let mut line = LogLine {
+        state: state.clone(),
+        client: ips.first().copied().unwrap_or(peer.ip()),
+        method: parts.method.clone(),
+        shown: shown_request(parts.uri.path(), parts.uri.query()),
+        start: Instant::now(),
+        answered: false,
+    };
+    let (response, note) = route(&state, &parts, &ips).await;
+    line.answered = true;
+    line.write(response.status().as_u16(), &note);
     response
 }
 
-/// The answer, how the request is shown in the log, and a note for the log.
+/// The log line of one request: written once it is answered, or, if the client closed
+/// its connection first, with status 499 (and counted).
+struct LogLine {
+    state: Arc<AppState>,
+    client: IpAddr,
+    method: Method,
+    /// The request as the log may show it ([`shown_request`]).
+    shown: String,
+    start: Instant,
+    answered: bool,
+}
+
+impl LogLine {
+    fn write(&self, status: u16, note: &str) {
+        say(&format!(
+            "{} \"{} {}\" {status} {:.1}ms {note}",
+            self.client,
+            self.method,
+            cut(&self.shown, MAX_SHOWN),
+            self.start.elapsed().as_secs_f64() * 1e3,
+        ));
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.state.engine.metrics.abandoned();
+            self.write(499, "abandoned by the client");
+        }
+    }
+}
+
+/// Query pairs a log line or a page may show with their values; every other pair is
+/// left out (`&…`), so that no registration key, whatever the request's method, length
+/// or path, reaches the log: it goes only in the query of the resolver service.
+const SHOWN_PAIRS: [&str; 4] = [
+    "ibiurl.verblist",
+    "ibiurl.requireditemstatus",
+    "noredirect",
+    "servicesubject",
+];
+
+/// The request target as a log line or a page may show it: the path (unless it names
+/// a registration key, when a query was sent escaped into it), and of the query only the
+/// pairs of [`SHOWN_PAIRS`].
+pub fn shown_request(path: &str, query: Option<&str>) -> String {
+    let decoded_path = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    let mut shown = if decoded_path
+        .to_ascii_lowercase()
+        .contains("registrationkey")
+    {
+        "/…".to_string()
+    } else {
+        path.to_string()
+    };
+    let Some(query) = query else {
+        return shown;
+    };
+    let mut kept = Vec::new();
+    let mut left_out = false;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let name = pair.split('=').next().unwrap_or("");
+        let decoded = percent_encoding::percent_decode_str(name).decode_utf8_lossy();
+        if SHOWN_PAIRS.contains(&decoded.as_ref()) {
+            kept.push(pair);
+        } else {
+            left_out = true;
+        }
+    }
+    if left_out {
+        kept.push("…");
+    }
+    if !kept.is_empty() || query.is_empty() {
+        shown.push('?');
+        shown.push_str(&kept.join("&"));
+    }
+    shown
+}
+
+/// The answer to a request, and a note for its log line.
 async fn route(
     state: &Arc<AppState>,
-    method: &Method,
-    path: &str,
-    query: Option<&str>,
-    headers: &HeaderMap,
+    parts: &axum::http::request::Parts,
     ips: &[IpAddr],
-) -> (Response<Body>, String, String) {
-    let target_len = path.len() + query.map_or(0, str::len);
-    let full = match query {
-        Some(q) => format!("{path}?{q}"),
-        None => path.to_string(),
-    };
+) -> (Response<Body>, String) {
+    let (method, headers) = (&parts.method, &parts.headers);
+    let path = parts.uri.path();
+    let query = parts.uri.query();
     let languages = lang::preferences(
         headers
             .get(header::ACCEPT_LANGUAGE)
@@ -494,59 +710,75 @@ async fn route(
         let mut r = text(405, "error {method not allowed}\r\n");
         r.headers_mut()
             .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return (r, full.clone(), String::new());
+        return (r, String::new());
     }
+    if asked_by_a_resolver(headers) {
+        // An Archive's address that leads back to a resolver: asking every Archive again
+        // would loop.
+        return (
+            as_a_resolver(state, 508, "a resolver asked this resolver: loop"),
+            "loop: asked by a resolver".into(),
+        );
+    }
+    let target_len = path.len() + query.map_or(0, str::len);
     if target_len > MAX_TARGET {
         let page = pages::bad_request(
             page_lang,
-            &full.clone(),
+            &cut(&shown_request(path, query), MAX_SHOWN),
             &format!(
                 "the path and query are {target_len} bytes long; at most {MAX_TARGET} are read"
             ),
         );
         let mut r = page_response(page);
         *r.status_mut() = StatusCode::URI_TOO_LONG;
-        return (r, full.clone(), "too long".into());
+        return (r, "too long".into());
     }
     let service_path = format!("/{}", state.config.serviceibi);
     if path == service_path {
         let answer = service::answer(state, query, ips[0]).await;
-        // The log shows the service's subject and Archive, never the key.
-        let q = query
-            .and_then(|q| Query::parse(q.as_bytes()).ok())
-            .unwrap_or_default();
-        let subject = q
-            .get_str("servicesubject")
-            .ok()
-            .flatten()
-            .unwrap_or("-")
-            .to_string();
-        let mut body = answer.pairs.to_text();
-        if !body.is_empty() {
-            body.push_str("\r\n");
+        let mut r = pair_list(answer.status, answer.pairs);
+        if let Some(seconds) = answer.retry_after {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
-        return (
-            text(answer.status, &body),
-            format!("{path}?servicesubject={subject}"),
-            answer.note,
+        return (r, answer.note);
+    }
+    if names_the_service(path, &state.config.serviceibi) {
+        let mut pairs = PairList::new();
+        pairs.push(
+            "error",
+            words(&format!("the resolver service is at {service_path}")),
         );
+        return (pair_list(400, pairs), "the service path misspelt".into());
     }
     if path == "/" {
-        return (page_response(home(state, page_lang)), full, String::new());
+        return (page_response(home(state, page_lang)), String::new());
     }
     if path == "/favicon.ico" || path == "/robots.txt" {
-        return (text(404, ""), full, String::new());
+        return (text(404, ""), String::new());
     }
     if path == "/metrics" {
         if !state.config.may_see_metrics(ips[0]) {
-            return (text(404, ""), full, "metrics refused".into());
+            return (text(404, ""), "metrics refused".into());
         }
         let mut r = Response::new(Body::from(state.engine.metrics.render()));
         r.headers_mut().insert(
             header::CONTENT_TYPE,
             HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
         );
-        return (r, full, String::new());
+        return (r, String::new());
+    }
+    let parsed_query = query.and_then(|q| Query::parse(q.as_bytes()).ok());
+    if parsed_query
+        .as_ref()
+        .is_some_and(|q| q.get("servicesubject").is_some())
+    {
+        // An Archive's request (or a resolver taking this one for an Archive): answered
+        // as what this is, a resolver, and never resolved.
+        return (
+            as_a_resolver(state, 400, "this is an IBI resolver, not an Archive"),
+            "an Archive's request".into(),
+        );
     }
     let url = match PersistentUrl::parse(path, query) {
         Ok(u) => u,
@@ -556,12 +788,45 @@ async fn route(
                 .engine
                 .metrics
                 .resolution("bad_request", Duration::ZERO);
+            let shown = cut(&shown_request(path, query), MAX_SHOWN).into_owned();
             return (
-                page_response(pages::bad_request(page_lang, &full, &note)),
-                full.clone(),
+                page_response(pages::bad_request(page_lang, &shown, &note)),
                 note,
             );
         }
+    };
+    let inspect = parsed_query.is_some_and(|q| q.get("noredirect").is_some());
+    let reader = Reader {
+        ips: ips.to_vec(),
+        languages,
+    };
+    resolve(
+        state,
+        &url,
+        reader,
+        inspect,
+        method == Method::HEAD,
+        headers,
+    )
+    .await
+}
+
+/// Resolves `url` for `reader` within the per-client bounds and the resolver's, and
+/// answers: the redirect (with the acknowledgment, but for HEAD and the inspection
+/// view), the inspection view, or the outcome's page.
+async fn resolve(
+    state: &Arc<AppState>,
+    url: &PersistentUrl,
+    reader: Reader,
+    inspect: bool,
+    head: bool,
+    headers: &HeaderMap,
+) -> (Response<Body>, String) {
+    let page_lang = PageLang::of(&reader.languages);
+    let client = reader.ips[0];
+    let _mine = match state.clients.resolution(client) {
+        Ok(held) => held,
+        Err(refused) => return throttled(state, page_lang, refused),
     };
     let Ok(_resolving) = state.resolutions.try_acquire() else {
         state.engine.metrics.overloaded();
@@ -570,24 +835,23 @@ async fn route(
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return (
             r,
-            full.clone(),
             format!(
                 "overloaded: {} resolutions under way",
                 state.config.limits.resolutions
             ),
         );
     };
-    let inspect = query
-        .and_then(|q| Query::parse(q.as_bytes()).ok())
-        .is_some_and(|q| q.get("noredirect").is_some());
-    let reader = Reader {
-        ips: ips.to_vec(),
-        languages,
-    };
+    // A resolution that will ask every Archive spends one of the client's misses.
+    let remembered = !url.requires_original() && state.engine.memory.is_fresh(&ibi_key(url.ibi()));
+    if !remembered {
+        if let Err(refused) = state.clients.miss(client) {
+            return throttled(state, page_lang, refused);
+        }
+    }
     let archives = state.archives();
     let trace = match tokio::time::timeout(
         MAX_RESOLUTION,
-        state.engine.resolve(archives, &url, &reader),
+        state.engine.resolve(archives, url, &reader, !inspect),
     )
     .await
     {
@@ -595,7 +859,7 @@ async fn route(
         Err(_) => {
             state.engine.metrics.resolution("timed_out", MAX_RESOLUTION);
             let r = text(504, "resolution took too long\n");
-            return (r, full.clone(), "resolution took too long".into());
+            return (r, "resolution took too long".into());
         }
     };
     let note = summary(&trace);
@@ -610,30 +874,85 @@ async fn route(
             .is_some_and(|a| a.contains("application/json"));
         return (
             page_response(pages::inspection(page_lang, &trace, json)),
-            full.clone(),
             note,
         );
     }
-    if let Outcome::Found(found) = &trace.outcome {
-        if let Some(ack) = state.engine.acknowledgment(&trace, &reader) {
-            state
-                .acknowledgments
-                .send(&found.archive, &found.address, ack)
-                .await;
-        }
-        let mut r = page_response(pages::outcome(page_lang, &trace, url.ibi().as_str()));
-        *r.status_mut() = StatusCode::FOUND;
-        // usable_location() let only visible ASCII through: always a valid header.
-        if let Ok(v) = HeaderValue::from_str(&found.url) {
-            r.headers_mut().insert(header::LOCATION, v);
-        }
-        return (r, full.clone(), note);
-    }
-    let page = pages::outcome(page_lang, &trace, url.ibi().as_str());
-    let mut r = page_response(page);
+    let mut r = page_response(pages::outcome(page_lang, &trace, url.ibi().as_str()));
     *r.status_mut() =
         StatusCode::from_u16(pages::status_of(&trace.outcome)).unwrap_or(StatusCode::NOT_FOUND);
-    (r, full.clone(), note)
+    match &trace.outcome {
+        Outcome::Found(found) => {
+            // A HEAD is no access to the item: no acknowledgment is sent.
+            if !head {
+                if let Some(ack) = state.engine.acknowledgment(&trace, &reader) {
+                    state
+                        .acknowledgments
+                        .send(&found.archive, &found.address, ack)
+                        .await;
+                }
+            }
+            // usable_location() let only visible ASCII through: always a valid header.
+            if let Ok(v) = HeaderValue::from_str(&found.url) {
+                r.headers_mut().insert(header::LOCATION, v);
+            }
+        }
+        Outcome::Unverifiable { .. } => {
+            r.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(state.config.archives.probe.as_secs().max(1)),
+            );
+        }
+        _ => {}
+    }
+    (r, note)
+}
+
+/// `status` with the resolver's identity pairs and `error {text}`: what an Archive's
+/// request gets here, so that whoever sent it can tell it reached a resolver
+/// ([`crate::client::Confirmation::AsResolver`]).
+fn as_a_resolver(state: &AppState, status: u16, text: &str) -> Response<Body> {
+    let mut answer = service::identity(state).pairs;
+    answer.push("error", words(text));
+    pair_list(status, answer)
+}
+
+/// A pair-list value of the words of `text`.
+fn words(text: &str) -> Value {
+    Value::words(text.split(' ').map(|w| w.as_bytes().to_vec()))
+}
+
+/// The `429` of a per-client bound.
+fn throttled(state: &AppState, lang: PageLang, refused: Refused) -> (Response<Body>, String) {
+    state.engine.metrics.throttled(refused.limit);
+    let mut r = page_response(pages::too_many(lang));
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(refused.retry_after));
+    (
+        r,
+        format!("beyond the client network's {} bound", refused.limit),
+    )
+}
+
+/// Whether the request comes from an IBI resolver (its `Via` says so,
+/// [`crate::client::VIA`]).
+fn asked_by_a_resolver(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::VIA)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.to_ascii_lowercase().contains("ibi-resolver"))
+}
+
+/// Whether `path` is the resolver service's path spelt otherwise (escaped, in other
+/// case, with `//`, `/.` or a trailing `/`): refused rather than resolved, since such a
+/// request carries a registration key.
+fn names_the_service(path: &str, service: &Ibi) -> bool {
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    let segments: Vec<&str> = decoded
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    Ibi::parse(&segments.join("/")).is_ok_and(|ibi| ibi_key(&ibi) == ibi_key(service))
 }
 
 /// The outcome's label in the metrics.
@@ -645,6 +964,7 @@ fn outcome_name(outcome: &Outcome) -> &'static str {
         Outcome::Deleted { .. } => "deleted",
         Outcome::Suspicion { .. } => "suspicion",
         Outcome::NoOriginal { .. } => "no_original",
+        Outcome::Unverifiable { .. } => "unverifiable",
         Outcome::EditionChain { .. } => "edition_chain",
     }
 }
@@ -661,6 +981,12 @@ fn summary(trace: &crate::resolve::Trace) -> String {
         Outcome::Deleted { date } => format!("deleted on {date}"),
         Outcome::Suspicion { archives } => format!("suspicion: {}", archives.join(", ")),
         Outcome::NoOriginal { copies } => format!("no original, copies at {}", copies.join(", ")),
+        Outcome::Unverifiable { archives } => {
+            format!(
+                "the Original cannot be checked: no answer from {}",
+                archives.join(", ")
+            )
+        }
         Outcome::EditionChain { detail } => format!("edition chain: {detail}"),
     }
 }
@@ -706,6 +1032,15 @@ fn cut(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
         end -= 1;
     }
     format!("{}...", &s[..end]).into()
+}
+
+/// A pair list (Table 6.2), one pair per line.
+fn pair_list(status: u16, pairs: PairList) -> Response<Body> {
+    let mut body = pairs.to_text();
+    if !body.is_empty() {
+        body.push_str("\r\n");
+    }
+    text(status, &body)
 }
 
 fn text(status: u16, body: &str) -> Response<Body> {

@@ -90,7 +90,7 @@ fn register_reads_the_key_from_stdin_and_never_shows_it() {
     assert_eq!(code, 0);
     assert_eq!(
         out.lines().nth(1).unwrap(),
-        "sid.inpe.br/mtc-m21/2012/06.05.15.34.39,-,no,-,-,0,no,-,-,banon@dpi.inpe.br"
+        "sid.inpe.br/mtc-m21/2012/06.05.15.34.39,-,no,-,-,0,no,-,-,banon@dpi.inpe.br,0"
     );
     assert!(!out.contains("1234567890"));
     let db = std::fs::read(dir.path().join("resolver.sqlite")).unwrap();
