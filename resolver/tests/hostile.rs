@@ -2239,20 +2239,30 @@ fn key_checks_give_their_memory_back() {
     // Each registration key is checked with argon2id, which works in 19 MiB. Inclusion
     // requests with a wrong key — anyone may send them — must not leave the resolver
     // larger: that memory is returned once the check ends.
+    // From 8 client networks (behind the trusted proxy 127.0.0.1): each has its key
+    // checked at once, one check at a time being a network's share.
     let tmp = tempfile::tempdir().unwrap();
-    let r = Resolver::start(&write_config(tmp.path(), LOOPBACK));
+    let config = write_config(tmp.path(), LOOPBACK);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("trustedproxies = [\"127.0.0.1/32\"]\n{text}"),
+    )
+    .unwrap();
+    let r = Resolver::start(&config);
     let peer = archive(|_, s| answer_200(s, b""));
     assert_eq!(r.include(&peer.addr.to_string()).text(), INCLUDED);
     let before = r.rss_kib();
     let checks: Vec<_> = (0..8)
-        .map(|_| {
+        .map(|n| {
             let (port, address) = (r.port, peer.addr.to_string());
             std::thread::spawn(move || {
-                get(
+                get_with(
                     port,
                     &format!(
                         "/{RESOLVER_IBI}?servicesubject=inclusionRequest&archiveaddress={address}&archiveserviceibi={SERVICE}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress=a@example.org&registrationkey=9999999999"
                     ),
+                    &format!("X-Forwarded-For: 10.0.{n}.1\r\n"),
                 )
                 .status
             })
