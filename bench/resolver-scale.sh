@@ -266,12 +266,21 @@ start_resolver() { # dir extra-toml
     local dir="$1"
     mkdir -p "$dir"
     R_PORT="$(free_port)"
+    # The load comes from one client network standing for many readers: the bounds per
+    # client out of its way, in the [limits] the case gives or one of their own.
+    local per_client=$'per_client_resolutions = 100000\nper_client_misses = 1000000\nper_client_connections = 1000000'
+    local extra="$2"
+    if [[ $extra == *'[limits]'* ]]; then
+        extra="${extra/\[limits\]/[limits]$'\n'$per_client}"
+    else
+        extra=$'[limits]\n'"$per_client"$'\n'"$extra"
+    fi
     cat >"$dir/resolver.toml" <<EOF
 serviceibi = "$RESOLVER_IBI"
 publicurl = "http://127.0.0.1:$R_PORT"
 listen = "127.0.0.1:$R_PORT"
 database = "registry.sqlite"
-$2
+$extra
 EOF
     "$RESOLVER_BIN" serve --config "$dir/resolver.toml" 2>"$dir/resolver.log" &
     R_PID=$!

@@ -343,6 +343,11 @@ serviceibi = "$RESOLVER_IBI"
 publicurl = "http://127.0.0.1:$R_PORT"
 listen = "127.0.0.1:$R_PORT"
 database = "registry.sqlite"
+# wrk is one client network standing for many readers: the bounds per client out of its way.
+[limits]
+per_client_resolutions = 100000
+per_client_misses = 1000000
+per_client_connections = 1000000
 [archives]
 timeout = "${TIMEOUT_S}s"
 networks = ["127.0.0.0/8"]
