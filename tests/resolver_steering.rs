@@ -88,7 +88,17 @@ fn include_peer(resolver: &Resolver, peer: &Peer, service: &str) {
 /// M: answers every urlRequest, `delay` after it is asked, claiming the Original of the
 /// IBI asked and a URL at evil.example.
 fn claimant(delay: Duration) -> Peer {
+    turncoat(delay, Arc::new(AtomicBool::new(true)))
+}
+
+/// M as an Archive that turns hostile: "not here" to every urlRequest while `hostile` is
+/// false, then what [`claimant`] answers.
+fn turncoat(delay: Duration, hostile: Arc<AtomicBool>) -> Peer {
     common::peer::archive(move |ibi, s| {
+        if !hostile.load(Ordering::SeqCst) {
+            answer_200(s, b"");
+            return;
+        }
         // The hostile Archive's own pace: part of its behaviour.
         std::thread::sleep(delay);
         let me = s.local_addr().unwrap();
@@ -97,6 +107,21 @@ fn claimant(delay: Duration) -> Peer {
         );
         answer_200(s, body.as_bytes());
     })
+}
+
+/// Resolves the item as a reader would, until `ibi-resolver memory` names R for it (the
+/// memory writes in batches); the last answer.
+fn remembered_at_r(resolver: &Resolver, r_address: &str) -> String {
+    let plain = format!("{}/{ITEM}", resolver.base());
+    let reader = whither(&get(&plain, ""), r_address);
+    watch(
+        "`ibi-resolver memory` names R for the item",
+        || match resolver.command(&["memory", ITEM], "") {
+            (0, out, _) if out.starts_with(&format!("{ITEM}  {R_SERVICE}  used ")) => Ok(()),
+            (code, out, err) => Err(format!("exit {code}: {out}{err}\n{}", resolver.log())),
+        },
+    );
+    reader
 }
 
 /// How many urlRequests for `ibi` `peer` received.
@@ -244,25 +269,27 @@ fn log_lines(resolver: &Resolver, needle: &str) -> Vec<String> {
 // ---------------------------------------------------------------------------------------
 // 1–2. The location memory
 
-/// M answers 300 ms after it is asked, so that R, which holds the item, wins every race
-/// for it; a file path R does not have is M's to answer, and must not move the item to M.
+/// The item is remembered at R; then M turns hostile, answering 300 ms after it is asked
+/// (so that R, which holds the item, would win every race for it). A file path R does
+/// not have is M's to answer, and must not move the item to M.
 #[test]
 fn a_file_path_or_an_inspection_does_not_move_a_remembered_item_to_another_archive() {
     let tmp = common::archive_tempdir();
     let mut resolver = Resolver::start(tmp.path(), "20s", "");
     let (_root, r) = serve_r(tmp.path(), &resolver);
-    let m = claimant(Duration::from_millis(300));
+    let hostile = Arc::new(AtomicBool::new(false));
+    let m = turncoat(Duration::from_millis(300), hostile.clone());
     include_peer(&resolver, &m, M_SERVICE);
     let base = resolver.base();
     let plain = format!("{base}/{ITEM}");
 
-    let first = get(&plain, "");
     assert_eq!(
-        whither(&first, &r.address),
+        remembered_at_r(&resolver, &r.address),
         "302 to R",
         "{}",
         resolver.log()
     );
+    hostile.store(true, Ordering::SeqCst);
     // The file path: shown, then followed. R has no such file; M claims it.
     get(&format!("{base}/{ITEM}/nonexistent.pdf?noredirect"), "");
     get(&format!("{base}/{ITEM}/nonexistent.pdf"), "");
@@ -328,22 +355,19 @@ fn a_second_claim_of_a_remembered_original_is_a_conflict_and_readers_stay_with_t
     let tmp = common::archive_tempdir();
     let resolver = Resolver::start(tmp.path(), "20s", "[memory]\nexpiry = \"1ms\"\n");
     let (_root, r) = serve_r(tmp.path(), &resolver);
-    let m = claimant(Duration::from_millis(300));
+    let hostile = Arc::new(AtomicBool::new(false));
+    let m = turncoat(Duration::from_millis(300), hostile.clone());
     include_peer(&resolver, &m, M_SERVICE);
     let plain = format!("{}/{ITEM}", resolver.base());
 
-    let mut readers = vec![whither(&get(&plain, ""), &r.address)];
-    watch("the first resolution remembers R", || {
-        match resolver.command(&["memory", ITEM], "") {
-            (0, out, _) if out.starts_with(&format!("{ITEM}  {R_SERVICE}  used ")) => Ok(()),
-            (code, out, err) => Err(format!("exit {code}: {out}{err}")),
-        }
-    });
+    // Remembered at R while M says it has nothing; then M turns hostile.
+    let mut readers = vec![remembered_at_r(&resolver, &r.address)];
     wait_for(
         "the first resolution asked M",
         || asked_for(&m, ITEM) == 1,
         || format!("{:?}", m.targets()),
     );
+    hostile.store(true, Ordering::SeqCst);
     // Each of the next three verifies: M is asked again each time.
     for n in 2..=4 {
         readers.push(whither(&get(&plain, ""), &r.address));
@@ -394,6 +418,66 @@ fn a_second_claim_of_a_remembered_original_is_a_conflict_and_readers_stay_with_t
     );
 }
 
+/// H claims every IBI's Original and answers at once; R, which holds the item, 30 ms
+/// later. A reader follows whichever answered first (the standard's rule without
+/// `requireditemstatus`), but the memory is no prize for speed: two claims of the
+/// Original are a conflict, and neither Archive is remembered. Once the operator takes
+/// H out (it is excluded), R alone holds the item and is remembered.
+#[test]
+fn answering_first_does_not_make_an_archive_remembered() {
+    let tmp = common::archive_tempdir();
+    let resolver = Resolver::start(tmp.path(), "20s", "");
+    let (_root, r) = serve_r(tmp.path(), &resolver);
+    let h = claimant(Duration::ZERO);
+    include_peer(&resolver, &h, M_SERVICE);
+    let plain = format!("{}/{ITEM}", resolver.base());
+
+    let first = whither(&get(&plain, ""), &r.address);
+    assert!(
+        first == "302 to M" || first == "302 to R",
+        "{first}\n{}",
+        resolver.log()
+    );
+    // Both answers read: a conflict without holder, written with what the round taught
+    // the memory (nothing else).
+    watch(
+        "`archives --csv` counts H's conflict",
+        || match archives_csv(&resolver, M_SERVICE, "conflicts") {
+            Some(c) if c == "1" => Ok(()),
+            other => Err(format!("{other:?}\n{}", resolver.log())),
+        },
+    );
+    assert_eq!(
+        archives_csv(&resolver, R_SERVICE, "conflicts").as_deref(),
+        Some("1")
+    );
+    let (code, out, _) = resolver.command(&["memory", ITEM], "");
+    assert_eq!(code, 1, "{out}");
+    assert_eq!(
+        log_lines(&resolver, "conflict:")
+            .iter()
+            .filter(|l| l.contains("none is remembered"))
+            .count(),
+        2,
+        "{}",
+        resolver.log()
+    );
+
+    // The operator excludes H (with its key, as its Archive would).
+    let excluded = http_get(
+        &inclusion_request(&resolver, &h.addr.to_string(), M_SERVICE, KEY)
+            .replace("inclusionRequest", "exclusionRequest"),
+    );
+    assert_eq!(excluded.text(), "status.archive excluded\r\n");
+    watch("the resolver reads the exclusion", || {
+        match archives_csv(&resolver, M_SERVICE, "included").as_deref() {
+            Some("no") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    assert_eq!(remembered_at_r(&resolver, &r.address), "302 to R");
+}
+
 // ---------------------------------------------------------------------------------------
 // 3. A flood of misses
 
@@ -405,10 +489,13 @@ fn a_flood_of_misses_neither_puts_the_holder_to_sleep_nor_sends_its_readers_else
     let tmp = common::archive_tempdir();
     let resolver = Arc::new(Resolver::start(tmp.path(), "2s", ""));
     let (_root, r) = serve_r(tmp.path(), &resolver);
-    let m = claimant(Duration::from_millis(30));
+    let hostile = Arc::new(AtomicBool::new(false));
+    let m = turncoat(Duration::from_millis(30), hostile.clone());
     include_peer(&resolver, &m, M_SERVICE);
     let plain = format!("{}/{ITEM}", resolver.base());
-    assert_eq!(whither(&get(&plain, ""), &r.address), "302 to R");
+    // Remembered at R; then M claims it, and every IBI of the flood.
+    assert_eq!(remembered_at_r(&resolver, &r.address), "302 to R");
+    hostile.store(true, Ordering::SeqCst);
 
     let answers = Arc::new(AtomicUsize::new(0));
     let readers_done = Arc::new(AtomicBool::new(false));

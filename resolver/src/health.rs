@@ -12,6 +12,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Weight of a new latency in the running average, out of 8.
 const LATENCY_WEIGHT: u64 = 2;
 
+/// An Archive that answers nothing but `503` or `429` for this long (and at least
+/// `dormant_after` times) is dormant too: it is down behind a proxy that answers for it,
+/// or hostile. The resolver's own load cannot bring it there: it keeps to the
+/// connections a default `ibi-archive serve` accepts from one client.
+pub const OVERLOADED_FOR: Duration = Duration::from_secs(30);
+
 /// One Archive's health; shared by every resolution that asks it.
 #[derive(Debug, Default)]
 pub struct Health {
@@ -23,6 +29,10 @@ pub struct Health {
     latency_us: AtomicU64,
     /// Changed since last written to the registry.
     dirty: AtomicBool,
+    /// Milliseconds since the epoch of the first of the `503`/`429` answers in a row
+    /// (0: the last answer was none), and how many.
+    overloaded_since_ms: AtomicI64,
+    overloads: AtomicU32,
 }
 
 /// What the registry keeps of a [`Health`].
@@ -62,6 +72,8 @@ impl Health {
             last_success_ms: AtomicI64::new(s.last_success_ms),
             latency_us: AtomicU64::new(s.latency_us),
             dirty: AtomicBool::new(false),
+            overloaded_since_ms: AtomicI64::new(0),
+            overloads: AtomicU32::new(0),
         }
     }
 
@@ -90,6 +102,8 @@ impl Health {
         self.latency_us.store(new, Ordering::Relaxed);
         self.last_success_ms.store(now_ms(), Ordering::Relaxed);
         self.failures.store(0, Ordering::Relaxed);
+        self.overloaded_since_ms.store(0, Ordering::Relaxed);
+        self.overloads.store(0, Ordering::Relaxed);
         self.dirty.store(true, Ordering::Relaxed);
         if self.dormant.swap(false, Ordering::Relaxed) {
             Change::Woke
@@ -110,6 +124,40 @@ impl Health {
             && failures >= dormant_after
             && !self.dormant.swap(true, Ordering::Relaxed)
         {
+            Change::FellDormant
+        } else {
+            Change::Unchanged
+        }
+    }
+
+    /// An answer `503` or `429` until the timeout: overloaded, no failure; dormant only
+    /// once nothing else came for [`OVERLOADED_FOR`] and `dormant_after` times (never,
+    /// when 0).
+    pub fn overloaded(&self, dormant_after: u32) -> Change {
+        self.overloaded_at(dormant_after, now_ms())
+    }
+
+    fn overloaded_at(&self, dormant_after: u32, now: i64) -> Change {
+        let since = match self.overloaded_since_ms.compare_exchange(
+            0,
+            now,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => now,
+            Err(since) => since,
+        };
+        let overloads = self
+            .overloads
+            .fetch_add(1, Ordering::Relaxed)
+            .saturating_add(1);
+        let lasted = now - since >= OVERLOADED_FOR.as_millis() as i64;
+        if dormant_after > 0
+            && overloads >= dormant_after
+            && lasted
+            && !self.dormant.swap(true, Ordering::Relaxed)
+        {
+            self.dirty.store(true, Ordering::Relaxed);
             Change::FellDormant
         } else {
             Change::Unchanged
@@ -228,6 +276,36 @@ mod tests {
             assert_eq!(h.failure(0), Change::Unchanged);
         }
         assert!(!h.is_dormant());
+    }
+
+    #[test]
+    fn overloaded_for_long_is_dormant_but_not_for_a_moment() {
+        let h = Health::default();
+        let t = 1_000_000_000_000;
+        let after = |ms: u64| t + ms as i64;
+        // Many 503s within OVERLOADED_FOR: no dormancy, and no failure counted.
+        for ms in (0..29_000).step_by(1000) {
+            assert_eq!(h.overloaded_at(3, after(ms)), Change::Unchanged);
+        }
+        assert_eq!(h.snapshot().failures, 0);
+        assert!(!h.is_dormant());
+        // An answer in between starts it again.
+        assert_eq!(h.success(Duration::from_millis(4)), Change::Unchanged);
+        assert_eq!(h.overloaded_at(3, after(30_000)), Change::Unchanged);
+        assert_eq!(h.overloaded_at(3, after(59_999)), Change::Unchanged);
+        // Nothing but 503s for OVERLOADED_FOR, and at least dormant_after of them.
+        assert_eq!(h.overloaded_at(3, after(60_000)), Change::FellDormant);
+        assert!(h.is_dormant());
+        assert_eq!(h.success(Duration::from_millis(4)), Change::Woke);
+        // Two in 30 s are not three.
+        let h = Health::default();
+        assert_eq!(h.overloaded_at(3, after(0)), Change::Unchanged);
+        assert_eq!(h.overloaded_at(3, after(40_000)), Change::Unchanged);
+        assert_eq!(h.overloaded_at(3, after(40_001)), Change::FellDormant);
+        // 0: never.
+        let h = Health::default();
+        assert_eq!(h.overloaded_at(0, after(0)), Change::Unchanged);
+        assert_eq!(h.overloaded_at(0, after(100_000)), Change::Unchanged);
     }
 
     #[test]

@@ -377,7 +377,13 @@ fn resolve(
         .map_err(|e| Failure::Failed(format!("cannot start: {e}")))?;
     runtime.block_on(async {
         let trace = engine
-            .resolve(std::sync::Arc::new(archives.clone()), &url, &reader, false)
+            .resolve(
+                std::sync::Arc::new(archives.clone()),
+                &url,
+                &reader,
+                false,
+                &ibi_resolver::resolve::Unbounded,
+            )
             .await;
         println!("persistent URL {}", trace.persistent_url);
         for (n, round) in trace.rounds.iter().enumerate() {

@@ -12,10 +12,13 @@
 //! - a second Archive claiming the Original of an IBI whose remembered Archive still
 //!   claims it is a [`Conflict`], kept beside the entry, never in its place.
 //!
-//! Bounded: at most `entries` IBIs, the least recently used forgotten first, in memory
-//! and in the registry's `locations` table (an IBI the memory evicts is deleted from the
-//! table; the table is also pruned to the same size, oldest used first, for the rows a
-//! full queue or a smaller `entries` left over). Kept in the registry database, so a
+//! Bounded: at most `entries` IBIs, in two segments (a segmented LRU): a new entry is on
+//! probation, and moves to the protected segment (four fifths of `entries`) when it is
+//! used again; only the probation's least recently used are forgotten, so a flood of
+//! IBIs asked once, whoever sends it, cannot push out the entries readers come back to.
+//! An IBI the memory evicts is deleted from the registry's `locations` table; the table
+//! is also pruned to the same size, oldest used first, for the rows a full queue or a
+//! smaller `entries` left over. Kept in the registry database, so a
 //! restart does not start cold: the most recently used `entries` rows are loaded at start.
 //! Writes go to one thread of their own, in batches, through a bounded queue: a
 //! resolution never waits for the disk, and when the queue is full a change is dropped
@@ -46,15 +49,17 @@ const CONFLICTS_KEPT: usize = 10_000;
 /// Claimants kept per IBI, at most.
 const CLAIMANTS_KEPT: usize = 8;
 
-/// A second Archive claiming the Original of an IBI while the remembered one (the
-/// holder, which keeps the entry) claims it too.
+/// Two Archives claiming the Original of one IBI: a second one while the remembered one
+/// (the holder, which keeps the entry) claims it too, or two or more when none was
+/// remembered (none is then).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Conflict {
     /// The IBI's key.
     pub ibi: String,
-    /// The remembered Archive (service IBI).
-    pub holder: String,
-    /// The Archive that contradicted it.
+    /// The remembered Archive (its key), if there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub holder: Option<String>,
+    /// An Archive (its key) that claimed it besides.
     pub claimant: String,
 }
 
@@ -76,6 +81,8 @@ enum Change {
         verified: i64,
     },
     Forget(String),
+    /// The conflicts of an IBI the operator forgot.
+    ForgetConflicts(String),
     Conflict {
         conflict: Conflict,
         at: i64,
@@ -96,9 +103,86 @@ struct Entry {
 /// The remembered locations, each Archive's name held once however many IBIs it holds
 /// (an entry costs about 150 bytes), and the conflicts seen.
 struct Remembered {
-    lru: LruCache<Box<str>, Entry>,
+    lru: Segmented,
     names: HashSet<Arc<str>>,
     conflicts: LruCache<Box<str>, Vec<Conflict>>,
+}
+
+/// A segmented LRU: new entries on probation, promoted to the protected segment when used
+/// again, evicted only from the probation (the protected segment's least recently used
+/// go back to the probation when it is full).
+struct Segmented {
+    probation: LruCache<Box<str>, Entry>,
+    protected: LruCache<Box<str>, Entry>,
+    capacity: usize,
+    protected_capacity: usize,
+}
+
+impl Segmented {
+    fn new(capacity: NonZeroUsize) -> Segmented {
+        Segmented {
+            probation: LruCache::unbounded(),
+            protected: LruCache::unbounded(),
+            capacity: capacity.get(),
+            protected_capacity: capacity.get() * 4 / 5,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.probation.len() + self.protected.len()
+    }
+
+    fn peek(&self, ibi: &str) -> Option<&Entry> {
+        self.protected
+            .peek(ibi)
+            .or_else(|| self.probation.peek(ibi))
+    }
+
+    /// The entry of `ibi`, marked used: promoted when it was on probation.
+    fn get_mut(&mut self, ibi: &str) -> Option<&mut Entry> {
+        if self.protected.contains(ibi) {
+            return self.protected.get_mut(ibi);
+        }
+        let (key, entry) = self.probation.pop_entry(ibi)?;
+        self.protected.push(key, entry);
+        while self.protected.len() > self.protected_capacity {
+            match self.protected.pop_lru() {
+                Some((k, e)) => {
+                    self.probation.push(k, e);
+                }
+                None => break,
+            }
+        }
+        self.protected
+            .get_mut(ibi)
+            .or_else(|| self.probation.get_mut(ibi))
+    }
+
+    /// Puts `entry` for `ibi` (in place when it is there, else on probation); gives back
+    /// the IBIs evicted to make room.
+    fn put(&mut self, ibi: &str, entry: Entry) -> Vec<Box<str>> {
+        if let Some(e) = self.protected.get_mut(ibi) {
+            *e = entry;
+            return Vec::new();
+        }
+        self.probation.push(ibi.into(), entry);
+        let mut evicted = Vec::new();
+        while self.len() > self.capacity {
+            let lru = self
+                .probation
+                .pop_lru()
+                .or_else(|| self.protected.pop_lru());
+            match lru {
+                Some((k, _)) => evicted.push(k),
+                None => break,
+            }
+        }
+        evicted
+    }
+
+    fn pop(&mut self, ibi: &str) -> Option<Entry> {
+        self.protected.pop(ibi).or_else(|| self.probation.pop(ibi))
+    }
 }
 
 impl Remembered {
@@ -154,7 +238,7 @@ impl LocationMemory {
         // A lost change costs one fan-out, not a wrong answer: no fsync per batch.
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         let mut map = Remembered {
-            lru: LruCache::new(capacity),
+            lru: Segmented::new(capacity),
             names: HashSet::new(),
             conflicts: LruCache::new(NonZeroUsize::new(CONFLICTS_KEPT).expect("not zero")),
         };
@@ -176,7 +260,7 @@ impl LocationMemory {
                 let (ibi, archive, used, verified) = row?;
                 let archive = map.name(&archive);
                 map.lru.put(
-                    ibi.into(),
+                    &ibi,
                     Entry {
                         archive,
                         written: used,
@@ -189,9 +273,10 @@ impl LocationMemory {
                  LIMIT ?1 OFFSET max(0, (SELECT count(*) FROM conflicts) - ?1)",
             )?;
             let rows = stmt.query_map(params![CONFLICTS_KEPT as i64], |r| {
+                let holder: String = r.get(1)?;
                 Ok(Conflict {
                     ibi: r.get(0)?,
-                    holder: r.get(1)?,
+                    holder: (!holder.is_empty()).then_some(holder),
                     claimant: r.get(2)?,
                 })
             })?;
@@ -279,14 +364,11 @@ impl LocationMemory {
             written: now,
             verified: now,
         };
-        // `push` hands back the entry it replaced (the same IBI) or the one it evicted.
-        // The evicted IBI leaves the table with the memory: pruning by the time a row was
+        // The evicted IBIs leave the table with the memory: pruning by the time a row was
         // written would not follow the memory's order (a recall within REFRESH_MS does
         // not rewrite its row), and could delete a row the memory still holds.
-        if let Some((evicted, _)) = map.lru.push(ibi.into(), entry) {
-            if &*evicted != ibi {
-                self.send(Change::Forget(evicted.into()));
-            }
+        for evicted in map.lru.put(ibi, entry) {
+            self.send(Change::Forget(evicted.into()));
         }
         self.send(Change::Set {
             ibi: ibi.to_string(),
@@ -334,14 +416,18 @@ impl LocationMemory {
         }
     }
 
-    /// Drops `ibis` from memory only: the table no longer holds them (`ibi-resolver
-    /// forget` deleted them there).
+    /// Forgets `ibis`, which `ibi-resolver forget` removed from the table, and their
+    /// conflicts: deleted from the table again through the writer, after every change
+    /// still queued (one of which could have written a row back).
     pub fn drop_entries(&self, ibis: &[String]) {
         let Some(mut map) = self.lock() else {
             return;
         };
         for ibi in ibis {
             map.lru.pop(ibi.as_str());
+            map.conflicts.pop(ibi.as_str());
+            self.send(Change::Forget(ibi.clone()));
+            self.send(Change::ForgetConflicts(ibi.clone()));
         }
     }
 
@@ -472,6 +558,7 @@ fn write_batch(
                                                       last = excluded.last,
                                                       times = times + 1",
         )?;
+        let mut forget_conflicts = tx.prepare_cached("DELETE FROM conflicts WHERE ibi = ?1")?;
         for change in batch {
             match change {
                 Change::Set {
@@ -485,8 +572,12 @@ fn write_batch(
                 Change::Forget(ibi) => {
                     forget.execute(params![ibi])?;
                 }
+                Change::ForgetConflicts(ibi) => {
+                    forget_conflicts.execute(params![ibi])?;
+                }
                 Change::Conflict { conflict: c, at } => {
-                    conflict.execute(params![c.ibi, c.holder, c.claimant, at])?;
+                    let holder = c.holder.as_deref().unwrap_or("");
+                    conflict.execute(params![c.ibi, holder, c.claimant, at])?;
                 }
                 Change::Flush(_) => {}
             }
@@ -497,6 +588,12 @@ fn write_batch(
             "DELETE FROM locations WHERE ibi IN (SELECT ibi FROM locations ORDER BY used ASC
              LIMIT max(0, (SELECT count(*) FROM locations) - ?1))",
             params![entries as i64],
+        )?;
+        // As many conflicts as the memory keeps, the latest.
+        tx.execute(
+            "DELETE FROM conflicts WHERE rowid IN (SELECT rowid FROM conflicts ORDER BY last ASC
+             LIMIT max(0, (SELECT count(*) FROM conflicts) - ?1))",
+            params![CONFLICTS_KEPT as i64],
         )?;
     }
     tx.commit()
@@ -595,6 +692,24 @@ mod tests {
     }
 
     #[test]
+    fn a_flood_of_ibis_asked_once_does_not_push_out_those_asked_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = registry(dir.path());
+        let memory = LocationMemory::open(&path, 10, DAY).unwrap();
+        memory.remember("popular", A);
+        // Used again: protected.
+        assert!(memory.recall("popular").is_some());
+        for n in 0..1000 {
+            memory.remember(&format!("flood{n}"), B);
+        }
+        assert_eq!(memory.len(), 10);
+        assert_eq!(archive_of(&memory, "popular").as_deref(), Some(A));
+        // The flood evicted its own: only its last 9 are left.
+        assert_eq!(archive_of(&memory, "flood990"), None);
+        assert_eq!(archive_of(&memory, "flood991").as_deref(), Some(B));
+    }
+
+    #[test]
     fn a_smaller_memory_loads_the_most_recently_used_rows() {
         let dir = tempfile::tempdir().unwrap();
         let path = registry(dir.path());
@@ -687,7 +802,7 @@ mod tests {
         memory.remember("i1", A);
         let c = Conflict {
             ibi: "i1".into(),
-            holder: A.into(),
+            holder: Some(A.into()),
             claimant: B.into(),
         };
         assert!(memory.conflict(c.clone()));

@@ -233,6 +233,7 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
                 ),
             )
         }
+        Outcome::Throttled { .. } => too_many(lang),
         Outcome::EditionChain { detail } => html(
             404,
             lang,
@@ -253,6 +254,7 @@ pub fn status_of(outcome: &Outcome) -> u16 {
         Outcome::Deleted { .. } => 410,
         Outcome::Suspicion { .. } => 409,
         Outcome::Unverifiable { .. } => 503,
+        Outcome::Throttled { .. } => 429,
         _ => 404,
     }
 }
@@ -322,14 +324,25 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
             pick(lang, "Conflitos", "Conflicts")
         ));
         for c in &trace.conflicts {
+            let holder = match &c.holder {
+                Some(h) => format!(
+                    "{} <code>{}</code>, {}",
+                    pick(lang, "lembrado em", "remembered at"),
+                    escape_html(h),
+                    pick(lang, "que o mantém", "which keeps it")
+                ),
+                None => pick(
+                    lang,
+                    "como outro Arquivo: nenhum é lembrado",
+                    "as another Archive does: none is remembered",
+                )
+                .to_string(),
+            };
             body.push_str(&format!(
-                "<li><code>{}</code> {} <code>{}</code>; {} <code>{}</code>, {}</li>\n",
+                "<li><code>{}</code> {} <code>{}</code>; {holder}</li>\n",
                 escape_html(&c.claimant),
                 pick(lang, "afirma ter o original de", "claims the original of"),
                 escape_html(&c.ibi),
-                pick(lang, "lembrado em", "remembered at"),
-                escape_html(&c.holder),
-                pick(lang, "que o mantém", "which keeps it")
             ));
         }
         body.push_str("</ul>\n");

@@ -55,8 +55,8 @@ CREATE INDEX locations_used ON locations (used);
 /// Version 3: the location memory's times in milliseconds, when each entry was last
 /// verified (0: never, so entries of version 2 are verified again at their next use),
 /// the entries `ibi-resolver forget` removed (for a running server to drop them too),
-/// and the conflicts seen (a second Archive claiming the Original of a remembered IBI;
-/// Archives by service IBI as included).
+/// and the conflicts seen (two Archives claiming the Original of one IBI; Archives by
+/// their key).
 const SCHEMA_3: &str = "
 UPDATE locations SET used = used * 1000;
 ALTER TABLE locations ADD COLUMN verified INTEGER NOT NULL DEFAULT 0;
@@ -129,6 +129,10 @@ pub struct Location {
 /// An included Archive, as resolutions ask it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Included {
+    /// Its key in the registry ([`ibi_key`] of its service IBI): what the location
+    /// memory and the conflicts name it by, whatever spelling it was included under.
+    pub key: String,
+    /// Its service IBI as it spelt it when included: the path it is asked at.
     pub serviceibi: String,
     pub address: String,
     /// Its health as last recorded.
@@ -397,8 +401,7 @@ impl Registry {
         let mut stmt = self.conn.prepare(
             "SELECT serviceibi, email, registered, address, ip, platformversion, included,
                     confirmation, changed, lastsuccess, failures, latencyms, dormant,
-                    (SELECT count(*) FROM conflicts
-                     WHERE claimant = coalesce(archives.spelling, archives.serviceibi))
+                    (SELECT count(*) FROM conflicts WHERE claimant = archives.serviceibi)
              FROM archives ORDER BY serviceibi",
         )?;
         let rows = stmt.query_map([], |r| {
@@ -425,11 +428,13 @@ impl Registry {
     /// The included Archives, as resolutions ask them.
     pub fn included(&self) -> Result<Vec<Included>, RegistryError> {
         let mut stmt = self.conn.prepare(
-            "SELECT coalesce(spelling, serviceibi), address, failures, dormant, latencyms
+            "SELECT coalesce(spelling, serviceibi), address, failures, dormant, latencyms,
+                    serviceibi
              FROM archives WHERE included = 1 AND address IS NOT NULL ORDER BY serviceibi",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok(Included {
+                key: r.get(5)?,
                 serviceibi: r.get(0)?,
                 address: r.get(1)?,
                 recorded: Snapshot {
@@ -692,6 +697,7 @@ mod tests {
         assert_eq!(
             r.included().unwrap(),
             vec![Included {
+                key: "sid.inpe.br/mtc-m21/2012/06.05.15.34.39".into(),
                 serviceibi: "sid.inpe.br/mtc-m21/2012/06.05.15.34.39".into(),
                 address: "mtc-m21.sid.inpe.br".into(),
                 recorded: Snapshot::default(),
@@ -743,6 +749,7 @@ mod tests {
         assert_eq!(
             r.included().unwrap(),
             vec![Included {
+                key: "urlib.net/www/2012/01.01.01.01".into(),
                 serviceibi: "urlib.net/www/2012/01.01.01.01".into(),
                 address: "a.example.org".into(),
                 recorded: Snapshot {

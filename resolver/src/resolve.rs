@@ -40,7 +40,7 @@ use serde::Serialize;
 use crate::client::{ArchiveClient, Fetched};
 use crate::health::{self, Health, HealthBook};
 use crate::lang;
-use crate::log::say;
+use crate::log::{complain, say};
 use crate::memory::{Conflict, LocationMemory};
 use crate::metrics::Metrics;
 use crate::registry::{ibi_key, Included};
@@ -205,6 +205,8 @@ pub enum Outcome {
     Unverifiable { archives: Vec<String> },
     /// The next editions loop or go on past [`MAX_ROUNDS`].
     EditionChain { detail: String },
+    /// The reader's network has asked every Archive as often as it may for now.
+    Throttled { retry_after: u64 },
 }
 
 /// The chosen answer.
@@ -250,11 +252,12 @@ enum Reading {
 
 /// What an Archive said of the item, for the location memory's rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Heard {
+enum Said {
     /// Nothing yet.
     Waiting,
-    /// Its answer satisfied the request.
-    Satisfied,
+    /// It holds the item and its answer satisfied the request; `original`: it said
+    /// `state Original`.
+    Holds { original: bool },
     /// It does not hold the item (empty), or holds its tombstone.
     Gone,
     /// It holds the item, without what was asked (a file, a relation).
@@ -263,37 +266,68 @@ enum Heard {
     Silent,
 }
 
+impl Reading {
+    fn said(&self) -> Said {
+        match self {
+            Reading::Satisfies(f) => Said::Holds {
+                original: f.claims_original(),
+            },
+            Reading::NextEdition(_) | Reading::OwnLanguage(_) => Said::Holds { original: false },
+            Reading::Deleted(_) | Reading::Empty => Said::Gone,
+            Reading::Here => Said::Here,
+            Reading::Invalid(_) => Said::Silent,
+        }
+    }
+}
+
 /// How a round is to be run besides its Archives.
-#[derive(Clone, Default)]
+#[derive(Default)]
 struct Ask<'a> {
     /// An Archive whose failure is already counted in this step: not counted again.
     counted: Option<&'a str>,
     /// The Archive (index) whose answer is awaited before any decides, and preferred
     /// when it satisfies: the remembered one, being verified.
     incumbent: Option<usize>,
-    /// The IBI's key when conflicts with the deciding answer are to be recorded.
-    watch: Option<String>,
+    /// What the memory may learn from every answer of the round.
+    admit: Option<Admit>,
 }
 
 /// What a round gave.
 struct Ended {
     round: Round,
     next: Next,
-    /// The Archive (index) whose answer decided, if one did.
-    decider: Option<usize>,
-    /// What each Archive said of the item.
-    heard: Vec<Heard>,
+    /// What each Archive said of the item, by the time the round decided.
+    said: Vec<Said>,
+}
+
+/// What a resolution may spend of its reader's share: each round that asks every
+/// Archive (not only the remembered one) is one of the misses of [`crate::clients`].
+pub trait Budget: Sync {
+    /// One round asking every Archive; `Err(seconds)` when the reader has none left, and
+    /// when to come back.
+    fn fan_out(&self) -> Result<(), u64>;
+}
+
+/// No bound: the shell's `resolve`.
+pub struct Unbounded;
+
+impl Budget for Unbounded {
+    fn fan_out(&self) -> Result<(), u64> {
+        Ok(())
+    }
 }
 
 impl Engine {
     /// Resolves `url` for `reader` over `archives`. `writes`: whether the location memory
-    /// may learn from it (not for the inspection view).
+    /// may learn from it (not for the inspection view); each round that asks every
+    /// Archive is charged to `budget`.
     pub async fn resolve(
         &self,
         archives: Arc<Vec<Included>>,
         url: &PersistentUrl,
         reader: &Reader,
         writes: bool,
+        budget: &dyn Budget,
     ) -> Trace {
         let start = Instant::now();
         let mut rounds = Vec::new();
@@ -311,7 +345,7 @@ impl Engine {
                 };
             }
             let next = self
-                .step(&archives, &current, reader, writes, &mut rounds)
+                .step(&archives, &current, reader, writes, budget, &mut rounds)
                 .await;
             match next {
                 Next::Done(outcome) => break outcome,
@@ -360,25 +394,30 @@ impl Engine {
 
     /// One step of a resolution, for one IBI: the remembered Archive alone when there is
     /// a fresh entry, else every Archive (a stale entry's Archive awaited and preferred);
-    /// then the memory kept by the rules of the module's header. Never the memory for
-    /// `requireditemstatus=Original`, which weighs every Archive's answer.
+    /// the memory kept by the rules of the module's header. Never the memory for
+    /// `requireditemstatus=Original`, which weighs every Archive's answer. Each round
+    /// that asks more than the remembered Archive is charged to `budget` first.
     async fn step(
         &self,
         archives: &[Included],
         url: &PersistentUrl,
         reader: &Reader,
         writes: bool,
+        budget: &dyn Budget,
         rounds: &mut Vec<Round>,
     ) -> Next {
         if url.requires_original() {
+            if let Err(retry_after) = budget.fan_out() {
+                return Next::Done(Outcome::Throttled { retry_after });
+            }
             let ended = self.round(archives, url, reader, Ask::default()).await;
             rounds.push(ended.round);
             return ended.next;
         }
         let key = ibi_key(url.ibi());
-        // Only a resolution of the IBI itself may make or replace an entry.
-        let may_remember = writes && url.filepath().is_none() && url.verbs().is_empty();
-        let watch = may_remember.then(|| key.clone());
+        // Only a resolution of the IBI itself may make or change an entry.
+        let may_remember =
+            writes && self.memory.enabled() && url.filepath().is_none() && url.verbs().is_empty();
         // The inspection view reads the memory without marking anything used.
         let recalled = if writes {
             self.memory.recall(&key)
@@ -387,35 +426,44 @@ impl Engine {
         };
         let holder = recalled
             .as_ref()
-            .and_then(|r| archives.iter().position(|a| *a.serviceibi == *r.archive));
+            .and_then(|r| archives.iter().position(|a| *a.key == *r.archive));
         let Some((recalled, h)) = recalled.clone().zip(holder) else {
-            if let (Some(r), true) = (&recalled, writes) {
-                // Its Archive is no longer included: the entry is of no use.
-                self.memory.forget(&key, Some(&r.archive));
-            }
+            // Nothing remembered; or its Archive is not included now (excluded for a
+            // while, say): the entry stays for when it is, and nothing is learnt.
             self.metrics
                 .memory(if recalled.is_some() { "stale" } else { "miss" });
+            if let Err(retry_after) = budget.fan_out() {
+                return Next::Done(Outcome::Throttled { retry_after });
+            }
+            let admit = (may_remember && recalled.is_none()).then(|| Admit {
+                key: key.clone(),
+                holder: None,
+            });
             let ended = self
                 .round(
                     archives,
                     url,
                     reader,
                     Ask {
-                        watch,
+                        admit,
                         ..Ask::default()
                     },
                 )
                 .await;
             rounds.push(ended.round);
-            if may_remember {
-                self.remember_decider(&key, archives, &ended.next, ended.decider);
-            }
             return ended.next;
         };
         let holder = &archives[h];
         if !recalled.fresh {
             // Verified by every Archive, the remembered one awaited and preferred.
             self.metrics.memory("verify");
+            if let Err(retry_after) = budget.fan_out() {
+                return Next::Done(Outcome::Throttled { retry_after });
+            }
+            let admit = may_remember.then(|| Admit {
+                key: key.clone(),
+                holder: Some(h),
+            });
             let ended = self
                 .round(
                     archives,
@@ -423,102 +471,98 @@ impl Engine {
                     reader,
                     Ask {
                         incumbent: Some(h),
-                        watch,
+                        admit,
                         ..Ask::default()
                     },
                 )
                 .await;
             rounds.push(ended.round);
-            if may_remember {
-                match ended.heard[h] {
-                    Heard::Satisfied if ended.decider == Some(h) => {
-                        self.memory.verified(&key, &holder.serviceibi)
-                    }
-                    Heard::Gone => {
-                        self.memory.forget(&key, Some(&holder.serviceibi));
-                        self.remember_decider(&key, archives, &ended.next, ended.decider);
-                    }
-                    // It did not answer, or holds the item without satisfying this
-                    // request: the entry stays, stale, verified again next time.
-                    _ => {}
-                }
-            }
             return ended.next;
         }
         let dormant = self
             .health
             .of(&holder.serviceibi, || holder.recorded.clone())
             .is_dormant();
-        let mut heard = Heard::Silent;
+        let mut said = Said::Silent;
+        let mut result = AskResult::Dormant;
+        let mut alone: Option<Next> = None;
         if !dormant {
             let mut ended = self
                 .round(std::slice::from_ref(holder), url, reader, Ask::default())
                 .await;
             ended.round.remembered = true;
+            result = ended.round.asked[0].result;
             rounds.push(ended.round);
             if ended.next.satisfied() {
                 self.metrics.memory("hit");
                 return ended.next;
             }
-            heard = ended.heard[0];
+            said = ended.said[0];
+            alone = Some(ended.next);
         }
         self.metrics.memory("stale");
-        // The remembered Archive did not satisfy the request: every other one is asked
-        // (it too when it did not answer: this may have been a moment of overload). The
-        // entry is replaced only when it said the item is not there.
-        let answered = matches!(heard, Heard::Gone | Heard::Here);
+        if said == Said::Gone && writes {
+            // It answered that the item is not there: the one reason to replace an entry.
+            self.memory.forget(&key, Some(&holder.key));
+        }
+        // The remembered Archive did not satisfy the request: every other one is asked,
+        // and it again only when it failed at once (a moment of overload may be over): one
+        // that answered, timed out or was overloaded was heard, or waited for, enough.
+        let again = result == AskResult::Failed;
         let others: Vec<Included>;
-        let asked_now: &[Included] = if answered {
+        let asked_now: &[Included] = if again {
+            archives
+        } else {
             others = archives
                 .iter()
-                .filter(|a| a.serviceibi != holder.serviceibi)
+                .filter(|a| a.key != holder.key)
                 .cloned()
                 .collect();
             &others
-        } else {
-            archives
         };
+        if let Err(retry_after) = budget.fan_out() {
+            return Next::Done(Outcome::Throttled { retry_after });
+        }
+        let admit = (may_remember && said == Said::Gone).then(|| Admit {
+            key: key.clone(),
+            holder: None,
+        });
         let counted = (!dormant).then_some(holder.serviceibi.as_str());
-        let mut ended = self
+        let ended = self
             .round(
                 asked_now,
                 url,
                 reader,
                 Ask {
                     counted,
+                    admit,
                     ..Ask::default()
                 },
             )
             .await;
         rounds.push(ended.round);
-        if let (true, Next::Done(Outcome::NotFound { asked, .. })) = (answered, &mut ended.next) {
-            *asked += 1;
-        }
-        if heard == Heard::Gone && writes {
-            self.memory.forget(&key, Some(&holder.serviceibi));
-            if may_remember {
-                self.remember_decider(&key, asked_now, &ended.next, ended.decider);
+        match (ended.next, alone) {
+            // Nobody else has it: what the remembered Archive said stands (a tombstone,
+            // or the item without the translation asked for).
+            (
+                Next::Done(Outcome::NotFound { .. }),
+                Some(Next::Done(first @ (Outcome::Deleted { .. } | Outcome::NoTranslation { .. }))),
+            ) => Next::Done(first),
+            (Next::Done(Outcome::NotFound { unanswered, asked }), _) if !again => {
+                Next::Done(Outcome::NotFound {
+                    unanswered: unanswered + usize::from(said == Said::Silent),
+                    asked: asked + 1,
+                })
             }
-        }
-        ended.next
-    }
-
-    /// Remembers the Archive whose answer decided, when it found the item.
-    fn remember_decider(
-        &self,
-        key: &str,
-        archives: &[Included],
-        next: &Next,
-        decider: Option<usize>,
-    ) {
-        if let (Next::Done(Outcome::Found(_)), Some(i)) = (next, decider) {
-            self.memory.remember(key, &archives[i].serviceibi);
+            (next, _) => next,
         }
     }
 
     /// One round: the urlRequest to every Archive given (but dormant ones), answers read
     /// as they come, until one decides (the incumbent's, when it satisfies, once it is
-    /// in) or all are in.
+    /// in) or all are in. With `ask.admit`, every answer is read to its end (in the
+    /// background, past the decision) and the memory learns from them all
+    /// ([`Admission`]).
     async fn round(
         &self,
         archives: &[Included],
@@ -539,7 +583,7 @@ impl Engine {
                 ms: 0.0,
             })
             .collect();
-        let mut heard = vec![Heard::Waiting; archives.len()];
+        let mut said = vec![Said::Waiting; archives.len()];
         let healths: Vec<Arc<Health>> = archives
             .iter()
             .map(|a| self.health.of(&a.serviceibi, || a.recorded.clone()))
@@ -554,7 +598,7 @@ impl Engine {
         for (i, a) in archives.iter().enumerate() {
             if healths[i].is_dormant() {
                 asked[i].result = AskResult::Dormant;
-                heard[i] = Heard::Silent;
+                said[i] = Said::Silent;
                 unanswered += 1;
                 continue;
             }
@@ -575,7 +619,7 @@ impl Engine {
                     // address is one the resolver may not contact.
                     asked[i].result = AskResult::Refused;
                     asked[i].detail = Some(e);
-                    heard[i] = Heard::Silent;
+                    said[i] = Said::Silent;
                 }
             }
         }
@@ -614,7 +658,7 @@ impl Engine {
             let a = &mut asked[i];
             a.ms = ms(took);
             let archive = &archives[i].serviceibi;
-            heard[i] = Heard::Silent;
+            said[i] = Said::Silent;
             let reading = match fetched {
                 Fetched::Busy => {
                     a.result = AskResult::Busy;
@@ -623,12 +667,12 @@ impl Engine {
                     None
                 }
                 Fetched::Overloaded(why) => {
-                    // The Archive works; it has more to do than it takes: never toward
-                    // its dormancy.
+                    // The Archive works; it has more to do than it takes: not toward its
+                    // dormancy (but see Health::overloaded).
                     a.result = AskResult::Overloaded;
                     a.detail = Some(why);
                     unanswered += 1;
-                    self.metrics.archive_request(archive, "overloaded", took);
+                    ledger.overloaded(archive, &healths[i], took);
                     None
                 }
                 Fetched::TimedOut => {
@@ -655,55 +699,57 @@ impl Engine {
                     Some(reading)
                 }
             };
-            if let Some(reading) = reading {
-                a.result = AskResult::Answered;
-                heard[i] = Heard::Here;
-                let decides = match reading {
-                    Reading::Satisfies(found) if original => {
-                        heard[i] = Heard::Satisfied;
-                        claims.push(found);
-                        None
+            let Some(reading) = reading else {
+                if !original {
+                    decided = decide(&candidates, &said, ask.incumbent);
+                    if decided.is_some() {
+                        break;
                     }
-                    Reading::Satisfies(found) => Some(Next::Done(Outcome::Found(found))),
-                    Reading::NextEdition(ibi) if original => {
-                        next_edition.get_or_insert(ibi);
-                        None
-                    }
-                    Reading::NextEdition(ibi) => Some(Next::Edition(ibi)),
-                    Reading::OwnLanguage(step) if original => {
-                        untranslated.get_or_insert(step);
-                        None
-                    }
-                    Reading::OwnLanguage(step) => Some(Next::Untranslated(step)),
-                    Reading::Deleted(date) => {
-                        heard[i] = Heard::Gone;
-                        deleted.get_or_insert(date);
-                        None
-                    }
-                    Reading::Here => {
-                        here = true;
-                        None
-                    }
-                    Reading::Empty => {
-                        a.result = AskResult::Empty;
-                        heard[i] = Heard::Gone;
-                        None
-                    }
-                    Reading::Invalid(why) => {
-                        a.result = AskResult::Failed;
-                        a.detail = Some(why);
-                        heard[i] = Heard::Silent;
-                        unanswered += 1;
-                        None
-                    }
-                };
-                if let Some(next) = decides {
-                    heard[i] = Heard::Satisfied;
-                    candidates.push((i, next));
                 }
+                continue;
+            };
+            a.result = AskResult::Answered;
+            said[i] = reading.said();
+            let decides = match reading {
+                Reading::Satisfies(found) if original => {
+                    claims.push(found);
+                    None
+                }
+                Reading::Satisfies(found) => Some(Next::Done(Outcome::Found(found))),
+                Reading::NextEdition(ibi) if original => {
+                    next_edition.get_or_insert(ibi);
+                    None
+                }
+                Reading::NextEdition(ibi) => Some(Next::Edition(ibi)),
+                Reading::OwnLanguage(step) if original => {
+                    untranslated.get_or_insert(step);
+                    None
+                }
+                Reading::OwnLanguage(step) => Some(Next::Untranslated(step)),
+                Reading::Deleted(date) => {
+                    deleted.get_or_insert(date);
+                    None
+                }
+                Reading::Here => {
+                    here = true;
+                    None
+                }
+                Reading::Empty => {
+                    a.result = AskResult::Empty;
+                    None
+                }
+                Reading::Invalid(why) => {
+                    a.result = AskResult::Failed;
+                    a.detail = Some(why);
+                    unanswered += 1;
+                    None
+                }
+            };
+            if let Some(next) = decides {
+                candidates.push((i, next));
             }
             if !original {
-                decided = decide(&candidates, &heard, ask.incumbent);
+                decided = decide(&candidates, &said, ask.incumbent);
                 if decided.is_some() {
                     break;
                 }
@@ -717,35 +763,26 @@ impl Engine {
             let at = candidates.iter().position(|(i, _)| *i == d)?;
             Some(candidates.swap_remove(at))
         });
-        // The holder a later or earlier claim of the Original contradicts.
-        let watch = match (&ask.watch, &deciding) {
-            (Some(key), Some((d, Next::Done(Outcome::Found(f)))))
-                if f.claims_original() && self.memory.enabled() =>
-            {
-                Some(Watch {
-                    key: key.clone(),
-                    holder: archives[*d].clone(),
-                    memory: self.memory.clone(),
-                    metrics: self.metrics.clone(),
-                })
-            }
-            _ => None,
-        };
-        if let Some(w) = &watch {
-            for (c, next) in &candidates {
-                if let Next::Done(Outcome::Found(f)) = next {
-                    w.claim(&archives[*c], f);
-                }
-            }
-        }
+        let admission = ask.admit.map(|admit| Admission {
+            admit,
+            archives: archives.to_vec(),
+            said: said.clone(),
+            memory: self.memory.clone(),
+            metrics: self.metrics.clone(),
+        });
         // The requests still under way end in the background, each within the timeout:
         // cut off, their connections could not be used again, and the next resolution
-        // would open new ones. What they get counts toward their Archives' health (and
-        // toward conflicts), not toward this resolution.
-        if !tasks.is_empty() {
+        // would open new ones. What they get counts toward their Archives' health, and
+        // toward what the memory learns, not toward this resolution.
+        if tasks.is_empty() {
+            if let Some(admission) = admission {
+                admission.settle();
+            }
+        } else {
             let archives: Vec<(Included, Arc<Health>)> =
                 archives.iter().cloned().zip(healths).collect();
             let (url, languages) = (url.clone(), reader.languages.clone());
+            let mut admission = admission;
             tokio::spawn(async move {
                 while let Some(joined) = tasks.join_next().await {
                     let Ok((i, fetched, took)) = joined else {
@@ -753,26 +790,25 @@ impl Engine {
                     };
                     let (archive, health) = &archives[i];
                     let name = &archive.serviceibi;
+                    let mut heard = Said::Silent;
                     match fetched {
                         Fetched::Body(body) if is_answer(&body) => {
                             ledger.answered(name, health, took);
-                            if let Some(w) = &watch {
-                                if let (Reading::Satisfies(f), _) =
-                                    read_answer(&body, &url, &languages, archive)
-                                {
-                                    w.claim(archive, &f);
-                                }
-                            }
+                            heard = read_answer(&body, &url, &languages, archive).0.said();
                         }
                         Fetched::Body(_) | Fetched::Failed(_) => {
                             ledger.failed(name, health, "failed", took)
                         }
                         Fetched::TimedOut => ledger.failed(name, health, "timed_out", took),
-                        Fetched::Overloaded(_) => {
-                            ledger.metrics.archive_request(name, "overloaded", took)
-                        }
+                        Fetched::Overloaded(_) => ledger.overloaded(name, health, took),
                         Fetched::Busy => {}
                     }
+                    if let Some(a) = &mut admission {
+                        a.said[i] = heard;
+                    }
+                }
+                if let Some(admission) = admission {
+                    admission.settle();
                 }
             });
         }
@@ -782,29 +818,20 @@ impl Engine {
             remembered: false,
             asked,
         };
-        let ended = |next: Next, decider: Option<usize>, heard: Vec<Heard>| Ended {
-            round,
-            next,
-            decider,
-            heard,
-        };
-        if let Some((d, next)) = deciding {
-            return ended(next, Some(d), heard);
+        let ended = |next: Next, said: Vec<Said>| Ended { round, next, said };
+        if let Some((_, next)) = deciding {
+            return ended(next, said);
         }
         if original {
             // The check is made only once every included Archive said what it holds.
-            let silent: Vec<String> = heard
+            let silent: Vec<String> = said
                 .iter()
                 .zip(archives)
-                .filter(|(h, _)| matches!(h, Heard::Silent | Heard::Waiting))
+                .filter(|(s, _)| matches!(s, Said::Silent | Said::Waiting))
                 .map(|(_, a)| format!("{} ({})", a.address, a.serviceibi))
                 .collect();
             if !silent.is_empty() {
-                return ended(
-                    Next::Done(Outcome::Unverifiable { archives: silent }),
-                    None,
-                    heard,
-                );
+                return ended(Next::Done(Outcome::Unverifiable { archives: silent }), said);
             }
         }
         if original && !claims.is_empty() {
@@ -821,13 +848,13 @@ impl Engine {
                         .collect(),
                 },
             };
-            return ended(Next::Done(next), None, heard);
+            return ended(Next::Done(next), said);
         }
         if let Some(ibi) = next_edition {
-            return ended(Next::Edition(ibi), None, heard);
+            return ended(Next::Edition(ibi), said);
         }
         if let Some(step) = untranslated {
-            return ended(Next::Untranslated(step), None, heard);
+            return ended(Next::Untranslated(step), said);
         }
         let outcome = if let Some(date) = deleted {
             Outcome::Deleted { date }
@@ -839,20 +866,16 @@ impl Engine {
                 asked: archives.len(),
             }
         };
-        ended(Next::Done(outcome), None, heard)
+        ended(Next::Done(outcome), said)
     }
 }
 
 /// The answer (index) that decides a round now, if one does: without an incumbent, the
 /// first that satisfied; with one, none before it is heard, then its own when it
 /// satisfied, else the first.
-fn decide(
-    candidates: &[(usize, Next)],
-    heard: &[Heard],
-    incumbent: Option<usize>,
-) -> Option<usize> {
+fn decide(candidates: &[(usize, Next)], said: &[Said], incumbent: Option<usize>) -> Option<usize> {
     match incumbent {
-        Some(inc) if heard[inc] == Heard::Waiting => None,
+        Some(inc) if said[inc] == Said::Waiting => None,
         Some(inc) => candidates
             .iter()
             .find(|(i, _)| *i == inc)
@@ -862,38 +885,133 @@ fn decide(
     }
 }
 
-/// Claims of the Original that contradict the Archive whose answer decided (remembered,
-/// or about to be): each a conflict, counted, the first of each logged. The holder keeps
-/// the entry.
-struct Watch {
+/// What the memory may learn from a round of a resolution of the IBI itself.
+struct Admit {
+    /// The IBI's key.
     key: String,
-    holder: Included,
+    /// The remembered Archive (index), when the round verifies its entry.
+    holder: Option<usize>,
+}
+
+/// Every answer of a round, read to its end for the memory: a cache of what asking every
+/// Archive says without doubt, never of who answered first.
+/// - Verifying an entry: its Archive still holds the item (fresh again; any other
+///   Archive claiming the Original while it does is a conflict, and it keeps the entry),
+///   or said it is not there (forgotten, and the rest admitted as below), or did not
+///   answer (the entry stays, stale).
+/// - Nothing remembered: an entry is made only when every Archive answered, and exactly
+///   one claims the Original (or, none claiming it, exactly one holds the item). Two or
+///   more claiming the Original is a conflict, and none is remembered.
+struct Admission {
+    admit: Admit,
+    archives: Vec<Included>,
+    said: Vec<Said>,
     memory: Arc<LocationMemory>,
     metrics: Arc<Metrics>,
 }
 
-impl Watch {
-    fn claim(&self, claimant: &Included, found: &Found) {
-        if claimant.serviceibi == self.holder.serviceibi || !found.claims_original() {
+impl Admission {
+    fn settle(&self) {
+        let key = &self.admit.key;
+        let Some(h) = self.admit.holder else {
+            self.admit_one(None);
+            return;
+        };
+        let holder = &self.archives[h];
+        match self.said[h] {
+            Said::Holds { original } => {
+                self.memory.verified(key, &holder.key);
+                if original {
+                    for (i, s) in self.said.iter().enumerate() {
+                        if i != h && *s == (Said::Holds { original: true }) {
+                            self.conflict(Some(holder), &self.archives[i], &[]);
+                        }
+                    }
+                }
+            }
+            Said::Gone => {
+                self.memory.forget(key, Some(&holder.key));
+                self.admit_one(Some(h));
+            }
+            _ => {}
+        }
+    }
+
+    /// Remembers the one Archive that holds the item without doubt, if there is one
+    /// (`but`: an Archive heard already, left out).
+    fn admit_one(&self, but: Option<usize>) {
+        let heard: Vec<(usize, Said)> = self
+            .said
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(i, _)| Some(*i) != but)
+            .collect();
+        if heard
+            .iter()
+            .any(|(_, s)| matches!(s, Said::Silent | Said::Waiting))
+        {
             return;
         }
+        let originals: Vec<usize> = heard
+            .iter()
+            .filter(|(_, s)| *s == (Said::Holds { original: true }))
+            .map(|(i, _)| *i)
+            .collect();
+        let holders: Vec<usize> = heard
+            .iter()
+            .filter(|(_, s)| matches!(s, Said::Holds { .. }))
+            .map(|(i, _)| *i)
+            .collect();
+        match (originals.as_slice(), holders.as_slice()) {
+            ([one], _) | ([], [one]) => self
+                .memory
+                .remember(&self.admit.key, &self.archives[*one].key),
+            ([_, _, ..], _) => {
+                for &i in &originals {
+                    let others: Vec<&Included> = originals
+                        .iter()
+                        .filter(|&&o| o != i)
+                        .map(|&o| &self.archives[o])
+                        .collect();
+                    self.conflict(None, &self.archives[i], &others);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `claimant` claimed the Original of the IBI besides `holder` (remembered) or
+    /// `others` (none remembered): counted, kept, logged the first time (and then once
+    /// in a while per claimant, however many IBIs it claims).
+    fn conflict(&self, holder: Option<&Included>, claimant: &Included, others: &[&Included]) {
         self.metrics.conflict(&claimant.serviceibi);
         let conflict = Conflict {
-            ibi: self.key.clone(),
-            holder: self.holder.serviceibi.clone(),
-            claimant: claimant.serviceibi.clone(),
+            ibi: self.admit.key.clone(),
+            holder: holder.map(|h| h.key.clone()),
+            claimant: claimant.key.clone(),
         };
-        if self.memory.conflict(conflict) {
-            say(&format!(
-                "conflict: {} ({}) claims the Original of {}, which {} ({}) holds: {} keeps it",
-                claimant.serviceibi,
-                claimant.address,
-                self.key,
-                self.holder.serviceibi,
-                self.holder.address,
-                self.holder.serviceibi
-            ));
+        if !self.memory.conflict(conflict) {
+            return;
         }
+        let line = match holder {
+            Some(h) => format!(
+                "conflict: {} ({}) claims the Original of {}, which {} ({}) holds: {} keeps it",
+                claimant.key, claimant.address, self.admit.key, h.key, h.address, h.key
+            ),
+            None => format!(
+                "conflict: {} ({}) claims the Original of {}, as {} do: none is remembered",
+                claimant.key,
+                claimant.address,
+                self.admit.key,
+                others
+                    .iter()
+                    .map(|o| format!("{} ({})", o.key, o.address))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        complain(&format!("conflicts claimed by {}", claimant.key), &line);
     }
 }
 
@@ -913,6 +1031,18 @@ impl Ledger {
         self.metrics.archive_request(archive, "answered", took);
         if health.success(took) == health::Change::Woke {
             say(&format!("{archive} answers again: asked again"));
+        }
+    }
+
+    /// A request to `archive` was answered 503 or 429 until the timeout: counted apart,
+    /// and toward dormancy only when it lasts (see [`Health::overloaded`]).
+    fn overloaded(&self, archive: &str, health: &Health, took: Duration) {
+        self.metrics.archive_request(archive, "overloaded", took);
+        if health.overloaded(self.dormant_after) == health::Change::FellDormant {
+            say(&format!(
+                "{archive} answered nothing but 503 or 429 for {} s: dormant, asked no more until it answers",
+                health::OVERLOADED_FOR.as_secs()
+            ));
         }
     }
 
@@ -1178,6 +1308,7 @@ mod tests {
 
     fn archive() -> Included {
         Included {
+            key: "sid.inpe.br/mtc-m18/2008/03.17.15.17".into(),
             serviceibi: "sid.inpe.br/mtc-m18@80/2008/03.17.15.17".into(),
             address: "mtc-m16c.sid.inpe.br".into(),
             recorded: Default::default(),
@@ -1266,72 +1397,162 @@ mod tests {
                 Next::Edition(Ibi::parse(&format!("x.y/z/2010/01.02.03.0{i}")).unwrap()),
             )
         };
-        use Heard::*;
+        let holds = Said::Holds { original: true };
+        use Said::{Gone, Here, Silent, Waiting};
         // Without an incumbent: the first that satisfied.
         assert_eq!(
-            decide(
-                &[found(2), found(0)],
-                &[Satisfied, Waiting, Satisfied],
-                None
-            ),
+            decide(&[found(2), found(0)], &[holds, Waiting, holds], None),
             Some(2)
         );
         assert_eq!(decide(&[], &[Waiting, Here], None), None);
         // With one: nothing before it is heard, however many others satisfied.
-        assert_eq!(
-            decide(&[found(2)], &[Waiting, Here, Satisfied], Some(0)),
-            None
-        );
+        assert_eq!(decide(&[found(2)], &[Waiting, Here, holds], Some(0)), None);
         // Its own answer once it satisfied, even when it came last.
         assert_eq!(
-            decide(
-                &[found(2), found(0)],
-                &[Satisfied, Here, Satisfied],
-                Some(0)
-            ),
+            decide(&[found(2), found(0)], &[holds, Here, holds], Some(0)),
             Some(0)
         );
         // Heard without satisfying (gone, silent): the first other.
+        assert_eq!(decide(&[found(2)], &[Gone, Here, holds], Some(0)), Some(2));
         assert_eq!(
-            decide(&[found(2)], &[Gone, Here, Satisfied], Some(0)),
-            Some(2)
-        );
-        assert_eq!(
-            decide(&[found(2)], &[Silent, Here, Satisfied], Some(0)),
+            decide(&[found(2)], &[Silent, Here, holds], Some(0)),
             Some(2)
         );
     }
 
+    /// An Admission over Archives a, b, c whose answers said `said`, on a memory of
+    /// its own (which holds `remembered`: (IBI, Archive key, fresh)).
+    fn admission(
+        dir: &std::path::Path,
+        holder: Option<usize>,
+        said: [Said; 3],
+        remembered: Option<&str>,
+    ) -> Admission {
+        let path = dir.join("r.sqlite");
+        crate::registry::Registry::open(&path).unwrap();
+        let memory = Arc::new(LocationMemory::open(&path, 10, Duration::from_secs(60)).unwrap());
+        if let Some(archive) = remembered {
+            memory.remember("ibi", archive);
+        }
+        let archives = ["a", "b", "c"]
+            .iter()
+            .map(|k| Included {
+                key: format!("{k}.example/www/2020/01.01.01.01"),
+                serviceibi: format!("{k}.example/www/2020/01.01.01.01"),
+                address: format!("{k}.example"),
+                recorded: Default::default(),
+            })
+            .collect();
+        let health = Arc::new(HealthBook::default());
+        Admission {
+            admit: Admit {
+                key: "ibi".into(),
+                holder,
+            },
+            archives,
+            said: said.to_vec(),
+            memory,
+            metrics: Arc::new(Metrics::new(health)),
+        }
+    }
+
+    const A: &str = "a.example/www/2020/01.01.01.01";
+    const B: &str = "b.example/www/2020/01.01.01.01";
+    const C: &str = "c.example/www/2020/01.01.01.01";
+    const ORIGINAL: Said = Said::Holds { original: true };
+    const NO_CLAIM: Said = Said::Holds { original: false };
+
+    fn remembered(a: &Admission) -> Option<(String, bool)> {
+        a.memory
+            .peek("ibi")
+            .map(|r| (r.archive.to_string(), r.fresh))
+    }
+
     #[test]
-    fn example_10_2_first_answer_names_the_next_edition() {
-        let first = "archiveaddress mtc-m16c.sid.inpe.br\r\nibi {rep sid.inpe.br/mtc-m18@80/2009/07.21.14.43 ibip 8JMKD3MGP8W/35MMLL8}\r\nibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}\r\nibi.nextedition {rep sid.inpe.br/mtc-m18/2012/07.12.18.08}\r\nibi.platformsoftware {rep dpi.inpe.br/banon/1998/08.02.08.56}";
-        match read(first, "/8JMKD3MGP8W/35MMLL8!:(oai_dc)", "") {
-            Reading::NextEdition(ibi) => {
-                assert_eq!(ibi.as_str(), "sid.inpe.br/mtc-m18/2012/07.12.18.08")
-            }
-            other => panic!("{other:?}"),
-        }
-        // Without a last-edition step the next edition is not followed.
-        assert!(matches!(
-            read(first, "/8JMKD3MGP8W/35MMLL8+(fr)", ""),
-            Reading::Here
-        ));
-        let second = "archiveaddress mtc-m16c.sid.inpe.br\r\ncontenttype.lastedition.metadata(oai_dc) Metadata\r\nibi {rep sid.inpe.br/mtc-m18/2012/07.12.18.08 ibip 8JMKD3MGP8W/3C9EP6P}\r\nibi.lastedition.metadata(oai_dc) {rep sid.inpe.br/mtc-m18/2012/07.12.18.08.49}\r\nstate.lastedition.metadata(oai_dc) Original\r\nurl.lastedition.metadata(oai_dc) http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi?choice=oai_dc\r\nurlkey 1426286454-36108967764060357";
-        match read(
-            second,
-            "/sid.inpe.br/mtc-m18/2012/07.12.18.08!:(oai_dc)",
-            "",
-        ) {
-            Reading::Satisfies(f) => {
-                assert_eq!(f.url, "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/metadata.cgi?choice=oai_dc");
-                assert_eq!(f.contenttype, "Metadata");
-                assert_eq!(
-                    f.ibi.as_deref(),
-                    Some("rep sid.inpe.br/mtc-m18/2012/07.12.18.08.49")
-                );
-            }
-            other => panic!("{other:?}"),
-        }
+    fn only_an_undoubted_holder_is_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        // The one Original, though another answered first without claiming anything.
+        let a = admission(dir.path(), None, [NO_CLAIM, ORIGINAL, Said::Gone], None);
+        a.settle();
+        assert_eq!(remembered(&a), Some((B.to_string(), true)));
+        // One Archive not heard: it may hold the Original.
+        let dir = tempfile::tempdir().unwrap();
+        let a = admission(dir.path(), None, [ORIGINAL, Said::Gone, Said::Silent], None);
+        a.settle();
+        assert_eq!(remembered(&a), None);
+        // Nobody claims the Original, one holds the item: it.
+        let dir = tempfile::tempdir().unwrap();
+        let a = admission(dir.path(), None, [Said::Gone, Said::Here, NO_CLAIM], None);
+        a.settle();
+        assert_eq!(remembered(&a), Some((C.to_string(), true)));
+        // Two hold it, neither claims the Original: neither.
+        let dir = tempfile::tempdir().unwrap();
+        let a = admission(dir.path(), None, [NO_CLAIM, NO_CLAIM, Said::Gone], None);
+        a.settle();
+        assert_eq!(remembered(&a), None);
+    }
+
+    #[test]
+    fn two_claims_of_the_original_are_a_conflict_and_neither_is_remembered() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = admission(dir.path(), None, [ORIGINAL, Said::Gone, ORIGINAL], None);
+        a.settle();
+        assert_eq!(remembered(&a), None);
+        let claimants: Vec<(Option<String>, String)> = a
+            .memory
+            .conflicts_of("ibi")
+            .into_iter()
+            .map(|c| (c.holder, c.claimant))
+            .collect();
+        assert_eq!(
+            claimants,
+            vec![(None, A.to_string()), (None, C.to_string())]
+        );
+    }
+
+    #[test]
+    fn a_verified_holder_keeps_its_entry_against_a_second_claim() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = admission(
+            dir.path(),
+            Some(0),
+            [ORIGINAL, ORIGINAL, Said::Gone],
+            Some(A),
+        );
+        a.settle();
+        assert_eq!(remembered(&a), Some((A.to_string(), true)));
+        assert_eq!(
+            a.memory.conflicts_of("ibi"),
+            vec![Conflict {
+                ibi: "ibi".into(),
+                holder: Some(A.into()),
+                claimant: B.into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn a_holder_that_says_the_item_left_is_replaced_and_a_silent_one_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = admission(
+            dir.path(),
+            Some(0),
+            [Said::Gone, ORIGINAL, Said::Gone],
+            Some(A),
+        );
+        a.settle();
+        assert_eq!(remembered(&a), Some((B.to_string(), true)));
+        // Silent: the entry stays as it was (here fresh, as made by `admission`).
+        let dir = tempfile::tempdir().unwrap();
+        let a = admission(
+            dir.path(),
+            Some(0),
+            [Said::Silent, ORIGINAL, Said::Gone],
+            Some(A),
+        );
+        a.settle();
+        assert_eq!(remembered(&a), Some((A.to_string(), true)));
+        assert!(a.memory.conflicts_of("ibi").is_empty());
     }
 
     /// Example 9.3's answer to a bare GetTranslation.

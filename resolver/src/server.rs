@@ -34,7 +34,7 @@ use crate::log::{complain, say};
 use crate::memory::LocationMemory;
 use crate::pages;
 use crate::registry::{self, ibi_key, Included, Registry, RegistryError};
-use crate::resolve::{Engine, Outcome, Reader};
+use crate::resolve::{Budget, Engine, Outcome, Reader};
 use crate::service::{self, Slowdown};
 
 /// The request head is read within this time.
@@ -60,14 +60,17 @@ pub struct AppState {
     registry: Arc<Mutex<Registry>>,
     archives: RwLock<Arc<Vec<Included>>>,
     slowdown: Mutex<Slowdown>,
-    key_checks: Semaphore,
+    /// Key checks (argon2id, 19 MiB each) under way at once, their work included.
+    key_checks: Arc<Semaphore>,
+    /// Key checks waiting for one of `key_checks`; beyond [`MAX_KEY_CHECKS_WAITING`], 429.
+    key_checks_waiting: Arc<std::sync::atomic::AtomicUsize>,
     acknowledgments: Acknowledger,
     /// Resolutions under way; when none is left, `503`.
     resolutions: Semaphore,
     /// What each client network holds.
     clients: Arc<ClientBook>,
     /// The client networks a key check is under way for (one at a time each).
-    key_checking: Mutex<HashSet<Network>>,
+    key_checking: Arc<Mutex<HashSet<Network>>>,
     /// The address the server listens on, once it does.
     local: OnceLock<SocketAddr>,
     /// The newest entry of `ibi-resolver forget` dropped from the memory.
@@ -101,7 +104,8 @@ impl AppState {
         );
         Ok(AppState {
             clients: ClientBook::new(&config.limits),
-            key_checking: Mutex::new(HashSet::new()),
+            key_checking: Arc::new(Mutex::new(HashSet::new())),
+            key_checks_waiting: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             local: OnceLock::new(),
             forgotten: AtomicI64::new(forgotten),
             config,
@@ -110,7 +114,7 @@ impl AppState {
             archives: RwLock::new(Arc::new(archives)),
             slowdown: Mutex::new(Slowdown::new()),
             // argon2id works in 19 MiB per check.
-            key_checks: Semaphore::new(2),
+            key_checks: Arc::new(Semaphore::new(KEY_CHECKS)),
             acknowledgments,
             resolutions: Semaphore::new(config_resolutions),
         })
@@ -212,9 +216,11 @@ impl AppState {
     /// Whether `key` is the registered key of `serviceibi`. The check first waits the
     /// slowdown of wrong keys ([`Slowdown`]) from the client's network; one check at a
     /// time per network (another one meanwhile is refused at once, never queued), and
-    /// the wait holds none of the slots of the key checks themselves (argon2id works in
-    /// 19 MiB), so wrong keys from one network delay a check from another by one key
-    /// check at most.
+    /// the wait holds none of the slots of the key checks themselves, so wrong keys from
+    /// one network delay a check from another by one key check at most. A check is
+    /// counted as a failure before it is made (and the count cleared when the key is
+    /// right), and its work holds its slot and its network's turn to its end, so a
+    /// client that goes away escapes neither the slowdown nor the bound.
     pub async fn check_key(&self, serviceibi: &Ibi, key: &str, client: IpAddr) -> KeyCheck {
         let network = Network::of(client);
         let archive = ibi_key(serviceibi);
@@ -222,35 +228,44 @@ impl AppState {
             Ok(s) => s.wait(network, &archive, Instant::now()),
             Err(_) => Duration::from_secs(1),
         };
-        let Some(_turn) = KeyTurn::take(&self.key_checking, network) else {
-            return KeyCheck::Busy {
-                retry_after: (wait.as_secs_f64().ceil() as u64).max(1),
-            };
+        let busy = KeyCheck::Busy {
+            retry_after: (wait.as_secs_f64().ceil() as u64).max(1),
         };
-        tokio::time::sleep(wait).await;
-        let right = match self.key_checks.acquire().await {
-            Ok(_permit) => {
-                let ibi = serviceibi.clone();
-                let key = key.to_string();
-                // An unreadable registry verifies against no hash: a refusal after the
-                // same work.
-                self.with_registry(move |r| {
-                    let hash = r.key_hash(&ibi).ok().flatten();
-                    Ok(registry::verify_key(&key, hash.as_deref()))
-                })
-                .await
-                .unwrap_or(false)
-            }
-            Err(_) => false,
+        let Some(turn) = KeyTurn::take(&self.key_checking, network) else {
+            return busy;
         };
         if let Ok(mut s) = self.slowdown.lock() {
-            if right {
-                s.succeeded(network, &archive);
-            } else {
-                s.failed(network, &archive, Instant::now());
-            }
+            s.failed(network, &archive, Instant::now());
         }
+        tokio::time::sleep(wait).await;
+        let waiting = Waiting::enter(&self.key_checks_waiting);
+        if waiting.count > MAX_KEY_CHECKS_WAITING {
+            return busy;
+        }
+        let Ok(permit) = self.key_checks.clone().acquire_owned().await else {
+            return KeyCheck::Wrong { waited: wait };
+        };
+        drop(waiting);
+        // The stored hash is read under the registry's lock; the key is verified outside
+        // it, the slot and the turn held until the work ends, whoever waits for it.
+        let ibi = serviceibi.clone();
+        let hash = self
+            .with_registry(move |r| Ok(r.key_hash(&ibi).ok().flatten()))
+            .await
+            .unwrap_or(None);
+        let key = key.to_string();
+        // An unreadable registry verifies against no hash: a refusal after the same work.
+        let right = tokio::task::spawn_blocking(move || {
+            let right = registry::verify_key(&key, hash.as_deref());
+            drop((permit, turn));
+            right
+        })
+        .await
+        .unwrap_or(false);
         if right {
+            if let Ok(mut s) = self.slowdown.lock() {
+                s.succeeded(network, &archive);
+            }
             KeyCheck::Right
         } else {
             KeyCheck::Wrong { waited: wait }
@@ -315,28 +330,56 @@ pub enum KeyCheck {
     },
 }
 
+/// Key checks under way at once (argon2id works in 19 MiB per check).
+const KEY_CHECKS: usize = 2;
+/// Key checks that may wait for one of [`KEY_CHECKS`] at once; beyond, 429.
+const MAX_KEY_CHECKS_WAITING: usize = 64;
+
 /// A client network's turn to have a key checked, until dropped.
-struct KeyTurn<'a> {
-    checking: &'a Mutex<HashSet<Network>>,
+struct KeyTurn {
+    checking: Arc<Mutex<HashSet<Network>>>,
     network: Network,
 }
 
-impl<'a> KeyTurn<'a> {
+impl KeyTurn {
     /// The turn of `network`, unless one of its checks is under way.
-    fn take(checking: &'a Mutex<HashSet<Network>>, network: Network) -> Option<KeyTurn<'a>> {
+    fn take(checking: &Arc<Mutex<HashSet<Network>>>, network: Network) -> Option<KeyTurn> {
         let fresh = checking
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(network);
         // Made only when taken: a turn dropped gives its network's place back.
-        fresh.then(|| KeyTurn { checking, network })
+        fresh.then(|| KeyTurn {
+            checking: checking.clone(),
+            network,
+        })
     }
 }
 
-impl Drop for KeyTurn<'_> {
+impl Drop for KeyTurn {
     fn drop(&mut self) {
         let mut set = self.checking.lock().unwrap_or_else(|p| p.into_inner());
         set.remove(&self.network);
+    }
+}
+
+/// One of the key checks waiting for a slot, counted until dropped.
+struct Waiting<'a> {
+    waiting: &'a std::sync::atomic::AtomicUsize,
+    /// How many wait, this one included.
+    count: usize,
+}
+
+impl<'a> Waiting<'a> {
+    fn enter(waiting: &'a std::sync::atomic::AtomicUsize) -> Waiting<'a> {
+        let count = waiting.fetch_add(1, Ordering::Relaxed) + 1;
+        Waiting { waiting, count }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -841,17 +884,17 @@ async fn resolve(
             ),
         );
     };
-    // A resolution that will ask every Archive spends one of the client's misses.
-    let remembered = !url.requires_original() && state.engine.memory.is_fresh(&ibi_key(url.ibi()));
-    if !remembered {
-        if let Err(refused) = state.clients.miss(client) {
-            return throttled(state, page_lang, refused);
-        }
-    }
+    // Each round that asks every Archive spends one of the client network's misses.
+    let budget = Misses {
+        clients: &state.clients,
+        client,
+    };
     let archives = state.archives();
     let trace = match tokio::time::timeout(
         MAX_RESOLUTION,
-        state.engine.resolve(archives, url, &reader, !inspect),
+        state
+            .engine
+            .resolve(archives, url, &reader, !inspect, &budget),
     )
     .await
     {
@@ -867,6 +910,17 @@ async fn resolve(
         outcome_name(&trace.outcome),
         Duration::from_secs_f64(trace.ms / 1e3),
     );
+    if let Outcome::Throttled { retry_after } = trace.outcome {
+        // The inspection view too: it asks every Archive as a redirect does.
+        return throttled(
+            state,
+            page_lang,
+            Refused {
+                limit: "misses",
+                retry_after,
+            },
+        );
+    }
     if inspect {
         let json = headers
             .get(header::ACCEPT)
@@ -905,6 +959,18 @@ async fn resolve(
         _ => {}
     }
     (r, note)
+}
+
+/// The misses of the reader's client network, as a resolution spends them.
+struct Misses<'a> {
+    clients: &'a ClientBook,
+    client: IpAddr,
+}
+
+impl Budget for Misses<'_> {
+    fn fan_out(&self) -> Result<(), u64> {
+        self.clients.miss(self.client).map_err(|r| r.retry_after)
+    }
 }
 
 /// `status` with the resolver's identity pairs and `error {text}`: what an Archive's
@@ -966,6 +1032,7 @@ fn outcome_name(outcome: &Outcome) -> &'static str {
         Outcome::NoOriginal { .. } => "no_original",
         Outcome::Unverifiable { .. } => "unverifiable",
         Outcome::EditionChain { .. } => "edition_chain",
+        Outcome::Throttled { .. } => "throttled",
     }
 }
 
@@ -988,6 +1055,7 @@ fn summary(trace: &crate::resolve::Trace) -> String {
             )
         }
         Outcome::EditionChain { detail } => format!("edition chain: {detail}"),
+        Outcome::Throttled { .. } => "beyond the client network's misses".into(),
     }
 }
 
