@@ -1707,6 +1707,163 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
             location: None,
             failed: false,
         },
+        // User information.
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.01",
+            url: "http://user@evil.example/x".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.02",
+            url: "http://@evil.example/x".into(),
+            location: None,
+            failed: false,
+        },
+        // Backslashes.
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.03",
+            url: "http:\\\\evil.example/x".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.04",
+            url: "http://evil.example\\@127.0.0.1/x".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.05",
+            url: "http://127.0.0.1/a\\b".into(),
+            location: None,
+            failed: false,
+        },
+        // A backtick, quotes, angle brackets.
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.06",
+            url: "http://127.0.0.1/`x`".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.07",
+            url: "http://127.0.0.1/x'\"><svg/onload=alert(1)>".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.08",
+            url: "http://127.0.0.1/<script>alert(1)</script>".into(),
+            location: None,
+            failed: false,
+        },
+        // Other schemes.
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.09",
+            url: "JaVaScRiPt:alert(1)".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.10",
+            url: "vbscript:msgbox(1)".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.11",
+            url: "ftp://127.0.0.1/x".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.12",
+            url: "ws://127.0.0.1/x".into(),
+            location: None,
+            failed: false,
+        },
+        // Relative.
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.13",
+            url: "/x/y".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.14",
+            url: "../x".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.15",
+            url: "?x=1".into(),
+            location: None,
+            failed: false,
+        },
+        // No host, or not a URL.
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.16",
+            url: "http://".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.17",
+            url: "http://[::1/x".into(),
+            location: None,
+            failed: false,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.18",
+            url: "http://127.0.0.1:99999/x".into(),
+            location: None,
+            failed: false,
+        },
+        // A space, a tab, a DEL, text not ASCII: no pair list.
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.19",
+            url: "http://127.0.0.1/a b".into(),
+            location: None,
+            failed: true,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.20",
+            url: "http://127.0.0.1/a\tb".into(),
+            location: None,
+            failed: true,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.21",
+            url: "http://127.0.0.1/a\x7fb".into(),
+            location: None,
+            failed: true,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.22",
+            url: "http://ex\u{e4}mple.org/x".into(),
+            location: None,
+            failed: true,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.23",
+            url: "http://127.0.0.1/\u{e9}".into(),
+            location: None,
+            failed: true,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.24",
+            url: "http://127.0.0.1/\u{202e}fdp.exe".into(),
+            location: None,
+            failed: true,
+        },
+        LocationCase {
+            ibi: "urlib.net/www/2021/01.01.05.25",
+            url: "".into(),
+            location: None,
+            failed: true,
+        },
     ];
     let answers: Vec<(String, String)> = cases
         .iter()
@@ -1738,9 +1895,14 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
         "date",
     ];
     let mut found = 0;
+    let n = r.lines().len();
+    let mut answers = Vec::new();
     for c in &cases {
-        let n = r.lines().len();
-        let a = get(r.port, &format!("/{}", c.ibi));
+        answers.push(get(r.port, &format!("/{}", c.ibi)));
+    }
+    // One log line per request, in the order sent (each written before its answer).
+    let lines = r.lines_after(n, cases.len());
+    for ((c, a), line) in cases.iter().zip(&answers).zip(&lines) {
         let names: Vec<String> = a.headers().into_iter().map(|(n, _)| n).collect();
         assert!(
             names.iter().all(|n| allowed_headers.contains(&n.as_str())),
@@ -1748,7 +1910,7 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
             c.url,
             a.head
         );
-        let line = untimed(&r.one_line_after(n));
+        let line = untimed(line);
         match &c.location {
             Some(location) => {
                 found += 1;
