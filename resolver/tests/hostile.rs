@@ -208,6 +208,24 @@ impl Resolver {
         lines[before..].to_vec()
     }
 
+    /// The first `count` lines logged since there were `before`, once they are there
+    /// (waiting at most [`QUICKLY`]), whatever follows them.
+    fn first_lines_after(&self, before: usize, count: usize) -> Vec<String> {
+        let deadline = Instant::now() + QUICKLY;
+        loop {
+            let lines = self.lines();
+            if lines.len() >= before + count {
+                return lines[before..before + count].to_vec();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "fewer than {count} log lines:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// `ibi-resolver COMMAND … --config` of this resolver.
     fn command(&self, args: &[&str], stdin: &str) -> Ran {
         let mut all = args.to_vec();
@@ -1225,6 +1243,282 @@ fn hostile_requests_get_well_formed_answers_and_one_clean_log_line_each() {
         "{log}"
     );
     assert_eq!(log.lines().count(), cases.len() + 1, "{log}");
+    r.assert_alive();
+}
+
+/// Sends `request` as is on a new connection and reads every answer until the server
+/// closes it (at most 30 s: the hang guard of a server waiting for more).
+fn answers_to(port: u16, request: &[u8]) -> Vec<Answer> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    // All at once: the server reads the whole of it before it answers or refuses.
+    let _ = s.write_all(request);
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!(
+                "reading the answers: {e}\n{}",
+                String::from_utf8_lossy(&raw)
+            ),
+        }
+    }
+    let mut answers = Vec::new();
+    let mut rest = &raw[..];
+    while !rest.is_empty() {
+        let end = rest
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .unwrap_or_else(|| panic!("a cut answer: {:?}", String::from_utf8_lossy(rest)));
+        let head = String::from_utf8_lossy(&rest[..end]).to_ascii_lowercase();
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or_else(|| panic!("an answer without a length: {head}"));
+        answers.push(parse_answer(&rest[..end + 4 + len]));
+        rest = &rest[end + 4 + len..];
+    }
+    answers
+}
+
+/// Bytes that one reading of HTTP/1.1 takes for one request and another reading for two
+/// (a front end and the resolver disagreeing on where a request ends), and heads spelt to
+/// make them disagree: each is refused (400, the connection closed) or answered as one
+/// request, and the request hidden inside is never answered nor logged. A last request
+/// on the same connection (`Connection: close`) shows where the resolver thinks the
+/// hostile one ended: answered, it proves the connection was read as two requests in the
+/// right places; unanswered, that the connection was closed after the first.
+#[test]
+fn request_smuggling_is_refused_or_read_as_one_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Resolver::start(&write_config(dir.path(), LOOPBACK));
+    let hidden = b"GET /8JMKD3MGP8W/SMUGGLED HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".to_vec();
+    let n = hidden.len();
+    let head = |lines: &str| {
+        format!("GET /8JMKD3MGP8W/35MME4E HTTP/1.1\r\nHost: 127.0.0.1\r\n{lines}\r\n").into_bytes()
+    };
+    let cat = |parts: &[&[u8]]| parts.concat();
+    // The hidden request as the one chunk of a chunked body.
+    let chunked = cat(&[format!("{n:x}\r\n").as_bytes(), &hidden, b"\r\n0\r\n\r\n"]);
+    let end_then_hidden = cat(&[b"0\r\n\r\n", &hidden]);
+    let last = b"GET /LK47B6W/362SFKH HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+    let answered =
+        "127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E\" 404 Tms not found (0 asked, 0 did not answer)";
+    let last_answered =
+        "127.0.0.1 \"GET /LK47B6W/362SFKH\" 404 Tms not found (0 asked, 0 did not answer)";
+    let refused = |why: &str| format!("127.0.0.1 \"-\" 400 Tms {why}");
+    let bad_length = refused("invalid content-length parsed");
+    let bad_te = refused("invalid transfer-encoding parsed");
+    let bad_header = refused("invalid HTTP header parsed");
+    // (what, request, the log lines of the connection: one per answer)
+    let cases: Vec<(&str, Vec<u8>, Vec<String>)> = vec![
+        // Content-Length against Content-Length.
+        (
+            "two lengths",
+            cat(&[&head(&format!("Content-Length: 0\r\nContent-Length: {n}\r\n")), &hidden]),
+            vec![bad_length.clone()],
+        ),
+        (
+            "two lengths in one line",
+            cat(&[&head(&format!("Content-Length: 0, {n}\r\n")), &hidden]),
+            vec![bad_length.clone()],
+        ),
+        (
+            "the same length in one line twice",
+            cat(&[&head(&format!("Content-Length: {n}, {n}\r\n")), &hidden]),
+            vec![bad_length.clone()],
+        ),
+        (
+            "the same length twice: one body",
+            cat(&[&head(&format!("Content-Length: {n}\r\nContent-Length: {n}\r\n")), &hidden, last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+        ("a negative length", cat(&[&head("Content-Length: -1\r\n"), &hidden]), vec![bad_length.clone()]),
+        ("a signed length", cat(&[&head(&format!("Content-Length: +{n}\r\n")), &hidden]), vec![bad_length.clone()]),
+        ("a hexadecimal length", cat(&[&head(&format!("Content-Length: 0x{n:x}\r\n")), &hidden]), vec![bad_length.clone()]),
+        // Content-Length against Transfer-Encoding, in either order: read as chunked,
+        // and the connection closed after the answer.
+        (
+            "CL.TE",
+            cat(&[
+                &head(&format!("Content-Length: {}\r\nTransfer-Encoding: chunked\r\n", end_then_hidden.len())),
+                &end_then_hidden,
+                last,
+            ]),
+            vec![answered.into()],
+        ),
+        (
+            "TE.CL",
+            cat(&[
+                &head(&format!("Transfer-Encoding: chunked\r\nContent-Length: {}\r\n", end_then_hidden.len())),
+                &end_then_hidden,
+                last,
+            ]),
+            vec![answered.into()],
+        ),
+        (
+            "a short length beside chunked",
+            cat(&[&head("Content-Length: 4\r\nTransfer-Encoding: chunked\r\n"), &chunked, last]),
+            vec![answered.into()],
+        ),
+        // A body on a GET is the request's, never another request.
+        (
+            "a chunked body on a GET",
+            cat(&[&head("Transfer-Encoding: chunked\r\n"), &chunked, last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+        (
+            "chunked in capitals",
+            cat(&[&head("Transfer-Encoding: CHUNKED\r\n"), &chunked, last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+        (
+            "a body of a given length on a GET",
+            cat(&[&head(&format!("Content-Length: {n}\r\n")), &hidden, last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+        (
+            "a chunk size beyond 64 bits",
+            cat(&[&head("Transfer-Encoding: chunked\r\n"), b"fffffffffffffffffff\r\n", &hidden, last]),
+            vec![answered.into()],
+        ),
+        (
+            "a chunk extension holding a line break",
+            cat(&[
+                &head("Transfer-Encoding: chunked\r\n"),
+                format!("{n:x};x=\"a\r\n\"\r\n").as_bytes(),
+                &hidden,
+                b"\r\n0\r\n\r\n",
+                last,
+            ]),
+            vec![answered.into()],
+        ),
+        // Transfer-Encoding spelt so that one reading takes it and another does not.
+        ("not chunked", cat(&[&head("Transfer-Encoding: xchunked\r\n"), &chunked]), vec![bad_te.clone()]),
+        ("chunked, then another coding", cat(&[&head("Transfer-Encoding: chunked, identity\r\n"), &chunked]), vec![bad_te.clone()]),
+        (
+            "chunked, then another coding on a second line",
+            cat(&[&head("Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n"), &chunked]),
+            vec![bad_te.clone()],
+        ),
+        ("a space before the colon", cat(&[&head("Transfer-Encoding : chunked\r\n"), &chunked]), vec![bad_header.clone()]),
+        ("a vertical tab before the value", cat(&[&head("Transfer-Encoding:\x0bchunked\r\n"), &chunked]), vec![bad_header.clone()]),
+        (
+            "chunked in HTTP/1.0",
+            cat(&[
+                b"GET /8JMKD3MGP8W/35MME4E HTTP/1.0\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                &chunked,
+            ]),
+            vec![refused("unexpected transfer-encoding parsed")],
+        ),
+        // Folded lines (obs-fold).
+        ("a folded header", head("X-A: a\r\n b\r\n"), vec![bad_header.clone()]),
+        (
+            "a folded length",
+            cat(&[&head(&format!("Content-Length: 0\r\n {n}\r\n")), &hidden]),
+            vec![bad_header.clone()],
+        ),
+        ("a folded Transfer-Encoding", cat(&[&head(" Transfer-Encoding: chunked\r\n"), &chunked]), vec![bad_header.clone()]),
+        // Bare line breaks: LF ends a line as CRLF does; a bare CR is refused.
+        (
+            "lines ending in LF",
+            cat(&[b"GET /8JMKD3MGP8W/35MME4E HTTP/1.1\nHost: 127.0.0.1\n\n", last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+        (
+            "a length after a bare LF",
+            cat(&[&head(&format!("X-A: a\nContent-Length: {n}\r\n")), &hidden, last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+        (
+            "a length after a bare CR",
+            cat(&[&head(&format!("X-A: a\rContent-Length: {n}\r\n")), &hidden, last]),
+            vec![bad_header.clone()],
+        ),
+        ("a NUL in a header", head("X-A: a\0b\r\n"), vec![bad_header.clone()]),
+        // Targets of a proxy: only the path counts, or the path is refused.
+        (
+            "an absolute target",
+            cat(&[b"GET http://evil.example/8JMKD3MGP8W/35MME4E HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+        (
+            "an absolute https target with a port",
+            cat(&[b"GET https://evil.example:443/8JMKD3MGP8W/35MME4E HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+        (
+            "an authority target",
+            cat(&[b"GET 127.0.0.1:80 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", last]),
+            vec![
+                "127.0.0.1 \"GET \" 400 Tms the path does not start with /".into(),
+                last_answered.into(),
+            ],
+        ),
+        (
+            "an asterisk target",
+            cat(&[b"GET * HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", last]),
+            vec![
+                "127.0.0.1 \"GET *\" 400 Tms the path does not start with /".into(),
+                last_answered.into(),
+            ],
+        ),
+        // Host conflicts: the resolver reads no Host, so each is the plain request.
+        (
+            "two Hosts",
+            cat(&[b"GET /8JMKD3MGP8W/35MME4E HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n", last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+        (
+            "another Host",
+            cat(&[b"GET /8JMKD3MGP8W/35MME4E HTTP/1.1\r\nHost: evil.example\r\n\r\n", last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+        (
+            "no Host",
+            cat(&[b"GET /8JMKD3MGP8W/35MME4E HTTP/1.1\r\n\r\n", last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+        (
+            "an absolute target against the Host",
+            cat(&[b"GET http://evil.example/8JMKD3MGP8W/35MME4E HTTP/1.1\r\nHost: other.example\r\n\r\n", last]),
+            vec![answered.into(), last_answered.into()],
+        ),
+    ];
+    let plain = get(r.port, "/8JMKD3MGP8W/35MME4E");
+    assert_eq!(plain.status, 404);
+    let first = r.lines().len();
+    let mut n = first;
+    for (what, request, lines) in &cases {
+        let answers = answers_to(r.port, request);
+        // A line more than expected (a hidden request answered, or refused after the
+        // connection's end) shows as the wrong line of the next case, or in the count
+        // at the end.
+        let logged: Vec<String> = r
+            .first_lines_after(n, lines.len())
+            .iter()
+            .map(|l| untimed(l))
+            .collect();
+        let expected: Vec<String> = lines.iter().map(|l| format!("ibi-resolver: {l}")).collect();
+        assert_eq!(logged, expected, "{what}");
+        let statuses: Vec<u16> = answers.iter().map(|a| a.status).collect();
+        let wanted: Vec<u16> = lines
+            .iter()
+            .map(|l| if l.contains(" 404 ") { 404 } else { 400 })
+            .collect();
+        assert_eq!(statuses, wanted, "{what}");
+        // The hostile request's answer, when it got one, is the plain request's.
+        if wanted[0] == 404 {
+            assert_eq!(answers[0].body, plain.body, "{what}");
+        }
+        n += lines.len();
+    }
+    r.lines_after(first, n - first);
+    assert!(!r.log().contains("SMUGGLED"), "{}", r.log());
     r.assert_alive();
 }
 
