@@ -2770,6 +2770,112 @@ fn a_request_still_under_way_when_another_archive_answered_ends_and_counts() {
     );
 }
 
+/// An inclusion or exclusion request for an Archive that is not registered and one with a
+/// wrong key get the same answer: status, headers (but the date) and body, byte for
+/// byte. Each comes from its own client network (through a trusted proxy), so that none
+/// waits for another's wrong keys.
+#[test]
+fn an_unknown_archive_and_a_wrong_key_get_the_same_403() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("resolver.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"http://127.0.0.1\"\nlisten = \"127.0.0.1:0\"\ndatabase = \"registry.sqlite\"\ntrustedproxies = [\"127.0.0.1/32\"]\n{UNBOUNDED_CLIENT}[archives]\n{LOOPBACK}"
+        ),
+    )
+    .unwrap();
+    let mut r = Resolver::start(&config);
+    let peer = archive(|_, s| answer_200(s, b""));
+    let ran = r.command(
+        &["register", SERVICE, "--email", "archive-admin@example.org"],
+        KEY,
+    );
+    assert_eq!(ran.code, 0, "{}", ran.err);
+    const WRONG: &str = "9999999999";
+    // (subject, service IBI, key, the reader's network)
+    let requests = [
+        ("inclusionRequest", SERVICE, WRONG, "203.0.113.7"),
+        (
+            "inclusionRequest",
+            "urlib.net/www/2012/01.01.01.09",
+            KEY,
+            "198.51.100.7",
+        ),
+        (
+            "inclusionRequest",
+            "urlib.net/www/2012/01.01.01.10",
+            WRONG,
+            "192.0.2.7",
+        ),
+        ("exclusionRequest", SERVICE, WRONG, "100.64.1.7"),
+        (
+            "exclusionRequest",
+            "urlib.net/www/2012/01.01.01.11",
+            KEY,
+            "100.64.2.7",
+        ),
+        (
+            "exclusionRequest",
+            "urlib.net/www/2012/01.01.01.12",
+            WRONG,
+            "100.64.3.7",
+        ),
+    ];
+    let n = r.lines().len();
+    let answers: Vec<Answer> = requests
+        .iter()
+        .map(|(subject, service, key, reader)| {
+            get_with(
+                r.port,
+                &format!(
+                    "/{RESOLVER_IBI}?servicesubject={subject}&archiveaddress={}&archiveserviceibi={service}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress=archive-admin@example.org&registrationkey={key}",
+                    peer.addr
+                ),
+                &format!("X-Forwarded-For: {reader}\r\n"),
+            )
+        })
+        .collect();
+    let undated = |a: &Answer| -> String {
+        a.head
+            .split("\r\n")
+            .filter(|l| !l.to_ascii_lowercase().starts_with("date: "))
+            .collect::<Vec<_>>()
+            .join("\r\n")
+    };
+    for (a, request) in answers.iter().zip(&requests) {
+        assert_eq!(
+            undated(a),
+            "HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\ncontent-length: 51\r\nconnection: close",
+            "{request:?}"
+        );
+        assert!(a.header("date").is_some());
+        assert_eq!(
+            a.body, b"error {unknown Archive or wrong registration key}\r\n",
+            "{request:?}"
+        );
+    }
+    // The log tells the operator no more: the same note for each.
+    for (line, (_, service, _, reader)) in r.lines_after(n, requests.len()).iter().zip(&requests) {
+        let id = service.to_string();
+        let prefix = format!("ibi-resolver: {reader} \"GET /{RESOLVER_IBI}?servicesubject=");
+        let note = format!("403 Tms {id}: refused (unregistered or wrong key) after waiting ");
+        let line = untimed(line);
+        assert!(
+            line.starts_with(&prefix) && line.contains(&note) && line.ends_with(" ms"),
+            "{line}"
+        );
+    }
+    // SERVICE is registered and was not included; no Archive was asked to confirm.
+    let listed = r.command(&["archives", "--csv"], "");
+    assert_eq!(
+        listed.out.lines().skip(1).collect::<Vec<_>>(),
+        [format!("{SERVICE},-,no,-,-,0,no,-,-,archive-admin@example.org,0").as_str()]
+    );
+    assert_eq!(peer.connections(), 0);
+    r.assert_alive();
+}
+
 #[test]
 fn key_checks_give_their_memory_back() {
     // Each registration key is checked with argon2id, which works in 19 MiB. Inclusion
