@@ -26,6 +26,9 @@ const SERVICE: &str = "urlib.net/www/2012/01.01.01.01";
 const KEY: &str = "1234567890";
 /// What a command that fails or a server that starts must take at most.
 const QUICKLY: Duration = Duration::from_secs(10);
+/// How long a test waits for an event before it calls the process hung and fails (as
+/// `HANG_GUARD` of the workspace's tests/common): a guard, no bound on speed.
+const HANG_GUARD: Duration = Duration::from_secs(120);
 
 // ---------------------------------------------------------------------------------------
 // Processes
@@ -863,6 +866,324 @@ fn a_damaged_or_foreign_registry_is_refused_by_every_command_and_by_serve() {
             "{args:?}"
         );
     }
+}
+
+/// GET `target` on a new connection: `None` when no connection could be made, else the
+/// answer, or `None` when the server was gone before giving a whole one.
+fn try_get(port: u16, target: &str) -> Option<Option<Answer>> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    let mut answer = || {
+        s.set_read_timeout(Some(QUICKLY)).ok()?;
+        s.write_all(
+            format!("GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .ok()?;
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).ok()?;
+        let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
+        let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length: "))
+            .and_then(|l| l.trim().parse().ok())?;
+        (raw.len() == end + 4 + len).then(|| parse_answer(&raw))
+    };
+    Some(answer())
+}
+
+/// What the worker of [`a_kill_at_any_instant_leaves_a_whole_registry`] tells.
+enum Work {
+    /// A `register` was started.
+    Started,
+    /// An inclusion request was sent.
+    Including,
+    /// A registration and its inclusion request ended.
+    Done,
+    /// The worker stopped.
+    Ended,
+}
+
+/// What the worker saw acknowledged: Archives `register` said it registered, Archives
+/// the resolver said it included, and every one it tried (service IBI, e-mail).
+#[derive(Default)]
+struct Acknowledged {
+    registered: std::collections::BTreeSet<String>,
+    included: std::collections::BTreeSet<String>,
+    tried: std::collections::BTreeMap<String, String>,
+    /// `register` commands killed, and inclusion requests left unanswered by a kill.
+    registers_killed: usize,
+    inclusions_cut: usize,
+}
+
+/// `kill -9` of `ibi-resolver serve`, 30 times at random instants while Archives are
+/// registered (by `ibi-resolver register`, a process of its own) and included (by the
+/// server) in a loop; one time in three the `register` under way is killed too. After
+/// each kill the registry opens (`archives` and the next `serve`), SQLite finds it intact
+/// (`PRAGMA integrity_check`), and every row is whole: an Archive is absent, registered
+/// (its e-mail and key hash, nothing of an inclusion), or included (all its inclusion's
+/// fields), and every registration or inclusion that was acknowledged is there.
+#[test]
+fn a_kill_at_any_instant_leaves_a_whole_registry() {
+    use rustix::process::{waitid, Pid, WaitId, WaitIdOptions};
+    use std::sync::mpsc;
+    use std::sync::Mutex;
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), LOOPBACK);
+    let db = dir.path().join("registry.sqlite");
+    // An Archive that takes 5 ms to confirm its inclusion: the resolver's work on an
+    // inclusion has a step outside itself for a kill to land in.
+    let peer = Peer::start(|target, s| {
+        if target.contains("servicesubject=inclusionConfirmationRequest") {
+            std::thread::sleep(Duration::from_millis(5));
+            answer_200(s, b"confirmation yes\r\n");
+        }
+    });
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    eprintln!("random seed {seed}");
+    let mut random = move |bound: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % bound
+    };
+    let seen = Arc::new(Mutex::new(Acknowledged::default()));
+    let serial = Arc::new(AtomicUsize::new(0));
+    // How long the last inclusion request took to be answered, in µs.
+    let inclusion_us = Arc::new(AtomicUsize::new(30_000));
+    const ROUNDS: usize = 30;
+    for round in 0..ROUNDS {
+        let mut r = Resolver::start(&config);
+        // The register command under way, not yet reaped (so its pid is still its own).
+        let running: Arc<Mutex<Option<Child>>> = Arc::new(Mutex::new(None));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tell, told) = mpsc::channel();
+        let worker = {
+            let (running, stop, seen, serial, inclusion_us) = (
+                running.clone(),
+                stop.clone(),
+                seen.clone(),
+                serial.clone(),
+                inclusion_us.clone(),
+            );
+            let (port, config, address) = (r.port, config.clone(), peer.addr.to_string());
+            std::thread::spawn(move || {
+                while !stop.load(Ordering::SeqCst) {
+                    let n = serial.fetch_add(1, Ordering::SeqCst);
+                    let ibi = format!(
+                        "urlib.net/www/2013/01.{:02}.{:02}.{:02}",
+                        1 + n / 1440,
+                        n % 1440 / 60,
+                        n % 60
+                    );
+                    let email = format!("a{n}@example.org");
+                    seen.lock()
+                        .unwrap()
+                        .tried
+                        .insert(ibi.clone(), email.clone());
+                    let mut child = Command::new(BIN)
+                        .args(["register", &ibi, "--email", &email, "--config"])
+                        .arg(&config)
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::null())
+                        .spawn()
+                        .unwrap();
+                    let _ = child
+                        .stdin
+                        .take()
+                        .unwrap()
+                        .write_all(format!("{KEY}\n").as_bytes());
+                    let pid = Pid::from_child(&child);
+                    *running.lock().unwrap() = Some(child);
+                    let _ = tell.send(Work::Started);
+                    // Its end, leaving it to be reaped once taken back.
+                    waitid(
+                        WaitId::Pid(pid),
+                        WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+                    )
+                    .unwrap();
+                    let out = running
+                        .lock()
+                        .unwrap()
+                        .take()
+                        .unwrap()
+                        .wait_with_output()
+                        .unwrap();
+                    if std::os::unix::process::ExitStatusExt::signal(&out.status)
+                        == Some(libc::SIGKILL)
+                    {
+                        seen.lock().unwrap().registers_killed += 1;
+                    }
+                    if out.status.success() {
+                        assert_eq!(
+                            String::from_utf8_lossy(&out.stdout),
+                            format!("registered {ibi}\n")
+                        );
+                        seen.lock().unwrap().registered.insert(ibi.clone());
+                    }
+                    let _ = tell.send(Work::Including);
+                    let sent = Instant::now();
+                    let answer = try_get(
+                        port,
+                        &format!(
+                            "/{RESOLVER_IBI}?servicesubject=inclusionRequest&archiveaddress={address}&archiveserviceibi={ibi}&archiveip=127.0.0.1&archiveprotocol=HTTP&archiveplatformversion=1&archiveadmemailaddress={email}&registrationkey={KEY}"
+                        ),
+                    );
+                    match answer {
+                        Some(Some(a)) if a.status == 200 => {
+                            assert_eq!(a.text(), INCLUDED);
+                            inclusion_us
+                                .store(sent.elapsed().as_micros() as usize, Ordering::SeqCst);
+                            seen.lock().unwrap().included.insert(ibi);
+                        }
+                        // Not registered: its register was killed.
+                        Some(Some(a)) => assert_eq!(a.status, 403, "{}", a.text()),
+                        // The server was killed while it worked on the request.
+                        Some(None) => {
+                            seen.lock().unwrap().inclusions_cut += 1;
+                            break;
+                        }
+                        // The server is gone.
+                        None => break,
+                    }
+                    let _ = tell.send(Work::Done);
+                }
+                let _ = tell.send(Work::Ended);
+            })
+        };
+        // The instant: up to 40 ms into the 1st to 3rd register (when it is to be killed
+        // too), or after the 1st to 3rd inclusion request was sent, within the time the
+        // last one took to be answered.
+        let kill_register = round % 3 == 2;
+        let nth = 1 + random(3);
+        let mut seen_events = 0;
+        while seen_events < nth {
+            match told.recv_timeout(HANG_GUARD) {
+                Ok(Work::Started) if kill_register => seen_events += 1,
+                Ok(Work::Including) if !kill_register => seen_events += 1,
+                Ok(Work::Ended) | Err(_) => panic!("the worker stopped:\n{}", r.log()),
+                Ok(_) => {}
+            }
+        }
+        let within = if kill_register {
+            40_000
+        } else {
+            inclusion_us.load(Ordering::SeqCst) as u64
+        };
+        std::thread::sleep(Duration::from_micros(random(within.max(1))));
+        if kill_register {
+            if let Some(child) = running.lock().unwrap().as_mut() {
+                child.kill().unwrap();
+            }
+        }
+        r.child.kill().unwrap();
+        r.child.wait().unwrap();
+        stop.store(true, Ordering::SeqCst);
+        loop {
+            match told.recv_timeout(HANG_GUARD) {
+                Ok(Work::Ended) => break,
+                Ok(_) => {}
+                Err(e) => panic!("the worker did not stop ({e})"),
+            }
+        }
+        worker.join().unwrap();
+        // The registry, as the next command finds it.
+        let listed = run(
+            &["archives", "--csv", "--config", config.to_str().unwrap()],
+            "",
+        );
+        assert_eq!(listed.code, 0, "round {round}: {}", listed.err);
+        let mut lines = listed.out.lines();
+        assert_eq!(
+            lines.next(),
+            Some("serviceibi,address,included,confirmation,lastsuccess,failures,dormant,latencyms,changed,email,conflicts")
+        );
+        let seen = seen.lock().unwrap();
+        let mut listed_ibis = std::collections::BTreeSet::new();
+        let mut included_ibis = std::collections::BTreeSet::new();
+        for line in lines {
+            let f: Vec<&str> = line.split(',').collect();
+            assert_eq!(f.len(), 11, "round {round}: {line}");
+            let email = seen.tried.get(f[0]);
+            assert_eq!(
+                email.map(String::as_str),
+                Some(f[9]),
+                "round {round}: {line}"
+            );
+            assert_eq!(
+                (f[5], f[6], f[7], f[10]),
+                ("0", "no", "-", "0"),
+                "round {round}: {line}"
+            );
+            match f[2] {
+                "no" => assert_eq!(
+                    (f[1], f[3], f[4], f[8]),
+                    ("-", "-", "-", "-"),
+                    "round {round}: {line}"
+                ),
+                "yes" => {
+                    assert_eq!(
+                        (f[1], f[3]),
+                        (peer.addr.to_string().as_str(), "successful"),
+                        "round {round}: {line}"
+                    );
+                    assert!(f[4].ends_with('Z') && f[4] == f[8], "round {round}: {line}");
+                    included_ibis.insert(f[0].to_string());
+                }
+                other => panic!("round {round}: included {other:?}: {line}"),
+            }
+            listed_ibis.insert(f[0].to_string());
+        }
+        assert!(
+            seen.registered.is_subset(&listed_ibis),
+            "round {round}: registered {:?}, listed {listed_ibis:?}",
+            seen.registered
+        );
+        assert!(
+            seen.included.is_subset(&included_ibis),
+            "round {round}: included {:?}, listed {included_ibis:?}",
+            seen.included
+        );
+        // SQLite's own check, and the columns `archives` does not show.
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let check: String = conn
+            .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(check, "ok", "round {round}");
+        let mut stmt = conn
+            .prepare("SELECT keyhash, registered FROM archives")
+            .unwrap();
+        let rows: Vec<(String, String)> = stmt
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(rows.len(), listed_ibis.len());
+        for (hash, registered) in rows {
+            assert!(
+                hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"),
+                "{hash}"
+            );
+            assert!(registered.ends_with('Z'), "{registered}");
+        }
+    }
+    let seen = seen.lock().unwrap();
+    eprintln!(
+        "{ROUNDS} kills: {} Archives tried, {} registered, {} included, {} register commands killed, {} inclusion requests cut",
+        seen.tried.len(),
+        seen.registered.len(),
+        seen.included.len(),
+        seen.registers_killed,
+        seen.inclusions_cut,
+    );
+    // Kills did land inside both.
+    assert!(seen.registers_killed > 0 && seen.inclusions_cut > 0);
 }
 
 #[test]
