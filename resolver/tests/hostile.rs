@@ -2190,6 +2190,292 @@ fn redirects_from_archives_are_never_followed() {
     r.assert_alive();
 }
 
+/// Values hostile to HTML that an Archive may answer (words of a pair list: visible
+/// ASCII, no brace) and a reader may send (percent-encoded in the path or query, as they
+/// are in a header).
+const HOSTILE_WORDS: [&str; 40] = [
+    "<script>alert(1)</script>",
+    "\"><script>alert(1)</script>",
+    "'><script>alert(1)</script>",
+    "<img/src=x/onerror=alert(1)>",
+    "\"onmouseover=\"alert(1)",
+    "'onmouseover='alert(1)",
+    "javascript:alert(1)",
+    "</code><script>alert(1)</script><code>",
+    "</title><script>alert(1)</script>",
+    "</pre></td></tr></table><script>alert(1)</script>",
+    "</li></ul><script>alert(1)</script>",
+    "</p><h1>forged</h1><p>",
+    "<!--",
+    "-->",
+    "<![CDATA[<script>alert(1)</script>]]>",
+    "<svg/onload=alert(1)>",
+    "<iframe/src=\"javascript:alert(1)\"></iframe>",
+    "<a/href=\"javascript:alert(1)\">x</a>",
+    "<meta/http-equiv=\"refresh\"/content=\"0;url=javascript:alert(1)\">",
+    "<base/href=\"//evil.example/\">",
+    "<style>@import'//evil.example/x.css';</style>",
+    "<form/action=//evil.example/><button>x</button></form>",
+    "<body/onload=alert(1)>",
+    "<script/src=//evil.example/x.js></script>",
+    "&lt;script&gt;alert(1)&lt;/script&gt;",
+    "&#60;script&#62;",
+    "&#x3C;script&#x3E;",
+    "&quot;&#39;&amp;",
+    "%3Cscript%3Ealert(1)%3C/script%3E",
+    "\\u003cscript\\u003e",
+    "`alert(1)`",
+    "<<script>>",
+    "<scr<script>ipt>alert(1)</script>",
+    "'\"--></style></script><script>alert(1)</script>",
+    "x\"y'z<w>&v",
+    "<",
+    ">",
+    "\"",
+    "'",
+    "&",
+];
+
+/// `s` escaped as the resolver's pages escape text (`ibi_archive::markup::escape_html`).
+fn escape_html(s: &str) -> String {
+    ibi_archive::markup::escape_html(s)
+}
+
+/// The tags of an HTML page, in order, and its text between them.
+fn tags_and_text(html: &str) -> (Vec<String>, String) {
+    let (mut tags, mut text) = (Vec::new(), String::new());
+    let mut rest = html;
+    while let Some(open) = rest.find('<') {
+        text.push_str(&rest[..open]);
+        let close = rest[open..].find('>').map_or(rest.len(), |c| open + c + 1);
+        tags.push(rest[open..close].to_string());
+        rest = &rest[close..];
+    }
+    text.push_str(rest);
+    (tags, text)
+}
+
+/// The tags the resolver's pages are made of (the links' URLs aside).
+const PAGE_TAGS: [&str; 36] = [
+    "<!DOCTYPE html>",
+    "<html lang=\"en\">",
+    "<html lang=\"pt-BR\">",
+    "</html>",
+    "<head>",
+    "</head>",
+    "<meta charset=\"utf-8\">",
+    "<meta name=\"viewport\" content=\"width=device-width\">",
+    "<title>",
+    "</title>",
+    "<body>",
+    "</body>",
+    "<h1>",
+    "</h1>",
+    "<h2>",
+    "</h2>",
+    "<p>",
+    "</p>",
+    "<code>",
+    "</code>",
+    "<pre>",
+    "</pre>",
+    "<table>",
+    "</table>",
+    "<tr>",
+    "</tr>",
+    "<th>",
+    "</th>",
+    "<td>",
+    "</td>",
+    "<br>",
+    "<ul>",
+    "</ul>",
+    "<li>",
+    "</li>",
+    "</a>",
+];
+
+/// Fails unless `page` is made only of the resolver's own tags (as `like`, a page of the
+/// same kind with a plain value, is, when given), and its text holds no `<`, `>`, `"` or
+/// `'`: whatever was put in it stayed text.
+fn assert_inert(page: &Answer, like: Option<&Answer>, what: &str) {
+    let body = page.text();
+    let (tags, text) = tags_and_text(&body);
+    for tag in &tags {
+        assert!(
+            PAGE_TAGS.contains(&tag.as_str()),
+            "{what}: {tag:?} in\n{body}"
+        );
+    }
+    assert!(!text.contains(['<', '>', '"', '\'']), "{what}:\n{body}");
+    if let Some(like) = like {
+        assert_eq!(page.status, like.status, "{what}:\n{body}");
+        assert_eq!(tags, tags_and_text(&like.text()).0, "{what}:\n{body}");
+    }
+    assert_eq!(
+        page.header("content-type").as_deref(),
+        Some("text/html; charset=utf-8"),
+        "{what}"
+    );
+    assert_eq!(
+        page.header("content-security-policy").as_deref(),
+        Some("default-src 'none'; style-src 'unsafe-inline'"),
+        "{what}"
+    );
+}
+
+/// The inspection view with the times it shows (`resolved in 1.2 ms`, the column of
+/// milliseconds) written `T`.
+fn untimed_page(html: &str) -> String {
+    let mut page = html.to_string();
+    for (before, after) in [
+        (" resolved in ", " ms</p>"),
+        ("</td><td>", "</td><td><pre>"),
+    ] {
+        let mut out = String::new();
+        let mut rest = page.as_str();
+        while let Some(i) = rest.find(before) {
+            let start = i + before.len();
+            out.push_str(&rest[..start]);
+            rest = &rest[start..];
+            let n = rest
+                .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+                .unwrap_or(rest.len());
+            if n > 0 && rest[n..].starts_with(after) {
+                out.push('T');
+                rest = &rest[n..];
+            }
+        }
+        out.push_str(rest);
+        page = out;
+    }
+    page
+}
+
+/// A request target made with a value.
+type Target = fn(&str) -> String;
+
+const DELETED_ITEM: &str = "urlib.net/www/2021/01.01.06.01";
+const GARBLED_ITEM: &str = "urlib.net/www/2021/01.01.06.02";
+
+/// Hostile values where the resolver shows what a reader or an Archive gave: the reader's
+/// path (decoded into the 400 page's explanation), query and Accept-Language, the file
+/// path in the inspection view; an Archive's pairs in the inspection view, its tombstone's
+/// date on the 410 page, its garbled answer in the inspection view's detail. Every page
+/// keeps its own markup and nothing else, and where the value is shown as it was given,
+/// the page is byte for byte the plain one with the value escaped.
+#[test]
+fn hostile_values_from_readers_and_archives_stay_text_on_every_page() {
+    use std::sync::Mutex;
+    const MARK: &str = "MARKED_VALUE";
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = Resolver::start(&write_config(dir.path(), &every_archive_asked(0)));
+    // What the hostile Archive says now.
+    let value = Arc::new(Mutex::new(MARK.to_string()));
+    let said = value.clone();
+    let peer = archive(move |ibi, s| {
+        let v = said.lock().unwrap().clone();
+        match ibi {
+            DELETED_ITEM => answer_200(
+                s,
+                format!("state Deleted\r\ntimestamp {v}\r\n{v} {v}\r\n").as_bytes(),
+            ),
+            GARBLED_ITEM => answer_200(s, format!("state {v} {{\r\n").as_bytes()),
+            _ => answer_200(s, b""),
+        }
+    });
+    assert_eq!(r.include(&peer.addr.to_string()).text(), INCLUDED);
+    let port = r.port;
+    let page = |target: &str, headers: &str| get_with(port, target, headers);
+    let home_en = page("/", "");
+    let home_pt = page("/", "Accept-Language: pt-BR\r\n");
+    assert_ne!(home_en.body, home_pt.body);
+    // Reader's slots: the target with the value in it.
+    let reader_slots: [(&str, Target); 7] = [
+        ("IBIp", |v| format!("/8JMKD3MGP8W/{v}")),
+        ("rep", |v| format!("/a.b/{v}/2020/01.01.01.01")),
+        ("language", |v| format!("/8JMKD3MGP8W/35MME4E+({v})")),
+        ("verb", |v| {
+            format!("/8JMKD3MGP8W/35MME4E?ibiurl.verblist={v}")
+        }),
+        ("status", |v| {
+            format!("/8JMKD3MGP8W/35MME4E?ibiurl.requireditemstatus={v}")
+        }),
+        ("file path", |v| {
+            format!("/8JMKD3MGP8W/35MME4E/{v}?noredirect")
+        }),
+        ("not found", |v| format!("/8JMKD3MGP8W/35MME4E?x={v}")),
+    ];
+    let plain: Vec<Answer> = reader_slots
+        .iter()
+        .map(|(_, target)| page(&target(MARK), ""))
+        .collect();
+    let mut checked = 0;
+    for v in HOSTILE_WORDS {
+        let encoded = query_value(v);
+        for ((slot, target), like) in reader_slots.iter().zip(&plain) {
+            let what = format!("{slot} {v:?}");
+            let a = page(&target(&encoded), "");
+            // A file name may hold what no IBI may: some are refused (400) rather than
+            // asked for.
+            let like = (a.status == like.status).then_some(like);
+            assert_inert(&a, like, &what);
+            checked += 1;
+        }
+        // Accept-Language picks a language and is never shown.
+        let header = format!("Accept-Language: {v}\r\n");
+        let a = page(&format!("/?{encoded}"), &header);
+        assert!(a.body == home_en.body || a.body == home_pt.body, "{v:?}");
+        let a = page("/8JMKD3MGP8W/35MME4E", &header);
+        assert_inert(&a, Some(&plain[6]), &format!("Accept-Language {v:?}"));
+        checked += 2;
+    }
+    // The Archive's slots: the same page with the value and with a plain one.
+    let set = |v: &str| *value.lock().unwrap() = v.to_string();
+    set(MARK);
+    let tombstone = page(&format!("/{DELETED_ITEM}"), "");
+    assert_eq!(tombstone.status, 410);
+    assert!(tombstone.text().contains(MARK));
+    let inspected = page(&format!("/{DELETED_ITEM}?noredirect"), "");
+    let inspected_plain = untimed_page(&inspected.text());
+    assert_eq!(
+        inspected_plain.matches(MARK).count(),
+        4,
+        "{inspected_plain}"
+    );
+    let garbled = page(&format!("/{GARBLED_ITEM}?noredirect"), "");
+    for v in HOSTILE_WORDS {
+        set(v);
+        let a = page(&format!("/{DELETED_ITEM}"), "");
+        assert_eq!(
+            (a.status, a.text()),
+            (410, tombstone.text().replace(MARK, &escape_html(v))),
+            "{v:?}"
+        );
+        assert_inert(&a, Some(&tombstone), &format!("410 {v:?}"));
+        // Shown in the pairs as given, and inside the outcome as JSON.
+        let a = page(&format!("/{DELETED_ITEM}?noredirect"), "");
+        let json = serde_json::to_string(v).unwrap();
+        let (pairs, outcome) =
+            inspected_plain.split_at(inspected_plain.find("<p>Outcome: ").unwrap());
+        assert_eq!(
+            untimed_page(&a.text()),
+            format!(
+                "{}{}",
+                pairs.replace(MARK, &escape_html(v)),
+                outcome.replace(MARK, &escape_html(&json[1..json.len() - 1]))
+            ),
+            "{v:?}"
+        );
+        assert_inert(&a, Some(&inspected), &format!("inspection {v:?}"));
+        let a = page(&format!("/{GARBLED_ITEM}?noredirect"), "");
+        assert_inert(&a, Some(&garbled), &format!("garbled {v:?}"));
+        checked += 3;
+    }
+    assert_eq!(checked, HOSTILE_WORDS.len() * (reader_slots.len() + 5));
+    r.assert_alive();
+}
+
 /// What an Archive answers, and what the reader gets.
 struct LocationCase {
     ibi: &'static str,
