@@ -358,6 +358,8 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memory::Conflict;
+    use crate::resolve::{AskResult, Asked, Found, Round};
 
     #[test]
     fn what_the_reader_asked_for_is_written_as_text() {
@@ -367,5 +369,377 @@ mod tests {
             page.body,
             "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Invalid persistent URL</title></head>\n<body>\n<h1>Invalid persistent URL</h1>\n<p>The address asked for is not a persistent URL:</p>\n<p><code>/&lt;b&gt;&amp;&quot;&#39;x</code></p>\n<p>it&#39;s &lt;wrong&gt;</p>\n</body>\n</html>\n"
         );
+    }
+
+    /// Values an Archive or a reader may have put in a page: markup, attribute and
+    /// comment breakers, entities and other escapes that must stay text, look-alikes,
+    /// controls and line breaks, the five characters alone.
+    const HOSTILE: [&str; 42] = [
+        "<script>alert(1)</script>",
+        "\"><script>alert(1)</script>",
+        "'><script>alert(1)</script>",
+        "<img src=x onerror=alert(1)>",
+        "\" onmouseover=\"alert(1)",
+        "' onmouseover='alert(1)",
+        "javascript:alert(1)",
+        "</code><script>alert(1)</script><code>",
+        "</title><script>alert(1)</script>",
+        "</pre></td></tr></table><script>alert(1)</script>",
+        "</li></ul><script>alert(1)</script>",
+        "<!--",
+        "-->",
+        "<![CDATA[<script>alert(1)</script>]]>",
+        "<svg onload=alert(1)>",
+        "<iframe src=\"javascript:alert(1)\"></iframe>",
+        "<a href=\"javascript:alert(1)\">x</a>",
+        "<meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\">",
+        "<base href=\"//evil.example/\">",
+        "<style>*{background:url(//evil.example/)}</style>",
+        "<form action=//evil.example/><button>x</button></form>",
+        "&lt;script&gt;alert(1)&lt;/script&gt;",
+        "&#60;script&#62;",
+        "&#x3C;script&#x3E;",
+        "&quot;&#39;&amp;",
+        "%3Cscript%3Ealert(1)%3C/script%3E",
+        "\\u003cscript\\u003e",
+        "`${alert(1)}`",
+        "{{constructor.constructor('alert(1)')()}}",
+        "\u{FF1C}script\u{FF1E}alert(1)\u{FF1C}/script\u{FF1E}",
+        "\u{202E}>tpircs<",
+        "\0<script>",
+        "\r\n\r\n<script>alert(1)</script>",
+        "\t<b>\n</b>",
+        "<<script>>",
+        "<scr<script>ipt>alert(1)</script>",
+        "x\"y'z<w>&v",
+        "<",
+        ">",
+        "\"",
+        "'",
+        "&",
+    ];
+
+    /// Stands for a value in the page it is rendered in: markup leaves it as it is.
+    const MARK: &str = "MARKEDVALUE";
+
+    /// A trace with the values of [`inspection_slots`] but `value` in slot `slot`.
+    fn inspected(slot: usize, value: &str) -> Trace {
+        let at = |n: usize, benign: &str| {
+            if n == slot {
+                value.to_string()
+            } else {
+                benign.to_string()
+            }
+        };
+        let outcome = match slot {
+            13 => Outcome::Deleted { date: at(13, "") },
+            14 => Outcome::NoTranslation {
+                language: at(14, ""),
+            },
+            15 => Outcome::Suspicion {
+                archives: vec!["a.b/c/2020/01.01.01.01".into(), at(15, "")],
+            },
+            16 => Outcome::EditionChain { detail: at(16, "") },
+            _ => Outcome::Found(Found {
+                url: at(8, "http://mtc-m16c.sid.inpe.br/col/x/doc/a.pdf"),
+                archive: "a.b/c/2020/01.01.01.01".into(),
+                address: at(9, "mtc-m16c.sid.inpe.br"),
+                contenttype: "Data".into(),
+                state: Some("Original".into()),
+                ibi: None,
+                urlkey: None,
+                language: None,
+            }),
+        };
+        Trace {
+            persistent_url: at(0, "http://urlib.net:80/8JMKD3MGP8W/35MME4E"),
+            rounds: vec![Round {
+                ibi: at(1, "8JMKD3MGP8W/35MME4E"),
+                verblist: at(2, "GetMetadata"),
+                remembered: false,
+                asked: vec![Asked {
+                    archive: at(3, "a.b/c/2020/01.01.01.01"),
+                    address: at(4, "mtc-m16c.sid.inpe.br"),
+                    result: AskResult::Answered,
+                    detail: Some(at(5, "detail")),
+                    pairs: vec![(at(6, "state"), at(7, "Original"))],
+                    ms: 1.5,
+                }],
+            }],
+            outcome,
+            conflicts: vec![Conflict {
+                ibi: at(10, "8jmkd3mgp8w/35mme4e"),
+                holder: at(11, "a.b/c/2020/01.01.01.01"),
+                claimant: at(12, "a.b/c/2020/01.01.01.02"),
+            }],
+            ms: 2.5,
+        }
+    }
+
+    /// The slots of the inspection view: 0 to 12 shown as written, 13 to 16 inside the
+    /// outcome shown as JSON.
+    const INSPECTION_SLOTS: usize = 17;
+
+    /// Every page with a value in it, in each language: its name, status, and how it is
+    /// rendered with a value; `true` when the value is shown inside JSON.
+    #[allow(clippy::type_complexity)]
+    fn pages() -> Vec<(String, u16, bool, Box<dyn Fn(PageLang, &str) -> Page>)> {
+        let trace = |outcome: Outcome| Trace {
+            persistent_url: "http://urlib.net:80/8JMKD3MGP8W/35MME4E".into(),
+            rounds: Vec::new(),
+            outcome,
+            conflicts: Vec::new(),
+            ms: 0.0,
+        };
+        let found = |url: &str| {
+            Outcome::Found(Found {
+                url: url.to_string(),
+                archive: "a.b/c/2020/01.01.01.01".into(),
+                address: "mtc-m16c.sid.inpe.br".into(),
+                contenttype: "Data".into(),
+                state: None,
+                ibi: None,
+                urlkey: None,
+                language: None,
+            })
+        };
+        let two = |v: &str| vec!["a.b/c/2020/01.01.01.01".to_string(), v.to_string()];
+        let mut all: Vec<(String, u16, bool, Box<dyn Fn(PageLang, &str) -> Page>)> = vec![
+            (
+                "400, path".into(),
+                400,
+                false,
+                Box::new(|l, v| bad_request(l, v, "why")),
+            ),
+            (
+                "400, why".into(),
+                400,
+                false,
+                Box::new(|l, v| bad_request(l, "/x", v)),
+            ),
+            (
+                "302, url".into(),
+                302,
+                false,
+                Box::new(move |l, v| outcome(l, &trace(found(v)), "8JMKD3MGP8W/35MME4E")),
+            ),
+            (
+                "404 not found, IBI".into(),
+                404,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::NotFound {
+                        unanswered: 1,
+                        asked: 2,
+                    });
+                    outcome(l, &t, v)
+                }),
+            ),
+            (
+                "404 no translation, IBI".into(),
+                404,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::NoTranslation {
+                        language: "fr".into(),
+                    });
+                    outcome(l, &t, v)
+                }),
+            ),
+            (
+                "404 no translation, language".into(),
+                404,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::NoTranslation { language: v.into() });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
+                }),
+            ),
+            (
+                "410, IBI".into(),
+                410,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::Deleted {
+                        date: "2020-05-06T07:08:09Z".into(),
+                    });
+                    outcome(l, &t, v)
+                }),
+            ),
+            (
+                "410, date".into(),
+                410,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::Deleted { date: v.into() });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
+                }),
+            ),
+            (
+                "409, IBI".into(),
+                409,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::Suspicion {
+                        archives: two("x.y/z/2020/01.01.01.02"),
+                    });
+                    outcome(l, &t, v)
+                }),
+            ),
+            (
+                "409, Archive".into(),
+                409,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::Suspicion { archives: two(v) });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
+                }),
+            ),
+            (
+                "404 no original, IBI".into(),
+                404,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::NoOriginal {
+                        copies: two("x.y/z/2020/01.01.01.02"),
+                    });
+                    outcome(l, &t, v)
+                }),
+            ),
+            (
+                "404 no original, copy".into(),
+                404,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::NoOriginal { copies: two(v) });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
+                }),
+            ),
+            (
+                "503 unverifiable, IBI".into(),
+                503,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::Unverifiable {
+                        archives: two("x.y/z/2020/01.01.01.02"),
+                    });
+                    outcome(l, &t, v)
+                }),
+            ),
+            (
+                "503 unverifiable, Archive".into(),
+                503,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::Unverifiable { archives: two(v) });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
+                }),
+            ),
+            (
+                "404 edition chain, IBI".into(),
+                404,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::EditionChain {
+                        detail: "a loop".into(),
+                    });
+                    outcome(l, &t, v)
+                }),
+            ),
+            (
+                "404 edition chain, detail".into(),
+                404,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::EditionChain { detail: v.into() });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
+                }),
+            ),
+        ];
+        for slot in 0..INSPECTION_SLOTS {
+            all.push((
+                format!("inspection, slot {slot}"),
+                200,
+                slot >= 13,
+                Box::new(move |l, v| inspection(l, &inspected(slot, v), false)),
+            ));
+        }
+        all
+    }
+
+    /// Each page rendered with each hostile value is, byte for byte, the page rendered
+    /// with a plain value where the hostile one stands escaped by `escape_html` (inside
+    /// JSON: its JSON string escaped); no `<`, `>`, `"` or `'` of a value is ever raw.
+    #[test]
+    fn hostile_values_are_escaped_byte_for_byte_on_every_page() {
+        let mut checked = 0;
+        for (name, status, in_json, render) in pages() {
+            for lang in [PageLang::En, PageLang::Pt] {
+                let plain = render(lang, MARK);
+                assert_eq!(plain.status, status, "{name}");
+                assert_eq!(plain.content_type, "text/html; charset=utf-8", "{name}");
+                assert!(plain.body.contains(MARK), "{name}: the value is not shown");
+                for value in HOSTILE {
+                    let shown = if in_json {
+                        let json = serde_json::to_string(value).unwrap();
+                        json[1..json.len() - 1].to_string()
+                    } else {
+                        value.to_string()
+                    };
+                    let escaped = escape_html(&shown);
+                    assert!(
+                        !escaped.contains(['<', '>', '"', '\'']),
+                        "{value:?} escaped as {escaped:?}"
+                    );
+                    let page = render(lang, value);
+                    assert_eq!(page.status, status, "{name}: {value:?}");
+                    assert_eq!(page.content_type, plain.content_type, "{name}: {value:?}");
+                    assert_eq!(
+                        page.body,
+                        plain.body.replace(MARK, &escaped),
+                        "{name}: {value:?}"
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        // 16 outcome and 400 pages and 17 places of the inspection view, in 2 languages.
+        assert_eq!(checked, (16 + INSPECTION_SLOTS) * 2 * HOSTILE.len());
+        // The JSON inspection view gives back each value as it was.
+        for slot in 0..INSPECTION_SLOTS {
+            for value in HOSTILE {
+                let page = inspection(PageLang::En, &inspected(slot, value), true);
+                assert_eq!(page.content_type, "application/json");
+                let json: serde_json::Value = serde_json::from_str(&page.body).unwrap();
+                let strings = strings_of(&json);
+                assert!(strings.contains(&value.to_string()), "{slot}: {value:?}");
+            }
+        }
+        // Pages without a value: the same bytes in each language, whatever was asked.
+        for lang in [PageLang::En, PageLang::Pt] {
+            for (page, status) in [(overloaded(lang), 503), (too_many(lang), 429)] {
+                assert_eq!(page.status, status);
+                assert!(page
+                    .body
+                    .starts_with(&format!("<!DOCTYPE html>\n<html lang=\"{}\">", lang.code())));
+            }
+        }
+    }
+
+    /// Every string in `json`.
+    fn strings_of(json: &serde_json::Value) -> Vec<String> {
+        match json {
+            serde_json::Value::String(s) => vec![s.clone()],
+            serde_json::Value::Array(a) => a.iter().flat_map(strings_of).collect(),
+            serde_json::Value::Object(o) => o
+                .iter()
+                .flat_map(|(k, v)| {
+                    let mut all = vec![k.clone()];
+                    all.extend(strings_of(v));
+                    all
+                })
+                .collect(),
+            _ => Vec::new(),
+        }
     }
 }

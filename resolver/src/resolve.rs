@@ -1592,6 +1592,42 @@ mod tests {
             "http://user:pass@evil.example/x",
             "http://user@evil.example/x",
             "http://@evil.example/x",
+            "http://evil.example\\@good.example/x",
+            // Other schemes, however spelt.
+            "JaVaScRiPt:alert(1)",
+            "javascript://%0aalert(1)",
+            "vbscript:msgbox(1)",
+            "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==",
+            "file:///etc/passwd",
+            "ws://evil.example/x",
+            // Relative.
+            "",
+            "/x/y",
+            "x/y",
+            "../x",
+            "?x=1",
+            "#x",
+            // Line breaks, controls, spaces.
+            "http://a/x\nSet-Cookie: x=1",
+            "http://a/x\rSet-Cookie: x=1",
+            "http://a/x\tb",
+            "http://a/x\0b",
+            "http://a/x\x7fb",
+            " http://a/x",
+            "http://a/x ",
+            "http:// evil.example/x",
+            // Quotes, angle brackets, backslashes, backticks.
+            "http://a/x\"onmouseover=\"alert(1)",
+            "http://a/<script>alert(1)</script>",
+            "http://a/x\\y",
+            "http://a/`x`",
+            // Not ASCII: the host, the path, a right-to-left override.
+            "http://ex\u{e4}mple.org/x",
+            "http://a/\u{e9}",
+            "http://a/\u{202e}fdp.exe",
+            // Not a URL.
+            "http://[::1/x",
+            "http://a:99999/x",
         ] {
             assert!(!usable_location(bad), "{bad:?}");
         }
@@ -1603,6 +1639,11 @@ mod tests {
         ] {
             assert!(usable_location(good), "{good:?}");
         }
+        // Over-long: 8 KiB at most.
+        let at_most = format!("http://a/{}", "l".repeat(8 * 1024 - 9));
+        assert_eq!(at_most.len(), 8 * 1024);
+        assert!(usable_location(&at_most));
+        assert!(!usable_location(&format!("{at_most}l")));
         let answer = EXAMPLE_10_1.replace(
             "url http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf",
             "url javascript:alert(1)",
