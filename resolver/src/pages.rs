@@ -469,7 +469,7 @@ mod tests {
             outcome,
             conflicts: vec![Conflict {
                 ibi: at(10, "8jmkd3mgp8w/35mme4e"),
-                holder: at(11, "a.b/c/2020/01.01.01.01"),
+                holder: Some(at(11, "a.b/c/2020/01.01.01.01")),
                 claimant: at(12, "a.b/c/2020/01.01.01.02"),
             }],
             ms: 2.5,
