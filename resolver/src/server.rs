@@ -34,7 +34,7 @@ use crate::log::{complain, say};
 use crate::memory::LocationMemory;
 use crate::pages;
 use crate::registry::{self, ibi_key, Included, Registry, RegistryError};
-use crate::resolve::{Budget, Engine, Outcome, Reader};
+use crate::resolve::{kept_pairs, Budget, Engine, Outcome, Reader};
 use crate::service::{self, Slowdown};
 
 /// The request head is read within this time.
@@ -701,11 +701,7 @@ const SHOWN_PAIRS: [&str; 4] = [
 /// a registration key, when a query was sent escaped into it), and of the query only the
 /// pairs of [`SHOWN_PAIRS`].
 pub fn shown_request(path: &str, query: Option<&str>) -> String {
-    let decoded_path = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
-    let mut shown = if decoded_path
-        .to_ascii_lowercase()
-        .contains("registrationkey")
-    {
+    let mut shown = if names_a_key(path) {
         "/…".to_string()
     } else {
         path.to_string()
@@ -713,17 +709,7 @@ pub fn shown_request(path: &str, query: Option<&str>) -> String {
     let Some(query) = query else {
         return shown;
     };
-    let mut kept = Vec::new();
-    let mut left_out = false;
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let name = pair.split('=').next().unwrap_or("");
-        let decoded = percent_encoding::percent_decode_str(name).decode_utf8_lossy();
-        if SHOWN_PAIRS.contains(&decoded.as_ref()) {
-            kept.push(pair);
-        } else {
-            left_out = true;
-        }
-    }
+    let (mut kept, left_out) = kept_pairs(query, |name| SHOWN_PAIRS.contains(&name));
     if left_out {
         kept.push("…");
     }
@@ -732,6 +718,14 @@ pub fn shown_request(path: &str, query: Option<&str>) -> String {
         shown.push_str(&kept.join("&"));
     }
     shown
+}
+
+/// Whether `path`, decoded, names a registration key (a query sent escaped into it).
+fn names_a_key(path: &str) -> bool {
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8_lossy()
+        .to_ascii_lowercase()
+        .contains("registrationkey")
 }
 
 /// The answer to a request, and a note for its log line.
@@ -826,7 +820,12 @@ async fn route(
     let url = match PersistentUrl::parse(path, query) {
         Ok(u) => u,
         Err(e) => {
-            let note = e.to_string();
+            // The reason quotes the path: not when it holds a key.
+            let note = if names_a_key(path) {
+                "the path is not a persistent URL".to_string()
+            } else {
+                e.to_string()
+            };
             state
                 .engine
                 .metrics
