@@ -11,8 +11,8 @@
 //! to wait in `Retry-After`.
 //!
 //! At most [`MAX_TRACKED`] networks are followed at once; past them (only a client with
-//! that many networks gets there) a new network is not bounded on its own, and the
-//! resolver's own limits (`[limits] resolutions`, `connections`) still hold.
+//! that many networks gets there) every new network shares the bounds of one more,
+//! [`Network::Others`], until some are forgotten.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -30,6 +30,8 @@ pub const MAX_TRACKED: usize = 100_000;
 pub enum Network {
     V4([u8; 3]),
     V6([u16; 4]),
+    /// Every network met while [`MAX_TRACKED`] others are followed.
+    Others,
 }
 
 impl Network {
@@ -55,6 +57,7 @@ impl std::fmt::Display for Network {
                 let ip = std::net::Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0);
                 write!(f, "{ip}/64")
             }
+            Network::Others => f.write_str("the networks beyond those followed"),
         }
     }
 }
@@ -89,7 +92,7 @@ pub struct ClientBook {
 /// A resolution or a connection counted for its network until dropped.
 pub struct Held {
     book: Arc<ClientBook>,
-    network: Option<Network>,
+    network: Network,
     kind: Kind,
 }
 
@@ -128,11 +131,8 @@ impl ClientBook {
     }
 
     fn miss_at(&self, ip: IpAddr, now: Instant) -> Result<(), Refused> {
-        let network = Network::of(ip);
         let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(client) = self.client(&mut clients, network, now) else {
-            return Ok(());
-        };
+        let (_, client) = self.client(&mut clients, Network::of(ip), now);
         self.refill(client, now);
         if client.tokens >= 1.0 {
             client.tokens -= 1.0;
@@ -146,15 +146,8 @@ impl ClientBook {
     }
 
     fn hold(self: &Arc<Self>, ip: IpAddr, kind: Kind, now: Instant) -> Result<Held, Refused> {
-        let network = Network::of(ip);
         let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(client) = self.client(&mut clients, network, now) else {
-            return Ok(Held {
-                book: self.clone(),
-                network: None,
-                kind,
-            });
-        };
+        let (network, client) = self.client(&mut clients, Network::of(ip), now);
         let (count, most, limit) = match kind {
             Kind::Resolution => (&mut client.resolutions, self.resolutions, "resolutions"),
             Kind::Connection => (&mut client.connections, self.connections, "connections"),
@@ -168,36 +161,33 @@ impl ClientBook {
         *count += 1;
         Ok(Held {
             book: self.clone(),
-            network: Some(network),
+            network,
             kind,
         })
     }
 
-    /// `network`'s entry, made when it has none; `None` when no more can be followed.
+    /// `network`'s entry, made when it has none, or that of [`Network::Others`] when no
+    /// more can be followed; and the network it is of.
     fn client<'a>(
         &self,
         clients: &'a mut HashMap<Network, Client>,
         network: Network,
         now: Instant,
-    ) -> Option<&'a mut Client> {
-        if !clients.contains_key(&network) {
+    ) -> (Network, &'a mut Client) {
+        let mut network = network;
+        if !clients.contains_key(&network) && clients.len() >= MAX_TRACKED {
+            self.sweep_locked(clients, now);
             if clients.len() >= MAX_TRACKED {
-                self.sweep_locked(clients, now);
-                if clients.len() >= MAX_TRACKED {
-                    return None;
-                }
+                network = Network::Others;
             }
-            clients.insert(
-                network,
-                Client {
-                    resolutions: 0,
-                    connections: 0,
-                    tokens: self.burst,
-                    refilled: now,
-                },
-            );
         }
-        clients.get_mut(&network)
+        let client = clients.entry(network).or_insert_with(|| Client {
+            resolutions: 0,
+            connections: 0,
+            tokens: self.burst,
+            refilled: now,
+        });
+        (network, client)
     }
 
     fn refill(&self, client: &mut Client, now: Instant) {
@@ -231,11 +221,8 @@ impl ClientBook {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let Some(network) = self.network else {
-            return;
-        };
         let mut clients = self.book.clients.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = clients.get_mut(&network) {
+        if let Some(c) = clients.get_mut(&self.network) {
             match self.kind {
                 Kind::Resolution => c.resolutions = c.resolutions.saturating_sub(1),
                 Kind::Connection => c.connections = c.connections.saturating_sub(1),
@@ -346,6 +333,37 @@ mod tests {
             .is_err());
         // Another network has its own.
         assert_eq!(b.miss_at(ip("10.0.1.1"), t), Ok(()));
+    }
+
+    #[test]
+    fn beyond_the_networks_followed_new_ones_share_one_bound() {
+        let b = book(1, 20, 256);
+        let v6 = |i: usize| {
+            IpAddr::from(std::net::Ipv6Addr::new(
+                0x2001,
+                0xdb8,
+                (i >> 16) as u16,
+                i as u16,
+                0,
+                0,
+                0,
+                1,
+            ))
+        };
+        // As many networks as are followed, each holding a resolution (none forgotten).
+        let held: Vec<Held> = (0..MAX_TRACKED)
+            .map(|i| b.resolution(v6(i)).unwrap())
+            .collect();
+        assert_eq!(b.tracked(), MAX_TRACKED);
+        // The next new network is followed as the others' one; a second one shares it.
+        let first = b.resolution(v6(MAX_TRACKED)).unwrap();
+        assert_eq!(
+            b.resolution(v6(MAX_TRACKED + 1)).err().map(|r| r.limit),
+            Some("resolutions")
+        );
+        drop(first);
+        assert!(b.resolution(v6(MAX_TRACKED + 1)).is_ok());
+        drop(held);
     }
 
     #[test]
