@@ -763,54 +763,76 @@ impl Engine {
             let at = candidates.iter().position(|(i, _)| *i == d)?;
             Some(candidates.swap_remove(at))
         });
-        let admission = ask.admit.map(|admit| Admission {
-            admit,
-            archives: archives.to_vec(),
-            said: said.clone(),
-            memory: self.memory.clone(),
-            metrics: self.metrics.clone(),
-        });
+        // What outlives the round (the requests still under way, the admission) shares
+        // one copy of its Archives.
+        let owned: Option<Arc<[Included]>> =
+            (ask.admit.is_some() || !tasks.is_empty()).then(|| Arc::from(archives));
+        let admission = ask
+            .admit
+            .zip(owned.clone())
+            .map(|(admit, archives)| Admission {
+                admit,
+                archives,
+                said: said.clone(),
+                memory: self.memory.clone(),
+                metrics: self.metrics.clone(),
+            });
         // The requests still under way end in the background, each within the timeout:
         // cut off, their connections could not be used again, and the next resolution
         // would open new ones. What they get counts toward their Archives' health, and
         // toward what the memory learns, not toward this resolution.
-        if tasks.is_empty() {
-            if let Some(admission) = admission {
-                admission.settle();
+        match (owned, admission) {
+            (Some(archives), mut admission) if !tasks.is_empty() => {
+                let (url, languages) = (url.clone(), reader.languages.clone());
+                tokio::spawn(async move {
+                    while let Some(joined) = tasks.join_next().await {
+                        let Ok((i, fetched, took)) = joined else {
+                            continue;
+                        };
+                        let (archive, health) = (&archives[i], &healths[i]);
+                        let name = &archive.serviceibi;
+                        let heard = match fetched {
+                            Fetched::Body(body) => {
+                                // Read whole only when the memory is to learn from it.
+                                let heard = match &admission {
+                                    Some(_) => {
+                                        read_answer(&body, &url, &languages, archive).0.said()
+                                    }
+                                    None if is_answer(&body) => Said::Here,
+                                    None => Said::Silent,
+                                };
+                                if heard == Said::Silent {
+                                    ledger.failed(name, health, "failed", took);
+                                } else {
+                                    ledger.answered(name, health, took);
+                                }
+                                heard
+                            }
+                            Fetched::Failed(_) => {
+                                ledger.failed(name, health, "failed", took);
+                                Said::Silent
+                            }
+                            Fetched::TimedOut => {
+                                ledger.failed(name, health, "timed_out", took);
+                                Said::Silent
+                            }
+                            Fetched::Overloaded(_) => {
+                                ledger.overloaded(name, health, took);
+                                Said::Silent
+                            }
+                            Fetched::Busy => Said::Silent,
+                        };
+                        if let Some(a) = &mut admission {
+                            a.said[i] = heard;
+                        }
+                    }
+                    if let Some(admission) = admission {
+                        admission.settle();
+                    }
+                });
             }
-        } else {
-            let archives: Vec<(Included, Arc<Health>)> =
-                archives.iter().cloned().zip(healths).collect();
-            let (url, languages) = (url.clone(), reader.languages.clone());
-            let mut admission = admission;
-            tokio::spawn(async move {
-                while let Some(joined) = tasks.join_next().await {
-                    let Ok((i, fetched, took)) = joined else {
-                        continue;
-                    };
-                    let (archive, health) = &archives[i];
-                    let name = &archive.serviceibi;
-                    let mut heard = Said::Silent;
-                    match fetched {
-                        Fetched::Body(body) if is_answer(&body) => {
-                            ledger.answered(name, health, took);
-                            heard = read_answer(&body, &url, &languages, archive).0.said();
-                        }
-                        Fetched::Body(_) | Fetched::Failed(_) => {
-                            ledger.failed(name, health, "failed", took)
-                        }
-                        Fetched::TimedOut => ledger.failed(name, health, "timed_out", took),
-                        Fetched::Overloaded(_) => ledger.overloaded(name, health, took),
-                        Fetched::Busy => {}
-                    }
-                    if let Some(a) = &mut admission {
-                        a.said[i] = heard;
-                    }
-                }
-                if let Some(admission) = admission {
-                    admission.settle();
-                }
-            });
+            (_, Some(admission)) => admission.settle(),
+            _ => {}
         }
         let round = Round {
             ibi: url.ibi().as_str().to_string(),
@@ -904,7 +926,7 @@ struct Admit {
 ///   more claiming the Original is a conflict, and none is remembered.
 struct Admission {
     admit: Admit,
-    archives: Vec<Included>,
+    archives: Arc<[Included]>,
     said: Vec<Said>,
     memory: Arc<LocationMemory>,
     metrics: Arc<Metrics>,
