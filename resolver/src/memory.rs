@@ -343,11 +343,6 @@ impl LocationMemory {
         })
     }
 
-    /// Whether a fresh entry is remembered for `ibi`, without marking it used.
-    pub fn is_fresh(&self, ibi: &str) -> bool {
-        self.peek(ibi).is_some_and(|r| r.fresh)
-    }
-
     /// Remembers that `archive` holds `ibi`, verified now (a new entry, or one that
     /// replaces an Archive that no longer holds it).
     pub fn remember(&self, ibi: &str, archive: &str) {
@@ -768,18 +763,18 @@ mod tests {
         // Being used does not make it fresh: only a verification does.
         assert_eq!(at(t + 61_000), Some(false));
         memory.verified("i1", A);
-        assert!(memory.is_fresh("i1"));
+        assert_eq!(memory.peek("i1").map(|r| r.fresh), Some(true));
         // A verification by another Archive than the remembered one changes nothing.
         memory.remember_at("i2", A, t);
         memory.verified("i2", B);
-        assert!(!memory.is_fresh("i2"));
+        assert_eq!(memory.peek("i2").map(|r| r.fresh), Some(false));
         assert_eq!(archive_of(&memory, "i2").as_deref(), Some(A));
         // Stale rows are loaded stale, fresh ones fresh.
         memory.flush(Duration::from_secs(10));
         drop(memory);
         let loaded = LocationMemory::open(&path, 10, Duration::from_secs(60)).unwrap();
-        assert!(loaded.is_fresh("i1"));
-        assert!(!loaded.is_fresh("i2"));
+        assert_eq!(loaded.peek("i1").map(|r| r.fresh), Some(true));
+        assert_eq!(loaded.peek("i2").map(|r| r.fresh), Some(false));
     }
 
     #[test]
