@@ -311,12 +311,24 @@ impl Lane {
     }
 }
 
-/// Counts a request out of its lane's `waiting` once it has its permit, or gave up.
-struct Waited<'a>(&'a AtomicUsize);
+/// One of those a counter counts (the requests waiting for a lane's permit, say), until
+/// dropped.
+pub struct Counted<'a> {
+    counter: &'a AtomicUsize,
+    /// How many are counted, this one included, when it was.
+    pub count: usize,
+}
 
-impl Drop for Waited<'_> {
+impl<'a> Counted<'a> {
+    pub fn enter(counter: &'a AtomicUsize) -> Counted<'a> {
+        let count = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        Counted { counter, count }
+    }
+}
+
+impl Drop for Counted<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.counter.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -524,8 +536,7 @@ impl ArchiveClient {
         self.sweep_idle();
         let lane = self.shared.lane(&target.address);
         let slots = async {
-            lane.waiting.fetch_add(1, Ordering::SeqCst);
-            let waited = Waited(&lane.waiting);
+            let waited = Counted::enter(&lane.waiting);
             let of_lane = lane.requests.acquire().await;
             drop(waited);
             (of_lane, self.shared.under_way.acquire().await)

@@ -26,7 +26,7 @@ use tokio::sync::Semaphore;
 use tower::ServiceExt;
 
 use crate::acknowledge::Acknowledger;
-use crate::client::Confirmation;
+use crate::client::{Confirmation, Counted};
 use crate::clients::{ClientBook, Network, Refused};
 use crate::config::Config;
 use crate::lang::{self, PageLang};
@@ -238,7 +238,7 @@ impl AppState {
             s.failed(network, &archive, Instant::now());
         }
         tokio::time::sleep(wait).await;
-        let waiting = Waiting::enter(&self.key_checks_waiting);
+        let waiting = Counted::enter(&self.key_checks_waiting);
         if waiting.count > MAX_KEY_CHECKS_WAITING {
             return busy;
         }
@@ -360,26 +360,6 @@ impl Drop for KeyTurn {
     fn drop(&mut self) {
         let mut set = self.checking.lock().unwrap_or_else(|p| p.into_inner());
         set.remove(&self.network);
-    }
-}
-
-/// One of the key checks waiting for a slot, counted until dropped.
-struct Waiting<'a> {
-    waiting: &'a std::sync::atomic::AtomicUsize,
-    /// How many wait, this one included.
-    count: usize,
-}
-
-impl<'a> Waiting<'a> {
-    fn enter(waiting: &'a std::sync::atomic::AtomicUsize) -> Waiting<'a> {
-        let count = waiting.fetch_add(1, Ordering::Relaxed) + 1;
-        Waiting { waiting, count }
-    }
-}
-
-impl Drop for Waiting<'_> {
-    fn drop(&mut self) {
-        self.waiting.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -780,14 +760,6 @@ async fn route(
         }
         return (r, answer.note);
     }
-    if names_the_service(path, &state.config.serviceibi) {
-        let mut pairs = PairList::new();
-        pairs.push(
-            "error",
-            words(&format!("the resolver service is at {service_path}")),
-        );
-        return (pair_list(400, pairs), "the service path misspelt".into());
-    }
     if path == "/" {
         return (page_response(home(state, page_lang)), String::new());
     }
@@ -817,8 +789,20 @@ async fn route(
             "an Archive's request".into(),
         );
     }
+    let misspelt = || {
+        let mut pairs = PairList::new();
+        pairs.push(
+            "error",
+            words(&format!("the resolver service is at {service_path}")),
+        );
+        (pair_list(400, pairs), "the service path misspelt".into())
+    };
     let url = match PersistentUrl::parse(path, query) {
+        // The resolver's own IBI spelt otherwise (another case, escaped, a trailing `/`):
+        // refused rather than resolved, since such a request carries a registration key.
+        Ok(u) if *u.ibi() == state.config.serviceibi => return misspelt(),
         Ok(u) => u,
+        Err(_) if names_the_service(path, &state.config.serviceibi) => return misspelt(),
         Err(e) => {
             // The reason quotes the path: not when it holds a key.
             let note = if names_a_key(path) {
@@ -1008,9 +992,8 @@ fn asked_by_a_resolver(headers: &HeaderMap) -> bool {
         .any(|v| v.to_ascii_lowercase().contains("ibi-resolver"))
 }
 
-/// Whether `path` is the resolver service's path spelt otherwise (escaped, in other
-/// case, with `//`, `/.` or a trailing `/`): refused rather than resolved, since such a
-/// request carries a registration key.
+/// Whether `path`, which is no persistent URL, is the resolver service's path spelt
+/// otherwise (with `//` or `/.`).
 fn names_the_service(path: &str, service: &Ibi) -> bool {
     let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
     let segments: Vec<&str> = decoded
