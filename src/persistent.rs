@@ -153,6 +153,11 @@ impl PersistentUrl {
         self.verblist.wants_file_list()
     }
 
+    /// The query as received (without `?`), when there was one.
+    pub fn query(&self) -> Option<&str> {
+        self.query.as_deref()
+    }
+
     /// `ibiurl.requireditemstatus=Original` was asked.
     pub fn requires_original(&self) -> bool {
         self.original
@@ -177,12 +182,22 @@ impl PersistentUrl {
     pub fn without_translation_at(&self, i: usize) -> PersistentUrl {
         let mut steps = self.relation().steps().to_vec();
         steps.remove(i);
-        let mut verbs: Vec<Verb> = steps
-            .into_iter()
+        let relation = Relation::from_steps(steps)
+            .expect("dropping a translation step keeps a relation in the grammar");
+        self.for_related(self.ibi.clone(), &relation)
+    }
+
+    /// The persistent URL of the next round for a related item an Archive named without
+    /// its URL (§8.2, the loop): `ibi` asked with `relation`, what is left of the verb
+    /// list; the file path, `GetFileList`, the required status and the query stay.
+    pub fn for_related(&self, ibi: Ibi, relation: &Relation) -> PersistentUrl {
+        let mut verbs: Vec<Verb> = relation
+            .steps()
+            .iter()
             .map(|s| match s {
                 Step::LastEdition => Verb::GetLastEdition,
-                Step::Translation(l) => Verb::GetTranslation(l),
-                Step::Metadata { oai_dc } => Verb::GetMetadata { oai_dc },
+                Step::Translation(l) => Verb::GetTranslation(l.clone()),
+                Step::Metadata { oai_dc } => Verb::GetMetadata { oai_dc: *oai_dc },
             })
             .collect();
         if self.wants_file_list() {
@@ -190,8 +205,16 @@ impl PersistentUrl {
         }
         let words: Vec<String> = verbs.iter().map(Verb::to_string).collect();
         let verblist = VerbList::parse(&words.join(" "))
-            .expect("dropping a translation step keeps a relation in the grammar");
+            .expect("the verbs of a relation in the grammar name it");
         PersistentUrl {
+            ibi,
+            // Written back with the modifier of what is asked (the query may still carry
+            // the verb list the reader wrote).
+            modifier: verbs
+                .iter()
+                .filter(|v| **v != Verb::GetFileList)
+                .cloned()
+                .collect(),
             verbs,
             verblist,
             ..self.clone()

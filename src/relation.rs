@@ -51,6 +51,13 @@ impl Lang {
         })
     }
 
+    /// The country, when the tag names one (`BR` of `pt-BR`).
+    pub fn country(&self) -> Option<&str> {
+        self.country
+            .as_ref()
+            .map(|c| std::str::from_utf8(c).unwrap_or(""))
+    }
+
     /// Whether both name the same language, whatever their countries.
     pub fn same_language(&self, other: &Lang) -> bool {
         self.language == other.language

@@ -462,7 +462,13 @@ impl Archive {
                     let Node::Local(item, _) = &node else {
                         return None;
                     };
-                    self.reference(item.metadata.as_ref()?)
+                    match &item.metadata {
+                        Some(ibi) => self.reference(ibi),
+                        // A metadata item is its own metadata: a resolver that found it
+                        // through another Archive's item asks it for its formats.
+                        None if item.contenttype == ContentType::Metadata => node.clone(),
+                        None => return None,
+                    }
                 }
             };
         }
@@ -900,6 +906,52 @@ mod tests {
         let config = Config::load(t.path()).unwrap();
         let archive = Archive::new(t.path(), config);
         (t, archive)
+    }
+
+    #[test]
+    fn a_metadata_item_is_its_own_metadata_and_gives_its_formats() {
+        let (t, archive) = archive_of(&[
+            (
+                "a.b/c/2020/01.02.03.09",
+                "state = \"Original\"\ncontenttype = \"Metadata\"\ntarget = \"m.html\"\n\n[formats]\noai_dc = \"oai_dc.xml\"\n",
+            ),
+            (
+                "a.b/c/2020/01.02.03.00",
+                "state = \"Original\"\ntarget = \"d.pdf\"\nmetadata = \"x.y/z/2020/01.02.03.09\"\n",
+            ),
+        ]);
+        let doc = t.path().join("col/a.b/c/2020/01.02.03.09/doc");
+        for file in ["m.html", "oai_dc.xml"] {
+            std::fs::write(doc.join(file), "m").unwrap();
+        }
+        let asked = |ibi: &str, verbs: &str| {
+            let req = UrlRequest {
+                client: None,
+                filepath: None,
+                verbs: VerbList::parse(verbs).unwrap(),
+            };
+            let list = archive.url_list(&Ibi::parse(ibi).unwrap(), Some(&req), 1_800_000_000);
+            let names: Vec<String> = list.pairs.iter().map(|(n, _)| n.to_string()).collect();
+            let url = list
+                .pairs
+                .iter()
+                .find(|(n, _)| n.starts_with("url") && *n != "urlkey")
+                .map(|(n, v)| format!("{n} {}", String::from_utf8_lossy(&v.as_words()[0])));
+            (names, url)
+        };
+        // Asked for its metadata in oai_dc, the metadata item answers its own format.
+        assert_eq!(
+            asked("a.b/c/2020/01.02.03.09", "GetMetadata(oai_dc)").1.as_deref(),
+            Some("url.metadata(oai_dc) http://a.example/col/a.b/c/2020/01.02.03.09/doc/oai_dc.xml")
+        );
+        assert_eq!(
+            asked("a.b/c/2020/01.02.03.09", "GetMetadata").1.as_deref(),
+            Some("url.metadata http://a.example/col/a.b/c/2020/01.02.03.09/doc/m.html")
+        );
+        // A data item whose metadata is elsewhere names it, without a URL.
+        let (names, url) = asked("a.b/c/2020/01.02.03.00", "GetMetadata(oai_dc)");
+        assert!(names.contains(&"ibi.metadata(oai_dc)".to_string()), "{names:?}");
+        assert_eq!(url, None);
     }
 
     #[test]

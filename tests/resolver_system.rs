@@ -514,10 +514,15 @@ fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
     let (answered, failed, timed_out) = before;
     let before = (answered, failed, timed_out + 1);
     assert_eq!(by_hand_requests(&s), before, "{}", metrics(&s));
+    // Nothing found while an Archive did not answer: no dead link, a 503 naming it.
     let r = s.page("/8JMKD3MGP8W/35MME4F", "en");
-    assert_eq!(r.status, 404);
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(r.header("retry-after").is_some());
     assert!(
-        r.text().contains("1 of 4 Archives did not answer"),
+        r.text()
+            .contains("but these Archives did not answer (of 4 asked):")
+            && r.text()
+                .contains(&format!("<li>{address} ({BY_HAND})</li>")),
         "{}",
         r.text()
     );
@@ -737,13 +742,17 @@ fn a_dead_archive_falls_dormant_is_probed_and_wakes_when_it_answers() {
     // Two misses fail on it; then it is dormant, and no longer asked.
     for _ in 0..2 {
         let r = s.page("/8JMKD3MGP8W/35MME4F", "en");
-        assert_eq!(r.status, 404);
+        assert_eq!(r.status, 503);
         assert!(
-            r.text().contains("1 of 4 Archives did not answer"),
+            r.text()
+                .contains(&format!("<li>{address} ({service})</li>")),
             "{}",
             r.text()
         );
     }
+    // Dormant, it is still one that could hold the item: misses stay 503.
+    let r = s.page("/8JMKD3MGP8W/35MME4F", "en");
+    assert_eq!(r.status, 503, "{}", r.text());
     assert!(
         s.resolver.log().contains(&format!(
             "ibi-resolver: {service} failed 2 times in a row: dormant, asked no more until it answers\n"
@@ -833,7 +842,7 @@ fn beyond_its_resolutions_the_resolver_answers_503_with_retry_after() {
     assert!(r
         .text()
         .contains("The resolver is answering as many requests as it takes."));
-    assert_eq!(first.join().unwrap().status, 404);
+    assert_eq!(first.join().unwrap().status, 503);
     // Once it ended, resolutions are taken again.
     s.redirect(
         "/8JMKD3MGP8W/35MME4E",
@@ -843,7 +852,7 @@ fn beyond_its_resolutions_the_resolver_answers_503_with_retry_after() {
     let m = metrics(&s);
     for line in [
         "ibi_resolver_overloaded_total 1\n",
-        "ibi_resolver_resolutions_total{outcome=\"not_found\"} 1\n",
+        "ibi_resolver_resolutions_total{outcome=\"unavailable\"} 1\n",
         "ibi_resolver_resolutions_total{outcome=\"found\"} 1\n",
     ] {
         assert!(m.contains(line), "{line} in\n{m}");

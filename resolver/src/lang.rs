@@ -48,19 +48,41 @@ fn primary(tag: &str) -> Option<Lang> {
     }
 }
 
-/// Among `available` (each with what it stands for), the one the reader prefers: for
-/// each preference in order, an exact tag, then the same language with another or no
-/// country.
-pub fn choose<'a, T>(prefs: &[Lang], available: &'a [(Lang, T)]) -> Option<&'a (Lang, T)> {
-    for p in prefs {
-        if let Some(hit) = available.iter().find(|(l, _)| l == p) {
-            return Some(hit);
-        }
-        if let Some(hit) = available.iter().find(|(l, _)| l.same_language(p)) {
-            return Some(hit);
-        }
-    }
-    None
+/// How well a language suits the reader: the place of the first preference it answers,
+/// and how closely: the tag itself, then the language alone (`pt` for `pt-BR`), then the
+/// language with another country (`pt-PT` for `pt-BR` or `pt`). Lower is better; `None`:
+/// none of the reader's languages. The best a language can be is [`Rank::BEST`], the
+/// reader's first preference exactly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Rank {
+    preference: usize,
+    closeness: u8,
+}
+
+impl Rank {
+    pub const BEST: Rank = Rank {
+        preference: 0,
+        closeness: 0,
+    };
+}
+
+/// `lang`'s [`Rank`] among the reader's preferences.
+pub fn rank(prefs: &[Lang], lang: &Lang) -> Option<Rank> {
+    prefs.iter().enumerate().find_map(|(preference, p)| {
+        let closeness = if p == lang {
+            0
+        } else if !p.same_language(lang) {
+            return None;
+        } else if lang.country().is_none() {
+            1
+        } else {
+            2
+        };
+        Some(Rank {
+            preference,
+            closeness,
+        })
+    })
 }
 
 /// The language of the resolver's pages.
@@ -110,13 +132,22 @@ mod tests {
         assert!(preferences(None).is_empty());
     }
 
+    /// The one of `available` the reader prefers: the best rank, the first of equals.
+    fn choose<T: Copy>(prefs: &[Lang], available: &[(Lang, T)]) -> Option<T> {
+        available
+            .iter()
+            .filter_map(|(l, t)| rank(prefs, l).map(|r| (r, *t)))
+            .min_by_key(|(r, _)| *r)
+            .map(|(_, t)| t)
+    }
+
     #[test]
     fn choice_exact_then_same_language() {
         let available = [
             (Lang::parse("en").unwrap(), 'e'),
             (Lang::parse("pt").unwrap(), 'p'),
         ];
-        let pick = |h: &str| choose(&preferences(Some(h)), &available).map(|x| x.1);
+        let pick = |h: &str| choose(&preferences(Some(h)), &available);
         assert_eq!(pick("pt-BR,fr;q=0.8,en;q=0.5,pt;q=0.3"), Some('p'));
         assert_eq!(pick("en-GB"), Some('e'));
         assert_eq!(pick("fr,en;q=0.1"), Some('e'));
@@ -125,10 +156,19 @@ mod tests {
             (Lang::parse("pt-PT").unwrap(), 1),
             (Lang::parse("pt-BR").unwrap(), 2),
         ];
+        assert_eq!(choose(&preferences(Some("pt-BR")), &with_country), Some(2));
+        // Only the reader's first language, exactly, is the best there can be.
+        let prefs = preferences(Some("pt-BR,pt;q=0.9"));
         assert_eq!(
-            choose(&preferences(Some("pt-BR")), &with_country).map(|x| x.1),
-            Some(2)
+            rank(&prefs, &Lang::parse("pt-BR").unwrap()),
+            Some(Rank::BEST)
         );
+        assert!(rank(&prefs, &Lang::parse("pt").unwrap()) > Some(Rank::BEST));
+        assert!(
+            rank(&prefs, &Lang::parse("pt").unwrap())
+                < rank(&prefs, &Lang::parse("pt-PT").unwrap())
+        );
+        assert_eq!(rank(&prefs, &Lang::parse("en").unwrap()), None);
     }
 
     #[test]

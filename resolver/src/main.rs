@@ -397,6 +397,9 @@ fn resolve(
                     &round.verblist
                 }
             );
+            if let Some(why) = &round.why {
+                println!("  asked because {why}");
+            }
             for a in &round.asked {
                 println!(
                     "  {} ({}): {}{} in {:.1} ms",
@@ -416,7 +419,12 @@ fn resolve(
         }
         let found = matches!(trace.outcome, Outcome::Found(_));
         match &trace.outcome {
-            Outcome::Found(f) => println!("found {} at {} in {:.1} ms", f.url, f.address, trace.ms),
+            Outcome::Found(f) => println!(
+                "found {} at {} in {:.1} ms",
+                trace.location.as_deref().unwrap_or(&f.url),
+                f.address,
+                trace.ms
+            ),
             other => println!(
                 "{} in {:.1} ms",
                 serde_json::to_string(other).unwrap_or_default(),

@@ -107,7 +107,7 @@ impl Metrics {
         let resolutions = Family::<OutcomeLabels, Counter>::default();
         registry.register(
             "resolutions",
-            "Resolutions of persistent URLs, by outcome (found, not_found, no_translation, deleted, suspicion, no_original, unverifiable, edition_chain, bad_request, timed_out: beyond the longest a resolution may take)",
+            "Resolutions of persistent URLs, by outcome (found, not_found, unavailable: nothing found while an Archive did not answer, no_translation, deleted, suspicion, no_original, unverifiable, chain, bad_request, timed_out: beyond the longest a resolution may take)",
             resolutions.clone(),
         );
         let resolution_seconds = Histogram::new(latency_buckets());

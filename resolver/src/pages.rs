@@ -86,17 +86,20 @@ pub fn bad_request(lang: PageLang, path: &str, why: &str) -> Page {
 pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
     let ibi_html = format!("<code>{}</code>", escape_html(ibi));
     match &trace.outcome {
-        Outcome::Found(f) => html(
-            302,
-            lang,
-            pick(lang, "Encontrado", "Found"),
-            &format!(
-                "<p><a href=\"{}\">{}</a></p>\n",
-                escape_html(&f.url),
-                escape_html(&f.url)
-            ),
-        ),
-        Outcome::NotFound { unanswered, asked } => {
+        Outcome::Found(f) => {
+            let location = trace.location.as_deref().unwrap_or(&f.url);
+            html(
+                302,
+                lang,
+                pick(lang, "Encontrado", "Found"),
+                &format!(
+                    "<p><a href=\"{}\">{}</a></p>\n",
+                    escape_html(location),
+                    escape_html(location)
+                ),
+            )
+        }
+        Outcome::NotFound { asked } => {
             let mut body = format!(
                 "<p>{} {ibi_html}.</p>\n",
                 pick(
@@ -111,22 +114,43 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
                     "<p>Nenhum Arquivo está incluído neste resolvedor.</p>\n",
                     "<p>No Archive is included in this resolver.</p>\n",
                 ));
-            } else if *unanswered > 0 {
-                body.push_str(&format!(
-                    "<p>{unanswered} {} {asked} {}</p>\n",
-                    pick(lang, "de", "of"),
-                    pick(
-                        lang,
-                        "Arquivos não responderam; tente de novo mais tarde.",
-                        "Archives did not answer; try again later."
-                    )
-                ));
             }
             html(
                 404,
                 lang,
                 pick(lang, "Item não encontrado", "Item not found"),
                 &body,
+            )
+        }
+        Outcome::Unavailable { archives, asked } => {
+            let list: String = archives
+                .iter()
+                .map(|a| format!("<li>{}</li>\n", escape_html(a)))
+                .collect();
+            html(
+                503,
+                lang,
+                pick(lang, "Arquivos indisponíveis", "Archives unavailable"),
+                &format!(
+                    "<p>{} {ibi_html}{} {} {asked} {}</p>\n<ul>\n{list}</ul>\n<p>{}</p>\n",
+                    pick(
+                        lang,
+                        "Nenhum Arquivo que respondeu conhece o IBI",
+                        "No Archive that answered knows the IBI"
+                    ),
+                    pick(
+                        lang,
+                        ", mas estes Arquivos não responderam",
+                        ", but these Archives did not answer"
+                    ),
+                    pick(lang, "(de", "(of"),
+                    pick(lang, "perguntados):", "asked):"),
+                    pick(
+                        lang,
+                        "Um deles pode ter o item. Tente de novo mais tarde.",
+                        "One of them may hold the item. Try again later."
+                    )
+                ),
             )
         }
         Outcome::NoTranslation { language } => html(
@@ -187,7 +211,15 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
         Outcome::NoOriginal { copies } => {
             let list: String = copies
                 .iter()
-                .map(|a| format!("<li>{}</li>\n", escape_html(a)))
+                .map(|f| {
+                    format!(
+                        "<li>{} ({}): <a href=\"{}\">{}</a></li>\n",
+                        escape_html(&f.address),
+                        escape_html(&f.archive),
+                        escape_html(&f.url),
+                        escape_html(&f.url)
+                    )
+                })
                 .collect();
             html(
                 404,
@@ -200,7 +232,11 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
                         "Nenhum Arquivo afirma ter o original de",
                         "No Archive claims to hold the original of"
                     ),
-                    pick(lang, "; cópias em:", "; copies at:")
+                    pick(
+                        lang,
+                        "; todos responderam, e estas cópias foram encontradas:",
+                        "; every Archive answered, and these copies were found:"
+                    )
                 ),
             )
         }
@@ -234,13 +270,17 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
             )
         }
         Outcome::Throttled { .. } => too_many(lang),
-        Outcome::EditionChain { detail } => html(
+        Outcome::Chain { detail } => html(
             404,
             lang,
-            pick(lang, "Edições sem fim", "Endless editions"),
+            pick(lang, "Itens relacionados sem fim", "Endless related items"),
             &format!(
                 "<p>{} {ibi_html}: {}.</p>\n",
-                pick(lang, "A cadeia de edições de", "The chain of editions of"),
+                pick(
+                    lang,
+                    "A cadeia de itens relacionados a",
+                    "The chain of items related to"
+                ),
                 escape_html(detail)
             ),
         ),
@@ -253,7 +293,7 @@ pub fn status_of(outcome: &Outcome) -> u16 {
         Outcome::Found(_) => 302,
         Outcome::Deleted { .. } => 410,
         Outcome::Suspicion { .. } => 409,
-        Outcome::Unverifiable { .. } => 503,
+        Outcome::Unverifiable { .. } | Outcome::Unavailable { .. } => 503,
         Outcome::Throttled { .. } => 429,
         _ => 404,
     }
@@ -276,12 +316,13 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
     );
     for (n, round) in trace.rounds.iter().enumerate() {
         body.push_str(&format!(
-            "<h2>{} {}: <code>{}</code>{}{}</h2>\n<table>\n<tr><th>{}</th><th>{}</th><th>ms</th><th>{}</th></tr>\n",
+            "<h2>{} {}: <code>{}</code>{}{}</h2>\n{}<table>\n<tr><th>{}</th><th>{}</th><th>ms</th><th>{}</th></tr>\n",
             pick(lang, "Rodada", "Round"),
             n + 1,
             escape_html(&round.ibi),
             if round.verblist.is_empty() { String::new() } else { format!(" <code>{}</code>", escape_html(&round.verblist)) },
             if round.remembered { pick(lang, " (Arquivo lembrado)", " (remembered Archive)") } else { "" },
+            round.why.as_deref().map(|why| format!("<p>{} {}</p>\n", pick(lang, "Pedida porque", "Asked because"), escape_html(why))).unwrap_or_default(),
             pick(lang, "Arquivo", "Archive"),
             pick(lang, "resultado", "result"),
             pick(lang, "resposta", "answer"),
@@ -432,14 +473,14 @@ mod tests {
             }
         };
         let outcome = match slot {
-            13 => Outcome::Deleted { date: at(13, "") },
-            14 => Outcome::NoTranslation {
-                language: at(14, ""),
+            14 => Outcome::Deleted { date: at(14, "") },
+            15 => Outcome::NoTranslation {
+                language: at(15, ""),
             },
-            15 => Outcome::Suspicion {
-                archives: vec!["a.b/c/2020/01.01.01.01".into(), at(15, "")],
+            16 => Outcome::Suspicion {
+                archives: vec!["a.b/c/2020/01.01.01.01".into(), at(16, "")],
             },
-            16 => Outcome::EditionChain { detail: at(16, "") },
+            17 => Outcome::Chain { detail: at(17, "") },
             _ => Outcome::Found(Found {
                 url: at(8, "http://mtc-m16c.sid.inpe.br/col/x/doc/a.pdf"),
                 archive: "a.b/c/2020/01.01.01.01".into(),
@@ -457,6 +498,7 @@ mod tests {
                 ibi: at(1, "8JMKD3MGP8W/35MME4E"),
                 verblist: at(2, "GetMetadata"),
                 remembered: false,
+                why: Some(at(13, "a.b:80 (a.b/c/2020/01.01.01.01) named it")),
                 asked: vec![Asked {
                     archive: at(3, "a.b/c/2020/01.01.01.01"),
                     address: at(4, "mtc-m16c.sid.inpe.br"),
@@ -467,6 +509,7 @@ mod tests {
                 }],
             }],
             outcome,
+            location: None,
             conflicts: vec![Conflict {
                 ibi: at(10, "8jmkd3mgp8w/35mme4e"),
                 holder: Some(at(11, "a.b/c/2020/01.01.01.01")),
@@ -476,9 +519,9 @@ mod tests {
         }
     }
 
-    /// The slots of the inspection view: 0 to 12 shown as written, 13 to 16 inside the
+    /// The slots of the inspection view: 0 to 13 shown as written, 14 to 17 inside the
     /// outcome shown as JSON.
-    const INSPECTION_SLOTS: usize = 17;
+    const INSPECTION_SLOTS: usize = 18;
 
     /// Every page with a value in it, in each language: its name, status, and how it is
     /// rendered with a value; `true` when the value is shown inside JSON.
@@ -488,20 +531,26 @@ mod tests {
             persistent_url: "http://urlib.net:80/8JMKD3MGP8W/35MME4E".into(),
             rounds: Vec::new(),
             outcome,
+            location: None,
             conflicts: Vec::new(),
             ms: 0.0,
         };
-        let found = |url: &str| {
-            Outcome::Found(Found {
-                url: url.to_string(),
-                archive: "a.b/c/2020/01.01.01.01".into(),
-                address: "mtc-m16c.sid.inpe.br".into(),
-                contenttype: "Data".into(),
-                state: None,
-                ibi: None,
-                urlkey: None,
-                language: None,
-            })
+        let copy = |url: &str, address: &str| Found {
+            url: url.to_string(),
+            archive: "a.b/c/2020/01.01.01.01".into(),
+            address: address.to_string(),
+            contenttype: "Data".into(),
+            state: None,
+            ibi: None,
+            urlkey: None,
+            language: None,
+        };
+        let found = move |url: &str| Outcome::Found(copy(url, "mtc-m16c.sid.inpe.br"));
+        let copies = move |url: &str, address: &str| {
+            vec![
+                copy("http://a.b/col/x/doc/a.pdf", "a.b"),
+                copy(url, address),
+            ]
         };
         let two = |v: &str| vec!["a.b/c/2020/01.01.01.01".to_string(), v.to_string()];
         let mut all: Vec<(String, u16, bool, Box<dyn Fn(PageLang, &str) -> Page>)> = vec![
@@ -528,11 +577,32 @@ mod tests {
                 404,
                 false,
                 Box::new(move |l, v| {
-                    let t = trace(Outcome::NotFound {
-                        unanswered: 1,
-                        asked: 2,
+                    let t = trace(Outcome::NotFound { asked: 2 });
+                    outcome(l, &t, v)
+                }),
+            ),
+            (
+                "503 unavailable, IBI".into(),
+                503,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::Unavailable {
+                        archives: two("x.y/z/2020/01.01.01.02"),
+                        asked: 3,
                     });
                     outcome(l, &t, v)
+                }),
+            ),
+            (
+                "503 unavailable, Archive".into(),
+                503,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::Unavailable {
+                        archives: two(v),
+                        asked: 3,
+                    });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
             ),
             (
@@ -601,17 +671,30 @@ mod tests {
                 false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoOriginal {
-                        copies: two("x.y/z/2020/01.01.01.02"),
+                        copies: copies("http://c.d/col/x/doc/a.pdf", "c.d"),
                     });
                     outcome(l, &t, v)
                 }),
             ),
             (
-                "404 no original, copy".into(),
+                "404 no original, copy's Archive".into(),
                 404,
                 false,
                 Box::new(move |l, v| {
-                    let t = trace(Outcome::NoOriginal { copies: two(v) });
+                    let t = trace(Outcome::NoOriginal {
+                        copies: copies("http://c.d/col/x/doc/a.pdf", v),
+                    });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
+                }),
+            ),
+            (
+                "404 no original, copy's URL".into(),
+                404,
+                false,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::NoOriginal {
+                        copies: copies(v, "c.d"),
+                    });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
             ),
@@ -636,22 +719,22 @@ mod tests {
                 }),
             ),
             (
-                "404 edition chain, IBI".into(),
+                "404 endless related items, IBI".into(),
                 404,
                 false,
                 Box::new(move |l, v| {
-                    let t = trace(Outcome::EditionChain {
+                    let t = trace(Outcome::Chain {
                         detail: "a loop".into(),
                     });
                     outcome(l, &t, v)
                 }),
             ),
             (
-                "404 edition chain, detail".into(),
+                "404 endless related items, detail".into(),
                 404,
                 false,
                 Box::new(move |l, v| {
-                    let t = trace(Outcome::EditionChain { detail: v.into() });
+                    let t = trace(Outcome::Chain { detail: v.into() });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
             ),
@@ -660,7 +743,7 @@ mod tests {
             all.push((
                 format!("inspection, slot {slot}"),
                 200,
-                slot >= 13,
+                slot >= 14,
                 Box::new(move |l, v| inspection(l, &inspected(slot, v), false)),
             ));
         }
@@ -703,8 +786,8 @@ mod tests {
                 }
             }
         }
-        // 16 outcome and 400 pages and 17 places of the inspection view, in 2 languages.
-        assert_eq!(checked, (16 + INSPECTION_SLOTS) * 2 * HOSTILE.len());
+        // 19 outcome and 400 pages and 18 places of the inspection view, in 2 languages.
+        assert_eq!(checked, (19 + INSPECTION_SLOTS) * 2 * HOSTILE.len());
         // The JSON inspection view gives back each value as it was.
         for slot in 0..INSPECTION_SLOTS {
             for value in HOSTILE {

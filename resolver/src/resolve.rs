@@ -1,20 +1,28 @@
 //! Resolution (§8.2, Figure 8.1): the urlRequest of Table 8.9 to every included Archive at
-//! once, the analysis of their answers, new rounds for next editions, and the
-//! acknowledgment of Table 8.11.
+//! once, the analysis of their answers, new rounds for related items named elsewhere, and
+//! the acknowledgment of Table 8.11.
 //!
 //! - Without `requireditemstatus`, the first non-empty answer that satisfies the request
-//!   decides, without waiting for the others: it holds the URL asked for, or (for a
-//!   relation through the last edition) `ibi.nextedition`, which starts a new round for
-//!   that IBI (Example 10.2). At most [`MAX_ROUNDS`] rounds, and no IBI twice.
+//!   decides, without waiting for the others: it holds the URL asked for, or names the
+//!   IBI of what was asked for (or of a step on the way: `ibi.metadata(oai_dc)`,
+//!   `ibi.translation(es)`, `ibi.lastedition`, `ibi.nextedition`…) without its URL, which
+//!   starts a new round for that IBI with what is left of the verb list, in every Archive
+//!   (the loop of §8.2; Example 10.2 is one case). At most [`MAX_ROUNDS`] rounds, and no
+//!   IBI and verb list twice.
 //! - With `requireditemstatus=Original` every answer is awaited: exactly one Archive may
-//!   claim the Original; two or more are under suspicion (409); and while an Archive did
-//!   not answer (dormant, failed, overloaded, not asked) the check is not made (503).
-//!   An answer without `state` claims nothing.
-//! - A bare translation (`+`, `GetTranslation`) picks among the `.translation(xx[-YY])`
-//!   URLs by the reader's languages, else the item in its own language (Example 8.3).
+//!   claim the Original; two or more are under suspicion (409); only copies are named
+//!   (404); and while an Archive did not answer (dormant, failed, overloaded, not asked)
+//!   the check is not made (503). An answer without `state` claims nothing.
+//! - A bare translation (`+`, `GetTranslation`) is chosen among the
+//!   `.translation(xx[-YY])` variants of every answer by the reader's languages
+//!   ([`lang::rank`]), an Original before a copy, then the first Archive: an answer decides
+//!   at once only when it offers the reader's first language exactly; else the item in its
+//!   own language (Example 8.3). The same answers give the same choice.
+//! - Nothing found: `404` when every Archive answered, `503` ([`Outcome::Unavailable`])
+//!   while one that could hold the item did not.
 //! - Only an absolute `http`/`https` URL with a `//` authority, no user information and
 //!   only visible ASCII is ever taken ([`usable_location`]); anything else an Archive
-//!   answers counts as no URL.
+//!   answers counts as no URL. The reader's own query pairs follow it ([`location`]).
 //!
 //! The location memory ([`crate::memory`]) is a cache, never an authority: the Archive it
 //! names is asked first, alone, and its answer taken when it satisfies the request; it is
@@ -102,6 +110,10 @@ pub struct Trace {
     pub persistent_url: String,
     pub rounds: Vec<Round>,
     pub outcome: Outcome,
+    /// Where the reader is sent, when the outcome is found: the URL found, with the
+    /// reader's own query pairs ([`location`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
     /// The conflicts known about the IBI asked for.
     pub conflicts: Vec<Conflict>,
     pub ms: f64,
@@ -115,6 +127,10 @@ pub struct Round {
     pub verblist: String,
     /// Only the remembered Archive was asked.
     pub remembered: bool,
+    /// Why this round was started, when it is not the first of the resolution: which
+    /// Archive named the IBI, as what.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
     pub asked: Vec<Asked>,
 }
 
@@ -163,6 +179,15 @@ pub enum AskResult {
 }
 
 impl AskResult {
+    /// Whether the Archive could not be heard for a while (it could hold the item):
+    /// not an empty answer, and not an Archive the resolver may not contact at all.
+    pub fn is_outage(self) -> bool {
+        !matches!(
+            self,
+            AskResult::Answered | AskResult::Empty | AskResult::Refused
+        )
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             AskResult::Answered => "answered",
@@ -190,21 +215,25 @@ impl std::fmt::Display for AskResult {
 pub enum Outcome {
     /// Redirect to `url`.
     Found(Found),
-    /// No included Archive knows the IBI (or none answered).
-    NotFound { unanswered: usize, asked: usize },
+    /// No included Archive knows the IBI, and every one answered (or none is included).
+    NotFound { asked: usize },
+    /// Nothing found while these Archives (`address (service IBI)`) did not answer
+    /// (dormant, failed, timed out, overloaded, not sent): one of them could hold it.
+    Unavailable { archives: Vec<String>, asked: usize },
     /// `+(xx)` asked and the item is here, but without that translation.
     NoTranslation { language: String },
     /// The item was found only as a tombstone.
     Deleted { date: String },
     /// `requireditemstatus=Original` and two or more Archives claim the Original.
     Suspicion { archives: Vec<String> },
-    /// `requireditemstatus=Original` and only copies answered.
-    NoOriginal { copies: Vec<String> },
+    /// `requireditemstatus=Original` and only copies answered: each copy found.
+    NoOriginal { copies: Vec<Found> },
     /// `requireditemstatus=Original` while these Archives did not answer: the check
     /// cannot be made now.
     Unverifiable { archives: Vec<String> },
-    /// The next editions loop or go on past [`MAX_ROUNDS`].
-    EditionChain { detail: String },
+    /// The related items named from answer to answer loop, or go on past
+    /// [`MAX_ROUNDS`].
+    Chain { detail: String },
     /// The reader's network has asked every Archive as often as it may for now.
     Throttled { retry_after: u64 },
 }
@@ -239,15 +268,72 @@ impl Found {
 #[derive(Clone, Debug)]
 enum Reading {
     Satisfies(Found),
-    NextEdition(Ibi),
-    /// A bare translation with no variant the reader prefers and none in the item's own
-    /// language: ask again without the translation step.
-    OwnLanguage(usize),
+    /// The answer names the IBI of what was asked for, without its URL: ask every
+    /// Archive for it (§8.2, the loop).
+    Ask(Asking),
+    /// A bare translation: what the answer offers, chosen among every answer's.
+    Offers(Box<Offers>),
     Deleted(String),
     /// Here, but nothing for this request.
     Here,
     Empty,
     Invalid(String),
+}
+
+/// The next round of a resolution, and why it is asked.
+#[derive(Clone, Debug)]
+pub struct Asking {
+    url: PersistentUrl,
+    why: String,
+}
+
+/// What one variant of a bare translation gives.
+#[derive(Clone, Debug)]
+enum Gives {
+    Url(Found),
+    Ask(Asking),
+}
+
+impl Gives {
+    fn next(self) -> Next {
+        match self {
+            Gives::Url(found) => Next::Done(Outcome::Found(found)),
+            Gives::Ask(asking) => Next::Ask(asking),
+        }
+    }
+}
+
+/// One answer to a bare translation (`+`, `GetTranslation`): every language variant it
+/// names (with its URL, or the IBI of the translation kept elsewhere), the item in its
+/// own language when one of the variants is the item itself, and where to ask when the
+/// translation's place is not reached here (the next edition, say).
+#[derive(Clone, Debug)]
+struct Offers {
+    variants: Vec<(Lang, Gives)>,
+    itself: Option<Gives>,
+    onward: Option<Asking>,
+    /// The answer claims the Original.
+    original: bool,
+}
+
+impl Offers {
+    /// The variant the reader prefers most, and how much.
+    fn best(&self, languages: &[Lang]) -> Option<(lang::Rank, &Gives)> {
+        self.variants
+            .iter()
+            .filter_map(|(l, g)| lang::rank(languages, l).map(|r| (r, g)))
+            .min_by_key(|(r, _)| *r)
+    }
+
+    /// What this answer alone gives: its best variant, else the item itself, else where
+    /// to ask on.
+    fn alone(&self, languages: &[Lang]) -> Option<Next> {
+        self.best(languages)
+            .map(|(_, g)| g.clone())
+            .or_else(|| self.itself.clone())
+            .map(Gives::next)
+            .or_else(|| self.onward.clone().map(Next::Ask))
+    }
 }
 
 /// What an Archive said of the item, for the location memory's rules.
@@ -272,7 +358,10 @@ impl Reading {
             Reading::Satisfies(f) => Said::Holds {
                 original: f.claims_original(),
             },
-            Reading::NextEdition(_) | Reading::OwnLanguage(_) => Said::Holds { original: false },
+            Reading::Ask(_) => Said::Holds { original: false },
+            Reading::Offers(o) => Said::Holds {
+                original: o.original,
+            },
             Reading::Deleted(_) | Reading::Empty => Said::Gone,
             Reading::Here => Said::Here,
             Reading::Invalid(_) => Said::Silent,
@@ -292,12 +381,27 @@ struct Ask<'a> {
     admit: Option<Admit>,
 }
 
+/// What one step of a resolution may do with the location memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MemoryUse {
+    /// Read it, marking nothing used (the inspection view).
+    Read,
+    /// Use it, and forget an entry whose Archive said the item left (a related item's
+    /// round).
+    Keep,
+    /// Also learn where the item is (the resolution of the IBI asked for).
+    Learn,
+}
+
 /// What a round gave.
 struct Ended {
     round: Round,
     next: Next,
     /// What each Archive said of the item, by the time the round decided.
     said: Vec<Said>,
+    /// No other Archive could have answered better: false when a bare translation was
+    /// chosen among these answers without the reader's first language.
+    settled: bool,
 }
 
 /// What a resolution may spend of its reader's share: each round that asks every
@@ -330,32 +434,53 @@ impl Engine {
         budget: &dyn Budget,
     ) -> Trace {
         let start = Instant::now();
-        let mut rounds = Vec::new();
+        let mut rounds: Vec<Round> = Vec::new();
         let mut current = url.clone();
+        let mut why: Option<String> = None;
         let mut seen = HashSet::new();
         let outcome = loop {
             if seen.len() == MAX_ROUNDS {
-                break Outcome::EditionChain {
+                break Outcome::Chain {
                     detail: format!("more than {MAX_ROUNDS} rounds"),
                 };
             }
             if !seen.insert((ibi_key(current.ibi()), current.verblist_text())) {
-                break Outcome::EditionChain {
-                    detail: format!("{} comes back in its own edition chain", current.ibi()),
+                break Outcome::Chain {
+                    detail: format!(
+                        "{} is named again ({})",
+                        current.ibi(),
+                        why.unwrap_or_default()
+                    ),
                 };
             }
+            // Only the first step, a resolution of the IBI asked for, may teach the memory.
+            let memory = match (writes, seen.len()) {
+                (false, _) => MemoryUse::Read,
+                (true, 1) => MemoryUse::Learn,
+                (true, _) => MemoryUse::Keep,
+            };
+            let first = rounds.len();
             let next = self
-                .step(&archives, &current, reader, writes, budget, &mut rounds)
+                .step(&archives, &current, reader, memory, budget, &mut rounds)
                 .await;
+            if let Some(round) = rounds.get_mut(first) {
+                round.why = why.take();
+            }
             match next {
                 Next::Done(outcome) => break outcome,
-                Next::Edition(ibi) => current = current.with_ibi(ibi),
-                Next::Untranslated(i) => current = current.without_translation_at(i),
+                Next::Ask(asking) => {
+                    current = asking.url;
+                    why = Some(asking.why);
+                }
             }
         };
         Trace {
             persistent_url: persistent_url(&self.publicurl_with_port, url),
             rounds,
+            location: match &outcome {
+                Outcome::Found(found) => Some(location(&found.url, url)),
+                _ => None,
+            },
             outcome,
             conflicts: self.memory.conflicts_of(&ibi_key(url.ibi())),
             ms: ms(start.elapsed()),
@@ -402,10 +527,11 @@ impl Engine {
         archives: &[Included],
         url: &PersistentUrl,
         reader: &Reader,
-        writes: bool,
+        memory: MemoryUse,
         budget: &dyn Budget,
         rounds: &mut Vec<Round>,
     ) -> Next {
+        let writes = memory != MemoryUse::Read;
         if url.requires_original() {
             if let Err(retry_after) = budget.fan_out() {
                 return Next::Done(Outcome::Throttled { retry_after });
@@ -416,8 +542,10 @@ impl Engine {
         }
         let key = ibi_key(url.ibi());
         // Only a resolution of the IBI itself may make or change an entry.
-        let may_remember =
-            writes && self.memory.enabled() && url.filepath().is_none() && url.verbs().is_empty();
+        let may_remember = memory == MemoryUse::Learn
+            && self.memory.enabled()
+            && url.filepath().is_none()
+            && url.verbs().is_empty();
         // The inspection view reads the memory without marking anything used.
         let recalled = if writes {
             self.memory.recall(&key)
@@ -486,6 +614,7 @@ impl Engine {
         let mut said = Said::Silent;
         let mut result = AskResult::Dormant;
         let mut alone: Option<Next> = None;
+        let mut unsettled = false;
         if !dormant {
             let mut ended = self
                 .round(std::slice::from_ref(holder), url, reader, Ask::default())
@@ -493,10 +622,11 @@ impl Engine {
             ended.round.remembered = true;
             result = ended.round.asked[0].result;
             rounds.push(ended.round);
-            if ended.next.satisfied() {
+            if ended.next.satisfied() && ended.settled {
                 self.metrics.memory("hit");
                 return ended.next;
             }
+            unsettled = ended.next.satisfied();
             said = ended.said[0];
             alone = Some(ended.next);
         }
@@ -506,9 +636,10 @@ impl Engine {
             self.memory.forget(&key, Some(&holder.key));
         }
         // The remembered Archive did not satisfy the request: every other one is asked,
-        // and it again only when it failed at once (a moment of overload may be over): one
-        // that answered, timed out or was overloaded was heard, or waited for, enough.
-        let again = result == AskResult::Failed;
+        // and it again only when it failed at once (a moment of overload may be over) or
+        // its translation is to be weighed against every other's: one that answered,
+        // timed out or was overloaded was heard, or waited for, enough.
+        let again = result == AskResult::Failed || unsettled;
         let others: Vec<Included>;
         let asked_now: &[Included] = if again {
             archives
@@ -543,16 +674,18 @@ impl Engine {
         rounds.push(ended.round);
         match (ended.next, alone) {
             // Nobody else has it: what the remembered Archive said stands (a tombstone,
-            // or the item without the translation asked for).
+            // the item without the translation asked for, or its own translation).
             (
-                Next::Done(Outcome::NotFound { .. }),
-                Some(Next::Done(first @ (Outcome::Deleted { .. } | Outcome::NoTranslation { .. }))),
-            ) => Next::Done(first),
-            (Next::Done(Outcome::NotFound { unanswered, asked }), _) if !again => {
-                Next::Done(Outcome::NotFound {
-                    unanswered: unanswered + usize::from(said == Said::Silent),
-                    asked: asked + 1,
-                })
+                Next::Done(Outcome::NotFound { .. } | Outcome::Unavailable { .. }),
+                Some(
+                    first @ (Next::Done(Outcome::Deleted { .. } | Outcome::NoTranslation { .. })
+                    | Next::Done(Outcome::Found(_))
+                    | Next::Ask(_)),
+                ),
+            ) => first,
+            (Next::Done(outcome), _) if !again => {
+                let silent = (said == Said::Silent).then(|| shown_archive(holder));
+                Next::Done(with_one_more(outcome, silent))
             }
             (next, _) => next,
         }
@@ -593,13 +726,11 @@ impl Engine {
             dormant_after: self.dormant_after,
             counted: ask.counted.map(str::to_string),
         };
-        let mut unanswered = 0;
         let mut requests: Vec<(usize, String)> = Vec::with_capacity(archives.len());
         for (i, a) in archives.iter().enumerate() {
             if healths[i].is_dormant() {
                 asked[i].result = AskResult::Dormant;
                 said[i] = Said::Silent;
-                unanswered += 1;
                 continue;
             }
             let mut pairs: Vec<(&str, &[u8])> =
@@ -641,8 +772,12 @@ impl Engine {
         }
         let original = url.requires_original();
         let mut claims: Vec<Found> = Vec::new();
-        let mut next_edition: Option<Ibi> = None;
-        let mut untranslated: Option<usize> = None;
+        // Where to ask next, for the Original check (the first answer that said).
+        let mut follow: Option<Asking> = None;
+        let mut untranslated = false;
+        // A bare translation: every answer's variants, chosen among once all are in,
+        // unless one offers the reader's first language (then it decides at once).
+        let mut offers: Vec<(usize, Box<Offers>)> = Vec::new();
         let mut deleted: Option<String> = None;
         let mut here = false;
         // Answers that would decide, in the order they came.
@@ -662,7 +797,6 @@ impl Engine {
             let reading = match fetched {
                 Fetched::Busy => {
                     a.result = AskResult::Busy;
-                    unanswered += 1;
                     self.metrics.archive_request(archive, "not_sent", took);
                     None
                 }
@@ -671,25 +805,22 @@ impl Engine {
                     // dormancy (but see Health::overloaded).
                     a.result = AskResult::Overloaded;
                     a.detail = Some(why);
-                    unanswered += 1;
                     ledger.overloaded(archive, &healths[i], took);
                     None
                 }
                 Fetched::TimedOut => {
                     a.result = AskResult::TimedOut;
-                    unanswered += 1;
                     ledger.failed(archive, &healths[i], "timed_out", took);
                     None
                 }
                 Fetched::Failed(why) => {
                     a.result = AskResult::Failed;
                     a.detail = Some(why);
-                    unanswered += 1;
                     ledger.failed(archive, &healths[i], "failed", took);
                     None
                 }
                 Fetched::Body(body) => {
-                    let (reading, shown) = read_answer(&body, url, &reader.languages, &archives[i]);
+                    let (reading, shown) = read_answer(&body, url, &archives[i]);
                     a.pairs = shown;
                     if let Reading::Invalid(_) = reading {
                         ledger.failed(archive, &healths[i], "failed", took);
@@ -716,16 +847,29 @@ impl Engine {
                     None
                 }
                 Reading::Satisfies(found) => Some(Next::Done(Outcome::Found(found))),
-                Reading::NextEdition(ibi) if original => {
-                    next_edition.get_or_insert(ibi);
+                Reading::Ask(asking) if original => {
+                    follow.get_or_insert(asking);
                     None
                 }
-                Reading::NextEdition(ibi) => Some(Next::Edition(ibi)),
-                Reading::OwnLanguage(step) if original => {
-                    untranslated.get_or_insert(step);
+                Reading::Ask(asking) => Some(Next::Ask(asking)),
+                Reading::Offers(o) if original => {
+                    match o.alone(&reader.languages) {
+                        Some(Next::Done(Outcome::Found(found))) => claims.push(found),
+                        Some(Next::Ask(asking)) => {
+                            follow.get_or_insert(asking);
+                        }
+                        _ => untranslated = true,
+                    }
                     None
                 }
-                Reading::OwnLanguage(step) => Some(Next::Untranslated(step)),
+                Reading::Offers(o) => {
+                    let first_language = o
+                        .best(&reader.languages)
+                        .filter(|(rank, _)| *rank == lang::Rank::BEST)
+                        .map(|(_, gives)| gives.clone().next());
+                    offers.push((i, o));
+                    first_language
+                }
                 Reading::Deleted(date) => {
                     deleted.get_or_insert(date);
                     None
@@ -741,7 +885,6 @@ impl Engine {
                 Reading::Invalid(why) => {
                     a.result = AskResult::Failed;
                     a.detail = Some(why);
-                    unanswered += 1;
                     None
                 }
             };
@@ -754,6 +897,13 @@ impl Engine {
                     break;
                 }
             }
+        }
+        let mut settled = true;
+        if !original && candidates.is_empty() && !offers.is_empty() {
+            // A bare translation without the reader's first language: the best of every
+            // answer's variants, the same whichever answered first.
+            settled = false;
+            candidates.extend(choose_translation(&offers, &reader.languages, url));
         }
         if !original && decided.is_none() {
             // Every answer is in and the incumbent did not satisfy: the first that did.
@@ -783,7 +933,7 @@ impl Engine {
         // toward what the memory learns, not toward this resolution.
         match (owned, admission) {
             (Some(archives), mut admission) if !tasks.is_empty() => {
-                let (url, languages) = (url.clone(), reader.languages.clone());
+                let url = url.clone();
                 tokio::spawn(async move {
                     while let Some(joined) = tasks.join_next().await {
                         let Ok((i, fetched, took)) = joined else {
@@ -795,9 +945,7 @@ impl Engine {
                             Fetched::Body(body) => {
                                 // Read whole only when the memory is to learn from it.
                                 let heard = match &admission {
-                                    Some(_) => {
-                                        read_answer(&body, &url, &languages, archive).0.said()
-                                    }
+                                    Some(_) => read_answer(&body, &url, archive).0.said(),
                                     None if is_answer(&body) => Said::Here,
                                     None => Said::Silent,
                                 };
@@ -834,13 +982,25 @@ impl Engine {
             (_, Some(admission)) => admission.settle(),
             _ => {}
         }
+        let silent: Vec<String> = asked
+            .iter()
+            .zip(archives)
+            .filter(|(a, _)| a.result.is_outage())
+            .map(|(_, a)| shown_archive(a))
+            .collect();
         let round = Round {
             ibi: url.ibi().as_str().to_string(),
             verblist,
             remembered: false,
+            why: None,
             asked,
         };
-        let ended = |next: Next, said: Vec<Said>| Ended { round, next, said };
+        let ended = |next: Next, said: Vec<Said>| Ended {
+            round,
+            next,
+            said,
+            settled,
+        };
         if let Some((_, next)) = deciding {
             return ended(next, said);
         }
@@ -850,7 +1010,7 @@ impl Engine {
                 .iter()
                 .zip(archives)
                 .filter(|(s, _)| matches!(s, Said::Silent | Said::Waiting))
-                .map(|(_, a)| format!("{} ({})", a.address, a.serviceibi))
+                .map(|(_, a)| shown_archive(a))
                 .collect();
             if !silent.is_empty() {
                 return ended(Next::Done(Outcome::Unverifiable { archives: silent }), said);
@@ -861,7 +1021,7 @@ impl Engine {
             let next = match originals.as_slice() {
                 [one] => Outcome::Found((*one).clone()),
                 [] => Outcome::NoOriginal {
-                    copies: claims.iter().map(|f| f.address.clone()).collect(),
+                    copies: claims.clone(),
                 },
                 many => Outcome::Suspicion {
                     archives: many
@@ -872,24 +1032,111 @@ impl Engine {
             };
             return ended(Next::Done(next), said);
         }
-        if let Some(ibi) = next_edition {
-            return ended(Next::Edition(ibi), said);
+        if let Some(asking) = follow {
+            return ended(Next::Ask(asking), said);
         }
-        if let Some(step) = untranslated {
-            return ended(Next::Untranslated(step), said);
+        if let (true, Some(step)) = (untranslated, url.relation().bare_translation_at()) {
+            return ended(Next::Ask(own_language(url, step)), said);
         }
         let outcome = if let Some(date) = deleted {
             Outcome::Deleted { date }
         } else if let (true, Some(language)) = (here, explicit_translation(url.relation())) {
             Outcome::NoTranslation { language }
-        } else {
+        } else if silent.is_empty() {
             Outcome::NotFound {
-                unanswered,
+                asked: archives.len(),
+            }
+        } else {
+            Outcome::Unavailable {
+                archives: silent,
                 asked: archives.len(),
             }
         };
         ended(Next::Done(outcome), said)
     }
+}
+
+/// An Archive as pages and the log name it: `address (service IBI)`.
+fn shown_archive(a: &Included) -> String {
+    format!("{} ({})", a.address, a.serviceibi)
+}
+
+/// `outcome` of a round that left out one Archive asked before it (the remembered one),
+/// with that Archive counted: among those that did not answer when `silent` names it.
+fn with_one_more(outcome: Outcome, silent: Option<String>) -> Outcome {
+    match (outcome, silent) {
+        (Outcome::NotFound { asked }, None) => Outcome::NotFound { asked: asked + 1 },
+        (Outcome::NotFound { asked }, Some(one)) => Outcome::Unavailable {
+            archives: vec![one],
+            asked: asked + 1,
+        },
+        (
+            Outcome::Unavailable {
+                mut archives,
+                asked,
+            },
+            silent,
+        ) => {
+            archives.extend(silent);
+            Outcome::Unavailable {
+                archives,
+                asked: asked + 1,
+            }
+        }
+        (other, _) => other,
+    }
+}
+
+/// The next round when no answer offers a translation in the reader's languages and
+/// none of them is the item itself: the item in its own language (Example 8.3).
+fn own_language(url: &PersistentUrl, step: usize) -> Asking {
+    Asking {
+        url: url.without_translation_at(step),
+        why: "no translation in the reader's languages: the item in its own language".into(),
+    }
+}
+
+/// The variant of a bare translation chosen among every answer's `offers` (with the
+/// index of the Archive that gave it): the one the reader prefers most, an Original
+/// before a copy, then the first Archive in the registry's order; else the item itself
+/// (the same order); else where an answer says to ask on; else the item in its own
+/// language. The same answers give the same choice, whichever came first.
+fn choose_translation(
+    offers: &[(usize, Box<Offers>)],
+    languages: &[Lang],
+    url: &PersistentUrl,
+) -> Option<(usize, Next)> {
+    let preferred = offers
+        .iter()
+        .filter_map(|(i, o)| {
+            o.best(languages)
+                .map(|(rank, g)| ((rank, !o.original, *i), g))
+        })
+        .min_by_key(|(k, _)| *k)
+        .map(|((_, _, i), g)| (i, g.clone().next()));
+    let itself = || {
+        offers
+            .iter()
+            .filter_map(|(i, o)| o.itself.as_ref().map(|g| ((!o.original, *i), g)))
+            .min_by_key(|(k, _)| *k)
+            .map(|((_, i), g)| (i, g.clone().next()))
+    };
+    let onward = || {
+        offers
+            .iter()
+            .filter_map(|(i, o)| o.onward.as_ref().map(|a| (*i, a)))
+            .min_by_key(|(i, _)| *i)
+            .map(|(i, a)| (i, Next::Ask(a.clone())))
+    };
+    let in_own_language = || {
+        let step = url.relation().bare_translation_at()?;
+        let first = offers.iter().map(|(i, _)| *i).min()?;
+        Some((first, Next::Ask(own_language(url, step))))
+    };
+    preferred
+        .or_else(itself)
+        .or_else(onward)
+        .or_else(in_own_language)
 }
 
 /// The answer (index) that decides a round now, if one does: without an incumbent, the
@@ -1087,17 +1334,13 @@ impl Ledger {
 
 enum Next {
     Done(Outcome),
-    Edition(Ibi),
-    Untranslated(usize),
+    Ask(Asking),
 }
 
 impl Next {
     /// An answer that satisfied the request (a URL, or where to ask next).
     fn satisfied(&self) -> bool {
-        matches!(
-            self,
-            Next::Done(Outcome::Found(_)) | Next::Edition(_) | Next::Untranslated(_)
-        )
+        matches!(self, Next::Done(Outcome::Found(_)) | Next::Ask(_))
     }
 }
 
@@ -1120,6 +1363,52 @@ fn persistent_url(base: &str, url: &PersistentUrl) -> String {
         format!("{base}{path}?{}", kept.join("&"))
     }
 }
+
+/// The URL a reader is sent to for `found`, an Archive's URL: with the query pairs of
+/// `url` that are not the resolver's (`ibiurl.*`) after its own — pairs meant for the item
+/// itself, a web service's parameters say (§8.1) — as the reader sent them, but what may
+/// not stand in a Location (controls, spaces, quotes, angle brackets, backslashes,
+/// backquotes, `#`) percent-encoded; before the URL's fragment, if it has one.
+pub fn location(found: &str, url: &PersistentUrl) -> String {
+    let Some(query) = url.query() else {
+        return found.to_string();
+    };
+    let (kept, _) = kept_pairs(query, |name| !name.starts_with("ibiurl."));
+    if kept.is_empty() {
+        return found.to_string();
+    }
+    let (base, fragment) = match found.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (found, None),
+    };
+    let mut out = String::from(base);
+    out.push(if base.contains('?') { '&' } else { '?' });
+    for (n, pair) in kept.iter().enumerate() {
+        if n > 0 {
+            out.push('&');
+        }
+        out.extend(percent_encoding::percent_encode(
+            pair.as_bytes(),
+            NOT_IN_A_LOCATION,
+        ));
+    }
+    if let Some(f) = fragment {
+        out.push('#');
+        out.push_str(f);
+    }
+    out
+}
+
+/// What [`location`] percent-encodes in a reader's query pair: what
+/// [`usable_location`] refuses, and `#`, which would end the query.
+const NOT_IN_A_LOCATION: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'<')
+    .add(b'>')
+    .add(b'\\')
+    .add(b'`');
 
 /// The pairs of `query` whose names (percent-decoded) `keep` accepts, as sent, and
 /// whether any was left out.
@@ -1165,7 +1454,6 @@ fn is_answer(body: &str) -> bool {
 fn read_answer(
     body: &str,
     url: &PersistentUrl,
-    languages: &[Lang],
     archive: &Included,
 ) -> (Reading, Vec<(String, String)>) {
     let text = body.trim_end_matches(['\r', '\n']);
@@ -1192,88 +1480,150 @@ fn read_answer(
             (n.clone(), v)
         })
         .collect();
-    (read_pairs(&list, url, languages, archive), shown)
+    (read_pairs(&list, url, archive), shown)
 }
 
-fn read_pairs(
-    list: &[(String, Vec<String>)],
-    url: &PersistentUrl,
-    languages: &[Lang],
-    archive: &Included,
-) -> Reading {
+fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Included) -> Reading {
     let get = |name: &str| list.iter().find(|(n, _)| n == name).map(|(_, w)| w);
     let wanted = url.relation().steps();
-    // Every `url<relation>` pair that answers the request: exact, or with a language at
-    // a bare translation's place.
-    let mut candidates: Vec<(Option<Lang>, String, &str)> = Vec::new();
+    let bare = url.relation().bare_translation_at();
+    // Every `url<relation>` pair that answers the request, taken when its URL may become
+    // a Location: exact, or with a language at a bare translation's place.
+    let mut urls: Vec<(Option<Lang>, String, Found)> = Vec::new();
+    // Every `ibi<relation>` pair naming what the request asks for, or a part of the way
+    // to it, whose URL is not given: the IBI, how many steps of the relation it went,
+    // the language at the bare place, and the pair's name.
+    let mut named: Vec<(Ibi, usize, Option<Lang>, String)> = Vec::new();
     for (name, words) in list {
         let Some(rest) = name.strip_prefix("url") else {
             continue;
         };
-        if rest.starts_with('.') || rest.is_empty() {
-            let Ok(rel) = Relation::parse(rest) else {
-                continue;
-            };
-            if let (Some(lang), [value]) = (matches(wanted, rel.steps()), words.as_slice()) {
-                candidates.push((lang, rest.to_string(), value.as_str()));
+        let Ok(rel) = Relation::parse(rest) else {
+            continue;
+        };
+        if let (Some(lang), [value]) = (matches(wanted, rel.steps()), words.as_slice()) {
+            if usable_location(value) {
+                let found = found_at(list, rest, value, url, archive, lang.as_ref());
+                urls.push((lang, rest.to_string(), found));
             }
         }
     }
-    let bare = url.relation().bare_translation_at();
-    let chosen = match bare {
-        None => candidates.first(),
-        Some(step) if !candidates.is_empty() => {
-            let by_lang: Vec<(Lang, usize)> = candidates
-                .iter()
-                .enumerate()
-                .filter_map(|(i, (l, _, _))| l.clone().map(|l| (l, i)))
-                .collect();
-            match lang::choose(languages, &by_lang) {
-                Some((_, i)) => candidates.get(*i),
-                None => {
-                    // The item's own language: the variant that is the item itself.
-                    let own_rep = get("ibi").and_then(|w| rep_of(w));
-                    let own = candidates.iter().find(|(_, suffix, _)| {
-                        own_rep.is_some()
-                            && get(&format!("ibi{suffix}")).and_then(|w| rep_of(w)) == own_rep
-                    });
-                    match own {
-                        Some(c) => Some(c),
-                        None => return Reading::OwnLanguage(step),
+    for (name, words) in list {
+        let Some(rest) = name.strip_prefix("ibi").filter(|r| r.starts_with('.')) else {
+            continue;
+        };
+        let Ok(rel) = Relation::parse(rest) else {
+            continue;
+        };
+        let steps = rel.steps();
+        if steps.len() > wanted.len() || urls.iter().any(|(_, suffix, _)| suffix == rest) {
+            continue;
+        }
+        let (Some(lang), Some(ibi)) = (matches(&wanted[..steps.len()], steps), ibi_of(words))
+        else {
+            continue;
+        };
+        // A translation without a language at the end was not taken (an Archive passes
+        // it through an item it does not hold): the way stops before it.
+        let mut went = steps.len();
+        while went > 0 && steps[went - 1] == Step::Translation(None) {
+            went -= 1;
+        }
+        if went > 0 {
+            named.push((ibi, went, lang, name.clone()));
+        }
+    }
+    // The next round for what `named` names: its IBI, asked for what is left of the
+    // relation (its last edition stays asked, and so does a metadata format, which is
+    // the metadata item's own); none when it would ask again what was just asked.
+    let asking = |(ibi, went, _, pair): &(Ibi, usize, Option<Lang>, String)| -> Option<Asking> {
+        let mut rest: Vec<Step> = Vec::new();
+        if let step @ (Step::LastEdition | Step::Metadata { oai_dc: true }) = &wanted[went - 1] {
+            rest.push(step.clone());
+        }
+        rest.extend(wanted[*went..].iter().cloned());
+        let relation = Relation::from_steps(rest).ok()?;
+        let next = url.for_related(ibi.clone(), &relation);
+        if ibi_key(ibi) == ibi_key(url.ibi()) && next.verblist_text() == url.verblist_text() {
+            return None;
+        }
+        Some(Asking {
+            url: next,
+            why: format!(
+                "{} ({}) named it as {pair} of {}, without its URL",
+                archive.address,
+                archive.serviceibi,
+                url.ibi()
+            ),
+        })
+    };
+    let next_edition = || {
+        let next = get("ibi.nextedition").and_then(|w| ibi_of(w))?;
+        url.relation().involves_last_edition().then(|| Asking {
+            url: url.with_ibi(next),
+            why: format!(
+                "{} ({}) named it as ibi.nextedition of {}",
+                archive.address,
+                archive.serviceibi,
+                url.ibi()
+            ),
+        })
+    };
+    if let Some(step) = bare {
+        // Past the bare place: a language variant; short of it: where to ask on.
+        let mut variants: Vec<(Lang, Gives)> = Vec::new();
+        for (lang, _, found) in &urls {
+            if let Some(lang) = lang {
+                variants.push((lang.clone(), Gives::Url(found.clone())));
+            }
+        }
+        for n in &named {
+            if let (Some(lang), true) = (&n.2, n.1 > step) {
+                if !variants.iter().any(|(l, _)| l == lang) {
+                    if let Some(a) = asking(n) {
+                        variants.push((lang.clone(), Gives::Ask(a)));
                     }
                 }
             }
         }
-        Some(_) => None,
-    };
-    if let Some((lang, suffix, value)) = chosen {
-        if usable_location(value) {
-            let word = |n: &str| {
-                get(&format!("{n}{suffix}"))
-                    .and_then(|w| w.first())
-                    .cloned()
-            };
-            let metadata = url
-                .relation()
-                .steps()
-                .iter()
-                .any(|s| matches!(s, Step::Metadata { .. }));
-            return Reading::Satisfies(Found {
-                url: value.to_string(),
-                archive: archive.serviceibi.clone(),
-                address: archive.address.clone(),
-                contenttype: word("contenttype")
-                    .unwrap_or_else(|| if metadata { "Metadata" } else { "Data" }.into()),
-                state: word("state"),
-                ibi: get(&format!("ibi{suffix}")).map(|w| w.join(" ")),
-                urlkey: get("urlkey").and_then(|w| w.first()).cloned(),
-                language: lang.as_ref().map(|l| l.to_string()),
-            });
+        // The variant that is the item itself: its own language.
+        let own_rep = get("ibi").and_then(|w| rep_of(w));
+        let itself = urls
+            .iter()
+            .find(|(_, suffix, _)| {
+                own_rep.is_some() && get(&format!("ibi{suffix}")).and_then(|w| rep_of(w)) == own_rep
+            })
+            .map(|(_, _, found)| Gives::Url(found.clone()));
+        let onward = named
+            .iter()
+            .filter(|n| n.1 <= step)
+            .max_by_key(|n| n.1)
+            .and_then(asking)
+            .or_else(next_edition);
+        if !variants.is_empty() || itself.is_some() || onward.is_some() {
+            return Reading::Offers(Box::new(Offers {
+                variants,
+                itself,
+                onward,
+                original: get("state").and_then(|w| w.first()).map(String::as_str)
+                    == Some("Original"),
+            }));
         }
-    }
-    if url.relation().involves_last_edition() {
-        if let Some(next) = get("ibi.nextedition").and_then(|w| ibi_of(w)) {
-            return Reading::NextEdition(next);
+    } else {
+        if let Some((_, _, found)) = urls.into_iter().next() {
+            return Reading::Satisfies(found);
+        }
+        // The longest way an answer went toward what was asked, the first of equals.
+        let farthest = named.iter().map(|n| n.1).max();
+        if let Some(a) = named
+            .iter()
+            .filter(|n| Some(n.1) == farthest)
+            .find_map(asking)
+        {
+            return Reading::Ask(a);
+        }
+        if let Some(a) = next_edition() {
+            return Reading::Ask(a);
         }
     }
     if get("state").and_then(|w| w.first()).map(String::as_str) == Some("Deleted") {
@@ -1284,6 +1634,40 @@ fn read_pairs(
         return Reading::Deleted(date);
     }
     Reading::Here
+}
+
+/// The [`Found`] of the pair `url<suffix>` (its `value`): the pairs of the same relation
+/// say its content type, state and IBI.
+fn found_at(
+    list: &[(String, Vec<String>)],
+    suffix: &str,
+    value: &str,
+    url: &PersistentUrl,
+    archive: &Included,
+    lang: Option<&Lang>,
+) -> Found {
+    let get = |name: &str| list.iter().find(|(n, _)| n == name).map(|(_, w)| w);
+    let word = |n: &str| {
+        get(&format!("{n}{suffix}"))
+            .and_then(|w| w.first())
+            .cloned()
+    };
+    let metadata = url
+        .relation()
+        .steps()
+        .iter()
+        .any(|s| matches!(s, Step::Metadata { .. }));
+    Found {
+        url: value.to_string(),
+        archive: archive.serviceibi.clone(),
+        address: archive.address.clone(),
+        contenttype: word("contenttype")
+            .unwrap_or_else(|| if metadata { "Metadata" } else { "Data" }.into()),
+        state: word("state"),
+        ibi: get(&format!("ibi{suffix}")).map(|w| w.join(" ")),
+        urlkey: get("urlkey").and_then(|w| w.first()).cloned(),
+        language: lang.map(|l| l.to_string()),
+    }
 }
 
 /// `Some(language at the first bare place)` when `got` answers `wanted`.
@@ -1373,14 +1757,16 @@ mod tests {
         }
     }
 
-    fn read(answer: &str, path: &str, accept: &str) -> Reading {
+    fn url(path: &str) -> PersistentUrl {
         let (p, q) = match path.split_once('?') {
             Some((p, q)) => (p, Some(q)),
             None => (path, None),
         };
-        let url = PersistentUrl::parse(p, q).unwrap();
-        let list = pairs::parse(answer).unwrap();
-        read_pairs(&list, &url, &lang::preferences(Some(accept)), &archive())
+        PersistentUrl::parse(p, q).unwrap()
+    }
+
+    fn read(answer: &str, path: &str) -> Reading {
+        read_pairs(&pairs::parse(answer).unwrap(), &url(path), &archive())
     }
 
     /// The first answer of Example 10.1.
@@ -1388,7 +1774,7 @@ mod tests {
 
     #[test]
     fn example_10_1_answer_satisfies_and_its_acknowledgment_is_table_8_11() {
-        let Reading::Satisfies(found) = read(EXAMPLE_10_1, "/8JMKD3MGP8W/35MMLL8", "") else {
+        let Reading::Satisfies(found) = read(EXAMPLE_10_1, "/8JMKD3MGP8W/35MMLL8") else {
             panic!()
         };
         assert_eq!(found.url, "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf");
@@ -1420,6 +1806,7 @@ mod tests {
             persistent_url: "http://urlib.net:80/8JMKD3MGP8W/35MMLL8".into(),
             rounds: Vec::new(),
             outcome: Outcome::Found(found),
+            location: None,
             conflicts: Vec::new(),
             ms: 0.0,
         };
@@ -1436,7 +1823,7 @@ mod tests {
     #[test]
     fn an_answer_without_state_claims_nothing_and_is_acknowledged_without_one() {
         let answer = EXAMPLE_10_1.replace("state Original\r\n", "");
-        let Reading::Satisfies(found) = read(&answer, "/8JMKD3MGP8W/35MMLL8", "") else {
+        let Reading::Satisfies(found) = read(&answer, "/8JMKD3MGP8W/35MMLL8") else {
             panic!()
         };
         assert_eq!(found.state, None);
@@ -1474,12 +1861,7 @@ mod tests {
 
     #[test]
     fn the_incumbent_is_awaited_and_preferred() {
-        let found = |i: usize| {
-            (
-                i,
-                Next::Edition(Ibi::parse(&format!("x.y/z/2010/01.02.03.0{i}")).unwrap()),
-            )
-        };
+        let found = |i: usize| (i, Next::Done(Outcome::NotFound { asked: i }));
         let holds = Said::Holds { original: true };
         use Said::{Gone, Here, Silent, Waiting};
         // Without an incumbent: the first that satisfied.
@@ -1643,9 +2025,15 @@ mod tests {
 
     #[test]
     fn example_8_3_bare_translation_by_accept_language() {
-        let pick = |accept: &str| match read(EXAMPLE_9_3, "/8JMKD3MGP8W/35MME4E+", accept) {
-            Reading::Satisfies(f) => f.language.unwrap(),
-            other => panic!("{other:?}"),
+        let pick = |accept: &str| {
+            let Reading::Offers(offers) = read(EXAMPLE_9_3, "/8JMKD3MGP8W/35MME4E+") else {
+                panic!("not offers");
+            };
+            let prefs = lang::preferences(Some(accept));
+            match choose_translation(&[(0, offers)], &prefs, &url("/8JMKD3MGP8W/35MME4E+")) {
+                Some((0, Next::Done(Outcome::Found(f)))) => f.language.unwrap(),
+                _ => panic!("no translation chosen"),
+            }
         };
         assert_eq!(pick("pt-BR,fr;q=0.8,en;q=0.5,pt;q=0.3"), "pt");
         assert_eq!(pick("en"), "en");
@@ -1732,7 +2120,7 @@ mod tests {
             "url javascript:alert(1)",
         );
         assert!(matches!(
-            read(&answer, "/8JMKD3MGP8W/35MMLL8", ""),
+            read(&answer, "/8JMKD3MGP8W/35MMLL8"),
             Reading::Here
         ));
     }
@@ -1740,9 +2128,249 @@ mod tests {
     #[test]
     fn a_tombstone_reads_as_deleted_with_its_date() {
         let answer = "archiveaddress a\r\nibi {rep x.y/z/2010/01.02.03.04}\r\nstate Deleted\r\ntimestamp 2020-05-06T07:08:09Z";
-        match read(answer, "/x.y/z/2010/01.02.03.04", "") {
+        match read(answer, "/x.y/z/2010/01.02.03.04") {
             Reading::Deleted(d) => assert_eq!(d, "2020-05-06T07:08:09Z"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// Where an answer sends the next round: its IBI and verb list, and why.
+    fn next_round(answer: &str, path: &str) -> Option<(String, String, String)> {
+        match read(answer, path) {
+            Reading::Ask(a) => Some((
+                a.url.ibi().as_str().to_string(),
+                a.url.verblist_text(),
+                a.why,
+            )),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_relation_named_without_its_url_is_asked_of_every_archive_for_what_is_left() {
+        let head = "archiveaddress a\r\nibi {rep x.y/z/2020/01.01.01.00}\r\nstate Copy\r\n";
+        let why = |pair: &str| {
+            format!("mtc-m16c.sid.inpe.br (sid.inpe.br/mtc-m18@80/2008/03.17.15.17) named it as {pair} of x.y/z/2020/01.01.01.00, without its URL")
+        };
+        let cases: [(&str, &str, (&str, &str, String)); 6] = [
+            // The metadata: the metadata item itself; in a format: its own format.
+            (
+                "ibi.metadata {rep x.y/z/2020/01.01.01.09}",
+                ":",
+                ("x.y/z/2020/01.01.01.09", "", why("ibi.metadata")),
+            ),
+            (
+                "ibi.metadata(oai_dc) {rep x.y/z/2020/01.01.01.09}",
+                ":(oai_dc)",
+                (
+                    "x.y/z/2020/01.01.01.09",
+                    "GetMetadata(oai_dc)",
+                    why("ibi.metadata(oai_dc)"),
+                ),
+            ),
+            // A translation: the translated item itself, and what follows it.
+            (
+                "ibi.translation(es) {rep x.y/z/2020/01.01.01.03}",
+                "+(es):",
+                (
+                    "x.y/z/2020/01.01.01.03",
+                    "GetMetadata",
+                    why("ibi.translation(es)"),
+                ),
+            ),
+            // The last edition stays asked of the edition named.
+            (
+                "ibi.lastedition {rep x.y/z/2020/01.01.01.05}",
+                "!:(oai_dc)",
+                (
+                    "x.y/z/2020/01.01.01.05",
+                    "GetLastEdition GetMetadata(oai_dc)",
+                    why("ibi.lastedition"),
+                ),
+            ),
+            // Composed: the whole way named at once.
+            (
+                "ibi.lastedition.metadata(oai_dc) {rep x.y/z/2020/01.01.01.09}",
+                "!:(oai_dc)",
+                (
+                    "x.y/z/2020/01.01.01.09",
+                    "GetMetadata(oai_dc)",
+                    why("ibi.lastedition.metadata(oai_dc)"),
+                ),
+            ),
+            // A bare translation passed through an item held elsewhere is still to be
+            // chosen there.
+            (
+                "ibi.metadata.translation {rep x.y/z/2020/01.01.01.09}",
+                ":+",
+                (
+                    "x.y/z/2020/01.01.01.09",
+                    "GetTranslation",
+                    why("ibi.metadata.translation"),
+                ),
+            ),
+        ];
+        for (pair, mdf, (ibi, verbs, why)) in cases {
+            let answer = format!("{head}{pair}");
+            let path = format!("/x.y/z/2020/01.01.01.00{mdf}");
+            let got = match read(&answer, &path) {
+                Reading::Ask(a) => (
+                    a.url.ibi().as_str().to_string(),
+                    a.url.verblist_text(),
+                    a.why,
+                ),
+                Reading::Offers(o) => match o.onward {
+                    Some(a) => (
+                        a.url.ibi().as_str().to_string(),
+                        a.url.verblist_text(),
+                        a.why,
+                    ),
+                    None => panic!("{pair}: {o:?}"),
+                },
+                other => panic!("{pair}: {other:?}"),
+            };
+            assert_eq!(got, (ibi.to_string(), verbs.to_string(), why), "{pair}");
+        }
+        // A URL given wins over the IBI; an unusable one counts as none.
+        let with_url = format!(
+            "{head}ibi.metadata {{rep x.y/z/2020/01.01.01.09}}\r\nurl.metadata http://a/m.html"
+        );
+        assert!(matches!(
+            read(&with_url, "/x.y/z/2020/01.01.01.00:"),
+            Reading::Satisfies(_)
+        ));
+        let bad_url = with_url.replace("http://a/m.html", "javascript:x");
+        assert_eq!(
+            next_round(&bad_url, "/x.y/z/2020/01.01.01.00:").map(|n| n.0),
+            Some("x.y/z/2020/01.01.01.09".to_string())
+        );
+        // Naming the same request again, or another relation, starts no round.
+        let itself = format!("{head}ibi.metadata(oai_dc) {{rep x.y/z/2020/01.01.01.00}}");
+        assert!(matches!(
+            read(&itself, "/x.y/z/2020/01.01.01.00:(oai_dc)"),
+            Reading::Here
+        ));
+        let other = format!("{head}ibi.metadata {{rep x.y/z/2020/01.01.01.09}}");
+        assert!(matches!(
+            read(&other, "/x.y/z/2020/01.01.01.00:(oai_dc)"),
+            Reading::Here
+        ));
+        // The file path, GetFileList and the query stay with the next round.
+        let files = format!("{head}ibi.translation(es) {{rep x.y/z/2020/01.01.01.03}}");
+        let Reading::Ask(a) = read(
+            &files,
+            "/x.y/z/2020/01.01.01.00+(es)/a/b.pdf?ibiurl.verblist=GetFileList&x=1",
+        ) else {
+            panic!("no next round");
+        };
+        assert_eq!(
+            a.url.to_string(),
+            "/x.y/z/2020/01.01.01.03/a/b.pdf?ibiurl.verblist=GetFileList&x=1"
+        );
+        assert_eq!(a.url.verblist_text(), "GetFileList");
+    }
+
+    #[test]
+    fn a_bare_translation_is_chosen_among_every_answer_the_same_way_whichever_came_first() {
+        let answer = |state: &str, langs: &[(&str, &str)]| {
+            let mut a = format!(
+                "archiveaddress a\r\nibi {{rep x.y/z/2020/01.01.01.00}}\r\nstate {state}\r\n"
+            );
+            for (lang, url) in langs {
+                a.push_str(&format!(
+                    "ibi.translation({lang}) {{rep x.y/z/2020/01.01.01.0{}}}\r\n",
+                    lang.len()
+                ));
+                if !url.is_empty() {
+                    a.push_str(&format!("url.translation({lang}) {url}\r\n"));
+                }
+            }
+            let Reading::Offers(o) = read(&a, "/x.y/z/2020/01.01.01.00+") else {
+                panic!("{a}");
+            };
+            o
+        };
+        let copy = answer("Copy", &[("en", "http://copy/en")]);
+        let original = answer(
+            "Original",
+            &[("en", "http://orig/en"), ("pt", "http://orig/pt")],
+        );
+        let elsewhere = answer("Copy", &[("pt-BR", "")]);
+        let chosen = |offers: &[(usize, Box<Offers>)], accept: &str| match choose_translation(
+            offers,
+            &lang::preferences(Some(accept)),
+            &url("/x.y/z/2020/01.01.01.00+"),
+        ) {
+            Some((i, Next::Done(Outcome::Found(f)))) => format!("{i} {}", f.url),
+            Some((i, Next::Ask(a))) => format!("{i} ask {} {}", a.url.ibi(), a.url.verblist_text()),
+            _ => "none".into(),
+        };
+        for accept in ["pt-BR,pt;q=0.9,en;q=0.5", "en", "pt", "fr"] {
+            let forward = [
+                (0, copy.clone()),
+                (1, original.clone()),
+                (2, elsewhere.clone()),
+            ];
+            let backward = [
+                (2, elsewhere.clone()),
+                (1, original.clone()),
+                (0, copy.clone()),
+            ];
+            assert_eq!(
+                chosen(&forward, accept),
+                chosen(&backward, accept),
+                "{accept}"
+            );
+        }
+        let all = [
+            (0, copy.clone()),
+            (1, original.clone()),
+            (2, elsewhere.clone()),
+        ];
+        // The reader's first language exactly, though only named (kept elsewhere).
+        assert_eq!(
+            chosen(&all, "pt-BR,pt;q=0.9,en;q=0.5"),
+            "2 ask x.y/z/2020/01.01.01.05 "
+        );
+        assert_eq!(chosen(&all, "pt"), "1 http://orig/pt");
+        // Equal languages: the Original before the copy.
+        assert_eq!(chosen(&all, "en"), "1 http://orig/en");
+        // None of the reader's: the item in its own language.
+        assert_eq!(chosen(&all, "fr"), "0 ask x.y/z/2020/01.01.01.00 ");
+        // Only the reader's first language, exactly, decides at once.
+        let prefs = lang::preferences(Some("pt-BR,pt;q=0.9"));
+        assert_eq!(elsewhere.best(&prefs).map(|b| b.0), Some(lang::Rank::BEST));
+        assert!(original.best(&prefs).map(|b| b.0) > Some(lang::Rank::BEST));
+    }
+
+    #[test]
+    fn the_readers_own_pairs_follow_the_url_found_encoded_where_they_must_be() {
+        let at = |found: &str, path: &str| location(found, &url(path));
+        assert_eq!(at("http://a/b.pdf", "/LK47B6W/362SFKH"), "http://a/b.pdf");
+        assert_eq!(
+            at(
+                "http://a/b.pdf",
+                "/LK47B6W/362SFKH?ibiurl.verblist=GetFileList"
+            ),
+            "http://a/b.pdf"
+        );
+        assert_eq!(
+            at(
+                "http://a/ws?op=1#top",
+                "/LK47B6W/362SFKH?x=1&ibiurl.requireditemstatus=Original&y=a%20b"
+            ),
+            "http://a/ws?op=1&x=1&y=a%20b#top"
+        );
+        assert_eq!(
+            at(
+                "http://a/b",
+                "/LK47B6W/362SFKH?q=<\"x\\y`>#&%69biurl.verblist=GetMetadata&k=\u{e9}"
+            ),
+            "http://a/b?q=%3C%22x%5Cy%60%3E%23&k=%C3%A9"
+        );
+        assert!(usable_location(&at(
+            "http://a/b",
+            "/LK47B6W/362SFKH?q=<\"x\\y`> #"
+        )));
     }
 }

@@ -928,12 +928,14 @@ async fn resolve(
                         .await;
                 }
             }
-            // usable_location() let only visible ASCII through: always a valid header.
-            if let Ok(v) = HeaderValue::from_str(&found.url) {
+            // usable_location() let only visible ASCII through, and location() encodes
+            // what the reader's pairs add: always a valid header.
+            let location = trace.location.as_deref().unwrap_or(&found.url);
+            if let Ok(v) = HeaderValue::from_str(location) {
                 r.headers_mut().insert(header::LOCATION, v);
             }
         }
-        Outcome::Unverifiable { .. } => {
+        Outcome::Unverifiable { .. } | Outcome::Unavailable { .. } => {
             r.headers_mut().insert(
                 header::RETRY_AFTER,
                 HeaderValue::from(state.config.archives.probe.as_secs().max(1)),
@@ -1008,12 +1010,13 @@ fn outcome_name(outcome: &Outcome) -> &'static str {
     match outcome {
         Outcome::Found(_) => "found",
         Outcome::NotFound { .. } => "not_found",
+        Outcome::Unavailable { .. } => "unavailable",
         Outcome::NoTranslation { .. } => "no_translation",
         Outcome::Deleted { .. } => "deleted",
         Outcome::Suspicion { .. } => "suspicion",
         Outcome::NoOriginal { .. } => "no_original",
         Outcome::Unverifiable { .. } => "unverifiable",
-        Outcome::EditionChain { .. } => "edition_chain",
+        Outcome::Chain { .. } => "chain",
         Outcome::Throttled { .. } => "throttled",
     }
 }
@@ -1023,20 +1026,30 @@ fn summary(trace: &crate::resolve::Trace) -> String {
     let rounds = trace.rounds.len();
     match &trace.outcome {
         Outcome::Found(f) => format!("found at {} in {rounds} round(s)", f.address),
-        Outcome::NotFound { unanswered, asked } => {
-            format!("not found ({asked} asked, {unanswered} did not answer)")
-        }
+        Outcome::NotFound { asked } => format!("not found ({asked} asked, 0 did not answer)"),
+        Outcome::Unavailable { archives, asked } => format!(
+            "not found ({asked} asked, {} did not answer: {})",
+            archives.len(),
+            archives.join(", ")
+        ),
         Outcome::NoTranslation { language } => format!("no translation in {language}"),
         Outcome::Deleted { date } => format!("deleted on {date}"),
         Outcome::Suspicion { archives } => format!("suspicion: {}", archives.join(", ")),
-        Outcome::NoOriginal { copies } => format!("no original, copies at {}", copies.join(", ")),
+        Outcome::NoOriginal { copies } => format!(
+            "no original, copies at {}",
+            copies
+                .iter()
+                .map(|f| format!("{} ({})", f.address, f.archive))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         Outcome::Unverifiable { archives } => {
             format!(
                 "the Original cannot be checked: no answer from {}",
                 archives.join(", ")
             )
         }
-        Outcome::EditionChain { detail } => format!("edition chain: {detail}"),
+        Outcome::Chain { detail } => format!("endless related items: {detail}"),
         Outcome::Throttled { .. } => "beyond the client network's misses".into(),
     }
 }

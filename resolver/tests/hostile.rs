@@ -543,16 +543,26 @@ fn include_second(r: &Resolver, peer: &Peer) {
     );
 }
 
-/// The English 404 page of a resolution where `unanswered` of one Archive did not
-/// answer (1) or the one Archive knew nothing (0).
-fn not_found_page(ibi: &str, unanswered: usize) -> String {
-    let extra = if unanswered == 1 {
-        "<p>1 of 1 Archives did not answer; try again later.</p>\n"
-    } else {
-        ""
-    };
+/// The English 404 page of a resolution where every Archive asked answered and none
+/// knew the IBI.
+fn not_found_page(ibi: &str) -> String {
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Item not found</title></head>\n<body>\n<h1>Item not found</h1>\n<p>No Archive knows the IBI <code>{ibi}</code>.</p>\n{extra}</body>\n</html>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Item not found</title></head>\n<body>\n<h1>Item not found</h1>\n<p>No Archive knows the IBI <code>{ibi}</code>.</p>\n</body>\n</html>\n"
+    )
+}
+
+/// The English 503 page of a resolution that found nothing while the Archive at
+/// `address` ([`SERVICE`]) did not answer, of `asked` Archives.
+fn unavailable_page(ibi: &str, address: &str, asked: usize) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Archives unavailable</title></head>\n<body>\n<h1>Archives unavailable</h1>\n<p>No Archive that answered knows the IBI <code>{ibi}</code>, but these Archives did not answer (of {asked} asked):</p>\n<ul>\n<li>{address} ({SERVICE})</li>\n</ul>\n<p>One of them may hold the item. Try again later.</p>\n</body>\n</html>\n"
+    )
+}
+
+/// The log line of that resolution.
+fn unavailable_line(path: &str, address: &str, asked: usize) -> String {
+    format!(
+        "ibi-resolver: 127.0.0.1 \"GET {path}\" 503 Tms not found ({asked} asked, 1 did not answer: {address} ({SERVICE}))"
     )
 }
 
@@ -2002,14 +2012,15 @@ fn archives_answering_garbage_or_dripping_end_in_a_clean_404() {
     ] {
         let n = r.lines().len();
         let a = get(r.port, &format!("/{ibi}"));
+        let address = peer.addr.to_string();
         assert_eq!(
             (a.status, a.text()),
-            (404, not_found_page(ibi, 1)),
+            (503, unavailable_page(ibi, &address, 1)),
             "{ibi}"
         );
         assert_eq!(
             untimed(&r.one_line_after(n)),
-            format!("ibi-resolver: 127.0.0.1 \"GET /{ibi}\" 404 Tms not found (1 asked, 1 did not answer)")
+            unavailable_line(&format!("/{ibi}"), &address, 1)
         );
         let trace = inspect(r.port, &format!("/{ibi}"));
         let asked = &trace["rounds"][0]["asked"][0];
@@ -2030,13 +2041,15 @@ fn archives_answering_garbage_or_dripping_end_in_a_clean_404() {
         !drip_ended.load(Ordering::SeqCst),
         "answered only once the Archive had sent all it would"
     );
-    assert_eq!((a.status, a.text()), (404, not_found_page(DRIP, 1)));
+    let address = peer.addr.to_string();
+    assert_eq!(
+        (a.status, a.text()),
+        (503, unavailable_page(DRIP, &address, 1))
+    );
     assert!(took >= Duration::from_secs(2), "{took:?}");
     assert_eq!(
         untimed(&r.one_line_after(n)),
-        format!(
-            "ibi-resolver: 127.0.0.1 \"GET /{DRIP}\" 404 Tms not found (1 asked, 1 did not answer)"
-        )
+        unavailable_line(&format!("/{DRIP}"), &address, 1)
     );
     let trace = inspect(r.port, &format!("/{DRIP}"));
     assert_eq!(
@@ -2095,10 +2108,14 @@ fn an_archive_answering_100_mb_is_read_64_kib_far_and_costs_no_memory() {
     for (i, ibi) in [HUGE_LENGTH, HUGE_CLOSE].into_iter().enumerate() {
         let n = r.lines().len();
         let a = get(r.port, &format!("/{ibi}"));
-        assert_eq!((a.status, a.text()), (404, not_found_page(ibi, 1)));
+        let address = peer.addr.to_string();
+        assert_eq!(
+            (a.status, a.text()),
+            (503, unavailable_page(ibi, &address, 1))
+        );
         assert_eq!(
             untimed(&r.one_line_after(n)),
-            format!("ibi-resolver: 127.0.0.1 \"GET /{ibi}\" 404 Tms not found (1 asked, 1 did not answer)")
+            unavailable_line(&format!("/{ibi}"), &address, 1)
         );
         hung_up(2 * i + 1);
         // Given up on the length: a resolver that stopped reading but kept the connection
@@ -2170,11 +2187,15 @@ fn redirects_from_archives_are_never_followed() {
     ] {
         let n = r.lines().len();
         let a = get(r.port, &format!("/{ibi}"));
-        assert_eq!((a.status, a.text()), (404, not_found_page(ibi, 1)));
+        let address = peer.addr.to_string();
+        assert_eq!(
+            (a.status, a.text()),
+            (503, unavailable_page(ibi, &address, 1))
+        );
         assert_eq!(a.header("location"), None);
         assert_eq!(
             untimed(&r.one_line_after(n)),
-            format!("ibi-resolver: 127.0.0.1 \"GET /{ibi}\" 404 Tms not found (1 asked, 1 did not answer)")
+            unavailable_line(&format!("/{ibi}"), &address, 1)
         );
         let trace = inspect(r.port, &format!("/{ibi}"));
         assert_eq!(
@@ -2791,6 +2812,8 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
         "cache-control",
         "vary",
         "location",
+        // A 503 (an Archive that did not answer) says when to come back.
+        "retry-after",
         "content-length",
         "connection",
         "date",
@@ -2832,21 +2855,24 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
                 );
             }
             None => {
-                assert_eq!(
-                    (a.status, a.text()),
-                    (404, not_found_page(c.ibi, usize::from(c.failed))),
-                    "{:?}",
-                    c.url
-                );
-                assert_eq!(a.header("location"), None);
-                assert_eq!(
-                    line,
-                    format!(
-                        "ibi-resolver: 127.0.0.1 \"GET /{}\" 404 Tms not found (1 asked, {} did not answer)",
-                        c.ibi,
-                        usize::from(c.failed)
+                let address = peer.addr.to_string();
+                let (page, logged) = if c.failed {
+                    (
+                        (503, unavailable_page(c.ibi, &address, 1)),
+                        unavailable_line(&format!("/{}", c.ibi), &address, 1),
                     )
-                );
+                } else {
+                    (
+                        (404, not_found_page(c.ibi)),
+                        format!(
+                            "ibi-resolver: 127.0.0.1 \"GET /{}\" 404 Tms not found (1 asked, 0 did not answer)",
+                            c.ibi
+                        ),
+                    )
+                };
+                assert_eq!((a.status, a.text()), page, "{:?}", c.url);
+                assert_eq!(a.header("location"), None);
+                assert_eq!(line, logged);
             }
         }
     }
@@ -3095,16 +3121,14 @@ fn archives_included_under_wider_networks_are_not_contacted_once_they_are_narrow
     let mut r = Resolver::start(&config);
     let n = r.lines().len();
     let a = get(r.port, "/8JMKD3MGP8W/35MME4E");
-    assert_eq!(
-        (a.status, a.text()),
-        (
-            404,
-            not_found_page("8JMKD3MGP8W/35MME4E", 1).replace("1 of 1 Archives", "1 of 2 Archives")
-        )
-    );
+    let address = format!("localhost:{}", by_name.addr.port());
+    let page = unavailable_page("8JMKD3MGP8W/35MME4E", &address, 2)
+        .replace(&format!("({SERVICE})"), &format!("({second})"));
+    assert_eq!((a.status, a.text()), (503, page));
     assert_eq!(
         untimed(&r.one_line_after(n)),
-        "ibi-resolver: 127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E\" 404 Tms not found (2 asked, 1 did not answer)"
+        unavailable_line("/8JMKD3MGP8W/35MME4E", &address, 2)
+            .replace(&format!("({SERVICE})"), &format!("({second})"))
     );
     let trace = inspect(r.port, "/8JMKD3MGP8W/35MME4E");
     let asked: Vec<(String, String, String)> = trace["rounds"][0]["asked"]
@@ -3217,7 +3241,7 @@ fn a_stop_refuses_new_connections_closes_idle_ones_and_lets_a_resolution_end() {
     assert_eq!(answer.status, 404, "{}", r.log());
     assert_eq!(
         answer.text(),
-        not_found_page("8JMKD3MGP8W/35MME4F", 0),
+        not_found_page("8JMKD3MGP8W/35MME4F"),
         "{}",
         r.log()
     );
@@ -3271,8 +3295,11 @@ fn a_remembered_archive_that_fails_is_asked_again_counted_once_and_still_remembe
     // count as one (dormant_after = 2 is not reached).
     failures.store(2, Ordering::SeqCst);
     let miss = get(r.port, "/8JMKD3MGP8W/35MME4E");
-    assert_eq!(miss.status, 404);
-    assert_eq!(miss.text(), not_found_page("8JMKD3MGP8W/35MME4E", 1));
+    assert_eq!(miss.status, 503);
+    assert_eq!(
+        miss.text(),
+        unavailable_page("8JMKD3MGP8W/35MME4E", &peer.addr.to_string(), 1)
+    );
     assert_eq!(asked(), 5);
     assert!(!r.log().contains("dormant"), "{}", r.log());
     // It answers again: still remembered (a failure is no proof the item left).

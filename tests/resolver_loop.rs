@@ -1,0 +1,402 @@
+//! The whole resolution loop across Archives, on loopback with real processes only: three
+//! `ibi-archive serve` and two `ibi-resolver serve`, one with its location memory and one
+//! without, each case resolved through both.
+//!
+//! - A1: the sample Archive's 2009 items of 8JMKD3MGP8W/35MME4E: the Original in English,
+//!   its Portuguese translation and its metadata;
+//! - A2: a Copy of 8JMKD3MGP8W/35MME4E in English only, and ex.org/tr/2020/04.01.00.00, a
+//!   Copy whose metadata and Spanish translation are kept in A3;
+//! - A3: that metadata item (free form and oai_dc) and that translation.
+//!
+//! A relation an answer names without its URL starts the next round for the IBI it
+//! names; a bare translation is chosen among every answer by the reader's languages; an
+//! outage is a 503, not a 404; the reader's own query pairs reach the chosen URL.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use common::resolver::{archive, configure, get, inclusion_request, Resolver, KEY};
+use common::{free_port, http_get, http_request_with_body, Response, Serve};
+
+const A1: &str = "urlib.net/www/2026/11.26.01.01";
+const A2: &str = "urlib.net/www/2026/11.26.02.02";
+const A3: &str = "urlib.net/www/2026/11.26.03.03";
+
+/// The item of A2 whose relations are kept in A3.
+const REPORT: &str = "ex.org/tr/2020/04.01.00.00";
+const REPORT_METADATA: &str = "ex.org/tr/2020/04.01.00.09";
+const REPORT_ES: &str = "ex.org/tr/2020/04.01.00.03";
+
+/// Writes an item (item.toml and one file under doc/) below `root`'s col/.
+fn item(root: &Path, rep: &str, toml: &str, file: &str, bytes: &str) {
+    let dir = root.join("col").join(rep);
+    std::fs::create_dir_all(dir.join("doc")).unwrap();
+    std::fs::write(dir.join("item.toml"), toml).unwrap();
+    std::fs::write(dir.join("doc").join(file), bytes).unwrap();
+    common::prepare_archive(root);
+}
+
+struct Network {
+    _tmp: tempfile::TempDir,
+    /// With the location memory, and without.
+    resolvers: [Resolver; 2],
+    /// host:port → root.
+    roots: BTreeMap<String, PathBuf>,
+    /// A1, A2, A3, in order.
+    serves: Vec<Serve>,
+    a: [PathBuf; 3],
+}
+
+fn network() -> Network {
+    let tmp = common::archive_tempdir();
+    let with = tmp.path().join("with-memory");
+    let without = tmp.path().join("without-memory");
+    std::fs::create_dir_all(&with).unwrap();
+    std::fs::create_dir_all(&without).unwrap();
+    let resolvers = [
+        Resolver::start(&with, "20s", ""),
+        Resolver::start(&without, "20s", "[memory]\nentries = 0\n"),
+    ];
+    let a1 = archive(
+        tmp.path(),
+        "a1",
+        A1,
+        &[
+            "sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
+            "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47",
+            "sid.inpe.br/mtc-m18@80/2009/08.25.19.43",
+        ],
+        &[],
+    );
+    let a2 = archive(
+        tmp.path(),
+        "a2",
+        A2,
+        &["sid.inpe.br/mtc-m18@80/2009/07.21.13.23"],
+        &[],
+    );
+    // A Copy in English only.
+    let copy = a2.join("col/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/item.toml");
+    let toml = std::fs::read_to_string(&copy).unwrap();
+    let toml = toml
+        .replace("\"Original\"", "\"Copy\"")
+        .lines()
+        .filter(|l| !l.starts_with("pt ="))
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&copy, toml + "\n").unwrap();
+    item(
+        &a2,
+        REPORT,
+        &format!(
+            "state = \"Copy\"\ntimestamp = 2020-04-01T00:00:00Z\ntarget = \"report.txt\"\nlanguage = \"en\"\nmetadata = \"{REPORT_METADATA}\"\n\n[translations]\nes = \"{REPORT_ES}\"\n"
+        ),
+        "report.txt",
+        "the report\n",
+    );
+    let a3 = archive(tmp.path(), "a3", A3, &["urlib.net/www/2014"], &[]);
+    std::fs::remove_dir_all(a3.join("col/urlib.net/www/2014")).unwrap();
+    item(
+        &a3,
+        REPORT_METADATA,
+        "state = \"Original\"\ntimestamp = 2020-04-01T00:00:09Z\ncontenttype = \"Metadata\"\ntarget = \"metadata.html\"\n\n[formats]\noai_dc = \"oai_dc.xml\"\n",
+        "metadata.html",
+        "<p>the report's metadata</p>\n",
+    );
+    std::fs::write(
+        a3.join("col").join(REPORT_METADATA).join("doc/oai_dc.xml"),
+        "<oai_dc:dc/>\n",
+    )
+    .unwrap();
+    item(
+        &a3,
+        REPORT_ES,
+        "state = \"Original\"\ntimestamp = 2020-04-01T00:00:03Z\ntarget = \"informe.txt\"\nlanguage = \"es\"\n",
+        "informe.txt",
+        "el informe\n",
+    );
+    let mut roots = BTreeMap::new();
+    let mut serves = Vec::new();
+    for (service, root) in [(A1, &a1), (A2, &a2), (A3, &a3)] {
+        let address = format!("127.0.0.1:{}", free_port());
+        configure(root, &address, &resolvers[0].service());
+        let log = std::fs::File::create(root.with_extension("log")).unwrap();
+        serves.push(Serve::start_with(root, log, &["--listen", &address]));
+        roots.insert(address.clone(), root.clone());
+        for resolver in &resolvers {
+            resolver.register(service, KEY);
+            let a = http_get(&inclusion_request(resolver, &address, service, KEY));
+            assert_eq!(
+                (a.status, a.text().as_str()),
+                (
+                    200,
+                    "status.archive included\r\nstatus.confirmation successful\r\n"
+                ),
+                "{}",
+                resolver.log()
+            );
+        }
+    }
+    Network {
+        _tmp: tmp,
+        resolvers,
+        roots,
+        serves,
+        a: [a1, a2, a3],
+    }
+}
+
+impl Network {
+    /// Resolves `path` through both resolvers, each time expecting a 302 to `file` (below
+    /// the giving Archive's col/), followed and compared byte for byte; the Archive that
+    /// gave it.
+    fn redirect(&self, path: &str, accept_language: &str, file: &str) -> PathBuf {
+        let mut giver = None;
+        for resolver in &self.resolvers {
+            let r = get(&format!("{}{path}", resolver.base()), accept_language);
+            let inspect = || {
+                let sep = if path.contains('?') { '&' } else { '?' };
+                get(
+                    &format!("{}{path}{sep}noredirect", resolver.base()),
+                    accept_language,
+                )
+                .text()
+            };
+            assert_eq!(
+                r.status,
+                302,
+                "{path}: {}\n--- inspected ---\n{}",
+                r.text(),
+                inspect()
+            );
+            let location = r.header("location").unwrap().to_string();
+            let authority = location
+                .strip_prefix("http://")
+                .and_then(|l| l.split('/').next())
+                .unwrap_or("");
+            let Some(root) = self.roots.get(authority) else {
+                panic!("{path} → {location}: no Archive of the test");
+            };
+            let followed = http_get(&location);
+            assert_eq!(followed.status, 200, "{location}");
+            let on_disk = std::fs::read(root.join("col").join(file)).unwrap_or_else(|e| {
+                panic!(
+                    "{path} → {location}: {file} is not in that Archive ({e})\n{}",
+                    inspect()
+                )
+            });
+            assert!(
+                followed.body == on_disk,
+                "{path} → {location}: not the bytes of {file}\n{}",
+                inspect()
+            );
+            giver = Some(root.clone());
+        }
+        giver.unwrap()
+    }
+
+    fn page(&self, which: usize, path: &str, accept_language: &str) -> Response {
+        get(
+            &format!("{}{path}", self.resolvers[which].base()),
+            accept_language,
+        )
+    }
+}
+
+#[test]
+fn a_relation_kept_in_another_archive_is_followed_there() {
+    let n = network();
+    let a3 = n.a[2].clone();
+    let metadata = format!("{REPORT_METADATA}/doc/metadata.html");
+    let oai_dc = format!("{REPORT_METADATA}/doc/oai_dc.xml");
+    let spanish = format!("{REPORT_ES}/doc/informe.txt");
+    // The item itself, in A2.
+    assert_eq!(
+        n.redirect(
+            &format!("/{REPORT}"),
+            "",
+            &format!("{REPORT}/doc/report.txt")
+        ),
+        n.a[1]
+    );
+    // Its metadata, free form and oai_dc; its Spanish translation asked for by name and
+    // by the reader's language; the metadata of its last edition (itself) in oai_dc.
+    assert_eq!(n.redirect(&format!("/{REPORT}:"), "", &metadata), a3);
+    assert_eq!(n.redirect(&format!("/{REPORT}:(oai_dc)"), "", &oai_dc), a3);
+    assert_eq!(n.redirect(&format!("/{REPORT}+(es)"), "", &spanish), a3);
+    assert_eq!(n.redirect(&format!("/{REPORT}+"), "es", &spanish), a3);
+    assert_eq!(
+        n.redirect(&format!("/{REPORT}+"), "es-AR,en;q=0.5", &spanish),
+        a3
+    );
+    assert_eq!(n.redirect(&format!("/{REPORT}!:(oai_dc)"), "", &oai_dc), a3);
+    assert_eq!(
+        n.redirect(
+            &format!("/{REPORT}?ibiurl.verblist=GetMetadata(oai_dc)"),
+            "",
+            &oai_dc
+        ),
+        a3
+    );
+    // A reader with no Spanish gets the report in its own language.
+    assert_eq!(
+        n.redirect(
+            &format!("/{REPORT}+"),
+            "fr",
+            &format!("{REPORT}/doc/report.txt")
+        ),
+        n.a[1]
+    );
+    // The inspection view says why each round was started.
+    let url = format!("{}/{REPORT}:(oai_dc)?noredirect", n.resolvers[1].base());
+    let r = http_request_with_body("GET", &url, &[("Accept", "application/json")], b"");
+    assert_eq!(r.status, 200, "{}", r.text());
+    let trace: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    let rounds: Vec<(String, String, String)> = trace["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["ibi"].as_str().unwrap().to_string(),
+                r["verblist"].as_str().unwrap().to_string(),
+                r["why"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rounds,
+        [
+            (
+                REPORT.to_string(),
+                "GetMetadata(oai_dc)".to_string(),
+                String::new()
+            ),
+            (
+                REPORT_METADATA.to_string(),
+                "GetMetadata(oai_dc)".to_string(),
+                format!(
+                    "{} ({A2}) named it as ibi.metadata(oai_dc) of {REPORT}, without its URL",
+                    n.serves[1].address
+                ),
+            ),
+        ],
+        "{}",
+        r.text()
+    );
+}
+
+#[test]
+fn a_bare_translation_is_the_readers_language_wherever_it_is() {
+    let n = network();
+    let portuguese = "sid.inpe.br/mtc-m18@80/2009/08.25.19.43/doc/RTC-07.pdf";
+    for _ in 0..20 {
+        assert_eq!(
+            n.redirect(
+                "/8JMKD3MGP8W/35MME4E+",
+                "pt-BR,pt;q=0.9,en;q=0.5",
+                portuguese
+            ),
+            n.a[0]
+        );
+    }
+}
+
+#[test]
+fn an_outage_is_a_503_naming_the_archive_and_a_404_once_every_archive_answered() {
+    let mut n = network();
+    let a3_address = n.serves[2].address.clone();
+    n.serves[2].interrupt();
+    for which in [0, 1] {
+        let r = n.page(which, &format!("/{REPORT_METADATA}"), "en");
+        assert_eq!(r.status, 503, "{}", r.text());
+        assert!(r.header("retry-after").is_some(), "{:?}", r.headers);
+        assert!(
+            r.text().contains(&format!("<li>{a3_address} ({A3})</li>")),
+            "{}",
+            r.text()
+        );
+        assert!(
+            n.resolvers[which]
+                .metrics()
+                .contains("ibi_resolver_resolutions_total{outcome=\"unavailable\"} 1\n"),
+            "{}",
+            n.resolvers[which].metrics()
+        );
+    }
+    // A3 leaves the resolvers: every included Archive answers, and the IBI is unknown.
+    for resolver in &n.resolvers {
+        let exclusion = inclusion_request(resolver, &a3_address, A3, KEY)
+            .replace("=inclusionRequest", "=exclusionRequest");
+        let a = http_get(&exclusion);
+        assert_eq!(
+            (a.status, a.text().as_str()),
+            (200, "status.archive excluded\r\n"),
+            "{}",
+            resolver.log()
+        );
+    }
+    for which in [0, 1] {
+        let r = n.page(which, &format!("/{REPORT_METADATA}"), "en");
+        assert_eq!(r.status, 404, "{}", r.text());
+        assert!(
+            r.text().contains("No Archive knows the IBI"),
+            "{}",
+            r.text()
+        );
+    }
+}
+
+#[test]
+fn copies_only_under_requireditemstatus_names_the_copies() {
+    let n = network();
+    for which in [0, 1] {
+        let r = n.page(
+            which,
+            &format!("/{REPORT}?ibiurl.requireditemstatus=Original"),
+            "en",
+        );
+        assert_eq!(r.status, 404, "{}", r.text());
+        let copy = format!(
+            "<li>{} ({A2}): <a href=\"http://{0}/col/{REPORT}/doc/report.txt\">http://{0}/col/{REPORT}/doc/report.txt</a></li>",
+            n.serves[1].address
+        );
+        assert!(r.text().contains(&copy), "{copy}\n{}", r.text());
+    }
+}
+
+#[test]
+fn the_readers_own_query_pairs_reach_the_chosen_url() {
+    let n = network();
+    for resolver in &n.resolvers {
+        for (path, location) in [
+            (
+                format!("/{REPORT}?x=1&y=a%20b"),
+                format!(
+                    "{}/col/{REPORT}/doc/report.txt?x=1&y=a%20b",
+                    n.serves[1].base_url()
+                ),
+            ),
+            (
+                "/8JMKD3MGP8W/35MME4E?ibiurl.requireditemstatus=Original&x=1".to_string(),
+                format!(
+                    "{}/col/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS%20643.0-B-1.pdf?x=1",
+                    n.serves[0].base_url()
+                ),
+            ),
+            (
+                format!("/{REPORT}?x=%3Cb%3E&ibiurl.verblist=GetMetadata&z&w='"),
+                format!(
+                    "{}/col/{REPORT_METADATA}/doc/metadata.html?x=%3Cb%3E&z&w='",
+                    n.serves[2].base_url()
+                ),
+            ),
+        ] {
+            let r = get(&format!("{}{path}", resolver.base()), "");
+            assert_eq!(r.status, 302, "{path}: {}", r.text());
+            assert_eq!(r.header("location"), Some(location.as_str()), "{path}");
+        }
+    }
+}
