@@ -941,7 +941,9 @@ mod tests {
         };
         // Asked for its metadata in oai_dc, the metadata item answers its own format.
         assert_eq!(
-            asked("a.b/c/2020/01.02.03.09", "GetMetadata(oai_dc)").1.as_deref(),
+            asked("a.b/c/2020/01.02.03.09", "GetMetadata(oai_dc)")
+                .1
+                .as_deref(),
             Some("url.metadata(oai_dc) http://a.example/col/a.b/c/2020/01.02.03.09/doc/oai_dc.xml")
         );
         assert_eq!(
@@ -950,7 +952,10 @@ mod tests {
         );
         // A data item whose metadata is elsewhere names it, without a URL.
         let (names, url) = asked("a.b/c/2020/01.02.03.00", "GetMetadata(oai_dc)");
-        assert!(names.contains(&"ibi.metadata(oai_dc)".to_string()), "{names:?}");
+        assert!(
+            names.contains(&"ibi.metadata(oai_dc)".to_string()),
+            "{names:?}"
+        );
         assert_eq!(url, None);
     }
 

@@ -29,6 +29,11 @@ const REPORT: &str = "ex.org/tr/2020/04.01.00.00";
 const REPORT_METADATA: &str = "ex.org/tr/2020/04.01.00.09";
 const REPORT_ES: &str = "ex.org/tr/2020/04.01.00.03";
 
+/// An Original in English only in A2, of which A1 holds a Copy with a Portuguese
+/// translation: the memory remembers A2.
+const GUIDE: &str = "ex.org/tr/2020/04.01.00.10";
+const GUIDE_PT: &str = "ex.org/tr/2020/04.01.00.11";
+
 /// Writes an item (item.toml and one file under doc/) below `root`'s col/.
 fn item(root: &Path, rep: &str, toml: &str, file: &str, bytes: &str) {
     let dir = root.join("col").join(rep);
@@ -95,6 +100,27 @@ fn network() -> Network {
         ),
         "report.txt",
         "the report\n",
+    );
+    item(
+        &a2,
+        GUIDE,
+        "state = \"Original\"\ntimestamp = 2020-04-01T00:00:10Z\ntarget = \"guide.txt\"\nlanguage = \"en\"\n",
+        "guide.txt",
+        "the guide\n",
+    );
+    item(
+        &a1,
+        GUIDE,
+        &format!("state = \"Copy\"\ntimestamp = 2020-04-01T00:00:10Z\ntarget = \"guide.txt\"\nlanguage = \"en\"\n\n[translations]\npt = \"{GUIDE_PT}\"\n"),
+        "guide.txt",
+        "the guide\n",
+    );
+    item(
+        &a1,
+        GUIDE_PT,
+        "state = \"Original\"\ntimestamp = 2020-04-01T00:00:11Z\ntarget = \"guia.txt\"\nlanguage = \"pt\"\n",
+        "guia.txt",
+        "o guia\n",
     );
     let a3 = archive(tmp.path(), "a3", A3, &["urlib.net/www/2014"], &[]);
     std::fs::remove_dir_all(a3.join("col/urlib.net/www/2014")).unwrap();
@@ -302,6 +328,72 @@ fn a_bare_translation_is_the_readers_language_wherever_it_is() {
             n.a[0]
         );
     }
+}
+
+#[test]
+fn the_remembered_archive_does_not_decide_a_bare_translation_it_lacks_the_readers_language_for() {
+    let n = network();
+    let memory = &n.resolvers[0];
+    // A plain resolution teaches the memory where the Original is: A2.
+    n.redirect(&format!("/{GUIDE}"), "", &format!("{GUIDE}/doc/guide.txt"));
+    let deadline = std::time::Instant::now() + common::HANG_GUARD;
+    loop {
+        let (code, out, err) = memory.command(&["memory", GUIDE], "");
+        if code == 0 && out.starts_with(&format!("{GUIDE}  {A2}  used ")) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not remembered: {out}{err}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // A2 alone answers in English; the Portuguese translation is in A1's copy.
+    for _ in 0..20 {
+        assert_eq!(
+            n.redirect(
+                &format!("/{GUIDE}+"),
+                "pt-BR,pt;q=0.9,en;q=0.5",
+                &format!("{GUIDE_PT}/doc/guia.txt")
+            ),
+            n.a[0]
+        );
+    }
+    // The remembered Archive was asked first, and alone, then every Archive.
+    let url = format!("{}/{GUIDE}+?noredirect", memory.base());
+    let r = http_request_with_body(
+        "GET",
+        &url,
+        &[
+            ("Accept", "application/json"),
+            ("Accept-Language", "pt-BR,pt;q=0.9,en;q=0.5"),
+        ],
+        b"",
+    );
+    let trace: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    let rounds: Vec<(bool, usize)> = trace["rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["remembered"] == true,
+                r["asked"].as_array().unwrap().len(),
+            )
+        })
+        .collect();
+    assert_eq!(rounds, [(true, 1), (false, 3)], "{}", r.text());
+    // A reader who reads English is answered by the remembered Archive alone.
+    let url = format!("{}/{GUIDE}+?noredirect", memory.base());
+    let r = http_request_with_body(
+        "GET",
+        &url,
+        &[("Accept", "application/json"), ("Accept-Language", "en")],
+        b"",
+    );
+    let trace: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+    assert_eq!(trace["rounds"].as_array().unwrap().len(), 1, "{}", r.text());
+    assert_eq!(trace["outcome"]["archive"], A2, "{}", r.text());
 }
 
 #[test]
