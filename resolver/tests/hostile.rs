@@ -1966,7 +1966,7 @@ const NOT_PAIRS: &str = "urlib.net/www/2021/01.01.01.03";
 const DRIP: &str = "urlib.net/www/2021/01.01.01.04";
 
 #[test]
-fn archives_answering_garbage_or_dripping_end_in_a_clean_404() {
+fn archives_answering_garbage_or_dripping_end_in_a_clean_503() {
     let dir = tempfile::tempdir().unwrap();
     let mut r = Resolver::start(&write_config(dir.path(), LOOPBACK));
     // Whether a drip ran to the end of its answer.
