@@ -315,6 +315,46 @@ fn a_relation_kept_in_another_archive_is_followed_there() {
 }
 
 #[test]
+fn resolve_from_the_shell_shows_each_round_and_why_it_was_asked() {
+    let n = network();
+    let (code, out, err) = n.resolvers[1].command(
+        &[
+            "resolve",
+            &format!("http://urlib.net/{REPORT}+"),
+            "--lang",
+            "es",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let rounds: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("round ") || l.starts_with("  asked because"))
+        .collect();
+    assert_eq!(
+        rounds,
+        [
+            format!("round 1: parsedibiurl.ibi={REPORT} parsedibiurl.verblist=GetTranslation"),
+            format!("round 2: parsedibiurl.ibi={REPORT_ES} parsedibiurl.verblist=-"),
+            format!(
+                "  asked because {} ({A2}) named it as ibi.translation(es) of {REPORT}, without its URL",
+                n.serves[1].address
+            ),
+        ],
+        "{out}"
+    );
+    let last = out.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with(&format!(
+            "found {}/col/{REPORT_ES}/doc/informe.txt at {} in ",
+            n.serves[2].base_url(),
+            n.serves[2].address
+        )),
+        "{out}"
+    );
+}
+
+#[test]
 fn a_bare_translation_is_the_readers_language_wherever_it_is() {
     let n = network();
     let portuguese = "sid.inpe.br/mtc-m18@80/2009/08.25.19.43/doc/RTC-07.pdf";
