@@ -502,7 +502,7 @@ impl Checker<'_> {
         if let Some(next) = &item.nextedition {
             let next = match next {
                 Ibi::Rep(r) => Next::Rep(r.canonical().into()),
-                Ibi::Ibip(p) => Next::Ibip(p.as_str().to_ascii_uppercase().into()),
+                Ibi::Ibip(p) => Next::Ibip(p.canonical().into()),
             };
             self.editions
                 .insert(rep.canonical().into(), (rep_of_rel(rel).into(), next));
@@ -556,7 +556,7 @@ impl Checker<'_> {
                 ),
             );
         }
-        let key: Box<str> = p.as_str().to_ascii_uppercase().into();
+        let key: Box<str> = p.canonical().into();
         if let Some(other) = self.ibips.get(&key) {
             let other = other.clone();
             self.fault(
