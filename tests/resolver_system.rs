@@ -349,6 +349,15 @@ fn the_standards_examples_resolve_across_three_archives() {
         "{}",
         r.text()
     );
+    // A language outside ISO 639-1 (Appendix B, Table B.1): no Archive is asked.
+    let r = s.page("/8JMKD3MGP8W/35MME4E+(xx)", "en");
+    assert_eq!(r.status, 400);
+    assert!(
+        r.text()
+            .contains("<p>modifier &quot;+(xx)&quot;: xx is not a language code of ISO 639-1</p>"),
+        "{}",
+        r.text()
+    );
 
     // Every acknowledgment counted once, by the Archive that gave the URL.
     let want: BTreeMap<PathBuf, BTreeMap<String, u64>> =
