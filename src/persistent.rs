@@ -19,7 +19,12 @@
 //! Table 8.6, is the union without repetition and in order of the modifier's verbs
 //! (Table 8.5: `!` GetLastEdition, `+` GetTranslation, `:` GetMetadata) then the query's
 //! (Example 8.8: `LK47B6W/362SFKH+?…&ibiurl.verblist=GetMetadata` gives
-//! `GetTranslation GetMetadata`).
+//! `GetTranslation GetMetadata`). The same verb with and without its parameter, at one
+//! place of the relation, is one verb: the one with the parameter, in the place of the
+//! first (`+(pt)` and `GetTranslation` give `GetTranslation(pt)`; see `add_verb`).
+//!
+//! A language, in `+(ll-CC)` or `GetTranslation(ll-CC)`, must be one of ISO 639-1 and its
+//! country one of ISO 3166-1 alpha-2 (Appendix B, Table B.1; [`Lang::check_codes`]).
 //!
 //! The IBI and its modifier may arrive percent-encoded (`%21` for `!`); each path segment
 //! is decoded on its own, so `%2F` never splits one. The file path is kept as the bytes it
@@ -99,9 +104,7 @@ impl PersistentUrl {
         };
         let mut verbs = modifier.clone();
         for v in query_verbs {
-            if !verbs.contains(&v) {
-                verbs.push(v);
-            }
+            add_verb(&mut verbs, v);
         }
         let words: Vec<String> = verbs.iter().map(Verb::to_string).collect();
         let verblist = VerbList::parse(&words.join(" ")).map_err(|e| {
@@ -356,6 +359,8 @@ fn parse_modifier(text: &str) -> Result<Vec<Verb>, PersistentUrlError> {
                         shown(text)
                     ))
                 })?;
+                lang.check_codes()
+                    .map_err(|e| PersistentUrlError(format!("modifier {}: {e}", shown(text))))?;
                 (
                     Verb::GetTranslation(Some(lang.clone())),
                     Step::Translation(Some(lang)),
@@ -426,7 +431,14 @@ fn read_query(q: &str) -> Result<(Vec<Verb>, bool), PersistentUrlError> {
     {
         for word in list.split([' ', '+']).filter(|w| !w.is_empty()) {
             match Verb::parse(word) {
-                Some(v) => verbs.push(v),
+                Some(v) => {
+                    if let Verb::GetTranslation(Some(lang)) = &v {
+                        lang.check_codes().map_err(|e| {
+                            PersistentUrlError(format!("ibiurl.verblist: {}: {e}", shown(word)))
+                        })?;
+                    }
+                    verbs.push(v)
+                }
                 None => {
                     return err(format!(
                         "ibiurl.verblist: {} is not a verb of Table 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList)",
@@ -449,6 +461,43 @@ fn read_query(q: &str) -> Result<(Vec<Verb>, bool), PersistentUrlError> {
     Ok((verbs, original))
 }
 
+/// Adds a verb of the query to the verb list: not again when it is there (the union
+/// of Table 8.6), and as one verb with the same verb with or without its parameter at
+/// the place of the relation it would take (after the metadata verb when there is one,
+/// else before it), where two would name no relation: the one with the parameter, in the
+/// place of the first (`GetTranslation(pt)` and `GetTranslation` are `GetTranslation(pt)`;
+/// `GetMetadata` and `GetMetadata(oai_dc)`, `GetMetadata(oai_dc)`). Two parameters that
+/// differ stay two verbs, which name no relation.
+fn add_verb(verbs: &mut Vec<Verb>, v: Verb) {
+    if verbs.contains(&v) {
+        return;
+    }
+    let metadata_at = verbs
+        .iter()
+        .position(|w| matches!(w, Verb::GetMetadata { .. }));
+    let same_place = |i: usize, w: &Verb| match (w, &v) {
+        (Verb::GetMetadata { .. }, Verb::GetMetadata { .. }) => true,
+        (Verb::GetTranslation(x), Verb::GetTranslation(y)) => {
+            (x.is_none() || y.is_none()) && metadata_at.is_none_or(|m| i > m)
+        }
+        _ => false,
+    };
+    match verbs.iter().enumerate().position(|(i, w)| same_place(i, w)) {
+        // The one there has the parameter (or they are the same): nothing to add.
+        Some(i) if !has_parameter(&v) || has_parameter(&verbs[i]) => {}
+        Some(i) => verbs[i] = v,
+        None => verbs.push(v),
+    }
+}
+
+/// Whether a verb has its parameter (a language, a metadata format).
+fn has_parameter(v: &Verb) -> bool {
+    matches!(
+        v,
+        Verb::GetTranslation(Some(_)) | Verb::GetMetadata { oai_dc: true }
+    )
+}
+
 fn symbol(v: &Verb) -> String {
     match v {
         Verb::GetLastEdition => "!".into(),
@@ -463,4 +512,86 @@ fn symbol(v: &Verb) -> String {
 /// A piece of input quoted for a message, cut short when long.
 fn shown(s: &str) -> String {
     crate::ibi::shown(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The verb list [`add_verb`] makes of `base` and then `added`, as text.
+    fn added(base: &[&str], added: &[&str]) -> String {
+        let mut verbs: Vec<Verb> = base.iter().map(|w| Verb::parse(w).unwrap()).collect();
+        for w in added {
+            add_verb(&mut verbs, Verb::parse(w).unwrap());
+        }
+        let words: Vec<String> = verbs.iter().map(Verb::to_string).collect();
+        words.join(" ")
+    }
+
+    #[test]
+    fn a_verb_with_and_without_its_parameter_at_one_place_is_one_verb() {
+        for (base, more, want) in [
+            // The union of Table 8.6: a verb already there is not added again.
+            (
+                &["GetTranslation"][..],
+                &["GetTranslation"][..],
+                "GetTranslation",
+            ),
+            (
+                &["GetTranslation(pt)"],
+                &["GetTranslation"],
+                "GetTranslation(pt)",
+            ),
+            (
+                &["GetTranslation"],
+                &["GetTranslation(pt)"],
+                "GetTranslation(pt)",
+            ),
+            (
+                &["GetMetadata"],
+                &["GetMetadata(oai_dc)"],
+                "GetMetadata(oai_dc)",
+            ),
+            (
+                &["GetMetadata(oai_dc)"],
+                &["GetMetadata"],
+                "GetMetadata(oai_dc)",
+            ),
+            // In the place of the first.
+            (
+                &["GetTranslation", "GetLastEdition"],
+                &["GetTranslation(pt-BR)", "GetFileList"],
+                "GetTranslation(pt-BR) GetLastEdition GetFileList",
+            ),
+            (
+                &["GetMetadata", "GetTranslation"],
+                &["GetMetadata(oai_dc)"],
+                "GetMetadata(oai_dc) GetTranslation",
+            ),
+            // After the metadata a translation is another place: a step of its own.
+            (
+                &["GetTranslation(pt)", "GetMetadata"],
+                &["GetTranslation"],
+                "GetTranslation(pt) GetMetadata GetTranslation",
+            ),
+            (
+                &["GetTranslation", "GetMetadata"],
+                &["GetTranslation(en)"],
+                "GetTranslation GetMetadata GetTranslation(en)",
+            ),
+            (
+                &["GetTranslation", "GetMetadata", "GetTranslation"],
+                &["GetTranslation(en)"],
+                "GetTranslation GetMetadata GetTranslation(en)",
+            ),
+            // Two parameters that differ stay two verbs (no relation).
+            (
+                &["GetTranslation(pt)"],
+                &["GetTranslation(en)"],
+                "GetTranslation(pt) GetTranslation(en)",
+            ),
+        ] {
+            assert_eq!(added(base, more), want, "{base:?} + {more:?}");
+        }
+    }
 }

@@ -62,7 +62,79 @@ impl Lang {
     pub fn same_language(&self, other: &Lang) -> bool {
         self.language == other.language
     }
+
+    /// Whether the language is one of ISO 639-1 ([`LANGUAGES`]) and the country, if any,
+    /// one of ISO 3166-1 alpha-2 ([`COUNTRIES`]), as Appendix B, Table B.1 of the
+    /// resolution standard lists them; the error says which is not. [`Lang::parse`] takes
+    /// any two letters (item.toml, Accept-Language); the persistent-URL parser asks this
+    /// too.
+    pub fn check_codes(&self) -> Result<(), RelationError> {
+        if LANGUAGES.binary_search(&self.language).is_err() {
+            let [a, b] = self.language;
+            return Err(RelationError(format!(
+                "{}{} is not a language code of ISO 639-1",
+                a as char, b as char
+            )));
+        }
+        match self.country {
+            Some(country) if COUNTRIES.binary_search(&country).is_err() => {
+                let [c, d] = country;
+                Err(RelationError(format!(
+                    "{}{} is not a country code of ISO 3166-1 alpha-2",
+                    c as char, d as char
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
 }
+
+/// `idioma` of Appendix B, Table B.1 of the resolution standard: the language codes of
+/// ISO 639-1, sorted (for [`slice::binary_search`]).
+pub const LANGUAGES: [[u8; 2]; 184] = [
+    *b"aa", *b"ab", *b"ae", *b"af", *b"ak", *b"am", *b"an", *b"ar", *b"as", *b"av", *b"ay", *b"az",
+    *b"ba", *b"be", *b"bg", *b"bh", *b"bi", *b"bm", *b"bn", *b"bo", *b"br", *b"bs", *b"ca", *b"ce",
+    *b"ch", *b"co", *b"cr", *b"cs", *b"cu", *b"cv", *b"cy", *b"da", *b"de", *b"dv", *b"dz", *b"ee",
+    *b"el", *b"en", *b"eo", *b"es", *b"et", *b"eu", *b"fa", *b"ff", *b"fi", *b"fj", *b"fo", *b"fr",
+    *b"fy", *b"ga", *b"gd", *b"gl", *b"gn", *b"gu", *b"gv", *b"ha", *b"he", *b"hi", *b"ho", *b"hr",
+    *b"ht", *b"hu", *b"hy", *b"hz", *b"ia", *b"id", *b"ie", *b"ig", *b"ii", *b"ik", *b"io", *b"is",
+    *b"it", *b"iu", *b"ja", *b"jv", *b"ka", *b"kg", *b"ki", *b"kj", *b"kk", *b"kl", *b"km", *b"kn",
+    *b"ko", *b"kr", *b"ks", *b"ku", *b"kv", *b"kw", *b"ky", *b"la", *b"lb", *b"lg", *b"li", *b"ln",
+    *b"lo", *b"lt", *b"lu", *b"lv", *b"mg", *b"mh", *b"mi", *b"mk", *b"ml", *b"mn", *b"mr", *b"ms",
+    *b"mt", *b"my", *b"na", *b"nb", *b"nd", *b"ne", *b"ng", *b"nl", *b"nn", *b"no", *b"nr", *b"nv",
+    *b"ny", *b"oc", *b"oj", *b"om", *b"or", *b"os", *b"pa", *b"pi", *b"pl", *b"ps", *b"pt", *b"qu",
+    *b"rm", *b"rn", *b"ro", *b"ru", *b"rw", *b"sa", *b"sc", *b"sd", *b"se", *b"sg", *b"si", *b"sk",
+    *b"sl", *b"sm", *b"sn", *b"so", *b"sq", *b"sr", *b"ss", *b"st", *b"su", *b"sv", *b"sw", *b"ta",
+    *b"te", *b"tg", *b"th", *b"ti", *b"tk", *b"tl", *b"tn", *b"to", *b"tr", *b"ts", *b"tt", *b"tw",
+    *b"ty", *b"ug", *b"uk", *b"ur", *b"uz", *b"ve", *b"vi", *b"vo", *b"wa", *b"wo", *b"xh", *b"yi",
+    *b"yo", *b"za", *b"zh", *b"zu",
+];
+
+/// `país` of Appendix B, Table B.1 of the resolution standard: the country codes of ISO
+/// 3166-1 alpha-2, sorted (for [`slice::binary_search`]).
+pub const COUNTRIES: [[u8; 2]; 249] = [
+    *b"AD", *b"AE", *b"AF", *b"AG", *b"AI", *b"AL", *b"AM", *b"AO", *b"AQ", *b"AR", *b"AS", *b"AT",
+    *b"AU", *b"AW", *b"AX", *b"AZ", *b"BA", *b"BB", *b"BD", *b"BE", *b"BF", *b"BG", *b"BH", *b"BI",
+    *b"BJ", *b"BL", *b"BM", *b"BN", *b"BO", *b"BQ", *b"BR", *b"BS", *b"BT", *b"BV", *b"BW", *b"BY",
+    *b"BZ", *b"CA", *b"CC", *b"CD", *b"CF", *b"CG", *b"CH", *b"CI", *b"CK", *b"CL", *b"CM", *b"CN",
+    *b"CO", *b"CR", *b"CU", *b"CV", *b"CW", *b"CX", *b"CY", *b"CZ", *b"DE", *b"DJ", *b"DK", *b"DM",
+    *b"DO", *b"DZ", *b"EC", *b"EE", *b"EG", *b"EH", *b"ER", *b"ES", *b"ET", *b"FI", *b"FJ", *b"FK",
+    *b"FM", *b"FO", *b"FR", *b"GA", *b"GB", *b"GD", *b"GE", *b"GF", *b"GG", *b"GH", *b"GI", *b"GL",
+    *b"GM", *b"GN", *b"GP", *b"GQ", *b"GR", *b"GS", *b"GT", *b"GU", *b"GW", *b"GY", *b"HK", *b"HM",
+    *b"HN", *b"HR", *b"HT", *b"HU", *b"ID", *b"IE", *b"IL", *b"IM", *b"IN", *b"IO", *b"IQ", *b"IR",
+    *b"IS", *b"IT", *b"JE", *b"JM", *b"JO", *b"JP", *b"KE", *b"KG", *b"KH", *b"KI", *b"KM", *b"KN",
+    *b"KP", *b"KR", *b"KW", *b"KY", *b"KZ", *b"LA", *b"LB", *b"LC", *b"LI", *b"LK", *b"LR", *b"LS",
+    *b"LT", *b"LU", *b"LV", *b"LY", *b"MA", *b"MC", *b"MD", *b"ME", *b"MF", *b"MG", *b"MH", *b"MK",
+    *b"ML", *b"MM", *b"MN", *b"MO", *b"MP", *b"MQ", *b"MR", *b"MS", *b"MT", *b"MU", *b"MV", *b"MW",
+    *b"MX", *b"MY", *b"MZ", *b"NA", *b"NC", *b"NE", *b"NF", *b"NG", *b"NI", *b"NL", *b"NO", *b"NP",
+    *b"NR", *b"NU", *b"NZ", *b"OM", *b"PA", *b"PE", *b"PF", *b"PG", *b"PH", *b"PK", *b"PL", *b"PM",
+    *b"PN", *b"PR", *b"PS", *b"PT", *b"PW", *b"PY", *b"QA", *b"RE", *b"RO", *b"RS", *b"RU", *b"RW",
+    *b"SA", *b"SB", *b"SC", *b"SD", *b"SE", *b"SG", *b"SH", *b"SI", *b"SJ", *b"SK", *b"SL", *b"SM",
+    *b"SN", *b"SO", *b"SR", *b"SS", *b"ST", *b"SV", *b"SX", *b"SY", *b"SZ", *b"TC", *b"TD", *b"TF",
+    *b"TG", *b"TH", *b"TJ", *b"TK", *b"TL", *b"TM", *b"TN", *b"TO", *b"TR", *b"TT", *b"TV", *b"TW",
+    *b"TZ", *b"UA", *b"UG", *b"UM", *b"US", *b"UY", *b"UZ", *b"VA", *b"VC", *b"VE", *b"VG", *b"VI",
+    *b"VN", *b"VU", *b"WF", *b"WS", *b"YE", *b"YT", *b"ZA", *b"ZM", *b"ZW",
+];
 
 impl fmt::Display for Lang {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -410,6 +482,35 @@ mod tests {
         assert!(Lang::parse("pt_BR").is_err());
         assert!(Lang::parse("p1").is_err());
         assert!(Lang::parse("").is_err());
+    }
+
+    #[test]
+    fn the_codes_of_table_b1_are_sorted_and_checked() {
+        // Strictly increasing: binary search finds every one.
+        assert!(LANGUAGES.windows(2).all(|w| w[0] < w[1]));
+        assert!(COUNTRIES.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!((LANGUAGES.len(), COUNTRIES.len()), (184, 249));
+        assert!(LANGUAGES.iter().flatten().all(u8::is_ascii_lowercase));
+        assert!(COUNTRIES.iter().flatten().all(u8::is_ascii_uppercase));
+        let check = |s: &str| Lang::parse(s).unwrap().check_codes().map_err(|e| e.0);
+        for ok in [
+            "aa", "pt", "en", "zu", "pt-BR", "PT-br", "en-GB", "es-AD", "zh-ZW",
+        ] {
+            assert_eq!(check(ok), Ok(()), "{ok}");
+        }
+        for (bad, why) in [
+            ("xx", "xx is not a language code of ISO 639-1"),
+            ("QQ", "qq is not a language code of ISO 639-1"),
+            ("zz-BR", "zz is not a language code of ISO 639-1"),
+            ("en-UK", "UK is not a country code of ISO 3166-1 alpha-2"),
+            ("pt-xx", "XX is not a country code of ISO 3166-1 alpha-2"),
+            ("pt-AA", "AA is not a country code of ISO 3166-1 alpha-2"),
+            ("pt-ZZ", "ZZ is not a country code of ISO 3166-1 alpha-2"),
+        ] {
+            assert_eq!(check(bad), Err(why.to_string()), "{bad}");
+        }
+        // Lang::parse itself stays lenient (item.toml, Accept-Language).
+        assert_eq!(Lang::parse("xx-UK").unwrap().to_string(), "xx-UK");
     }
 
     #[test]

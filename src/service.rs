@@ -108,10 +108,10 @@ pub struct Archive {
     root: PathBuf,
     config: Config,
     store: Store,
-    /// Items looked up in this request, by canonical rep (`r:`) or upper-case IBIp
-    /// (`p:`), so that an item is loaded, and its default timestamp worked out, once
-    /// however it is named (a BTreeMap: a HashMap's random keys would cost a getrandom
-    /// call per CGI run).
+    /// Items looked up in this request, by [`Ibi::key`] (an item found by its IBIp is
+    /// kept under its rep's key too), so that an item is loaded, and its default
+    /// timestamp worked out, once however it is named (a BTreeMap: a HashMap's random
+    /// keys would cost a getrandom call per CGI run).
     items: std::cell::RefCell<BTreeMap<String, Option<Rc<Item>>>>,
     /// What this request has cost so far.
     work: std::cell::Cell<Work>,
@@ -390,10 +390,7 @@ impl Archive {
     /// The item this Archive holds under `ibi`, loaded once per request; at most
     /// [`MAX_ITEMS_PER_ANSWER`] items are looked up for one answer.
     fn item(&self, ibi: &Ibi) -> Option<Rc<Item>> {
-        let key = match ibi {
-            Ibi::Rep(r) => format!("r:{}", r.canonical()),
-            Ibi::Ibip(p) => format!("p:{}", p.as_str().to_ascii_uppercase()),
-        };
+        let key = ibi.key();
         if let Some(found) = self.items.borrow().get(&key) {
             return found.clone();
         }
@@ -413,7 +410,8 @@ impl Archive {
         // The same item already loaded under its other form: one item, one value.
         let found = match &found {
             Some(item) => {
-                let by_rep = format!("r:{}", item.rep.canonical());
+                // The key of its rep (what `Ibi::key` gives a rep).
+                let by_rep = item.rep.canonical().to_string();
                 let known = items.get(&by_rep).cloned().flatten();
                 let item = known.unwrap_or_else(|| item.clone());
                 items.insert(by_rep, Some(item.clone()));

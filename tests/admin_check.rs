@@ -112,14 +112,6 @@ fn each_seeded_fault_is_reported_once() {
         "state = \"Original\"\nnextedition = \"SID.inpe.br/mtc-m19@80/2015/04.02.00.00\"\n",
         &["a.pdf"],
     );
-    // A local reference to nothing (prefix here, item not); a foreign one and an IBIp one
-    // (not judged).
-    item(
-        &f,
-        &format!("{m19}/2015/05.01.00.00"),
-        "state = \"Original\"\nmetadata = \"sid.inpe.br/mtc-m19/2015/09.09.09.09\"\n[translations]\npt = \"other.org/x/2015/09.09.09.09\"\nfr = \"8JMKD3MGP7W/3HS7AT3\"\n",
-        &["a.pdf"],
-    );
     // A Copy of an item stored here as the Original, under another spelling of its prefix.
     item(
         &f,
@@ -165,14 +157,13 @@ fn each_seeded_fault_is_reported_once() {
         "col/sid.inpe.br/mtc-m19/2015/03.02.00.00/item.toml: formats.oai_dc \"oai_dc.xml\" is not a file in doc/",
         "col/sid.inpe.br/mtc-m19/2015/03.03.00.00/item.toml: no target given, and doc/ holds neither a single file nor index.html",
         "col/sid.inpe.br/mtc-m19/2015/04.01.00.00/item.toml: next editions loop: sid.inpe.br/mtc-m19/2015/04.01.00.00 -> sid.inpe.br/mtc-m19/2015/04.02.00.00 -> sid.inpe.br/mtc-m19/2015/04.01.00.00",
-        "col/sid.inpe.br/mtc-m19/2015/05.01.00.00/item.toml: metadata sid.inpe.br/mtc-m19/2015/09.09.09.09: no such item in this Archive",
         "col/sid.inpe.br/mtc-m18@80/2009/08.25.19.43: the same IBI as col/sid.inpe.br/mtc-m18/2009/08.25.19.43 (Original here, Copy there)",
         "col/sid.inpe.br/mtc-m19/2014/05.06.07.08/doc/escape.pdf: symlink leads outside col/; the service treats it as absent",
     ];
     want.sort();
     assert_eq!(got, want);
-    // Items: the 14 of the sample, 11 added with a valid name (bad names are not items).
-    assert_eq!(summary, format!("checked 25 items: {} faults", want.len()));
+    // Items: the 14 of the sample, 10 added with a valid name (bad names are not items).
+    assert_eq!(summary, format!("checked 24 items: {} faults", want.len()));
 }
 
 #[test]
@@ -609,7 +600,7 @@ fn a_broken_archive_toml_skips_what_depends_on_it() {
         check(f.root()),
         (
             1,
-            format!("archive.toml:18:15: string values must be quoted, expected literal string\n{skipped}{key}\nchecked 14 items: 1 fault\n"),
+            format!("archive.toml:18:15: string values must be quoted, expected literal string\n{skipped}{key}\nchecked 14 items: 1 fault, 1 note\n"),
             FAULTY.to_string()
         )
     );
@@ -621,10 +612,45 @@ fn a_broken_archive_toml_skips_what_depends_on_it() {
         (
             1,
             format!(
-                "archive.toml: {}\n{skipped}\nchecked 14 items: 1 fault\n",
+                "archive.toml: {}\n{skipped}\nchecked 14 items: 1 fault, 1 note\n",
                 not_an_archive(root)
             ),
             FAULTY.to_string()
+        )
+    );
+}
+
+/// item.toml allows a relation to an IBI "here or elsewhere": one this Archive does not
+/// hold (a rep of a prefix here or of another, an IBIp) is a note, not a fault, and check
+/// exits 0; the relations to items held here (by rep or IBIp) are not mentioned.
+#[test]
+fn relations_to_other_archives_are_notes() {
+    let f = Fixture::sample();
+    let rel = "col/sid.inpe.br/mtc-m19/2015/05.01.00.00/item.toml";
+    item(
+        &f,
+        "sid.inpe.br/mtc-m19/2015/05.01.00.00",
+        "state = \"Original\"\n\
+         nextedition = \"8JMKD3MGP7W/3HS7AT3\"\n\
+         metadata = \"sid.inpe.br/mtc-m19/2015/09.09.09.09\"\n\
+         [translations]\n\
+         en = \"SID.inpe.br/mtc-m18.80/2009/07.21.13.23\"\n\
+         es = \"other.org/x/2015/09.09.09.09\"\n\
+         fr = \"8JMKD3MGP8W/35MME4E\"\n",
+        &["a.pdf"],
+    );
+    let elsewhere = "not in this Archive, so the resolver looks for it in the other Archives";
+    assert_eq!(
+        check(f.root()),
+        (
+            0,
+            format!(
+                "{rel}: note: nextedition 8JMKD3MGP7W/3HS7AT3: {elsewhere}\n\
+                 {rel}: note: metadata sid.inpe.br/mtc-m19/2015/09.09.09.09: {elsewhere}\n\
+                 {rel}: note: translations.es other.org/x/2015/09.09.09.09: {elsewhere}\n\
+                 checked 15 items: 0 faults, 3 notes\n"
+            ),
+            String::new()
         )
     );
 }

@@ -349,6 +349,15 @@ fn the_standards_examples_resolve_across_three_archives() {
         "{}",
         r.text()
     );
+    // A language outside ISO 639-1 (Appendix B, Table B.1): no Archive is asked.
+    let r = s.page("/8JMKD3MGP8W/35MME4E+(xx)", "en");
+    assert_eq!(r.status, 400);
+    assert!(
+        r.text()
+            .contains("<p>modifier &quot;+(xx)&quot;: xx is not a language code of ISO 639-1</p>"),
+        "{}",
+        r.text()
+    );
 
     // Every acknowledgment counted once, by the Archive that gave the URL.
     let want: BTreeMap<PathBuf, BTreeMap<String, u64>> =
@@ -456,6 +465,99 @@ fn inclusion_exclusion_and_refusals() {
         listing.contains(&format!("{GAMMA},127.0.0.1:{closed},no,unsuccessful")),
         "{listing}"
     );
+}
+
+/// An Archive whose service IBI is an IBIp is one Archive under every case of it: one
+/// registered as LK47B6W/32NSFRP whose archive.toml spells it lk47b6w/32nsfrp (then the
+/// reverse) is included, listed, excluded and unregistered, and its items resolve, not
+/// refused as unknown. (LK47B6W/32NSFRP codes 127.0.0.1 and the service item's date.)
+#[test]
+fn an_archive_is_one_archive_under_every_case_of_its_service_ibip() {
+    let tmp = common::archive_tempdir();
+    let resolver = Resolver::start(tmp.path(), "20s", "");
+    let root = archive(tmp.path(), "alpha", "lk47b6w/32nsfrp", &[], &[]);
+    let service_item = root.join("col/sid.inpe.br/mtc-m18@80/2008/03.17.15.17/item.toml");
+    let toml = std::fs::read_to_string(&service_item).unwrap();
+    std::fs::write(&service_item, format!("ibip = \"LK47B6W/32NSFRP\"\n{toml}")).unwrap();
+    let address = format!("127.0.0.1:{}", free_port());
+    configure(&root, &address, &resolver.service());
+    let log = std::fs::File::create(root.with_extension("log")).unwrap();
+    let _serve = common::Serve::start_with(&root, log, &["--listen", &address]);
+    let (code, out, err) = common::run_cmd(&["check", "--root", root.to_str().unwrap()]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "checked 14 items: 0 faults\n"),
+        "{err}"
+    );
+
+    for (registered, spelt) in [
+        ("LK47B6W/32NSFRP", "lk47b6w/32nsfrp"),
+        ("lk47b6w/32nsfrp", "LK47B6W/32NSFRP"),
+    ] {
+        let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+        let toml = toml.replace(
+            "archiveserviceibi = \"LK47B6W/32NSFRP\"",
+            "archiveserviceibi = \"lk47b6w/32nsfrp\"",
+        );
+        let toml = toml.replace(
+            "archiveserviceibi = \"lk47b6w/32nsfrp\"",
+            &format!("archiveserviceibi = \"{spelt}\""),
+        );
+        std::fs::write(root.join("archive.toml"), toml).unwrap();
+        let (code, out, err) = resolver.command(
+            &[
+                "register",
+                registered,
+                "--email",
+                "archive-admin@example.org",
+            ],
+            &format!("{KEY}\n"),
+        );
+        assert_eq!(
+            (code, out.as_str()),
+            (0, "registered LK47B6W/32NSFRP\n"),
+            "{err}"
+        );
+        let (code, out, err) = archive_cmd("include", &root);
+        assert_eq!(
+            (code, out.as_str()),
+            (
+                0,
+                "status.archive included\nstatus.confirmation successful\n"
+            ),
+            "{registered} included as {spelt}: {err}\n{}",
+            resolver.log()
+        );
+        let (_, listing, _) = resolver.command(&["archives", "--csv"], "");
+        let rows: Vec<&str> = listing.lines().skip(1).collect();
+        assert_eq!(rows.len(), 1, "{listing}");
+        assert!(
+            rows[0].starts_with(&format!("LK47B6W/32NSFRP,{address},yes,successful,")),
+            "{listing}"
+        );
+        // Asked at the spelling it included itself under, it gives the item's URL.
+        let r = get(&format!("{}/LK47B6W/362SFKH", resolver.base()), "");
+        assert_eq!(r.status, 302, "{}\n{}", r.text(), resolver.log());
+        assert!(
+            r.header("location")
+                .unwrap()
+                .starts_with(&format!("http://{address}/")),
+            "{:?}",
+            r.header("location")
+        );
+        let (code, out, err) = archive_cmd("exclude", &root);
+        assert_eq!(
+            (code, out.as_str()),
+            (0, "status.archive excluded\n"),
+            "{err}"
+        );
+        let (code, out, err) = resolver.command(&["unregister", spelt], "");
+        assert_eq!(
+            (code, out.as_str()),
+            (0, "unregistered LK47B6W/32NSFRP\n"),
+            "{err}"
+        );
+    }
 }
 
 /// How many requests to `archive` ended with `result` (answered, failed, timed_out), as

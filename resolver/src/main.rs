@@ -134,7 +134,7 @@ fn run() -> Result<(), Failure> {
             let mut r = open(&config)?;
             r.register(&ibi, &email, &key)
                 .map_err(|e| Failure::Failed(e.to_string()))?;
-            println!("registered {}", registry::ibi_key(&ibi));
+            println!("registered {}", ibi.key());
             Ok(())
         }
         "unregister" => {
@@ -144,13 +144,10 @@ fn run() -> Result<(), Failure> {
             if r.unregister(&ibi)
                 .map_err(|e| Failure::Failed(e.to_string()))?
             {
-                println!("unregistered {}", registry::ibi_key(&ibi));
+                println!("unregistered {}", ibi.key());
                 Ok(())
             } else {
-                Err(Failure::Failed(format!(
-                    "{} is not registered",
-                    registry::ibi_key(&ibi)
-                )))
+                Err(Failure::Failed(format!("{} is not registered", ibi.key())))
             }
         }
         "archives" => {
@@ -166,7 +163,7 @@ fn run() -> Result<(), Failure> {
         "memory" => {
             let ibi = match positional.as_slice() {
                 [] => None,
-                [one] => Some(registry::ibi_key(&parse_ibi(one)?)),
+                [one] => Some(parse_ibi(one)?.key()),
                 _ => return Err(Failure::Usage("memory: one IBI at most".into())),
             };
             let config = load(&config_path)?;
@@ -180,7 +177,7 @@ fn run() -> Result<(), Failure> {
             Ok(())
         }
         "forget" => {
-            let ibi = registry::ibi_key(&parse_ibi(&one("IBI")?)?);
+            let ibi = parse_ibi(&one("IBI")?)?.key();
             let config = load(&config_path)?;
             if open(&config)?
                 .forget_location(&ibi)

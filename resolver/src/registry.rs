@@ -15,7 +15,7 @@ use rusqlite::{params, Connection, OptionalExtension};
 use crate::health::Snapshot;
 
 /// The schema's version, in `PRAGMA user_version`.
-const SCHEMA_VERSION: i64 = 3;
+const SCHEMA_VERSION: i64 = 4;
 
 const SCHEMA: &str = "
 CREATE TABLE archives (
@@ -78,17 +78,25 @@ CREATE INDEX conflicts_last ON conflicts (last);
 CREATE INDEX conflicts_claimant ON conflicts (claimant);
 ";
 
+// Version 4 changes no table: it keys every row by `Ibi::key` (`canonical_keys`).
+// Before version 3 an IBIp was kept as written (a rep always had its canonical
+// spelling), and version 3 changed the key without rewriting the rows, so an Archive
+// registered as `lk47b6w/32nsfrp` was no longer found when it asked to be included.
+
 /// How long the entries `forget` removed are kept for running servers to read.
 const FORGOTTEN_KEPT_MS: i64 = 86_400_000;
 
-/// The key under which an IBI is kept (a registered Archive, a remembered location):
-/// one spelling for every spelling of the same IBI, a rep's canonical one (lower case,
-/// no port 80), an IBIp in upper case.
+/// The key under which an IBI is kept (a registered Archive, a remembered location,
+/// a conflict): [`Ibi::key`], the one rule of the library, which the registry calls
+/// itself; this name is kept for the resolution engine and the server.
 pub fn ibi_key(ibi: &Ibi) -> String {
-    match ibi {
-        Ibi::Rep(r) => r.canonical().to_string(),
-        Ibi::Ibip(i) => i.as_str().to_ascii_uppercase(),
-    }
+    ibi.key()
+}
+
+/// The key of an IBI kept in a row ([`Ibi::key`]); a value that is no IBI (an
+/// empty holder) is kept as it is.
+fn key_of(kept: &str) -> String {
+    Ibi::parse(kept).map_or_else(|_| kept.to_string(), |ibi| ibi.key())
 }
 
 /// One registered Archive.
@@ -129,7 +137,7 @@ pub struct Location {
 /// An included Archive, as resolutions ask it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Included {
-    /// Its key in the registry ([`ibi_key`] of its service IBI): what the location
+    /// Its key in the registry ([`Ibi::key`] of its service IBI): what the location
     /// memory and the conflicts name it by, whatever spelling it was included under.
     pub key: String,
     /// Its service IBI as it spelt it when included: the path it is asked at.
@@ -223,6 +231,12 @@ fn switch_to_wal(conn: &Connection) -> rusqlite::Result<()> {
 enum Upgrade {
     /// Version 0 with tables: some other program's database.
     Foreign,
+    /// Two or more Archives registered under spellings of one service IBI, none of them
+    /// its key (`spellings` sorted): which one to keep is the operator's choice.
+    Collision {
+        key: String,
+        spellings: Vec<String>,
+    },
     Failed(rusqlite::Error),
 }
 
@@ -253,12 +267,153 @@ fn upgrade(conn: &mut Connection) -> Result<(), Upgrade> {
         1 => {
             tx.execute_batch(SCHEMA_2)?;
             tx.execute_batch(SCHEMA_3)?;
+            canonical_keys(&tx)?;
         }
-        2 => tx.execute_batch(SCHEMA_3)?,
+        2 => {
+            tx.execute_batch(SCHEMA_3)?;
+            canonical_keys(&tx)?;
+        }
+        3 => canonical_keys(&tx)?,
         _ => return Ok(()),
     }
     tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
     tx.commit()?;
+    Ok(())
+}
+
+/// Version 4: every service IBI and every IBI of the location memory, the conflicts and
+/// the forgotten entries keyed by [`key_of`].
+///
+/// An Archive whose row changes keeps the spelling it was asked at (`spelling`, when
+/// it had none). Rows that become one: of the Archives, the one already spelt as the
+/// key is kept — the only one version 3 found, by key check, inclusion, exclusion or
+/// unregistration — and the others dropped; when none is, [`Upgrade::Collision`]. Of
+/// the locations, the most recently used; of the conflicts of one IBI and claimant,
+/// one with the first and last times of all, their times summed and the holder of the
+/// latest.
+fn canonical_keys(tx: &Connection) -> Result<(), Upgrade> {
+    use std::collections::BTreeMap;
+    let mut archives: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    {
+        let mut stmt = tx.prepare("SELECT serviceibi FROM archives ORDER BY serviceibi")?;
+        for row in stmt.query_map([], |r| r.get::<_, String>(0))? {
+            let kept = row?;
+            archives.entry(key_of(&kept)).or_default().push(kept);
+        }
+    }
+    for (key, spellings) in archives {
+        match spellings.as_slice() {
+            [one] if *one == key => {}
+            [one] => {
+                tx.execute(
+                    "UPDATE archives SET serviceibi = ?1, spelling = coalesce(spelling, ?2)
+                     WHERE serviceibi = ?2",
+                    params![key, one],
+                )?;
+            }
+            several if several.contains(&key) => {
+                for other in several.iter().filter(|s| **s != key) {
+                    tx.execute("DELETE FROM archives WHERE serviceibi = ?1", [other])?;
+                }
+            }
+            _ => return Err(Upgrade::Collision { key, spellings }),
+        }
+    }
+
+    // (archive, used, verified) by IBI, the most recently used of those that merge.
+    let mut locations: BTreeMap<String, (String, i64, i64)> = BTreeMap::new();
+    let mut changed = false;
+    {
+        let mut stmt =
+            tx.prepare("SELECT ibi, archive, used, verified FROM locations ORDER BY ibi")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+            ))
+        })?;
+        for row in rows {
+            let (ibi, archive, used, verified) = row?;
+            let (ibi_k, archive_k) = (key_of(&ibi), key_of(&archive));
+            changed |= ibi_k != ibi || archive_k != archive;
+            match locations.get(&ibi_k) {
+                Some((_, kept_used, _)) if *kept_used >= used => {}
+                _ => {
+                    locations.insert(ibi_k, (archive_k, used, verified));
+                }
+            }
+        }
+    }
+    if changed {
+        tx.execute("DELETE FROM locations", [])?;
+        let mut insert = tx.prepare(
+            "INSERT INTO locations (ibi, archive, used, verified) VALUES (?1, ?2, ?3, ?4)",
+        )?;
+        for (ibi, (archive, used, verified)) in &locations {
+            insert.execute(params![ibi, archive, used, verified])?;
+        }
+    }
+
+    // (holder, first, last, times) by (IBI, claimant).
+    type Merged = (String, i64, i64, i64);
+    let mut conflicts: BTreeMap<(String, String), Merged> = BTreeMap::new();
+    let mut changed = false;
+    {
+        let mut stmt = tx.prepare(
+            "SELECT ibi, holder, claimant, first, last, times FROM conflicts ORDER BY ibi, claimant",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, i64>(5)?,
+            ))
+        })?;
+        for row in rows {
+            let (ibi, holder, claimant, first, last, times) = row?;
+            let keys = (key_of(&ibi), key_of(&holder), key_of(&claimant));
+            changed |= keys.0 != ibi || keys.1 != holder || keys.2 != claimant;
+            let (ibi, holder, claimant) = keys;
+            let merged = conflicts
+                .entry((ibi, claimant))
+                .or_insert_with(|| (holder.clone(), first, last, 0));
+            if last > merged.2 {
+                merged.0 = holder;
+            }
+            merged.1 = merged.1.min(first);
+            merged.2 = merged.2.max(last);
+            merged.3 += times;
+        }
+    }
+    if changed {
+        tx.execute("DELETE FROM conflicts", [])?;
+        let mut insert = tx.prepare(
+            "INSERT INTO conflicts (ibi, holder, claimant, first, last, times)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?;
+        for ((ibi, claimant), (holder, first, last, times)) in &conflicts {
+            insert.execute(params![ibi, holder, claimant, first, last, times])?;
+        }
+    }
+
+    let forgotten: Vec<(i64, String)> = tx
+        .prepare("SELECT id, ibi FROM forgotten")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (id, ibi) in forgotten {
+        let key = key_of(&ibi);
+        if key != ibi {
+            tx.execute(
+                "UPDATE forgotten SET ibi = ?2 WHERE id = ?1",
+                params![id, key],
+            )?;
+        }
+    }
     Ok(())
 }
 
@@ -341,6 +496,11 @@ impl Registry {
             }
             upgrade(&mut conn).map_err(|e| match e {
                 Upgrade::Foreign => foreign(),
+                Upgrade::Collision { key, spellings } => RegistryError(format!(
+                    "{shown}: schema version {version} cannot be upgraded to {SCHEMA_VERSION}, which keeps one registration per service IBI: {} are registered apart and are one IBI, {key}; delete the rows of all but the one to keep, e.g. sqlite3 {shown} \"DELETE FROM archives WHERE serviceibi = '{}'\"",
+                    spellings.join(" and "),
+                    spellings[0]
+                )),
                 Upgrade::Failed(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) => {
                     RegistryError(format!(
                         "{shown}: schema version {version} must be upgraded to {SCHEMA_VERSION}, which needs to write: {e} ({WRITABLE})"
@@ -361,7 +521,7 @@ impl Registry {
         email: &str,
         key: &str,
     ) -> Result<(), RegistryError> {
-        let id = ibi_key(serviceibi);
+        let id = serviceibi.key();
         let hash = hash_key(key)?;
         let tx = self
             .conn
@@ -391,7 +551,7 @@ impl Registry {
     pub fn unregister(&mut self, serviceibi: &Ibi) -> Result<bool, RegistryError> {
         let n = self.conn.execute(
             "DELETE FROM archives WHERE serviceibi = ?1",
-            [ibi_key(serviceibi)],
+            [serviceibi.key()],
         )?;
         Ok(n == 1)
     }
@@ -456,7 +616,7 @@ impl Registry {
             .conn
             .query_row(
                 "SELECT keyhash FROM archives WHERE serviceibi = ?1",
-                [ibi_key(serviceibi)],
+                [serviceibi.key()],
                 |r| r.get(0),
             )
             .optional()?)
@@ -471,7 +631,7 @@ impl Registry {
                     lastsuccess = CASE WHEN ?6 = 'successful' THEN ?7 ELSE lastsuccess END
              WHERE serviceibi = ?1",
             params![
-                ibi_key(serviceibi),
+                serviceibi.key(),
                 inc.address,
                 inc.ip,
                 inc.platformversion,
@@ -583,7 +743,7 @@ impl Registry {
     pub fn exclude(&mut self, serviceibi: &Ibi) -> Result<(), RegistryError> {
         let n = self.conn.execute(
             "UPDATE archives SET included = 0, changed = ?2 WHERE serviceibi = ?1",
-            params![ibi_key(serviceibi), now()],
+            params![serviceibi.key(), now()],
         )?;
         one_row(n, serviceibi)
     }
@@ -596,7 +756,7 @@ fn one_row(changed: usize, serviceibi: &Ibi) -> Result<(), RegistryError> {
     } else {
         Err(RegistryError(format!(
             "{} is no longer registered",
-            ibi_key(serviceibi)
+            serviceibi.key()
         )))
     }
 }
@@ -873,22 +1033,224 @@ mod tests {
         assert_eq!(r.list().unwrap()[0].conflicts, 0);
     }
 
+    /// An Archive registered under one spelling of its service IBI is found under every
+    /// other: its key check, inclusion, exclusion and unregistration.
     #[test]
-    fn every_spelling_of_an_ibi_has_one_key() {
-        for (a, b) in [
-            (
-                "sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
-                "SID.inpe.br/mtc-m18/2009/07.21.13.23",
-            ),
-            ("8jmkd3mgp8w/35mme4e", "8JMKD3MGP8W/35MME4E"),
-        ] {
-            let key = |s: &str| ibi_key(&Ibi::parse(s).unwrap());
-            assert_eq!(key(a), key(b));
+    fn an_archive_is_found_under_every_spelling_of_its_service_ibi() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = Registry::open(&dir.path().join("r.sqlite")).unwrap();
+        let upper = Ibi::parse("LK47B6W/32NSFRP").unwrap();
+        let lower = Ibi::parse("lk47b6w/32nsfrp").unwrap();
+        let inclusion = Inclusion {
+            address: "a.example.org",
+            ip: "127.0.0.1",
+            platformversion: "1",
+            email: "a@example.org",
+            confirmed: true,
+        };
+        for (registered, asked) in [(&upper, &lower), (&lower, &upper)] {
+            r.register(registered, "a@example.org", "1234567890")
+                .unwrap();
+            let again = r.register(asked, "b@example.org", "1234567890");
+            assert_eq!(
+                again.unwrap_err().to_string(),
+                "LK47B6W/32NSFRP is already registered (unregister it first to change its key)"
+            );
+            assert!(r.key_hash(asked).unwrap().is_some());
+            r.include(asked, &inclusion).unwrap();
+            // Asked at the spelling it included itself under, named by its key.
+            assert_eq!(
+                r.included().unwrap(),
+                vec![Included {
+                    key: "LK47B6W/32NSFRP".into(),
+                    serviceibi: asked.as_str().into(),
+                    address: "a.example.org".into(),
+                    recorded: Snapshot::default(),
+                }]
+            );
+            let listed: Vec<String> = r
+                .list()
+                .unwrap()
+                .into_iter()
+                .map(|a| a.serviceibi)
+                .collect();
+            assert_eq!(listed, ["LK47B6W/32NSFRP"]);
+            r.exclude(asked).unwrap();
+            assert!(r.included().unwrap().is_empty());
+            assert!(r.unregister(asked).unwrap());
+            assert!(r.list().unwrap().is_empty());
         }
-        assert_eq!(
-            ibi_key(&Ibi::parse("8jmkd3mgp8w/35mme4e").unwrap()),
-            "8JMKD3MGP8W/35MME4E"
+    }
+
+    /// A registry at schema version 3 holding `rows` (SQL statements), as a resolver of
+    /// that version wrote it: an IBIp registered or remembered before version 3 kept the
+    /// case it was written in.
+    fn version_3(path: &Path, rows: &str) {
+        let conn = Connection::open(path).unwrap();
+        conn.pragma_update(None, "journal_mode", "WAL").unwrap();
+        conn.execute_batch(&format!(
+            "BEGIN; {SCHEMA} {SCHEMA_2} {SCHEMA_3} PRAGMA user_version = 3; COMMIT; {rows}"
+        ))
+        .unwrap();
+    }
+
+    fn version_of(path: &Path) -> i64 {
+        let conn = Connection::open(path).unwrap();
+        user_version(&conn).unwrap()
+    }
+
+    /// Version 4 keys every row of a version 3 registry by [`Ibi::key`]: the Archive
+    /// registered as `lk47b6w/32nsfrp` is found as LK47B6W/32NSFRP (and still asked at the
+    /// spelling it was included under); locations, conflicts and forgotten entries written
+    /// under two spellings of one IBI become one, the most recent kept.
+    #[test]
+    fn a_version_3_registry_is_keyed_canonically() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        let hash = hash_key("1234567890").unwrap();
+        version_3(
+            &path,
+            &format!(
+                "INSERT INTO archives (serviceibi, keyhash, email, registered, address, included)
+                 VALUES ('lk47b6w/32nsfrp', '{hash}', 'a@example.org', '2025-01-01', 'a.example.org', 1),
+                        ('urlib.net/www/2012/01.01.01.01', 'h', 'b@example.org', '2025-01-01', 'b.example.org', 1);
+                 INSERT INTO locations (ibi, archive, used, verified) VALUES
+                        ('lk47b6w/362sfkh', 'lk47b6w/32nsfrp', 5000, 5000),
+                        ('LK47B6W/362SFKH', 'urlib.net/www/2012/01.01.01.01', 9000, 0),
+                        ('8jmkd3mgp8w/35mme4e', 'lk47b6w/32nsfrp', 7000, 7000),
+                        ('iconet.com.br/banon/2009/09.09.22.01', 'lk47b6w/32nsfrp', 6000, 6000);
+                 INSERT INTO conflicts (ibi, holder, claimant, first, last, times) VALUES
+                        ('lk47b6w/362sfkh', 'urlib.net/www/2012/01.01.01.01', 'lk47b6w/32nsfrp', 1000, 2000, 2),
+                        ('LK47B6W/362SFKH', '', 'LK47B6W/32NSFRP', 3000, 4000, 1);
+                 INSERT INTO forgotten (ibi, at) VALUES ('8jmkd3mgp8w/35mme4f', 1000);"
+            ),
         );
+        let mut r = Registry::open(&path).unwrap();
+        assert_eq!(version_of(&path), 4);
+        let ibi = Ibi::parse("LK47B6W/32NSFRP").unwrap();
+        assert_eq!(r.key_hash(&ibi).unwrap(), Some(hash));
+        assert_eq!(
+            r.included().unwrap(),
+            vec![
+                Included {
+                    key: "LK47B6W/32NSFRP".into(),
+                    serviceibi: "lk47b6w/32nsfrp".into(),
+                    address: "a.example.org".into(),
+                    recorded: Snapshot::default(),
+                },
+                Included {
+                    key: "urlib.net/www/2012/01.01.01.01".into(),
+                    serviceibi: "urlib.net/www/2012/01.01.01.01".into(),
+                    address: "b.example.org".into(),
+                    recorded: Snapshot::default(),
+                },
+            ]
+        );
+        let location = |ibi: &str, archive: &str, used_ms: i64, verified_ms: i64| Location {
+            ibi: ibi.into(),
+            archive: archive.into(),
+            used_ms,
+            verified_ms,
+        };
+        assert_eq!(
+            r.locations(None).unwrap(),
+            vec![
+                location("LK47B6W/362SFKH", "urlib.net/www/2012/01.01.01.01", 9000, 0),
+                location("8JMKD3MGP8W/35MME4E", "LK47B6W/32NSFRP", 7000, 7000),
+                location(
+                    "iconet.com.br/banon/2009/09.09.22.01",
+                    "LK47B6W/32NSFRP",
+                    6000,
+                    6000
+                ),
+            ]
+        );
+        let conflicts: Vec<(String, String, String, i64, i64, i64)> = r
+            .conn
+            .prepare("SELECT ibi, holder, claimant, first, last, times FROM conflicts")
+            .unwrap()
+            .query_map([], |row| {
+                Ok((
+                    row.get(0)?,
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                    row.get(5)?,
+                ))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            conflicts,
+            [(
+                "LK47B6W/362SFKH".to_string(),
+                String::new(),
+                "LK47B6W/32NSFRP".to_string(),
+                1000,
+                4000,
+                3
+            )]
+        );
+        assert_eq!(r.list().unwrap()[0].conflicts, 1);
+        assert_eq!(
+            r.forgotten_after(0).unwrap(),
+            (vec!["8JMKD3MGP8W/35MME4F".to_string()], 1)
+        );
+        r.exclude(&Ibi::parse("lk47b6w/32nsfrp").unwrap()).unwrap();
+        assert!(r.unregister(&ibi).unwrap());
+    }
+
+    /// Two Archives registered under two spellings of one service IBI: the one spelt as
+    /// its key is the one version 3 answered from (it never found the other), so it is
+    /// kept; when neither is spelt so, the upgrade is refused, naming both, and the
+    /// registry is left as it was.
+    #[test]
+    fn two_registrations_of_one_service_ibi_keep_the_one_in_use_or_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        version_3(
+            &path,
+            "INSERT INTO archives (serviceibi, keyhash, email, registered)
+             VALUES ('lk47b6w/32nsfrp', 'old', 'old@example.org', '2025-01-01'),
+                    ('LK47B6W/32NSFRP', 'new', 'new@example.org', '2025-02-01');",
+        );
+        let r = Registry::open(&path).unwrap();
+        let listed: Vec<(String, String)> = r
+            .list()
+            .unwrap()
+            .into_iter()
+            .map(|a| (a.serviceibi, a.email))
+            .collect();
+        assert_eq!(
+            listed,
+            [("LK47B6W/32NSFRP".to_string(), "new@example.org".to_string())]
+        );
+        drop(r);
+
+        let path = dir.path().join("r2.sqlite");
+        version_3(
+            &path,
+            "INSERT INTO archives (serviceibi, keyhash, email, registered)
+             VALUES ('lk47b6w/32nsfrp', 'a', 'a@example.org', '2025-01-01'),
+                    ('Lk47b6w/32nsfrp', 'b', 'b@example.org', '2025-02-01');",
+        );
+        let e = Registry::open(&path).err().unwrap().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "{}: schema version 3 cannot be upgraded to 4, which keeps one registration per service IBI: Lk47b6w/32nsfrp and lk47b6w/32nsfrp are registered apart and are one IBI, LK47B6W/32NSFRP; delete the rows of all but the one to keep, e.g. sqlite3 {} \"DELETE FROM archives WHERE serviceibi = 'Lk47b6w/32nsfrp'\"",
+                path.display(),
+                path.display()
+            )
+        );
+        assert_eq!(version_of(&path), 3);
+        let conn = Connection::open(&path).unwrap();
+        let n: i64 = conn
+            .query_row("SELECT count(*) FROM archives", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(n, 2);
     }
 
     /// Opens `path` from 8 threads at once; every one must succeed.

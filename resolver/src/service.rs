@@ -180,7 +180,7 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
         Ok(r) => r,
         Err(answer) => return answer,
     };
-    let id = registry::ibi_key(&req.serviceibi);
+    let id = req.serviceibi.key();
     match state.check_key(&req.serviceibi, req.key, client).await {
         KeyCheck::Right => {}
         KeyCheck::Wrong { waited } => {

@@ -107,3 +107,74 @@ fn register_reads_the_key_from_stdin_and_never_shows_it() {
     assert_eq!(code, 1);
     assert!(err.contains("is not registered"), "{err}");
 }
+
+/// A registry of schema version 3 whose Archive was registered by an earlier resolver as
+/// `lk47b6w/32nsfrp` (before version 3 an IBIp was kept as written; version 3 looked it
+/// up in upper case and did not find it) is found by this resolver under every spelling.
+#[test]
+fn a_version_3_registry_with_a_lower_case_ibip_is_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("resolver.toml");
+    std::fs::write(
+        &config,
+        "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://127.0.0.1:8090\"\n",
+    )
+    .unwrap();
+    let c = config.to_str().unwrap();
+    let (code, out, err) = run(
+        &[
+            "register",
+            "LK47B6W/32NSFRP",
+            "--email",
+            "a@example.org",
+            "--config",
+            c,
+        ],
+        "1234567890\n",
+    );
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "registered LK47B6W/32NSFRP\n"),
+        "{err}"
+    );
+    // As an earlier resolver left it: version 4 adds no table to version 3's.
+    {
+        let conn = rusqlite::Connection::open(dir.path().join("resolver.sqlite")).unwrap();
+        conn.execute_batch(
+            "UPDATE archives SET serviceibi = 'lk47b6w/32nsfrp'; PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    }
+    let (code, out, err) = run(&["archives", "--csv", "--config", c], "");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        out.lines().nth(1).unwrap(),
+        "LK47B6W/32NSFRP,-,no,-,-,0,no,-,-,a@example.org,0"
+    );
+    for spelling in ["Lk47b6w/32nsfrp", "LK47B6W/32NSFRP"] {
+        let (code, _, err) = run(
+            &[
+                "register",
+                spelling,
+                "--email",
+                "b@example.org",
+                "--config",
+                c,
+            ],
+            "1234567890\n",
+        );
+        assert_eq!(
+            (code, err.as_str()),
+            (
+                1,
+                "ibi-resolver: LK47B6W/32NSFRP is already registered (unregister it first to change its key)\n"
+            )
+        );
+    }
+    let (code, out, err) = run(&["unregister", "lk47b6w/32nsfrp", "--config", c], "");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "unregistered LK47B6W/32NSFRP\n"),
+        "{err}"
+    );
+}

@@ -1,5 +1,5 @@
 //! Hostile input to `ibi-resolver`, real processes on 127.0.0.1 only: a broken
-//! resolver.toml, a damaged or read-only registry, malformed and oversized requests, slow
+//! resolver.toml, a damaged, read-only or earlier version's registry, malformed and oversized requests, slow
 //! clients, and Archives that answer garbage, too much, too slowly, a redirect or a URL
 //! that must not become a `Location`. Each gets a clear error or page and exactly one log
 //! line, never a panic, a hang or unbounded memory; and the resolver is never made a client
@@ -821,7 +821,7 @@ fn a_damaged_or_foreign_registry_is_refused_by_every_command_and_by_serve() {
         (
             "a registry of another schema version",
             Box::new(|| another_programs_database(&db, 7)),
-            format!("{shown}: schema version 7; this resolver knows 3"),
+            format!("{shown}: schema version 7; this resolver knows 4"),
         ),
     ];
     for (what, make, message) in &cases {
@@ -1292,7 +1292,7 @@ fn a_read_only_registry_is_read_but_never_written() {
         (
             1,
             format!(
-                "ibi-resolver: {}: schema version 1 must be upgraded to 3, which needs to write: attempt to write a readonly database (the registry, its -wal and -shm files and its directory must be writable by this user)\n",
+                "ibi-resolver: {}: schema version 1 must be upgraded to 4, which needs to write: attempt to write a readonly database (the registry, its -wal and -shm files and its directory must be writable by this user)\n",
                 db.display()
             )
         )
@@ -1359,6 +1359,55 @@ fn a_read_only_registry_is_read_but_never_written() {
         );
     }
     chmod(&home, 0o755);
+}
+
+/// A registry an earlier resolver left at schema version 3, its Archive kept as
+/// `lk47b6w/32nsfrp` (before version 3 an IBIp was kept as written; version 3 looked it
+/// up in upper case): `serve` upgrades it, and the Archive's inclusion request, under
+/// either case of its service IBI, is answered as the registered Archive's, not 403.
+#[test]
+fn a_registry_of_version_3_is_upgraded_and_its_archive_included_under_either_case() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), LOOPBACK);
+    let ran = run(
+        &[
+            "register",
+            "LK47B6W/32NSFRP",
+            "--email",
+            "a@example.org",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        KEY,
+    );
+    assert_eq!(ran.code, 0, "{}", ran.err);
+    {
+        // As the earlier resolver left it (version 4 adds no table to version 3's).
+        let conn = rusqlite::Connection::open(dir.path().join("registry.sqlite")).unwrap();
+        conn.execute_batch(
+            "UPDATE archives SET serviceibi = 'lk47b6w/32nsfrp'; PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    }
+    let peer = archive(|_, s| answer_200(s, b""));
+    let resolver = Resolver::start(&config);
+    for spelling in ["LK47B6W/32NSFRP", "lk47b6w/32nsfrp"] {
+        let a = resolver.include_again(spelling, &peer.addr.to_string());
+        assert_eq!(
+            (a.status, a.text().as_str()),
+            (200, INCLUDED),
+            "{spelling}\n{}",
+            resolver.log()
+        );
+    }
+    let listed = resolver.command(&["archives", "--csv"], "");
+    let rows: Vec<&str> = listed.out.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{}", listed.out);
+    assert!(
+        rows[0].starts_with(&format!("LK47B6W/32NSFRP,{},yes,successful,", peer.addr)),
+        "{}",
+        listed.out
+    );
 }
 
 // ---------------------------------------------------------------------------------------

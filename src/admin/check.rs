@@ -14,10 +14,11 @@
 //! - an IBIp recorded by two items;
 //! - a file of doc/ that is never served: one with several hard links, a named pipe, a
 //!   device or a socket (see `layout`);
-//! - a local reference that leads nowhere: a `nextedition`, `metadata` or `translations`
-//!   rep whose prefix exists in this col/ while no directory exists for it (a rep of
-//!   another prefix belongs to another Archive, and an IBIp cannot be placed: neither is
-//!   judged);
+//! - (a note, not a fault) a `nextedition`, `metadata` or `translations` IBI that this
+//!   Archive does not hold: item.toml allows a relation to an item "here or elsewhere",
+//!   and the resolver looks for it in the other Archives, so only the administrator can
+//!   tell a relation to another Archive from a misspelt one. A rep is held when a
+//!   directory spelling it exists under col/, an IBIp when the service's lookup finds it;
 //! - any symlink that resolves outside col/;
 //! - a temporary entry left by an interrupted `new` or `delete` (other dot-names are
 //!   ignored, as the service ignores them).
@@ -37,6 +38,8 @@
 //!
 //! Warnings (not faults: the Archive works, but a secret is exposed): archive.toml
 //! holding the registration key, or var/urlkey.secret, readable by every local user.
+//! Notes (neither faults nor warnings): what check could not judge, and the relations to
+//! IBIs held elsewhere. Warnings and notes are counted apart from the faults.
 //!
 //! Memory: one entry per item with an IBIp (IBIp → rep) and one per item with a next
 //! edition (rep → next); nothing else is kept per item.
@@ -72,7 +75,8 @@ pub enum Kind {
     Fault,
     /// Reported, but not a fault of the Archive (see the module header).
     Warning,
-    /// Neither: what check could not do (archive.toml did not load).
+    /// Neither: what check could not do (archive.toml did not load), or a relation to an
+    /// IBI this Archive does not hold.
     Note,
 }
 
@@ -97,6 +101,7 @@ pub struct Summary {
     pub items: u64,
     pub faults: u64,
     pub warnings: u64,
+    pub notes: u64,
 }
 
 /// Checks the Archive at `root`, handing each fault to `report` as it is found and the
@@ -108,6 +113,7 @@ pub fn check(root: &Path, report: &mut dyn FnMut(Fault), progress: &mut dyn FnMu
         col_dir: None,
         real_col: None,
         config: None,
+        store: Store::new(root),
         service: None,
         groups: HashMap::new(),
         ibips: HashMap::new(),
@@ -126,6 +132,9 @@ struct Checker<'a> {
     col_dir: Option<Col>,
     real_col: Option<PathBuf>,
     config: Option<Config>,
+    /// col/ as the service looks into it (its two top levels listed once): where the
+    /// IBIps that items name are looked for.
+    store: Store,
     /// archiveserviceibi, also when archive.toml is otherwise broken.
     service: Option<Ibi>,
     /// Canonical prefix → the spellings of it found in col/ (sorted).
@@ -149,7 +158,7 @@ impl Checker<'_> {
         match kind {
             Kind::Fault => self.summary.faults += 1,
             Kind::Warning => self.summary.warnings += 1,
-            Kind::Note => {}
+            Kind::Note => self.summary.notes += 1,
         }
         (self.report)(Fault {
             path: path.into(),
@@ -493,7 +502,7 @@ impl Checker<'_> {
         if let Some(next) = &item.nextedition {
             let next = match next {
                 Ibi::Rep(r) => Next::Rep(r.canonical().into()),
-                Ibi::Ibip(p) => Next::Ibip(p.as_str().to_ascii_uppercase().into()),
+                Ibi::Ibip(p) => Next::Ibip(p.canonical().into()),
             };
             self.editions
                 .insert(rep.canonical().into(), (rep_of_rel(rel).into(), next));
@@ -547,7 +556,7 @@ impl Checker<'_> {
                 ),
             );
         }
-        let key: Box<str> = p.as_str().to_ascii_uppercase().into();
+        let key: Box<str> = p.canonical().into();
         if let Some(other) = self.ibips.get(&key) {
             let other = other.clone();
             self.fault(
@@ -559,8 +568,8 @@ impl Checker<'_> {
         }
     }
 
-    /// The reps the item names (next edition, metadata, translations) whose prefix is here
-    /// must name an item here.
+    /// The IBIs the item names (next edition, metadata, translations) that this Archive
+    /// does not hold: one note each.
     fn check_references(&mut self, item: &Item, toml_rel: &str) {
         let mut refs: Vec<(String, &Ibi)> = Vec::new();
         if let Some(n) = &item.nextedition {
@@ -573,14 +582,23 @@ impl Checker<'_> {
             refs.push((format!("translations.{lang}"), t));
         }
         for (field, target) in refs {
-            if let Ibi::Rep(r) = target {
-                if self.dangling(r) {
-                    self.fault(
-                        toml_rel,
-                        format!("{field} {r}: no such item in this Archive"),
-                    );
-                }
+            if !self.holds(target) {
+                self.report(
+                    Kind::Note,
+                    toml_rel,
+                    None,
+                    format!("{field} {target}: not in this Archive, so the resolver looks for it in the other Archives"),
+                );
             }
+        }
+    }
+
+    /// Whether this Archive holds `ibi`: a directory spelling the rep (a fault there is
+    /// reported on it), or an item the service's IBIp lookup finds.
+    fn holds(&self, ibi: &Ibi) -> bool {
+        match ibi {
+            Ibi::Rep(r) => self.holds_rep(r),
+            Ibi::Ibip(_) => self.store.find(ibi).item.is_some(),
         }
     }
 
@@ -621,13 +639,13 @@ impl Checker<'_> {
         }
     }
 
-    /// Whether a rep names a prefix present here but no directory under it.
-    fn dangling(&self, r: &Rep) -> bool {
+    /// Whether a directory for the rep exists, under any spelling of its prefix.
+    fn holds_rep(&self, r: &Rep) -> bool {
         let key = prefix_of_canonical(r.canonical());
         let Some(group) = self.groups.get(key) else {
             return false;
         };
-        !group.iter().any(|(sub, wp)| {
+        group.iter().any(|(sub, wp)| {
             std::fs::symlink_metadata(
                 self.col
                     .join(sub)

@@ -12,15 +12,18 @@ usage: ibi-archive check [--root R]
 Validates the Archive: archive.toml (every setting, as the service, new and
 include/exclude read it) and its service item, every directory and item under col/
 (names, item.toml, ibip dates, target and format files, duplicate IBIs, Original and
-Copy of one IBI, dangling local references, next-edition loops, symlinks leading
-outside col/, files of doc/ that are never served: hard links, pipes).
+Copy of one IBI, next-edition loops, symlinks leading outside col/, files of doc/ that
+are never served: hard links, pipes).
 Prints one line per fault, `<path>: <fault>` (`<path>:LINE:COLUMN: <fault>` for a
 TOML error), paths relative to the Archive root and control characters escaped, then
 `checked N items: K faults`. Warnings (archive.toml with the registration key, or
 var/urlkey.secret, readable by every local user) are `<path>: warning: ...` lines,
-counted in the summary. When archive.toml does not load, the checks that depend on it
-are skipped and one line `archive.toml: note: ...` says which. Exit status 1 when
-there are faults. Shows progress on stderr when it is a terminal.
+counted in the summary. Notes are `<path>: note: ...` lines, counted in the summary
+too: a nextedition, metadata or translation naming an IBI this Archive does not hold
+(item.toml allows one held elsewhere: the resolver looks for it in the other
+Archives), and, when archive.toml does not load, which checks depending on it were
+skipped. Exit status 1 when there are faults (warnings and notes alone exit 0).
+Shows progress on stderr when it is a terminal.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
@@ -69,9 +72,13 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         0 => String::new(),
         n => format!(", {}", plural(n, "warning", "warnings")),
     };
+    let notes = match summary.notes {
+        0 => String::new(),
+        n => format!(", {}", plural(n, "note", "notes")),
+    };
     writeln!(
         out,
-        "checked {}: {}{warnings}",
+        "checked {}: {}{warnings}{notes}",
         plural(summary.items, "item", "items"),
         plural(summary.faults, "fault", "faults")
     )

@@ -46,6 +46,13 @@ impl Ibip {
         &self.text
     }
 
+    /// The spelling shared by all IBIps equal to this one: upper case (equality ignores
+    /// case, and a number is written without leading zero digits, so case is all that
+    /// two spellings of one IBIp can differ in).
+    pub fn canonical(&self) -> String {
+        self.text.to_ascii_uppercase()
+    }
+
     /// The coded IP and port, as spelled.
     pub fn prefix(&self) -> &str {
         &self.text[..self.slash]

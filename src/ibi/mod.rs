@@ -50,6 +50,19 @@ impl Ibi {
         }
     }
 
+    /// The one spelling shared by every spelling of this IBI, under which it is kept and
+    /// looked up as a string (a registered Archive, a remembered location, an item loaded
+    /// for a request): a rep's [`Rep::canonical`] (lower case, no port 80, `.` before any
+    /// other port), an IBIp's [`Ibip::canonical`] (upper case). Two IBIs are equal exactly
+    /// when their keys are; a rep's key has three `/` and an IBIp's one, so the two forms
+    /// never share a key.
+    pub fn key(&self) -> String {
+        match self {
+            Ibi::Rep(r) => r.canonical().to_string(),
+            Ibi::Ibip(i) => i.canonical(),
+        }
+    }
+
     /// The date the IBI codes.
     pub fn date(&self) -> IbiDate {
         match self {
@@ -113,3 +126,52 @@ impl fmt::Display for IbiError {
 }
 
 impl std::error::Error for IbiError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> String {
+        Ibi::parse(s).unwrap().key()
+    }
+
+    /// Every spelling of an IBI has one key, and two IBIs have one key exactly when they
+    /// are equal.
+    #[test]
+    fn every_spelling_of_an_ibi_has_one_key() {
+        for (spelling, want) in [
+            (
+                "SID.inpe.br/MTC-m18@80/2009/07.21.13.23",
+                "sid.inpe.br/mtc-m18/2009/07.21.13.23",
+            ),
+            (
+                "sid.inpe.br/mtc-m18.80/2009/07.21.13.23",
+                "sid.inpe.br/mtc-m18/2009/07.21.13.23",
+            ),
+            (
+                "sid.inpe.br/mtc-m18@8080/2009/07.21.13.23",
+                "sid.inpe.br/mtc-m18.8080/2009/07.21.13.23",
+            ),
+            ("8jmkd3mgp8w/35mme4e", "8JMKD3MGP8W/35MME4E"),
+            ("Lk47b6W/362sfkJ", "LK47B6W/362SFKJ"),
+            ("LK47B6W/362SFKJ", "LK47B6W/362SFKJ"),
+        ] {
+            assert_eq!(key(spelling), want, "{spelling}");
+        }
+        let all = [
+            "sid.inpe.br/mtc-m18/2009/07.21.13.23",
+            "SID.inpe.br/mtc-m18@80/2009/07.21.13.23",
+            "sid.inpe.br/mtc-m18.8080/2009/07.21.13.23",
+            "sid.inpe.br/mtc-m18/2009/07.21.13.24",
+            "8JMKD3MGP8W/35MME4E",
+            "8jmkd3mgp8w/35mme4e",
+            "8JMKD3MGP8W/35MME4F",
+        ];
+        for a in all {
+            for b in all {
+                let (x, y) = (Ibi::parse(a).unwrap(), Ibi::parse(b).unwrap());
+                assert_eq!(x == y, x.key() == y.key(), "{a} {b}");
+            }
+        }
+    }
+}
