@@ -92,6 +92,13 @@ impl Acknowledger {
                         &format!("acknowledgment to {address} not taken: {why}"),
                     )
                 }
+                Fetched::Refused(why) => {
+                    metrics.acknowledgment("failed");
+                    complain(
+                        &failing,
+                        &format!("acknowledgment to {address} not sent: {why}"),
+                    )
+                }
                 Fetched::Busy => {
                     metrics.acknowledgment("dropped");
                     complain(

@@ -179,6 +179,9 @@ pub enum Fetched {
     /// from one client. It works, and others' load is not its failure: an Overloaded
     /// request must never count toward the Archive's dormancy.
     Overloaded(String),
+    /// Not sent: the Archive's address (its name resolved) is outside the networks
+    /// Archives may have. The resolver's policy, not the Archive's failure.
+    Refused(String),
 }
 
 /// What an Archive answered to an `inclusionConfirmationRequest`.
@@ -396,6 +399,8 @@ enum Exchange {
         body: Option<Result<String, String>>,
     },
     Failed(String),
+    /// Its address is outside the networks Archives may have.
+    Refused(String),
     /// No socket free within the timeout.
     Busy,
 }
@@ -554,6 +559,7 @@ impl ArchiveClient {
                 Err(_) => return Err(Fetched::TimedOut),
                 Ok(Exchange::Busy) => return Err(Fetched::Busy),
                 Ok(Exchange::Failed(why)) => return Err(Fetched::Failed(why)),
+                Ok(Exchange::Refused(why)) => return Err(Fetched::Refused(why)),
                 Ok(Exchange::Answer {
                     status,
                     retry_after,
@@ -688,9 +694,7 @@ impl ArchiveClient {
                 }
             }
         };
-        let stream = connect(&self.shared.policy, target)
-            .await
-            .map_err(Exchange::Failed)?;
+        let stream = connect(&self.shared.policy, target).await?;
         let _ = stream.set_nodelay(true);
         let (send, connection) = http1::Builder::new()
             .handshake(TokioIo::new(stream))
@@ -746,18 +750,18 @@ impl Shared {
 }
 
 /// A TCP connection to `target`, its host name resolved and every address kept only if
-/// the policy allows it, tried in order.
-async fn connect(policy: &Policy, target: &Target) -> Result<TcpStream, String> {
+/// the policy allows it, tried in order; [`Exchange::Refused`] when it allows none.
+async fn connect(policy: &Policy, target: &Target) -> Result<TcpStream, Exchange> {
     let addresses: Vec<SocketAddr> = match &target.host {
         url::Host::Domain(name) => {
             let found = tokio::net::lookup_host((name.as_str(), target.port))
                 .await
-                .map_err(|e| format!("cannot connect: {e}"))?;
+                .map_err(|e| Exchange::Failed(format!("cannot connect: {e}")))?;
             let allowed: Vec<SocketAddr> = found.filter(|a| policy.allows(a.ip())).collect();
             if allowed.is_empty() {
-                return Err(format!(
+                return Err(Exchange::Refused(format!(
                     "cannot connect: {name} has no address in the networks Archives may have"
-                ));
+                )));
             }
             allowed
         }
@@ -771,19 +775,19 @@ async fn connect(policy: &Policy, target: &Target) -> Result<TcpStream, String> 
             Err(e) => last = Some(e),
         }
     }
-    Err(match last {
+    Err(Exchange::Failed(match last {
         Some(e) => format!("cannot connect: {e}"),
         None => "cannot connect".to_string(),
-    })
+    }))
 }
 
 /// The address of a host written as an IP, if the policy allows it.
-fn literal(policy: &Policy, ip: IpAddr, target: &Target) -> Result<Vec<SocketAddr>, String> {
+fn literal(policy: &Policy, ip: IpAddr, target: &Target) -> Result<Vec<SocketAddr>, Exchange> {
     if !policy.allows(ip) {
-        return Err(format!(
+        return Err(Exchange::Refused(format!(
             "cannot connect: {} is outside the networks Archives may have",
             target.address
-        ));
+        )));
     }
     Ok(vec![SocketAddr::new(ip, target.port)])
 }

@@ -127,7 +127,7 @@ impl Metrics {
         let archive_requests = Family::<ArchiveResult, Counter>::default();
         registry.register(
             "archive_requests",
-            "Requests to each Archive, by result (answered, failed, timed_out: failures; overloaded: 503 or 429 until the timeout, never a failure; not_sent: the resolver's own limit)",
+            "Requests to each Archive, by result (answered, failed, timed_out: failures; overloaded: 503 or 429 until the timeout, never a failure; not_sent: the resolver's own limit; refused: its address outside the networks Archives may have)",
             archive_requests.clone(),
         );
         registry.register_collector(Box::new(HealthGauges(health)));
@@ -214,7 +214,7 @@ impl Metrics {
     }
 
     /// A request to `archive` that ended with `result` (`answered`, `failed`,
-    /// `timed_out`, `overloaded`, `not_sent`) after `took`.
+    /// `timed_out`, `overloaded`, `not_sent`, `refused`) after `took`.
     pub fn archive_request(&self, archive: &str, result: &str, took: Duration) {
         let label = ArchiveLabels {
             archive: archive.to_string(),

@@ -34,7 +34,7 @@
 //! Archive claiming the Original while the remembered one claims it is a conflict:
 //! logged once, counted, kept beside the entry.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -58,6 +58,9 @@ pub const MAX_ROUNDS: usize = 16;
 
 /// Requests of one round under way at once.
 pub const WINDOW: usize = 128;
+
+/// Variants of one answer read (URLs of translations, say): more than any item has.
+const MAX_VARIANTS: usize = 256;
 
 /// What a resolution needs besides the Archives.
 #[derive(Clone)]
@@ -295,6 +298,12 @@ enum Gives {
 }
 
 impl Gives {
+    /// Whether the Archive claims the Original of what it gives (a translation named
+    /// elsewhere: not known).
+    fn original(&self) -> bool {
+        matches!(self, Gives::Url(found) if found.claims_original())
+    }
+
     fn next(self) -> Next {
         match self {
             Gives::Url(found) => Next::Done(Outcome::Found(found)),
@@ -312,17 +321,16 @@ struct Offers {
     variants: Vec<(Lang, Gives)>,
     itself: Option<Gives>,
     onward: Option<Asking>,
-    /// The answer claims the Original.
-    original: bool,
 }
 
 impl Offers {
-    /// The variant the reader prefers most, and how much.
+    /// The variant the reader prefers most (of equals, one with its URL, an Original
+    /// first), and how much.
     fn best(&self, languages: &[Lang]) -> Option<(lang::Rank, &Gives)> {
         self.variants
             .iter()
             .filter_map(|(l, g)| lang::rank(languages, l).map(|r| (r, g)))
-            .min_by_key(|(r, _)| *r)
+            .min_by_key(|(r, g)| (*r, matches!(g, Gives::Ask(_)), !g.original()))
     }
 
     /// What this answer alone gives: its best variant, else the item itself, else where
@@ -359,9 +367,8 @@ impl Reading {
                 original: f.claims_original(),
             },
             Reading::Ask(_) => Said::Holds { original: false },
-            Reading::Offers(o) => Said::Holds {
-                original: o.original,
-            },
+            // Only with a verb: the memory never learns from it.
+            Reading::Offers(_) => Said::Holds { original: false },
             Reading::Deleted(_) | Reading::Empty => Said::Gone,
             Reading::Here => Said::Here,
             Reading::Invalid(_) => Said::Silent,
@@ -439,7 +446,7 @@ impl Engine {
         let mut why: Option<String> = None;
         let mut seen = HashSet::new();
         let outcome = loop {
-            if seen.len() == MAX_ROUNDS {
+            if rounds.len() >= MAX_ROUNDS {
                 break Outcome::Chain {
                     detail: format!("more than {MAX_ROUNDS} rounds"),
                 };
@@ -673,18 +680,19 @@ impl Engine {
             .await;
         rounds.push(ended.round);
         match (ended.next, alone) {
+            // Its translation, weighed against every other Archive's, stands when the
+            // others gave none (though one gave a tombstone).
+            (next, Some(first)) if first.satisfied() && !next.satisfied() => first,
             // Nobody else has it: what the remembered Archive said stands (a tombstone,
-            // the item without the translation asked for, or its own translation).
+            // or the item without the translation asked for).
             (
                 Next::Done(Outcome::NotFound { .. } | Outcome::Unavailable { .. }),
-                Some(
-                    first @ (Next::Done(Outcome::Deleted { .. } | Outcome::NoTranslation { .. })
-                    | Next::Done(Outcome::Found(_))
-                    | Next::Ask(_)),
-                ),
+                Some(first @ Next::Done(Outcome::Deleted { .. } | Outcome::NoTranslation { .. })),
             ) => first,
             (Next::Done(outcome), _) if !again => {
-                let silent = (said == Said::Silent).then(|| shown_archive(holder));
+                // Counted among those that did not answer only for an outage (not for an
+                // address the resolver may no longer contact).
+                let silent = result.is_outage().then(|| shown_archive(holder));
                 Next::Done(with_one_more(outcome, silent))
             }
             (next, _) => next,
@@ -772,8 +780,10 @@ impl Engine {
         }
         let original = url.requires_original();
         let mut claims: Vec<Found> = Vec::new();
-        // Where to ask next, for the Original check (the first answer that said).
-        let mut follow: Option<Asking> = None;
+        // Answers naming where to ask next, in the order they came: without the Original
+        // check, taken only when no answer holds the URL; with it, followed only when
+        // every answer agrees on the IBI.
+        let mut asks: Vec<(usize, Asking)> = Vec::new();
         let mut untranslated = false;
         // A bare translation: every answer's variants, chosen among once all are in,
         // unless one offers the reader's first language (then it decides at once).
@@ -819,6 +829,14 @@ impl Engine {
                     ledger.failed(archive, &healths[i], "failed", took);
                     None
                 }
+                Fetched::Refused(why) => {
+                    // Its name resolves only outside the networks Archives may have: not
+                    // asked, as an address refused before the round; no failure of its.
+                    a.result = AskResult::Refused;
+                    a.detail = Some(why);
+                    self.metrics.archive_request(archive, "refused", took);
+                    None
+                }
                 Fetched::Body(body) => {
                     let (reading, shown) = read_answer(&body, url, &archives[i]);
                     a.pairs = shown;
@@ -847,25 +865,27 @@ impl Engine {
                     None
                 }
                 Reading::Satisfies(found) => Some(Next::Done(Outcome::Found(found))),
-                Reading::Ask(asking) if original => {
-                    follow.get_or_insert(asking);
+                Reading::Ask(asking) => {
+                    // A URL another Archive holds is worth more than a name that may lead
+                    // nowhere: this waits for the other answers.
+                    asks.push((i, asking));
                     None
                 }
-                Reading::Ask(asking) => Some(Next::Ask(asking)),
                 Reading::Offers(o) if original => {
                     match o.alone(&reader.languages) {
                         Some(Next::Done(Outcome::Found(found))) => claims.push(found),
-                        Some(Next::Ask(asking)) => {
-                            follow.get_or_insert(asking);
-                        }
+                        Some(Next::Ask(asking)) => asks.push((i, asking)),
                         _ => untranslated = true,
                     }
                     None
                 }
                 Reading::Offers(o) => {
+                    // The reader's first language exactly, with its URL, decides at once.
                     let first_language = o
                         .best(&reader.languages)
-                        .filter(|(rank, _)| *rank == lang::Rank::BEST)
+                        .filter(|(rank, gives)| {
+                            *rank == lang::Rank::BEST && matches!(gives, Gives::Url(_))
+                        })
                         .map(|(_, gives)| gives.clone().next());
                     offers.push((i, o));
                     first_language
@@ -904,6 +924,12 @@ impl Engine {
             // answer's variants, the same whichever answered first.
             settled = false;
             candidates.extend(choose_translation(&offers, &reader.languages, url));
+        }
+        if !original && candidates.is_empty() {
+            // No answer held the URL: the first that named where it is.
+            if let Some((i, asking)) = asks.first() {
+                candidates.push((*i, Next::Ask(asking.clone())));
+            }
         }
         if !original && decided.is_none() {
             // Every answer is in and the incumbent did not satisfy: the first that did.
@@ -968,7 +994,7 @@ impl Engine {
                                 ledger.overloaded(name, health, took);
                                 Said::Silent
                             }
-                            Fetched::Busy => Said::Silent,
+                            Fetched::Busy | Fetched::Refused(_) => Said::Silent,
                         };
                         if let Some(a) = &mut admission {
                             a.said[i] = heard;
@@ -1016,6 +1042,28 @@ impl Engine {
                 return ended(Next::Done(Outcome::Unverifiable { archives: silent }), said);
             }
         }
+        if original && !asks.is_empty() {
+            // Followed only when every answer that named an IBI, and every one that gave a
+            // URL, speak of the same item: else the Archives disagree on what it is.
+            let named: HashSet<String> = asks.iter().map(|(_, a)| ibi_key(a.url.ibi())).collect();
+            let agree = named.len() == 1
+                && claims
+                    .iter()
+                    .all(|f| found_ibi_key(f).is_some_and(|k| named.contains(&k)));
+            if agree {
+                return ended(Next::Ask(asks.swap_remove(0).1), said);
+            }
+            let mut suspects: Vec<String> = asks
+                .iter()
+                .map(|(i, _)| shown_archive(&archives[*i]))
+                .collect();
+            suspects.extend(
+                claims
+                    .iter()
+                    .map(|f| format!("{} ({})", f.address, f.archive)),
+            );
+            return ended(Next::Done(Outcome::Suspicion { archives: suspects }), said);
+        }
         if original && !claims.is_empty() {
             let originals: Vec<&Found> = claims.iter().filter(|f| f.claims_original()).collect();
             let next = match originals.as_slice() {
@@ -1031,9 +1079,6 @@ impl Engine {
                 },
             };
             return ended(Next::Done(next), said);
-        }
-        if let Some(asking) = follow {
-            return ended(Next::Ask(asking), said);
         }
         if let (true, Some(step)) = (untranslated, url.relation().bare_translation_at()) {
             return ended(Next::Ask(own_language(url, step)), said);
@@ -1054,6 +1099,17 @@ impl Engine {
         };
         ended(Next::Done(outcome), said)
     }
+}
+
+/// The key of the item a [`Found`] is the URL of, when its answer named it.
+fn found_ibi_key(found: &Found) -> Option<String> {
+    let words: Vec<String> = found
+        .ibi
+        .as_deref()?
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    ibi_of(&words).map(|ibi| ibi_key(&ibi))
 }
 
 /// An Archive as pages and the log name it: `address (service IBI)`.
@@ -1109,15 +1165,15 @@ fn choose_translation(
     let preferred = offers
         .iter()
         .filter_map(|(i, o)| {
-            o.best(languages)
-                .map(|(rank, g)| ((rank, !o.original, *i), g))
+            let (rank, g) = o.best(languages)?;
+            Some(((rank, matches!(g, Gives::Ask(_)), !g.original(), *i), g))
         })
         .min_by_key(|(k, _)| *k)
-        .map(|((_, _, i), g)| (i, g.clone().next()));
+        .map(|((_, _, _, i), g)| (i, g.clone().next()));
     let itself = || {
         offers
             .iter()
-            .filter_map(|(i, o)| o.itself.as_ref().map(|g| ((!o.original, *i), g)))
+            .filter_map(|(i, o)| o.itself.as_ref().map(|g| ((!g.original(), *i), g)))
             .min_by_key(|(k, _)| *k)
             .map(|((_, i), g)| (i, g.clone().next()))
     };
@@ -1484,7 +1540,13 @@ fn read_answer(
 }
 
 fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Included) -> Reading {
-    let get = |name: &str| list.iter().find(|(n, _)| n == name).map(|(_, w)| w);
+    // Each name's first pair, looked up once per name: an answer of thousands of pairs
+    // costs as many steps, not their square.
+    let mut index: HashMap<&str, &[String]> = HashMap::with_capacity(list.len());
+    for (name, words) in list {
+        index.entry(name.as_str()).or_insert(words.as_slice());
+    }
+    let get = |name: &str| index.get(name).copied();
     let wanted = url.relation().steps();
     let bare = url.relation().bare_translation_at();
     // Every `url<relation>` pair that answers the request, taken when its URL may become
@@ -1503,11 +1565,15 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
         };
         if let (Some(lang), [value]) = (matches(wanted, rel.steps()), words.as_slice()) {
             if usable_location(value) {
-                let found = found_at(list, rest, value, url, archive, lang.as_ref());
+                let found = found_at(&index, rest, value, url, archive, lang.as_ref());
                 urls.push((lang, rest.to_string(), found));
+                if urls.len() == MAX_VARIANTS {
+                    break;
+                }
             }
         }
     }
+    let with_url: HashSet<&str> = urls.iter().map(|(_, suffix, _)| suffix.as_str()).collect();
     for (name, words) in list {
         let Some(rest) = name.strip_prefix("ibi").filter(|r| r.starts_with('.')) else {
             continue;
@@ -1516,7 +1582,7 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
             continue;
         };
         let steps = rel.steps();
-        if steps.len() > wanted.len() || urls.iter().any(|(_, suffix, _)| suffix == rest) {
+        if steps.len() > wanted.len() || with_url.contains(rest) || named.len() == MAX_VARIANTS {
             continue;
         }
         let (Some(lang), Some(ibi)) = (matches(&wanted[..steps.len()], steps), ibi_of(words))
@@ -1537,11 +1603,18 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
     // relation (its last edition stays asked, and so does a metadata format, which is
     // the metadata item's own); none when it would ask again what was just asked.
     let asking = |(ibi, went, _, pair): &(Ibi, usize, Option<Lang>, String)| -> Option<Asking> {
+        let (walked, left) = wanted.split_at(*went);
         let mut rest: Vec<Step> = Vec::new();
-        if let step @ (Step::LastEdition | Step::Metadata { oai_dc: true }) = &wanted[went - 1] {
-            rest.push(step.clone());
+        if walked.last() == Some(&Step::LastEdition) {
+            rest.push(Step::LastEdition);
         }
-        rest.extend(wanted[*went..].iter().cloned());
+        // The format applies to where the relation ends: asked of the metadata item
+        // named, or of its translation, until a metadata step of what is left.
+        let format = Step::Metadata { oai_dc: true };
+        if walked.contains(&format) && !left.iter().any(|s| matches!(s, Step::Metadata { .. })) {
+            rest.push(format);
+        }
+        rest.extend(left.iter().cloned());
         let relation = Relation::from_steps(rest).ok()?;
         let next = url.for_related(ibi.clone(), &relation);
         if ibi_key(ibi) == ibi_key(url.ibi()) && next.verblist_text() == url.verblist_text() {
@@ -1558,7 +1631,7 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
         })
     };
     let next_edition = || {
-        let next = get("ibi.nextedition").and_then(|w| ibi_of(w))?;
+        let next = get("ibi.nextedition").and_then(ibi_of)?;
         url.relation().involves_last_edition().then(|| Asking {
             url: url.with_ibi(next),
             why: format!(
@@ -1605,8 +1678,6 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
                 variants,
                 itself,
                 onward,
-                original: get("state").and_then(|w| w.first()).map(String::as_str)
-                    == Some("Original"),
             }));
         }
     } else {
@@ -1639,14 +1710,14 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
 /// The [`Found`] of the pair `url<suffix>` (its `value`): the pairs of the same relation
 /// say its content type, state and IBI.
 fn found_at(
-    list: &[(String, Vec<String>)],
+    index: &HashMap<&str, &[String]>,
     suffix: &str,
     value: &str,
     url: &PersistentUrl,
     archive: &Included,
     lang: Option<&Lang>,
 ) -> Found {
-    let get = |name: &str| list.iter().find(|(n, _)| n == name).map(|(_, w)| w);
+    let get = |name: &str| index.get(name).copied();
     let word = |n: &str| {
         get(&format!("{n}{suffix}"))
             .and_then(|w| w.first())
@@ -2152,7 +2223,7 @@ mod tests {
         let why = |pair: &str| {
             format!("mtc-m16c.sid.inpe.br (sid.inpe.br/mtc-m18@80/2008/03.17.15.17) named it as {pair} of x.y/z/2020/01.01.01.00, without its URL")
         };
-        let cases: [(&str, &str, (&str, &str, String)); 6] = [
+        let cases: [(&str, &str, (&str, &str, String)); 7] = [
             // The metadata: the metadata item itself; in a format: its own format.
             (
                 "ibi.metadata {rep x.y/z/2020/01.01.01.09}",
@@ -2196,6 +2267,16 @@ mod tests {
                     "x.y/z/2020/01.01.01.09",
                     "GetMetadata(oai_dc)",
                     why("ibi.lastedition.metadata(oai_dc)"),
+                ),
+            ),
+            // The format stays asked of a translation of the metadata named.
+            (
+                "ibi.metadata(oai_dc).translation(es) {rep x.y/z/2020/01.01.01.13}",
+                ":(oai_dc)+(es)",
+                (
+                    "x.y/z/2020/01.01.01.13",
+                    "GetMetadata(oai_dc)",
+                    why("ibi.metadata(oai_dc).translation(es)"),
                 ),
             ),
             // A bare translation passed through an item held elsewhere is still to be
@@ -2273,15 +2354,15 @@ mod tests {
     #[test]
     fn a_bare_translation_is_chosen_among_every_answer_the_same_way_whichever_came_first() {
         let answer = |state: &str, langs: &[(&str, &str)]| {
-            let mut a = format!(
-                "archiveaddress a\r\nibi {{rep x.y/z/2020/01.01.01.00}}\r\nstate {state}\r\n"
-            );
+            // As an Archive answers a bare GetTranslation: each variant with its state.
+            let mut a = "archiveaddress a\r\nibi {rep x.y/z/2020/01.01.01.00}\r\n".to_string();
             for (lang, url) in langs {
                 a.push_str(&format!(
                     "ibi.translation({lang}) {{rep x.y/z/2020/01.01.01.0{}}}\r\n",
                     lang.len()
                 ));
                 if !url.is_empty() {
+                    a.push_str(&format!("state.translation({lang}) {state}\r\n"));
                     a.push_str(&format!("url.translation({lang}) {url}\r\n"));
                 }
             }
@@ -2341,6 +2422,26 @@ mod tests {
         let prefs = lang::preferences(Some("pt-BR,pt;q=0.9"));
         assert_eq!(elsewhere.best(&prefs).map(|b| b.0), Some(lang::Rank::BEST));
         assert!(original.best(&prefs).map(|b| b.0) > Some(lang::Rank::BEST));
+    }
+
+    #[test]
+    fn an_answer_offering_thousands_of_translations_is_read_as_far_as_any_item_has() {
+        let mut answer = "archiveaddress a\r\nibi {rep x.y/z/2020/01.01.01.00}\r\n".to_string();
+        let mut n = 0;
+        for a in b'a'..=b'z' {
+            for b in b'a'..=b'z' {
+                for c in [b'A', b'B', b'C'] {
+                    let lang = format!("{}{}-{}{}", a as char, b as char, c as char, c as char);
+                    answer.push_str(&format!("url.translation({lang}) http://a/{n}\r\n"));
+                    n += 1;
+                }
+            }
+        }
+        assert!(n > MAX_VARIANTS * 7, "{n}");
+        let Reading::Offers(o) = read(&answer, "/x.y/z/2020/01.01.01.00+") else {
+            panic!("not offers");
+        };
+        assert_eq!(o.variants.len(), MAX_VARIANTS);
     }
 
     #[test]
