@@ -42,13 +42,13 @@ const COMMANDS: &[(&str, &str, &[&str], &str)] = &[
     ),
     (
         "include",
-        "usage: ibi-archive include [--root R] [--resolver URL]",
+        "usage: ibi-archive include [--root R] [--resolver URL]...",
         &["include", "--resolver"],
         "ibi-archive: include: missing argument for option '--resolver'; see ibi-archive include --help",
     ),
     (
         "exclude",
-        "usage: ibi-archive include [--root R] [--resolver URL]",
+        "usage: ibi-archive include [--root R] [--resolver URL]...",
         &["exclude", "--root"],
         "ibi-archive: exclude: missing argument for option '--root'; see ibi-archive exclude --help",
     ),
