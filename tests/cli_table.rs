@@ -72,7 +72,7 @@ const COMMANDS: &[(&str, &str, &[&str], &str)] = &[
     ),
     (
         "serve",
-        "usage: ibi-archive serve [--root R] [--listen [ADDRESS:]PORT] [LIMITS]",
+        "usage: ibi-archive serve [--root R] [--listen [ADDRESS:]PORT] [--no-inclusion] [LIMITS]",
         &["serve", "--listen", "8080x"],
         "ibi-archive: serve: --listen \"8080x\": expected ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or a PORT",
     ),

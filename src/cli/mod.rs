@@ -142,7 +142,7 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "serve",
-        synopsis: "serve [--root R] [--listen [ADDRESS:]PORT] [LIMITS]",
+        synopsis: "serve [--root R] [--listen [ADDRESS:]PORT] [--no-inclusion] [LIMITS]",
         about: "an embedded web server",
         help: serve::HELP,
         run: serve::run,
