@@ -176,7 +176,7 @@ fn archive(address: &str, key: &str, resolver: &str) -> Fixture {
             "key             = \"1234567890\"",
             &format!("key = \"{key}\""),
         )
-        .replace("http://urlib.net/J8LNKB5R7W/3FUQHC5", resolver)
+        .replace("http://localhost:8090/J8LNKB5R7W/3FUQHC5", resolver)
         .replace(
             "ip              = \"127.0.0.1\"",
             &format!("ip = \"127.0.0.1\"\nplatformversion = \"{VERSION}\""),
