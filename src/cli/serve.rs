@@ -96,7 +96,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         .local_addr()
         .map_or(listen.to_string(), |a| a.to_string());
 
-    print_examples(&root, &config, &bound, automatic_inclusion);
+    print_examples(&root, &config, &bound);
     // SIGINT, SIGTERM and SIGHUP (ctrlc's "termination"): the accept loop ends, and the
     // exclusions begin at once, while the answers under way end.
     let stop = Arc::new(AtomicBool::new(false));
@@ -120,6 +120,13 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let inclusion = automatic_inclusion
         .then(|| auto_inclusion::start(&config, switch.clone(), log.clone()))
         .flatten();
+    if let Some(inclusion) = &inclusion {
+        let _ = writeln!(
+            std::io::stdout(),
+            "automatic inclusion in {} (excluded again when serve stops; --no-inclusion: none)",
+            inclusion.resolvers().join(", ")
+        );
+    }
     let served = httpd::serve(listener, limits, &stop, handler, log);
     if let Some(inclusion) = inclusion {
         inclusion.finish();
@@ -163,9 +170,8 @@ fn connections_for_descriptors() -> usize {
     (fds.saturating_sub(64) / per_connection).clamp(4, Limits::default().max_connections)
 }
 
-/// Tells what to try: the service's address and a few requests that answer; and the
-/// resolvers the Archive is included in.
-fn print_examples(root: &Path, config: &Config, bound: &str, automatic_inclusion: bool) {
+/// Tells what to try: the service's address and a few requests that answer.
+fn print_examples(root: &Path, config: &Config, bound: &str) {
     let base = format!("http://{bound}");
     let service = format!("{base}/{}", config.service);
     let mut out = std::io::stdout().lock();
@@ -179,13 +185,6 @@ fn print_examples(root: &Path, config: &Config, bound: &str, automatic_inclusion
             out,
             "note: archive.toml says baseurl {}; the URLs in answers point there, not here",
             config.baseurl
-        );
-    }
-    if let (true, Some(reg)) = (automatic_inclusion, &config.registration) {
-        let _ = writeln!(
-            out,
-            "including the Archive in {} until it stops (--no-inclusion: not)",
-            reg.resolvers.join(", ")
         );
     }
     let _ = writeln!(out, "try:");
