@@ -251,7 +251,7 @@ start_archives() { # dir K
         sed -e "s|^archiveserviceibi *=.*|archiveserviceibi = \"$(service_ibi "$i")\"|" \
             -e "s|^archiveaddress *=.*|archiveaddress    = \"127.0.0.1:$port\"|" \
             sample-archive/archive.toml >"$root/archive.toml"
-        "$ARCHIVE_BIN" serve --root "$root" --listen "127.0.0.1:$port" \
+        "$ARCHIVE_BIN" serve --root "$root" --listen "127.0.0.1:$port" --no-inclusion \
             --max-connections 4096 --max-per-client 4096 2>"$dir/a$i.log" >/dev/null &
         PIDS+=("$!")
         ARCH_PIDS+=("$!")

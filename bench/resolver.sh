@@ -307,7 +307,7 @@ start_archive() { # i port: Archive i of $KIND over $D/a<i>, its request log $D/
     local i="$1" port="$2" root="$D/a$1" log="$D/logs/a$1.log" sdir
     case "$KIND" in
         serve)
-            "$ARCHIVE_BIN" serve --root "$root" --listen "127.0.0.1:$port" \
+            "$ARCHIVE_BIN" serve --root "$root" --listen "127.0.0.1:$port" --no-inclusion \
                 --max-connections 4096 --max-per-client 4096 2>"$log" >/dev/null &
             PIDS+=("$!")
             ;;

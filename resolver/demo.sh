@@ -26,7 +26,9 @@ config="$tmp/resolver.toml"
 service=sid.inpe.br/mtc-m18@80/2008/03.17.15.17
 file="sample-archive/col/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS 643.0-B-1.pdf"
 
-"$bin/ibi-archive" serve --root sample-archive >"$tmp/archive.log" 2>&1 & pids="$pids $!"
+# --no-inclusion: the Archive is included below by hand, once registered (without it,
+# serve would include it in [registration]'s resolver, this one, by itself).
+"$bin/ibi-archive" serve --root sample-archive --no-inclusion >"$tmp/archive.log" 2>&1 & pids="$pids $!"
 "$bin/ibi-resolver" serve --config "$config" 2>"$tmp/resolver.log" & pids="$pids $!"
 for port in 8080 8090; do
     tries=0

@@ -30,6 +30,7 @@ struct RawConfig {
 #[serde(deny_unknown_fields)]
 struct RawRegistration {
     resolver: Option<String>,
+    resolvers: Option<Vec<String>>,
     adminemail: String,
     /// Read as any TOML value and checked below: a key of the wrong type (`key = 1234567890`
     /// unquoted) would otherwise fail in serde with a message that quotes the key itself,
@@ -83,7 +84,9 @@ pub struct Config {
 /// `[registration]`: what inclusion and exclusion requests send (Table 7.2).
 #[derive(Clone)]
 pub struct Registration {
-    pub resolver: String,
+    /// The resolvers' base URLs, in the order given: `resolvers`, else the one
+    /// `resolver`, else [`DEFAULT_RESOLVER`]. Never empty, no URL twice.
+    pub resolvers: Vec<String>,
     pub adminemail: String,
     /// The registration key (Table 7.1). Never printed, logged or sent but to the resolver.
     pub key: String,
@@ -94,7 +97,7 @@ pub struct Registration {
 impl fmt::Debug for Registration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registration")
-            .field("resolver", &self.resolver)
+            .field("resolvers", &self.resolvers)
             .field("adminemail", &self.adminemail)
             .field("key", &"<hidden>")
             .field("ip", &self.ip)
@@ -259,11 +262,37 @@ fn check_relations(list: &[String]) -> Result<Vec<Relation>, String> {
 
 impl Registration {
     /// `[registration]` with its defaults: the resolver of the resolution standard
-    /// (§6.1), this program's version.
+    /// (§6.1), this program's version. `resolver` (one URL) and `resolvers` (a list) are
+    /// two spellings of one setting: both given is an error, and so is an empty list or
+    /// a URL listed twice.
     /// Its values are checked by `include` and `exclude` before sending them.
     fn check(r: RawRegistration) -> Result<Registration, String> {
+        let resolvers = match (r.resolver, r.resolvers) {
+            (Some(_), Some(_)) => {
+                return Err("[registration] has both resolver and resolvers: give one resolver = \"URL\" or a list resolvers = [\"URL\", ...], not both".into())
+            }
+            (Some(one), None) => vec![one],
+            (None, Some(list)) => {
+                if list.is_empty() {
+                    return Err("registration.resolvers is empty: name at least one resolver (or leave it out for the default)".into());
+                }
+                if let Some((i, twice)) = list
+                    .iter()
+                    .enumerate()
+                    .find(|(i, url)| list[..*i].contains(url))
+                {
+                    return Err(format!(
+                        "registration.resolvers names {twice:?} twice (entries {} and {})",
+                        list.iter().position(|u| u == twice).unwrap_or(0) + 1,
+                        i + 1
+                    ));
+                }
+                list
+            }
+            (None, None) => vec![DEFAULT_RESOLVER.to_string()],
+        };
         Ok(Registration {
-            resolver: r.resolver.unwrap_or_else(|| DEFAULT_RESOLVER.to_string()),
+            resolvers,
             adminemail: r.adminemail,
             key: match r.key {
                 toml::Value::String(k) => k,
@@ -420,8 +449,11 @@ archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
         assert_eq!(c.baseurl, "https://a.b/x");
         let r = c.registration.unwrap();
         assert_eq!(
-            (r.resolver.as_str(), r.platformversion.as_str()),
-            (DEFAULT_RESOLVER, env!("CARGO_PKG_VERSION"))
+            (r.resolvers, r.platformversion.as_str()),
+            (
+                vec![DEFAULT_RESOLVER.to_string()],
+                env!("CARGO_PKG_VERSION")
+            )
         );
         let c = with("relations = [\"\", \".metadata\"]\n[access]\nnetworks = [\"10.0.0.0/8\"]")
             .unwrap();
@@ -452,6 +484,50 @@ archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
             with("[access]\nnetworks = [\"10.0.0.0/8\", \"ten\"]").unwrap_err(),
             "access network \"ten\" is not an address block such as 150.163.0.0/16"
         );
+    }
+
+    #[test]
+    fn one_resolver_or_a_list_of_them() {
+        let resolvers = |lines: &str| {
+            Config::parse(&format!(
+                "{MINIMAL}[registration]\nadminemail = \"a@b.org\"\nkey = \"1234567890\"\nip = \"1.2.3.4\"\n{lines}"
+            ))
+            .map(|c| c.registration.unwrap().resolvers)
+        };
+        let urls = |list: &[&str]| list.iter().map(|u| u.to_string()).collect::<Vec<_>>();
+        // Neither: the standard's resolver.
+        assert_eq!(resolvers(""), Ok(urls(&[DEFAULT_RESOLVER])));
+        // The one-resolver form.
+        assert_eq!(
+            resolvers("resolver = \"http://a.org/J8LNKB5R7W/3FUQHC5\"\n"),
+            Ok(urls(&["http://a.org/J8LNKB5R7W/3FUQHC5"]))
+        );
+        // A list, in its order.
+        assert_eq!(
+            resolvers("resolvers = [\"http://b.org/X\", \"http://a.org/X\"]\n"),
+            Ok(urls(&["http://b.org/X", "http://a.org/X"]))
+        );
+        assert_eq!(
+            resolvers("resolvers = [\"http://a.org/X\"]\n"),
+            Ok(urls(&["http://a.org/X"]))
+        );
+        // Both: an error that says which to keep.
+        assert_eq!(
+            resolvers("resolver = \"http://a.org/X\"\nresolvers = [\"http://b.org/X\"]\n"),
+            Err("[registration] has both resolver and resolvers: give one resolver = \"URL\" or a list resolvers = [\"URL\", ...], not both".into())
+        );
+        assert_eq!(
+            resolvers("resolvers = []\n"),
+            Err("registration.resolvers is empty: name at least one resolver (or leave it out for the default)".into())
+        );
+        assert_eq!(
+            resolvers("resolvers = [\"http://a.org/X\", \"http://b.org/X\", \"http://a.org/X\"]\n"),
+            Err("registration.resolvers names \"http://a.org/X\" twice (entries 1 and 3)".into())
+        );
+        // Not a list of strings: placed by the TOML reader.
+        assert!(resolvers("resolvers = \"http://a.org/X\"\n")
+            .unwrap_err()
+            .starts_with("8:13: invalid type: string"));
     }
 
     #[test]

@@ -532,9 +532,9 @@ fn check_refuses_what_new_and_include_refuse() {
             "exclude",
         ),
         (
-            "\"http://urlib.net/J8LNKB5R7W/3FUQHC5\"",
-            "\"https://urlib.net/J8LNKB5R7W/3FUQHC5\"".to_string(),
-            "resolver https://urlib.net/J8LNKB5R7W/3FUQHC5: https is not supported by this build; use the resolver's http:// address".to_string(),
+            "\"http://localhost:8090/J8LNKB5R7W/3FUQHC5\"",
+            "\"https://localhost:8090/J8LNKB5R7W/3FUQHC5\"".to_string(),
+            "resolver https://localhost:8090/J8LNKB5R7W/3FUQHC5: https is not supported by this build; use the resolver's http:// address".to_string(),
             "include",
         ),
     ] {

@@ -176,7 +176,7 @@ fn archive(address: &str, key: &str, resolver: &str) -> Fixture {
             "key             = \"1234567890\"",
             &format!("key = \"{key}\""),
         )
-        .replace("http://urlib.net/J8LNKB5R7W/3FUQHC5", resolver)
+        .replace("http://localhost:8090/J8LNKB5R7W/3FUQHC5", resolver)
         .replace(
             "ip              = \"127.0.0.1\"",
             &format!("ip = \"127.0.0.1\"\nplatformversion = \"{VERSION}\""),
@@ -274,7 +274,7 @@ fn include_is_confirmed_by_the_served_archive_and_exclude_follows() {
         .to_string();
     assert_eq!(
         err,
-        format!("ibi-archive: include: included, but the resolver could not confirm the Archive service at http://{address}/{SERVICE_IBI} (status.confirmation unsuccessful): is the Archive reachable at archiveaddress?\n")
+        format!("ibi-archive: include: included, but the resolver at {} could not confirm the Archive service at http://{address}/{SERVICE_IBI} (status.confirmation unsuccessful): is the Archive reachable at archiveaddress?\n", resolver.url())
     );
     assert_eq!(resolver.confirmations(), [true, false]);
 }
@@ -323,7 +323,7 @@ fn failures_say_what_happened_without_the_key() {
         (
             1,
             "error {unknown archive or wrong registration key}\n",
-            "ibi-archive: include: the resolver did not answer status.archive included (it answered: error {unknown archive or wrong registration key})\n"
+            &*format!("ibi-archive: include: the resolver at {} did not answer status.archive included (it answered: error {{unknown archive or wrong registration key}})\n", resolver.url())
         )
     );
     assert!(!err.contains("1111111111"));

@@ -42,13 +42,13 @@ const COMMANDS: &[(&str, &str, &[&str], &str)] = &[
     ),
     (
         "include",
-        "usage: ibi-archive include [--root R] [--resolver URL]",
+        "usage: ibi-archive include [--root R] [--resolver URL]...",
         &["include", "--resolver"],
         "ibi-archive: include: missing argument for option '--resolver'; see ibi-archive include --help",
     ),
     (
         "exclude",
-        "usage: ibi-archive include [--root R] [--resolver URL]",
+        "usage: ibi-archive include [--root R] [--resolver URL]...",
         &["exclude", "--root"],
         "ibi-archive: exclude: missing argument for option '--root'; see ibi-archive exclude --help",
     ),
@@ -72,7 +72,7 @@ const COMMANDS: &[(&str, &str, &[&str], &str)] = &[
     ),
     (
         "serve",
-        "usage: ibi-archive serve [--root R] [--listen [ADDRESS:]PORT] [LIMITS]",
+        "usage: ibi-archive serve [--root R] [--listen [ADDRESS:]PORT] [--no-inclusion] [LIMITS]",
         &["serve", "--listen", "8080x"],
         "ibi-archive: serve: --listen \"8080x\": expected ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or a PORT",
     ),

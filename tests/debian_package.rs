@@ -9,10 +9,12 @@
 //!   file's bytes;
 //! - the installed resolver, run as its unit runs it (`runuser -u ibi-resolver --
 //!   /usr/bin/ibi-resolver serve --config /etc/ibi-resolver/resolver.toml`), the Archive
-//!   registered by the operator (as ibi-resolver) and included by the administrator (as
-//!   root), and one persistent URL redirected to the file's URL under Apache;
-//! - `systemd-analyze verify` on the installed unit, and lighttpd's check of the installed
-//!   lighttpd configuration;
+//!   registered by the operator (as ibi-resolver) and included, as root, by the
+//!   ExecStart of the installed ibi-archive-inclusion.service (run as systemd runs it,
+//!   there being no systemd to start it), one persistent URL redirected to the file's URL
+//!   under Apache, and the Archive excluded by the unit's ExecStop;
+//! - `systemd-analyze verify` on the installed units, and lighttpd's check of the
+//!   installed lighttpd configuration;
 //! - `dpkg --purge`: the user, the registry and the configuration gone, the Archive's data
 //!   kept.
 //!
@@ -59,6 +61,8 @@ const APACHE_PID: &str = "/var/run/apache2/apache2.pid";
 /// Where the package puts the unit (/lib/systemd/system is the same directory on a
 /// merged-/usr system, as every Debian 12 is).
 const UNIT: &str = "/usr/lib/systemd/system/ibi-resolver.service";
+/// The unit that includes the Archive served by Apache in its resolvers while Apache runs.
+const INCLUSION_UNIT: &str = "/usr/lib/systemd/system/ibi-archive-inclusion.service";
 const BINARIES: &[&str] = &["/usr/bin/ibi-archive", "/usr/bin/ibi-resolver"];
 
 /// The item asked for, its file, and the resolver's service IBI (resolver/resolver.toml).
@@ -212,6 +216,9 @@ fn not_ready() -> Option<String> {
         PORT_CONF,
         UNIT,
         "/lib/systemd/system/ibi-resolver.service",
+        INCLUSION_UNIT,
+        "/lib/systemd/system/ibi-archive-inclusion.service",
+        "/etc/default/ibi-archive-inclusion",
         "/usr/share/ibi-archive",
     ];
     paths.extend(BINARIES);
@@ -399,6 +406,40 @@ fn apache_log() -> String {
     lines[lines.len().saturating_sub(20)..].join("\n")
 }
 
+/// The command of `key` (ExecStart, ExecStop) of the installed unit `unit`, run as systemd
+/// runs it: no shell, a clean environment holding PATH and the unit's Environment=
+/// assignments (its EnvironmentFile=, optional, is not there: the test made sure).
+/// (exit code, stdout, stderr)
+fn run_unit_command(unit: &str, key: &str) -> (i32, String, String) {
+    let text = fs::read_to_string(unit).unwrap();
+    let setting = |name: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(&format!("{name}=")))
+            .map(str::to_string)
+            .collect()
+    };
+    for file in setting("EnvironmentFile") {
+        let path = file.strip_prefix('-').expect("an optional EnvironmentFile");
+        assert!(!Path::new(path).exists(), "{path}");
+    }
+    let command = setting(key);
+    assert_eq!(command.len(), 1, "one {key} in {unit}:\n{text}");
+    let argv: Vec<&str> = command[0].split_whitespace().collect();
+    let mut cmd = Command::new(argv[0]);
+    cmd.args(&argv[1..])
+        .env_clear()
+        .env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        )
+        .current_dir("/");
+    for assignment in setting("Environment") {
+        let (k, v) = assignment.split_once('=').unwrap();
+        cmd.env(k, v);
+    }
+    common::run_with_stdin(&mut cmd, "")
+}
+
 /// `ibi-resolver ARGS --config /etc/ibi-resolver/resolver.toml` as the operator runs it:
 /// as the user ibi-resolver, `stdin` on its standard input.
 fn resolver_command(args: &[&str], stdin: &str) -> (i32, String, String) {
@@ -444,6 +485,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         "/etc/lighttpd/conf-available/50-ibi-archive.conf",
         "/etc/ibi-resolver/resolver.toml",
         UNIT,
+        INCLUSION_UNIT,
         "/usr/share/doc/ibi-archive/README.md",
         "/usr/share/doc/ibi-archive/copyright",
         "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver.conf",
@@ -480,6 +522,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
             "cgi-bin/lighttpd/ibi-archive.conf",
         ),
         (UNIT, "resolver/deploy/ibi-resolver.service"),
+        (INCLUSION_UNIT, "debian/ibi-archive-inclusion.service"),
         (APACHE_CONF, "debian/apache2/ibi-archive.conf"),
         (LIGHTTPD_CONF, "debian/lighttpd/50-ibi-archive.conf"),
         (RESOLVER_TOML, "debian/resolver.toml"),
@@ -535,20 +578,26 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     assert!(
         !Path::new("/etc/systemd/system/multi-user.target.wants/ibi-resolver.service").exists()
     );
-
-    // The unit, as systemd would read it.
-    let out = Command::new("systemd-analyze")
-        .args(["verify", UNIT])
-        .env("SYSTEMD_LOG_COLOR", "0")
-        .output()
-        .unwrap();
     assert!(
-        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
-        "systemd-analyze verify {UNIT}: {}\n{}{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        !Path::new("/etc/systemd/system/apache2.service.wants/ibi-archive-inclusion.service")
+            .exists()
     );
+
+    // The units, as systemd would read them (the inclusion unit's man page installed).
+    for unit in [UNIT, INCLUSION_UNIT] {
+        let out = Command::new("systemd-analyze")
+            .args(["verify", unit])
+            .env("SYSTEMD_LOG_COLOR", "0")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+            "systemd-analyze verify {unit}: {}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 
     // ---------------------------------------------------------------------------------
     // The Archive under Apache
@@ -711,13 +760,14 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         mode(&format!("{RESOLVER_STATE}/resolver.sqlite")),
         (uid, gid, 0o600)
     );
-    let (code, out, err) = common::run_cmd(&[
-        "include",
-        "--root",
-        ARCHIVE_ROOT,
-        "--resolver",
-        &format!("http://127.0.0.1:{rport}/{RESOLVER_IBI}"),
-    ]);
+    // The administrator names the resolver in [registration]; the inclusion unit's
+    // ExecStart includes the Archive (of /var/lib/ibi-archive, the unit's default).
+    edit(
+        &format!("{ARCHIVE_ROOT}/archive.toml"),
+        "\"http://localhost:8090/J8LNKB5R7W/3FUQHC5\"",
+        &format!("\"http://127.0.0.1:{rport}/{RESOLVER_IBI}\""),
+    );
+    let (code, out, err) = run_unit_command(INCLUSION_UNIT, "ExecStart");
     assert_eq!(
         (code, out.as_str()),
         (
@@ -746,6 +796,25 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         "{file_url}: {}",
         r.status
     );
+
+    // The unit's ExecStop (Apache stopping) excludes the Archive; it stays registered.
+    let (code, out, err) = run_unit_command(INCLUSION_UNIT, "ExecStop");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "status.archive excluded\n"),
+        "{err}\n{}",
+        resolver_log()
+    );
+    let (code, out, err) = resolver_command(&["archives", "--csv"], "");
+    assert_eq!(code, 0, "{err}");
+    // serviceibi,address,included,…
+    let fields: Vec<&str> = out
+        .lines()
+        .find(|l| l.starts_with("sid.inpe.br/mtc-m18/2008/03.17.15.17,"))
+        .unwrap_or_else(|| panic!("{out}"))
+        .split(',')
+        .collect();
+    assert_eq!(fields[1..3], [address.as_str(), "no"], "{out}");
 
     // ---------------------------------------------------------------------------------
     // lighttpd's configuration: refused until its service IBI is set, then accepted
@@ -795,6 +864,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         APACHE_CONF_ENABLED,
         LIGHTTPD_CONF,
         UNIT,
+        INCLUSION_UNIT,
         "/usr/share/ibi-archive",
         BINARIES[0],
         BINARIES[1],

@@ -243,7 +243,7 @@ impl Checker<'_> {
         if config.registration.is_none() {
             return;
         }
-        if let Err(e) = prepare(config, Direction::Include, None) {
+        if let Err(e) = prepare(config, Direction::Include, &[]) {
             let message = e.message.trim_end_matches("; nothing was sent").to_string();
             self.fault("archive.toml", message);
         }

@@ -1,6 +1,6 @@
 //! The administrator's tools: creating items (`new`), checking the tree (`check`), turning
-//! items into tombstones (`delete`), registering with the resolver (`include`/`exclude`)
-//! and access statistics (`stats`).
+//! items into tombstones (`delete`), registering with the resolvers (`include`/`exclude`,
+//! and `auto_inclusion`, which `serve` runs) and access statistics (`stats`).
 //!
 //! Everything here is a function of paths and values that returns a typed result; nothing
 //! prints or exits (the commands in `src/cli/` do). Error messages are lower case and name
@@ -14,6 +14,7 @@
 //! lists, and the two levels below are dates, which never start with a dot; inside an item
 //! only `item.toml` and `doc/` are read).
 
+pub mod auto_inclusion;
 pub mod check;
 pub mod delete;
 pub mod dublin_core;

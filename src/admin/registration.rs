@@ -43,11 +43,12 @@ impl Direction {
     }
 }
 
-/// A checked request, ready to send. Its Debug output hides the key.
+/// A checked request to one resolver, ready to send. Its Debug output hides the key.
 #[derive(Clone)]
 pub struct Prepared {
     /// The resolver's base URL (no pairs).
     pub resolver: String,
+    pub direction: Direction,
     /// The eight pairs, values unescaped, in the order of Table 7.2.
     pub pairs: Vec<(&'static str, String)>,
     key: String,
@@ -71,6 +72,7 @@ impl fmt::Debug for Prepared {
             .collect();
         f.debug_struct("Prepared")
             .field("resolver", &self.resolver)
+            .field("direction", &self.direction)
             .field("pairs", &shown)
             .finish()
     }
@@ -141,13 +143,14 @@ pub fn is_email(s: &str) -> bool {
     user_ok && host_ok
 }
 
-/// Checks `[registration]` (and `resolver`, given or configured) and builds the request.
+/// Checks `[registration]` and the resolvers (`given`, the `--resolver` flags, when not
+/// empty; else `[registration]`'s) and builds one request per resolver, in their order.
 /// Nothing is sent.
 pub fn prepare(
     config: &Config,
     direction: Direction,
-    resolver: Option<&str>,
-) -> Result<Prepared, AdminError> {
+    given: &[String],
+) -> Result<Vec<Prepared>, AdminError> {
     let reg = config.registration.as_ref().ok_or_else(|| {
         AdminError::new("archive.toml has no [registration] section (adminemail, key, ip)")
     })?;
@@ -179,7 +182,23 @@ pub fn prepare(
             reg.platformversion
         )));
     }
-    let resolver = resolver.unwrap_or(&reg.resolver).to_string();
+    let resolvers = if given.is_empty() {
+        &reg.resolvers
+    } else {
+        given
+    };
+    for resolver in resolvers {
+        check_resolver(resolver)?;
+    }
+    Ok(resolvers
+        .iter()
+        .map(|resolver| request(config, reg, direction, resolver))
+        .collect())
+}
+
+/// A resolver's base URL as this build can send to it: `http://`, visible ASCII, no
+/// fragment.
+fn check_resolver(resolver: &str) -> Result<(), AdminError> {
     if resolver.starts_with("https://") {
         return Err(AdminError::new(format!(
             "resolver {resolver}: https is not supported by this build; use the resolver's http:// address"
@@ -194,8 +213,19 @@ pub fn prepare(
             "resolver {resolver:?} is not an http:// URL"
         )));
     }
-    Ok(Prepared {
-        resolver,
+    Ok(())
+}
+
+/// The request of `direction` to `resolver`, from checked values.
+fn request(
+    config: &Config,
+    reg: &crate::config::Registration,
+    direction: Direction,
+    resolver: &str,
+) -> Prepared {
+    Prepared {
+        resolver: resolver.to_string(),
+        direction,
         pairs: vec![
             ("servicesubject", direction.servicesubject().to_string()),
             ("archiveaddress", config.archiveaddress.clone()),
@@ -207,7 +237,7 @@ pub fn prepare(
             ("registrationkey", reg.key.clone()),
         ],
         key: reg.key.clone(),
-    })
+    }
 }
 
 /// The resolver's "status" answer, (5) or (8) of §7.2.
@@ -248,6 +278,12 @@ const MAX_ANSWER: u64 = 1 << 20;
 /// followed (the resolver's base URL is the one it was registered under), and the whole
 /// exchange, connecting included, is bounded by [`TIMEOUT`].
 pub fn send(req: &Prepared) -> Result<StatusAnswer, AdminError> {
+    send_within(req, TIMEOUT)
+}
+
+/// [`send`], the resolver given `timeout` (whole seconds, one at least) to connect and
+/// to answer. The name of its host is looked up first, which the timeout does not bound.
+pub fn send_within(req: &Prepared, timeout: Duration) -> Result<StatusAnswer, AdminError> {
     let base = &req.resolver;
     let unreachable = |why: &str| {
         AdminError::new(req.scrub(&format!("cannot reach the resolver at {base}: {why}")))
@@ -262,7 +298,7 @@ pub fn send(req: &Prepared) -> Result<StatusAnswer, AdminError> {
             "User-Agent",
             concat!("ibi-archive/", env!("CARGO_PKG_VERSION")),
         )
-        .with_timeout(TIMEOUT.as_secs())
+        .with_timeout(timeout.as_secs().max(1))
         .with_follow_redirects(false)
         .send_lazy()
         .map_err(|e| unreachable(&transport_failure(&e)))?;
@@ -314,21 +350,23 @@ pub enum Verdict {
     IncludedUnconfirmed,
 }
 
-/// Judges the resolver's answer: success only with `status.archive included` /
-/// `excluded`.
-pub fn judge(direction: Direction, answer: &StatusAnswer) -> Result<Verdict, AdminError> {
+/// Judges the resolver's answer to `req`: success only with `status.archive included` /
+/// `excluded`. The error names the resolver, never the key.
+pub fn judge(req: &Prepared, answer: &StatusAnswer) -> Result<Verdict, AdminError> {
+    let direction = req.direction;
     let got = answer.get("status.archive");
     if got.as_deref() != Some(direction.expected_status()) {
         let said = answer.lines().join(" ");
-        return Err(AdminError::new(format!(
-            "the resolver did not answer status.archive {} (it answered: {})",
+        return Err(AdminError::new(req.scrub(&format!(
+            "the resolver at {} did not answer status.archive {} (it answered: {})",
+            req.resolver,
             direction.expected_status(),
             if said.is_empty() {
                 "nothing".to_string()
             } else {
                 said
             }
-        )));
+        ))));
     }
     if direction == Direction::Include
         && answer.get("status.confirmation").as_deref() != Some("successful")
@@ -401,14 +439,46 @@ mod tests {
     #[test]
     fn example_7_2_and_7_3() {
         let c = Config::parse(TOML).unwrap();
-        let inc = prepare(&c, Direction::Include, None).unwrap();
+        let [inc] = &prepare(&c, Direction::Include, &[]).unwrap()[..] else {
+            panic!("one resolver, one request")
+        };
         assert_eq!(inc.url(), "http://www.urlib.net/J8LNKB5R7W/3FUQHC5?servicesubject=inclusionRequest&archiveaddress=mtc-m21.sid.inpe.br&archiveserviceibi=sid.inpe.br/mtc-m21/2012/06.05.15.34.39&archiveip=150.163.34.239&archiveprotocol=HTTP&archiveplatformversion=2014:11.09.02.16.15&archiveadmemailaddress=banon@dpi.inpe.br&registrationkey=1234567890");
-        let exc = prepare(&c, Direction::Exclude, None).unwrap();
+        let exc = prepare(&c, Direction::Exclude, &[]).unwrap();
         assert_eq!(
-            exc.url(),
+            exc[0].url(),
             inc.url().replace("inclusionRequest", "exclusionRequest")
         );
         assert!(!format!("{inc:?}").contains("1234567890"));
+    }
+
+    #[test]
+    fn one_request_per_resolver_each_checked() {
+        let several = TOML.replace(
+            "resolver = \"http://www.urlib.net/J8LNKB5R7W/3FUQHC5\"",
+            "resolvers = [\"http://a.example.org/X\", \"http://b.example.org:8090/X\"]",
+        );
+        let c = Config::parse(&several).unwrap();
+        let reqs = prepare(&c, Direction::Exclude, &[]).unwrap();
+        let urls: Vec<String> = reqs.iter().map(Prepared::url).collect();
+        let query = "?servicesubject=exclusionRequest&archiveaddress=mtc-m21.sid.inpe.br&archiveserviceibi=sid.inpe.br/mtc-m21/2012/06.05.15.34.39&archiveip=150.163.34.239&archiveprotocol=HTTP&archiveplatformversion=2014:11.09.02.16.15&archiveadmemailaddress=banon@dpi.inpe.br&registrationkey=1234567890";
+        assert_eq!(
+            urls,
+            [
+                format!("http://a.example.org/X{query}"),
+                format!("http://b.example.org:8090/X{query}")
+            ]
+        );
+        // Given resolvers stand for the configured ones.
+        let given = ["http://c.example.org/X".to_string()];
+        let reqs = prepare(&c, Direction::Include, &given).unwrap();
+        assert_eq!(
+            reqs.iter().map(|r| r.resolver.as_str()).collect::<Vec<_>>(),
+            ["http://c.example.org/X"]
+        );
+        // One bad URL among them: nothing is prepared.
+        let bad = several.replace("http://b.example.org:8090/X", "https://b.example.org/X");
+        let err = prepare(&Config::parse(&bad).unwrap(), Direction::Include, &[]).unwrap_err();
+        assert_eq!(err.message, "resolver https://b.example.org/X: https is not supported by this build; use the resolver's http:// address");
     }
 
     #[test]
@@ -439,7 +509,7 @@ mod tests {
         assert!(!is_email("banon@localhost"));
         assert!(!is_email("ba non@dpi.inpe.br"));
         let text = TOML.replace("1234567890", "12345");
-        let err = prepare(&Config::parse(&text).unwrap(), Direction::Include, None).unwrap_err();
+        let err = prepare(&Config::parse(&text).unwrap(), Direction::Include, &[]).unwrap_err();
         assert!(!err.message.contains("12345"), "{err}");
     }
 }

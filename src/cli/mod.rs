@@ -107,15 +107,15 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "include",
-        synopsis: "include [--root R] [--resolver URL]",
-        about: "join the resolver",
+        synopsis: "include [--root R] [--resolver URL]...",
+        about: "join the resolvers",
         help: register::HELP,
         run: register::include,
     },
     Command {
         name: "exclude",
-        synopsis: "exclude [--root R] [--resolver URL]",
-        about: "leave the resolver",
+        synopsis: "exclude [--root R] [--resolver URL]...",
+        about: "leave the resolvers",
         help: register::HELP,
         run: register::exclude,
     },
@@ -142,7 +142,7 @@ pub const COMMANDS: &[Command] = &[
     },
     Command {
         name: "serve",
-        synopsis: "serve [--root R] [--listen [ADDRESS:]PORT] [LIMITS]",
+        synopsis: "serve [--root R] [--listen [ADDRESS:]PORT] [--no-inclusion] [LIMITS]",
         about: "an embedded web server",
         help: serve::HELP,
         run: serve::run,

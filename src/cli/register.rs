@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use ibi_archive::admin::registration::{judge, prepare, send, Verdict};
+use ibi_archive::admin::registration::{judge, prepare, send, Prepared, Verdict};
 use ibi_archive::config::Config;
 
 pub use ibi_archive::admin::registration::Direction;
@@ -12,15 +12,19 @@ pub use ibi_archive::admin::registration::Direction;
 use super::{root_flag, CliError, CliResult};
 
 pub const HELP: &str = "\
-usage: ibi-archive include [--root R] [--resolver URL]
-       ibi-archive exclude [--root R] [--resolver URL]
+usage: ibi-archive include [--root R] [--resolver URL]...
+       ibi-archive exclude [--root R] [--resolver URL]...
 
-Sends the resolver (--resolver, else [registration].resolver of archive.toml) the
-inclusion or exclusion request of Table 7.2 of the resolution standard, with the
-values of archive.toml ([registration]: adminemail, key, ip, platformversion), and
-prints the status pairs it answers. Exit status 0 only when it answers
-status.archive included (include) or excluded (exclude). The registration key is
-checked (rule chave of Table 7.1) before anything is sent, and never printed.
+Sends each resolver of archive.toml's [registration] (resolvers, or the one resolver;
+the --resolver URLs instead when given) the inclusion or exclusion request of Table 7.2
+of the resolution standard, with the values of [registration] (adminemail, key, ip,
+platformversion), and prints the status pairs it answers; with several resolvers, each
+line after the resolver's URL and ': ', and a failure of one does not keep the others
+from being asked. Exit status 0 only when every resolver answers status.archive
+included (include) or excluded (exclude). The registration key is checked (rule chave of
+Table 7.1) before anything is sent, and never printed.
+
+ibi-archive serve sends the same requests by itself, when it starts and when it stops.
 ";
 
 /// `ibi-archive include`.
@@ -40,13 +44,13 @@ fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
         Direction::Exclude => "exclude",
     };
     let mut root: Option<PathBuf> = None;
-    let mut resolver: Option<String> = None;
+    let mut resolvers: Vec<String> = Vec::new();
     while let Some(arg) = parser.next()? {
         match arg {
             Short('h') | Long("help") => return super::print_text(HELP),
             Long("root") => root = Some(parser.value()?.into()),
             Long("resolver") => {
-                resolver = Some(parser.value()?.into_string().map_err(|v| {
+                resolvers.push(parser.value()?.into_string().map_err(|v| {
                     CliError::usage(format!("{cmd}: --resolver {v:?} is not a URL"))
                 })?)
             }
@@ -55,25 +59,55 @@ fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
     }
     let root = root_flag(root);
     let config = Config::load(&root).map_err(|e| CliError::failed(format!("{cmd}: {e}")))?;
-    let req = prepare(&config, direction, resolver.as_deref())
+    let requests = prepare(&config, direction, &resolvers)
         .map_err(|e| CliError::failed(format!("{cmd}: {e}")))?;
-    let answer = send(&req).map_err(|e| CliError::failed(format!("{cmd}: {e}")))?;
+    let several = requests.len() > 1;
+    let mut failed = 0;
+    for req in &requests {
+        match ask(req, several, &config) {
+            Ok(()) => {}
+            // With one resolver, its failure is the command's.
+            Err(e) if !several => return Err(e),
+            Err(e) => {
+                failed += 1;
+                super::say(&format!("{cmd}: {e}"));
+            }
+        }
+    }
+    if failed > 0 {
+        return Err(CliError::failed(format!(
+            "{cmd}: {failed} of {} resolvers failed",
+            requests.len()
+        )));
+    }
+    Ok(())
+}
+
+/// Sends one request and prints the resolver's answer (each line after the resolver's
+/// URL when there are `several`); Err when it did not answer success.
+fn ask(req: &Prepared, several: bool, config: &Config) -> CliResult {
+    let answer = send(req).map_err(|e| CliError::failed(e.message))?;
     let mut out = std::io::stdout().lock();
     for line in answer.lines() {
         let line = req.scrub(&line);
+        let line = if several {
+            format!("{}: {line}", req.resolver)
+        } else {
+            line
+        };
         writeln!(out, "{}", ibi_archive::logline::clean(&line))
             .map_err(|e| CliError::failed(e.to_string()))?;
     }
     out.flush().map_err(|e| CliError::failed(e.to_string()))?;
-    match judge(direction, &answer) {
+    match judge(req, &answer) {
         Ok(Verdict::Done) => Ok(()),
         Ok(Verdict::IncludedUnconfirmed) => {
-            eprintln!(
-                "ibi-archive: include: included, but the resolver could not confirm the Archive service at http://{}/{} (status.confirmation unsuccessful): is the Archive reachable at archiveaddress?",
-                config.archiveaddress, config.service
-            );
+            super::say(&format!(
+                "include: included, but the resolver at {} could not confirm the Archive service at http://{}/{} (status.confirmation unsuccessful): is the Archive reachable at archiveaddress?",
+                req.resolver, config.archiveaddress, config.service
+            ));
             Ok(())
         }
-        Err(e) => Err(CliError::failed(req.scrub(&format!("{cmd}: {e}")))),
+        Err(e) => Err(CliError::failed(e.message)),
     }
 }

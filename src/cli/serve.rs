@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ibi_archive::admin::auto_inclusion::{self, Switch};
 use ibi_archive::cgi::{self, CgiRequest};
 use ibi_archive::config::Config;
 use ibi_archive::httpd::{self, Body, Limits, Response};
@@ -17,7 +18,7 @@ use lexopt::ValueExt;
 use super::{root_flag, CliError, CliResult};
 
 pub const HELP: &str = "\
-usage: ibi-archive serve [--root R] [--listen [ADDRESS:]PORT] [LIMITS]
+usage: ibi-archive serve [--root R] [--listen [ADDRESS:]PORT] [--no-inclusion] [LIMITS]
 
 Serves the Archive's routes with no web server: the service at /<archiveserviceibi>,
 file lists below it, and the items' files at /col/<rep>/doc/<file> (restricted items
@@ -25,6 +26,12 @@ only to clients inside [access].networks, by the address of the connection).
 
 --listen takes ADDRESS:PORT (127.0.0.1:8080, [::1]:8080, 0.0.0.0:80) or a PORT alone,
 on 127.0.0.1 [127.0.0.1:8080].
+
+When archive.toml has [registration], the Archive is included in each of its resolvers
+once it listens (the request of ibi-archive include), and excluded from each when serve
+is stopped (SIGTERM, SIGINT or SIGHUP; at most 5 s more). A failed inclusion is logged
+and tried again after 1 s, 2 s, 4 s... up to 5 min apart, while serving goes on.
+  --no-inclusion        send neither request
 
 Limits (defaults in brackets):
   --max-connections N   connections open at once [256, fewer when descriptors are few:
@@ -42,6 +49,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let mut listen = std::net::SocketAddr::from(([127, 0, 0, 1], 8080));
     let mut limits = Limits::default();
     let mut max_connections: Option<usize> = None;
+    let mut automatic_inclusion = true;
     let secs = |parser: &mut lexopt::Parser, flag: &str| -> Result<Duration, CliError> {
         let v: f64 = parser.value()?.parse().map_err(|e| {
             CliError::usage(format!("serve: {flag}: {e} (give a number of seconds)"))
@@ -72,6 +80,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             Long("head-timeout") => limits.head_timeout = secs(parser, "--head-timeout")?,
             Long("idle-timeout") => limits.idle_timeout = secs(parser, "--idle-timeout")?,
             Long("write-timeout") => limits.write_timeout = secs(parser, "--write-timeout")?,
+            Long("no-inclusion") => automatic_inclusion = false,
             Short('h') | Long("help") => return super::print_text(HELP),
             other => return Err(CliError::unexpected("serve", other)),
         }
@@ -88,20 +97,41 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         .map_or(listen.to_string(), |a| a.to_string());
 
     print_examples(&root, &config, &bound);
+    // SIGINT, SIGTERM and SIGHUP (ctrlc's "termination"): the accept loop ends, and the
+    // exclusions begin at once, while the answers under way end.
     let stop = Arc::new(AtomicBool::new(false));
+    let switch = Switch::new();
     {
-        let stop = stop.clone();
-        ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))
-            .map_err(|e| CliError::failed(format!("cannot catch Ctrl-C: {e}")))?;
+        let (stop, switch) = (stop.clone(), switch.clone());
+        ctrlc::set_handler(move || {
+            stop.store(true, Ordering::SeqCst);
+            switch.turn_off();
+        })
+        .map_err(|e| CliError::failed(format!("cannot catch SIGINT and SIGTERM: {e}")))?;
     }
     let handler_root = root.clone();
     let handler = Arc::new(move |req: &httpd::Request<'_>| answer(&handler_root, req));
-    let log = Arc::new(|line: &str| {
+    let log: Arc<httpd::Log> = Arc::new(|line: &str| {
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "{}", ibi_archive::logline::clean(line));
     });
-    httpd::serve(listener, limits, &stop, handler, log)
-        .map_err(|e| CliError::failed(format!("serve: {e}")))?;
+    // The listener is bound: a resolver's confirmation request waits in its backlog until
+    // the loop below, which starts at once, accepts it.
+    let inclusion = automatic_inclusion
+        .then(|| auto_inclusion::start(&config, switch.clone(), log.clone()))
+        .flatten();
+    if let Some(inclusion) = &inclusion {
+        let _ = writeln!(
+            std::io::stdout(),
+            "automatic inclusion in {} (excluded again when serve stops; --no-inclusion: none)",
+            inclusion.resolvers().join(", ")
+        );
+    }
+    let served = httpd::serve(listener, limits, &stop, handler, log);
+    if let Some(inclusion) = inclusion {
+        inclusion.finish();
+    }
+    served.map_err(|e| CliError::failed(format!("serve: {e}")))?;
     eprintln!("ibi-archive: stopped");
     Ok(())
 }

@@ -106,8 +106,9 @@ pub fn run_with_stdin(cmd: &mut Command, stdin: &str) -> (i32, String, String) {
     )
 }
 
-/// `ibi-archive serve` over the Archive at a root, on a free port of 127.0.0.1; killed
-/// when dropped (also when the test panics).
+/// `ibi-archive serve` over the Archive at a root, on a free port of 127.0.0.1 (unless
+/// `--listen` says otherwise), without automatic inclusion unless started with
+/// [`Serve::start_including`]; killed when dropped (also when the test panics).
 pub struct Serve {
     child: Child,
     /// `127.0.0.1:<port>`, where it listens.
@@ -121,8 +122,19 @@ impl Serve {
         Serve::start_with(root, stderr, &[])
     }
 
-    /// [`Serve::start`] with more arguments (limits).
+    /// [`Serve::start`] with more arguments (limits). With `--no-inclusion`: the tests
+    /// that run it include the Archive themselves (`ibi-archive include`), when they do,
+    /// and the sample Archive's `[registration]` names a resolver of the Internet.
     pub fn start_with(root: &Path, stderr: impl Into<Stdio>, more: &[&str]) -> Serve {
+        let mut args = vec!["--no-inclusion"];
+        args.extend_from_slice(more);
+        Serve::start_including(root, stderr, &args)
+    }
+
+    /// [`Serve::start_with`] without `--no-inclusion`: the Archive included in the
+    /// resolvers of its `[registration]` as `serve` does by default
+    /// (tests/serve_inclusion.rs).
+    pub fn start_including(root: &Path, stderr: impl Into<Stdio>, more: &[&str]) -> Serve {
         let mut args = vec![
             "serve",
             "--root",
@@ -167,12 +179,23 @@ impl Serve {
 
     /// Ctrl-C (SIGINT), and the exit status; fails if it does not stop (a hang guard).
     pub fn interrupt(&mut self) -> ExitStatus {
+        self.signal("INT");
+        self.wait("SIGINT")
+    }
+
+    /// Sends the signal `name` (`TERM`, `INT`) and returns at once.
+    pub fn signal(&self, name: &str) {
         let pid = self.child.id().to_string();
         assert!(Command::new("kill")
-            .args(["-INT", &pid])
+            .args([&format!("-{name}"), &pid])
             .status()
             .unwrap()
             .success());
+    }
+
+    /// Its exit status, once it exits; fails if it has not exited after [`HANG_GUARD`]
+    /// (`after` says what should have stopped it).
+    pub fn wait(&mut self, after: &str) -> ExitStatus {
         let deadline = std::time::Instant::now() + HANG_GUARD;
         while std::time::Instant::now() < deadline {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -180,7 +203,7 @@ impl Serve {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("serve had not stopped {HANG_GUARD:?} after SIGINT");
+        panic!("serve had not stopped {HANG_GUARD:?} after {after}");
     }
 }
 

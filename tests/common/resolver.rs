@@ -40,6 +40,22 @@ impl Resolver {
     /// A resolver whose resolver.toml ends with `tables` (`[archives]` and what follows;
     /// without `networks`, only public addresses may be Archives).
     pub fn start_with(dir: &Path, tables: &str) -> Resolver {
+        let (config, port) = Resolver::configure_with(dir, tables);
+        Resolver::run(config, port)
+    }
+
+    /// The resolver.toml of [`Resolver::start`] written in `dir`, on a free port, and
+    /// nothing started: its path and port, for [`Resolver::run`] later (what
+    /// [`register_in`] registers in it meanwhile is there when it starts).
+    pub fn configure(dir: &Path, timeout: &str, more: &str) -> (PathBuf, u16) {
+        Resolver::configure_with(
+            dir,
+            &format!("[archives]\ntimeout = \"{timeout}\"\nnetworks = [\"127.0.0.0/8\"]\n{more}"),
+        )
+    }
+
+    /// The resolver.toml of [`Resolver::start_with`], written and not run.
+    pub fn configure_with(dir: &Path, tables: &str) -> (PathBuf, u16) {
         let port = super::free_port();
         let config = dir.join("resolver.toml");
         std::fs::write(
@@ -49,7 +65,7 @@ impl Resolver {
             ),
         )
         .unwrap();
-        Resolver::run(config, port)
+        (config, port)
     }
 
     /// `ibi-resolver serve` on `config` (listening on `port`); fails at once, with its
@@ -150,11 +166,15 @@ impl Resolver {
 
     /// Registers `service` with `key` (`ibi-resolver register`).
     pub fn register(&self, service: &str, key: &str) {
-        let (code, out, err) = self.command(
-            &["register", service, "--email", "archive-admin@example.org"],
-            &format!("{key}\n"),
-        );
+        register_in(&self.config, service, key);
+    }
+
+    /// Whether `ibi-resolver archives --csv` lists `service` as included (`None`: it
+    /// does not list it).
+    pub fn included(&self, service: &str) -> Option<bool> {
+        let (code, out, err) = self.command(&["archives", "--csv"], "");
         assert_eq!(code, 0, "{out}{err}");
+        archive_row(&out, service).map(|row| row["included"] == "yes")
     }
 
     /// `/metrics`, asked from 127.0.0.1.
@@ -163,6 +183,41 @@ impl Resolver {
         assert_eq!(r.status, 200, "{}", r.text());
         r.text()
     }
+}
+
+/// Registers `service` with `key` in the registry of the resolver whose configuration is
+/// `config` (`ibi-resolver register`), whether that resolver runs or not.
+pub fn register_in(config: &Path, service: &str, key: &str) {
+    let (code, out, err) = super::run_with_stdin(
+        Command::new(super::ibi_resolver_bin()).args([
+            "register",
+            service,
+            "--email",
+            "archive-admin@example.org",
+            "--config",
+            config.to_str().unwrap(),
+        ]),
+        &format!("{key}\n"),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+/// The row of `service` in the output of `ibi-resolver archives --csv`, by column name
+/// (the rep as the registry spells it: port 80 left out).
+pub fn archive_row(csv: &str, service: &str) -> Option<BTreeMap<String, String>> {
+    let wanted = service.replace("@80/", "/");
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next()?.split(',').collect();
+    lines.find_map(|line| {
+        let fields: Vec<&str> = line.split(',').collect();
+        (fields.first() == Some(&wanted.as_str())).then(|| {
+            header
+                .iter()
+                .zip(fields)
+                .map(|(h, f)| (h.to_string(), f.to_string()))
+                .collect()
+        })
+    })
 }
 
 impl Drop for Resolver {
@@ -209,9 +264,46 @@ pub fn configure(root: &Path, address: &str, resolver: &str) {
             "archiveaddress    = \"localhost:8080\"",
             &format!("archiveaddress    = \"{address}\""),
         )
-        .replace("http://urlib.net/J8LNKB5R7W/3FUQHC5", resolver);
+        .replace("http://localhost:8090/J8LNKB5R7W/3FUQHC5", resolver);
     assert!(toml.contains(address), "{toml}");
     std::fs::write(&path, toml).unwrap();
+}
+
+/// Rewrites archive.toml of the Archive at `root` (in place: its owner and mode kept)
+/// for an Archive answering at `address`, registered with `key` in `resolvers`: the
+/// one-resolver form `resolver = "URL"` for one, else the list `resolvers = [...]`.
+pub fn registration(root: &Path, address: &str, resolvers: &[String], key: &str) {
+    let path = root.join("archive.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let quoted: Vec<String> = resolvers.iter().map(|r| format!("\"{r}\"")).collect();
+    let resolvers_line = match quoted.as_slice() {
+        [one] => format!("resolver = {one}"),
+        all => format!("resolvers = [{}]", all.join(", ")),
+    };
+    let mut out = String::new();
+    let mut seen = (false, false, false);
+    for line in text.lines() {
+        let name = line.split('=').next().unwrap_or("").trim();
+        let line = match name {
+            "archiveaddress" => {
+                seen.0 = true;
+                format!("archiveaddress = \"{address}\"")
+            }
+            "resolver" | "resolvers" => {
+                seen.1 = true;
+                resolvers_line.clone()
+            }
+            "key" => {
+                seen.2 = true;
+                format!("key = \"{key}\"")
+            }
+            _ => line.to_string(),
+        };
+        out.push_str(&line);
+        out.push('\n');
+    }
+    assert_eq!(seen, (true, true, true), "{text}");
+    std::fs::write(&path, out).unwrap();
 }
 
 /// `ibi-archive include|exclude --root R`.
