@@ -92,6 +92,15 @@ pub struct UrlRequest {
     pub verbs: VerbList,
 }
 
+/// Where following a relation from an item ends ([`Archive::follow`]).
+enum Followed {
+    /// The node the whole relation leads to, and whether the oai_dc format was asked.
+    Reached(Node, bool),
+    /// An item this Archive does not hold, reached after `walked` steps with more of
+    /// the relation to go.
+    Left { walked: usize, node: Node },
+}
+
 /// What one request has cost, for the bounds above (and the tests that hold them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Work {
@@ -314,11 +323,24 @@ impl Archive {
         // Each URL with the item it serves: the key binds the two.
         let mut urls: Vec<(String, Vec<u8>)> = Vec::new();
         for relation in &relations {
-            let Some((node, oai_dc)) = self.follow(&start, relation) else {
-                continue;
+            let (node, oai_dc) = match self.follow(&start, relation) {
+                None => continue,
+                Some(Followed::Left { walked, node }) => {
+                    // Kept in another Archive before the relation's end: named, for the
+                    // resolver to ask every Archive for it with the rest of the relation.
+                    let way = Relation::from_steps(relation.steps()[..walked].to_vec())
+                        .expect("a prefix of a relation in the grammar is in it");
+                    let name = way.pair_name("ibi");
+                    if out.get(&name).is_none() {
+                        out.push(name, node.forms().value());
+                    }
+                    continue;
+                }
+                Some(Followed::Reached(node, oai_dc)) => (node, oai_dc),
             };
-            if !relation.steps().is_empty() {
-                out.push(relation.pair_name("ibi"), node.forms().value());
+            let name = relation.pair_name("ibi");
+            if !relation.steps().is_empty() && out.get(&name).is_none() {
+                out.push(name, node.forms().value());
             }
             if let Some(target) = self.url_of(&node, oai_dc, ctx) {
                 out.push_word(
@@ -379,7 +401,7 @@ impl Archive {
         }
         let mut out = vec![asked.clone()];
         let before = Relation::from_steps(asked.steps()[..i].to_vec()).unwrap_or_default();
-        if let Some((Node::Local(at, _), _)) = self.follow(start, &before) {
+        if let Some(Followed::Reached(Node::Local(at, _), _)) = self.follow(start, &before) {
             for lang in languages_of(&at) {
                 out.push(asked.with_step(i, Step::Translation(Some(lang))));
             }
@@ -439,11 +461,21 @@ impl Archive {
         }
     }
 
-    /// Follows `relation` from `start`; also tells whether the oai_dc format was asked.
-    fn follow(&self, start: &Node, relation: &Relation) -> Option<(Node, bool)> {
+    /// Follows `relation` from `start`: where it ends (and whether the oai_dc format was
+    /// asked), or the item held elsewhere it reaches before its end; `None` when it leads
+    /// nowhere known here.
+    fn follow(&self, start: &Node, relation: &Relation) -> Option<Followed> {
         let mut node = start.clone();
         let mut oai_dc = false;
-        for step in relation.steps() {
+        let steps = relation.steps();
+        for (at, step) in steps.iter().enumerate() {
+            if let Node::Foreign(_) = node {
+                // Only a translation without a language passes an item held elsewhere
+                // (which language it is in, this Archive does not know).
+                if steps[at..].iter().any(|s| *s != Step::Translation(None)) {
+                    return Some(Followed::Left { walked: at, node });
+                }
+            }
             node = match step {
                 Step::LastEdition => self.last_edition(&node)?,
                 // §9.2 (after Table 9.5): the unparametrised `.translation` is for items
@@ -470,7 +502,7 @@ impl Archive {
                 }
             };
         }
-        Some((node, oai_dc))
+        Some(Followed::Reached(node, oai_dc))
     }
 
     /// The last edition: the node itself without a next edition; the end of the chain
@@ -955,6 +987,62 @@ mod tests {
             "{names:?}"
         );
         assert_eq!(url, None);
+    }
+
+    #[test]
+    fn an_item_held_elsewhere_before_the_relations_end_is_named() {
+        let (_t, archive) = archive_of(&[(
+            "a.b/c/2020/01.02.03.00",
+            "state = \"Original\"\nurl = \"http://x.example/\"\nlanguage = \"en\"\nmetadata = \"x.y/z/2020/01.02.03.09\"\nnextedition = \"x.y/z/2020/01.02.03.01\"\n\n[translations]\nes = \"x.y/z/2020/01.02.03.03\"\n",
+        )]);
+        let names = |verbs: &str| -> Vec<String> {
+            let req = UrlRequest {
+                client: None,
+                filepath: None,
+                verbs: VerbList::parse(verbs).unwrap(),
+            };
+            let ibi = Ibi::parse("a.b/c/2020/01.02.03.00").unwrap();
+            let list = archive.url_list(&ibi, Some(&req), 1_800_000_000);
+            list.pairs
+                .iter()
+                .filter(|(n, _)| {
+                    n.starts_with("ibi.")
+                        && !n.starts_with("ibi.archiveservice")
+                        && !n.starts_with("ibi.platform")
+                })
+                .map(|(n, v)| format!("{n} {}", String::from_utf8_lossy(&v.as_words().join(&b' '))))
+                .collect()
+        };
+        // The translation, then its metadata: the translation is named.
+        assert_eq!(
+            names("GetTranslation(es) GetMetadata(oai_dc)"),
+            ["ibi.translation(es) rep x.y/z/2020/01.02.03.03"]
+        );
+        // The metadata, then its translation; the translation, then its last edition.
+        assert_eq!(
+            names("GetMetadata GetTranslation(es)"),
+            ["ibi.metadata rep x.y/z/2020/01.02.03.09"]
+        );
+        assert_eq!(
+            names("GetTranslation(es) GetLastEdition"),
+            [
+                "ibi.nextedition rep x.y/z/2020/01.02.03.01",
+                "ibi.translation(es) rep x.y/z/2020/01.02.03.03"
+            ]
+        );
+        // The whole relation held elsewhere, as before.
+        assert_eq!(
+            names("GetMetadata(oai_dc)"),
+            ["ibi.metadata(oai_dc) rep x.y/z/2020/01.02.03.09"]
+        );
+        // A bare translation, then metadata: each language's translation, named once.
+        assert_eq!(
+            names("GetTranslation GetMetadata"),
+            [
+                "ibi.translation(en).metadata rep x.y/z/2020/01.02.03.09",
+                "ibi.translation(es) rep x.y/z/2020/01.02.03.03",
+            ]
+        );
     }
 
     #[test]

@@ -28,6 +28,10 @@ const A3: &str = "urlib.net/www/2026/11.26.03.03";
 const REPORT: &str = "ex.org/tr/2020/04.01.00.00";
 const REPORT_METADATA: &str = "ex.org/tr/2020/04.01.00.09";
 const REPORT_ES: &str = "ex.org/tr/2020/04.01.00.03";
+/// In A3: the Spanish translation's metadata.
+const REPORT_ES_METADATA: &str = "ex.org/tr/2020/04.01.00.13";
+/// In A1: the Spanish translation of the report's metadata.
+const REPORT_METADATA_ES: &str = "ex.org/tr/2020/04.01.00.19";
 
 /// An Original in English only in A2, of which A1 holds a Copy with a Portuguese
 /// translation: the memory remembers A2.
@@ -127,7 +131,7 @@ fn network() -> Network {
     item(
         &a3,
         REPORT_METADATA,
-        "state = \"Original\"\ntimestamp = 2020-04-01T00:00:09Z\ncontenttype = \"Metadata\"\ntarget = \"metadata.html\"\n\n[formats]\noai_dc = \"oai_dc.xml\"\n",
+        &format!("state = \"Original\"\ntimestamp = 2020-04-01T00:00:09Z\ncontenttype = \"Metadata\"\ntarget = \"metadata.html\"\n\n[formats]\noai_dc = \"oai_dc.xml\"\n\n[translations]\nes = \"{REPORT_METADATA_ES}\"\n"),
         "metadata.html",
         "<p>the report's metadata</p>\n",
     );
@@ -139,9 +143,30 @@ fn network() -> Network {
     item(
         &a3,
         REPORT_ES,
-        "state = \"Original\"\ntimestamp = 2020-04-01T00:00:03Z\ntarget = \"informe.txt\"\nlanguage = \"es\"\n",
+        &format!("state = \"Original\"\ntimestamp = 2020-04-01T00:00:03Z\ntarget = \"informe.txt\"\nlanguage = \"es\"\nmetadata = \"{REPORT_ES_METADATA}\"\n"),
         "informe.txt",
         "el informe\n",
+    );
+    item(
+        &a3,
+        REPORT_ES_METADATA,
+        "state = \"Original\"\ntimestamp = 2020-04-01T00:00:13Z\ncontenttype = \"Metadata\"\nlanguage = \"es\"\ntarget = \"metadatos.html\"\n\n[formats]\noai_dc = \"oai_dc.xml\"\n",
+        "metadatos.html",
+        "<p>los metadatos del informe</p>\n",
+    );
+    std::fs::write(
+        a3.join("col")
+            .join(REPORT_ES_METADATA)
+            .join("doc/oai_dc.xml"),
+        "<oai_dc:dc xml:lang=\"es\"/>\n",
+    )
+    .unwrap();
+    item(
+        &a1,
+        REPORT_METADATA_ES,
+        "state = \"Original\"\ntimestamp = 2020-04-01T00:00:19Z\ncontenttype = \"Metadata\"\nlanguage = \"es\"\ntarget = \"metadatos.html\"\n",
+        "metadatos.html",
+        "<p>metadatos (traducción)</p>\n",
     );
     let mut roots = BTreeMap::new();
     let mut serves = Vec::new();
@@ -265,6 +290,26 @@ fn a_relation_kept_in_another_archive_is_followed_there() {
             &oai_dc
         ),
         a3
+    );
+    // Compositions: the metadata (oai_dc) of the Spanish translation, both in A3; the
+    // Spanish translation of the metadata, kept in A1 (three rounds, three Archives),
+    // by name and by the reader's language.
+    assert_eq!(
+        n.redirect(
+            &format!("/{REPORT}+(es):(oai_dc)"),
+            "",
+            &format!("{REPORT_ES_METADATA}/doc/oai_dc.xml")
+        ),
+        a3
+    );
+    let metadatos = format!("{REPORT_METADATA_ES}/doc/metadatos.html");
+    assert_eq!(
+        n.redirect(&format!("/{REPORT}:+(es)"), "", &metadatos),
+        n.a[0]
+    );
+    assert_eq!(
+        n.redirect(&format!("/{REPORT}:+"), "es", &metadatos),
+        n.a[0]
     );
     // A reader with no Spanish gets the report in its own language.
     assert_eq!(
@@ -458,6 +503,15 @@ fn an_outage_is_a_503_naming_the_archive_and_a_404_once_every_archive_answered()
             n.resolvers[which].metrics()
         );
     }
+    // A related item kept in A3: the page says which item could not be found.
+    for which in [0, 1] {
+        let r = n.page(which, &format!("/{REPORT}:"), "en");
+        assert_eq!(r.status, 503, "{}", r.text());
+        let related = format!(
+            "<p>The last IBI asked for was <code>{REPORT_METADATA}</code>, named by an Archive for <code>{REPORT}</code>.</p>"
+        );
+        assert!(r.text().contains(&related), "{}", r.text());
+    }
     // A3 leaves the resolvers: every included Archive answers, and the IBI is unknown.
     for resolver in &n.resolvers {
         let exclusion = inclusion_request(resolver, &a3_address, A3, KEY)
@@ -497,6 +551,79 @@ fn copies_only_under_requireditemstatus_names_the_copies() {
         );
         assert!(r.text().contains(&copy), "{copy}\n{}", r.text());
     }
+}
+
+#[test]
+fn under_the_original_check_an_ibi_named_is_followed_only_when_every_answer_agrees() {
+    let n = network();
+    let oai_dc = format!("{REPORT_METADATA}/doc/oai_dc.xml");
+    // A2 (a Copy of the report) names its metadata; A3 holds its Original.
+    assert_eq!(
+        n.redirect(
+            &format!("/{REPORT}:(oai_dc)?ibiurl.requireditemstatus=Original"),
+            "",
+            &oai_dc
+        ),
+        n.a[2]
+    );
+    // M, a hostile Archive, names another metadata item, whose Original it claims, and
+    // answers first.
+    let evil = "ex.org/tr/2020/04.01.00.59";
+    let m = common::peer::archive(move |ibi, s| {
+        let body = if ibi == REPORT {
+            format!("archiveaddress m\r\nibi {{rep {REPORT}}}\r\nibi.metadata(oai_dc) {{rep {evil}}}\r\n")
+        } else if ibi == evil {
+            format!("archiveaddress m\r\nibi {{rep {evil}}}\r\nstate.metadata(oai_dc) Original\r\nurl.metadata(oai_dc) http://evil.example/m.xml\r\nibi.metadata(oai_dc) {{rep {evil}}}\r\n")
+        } else {
+            String::new()
+        };
+        common::peer::answer_200(s, body.as_bytes());
+    });
+    let m_service = "urlib.net/www/2026/11.26.06.06";
+    let resolver = &n.resolvers[1];
+    resolver.register(m_service, KEY);
+    let a = http_get(&inclusion_request(
+        resolver,
+        &m.addr.to_string(),
+        m_service,
+        KEY,
+    ));
+    assert_eq!(a.status, 200, "{}", a.text());
+    let r = n.page(
+        1,
+        &format!("/{REPORT}:(oai_dc)?ibiurl.requireditemstatus=Original"),
+        "en",
+    );
+    assert_eq!(
+        r.status,
+        409,
+        "{}\n{}",
+        r.text(),
+        n.page(
+            1,
+            &format!("/{REPORT}:(oai_dc)?ibiurl.requireditemstatus=Original&noredirect"),
+            "en"
+        )
+        .text()
+    );
+    for suspect in [
+        format!("<li>{} ({A2})</li>", n.serves[1].address),
+        format!("<li>{} ({m_service})</li>", m.addr),
+    ] {
+        assert!(r.text().contains(&suspect), "{suspect}\n{}", r.text());
+    }
+    assert!(r.header("location").is_none());
+    // Without the check, the first answer holding a URL or naming where it is: never
+    // M's bare name over A2's, whichever came first, and never evil.example when the
+    // honest holder gives a URL.
+    let r = n.page(1, &format!("/{REPORT_METADATA}:(oai_dc)"), "");
+    assert_eq!(r.status, 302, "{}", r.text());
+    assert!(
+        r.header("location")
+            .is_some_and(|l| l.starts_with(&n.serves[2].base_url())),
+        "{:?}",
+        r.header("location")
+    );
 }
 
 #[test]

@@ -85,6 +85,25 @@ pub fn bad_request(lang: PageLang, path: &str, why: &str) -> Page {
 /// The page of an outcome other than a redirect.
 pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
     let ibi_html = format!("<code>{}</code>", escape_html(ibi));
+    // When the last round asked for another item than the reader's (a related one an
+    // Archive named), the page says which.
+    let related = match trace.rounds.last() {
+        Some(last) if trace.rounds.len() > 1 && last.ibi != ibi => format!(
+            "<p>{} <code>{}</code>{} {ibi_html}.</p>\n",
+            pick(
+                lang,
+                "O último IBI pedido foi",
+                "The last IBI asked for was"
+            ),
+            escape_html(&last.ibi),
+            pick(
+                lang,
+                ", indicado por um Arquivo para",
+                ", named by an Archive for"
+            ),
+        ),
+        _ => String::new(),
+    };
     match &trace.outcome {
         Outcome::Found(f) => {
             let location = trace.location.as_deref().unwrap_or(&f.url);
@@ -115,6 +134,7 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
                     "<p>No Archive is included in this resolver.</p>\n",
                 ));
             }
+            body.push_str(&related);
             html(
                 404,
                 lang,
@@ -132,7 +152,7 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
                 lang,
                 pick(lang, "Arquivos indisponíveis", "Archives unavailable"),
                 &format!(
-                    "<p>{} {ibi_html}{} {} {asked} {}</p>\n<ul>\n{list}</ul>\n<p>{}</p>\n",
+                    "<p>{} {ibi_html}{} {} {asked} {}</p>\n<ul>\n{list}</ul>\n{related}<p>{}</p>\n",
                     pick(
                         lang,
                         "Nenhum Arquivo que respondeu conhece o IBI",

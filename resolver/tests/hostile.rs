@@ -3170,14 +3170,15 @@ fn archives_included_under_wider_networks_are_not_contacted_once_they_are_narrow
     let mut r = Resolver::start(&config);
     let n = r.lines().len();
     let a = get(r.port, "/8JMKD3MGP8W/35MME4E");
-    let address = format!("localhost:{}", by_name.addr.port());
-    let page = unavailable_page("8JMKD3MGP8W/35MME4E", &address, 2)
-        .replace(&format!("({SERVICE})"), &format!("({second})"));
-    assert_eq!((a.status, a.text()), (503, page));
+    // Neither may be contacted any more: no outage, a plain 404 (nor a failure toward
+    // dormancy, for the one whose name resolves outside the networks).
+    assert_eq!(
+        (a.status, a.text()),
+        (404, not_found_page("8JMKD3MGP8W/35MME4E"))
+    );
     assert_eq!(
         untimed(&r.one_line_after(n)),
-        unavailable_line("/8JMKD3MGP8W/35MME4E", &address, 2)
-            .replace(&format!("({SERVICE})"), &format!("({second})"))
+        "ibi-resolver: 127.0.0.1 \"GET /8JMKD3MGP8W/35MME4E\" 404 Tms not found (2 asked, 0 did not answer)"
     );
     let trace = inspect(r.port, "/8JMKD3MGP8W/35MME4E");
     let asked: Vec<(String, String, String)> = trace["rounds"][0]["asked"]
@@ -3202,7 +3203,7 @@ fn archives_included_under_wider_networks_are_not_contacted_once_they_are_narrow
             ),
             (
                 format!("localhost:{}", by_name.addr.port()),
-                "failed".to_string(),
+                "refused".to_string(),
                 "cannot connect: localhost has no address in the networks Archives may have"
                     .to_string()
             ),
