@@ -29,7 +29,6 @@ const UNIT: &str = concat!(
 const UNIT_BIN: &str = "/usr/bin/ibi-archive";
 /// The environment file it reads, if there is one.
 const UNIT_ENV_FILE: &str = "/etc/default/ibi-archive-inclusion";
-const SYSTEMD_ANALYZE: &str = "/usr/bin/systemd-analyze";
 const KEY: &str = "1618033988-7499894848";
 
 /// The settings of a unit file: (section, key, value), in order.
@@ -81,35 +80,12 @@ fn unit_for_test(env_file: &Path) -> String {
     .replace(UNIT_ENV_FILE, env_file.to_str().unwrap())
 }
 
-fn systemd_analyze_available() -> bool {
-    common::required_under_ci(
-        Path::new(SYSTEMD_ANALYZE).is_file(),
-        "systemd-analyze (Debian's systemd package)",
-    )
-}
-
 /// `systemd-analyze verify` of the unit text `text`, saved as
 /// `dir`/ibi-archive-inclusion.service: success, and everything it printed. Its
 /// Documentation= man page is the package's, not installed here (`--man=no`;
 /// tests/debian_package.rs verifies the installed unit with it).
 fn verify(dir: &Path, text: &str) -> (bool, String) {
-    let path = dir.join("ibi-archive-inclusion.service");
-    fs::write(&path, text).unwrap();
-    let out = Command::new(SYSTEMD_ANALYZE)
-        .args(["verify", "--man=no"])
-        .arg(&path)
-        .current_dir(dir)
-        .env("SYSTEMD_LOG_COLOR", "0")
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    common::systemd::systemd_verify(dir, "ibi-archive-inclusion.service", text, &["--man=no"])
 }
 
 /// Runs the command of `key` (ExecStart, ExecStop) of the unit `text` as systemd does:
@@ -182,7 +158,7 @@ fn the_unit_goes_with_apache_and_runs_include_then_exclude() {
 
 #[test]
 fn systemd_analyze_verifies_the_unit() {
-    if !systemd_analyze_available() {
+    if !common::systemd::systemd_analyze_available() {
         eprintln!("skipping: systemd-analyze is not installed");
         return;
     }

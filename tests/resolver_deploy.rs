@@ -47,7 +47,6 @@ const PROXY_MODULES: &[&str] = &["mod_proxy.so", "mod_proxy_http.so"];
 /// The paths the unit's ExecStart names.
 const UNIT_BIN: &str = "/usr/bin/ibi-resolver";
 const UNIT_CONFIG: &str = "/etc/ibi-resolver/resolver.toml";
-const SYSTEMD_ANALYZE: &str = "/usr/bin/systemd-analyze";
 
 const RESOLVER_IBI: &str = "J8LNKB5R7W/3FUQHC5";
 /// The sample Archive's service, and its registration key (archive.toml).
@@ -675,38 +674,15 @@ fn exec_start(
         .collect()
 }
 
-fn systemd_analyze_available() -> bool {
-    common::required_under_ci(
-        Path::new(SYSTEMD_ANALYZE).is_file(),
-        "systemd-analyze (Debian's systemd package)",
-    )
-}
-
 /// `systemd-analyze verify` of the unit text `text`, saved as `dir`/ibi-resolver.service:
 /// success, and everything it printed.
 fn verify(dir: &Path, text: &str) -> (bool, String) {
-    let path = dir.join("ibi-resolver.service");
-    fs::write(&path, text).unwrap();
-    let out = Command::new(SYSTEMD_ANALYZE)
-        .arg("verify")
-        .arg(&path)
-        .current_dir(dir)
-        .env("SYSTEMD_LOG_COLOR", "0")
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    common::systemd::systemd_verify(dir, "ibi-resolver.service", text, &[])
 }
 
 #[test]
 fn systemd_analyze_verifies_the_unit() {
-    if !systemd_analyze_available() {
+    if !common::systemd::systemd_analyze_available() {
         eprintln!("skipping: systemd-analyze is not installed");
         return;
     }

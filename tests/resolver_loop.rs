@@ -17,7 +17,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::resolver::{archive, configure, get, inclusion_request, Resolver, KEY};
+use common::resolver::{archive, configure, get, include_peer, inclusion_request, Resolver, KEY};
 use common::{free_port, http_get, http_request_with_body, Response, Serve};
 
 const A1: &str = "urlib.net/www/2026/11.26.01.01";
@@ -580,15 +580,7 @@ fn under_the_original_check_an_ibi_named_is_followed_only_when_every_answer_agre
         common::peer::answer_200(s, body.as_bytes());
     });
     let m_service = "urlib.net/www/2026/11.26.06.06";
-    let resolver = &n.resolvers[1];
-    resolver.register(m_service, KEY);
-    let a = http_get(&inclusion_request(
-        resolver,
-        &m.addr.to_string(),
-        m_service,
-        KEY,
-    ));
-    assert_eq!(a.status, 200, "{}", a.text());
+    include_peer(&n.resolvers[1], &m, m_service);
     let r = n.page(
         1,
         &format!("/{REPORT}:(oai_dc)?ibiurl.requireditemstatus=Original"),

@@ -30,7 +30,8 @@ use std::time::{Duration, Instant};
 
 use common::peer::{answer_200, asked_ibi, Peer};
 use common::resolver::{
-    archive, archive_cmd, configure, counts, get, inclusion_request, Resolver, KEY, RESOLVER_IBI,
+    archive, archive_cmd, configure, counts, get, include_peer, inclusion_request, Resolver, KEY,
+    RESOLVER_IBI,
 };
 use common::{
     connect_from, free_port, http_get, http_get_from, http_request, http_request_with_body,
@@ -71,18 +72,6 @@ fn serve_r(tmp: &Path, resolver: &Resolver) -> (PathBuf, Serve) {
         resolver.log()
     );
     (root, serve)
-}
-
-/// Registers `service` and has it included at `peer`, as an Archive would ask.
-fn include_peer(resolver: &Resolver, peer: &Peer, service: &str) {
-    resolver.register(service, KEY);
-    let a = http_get(&inclusion_request(
-        resolver,
-        &peer.addr.to_string(),
-        service,
-        KEY,
-    ));
-    assert_eq!((a.status, a.text().as_str()), (200, INCLUDED));
 }
 
 /// M: answers every urlRequest, `delay` after it is asked, claiming the Original of the

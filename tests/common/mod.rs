@@ -66,6 +66,7 @@ pub mod http;
 pub mod peer;
 pub mod resolver;
 pub mod server;
+pub mod systemd;
 
 pub use cases::{check_cases, compare_masked, load_cases, Case};
 pub use cgi::{

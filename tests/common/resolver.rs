@@ -333,6 +333,27 @@ pub fn inclusion_request(resolver: &Resolver, address: &str, service: &str, key:
     )
 }
 
+/// Registers `service` and has it included at `peer` (a server of [`super::peer`]), as an
+/// Archive would ask.
+pub fn include_peer(resolver: &Resolver, peer: &super::peer::Peer, service: &str) {
+    resolver.register(service, KEY);
+    let a = super::http_get(&inclusion_request(
+        resolver,
+        &peer.addr.to_string(),
+        service,
+        KEY,
+    ));
+    assert_eq!(
+        (a.status, a.text().as_str()),
+        (
+            200,
+            "status.archive included\r\nstatus.confirmation successful\r\n"
+        ),
+        "{}",
+        resolver.log()
+    );
+}
+
 /// `GET url` with `Connection: close` and, unless empty, an Accept-Language header.
 pub fn get(url: &str, accept_language: &str) -> Response {
     let rest = url.strip_prefix("http://").unwrap();
