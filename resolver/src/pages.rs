@@ -163,8 +163,8 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
                         ", mas estes Arquivos não responderam",
                         ", but these Archives did not answer"
                     ),
-                    pick(lang, "(de", "(of"),
-                    pick(lang, "perguntados):", "asked):"),
+                    pick(lang, "(Arquivos perguntados:", "(of"),
+                    pick(lang, "):", "asked):"),
                     pick(
                         lang,
                         "Um deles pode ter o item. Tente de novo mais tarde.",
