@@ -86,13 +86,6 @@ CREATE INDEX conflicts_claimant ON conflicts (claimant);
 /// How long the entries `forget` removed are kept for running servers to read.
 const FORGOTTEN_KEPT_MS: i64 = 86_400_000;
 
-/// The key under which an IBI is kept (a registered Archive, a remembered location,
-/// a conflict): [`Ibi::key`], the one rule of the library, which the registry calls
-/// itself; this name is kept for the resolution engine and the server.
-pub fn ibi_key(ibi: &Ibi) -> String {
-    ibi.key()
-}
-
 /// The key of an IBI kept in a row ([`Ibi::key`]); a value that is no IBI (an
 /// empty holder) is kept as it is.
 fn key_of(kept: &str) -> String {

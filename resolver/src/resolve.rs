@@ -51,7 +51,7 @@ use crate::lang;
 use crate::log::{complain, say};
 use crate::memory::{Conflict, LocationMemory};
 use crate::metrics::Metrics;
-use crate::registry::{ibi_key, Included};
+use crate::registry::Included;
 
 /// Rounds of urlRequests one resolution may take (each next edition is one).
 pub const MAX_ROUNDS: usize = 16;
@@ -451,7 +451,7 @@ impl Engine {
                     detail: format!("more than {MAX_ROUNDS} rounds"),
                 };
             }
-            if !seen.insert((ibi_key(current.ibi()), current.verblist_text())) {
+            if !seen.insert((current.ibi().key(), current.verblist_text())) {
                 break Outcome::Chain {
                     detail: format!(
                         "{} is named again ({})",
@@ -489,7 +489,7 @@ impl Engine {
                 _ => None,
             },
             outcome,
-            conflicts: self.memory.conflicts_of(&ibi_key(url.ibi())),
+            conflicts: self.memory.conflicts_of(&url.ibi().key()),
             ms: ms(start.elapsed()),
         }
     }
@@ -547,7 +547,7 @@ impl Engine {
             rounds.push(ended.round);
             return ended.next;
         }
-        let key = ibi_key(url.ibi());
+        let key = url.ibi().key();
         // Only a resolution of the IBI itself may make or change an entry.
         let may_remember = memory == MemoryUse::Learn
             && self.memory.enabled()
@@ -1045,7 +1045,7 @@ impl Engine {
         if original && !asks.is_empty() {
             // Followed only when every answer that named an IBI, and every one that gave a
             // URL, speak of the same item: else the Archives disagree on what it is.
-            let named: HashSet<String> = asks.iter().map(|(_, a)| ibi_key(a.url.ibi())).collect();
+            let named: HashSet<String> = asks.iter().map(|(_, a)| a.url.ibi().key()).collect();
             let agree = named.len() == 1
                 && claims
                     .iter()
@@ -1109,7 +1109,7 @@ fn found_ibi_key(found: &Found) -> Option<String> {
         .split_whitespace()
         .map(String::from)
         .collect();
-    ibi_of(&words).map(|ibi| ibi_key(&ibi))
+    ibi_of(&words).map(|ibi| ibi.key())
 }
 
 /// An Archive as pages and the log name it: `address (service IBI)`.
@@ -1617,7 +1617,7 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
         rest.extend(left.iter().cloned());
         let relation = Relation::from_steps(rest).ok()?;
         let next = url.for_related(ibi.clone(), &relation);
-        if ibi_key(ibi) == ibi_key(url.ibi()) && next.verblist_text() == url.verblist_text() {
+        if ibi.key() == url.ibi().key() && next.verblist_text() == url.verblist_text() {
             return None;
         }
         Some(Asking {

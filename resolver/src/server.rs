@@ -33,7 +33,7 @@ use crate::lang::{self, PageLang};
 use crate::log::{complain, say};
 use crate::memory::LocationMemory;
 use crate::pages;
-use crate::registry::{self, ibi_key, Included, Registry, RegistryError};
+use crate::registry::{self, Included, Registry, RegistryError};
 use crate::resolve::{kept_pairs, Budget, Engine, Outcome, Reader};
 use crate::service::{self, Slowdown};
 
@@ -223,7 +223,7 @@ impl AppState {
     /// client that goes away escapes neither the slowdown nor the bound.
     pub async fn check_key(&self, serviceibi: &Ibi, key: &str, client: IpAddr) -> KeyCheck {
         let network = Network::of(client);
-        let archive = ibi_key(serviceibi);
+        let archive = serviceibi.key();
         let wait = match self.slowdown.lock() {
             Ok(s) => s.wait(network, &archive, Instant::now()),
             Err(_) => Duration::from_secs(1),
@@ -1002,7 +1002,7 @@ fn names_the_service(path: &str, service: &Ibi) -> bool {
         .split('/')
         .filter(|s| !s.is_empty() && *s != ".")
         .collect();
-    Ibi::parse(&segments.join("/")).is_ok_and(|ibi| ibi_key(&ibi) == ibi_key(service))
+    Ibi::parse(&segments.join("/")).is_ok_and(|ibi| ibi.key() == service.key())
 }
 
 /// The outcome's label in the metrics.
