@@ -17,7 +17,9 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::resolver::{archive, configure, get, include_peer, inclusion_request, Resolver, KEY};
+use common::resolver::{
+    archive, configure, get, include_at, include_peer, inclusion_request, Resolver, KEY,
+};
 use common::{free_port, http_get, http_request_with_body, Response, Serve};
 
 const A1: &str = "urlib.net/www/2026/11.26.01.01";
@@ -177,17 +179,7 @@ fn network() -> Network {
         serves.push(Serve::start_with(root, log, &["--listen", &address]));
         roots.insert(address.clone(), root.clone());
         for resolver in &resolvers {
-            resolver.register(service, KEY);
-            let a = http_get(&inclusion_request(resolver, &address, service, KEY));
-            assert_eq!(
-                (a.status, a.text().as_str()),
-                (
-                    200,
-                    "status.archive included\r\nstatus.confirmation successful\r\n"
-                ),
-                "{}",
-                resolver.log()
-            );
+            include_at(resolver, &address, service);
         }
     }
     Network {

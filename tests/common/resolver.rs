@@ -336,13 +336,14 @@ pub fn inclusion_request(resolver: &Resolver, address: &str, service: &str, key:
 /// Registers `service` and has it included at `peer` (a server of [`super::peer`]), as an
 /// Archive would ask.
 pub fn include_peer(resolver: &Resolver, peer: &super::peer::Peer, service: &str) {
+    include_at(resolver, &peer.addr.to_string(), service);
+}
+
+/// Registers `service` and has it included at `address`, as an Archive would ask; its
+/// confirmation must succeed.
+pub fn include_at(resolver: &Resolver, address: &str, service: &str) {
     resolver.register(service, KEY);
-    let a = super::http_get(&inclusion_request(
-        resolver,
-        &peer.addr.to_string(),
-        service,
-        KEY,
-    ));
+    let a = super::http_get(&inclusion_request(resolver, address, service, KEY));
     assert_eq!(
         (a.status, a.text().as_str()),
         (
