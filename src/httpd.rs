@@ -38,7 +38,7 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_connections: 256,
-            max_per_client: 16,
+            max_per_client: ::ibi::CONNECTIONS_PER_CLIENT,
             max_head: 16 * 1024,
             head_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(5),

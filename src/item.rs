@@ -13,43 +13,10 @@ use crate::layout::ItemDir;
 use crate::relation::Lang;
 use crate::toml_error::{located, Position, TextError};
 
+pub use ::ibi::item::{ContentType, State};
+
 /// Largest item.toml we read; a bigger one is a fault, not an item.
 pub const MAX_ITEM_TOML: u64 = 64 * 1024;
-
-/// `state` of Figure 5.4 of the resolution standard, plus the tombstone state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-pub enum State {
-    Original,
-    Copy,
-    Deleted,
-}
-
-impl State {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Original => "Original",
-            State::Copy => "Copy",
-            State::Deleted => "Deleted",
-        }
-    }
-}
-
-/// `contenttype` of Table 9.3.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
-pub enum ContentType {
-    #[default]
-    Data,
-    Metadata,
-}
-
-impl ContentType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ContentType::Data => "Data",
-            ContentType::Metadata => "Metadata",
-        }
-    }
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -13,21 +13,16 @@ pub mod atomic;
 pub mod cgi;
 pub mod col_prefixes;
 pub mod config;
-pub mod escape;
 pub mod filelist;
 pub mod httpd;
 pub mod ibi;
 pub mod item;
 pub mod layout;
-pub mod logline;
-pub mod markup;
-pub mod pairs;
-pub mod persistent;
-pub mod query;
-pub mod relation;
 pub mod routes;
 pub mod service;
 pub mod store;
-pub mod time;
-pub mod toml_error;
 pub mod urlkey;
+
+// The protocol, shared with the resolver (the `ibi` crate), where the Archive's modules
+// and its users have always found it.
+pub use ::ibi::{escape, logline, markup, pairs, persistent, query, relation, time, toml_error};

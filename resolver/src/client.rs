@@ -26,8 +26,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::sync::Semaphore;
 
-use ibi_archive::config::Network;
-use ibi_archive::escape::TABLE_6_1;
+use ibi::escape::TABLE_6_1;
+use ibi::network::Network;
 
 /// The longest answer read from an Archive: a pair list is a few hundred bytes.
 pub const MAX_ANSWER: usize = 64 * 1024;
@@ -44,11 +44,11 @@ pub const IDLE_CONNECTIONS: usize = 512;
 pub const IDLE_PER_ARCHIVE: usize = 32;
 /// Connections open to one Archive address at once (idle, in use and being connected),
 /// by default: the connections a default `ibi-archive serve` accepts from one client
-/// address (`--max-per-client`, `Limits::default` in src/httpd.rs), so that the resolver
+/// address ([`ibi::CONNECTIONS_PER_CLIENT`]; `--max-per-client`), so that the resolver
 /// never meets that refusal. A request that finds them all in use waits for one, at most
 /// its timeout (then it is [`Fetched::Busy`]); an Archive that never answers holds no more
 /// than these of the [`UNDER_WAY`] requests.
-pub const DEFAULT_PER_ARCHIVE: usize = 16;
+pub const DEFAULT_PER_ARCHIVE: usize = ibi::CONNECTIONS_PER_CLIENT;
 /// The `Via` header of every request: an Archive server (or a resolver) tells by it that
 /// a resolver is asking.
 pub const VIA: &str = "1.1 ibi-resolver";
@@ -493,7 +493,7 @@ impl ArchiveClient {
             Ok((status, Some(Ok(body)))) => (status, body),
             _ => return Confirmation::No,
         };
-        let Ok(pairs) = ibi_archive::pairs::parse(body.trim_end_matches(['\r', '\n'])) else {
+        let Ok(pairs) = ibi::pairs::parse(body.trim_end_matches(['\r', '\n'])) else {
             return Confirmation::No;
         };
         if status == StatusCode::OK
@@ -1022,14 +1022,6 @@ mod tests {
         // An IPv6 block does not let in the IPv4 addresses carried inside it.
         let six_to_four = Policy::new(Some(vec![Network::parse("2002::/16").unwrap()]));
         assert!(!six_to_four.allows("2002:7f00:1::".parse().unwrap()));
-    }
-
-    #[test]
-    fn the_default_connections_to_an_archive_are_those_serve_accepts_from_one_client() {
-        assert_eq!(
-            DEFAULT_PER_ARCHIVE,
-            ibi_archive::httpd::Limits::default().max_per_client
-        );
     }
 
     #[test]

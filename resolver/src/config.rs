@@ -31,9 +31,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ibi_archive::config::Network;
-use ibi_archive::ibi::Ibi;
-use ibi_archive::toml_error::Position;
+use ibi::network::Network;
+use ibi::toml_error::Position;
+use ibi::Ibi;
 use serde::Deserialize;
 use toml::Spanned;
 

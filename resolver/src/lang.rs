@@ -2,7 +2,7 @@
 //! resolver (Table 8.6: never sent to Archives): which translation to choose for a bare
 //! `+`, and whether pages are in Portuguese or English.
 
-use ibi_archive::relation::Lang;
+use ibi::relation::Lang;
 
 /// At most this many bytes of the header, and this many languages, are read.
 const MAX_HEADER: usize = 1024;

@@ -1,5 +1,5 @@
 //! The resolver's log: one line per event on stderr, control bytes escaped
-//! ([`ibi_archive::logline::clean`]), and a fault that repeats written once, then counted.
+//! ([`ibi::logline::clean`]), and a fault that repeats written once, then counted.
 //!
 //! A fault that every request meets (an Archive that takes no acknowledgment, a registry
 //! on a full disk) would otherwise write one line per request. [`complain`] writes the
@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use ibi_archive::logline;
+use ibi::logline;
 
 /// How long the complaints of one kind after the first are counted, not written.
 pub const QUIET: Duration = Duration::from_secs(10);
@@ -100,7 +100,7 @@ fn clock_time() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    let iso = ibi_archive::time::iso8601(secs);
+    let iso = ibi::time::iso8601(secs);
     iso.split_once('T')
         .map_or(iso.clone(), |(_, t)| t.to_string())
 }

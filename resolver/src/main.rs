@@ -4,8 +4,8 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ibi_archive::ibi::Ibi;
-use ibi_archive::persistent::PersistentUrl;
+use ibi::persistent::PersistentUrl;
+use ibi::Ibi;
 use ibi_resolver::config::{self, Config};
 use ibi_resolver::registry::{self, Registry};
 use ibi_resolver::resolve::{Engine, Outcome, Reader};
@@ -309,7 +309,7 @@ fn print_archives(list: &[registry::ArchiveRecord], csv: bool) {
 fn print_locations(rows: &[registry::Location], config: &Config) {
     let now = ibi_resolver::memory::now_ms();
     let expiry = i64::try_from(config.memory_expiry.as_millis()).unwrap_or(i64::MAX);
-    let time = |ms: i64| ibi_archive::time::iso8601(ms.div_euclid(1000));
+    let time = |ms: i64| ibi::time::iso8601(ms.div_euclid(1000));
     for row in rows {
         let verified = if row.verified_ms == 0 {
             "never".to_string()

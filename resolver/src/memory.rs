@@ -6,7 +6,7 @@
 //! [`crate::resolve`]; this module keeps what they decide):
 //! - an entry is made only by a resolution of the IBI itself, and replaced only when its
 //!   Archive no longer holds the item; one key per IBI, its canonical spelling
-//!   ([`ibi_archive::ibi::Ibi::key`]);
+//!   ([`ibi::Ibi::key`]);
 //! - an entry is *fresh* for `expiry` after it was last verified (made, or confirmed by
 //!   a resolution that asked every Archive), then *stale*: it is verified again;
 //! - a second Archive claiming the Original of an IBI whose remembered Archive still

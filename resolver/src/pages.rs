@@ -2,7 +2,7 @@
 //! or English, without script, and the inspection view (HTML, or JSON for
 //! `Accept: application/json`).
 
-use ibi_archive::markup::escape_html;
+use ibi::markup::escape_html;
 
 use crate::lang::PageLang;
 use crate::resolve::{Outcome, Trace};

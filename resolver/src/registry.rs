@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
-use ibi_archive::ibi::Ibi;
+use ibi::Ibi;
 use rusqlite::{params, Connection, OptionalExtension};
 
 use crate::health::Snapshot;
@@ -655,8 +655,8 @@ impl Registry {
                  WHERE coalesce(spelling, serviceibi) = ?1",
             )?;
             for (archive, h) in changes {
-                let last = (h.last_success_ms > 0)
-                    .then(|| ibi_archive::time::iso8601(h.last_success_ms / 1000));
+                let last =
+                    (h.last_success_ms > 0).then(|| ibi::time::iso8601(h.last_success_ms / 1000));
                 stmt.execute(params![
                     archive,
                     h.failures,
@@ -758,7 +758,7 @@ fn now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    ibi_archive::time::iso8601(secs)
+    ibi::time::iso8601(secs)
 }
 
 /// The argon2id hash (PHC string, random salt) of a registration key.

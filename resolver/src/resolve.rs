@@ -39,10 +39,10 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ibi_archive::ibi::Ibi;
-use ibi_archive::pairs;
-use ibi_archive::persistent::PersistentUrl;
-use ibi_archive::relation::{Lang, Relation, Step};
+use ibi::pairs;
+use ibi::persistent::PersistentUrl;
+use ibi::relation::{Lang, Relation, Step};
+use ibi::Ibi;
 use serde::Serialize;
 
 use crate::client::{ArchiveClient, Fetched};

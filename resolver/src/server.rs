@@ -17,11 +17,11 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, Request, Response, StatusCode};
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use ibi_archive::ibi::Ibi;
-use ibi_archive::markup::escape_html;
-use ibi_archive::pairs::{PairList, Value};
-use ibi_archive::persistent::PersistentUrl;
-use ibi_archive::query::Query;
+use ibi::markup::escape_html;
+use ibi::pairs::{PairList, Value};
+use ibi::persistent::PersistentUrl;
+use ibi::query::Query;
+use ibi::Ibi;
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
 

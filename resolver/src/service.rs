@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use ibi_archive::ibi::Ibi;
-use ibi_archive::pairs::{PairList, Value};
-use ibi_archive::query::Query;
+use ibi::pairs::{PairList, Value};
+use ibi::query::Query;
+use ibi::Ibi;
 
 use crate::client::{check_hostport, literal_ip, Confirmation};
 use crate::clients::Network;

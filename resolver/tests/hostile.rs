@@ -2306,9 +2306,9 @@ const HOSTILE_WORDS: [&str; 40] = [
     "&",
 ];
 
-/// `s` escaped as the resolver's pages escape text (`ibi_archive::markup::escape_html`).
+/// `s` escaped as the resolver's pages escape text (`ibi::markup::escape_html`).
 fn escape_html(s: &str) -> String {
-    ibi_archive::markup::escape_html(s)
+    ibi::markup::escape_html(s)
 }
 
 /// The tags of an HTML page, in order, and its text between them.

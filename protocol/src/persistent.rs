@@ -34,9 +34,9 @@ use std::fmt;
 
 use percent_encoding::{percent_decode_str, AsciiSet, CONTROLS};
 
-use crate::ibi::{Ibi, Ibip, Rep};
 use crate::query::Query;
 use crate::relation::{Lang, Relation, Step, Verb, VerbList};
+use crate::{Ibi, Ibip, Rep};
 
 /// Longest path read, in bytes (an IBI is at most 255; a file path much less than this).
 pub const MAX_PATH_LEN: usize = 4096;
@@ -511,7 +511,7 @@ fn symbol(v: &Verb) -> String {
 
 /// A piece of input quoted for a message, cut short when long.
 fn shown(s: &str) -> String {
-    crate::ibi::shown(s)
+    crate::shown(s)
 }
 
 #[cfg(test)]

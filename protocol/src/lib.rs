@@ -1,13 +1,38 @@
-//! The identifier layer: IBIs (Internet Based Identifiers) as the generation standard defines
-//! them — the uniform repository name (rep, Table 6.1) and the IBIp (Table 7.1).
+//! ibi: the protocol of the IBI persistent-identifier resolution system (URLib), as the
+//! Archive service and the resolver both speak it. Nothing here keeps state, runs a
+//! process or waits on the network.
+//!
+//! At the top, the identifiers as the generation standard defines them: IBIs in their
+//! two forms, the uniform repository name (rep, Table 6.1, [`rep`]) and the IBIp
+//! (Table 7.1, [`ibip`]), with the base-27 numbers ([`base27`]), the addresses
+//! ([`ip`]) and the dates ([`date`]) they code. Then what requests and answers are made of:
+//! pair lists ([`pairs`]), query strings ([`query`]), relations and verb lists
+//! ([`relation`]), persistent URLs ([`persistent`]), escaping ([`escape`], [`markup`]),
+//! an item's state ([`item`]) and the address blocks of access rules ([`network`]); and
+//! what both servers write and read around them: log lines ([`logline`]), times
+//! ([`time`]), a TOML fault's place ([`toml_error`]), text cut at a character boundary
+//! ([`text`]) and the open-file limit ([`process`]).
+
+#![forbid(unsafe_code)]
 
 pub mod base27;
 pub mod date;
-pub mod distributor;
+pub mod escape;
 pub mod ibip;
 pub mod ip;
-pub mod mint;
+pub mod item;
+pub mod logline;
+pub mod markup;
+pub mod network;
+pub mod pairs;
+pub mod persistent;
+pub mod process;
+pub mod query;
+pub mod relation;
 pub mod rep;
+pub mod text;
+pub mod time;
+pub mod toml_error;
 
 pub use date::IbiDate;
 pub use ibip::Ibip;
@@ -91,17 +116,18 @@ pub const MAX_LEN: usize = 255;
 
 /// `s` quoted for an error message, cut short when long so a hostile input cannot flood a
 /// log line.
-pub(crate) fn shown(s: &str) -> String {
+pub fn shown(s: &str) -> String {
     const KEEP: usize = 64;
     if s.len() <= KEEP {
         return format!("{s:?}");
     }
-    let mut end = KEEP;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{:?}... ({} bytes)", &s[..end], s.len())
+    format!("{:?}... ({} bytes)", text::prefix(s, KEEP), s.len())
 }
+
+/// Connections an Archive's own server (`ibi-archive serve`) accepts at once from one
+/// client address by default; a resolver opens at most as many to one Archive, so that
+/// it never meets that refusal.
+pub const CONNECTIONS_PER_CLIENT: usize = 16;
 
 /// An error of the identifier layer: why a string is not an IBI, a date, a hostname or a
 /// granularity, or why minting or the distributor's state failed. The message is lower case
@@ -112,7 +138,7 @@ pub struct IbiError {
 }
 
 impl IbiError {
-    pub(crate) fn new(message: impl Into<String>) -> IbiError {
+    pub fn new(message: impl Into<String>) -> IbiError {
         IbiError {
             message: message.into(),
         }

@@ -186,7 +186,7 @@ fn parse(s: &str) -> Result<Rep, String> {
 }
 
 /// Checks the two names of a prefix (for minting, which builds rather than parses one).
-pub(crate) fn check_prefix(subdomain: &str, word: &str) -> Result<(), String> {
+pub fn check_prefix(subdomain: &str, word: &str) -> Result<(), String> {
     check_word(word, "word")?;
     check_subdomain(subdomain)
 }

@@ -1,4 +1,4 @@
-//! Time as the Archive uses it: POSIX time read from a [`Clock`] (seconds; nanoseconds
+//! Time as the Archive and the resolver use it: POSIX time read from a [`Clock`] (seconds; nanoseconds
 //! for minting) — the system clock in the executables, read once at the top of a request
 //! or a command and passed down, and a [`ManualClock`] in tests, which moves only when
 //! told (or slept on) — and the two ways an instant is written: ISO 8601 UTC in pair lists
