@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::logline::Complaints;
 use crate::time::{http_date, SystemClock};
 
 /// What a client may hold, and for how long.
@@ -118,7 +119,7 @@ pub fn serve(
 ) -> io::Result<()> {
     listener.set_nonblocking(true)?;
     let open = Arc::new(Open::default());
-    let mut last_complaint: Option<Instant> = None;
+    let mut complaints = Complaints::dropped(Duration::from_secs(10));
     while !stop.load(Ordering::SeqCst) {
         let mut fds = [rustix::event::PollFd::new(
             &listener,
@@ -134,7 +135,7 @@ pub fn serve(
             // Out of memory for the poll: wait, as for EMFILE below.
             Err(e) => {
                 complain(
-                    &mut last_complaint,
+                    &mut complaints,
                     &*log,
                     &format!("cannot poll: {e}; retrying"),
                 );
@@ -153,7 +154,7 @@ pub fn serve(
                     Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
                 ) {
                     let line = format!("cannot accept a connection: {e}; retrying");
-                    complain(&mut last_complaint, &*log, &line);
+                    complain(&mut complaints, &*log, &line);
                     std::thread::sleep(Duration::from_millis(50));
                 }
                 continue;
@@ -173,7 +174,7 @@ pub fn serve(
             });
         if let Err(e) = spawned {
             let line = format!("cannot start a connection's thread: {e}");
-            complain(&mut last_complaint, &*log, &line);
+            complain(&mut complaints, &*log, &line);
         }
     }
     // A moment for the answers under way, then the process may end.
@@ -185,12 +186,10 @@ pub fn serve(
 }
 
 /// Logs `line` unless a complaint was logged less than 10 s ago (a loop short of
-/// descriptors or memory must not flood the log).
-fn complain(last: &mut Option<Instant>, log: &Log, line: &str) {
-    if last.is_none_or(|t| t.elapsed() >= Duration::from_secs(10)) {
-        log(line);
-        *last = Some(Instant::now());
-    }
+/// descriptors or memory must not flood the log): the accept loop's complaints are of one
+/// kind, and those kept quiet are dropped.
+fn complain(complaints: &mut Complaints, log: &Log, line: &str) {
+    complaints.complain("accept loop", line, Instant::now(), &mut |l| log(l));
 }
 
 /// The connections open, in all and per client address.

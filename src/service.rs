@@ -237,16 +237,8 @@ impl Archive {
                 Err(e) => {
                     // The verb list is the client's: cut its echo in the log to 300 bytes,
                     // as other echoes are cut (a 16 KiB verb list made a 16 KiB log line).
-                    let mut line = format!("urlRequest with a bad verb list: {e}");
-                    if line.len() > 300 {
-                        let mut end = 300;
-                        while !line.is_char_boundary(end) {
-                            end -= 1;
-                        }
-                        line.truncate(end);
-                        line.push_str("...");
-                    }
-                    log.push(line);
+                    let line = format!("urlRequest with a bad verb list: {e}");
+                    log.push(::ibi::text::cut(&line, 300).into_owned());
                     return Answer {
                         log,
                         ..Answer::text(200, "")

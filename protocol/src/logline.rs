@@ -1,9 +1,16 @@
 //! Lines for the web server's error log and for a terminal: whatever they echo (an
 //! item.toml's text, a file name, a client's query), they cannot forge another line,
 //! move a terminal's cursor or flood the log.
+//!
+//! A fault that every request or every turn of a loop meets (descriptors run out, an
+//! Archive that takes no acknowledgment, a registry on a full disk) would otherwise
+//! write one line each time: [`Complaints`] writes the first line of a kind, and keeps
+//! the next ones of that kind quiet for a while.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::Write;
+use std::time::{Duration, Instant};
 
 /// Longest line written, in bytes; a longer one is cut and ends with `...`.
 pub const MAX_LINE: usize = 2048;
@@ -37,6 +44,117 @@ pub fn clean(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Complaints, by kind (a few words naming the fault and what it is about, without the
+/// detail that changes from one line to the next): the first line of a kind is written,
+/// the next ones of that kind for a quiet time after it are not.
+pub struct Complaints {
+    quiet: Duration,
+    /// Whether the lines kept quiet are counted, and the count written.
+    counted: bool,
+    kinds: HashMap<String, Quiet>,
+}
+
+/// A kind of complaint whose lines are kept quiet.
+struct Quiet {
+    since: Instant,
+    /// When the first line was written, as the count line says it (counted only).
+    since_text: String,
+    more: u64,
+}
+
+/// Kinds of complaint followed at once at most; past them the oldest are let go (their
+/// counts written).
+const MAX_KINDS: usize = 1024;
+
+impl Complaints {
+    /// Complaints whose lines in the `quiet` time after one of their kind are counted:
+    /// the count (`<kind>: 49 more times since 10:00:00Z`) is written before the next line
+    /// of that kind, or by [`Complaints::flush`].
+    pub fn counted(quiet: Duration) -> Complaints {
+        Complaints {
+            quiet,
+            counted: true,
+            kinds: HashMap::new(),
+        }
+    }
+
+    /// Complaints whose lines in the `quiet` time after one of their kind are dropped.
+    pub fn dropped(quiet: Duration) -> Complaints {
+        Complaints {
+            counted: false,
+            ..Complaints::counted(quiet)
+        }
+    }
+
+    /// Writes `line`, a complaint of `kind` made at `now`, unless one of that kind was
+    /// written less than the quiet time before.
+    pub fn complain(&mut self, kind: &str, line: &str, now: Instant, write: &mut dyn FnMut(&str)) {
+        if let Some(q) = self.kinds.get_mut(kind) {
+            if now.duration_since(q.since) < self.quiet {
+                q.more += 1;
+                return;
+            }
+            if let Some(q) = self.kinds.remove(kind) {
+                self.write_count(kind, &q, write);
+            }
+        }
+        if self.kinds.len() >= MAX_KINDS {
+            // The longest-followed kinds are let go to make room.
+            let mut oldest: Vec<(String, Instant)> = self
+                .kinds
+                .iter()
+                .map(|(k, q)| (k.clone(), q.since))
+                .collect();
+            oldest.sort_by_key(|(_, since)| *since);
+            for (k, _) in oldest.into_iter().take(MAX_KINDS / 4) {
+                if let Some(q) = self.kinds.remove(&k) {
+                    self.write_count(&k, &q, write);
+                }
+            }
+        }
+        let since_text = if self.counted {
+            time_of_day()
+        } else {
+            String::new()
+        };
+        self.kinds.insert(
+            kind.to_string(),
+            Quiet {
+                since: now,
+                since_text,
+                more: 0,
+            },
+        );
+        write(line);
+    }
+
+    /// Writes the counts not written yet, the oldest first (at a stop), and forgets every
+    /// kind.
+    pub fn flush(&mut self, write: &mut dyn FnMut(&str)) {
+        let mut kinds: Vec<_> = self.kinds.drain().collect();
+        kinds.sort_by_key(|(_, q)| q.since);
+        for (kind, q) in kinds {
+            self.write_count(&kind, &q, write);
+        }
+    }
+
+    fn write_count(&self, kind: &str, q: &Quiet, write: &mut dyn FnMut(&str)) {
+        if self.counted && q.more > 0 {
+            write(&format!(
+                "{kind}: {} more times since {}",
+                q.more, q.since_text
+            ));
+        }
+    }
+}
+
+/// The time of day now, `HH:MM:SSZ`.
+fn time_of_day() -> String {
+    let iso = crate::time::iso8601(crate::time::SystemClock::now());
+    iso.split_once('T')
+        .map_or(iso.clone(), |(_, t)| t.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,5 +170,53 @@ mod tests {
         let cut = clean(&long);
         assert!(cut.len() <= MAX_LINE, "{}", cut.len());
         assert!(cut.ends_with("..."));
+    }
+
+    #[test]
+    fn a_repeated_complaint_is_written_once_then_counted() {
+        let quiet = Duration::from_secs(10);
+        let mut complaints = Complaints::counted(quiet);
+        let start = Instant::now();
+        let mut written = Vec::new();
+        let mut write = |l: &str| written.push(l.to_string());
+        let kind = "test kind a";
+        for i in 0..50 {
+            complaints.complain(kind, &format!("line {i}"), start, &mut write);
+        }
+        // Another kind is not counted with it.
+        complaints.complain("test kind b", "other", start, &mut write);
+        // Past the quiet time: the count, then the new line.
+        complaints.complain(kind, "line 50", start + quiet, &mut write);
+        complaints.complain(kind, "line 51", start + quiet, &mut write);
+        complaints.flush(&mut write);
+        assert_eq!(written.len(), 5, "{written:?}");
+        assert_eq!(written[0], "line 0");
+        assert_eq!(written[1], "other");
+        assert!(
+            written[2].starts_with("test kind a: 49 more times since "),
+            "{}",
+            written[2]
+        );
+        assert_eq!(written[3], "line 50");
+        assert!(
+            written[4].starts_with("test kind a: 1 more times since "),
+            "{}",
+            written[4]
+        );
+    }
+
+    #[test]
+    fn dropped_complaints_are_not_counted() {
+        let quiet = Duration::from_secs(10);
+        let mut complaints = Complaints::dropped(quiet);
+        let start = Instant::now();
+        let mut written = Vec::new();
+        let mut write = |l: &str| written.push(l.to_string());
+        complaints.complain("loop", "first", start, &mut write);
+        complaints.complain("loop", "second", start + quiet / 2, &mut write);
+        complaints.complain("loop", "third", start + quiet, &mut write);
+        complaints.complain("loop", "fourth", start + quiet, &mut write);
+        complaints.flush(&mut write);
+        assert_eq!(written, ["first", "third"]);
     }
 }

@@ -16,11 +16,7 @@ pub struct Position {
 impl Position {
     /// The place of byte `offset` of `text` (its end, when past it).
     pub fn of_offset(text: &str, offset: usize) -> Position {
-        let mut offset = offset.min(text.len());
-        while !text.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let before = &text[..offset];
+        let before = crate::text::prefix(text, offset);
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         Position {
             line: before.bytes().filter(|&b| b == b'\n').count() + 1,

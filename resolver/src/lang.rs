@@ -14,12 +14,9 @@ pub fn preferences(header: Option<&str>) -> Vec<Lang> {
     let Some(header) = header else {
         return Vec::new();
     };
-    let mut cut = header.len().min(MAX_HEADER);
-    while !header.is_char_boundary(cut) {
-        cut -= 1;
-    }
+    let header = ibi::text::prefix(header, MAX_HEADER);
     let mut out: Vec<Lang> = Vec::new();
-    for (tag, q) in accept_language::parse_with_quality(&header[..cut]) {
+    for (tag, q) in accept_language::parse_with_quality(header) {
         if !(q > 0.0 && q <= 1.0) {
             continue;
         }

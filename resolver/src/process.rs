@@ -36,12 +36,5 @@ pub fn give_back_memory() {
 
 /// Raises the soft limit of open files to the hard one; returns the limit now.
 pub fn raise_open_files() -> u64 {
-    use rustix::process::{getrlimit, setrlimit, Resource};
-    let mut limit = getrlimit(Resource::Nofile);
-    if limit.current < limit.maximum {
-        limit.current = limit.maximum;
-        let _ = setrlimit(Resource::Nofile, limit);
-        limit = getrlimit(Resource::Nofile);
-    }
-    limit.current.unwrap_or(u64::MAX)
+    ibi::process::raise_open_files(u64::MAX).unwrap_or(u64::MAX)
 }

@@ -21,6 +21,7 @@ use ibi::markup::escape_html;
 use ibi::pairs::{PairList, Value};
 use ibi::persistent::PersistentUrl;
 use ibi::query::Query;
+use ibi::text::cut;
 use ibi::Ibi;
 use tokio::sync::Semaphore;
 use tower::ServiceExt;
@@ -1083,18 +1084,6 @@ pub fn client_ips(config: &Config, peer: IpAddr, headers: &HeaderMap) -> Vec<IpA
         }
     }
     chain
-}
-
-/// `s` cut to at most `max` bytes, then `...`.
-fn cut(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    if s.len() <= max {
-        return s.into();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}...", &s[..end]).into()
 }
 
 /// A pair list (Table 6.2), one pair per line.

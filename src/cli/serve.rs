@@ -152,20 +152,7 @@ fn listen_address(v: &str) -> Result<std::net::SocketAddr, CliError> {
 /// first): each holds its socket and, while answering, the directories of the items it
 /// looks up (at most `MAX_ITEMS_PER_ANSWER`) and a few files.
 fn connections_for_descriptors() -> usize {
-    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
-    let mut limit = getrlimit(Resource::Nofile);
-    if let (Some(cur), Some(max)) = (limit.current, limit.maximum) {
-        if cur < max {
-            let raised = Rlimit {
-                current: Some(max.min(65_536)),
-                maximum: Some(max),
-            };
-            if setrlimit(Resource::Nofile, raised).is_ok() {
-                limit = raised;
-            }
-        }
-    }
-    let fds = limit.current.unwrap_or(1024) as usize;
+    let fds = ::ibi::process::raise_open_files(65_536).unwrap_or(1024) as usize;
     let per_connection = ibi_archive::service::MAX_ITEMS_PER_ANSWER + 8;
     (fds.saturating_sub(64) / per_connection).clamp(4, Limits::default().max_connections)
 }
