@@ -45,6 +45,18 @@ impl Value {
     pub fn as_words(&self) -> &[Vec<u8>] {
         &self.0
     }
+
+    /// The words as text, when every one is UTF-8 (those of a list read by [`parse`]
+    /// always are: they are ASCII).
+    pub fn as_strs(&self) -> Option<Vec<&str>> {
+        self.0.iter().map(|w| std::str::from_utf8(w).ok()).collect()
+    }
+
+    /// The words joined by a space, as text (a byte sequence that is not UTF-8 written as
+    /// U+FFFD).
+    pub fn joined(&self) -> String {
+        String::from_utf8_lossy(&self.0.join(&b' ')).into_owned()
+    }
 }
 
 /// A list of name/value pairs that writes itself per Table 6.2.
@@ -137,10 +149,11 @@ impl fmt::Display for PairList {
     }
 }
 
-/// A pair list read back from text (for tests and for the administrator's tools that
-/// talk to a resolver): `(name, words)` in the order written.
-pub fn parse(text: &str) -> Result<Vec<(String, Vec<String>)>, ParseError> {
-    let mut out = Vec::new();
+/// A pair list read back from text (an Archive's answer to the resolver, a resolver's to
+/// the administrator's tools, tests): the pairs in the order written, each word as
+/// written (escapes are not undone).
+pub fn parse(text: &str) -> Result<PairList, ParseError> {
+    let mut out = PairList::new();
     let mut rest = text.trim_start_matches([' ', '\r', '\n']);
     while !rest.is_empty() {
         let name_end = rest.find([' ', '\r', '\n']).unwrap_or(rest.len());
@@ -172,7 +185,7 @@ pub fn parse(text: &str) -> Result<Vec<(String, Vec<String>)>, ParseError> {
             rest = &rest[end..];
             vec![w.to_string()]
         };
-        out.push((name.to_string(), words));
+        out.push(name, Value::words(words));
         if !(rest.is_empty() || rest.starts_with([' ', '\r'])) {
             return Err(ParseError(format!("unexpected text after pair {name:?}")));
         }
@@ -261,16 +274,13 @@ mod tests {
         p.push_word("url", b"a b\xff".to_vec());
         p.push("notice", Value::words(["acknowledgment", "received"]));
         let parsed = parse(&p.to_text()).unwrap();
-        assert_eq!(
-            parsed,
-            vec![
-                (
-                    "notice".to_string(),
-                    vec!["acknowledgment".to_string(), "received".to_string()]
-                ),
-                ("url".to_string(), vec!["a%20b%ff".to_string()]),
-            ]
-        );
+        let mut want = PairList::new();
+        want.push("notice", Value::words(["acknowledgment", "received"]));
+        want.push_word("url", "a%20b%ff");
+        assert_eq!(parsed, want);
+        let notice = parsed.get("notice").unwrap();
+        assert_eq!(notice.as_strs(), Some(vec!["acknowledgment", "received"]));
+        assert_eq!(notice.joined(), "acknowledgment received");
     }
 
     #[test]

@@ -499,7 +499,7 @@ impl ArchiveClient {
         if status == StatusCode::OK
             && pairs
                 .iter()
-                .any(|(n, w)| n == "confirmation" && w == &["yes"])
+                .any(|(n, v)| n == "confirmation" && v.as_words() == [b"yes"])
         {
             Confirmation::Yes
         } else if pairs

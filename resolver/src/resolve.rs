@@ -39,7 +39,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ibi::pairs;
+use ibi::pairs::{self, PairList};
 use ibi::persistent::PersistentUrl;
 use ibi::relation::{Lang, Relation, Step};
 use ibi::Ibi;
@@ -1103,12 +1103,7 @@ impl Engine {
 
 /// The key of the item a [`Found`] is the URL of, when its answer named it.
 fn found_ibi_key(found: &Found) -> Option<String> {
-    let words: Vec<String> = found
-        .ibi
-        .as_deref()?
-        .split_whitespace()
-        .map(String::from)
-        .collect();
+    let words: Vec<&str> = found.ibi.as_deref()?.split_whitespace().collect();
     ibi_of(&words).map(|ibi| ibi.key())
 }
 
@@ -1527,24 +1522,29 @@ fn read_answer(
     };
     let shown = list
         .iter()
-        .map(|(n, w)| {
+        .map(|(n, v)| {
             let v = if n == "urlkey" {
                 "(hidden)".to_string()
             } else {
-                w.join(" ")
+                v.joined()
             };
-            (n.clone(), v)
+            (n.to_string(), v)
         })
         .collect();
     (read_pairs(&list, url, archive), shown)
 }
 
-fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Included) -> Reading {
+fn read_pairs(list: &PairList, url: &PersistentUrl, archive: &Included) -> Reading {
+    // The words as text (those of a list read from text are ASCII).
+    let list: Vec<(&str, Vec<&str>)> = list
+        .iter()
+        .map(|(name, value)| (name, value.as_strs().unwrap_or_default()))
+        .collect();
     // Each name's first pair, looked up once per name: an answer of thousands of pairs
     // costs as many steps, not their square.
-    let mut index: HashMap<&str, &[String]> = HashMap::with_capacity(list.len());
-    for (name, words) in list {
-        index.entry(name.as_str()).or_insert(words.as_slice());
+    let mut index: HashMap<&str, &[&str]> = HashMap::with_capacity(list.len());
+    for (name, words) in &list {
+        index.entry(name).or_insert(words.as_slice());
     }
     let get = |name: &str| index.get(name).copied();
     let wanted = url.relation().steps();
@@ -1556,7 +1556,7 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
     // to it, whose URL is not given: the IBI, how many steps of the relation it went,
     // the language at the bare place, and the pair's name.
     let mut named: Vec<(Ibi, usize, Option<Lang>, String)> = Vec::new();
-    for (name, words) in list {
+    for (name, words) in &list {
         let Some(rest) = name.strip_prefix("url") else {
             continue;
         };
@@ -1574,7 +1574,7 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
         }
     }
     let with_url: HashSet<&str> = urls.iter().map(|(_, suffix, _)| suffix.as_str()).collect();
-    for (name, words) in list {
+    for (name, words) in &list {
         let Some(rest) = name.strip_prefix("ibi").filter(|r| r.starts_with('.')) else {
             continue;
         };
@@ -1596,7 +1596,7 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
             went -= 1;
         }
         if went > 0 {
-            named.push((ibi, went, lang, name.clone()));
+            named.push((ibi, went, lang, name.to_string()));
         }
     }
     // The next round for what `named` names: its IBI, asked for what is left of the
@@ -1697,10 +1697,10 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
             return Reading::Ask(a);
         }
     }
-    if get("state").and_then(|w| w.first()).map(String::as_str) == Some("Deleted") {
+    if get("state").and_then(|w| w.first()).copied() == Some("Deleted") {
         let date = get("timestamp")
             .and_then(|w| w.first())
-            .cloned()
+            .map(|w| w.to_string())
             .unwrap_or_default();
         return Reading::Deleted(date);
     }
@@ -1710,7 +1710,7 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
 /// The [`Found`] of the pair `url<suffix>` (its `value`): the pairs of the same relation
 /// say its content type, state and IBI.
 fn found_at(
-    index: &HashMap<&str, &[String]>,
+    index: &HashMap<&str, &[&str]>,
     suffix: &str,
     value: &str,
     url: &PersistentUrl,
@@ -1721,7 +1721,7 @@ fn found_at(
     let word = |n: &str| {
         get(&format!("{n}{suffix}"))
             .and_then(|w| w.first())
-            .cloned()
+            .map(|w| w.to_string())
     };
     let metadata = url
         .relation()
@@ -1736,7 +1736,7 @@ fn found_at(
             .unwrap_or_else(|| if metadata { "Metadata" } else { "Data" }.into()),
         state: word("state"),
         ibi: get(&format!("ibi{suffix}")).map(|w| w.join(" ")),
-        urlkey: get("urlkey").and_then(|w| w.first()).cloned(),
+        urlkey: get("urlkey").and_then(|w| w.first()).map(|w| w.to_string()),
         language: lang.map(|l| l.to_string()),
     }
 }
@@ -1760,20 +1760,17 @@ fn matches(wanted: &[Step], got: &[Step]) -> Option<Option<Lang>> {
 }
 
 /// The rep of a value of the `formas-de-ibi` rule (`rep X ibip Y`).
-fn rep_of(words: &[String]) -> Option<&str> {
-    words
-        .windows(2)
-        .find(|w| w[0] == "rep")
-        .map(|w| w[1].as_str())
+fn rep_of<'a>(words: &[&'a str]) -> Option<&'a str> {
+    words.windows(2).find(|w| w[0] == "rep").map(|w| w[1])
 }
 
 /// The IBI of a value of the `formas-de-ibi` rule: the rep when given, else the IBIp.
-fn ibi_of(words: &[String]) -> Option<Ibi> {
+fn ibi_of(words: &[&str]) -> Option<Ibi> {
     let form = |tag: &str| {
         words
             .windows(2)
             .find(|w| w[0] == tag)
-            .and_then(|w| Ibi::parse(&w[1]).ok())
+            .and_then(|w| Ibi::parse(w[1]).ok())
     };
     form("rep")
         .or_else(|| form("ibip"))

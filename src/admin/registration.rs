@@ -15,6 +15,7 @@ use std::time::Duration;
 use super::AdminError;
 use crate::config::Config;
 use crate::escape::QUERY_VALUE;
+use crate::pairs::{PairList, Value};
 
 /// How long the resolver is given to connect, and to answer.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
@@ -245,25 +246,22 @@ fn request(
 pub struct StatusAnswer {
     pub status: u16,
     /// The pairs of the body, in the order sent.
-    pub pairs: Vec<(String, Vec<String>)>,
+    pub pairs: PairList,
 }
 
 impl StatusAnswer {
     /// The first value of `name`, words joined by a space.
     pub fn get(&self, name: &str) -> Option<String> {
-        self.pairs
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, w)| w.join(" "))
+        self.pairs.get(name).map(Value::joined)
     }
 
     /// The pairs as lines `name value` (braces around several words).
     pub fn lines(&self) -> Vec<String> {
         self.pairs
             .iter()
-            .map(|(n, w)| match w.as_slice() {
-                [one] => format!("{n} {one}"),
-                words => format!("{n} {{{}}}", words.join(" ")),
+            .map(|(n, v)| match v.as_words() {
+                [_] => format!("{n} {}", v.joined()),
+                _ => format!("{n} {{{}}}", v.joined()),
             })
             .collect()
     }
