@@ -67,7 +67,14 @@ fuzz_target!(|data: &[u8]| {
     let mut order: Vec<usize> = (0..raw.len()).collect();
     order.sort_by(|&a, &b| raw[a].0.cmp(&raw[b].0));
     let expected: Vec<(String, Vec<String>)> = order.iter().map(|&i| expected[i].clone()).collect();
-    let parsed = pairs::parse(&text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
+    let parsed: Vec<(String, Vec<String>)> = pairs::parse(&text)
+        .unwrap_or_else(|e| panic!("{e}: {text:?}"))
+        .iter()
+        .map(|(name, value)| {
+            let words = value.as_strs().expect("a word read from text is ASCII");
+            (name.to_string(), words.into_iter().map(String::from).collect())
+        })
+        .collect();
     assert_eq!(parsed, expected, "{text:?}");
     for (&i, (name, words)) in order.iter().zip(&parsed) {
         if !raw[i].0.contains('%') {
