@@ -2,6 +2,7 @@
 //! or English, without script, and the inspection view (HTML, or JSON for
 //! `Accept: application/json`).
 
+use ibi_archive::ibi::Ibi;
 use ibi_archive::markup::escape_html;
 
 use crate::lang::PageLang;
@@ -14,12 +15,17 @@ pub struct Page {
     pub body: String,
 }
 
-fn html(status: u16, lang: PageLang, title: &str, body: &str) -> Page {
+/// The `<meta>` of a page that fits a phone's width.
+const VIEWPORT: &str = "<meta name=\"viewport\" content=\"width=device-width\">";
+
+/// The page shell: `title` (escaped) as title and heading, then `body` (HTML), after
+/// the `<meta>` elements of `meta` in the head.
+fn shell(status: u16, lang: PageLang, meta: &str, title: &str, body: &str) -> Page {
     Page {
         status,
         content_type: "text/html; charset=utf-8",
         body: format!(
-            "<!DOCTYPE html>\n<html lang=\"{}\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title></head>\n<body>\n<h1>{}</h1>\n{body}</body>\n</html>\n",
+            "<!DOCTYPE html>\n<html lang=\"{}\">\n<head><meta charset=\"utf-8\">{meta}<title>{}</title></head>\n<body>\n<h1>{}</h1>\n{body}</body>\n</html>\n",
             lang.code(),
             escape_html(title),
             escape_html(title)
@@ -27,11 +33,36 @@ fn html(status: u16, lang: PageLang, title: &str, body: &str) -> Page {
     }
 }
 
+fn html(status: u16, lang: PageLang, title: &str, body: &str) -> Page {
+    shell(status, lang, VIEWPORT, title, body)
+}
+
 fn pick<'a>(lang: PageLang, pt: &'a str, en: &'a str) -> &'a str {
     match lang {
         PageLang::Pt => pt,
         PageLang::En => en,
     }
+}
+
+/// The resolver's home page: what it is and how to use it (`publicurl`, the service's
+/// IBI, and how many Archives are included).
+pub fn home(lang: PageLang, publicurl: &str, serviceibi: &Ibi, archives: usize) -> Page {
+    let example = format!("{publicurl}/{serviceibi}");
+    let body = match lang {
+        PageLang::Pt => format!(
+            "<p>Este é um resolvedor de IBI: acrescente um IBI a este endereço para chegar ao item, por exemplo <code>{0}/8JMKD3MGP8W/35MME4E</code>; acrescente <code>?noredirect</code> para ver a resolução sem segui-la.</p>\n<p>{1} Arquivos incluídos. Serviço do resolvedor: <code>{2}</code>.</p>\n",
+            escape_html(publicurl),
+            archives,
+            escape_html(&example)
+        ),
+        PageLang::En => format!(
+            "<p>This is an IBI resolver: add an IBI to this address to reach the item, for example <code>{0}/8JMKD3MGP8W/35MME4E</code>; add <code>?noredirect</code> to see the resolution without following it.</p>\n<p>{1} Archives included. Resolver service: <code>{2}</code>.</p>\n",
+            escape_html(publicurl),
+            archives,
+            escape_html(&example)
+        ),
+    };
+    shell(200, lang, "", "IBI resolver", &body)
 }
 
 /// 503: as many resolutions as allowed are under way.
