@@ -179,7 +179,7 @@ fn client_slot(state: &AppState, peer: SocketAddr) -> Result<Option<Held>, Refus
         .clients
         .connection(peer_ip)
         .map(Some)
-        .map_err(|refused| {
+        .inspect_err(|refused| {
             state.engine.metrics.throttled(refused.limit);
             complain(
                 &format!("connections refused to {}", Network::of(peer_ip)),
@@ -189,7 +189,6 @@ fn client_slot(state: &AppState, peer: SocketAddr) -> Result<Option<Held>, Refus
                     Network::of(peer_ip)
                 ),
             );
-            refused
         })
 }
 
