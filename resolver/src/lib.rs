@@ -10,6 +10,7 @@
 pub mod acknowledge;
 pub mod client;
 pub mod clients;
+pub mod clock;
 pub mod config;
 pub mod health;
 pub mod keys;

@@ -451,7 +451,7 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
 mod tests {
     use super::*;
     use crate::memory::Conflict;
-    use crate::resolve::{AskResult, Asked, Found, Round};
+    use crate::resolve::{AskResult, Asked, Found, Round, SaidState};
 
     #[test]
     fn what_the_reader_asked_for_is_written_as_text() {
@@ -537,7 +537,7 @@ mod tests {
                 archive: "a.b/c/2020/01.01.01.01".into(),
                 address: at(9, "mtc-m16c.sid.inpe.br"),
                 contenttype: "Data".into(),
-                state: Some("Original".into()),
+                state: Some(SaidState::of("Original".into())),
                 ibi: None,
                 urlkey: None,
                 language: None,

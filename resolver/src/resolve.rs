@@ -40,6 +40,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ibi_archive::ibi::Ibi;
+use ibi_archive::item::State;
 use ibi_archive::pairs;
 use ibi_archive::persistent::PersistentUrl;
 use ibi_archive::relation::{Lang, Relation, Step};
@@ -47,6 +48,7 @@ use serde::Serialize;
 use tokio::task::JoinSet;
 
 use crate::client::{ArchiveClient, Fetched};
+use crate::clock::{self, Clock};
 use crate::health::{self, Health, HealthBook};
 use crate::lang;
 use crate::log::{complain, say};
@@ -77,6 +79,8 @@ pub struct Engine {
     /// Failures in a row after which an Archive is dormant (0: never).
     pub dormant_after: u32,
     pub metrics: Arc<Metrics>,
+    /// The time of day of the Archives' health and of the memory's entries.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Engine {
@@ -95,6 +99,7 @@ impl Engine {
             metrics: Arc::new(Metrics::new(health.clone())),
             health,
             dormant_after: config.archives.dormant_after,
+            clock: clock::system(),
         }
     }
 }
@@ -251,7 +256,7 @@ pub struct Found {
     pub contenttype: String,
     /// `state` as the Archive said it; none: it claims nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub state: Option<String>,
+    pub state: Option<SaidState>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ibi: Option<String>,
     #[serde(skip)]
@@ -264,7 +269,41 @@ pub struct Found {
 impl Found {
     /// Whether the Archive claims to hold the Original.
     pub fn claims_original(&self) -> bool {
-        self.state.as_deref() == Some("Original")
+        self.state == Some(SaidState::Known(State::Original))
+    }
+}
+
+/// `state` as an Archive said it of an item: one of Figure 5.4's (and the tombstone's),
+/// or another word, kept as said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SaidState {
+    Known(State),
+    Other(String),
+}
+
+impl SaidState {
+    /// The state `word` says.
+    pub fn of(word: String) -> SaidState {
+        match word.as_str() {
+            "Original" => SaidState::Known(State::Original),
+            "Copy" => SaidState::Known(State::Copy),
+            "Deleted" => SaidState::Known(State::Deleted),
+            _ => SaidState::Other(word),
+        }
+    }
+
+    /// The word as the Archive said it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            SaidState::Known(state) => state.as_str(),
+            SaidState::Other(word) => word,
+        }
+    }
+}
+
+impl Serialize for SaidState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -513,7 +552,7 @@ impl Engine {
         }
         pairs.push(("servicesubject", b"acknowledgment"));
         if let Some(state) = &found.state {
-            pairs.push(("state", state.as_bytes()));
+            pairs.push(("state", state.as_str().as_bytes()));
         }
         pairs.extend([
             ("url", found.url.as_bytes()),
@@ -930,6 +969,7 @@ impl Hearing {
                 .collect(),
             ledger: Ledger {
                 metrics: engine.metrics.clone(),
+                clock: engine.clock.clone(),
                 dormant_after: engine.dormant_after,
                 counted: counted.map(str::to_string),
             },
@@ -1546,6 +1586,7 @@ impl Admission {
 #[derive(Clone)]
 struct Ledger {
     metrics: Arc<Metrics>,
+    clock: Arc<dyn Clock>,
     dormant_after: u32,
     /// The Archive whose failure in this step is counted already: not counted again.
     counted: Option<String>,
@@ -1555,7 +1596,7 @@ impl Ledger {
     /// A request to `archive` answered after `took`.
     fn answered(&self, archive: &str, health: &Health, took: Duration) {
         self.metrics.archive_request(archive, "answered", took);
-        if health.success(took) == health::Change::Woke {
+        if health.success(took, clock::millis(&*self.clock)) == health::Change::Woke {
             say(&format!("{archive} answers again: asked again"));
         }
     }
@@ -1564,7 +1605,8 @@ impl Ledger {
     /// and toward dormancy only when it lasts (see [`Health::overloaded`]).
     fn overloaded(&self, archive: &str, health: &Health, took: Duration) {
         self.metrics.archive_request(archive, "overloaded", took);
-        if health.overloaded(self.dormant_after) == health::Change::FellDormant {
+        let now = clock::millis(&*self.clock);
+        if health.overloaded(self.dormant_after, now) == health::Change::FellDormant {
             say(&format!(
                 "{archive} answered nothing but 503 or 429 for {} s: dormant, asked no more until it answers",
                 health::OVERLOADED_FOR.as_secs()
@@ -1898,7 +1940,11 @@ fn read_pairs(list: &[(String, Vec<String>)], url: &PersistentUrl, archive: &Inc
             return Reading::Ask(a);
         }
     }
-    if get("state").and_then(|w| w.first()).map(String::as_str) == Some("Deleted") {
+    let state = get("state")
+        .and_then(|w| w.first())
+        .cloned()
+        .map(SaidState::of);
+    if state == Some(SaidState::Known(State::Deleted)) {
         let date = get("timestamp")
             .and_then(|w| w.first())
             .cloned()
@@ -1935,7 +1981,7 @@ fn found_at(
         address: archive.address.clone(),
         contenttype: word("contenttype")
             .unwrap_or_else(|| if metadata { "Metadata" } else { "Data" }.into()),
-        state: word("state"),
+        state: word("state").map(SaidState::of),
         ibi: get(&format!("ibi{suffix}")).map(|w| w.join(" ")),
         urlkey: get("urlkey").and_then(|w| w.first()).cloned(),
         language: lang.map(|l| l.to_string()),
@@ -2051,7 +2097,10 @@ mod tests {
         };
         assert_eq!(found.url, "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf");
         assert_eq!(
-            (found.contenttype.as_str(), found.state.as_deref()),
+            (
+                found.contenttype.as_str(),
+                found.state.as_ref().map(SaidState::as_str)
+            ),
             ("Data", Some("Original"))
         );
         // Example 10.1's acknowledgment, with the url's own "%" escaped as Table 6.1 asks

@@ -17,11 +17,12 @@ use tokio::sync::Semaphore;
 use crate::acknowledge::Acknowledger;
 use crate::client::{Confirmation, Counted};
 use crate::clients::{ClientBook, Network};
+use crate::clock::{self, Clock};
 use crate::config::Config;
 use crate::keys::{KeyCheck, KeyTurn, Slowdown, KEY_CHECKS, MAX_KEY_CHECKS_WAITING};
 use crate::log::say;
 use crate::memory::LocationMemory;
-use crate::registry::{self, Included, Registry, RegistryError};
+use crate::registry::{self, Included, Registry, RegistryError, RegistryErrorKind};
 use crate::resolve::Engine;
 
 /// Everything the handlers share.
@@ -49,17 +50,26 @@ pub struct AppState {
 }
 
 impl AppState {
+    /// The state of a server of `config`, by the system's clock.
     pub fn new(config: Config) -> Result<AppState, RegistryError> {
+        AppState::with_clock(config, clock::system())
+    }
+
+    /// The state of a server of `config` whose time of day (the Archives' health, the
+    /// memory's entries, the registry's dates) is read from `clock`.
+    pub fn with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<AppState, RegistryError> {
         let config_resolutions = config.limits.resolutions;
-        let registry = Registry::open(&config.database)?;
+        let registry = Registry::open(&config.database)?.with_clock(clock.clone());
         let archives = registry.included()?;
         let forgotten = registry.last_forgotten()?;
+        let memory = LocationMemory::open(
+            &config.database,
+            config.memory_entries,
+            config.memory_expiry,
+        )?;
         let engine = Engine {
-            memory: Arc::new(LocationMemory::open(
-                &config.database,
-                config.memory_entries,
-                config.memory_expiry,
-            )?),
+            memory: Arc::new(memory.with_clock(clock.clone())),
+            clock,
             ..Engine::new(&config)
         };
         engine.client.fit(
@@ -143,12 +153,14 @@ impl AppState {
                 continue;
             }
             let client = self.engine.client.clone();
+            let clock = self.engine.clock.clone();
             let timeout = self.engine.timeout;
             let (address, archive) = (a.address.clone(), a.serviceibi.clone());
             probes.spawn(async move {
                 let start = Instant::now();
                 if client.confirm(&address, &archive, timeout).await == Confirmation::Yes
-                    && health.success(start.elapsed()) == crate::health::Change::Woke
+                    && health.success(start.elapsed(), clock::millis(&*clock))
+                        == crate::health::Change::Woke
                 {
                     say(&format!("{archive} answers again: asked again"));
                 }
@@ -165,13 +177,15 @@ impl AppState {
     {
         let registry = self.registry.clone();
         tokio::task::spawn_blocking(move || {
-            let mut r = registry
-                .lock()
-                .map_err(|_| RegistryError("registry lock poisoned".into()))?;
+            let mut r = registry.lock().map_err(|_| {
+                RegistryError::new(RegistryErrorKind::Database, "registry lock poisoned")
+            })?;
             work(&mut r)
         })
         .await
-        .map_err(|e| RegistryError(format!("registry task: {e}")))?
+        .map_err(|e| {
+            RegistryError::new(RegistryErrorKind::Database, format!("registry task: {e}"))
+        })?
     }
 
     /// Runs one change of the registry (a transaction) off the async threads, then
