@@ -136,7 +136,7 @@ pub struct Included {
     /// memory and the conflicts name it by, whatever spelling it was included under.
     pub key: String,
     /// Its service IBI as it spelt it when included: the path it is asked at.
-    pub serviceibi: String,
+    pub serviceibi: Ibi,
     pub address: String,
     /// Its health as last recorded.
     pub recorded: Snapshot,
@@ -664,7 +664,7 @@ impl Registry {
         let rows = stmt.query_map([], |r| {
             Ok(Included {
                 key: r.get(5)?,
-                serviceibi: r.get(0)?,
+                serviceibi: spelt_ibi(r.get(0)?)?,
                 address: r.get(1)?,
                 recorded: Snapshot {
                     failures: r.get::<_, i64>(2)?.clamp(0, u32::MAX as i64) as u32,
@@ -816,6 +816,13 @@ impl Registry {
         )?;
         one_row(n, serviceibi)
     }
+}
+
+/// A service IBI as the registry holds it, read back.
+fn spelt_ibi(spelling: String) -> rusqlite::Result<Ibi> {
+    Ibi::parse(&spelling).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })
 }
 
 /// An update of one Archive's row: it must have been there.
@@ -993,7 +1000,7 @@ mod tests {
             r.included().unwrap(),
             vec![Included {
                 key: "sid.inpe.br/mtc-m21/2012/06.05.15.34.39".into(),
-                serviceibi: "sid.inpe.br/mtc-m21/2012/06.05.15.34.39".into(),
+                serviceibi: Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap(),
                 address: "mtc-m21.sid.inpe.br".into(),
                 recorded: Snapshot::default(),
             }]
@@ -1045,7 +1052,7 @@ mod tests {
             r.included().unwrap(),
             vec![Included {
                 key: "urlib.net/www/2012/01.01.01.01".into(),
-                serviceibi: "urlib.net/www/2012/01.01.01.01".into(),
+                serviceibi: Ibi::parse("urlib.net/www/2012/01.01.01.01").unwrap(),
                 address: "a.example.org".into(),
                 recorded: Snapshot {
                     failures: 3,
@@ -1130,7 +1137,7 @@ mod tests {
                 r.included().unwrap(),
                 vec![Included {
                     key: "LK47B6W/32NSFRP".into(),
-                    serviceibi: asked.as_str().into(),
+                    serviceibi: Ibi::parse(asked.as_str()).unwrap(),
                     address: "a.example.org".into(),
                     recorded: Snapshot::default(),
                 }]
@@ -1201,13 +1208,13 @@ mod tests {
             vec![
                 Included {
                     key: "LK47B6W/32NSFRP".into(),
-                    serviceibi: "lk47b6w/32nsfrp".into(),
+                    serviceibi: Ibi::parse("lk47b6w/32nsfrp").unwrap(),
                     address: "a.example.org".into(),
                     recorded: Snapshot::default(),
                 },
                 Included {
                     key: "urlib.net/www/2012/01.01.01.01".into(),
-                    serviceibi: "urlib.net/www/2012/01.01.01.01".into(),
+                    serviceibi: Ibi::parse("urlib.net/www/2012/01.01.01.01").unwrap(),
                     address: "b.example.org".into(),
                     recorded: Snapshot::default(),
                 },

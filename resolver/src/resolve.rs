@@ -656,7 +656,7 @@ impl Engine {
         }
         let dormant = self
             .health
-            .of(&holder.serviceibi, || holder.recorded.clone())
+            .of(holder.serviceibi.as_str(), || holder.recorded.clone())
             .is_dormant();
         let mut said = Said::Silent;
         let mut result = AskResult::Dormant;
@@ -835,7 +835,10 @@ impl Engine {
                 pairs.push(("parsedibiurl.verblist", verblist.as_bytes()));
             }
             pairs.push(("servicesubject", b"urlRequest"));
-            match self.client.service_url(&a.address, &a.serviceibi, &pairs) {
+            match self
+                .client
+                .service_url(&a.address, a.serviceibi.as_str(), &pairs)
+            {
                 Ok(request) => requests.push((i, request)),
                 Err(e) => {
                     // Not asked (for the Original check), but no outage either: its
@@ -954,7 +957,7 @@ impl Hearing {
             asked: archives
                 .iter()
                 .map(|a| Asked {
-                    archive: a.serviceibi.clone(),
+                    archive: a.serviceibi.to_string(),
                     address: a.address.clone(),
                     result: AskResult::NotAwaited,
                     detail: None,
@@ -965,7 +968,11 @@ impl Hearing {
             said: vec![Said::Waiting; archives.len()],
             healths: archives
                 .iter()
-                .map(|a| engine.health.of(&a.serviceibi, || a.recorded.clone()))
+                .map(|a| {
+                    engine
+                        .health
+                        .of(a.serviceibi.as_str(), || a.recorded.clone())
+                })
                 .collect(),
             ledger: Ledger {
                 metrics: engine.metrics.clone(),
@@ -1022,7 +1029,7 @@ impl Hearing {
     ) -> Option<Reading> {
         let a = &mut self.asked[i];
         a.ms = ms(took);
-        let archive = &included.serviceibi;
+        let archive = included.serviceibi.as_str();
         let (ledger, health) = (&self.ledger, &self.healths[i]);
         self.said[i] = Said::Silent;
         match fetched {
@@ -1308,7 +1315,7 @@ impl Late {
     /// learn from it (`learning`).
     fn hear(&self, i: usize, fetched: Fetched, took: Duration, learning: bool) -> Said {
         let (archive, health) = (&self.archives[i], &self.healths[i]);
-        let (ledger, name) = (&self.ledger, &archive.serviceibi);
+        let (ledger, name) = (&self.ledger, archive.serviceibi.as_str());
         match fetched {
             Fetched::Body(body) => {
                 let heard = if learning {
@@ -1551,7 +1558,7 @@ impl Admission {
     /// `others` (none remembered): counted, kept, logged the first time (and then once
     /// in a while per claimant, however many IBIs it claims).
     fn conflict(&self, holder: Option<&Included>, claimant: &Included, others: &[&Included]) {
-        self.metrics.conflict(&claimant.serviceibi);
+        self.metrics.conflict(claimant.serviceibi.as_str());
         let conflict = Conflict {
             ibi: self.admit.key.clone(),
             holder: holder.map(|h| h.key.clone()),
@@ -1977,7 +1984,7 @@ fn found_at(
         .any(|s| matches!(s, Step::Metadata { .. }));
     Found {
         url: value.to_string(),
-        archive: archive.serviceibi.clone(),
+        archive: archive.serviceibi.to_string(),
         address: archive.address.clone(),
         contenttype: word("contenttype")
             .unwrap_or_else(|| if metadata { "Metadata" } else { "Data" }.into()),
@@ -2069,7 +2076,7 @@ mod tests {
     fn archive() -> Included {
         Included {
             key: "sid.inpe.br/mtc-m18/2008/03.17.15.17".into(),
-            serviceibi: "sid.inpe.br/mtc-m18@80/2008/03.17.15.17".into(),
+            serviceibi: Ibi::parse("sid.inpe.br/mtc-m18@80/2008/03.17.15.17").unwrap(),
             address: "mtc-m16c.sid.inpe.br".into(),
             recorded: Default::default(),
         }
@@ -2224,7 +2231,7 @@ mod tests {
             .iter()
             .map(|k| Included {
                 key: format!("{k}.example/www/2020/01.01.01.01"),
-                serviceibi: format!("{k}.example/www/2020/01.01.01.01"),
+                serviceibi: Ibi::parse(&format!("{k}.example/www/2020/01.01.01.01")).unwrap(),
                 address: format!("{k}.example"),
                 recorded: Default::default(),
             })

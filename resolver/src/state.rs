@@ -148,14 +148,17 @@ impl AppState {
         let archives = self.archives();
         let mut probes = tokio::task::JoinSet::new();
         for a in archives.iter() {
-            let health = self.engine.health.of(&a.serviceibi, || a.recorded.clone());
+            let health = self
+                .engine
+                .health
+                .of(a.serviceibi.as_str(), || a.recorded.clone());
             if !health.is_dormant() {
                 continue;
             }
             let client = self.engine.client.clone();
             let clock = self.engine.clock.clone();
             let timeout = self.engine.timeout;
-            let (address, archive) = (a.address.clone(), a.serviceibi.clone());
+            let (address, archive) = (a.address.clone(), a.serviceibi.to_string());
             probes.spawn(async move {
                 let start = Instant::now();
                 if client.confirm(&address, &archive, timeout).await == Confirmation::Yes
