@@ -19,6 +19,13 @@ impl State {
             State::Deleted => "Deleted",
         }
     }
+
+    /// The state `word` names, as an answer writes it, if it names one.
+    pub fn from_word(word: &str) -> Option<State> {
+        [State::Original, State::Copy, State::Deleted]
+            .into_iter()
+            .find(|state| state.as_str() == word)
+    }
 }
 
 /// `contenttype` of Table 9.3.

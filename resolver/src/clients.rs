@@ -2,7 +2,7 @@
 //! neither amplify itself into every Archive nor starve other readers.
 //!
 //! A client is its network — an IPv4 /24 or an IPv6 /64, the reader's address after
-//! trusted proxies ([`crate::server::client_ips`]) — since one machine has many addresses
+//! trusted proxies ([`crate::router::client_ips`]) — since one machine has many addresses
 //! of its network at hand. Each network may have `per_client_resolutions` resolutions
 //! under way, `per_client_connections` connections open (those of a trusted proxy are not
 //! counted: they carry many readers), and spend `per_client_misses` resolutions a second

@@ -182,17 +182,17 @@ impl Config {
 
     /// Parses the text of a resolver.toml whose relative paths are taken from `dir`.
     /// A wrong value is shown with its line and column, as a TOML error is.
-    pub fn parse(text: &str, dir: &Path) -> Result<Config, String> {
-        let raw: Raw = toml::from_str(text).map_err(|e| toml_message(text, &e))?;
-        let at = |value: &Spanned<String>, message: String| located(text, value, message);
+    pub fn parse(text: &str, dir: &Path) -> Result<Config, ConfigError> {
+        let raw: Raw = toml::from_str(text).map_err(|e| ConfigError::toml(text, &e))?;
+        let read = Reading { text };
         let serviceibi = Ibi::parse(raw.serviceibi.get_ref())
-            .map_err(|e| at(&raw.serviceibi, format!("serviceibi: {e}")))?;
+            .map_err(|e| read.at(&raw.serviceibi, format!("serviceibi: {e}")))?;
         let (publicurl, publicurl_with_port) =
-            public_url(raw.publicurl.get_ref()).map_err(|e| at(&raw.publicurl, e))?;
+            public_url(raw.publicurl.get_ref()).map_err(|e| read.at(&raw.publicurl, e))?;
         let listen: SocketAddr = match &raw.listen {
             None => DEFAULT_LISTEN.parse().expect("a valid default"),
             Some(l) => l.get_ref().parse().map_err(|_| {
-                at(
+                read.at(
                     l,
                     format!(
                         "listen = {:?} is not an address and port such as 127.0.0.1:8090",
@@ -202,117 +202,11 @@ impl Config {
             })?,
         };
         let database = dir.join(raw.database.as_deref().unwrap_or(DEFAULT_DATABASE));
-        let networks = |what: &str, list: &[Spanned<String>]| -> Result<Vec<Network>, String> {
-            list.iter()
-                .map(|n| {
-                    Network::parse(n.get_ref()).map_err(|_| {
-                        at(
-                            n,
-                            format!(
-                                "{what}: {:?} is not an address block such as 127.0.0.0/8",
-                                n.get_ref()
-                            ),
-                        )
-                    })
-                })
-                .collect()
-        };
-        let trustedproxies = networks("trustedproxies", &raw.trustedproxies)?;
-        let timeout = match &raw.archives.timeout {
-            None => DEFAULT_TIMEOUT,
-            Some(t) => parse_duration(t.get_ref())
-                .map_err(|e| at(t, format!("[archives] timeout: {e}")))?,
-        };
-        let archive_networks = match &raw.archives.networks {
-            None => None,
-            Some(list) => Some(networks("[archives] networks", list)?),
-        };
-        let number =
-            |what: &str, v: &Option<Spanned<i64>>, default: usize, range: (i64, i64)| match v {
-                None => Ok(default),
-                Some(n) if (range.0..=range.1).contains(n.get_ref()) => Ok(*n.get_ref() as usize),
-                Some(n) => Err(located(
-                    text,
-                    n,
-                    format!(
-                        "{what} = {} is outside {}..{}",
-                        n.get_ref(),
-                        range.0,
-                        range.1
-                    ),
-                )),
-            };
-        let dormant_after = number(
-            "[archives] dormant_after",
-            &raw.archives.dormant_after,
-            DEFAULT_DORMANT_AFTER as usize,
-            (0, 1000),
-        )? as u32;
-        let probe = match &raw.archives.probe {
-            None => DEFAULT_PROBE,
-            Some(t) => parse_duration_in(
-                t.get_ref(),
-                Duration::from_secs(1),
-                Duration::from_secs(3600),
-            )
-            .map_err(|e| at(t, format!("[archives] probe: {e}")))?,
-        };
-        let connections = number(
-            "[archives] connections",
-            &raw.archives.connections,
-            crate::client::DEFAULT_PER_ARCHIVE,
-            (1, 1024),
-        )?;
-        let memory_entries = number(
-            "[memory] entries",
-            &raw.memory.entries,
-            DEFAULT_MEMORY_ENTRIES,
-            (0, 1_000_000),
-        )?;
-        let memory_expiry = match &raw.memory.expiry {
-            None => DEFAULT_MEMORY_EXPIRY,
-            Some(t) => parse_duration_in(t.get_ref(), Duration::from_millis(1), MAX_MEMORY_EXPIRY)
-                .map_err(|e| at(t, format!("[memory] expiry: {e}")))?,
-        };
-        let limits = Limits {
-            resolutions: number(
-                "[limits] resolutions",
-                &raw.limits.resolutions,
-                DEFAULT_RESOLUTIONS,
-                (1, 100_000),
-            )?,
-            connections: number(
-                "[limits] connections",
-                &raw.limits.connections,
-                DEFAULT_CONNECTIONS,
-                (1, 1_000_000),
-            )?,
-            per_client_resolutions: number(
-                "[limits] per_client_resolutions",
-                &raw.limits.per_client_resolutions,
-                DEFAULT_PER_CLIENT_RESOLUTIONS,
-                (1, 100_000),
-            )?,
-            per_client_misses: number(
-                "[limits] per_client_misses",
-                &raw.limits.per_client_misses,
-                DEFAULT_PER_CLIENT_MISSES as usize,
-                (1, 1_000_000),
-            )? as u32,
-            per_client_connections: number(
-                "[limits] per_client_connections",
-                &raw.limits.per_client_connections,
-                DEFAULT_PER_CLIENT_CONNECTIONS,
-                (1, 1_000_000),
-            )?,
-        };
-        let metrics_networks = match &raw.metrics.networks {
-            None => DEFAULT_METRICS_NETWORKS
-                .iter()
-                .map(|n| Network::parse(n).expect("valid defaults"))
-                .collect(),
-            Some(list) => networks("[metrics] networks", list)?,
-        };
+        let trustedproxies = read.networks("trustedproxies", &raw.trustedproxies)?;
+        let archives = read.archives(&raw.archives)?;
+        let (memory_entries, memory_expiry) = read.memory(&raw.memory)?;
+        let limits = read.limits(&raw.limits)?;
+        let metrics_networks = read.metrics(&raw.metrics)?;
         Ok(Config {
             serviceibi,
             publicurl,
@@ -320,13 +214,7 @@ impl Config {
             listen,
             database,
             trustedproxies,
-            archives: Archives {
-                timeout,
-                networks: archive_networks,
-                dormant_after,
-                probe,
-                connections,
-            },
+            archives,
             memory_entries,
             memory_expiry,
             limits,
@@ -344,6 +232,234 @@ impl Config {
         self.trustedproxies.iter().any(|n| n.contains(ip))
     }
 }
+
+/// The values of a resolver.toml read, each fault placed in its `text`.
+struct Reading<'a> {
+    text: &'a str,
+}
+
+impl Reading<'_> {
+    /// `message` about `value`, placed where it is written.
+    fn at<T>(&self, value: &Spanned<T>, message: String) -> ConfigError {
+        ConfigError {
+            kind: ConfigErrorKind::Value,
+            at: Some(Position::of_offset(self.text, value.span().start)),
+            message,
+        }
+    }
+
+    /// A list of address blocks, `what` naming it.
+    fn networks(&self, what: &str, list: &[Spanned<String>]) -> Result<Vec<Network>, ConfigError> {
+        list.iter()
+            .map(|n| {
+                Network::parse(n.get_ref()).map_err(|_| {
+                    self.at(
+                        n,
+                        format!(
+                            "{what}: {:?} is not an address block such as 127.0.0.0/8",
+                            n.get_ref()
+                        ),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// A whole number within `range`, `default` when not given.
+    fn number(
+        &self,
+        what: &str,
+        v: &Option<Spanned<i64>>,
+        default: usize,
+        range: (i64, i64),
+    ) -> Result<usize, ConfigError> {
+        match v {
+            None => Ok(default),
+            Some(n) if (range.0..=range.1).contains(n.get_ref()) => Ok(*n.get_ref() as usize),
+            Some(n) => Err(self.at(
+                n,
+                format!(
+                    "{what} = {} is outside {}..{}",
+                    n.get_ref(),
+                    range.0,
+                    range.1
+                ),
+            )),
+        }
+    }
+
+    /// A duration within `min..=max` ([`parse_duration_in`]), `default` when not given.
+    fn duration(
+        &self,
+        what: &str,
+        v: &Option<Spanned<String>>,
+        default: Duration,
+        (min, max): (Duration, Duration),
+    ) -> Result<Duration, ConfigError> {
+        match v {
+            None => Ok(default),
+            Some(t) => parse_duration_in(t.get_ref(), min, max)
+                .map_err(|e| self.at(t, format!("{what}: {e}"))),
+        }
+    }
+
+    /// `[archives]`.
+    fn archives(&self, raw: &RawArchives) -> Result<Archives, ConfigError> {
+        let timeout = self.duration(
+            "[archives] timeout",
+            &raw.timeout,
+            DEFAULT_TIMEOUT,
+            (Duration::from_millis(1), MAX_TIMEOUT),
+        )?;
+        let networks = match &raw.networks {
+            None => None,
+            Some(list) => Some(self.networks("[archives] networks", list)?),
+        };
+        let dormant_after = self.number(
+            "[archives] dormant_after",
+            &raw.dormant_after,
+            DEFAULT_DORMANT_AFTER as usize,
+            (0, 1000),
+        )? as u32;
+        let probe = self.duration(
+            "[archives] probe",
+            &raw.probe,
+            DEFAULT_PROBE,
+            (Duration::from_secs(1), Duration::from_secs(3600)),
+        )?;
+        let connections = self.number(
+            "[archives] connections",
+            &raw.connections,
+            crate::client::DEFAULT_PER_ARCHIVE,
+            (1, 1024),
+        )?;
+        Ok(Archives {
+            timeout,
+            networks,
+            dormant_after,
+            probe,
+            connections,
+        })
+    }
+
+    /// `[memory]`: its entries and their expiry.
+    fn memory(&self, raw: &RawMemory) -> Result<(usize, Duration), ConfigError> {
+        let entries = self.number(
+            "[memory] entries",
+            &raw.entries,
+            DEFAULT_MEMORY_ENTRIES,
+            (0, 1_000_000),
+        )?;
+        let expiry = self.duration(
+            "[memory] expiry",
+            &raw.expiry,
+            DEFAULT_MEMORY_EXPIRY,
+            (Duration::from_millis(1), MAX_MEMORY_EXPIRY),
+        )?;
+        Ok((entries, expiry))
+    }
+
+    /// `[limits]`.
+    fn limits(&self, raw: &RawLimits) -> Result<Limits, ConfigError> {
+        Ok(Limits {
+            resolutions: self.number(
+                "[limits] resolutions",
+                &raw.resolutions,
+                DEFAULT_RESOLUTIONS,
+                (1, 100_000),
+            )?,
+            connections: self.number(
+                "[limits] connections",
+                &raw.connections,
+                DEFAULT_CONNECTIONS,
+                (1, 1_000_000),
+            )?,
+            per_client_resolutions: self.number(
+                "[limits] per_client_resolutions",
+                &raw.per_client_resolutions,
+                DEFAULT_PER_CLIENT_RESOLUTIONS,
+                (1, 100_000),
+            )?,
+            per_client_misses: self.number(
+                "[limits] per_client_misses",
+                &raw.per_client_misses,
+                DEFAULT_PER_CLIENT_MISSES as usize,
+                (1, 1_000_000),
+            )? as u32,
+            per_client_connections: self.number(
+                "[limits] per_client_connections",
+                &raw.per_client_connections,
+                DEFAULT_PER_CLIENT_CONNECTIONS,
+                (1, 1_000_000),
+            )?,
+        })
+    }
+
+    /// `[metrics]`: the networks that may see `/metrics`.
+    fn metrics(&self, raw: &RawMetrics) -> Result<Vec<Network>, ConfigError> {
+        match &raw.networks {
+            None => Ok(DEFAULT_METRICS_NETWORKS
+                .iter()
+                .map(|n| Network::parse(n).expect("valid defaults"))
+                .collect()),
+            Some(list) => self.networks("[metrics] networks", list),
+        }
+    }
+}
+
+/// What is wrong with a resolver.toml: its kind, where (when known), and what. Shown as
+/// `line L, column C: message`, or the message alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    kind: ConfigErrorKind,
+    at: Option<Position>,
+    message: String,
+}
+
+/// The kinds of [`ConfigError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigErrorKind {
+    /// The text is not TOML of a resolver.toml (syntax, an unknown or missing setting, a
+    /// value of the wrong type).
+    Toml,
+    /// A setting's value is wrong.
+    Value,
+}
+
+impl ConfigError {
+    pub fn kind(&self) -> ConfigErrorKind {
+        self.kind
+    }
+
+    /// Where in the file, when known.
+    pub fn position(&self) -> Option<Position> {
+        self.at
+    }
+
+    /// A TOML error of `text`, placed at the start of its span; the toml crate's short
+    /// message (its `Display` quotes the line, which could hold a secret).
+    fn toml(text: &str, e: &toml::de::Error) -> ConfigError {
+        ConfigError {
+            kind: ConfigErrorKind::Toml,
+            at: e.span().map(|span| Position::of_offset(text, span.start)),
+            message: e.message().to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.at {
+            Some(Position { line, column }) => {
+                write!(f, "line {line}, column {column}: {}", self.message)
+            }
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 /// `publicurl`: an http or https URL of a host, without path, query or user.
 fn public_url(s: &str) -> Result<(String, String), String> {
@@ -372,11 +488,6 @@ fn public_url(s: &str) -> Result<(String, String), String> {
 /// `"2s"`, `"500ms"`: a whole number of seconds or milliseconds, from 1 ms to 30 s.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
     parse_duration_in(s, Duration::from_millis(1), MAX_TIMEOUT)
-}
-
-/// `message` about `value` of `text`, with its position (`line L, column C: …`).
-fn located<T>(text: &str, value: &Spanned<T>, message: String) -> String {
-    format!("{}: {message}", position(text, value.span().start))
 }
 
 /// A duration as [`parse_duration`] reads it, within `min..=max`: a whole number of
@@ -414,21 +525,6 @@ fn shown(d: Duration) -> String {
     } else {
         format!("{}s", d.as_secs())
     }
-}
-
-/// A TOML error as `line L, column C: message`.
-fn toml_message(text: &str, e: &toml::de::Error) -> String {
-    let message = e.message();
-    match e.span() {
-        Some(span) => format!("{}: {message}", position(text, span.start)),
-        None => message.to_string(),
-    }
-}
-
-/// `line L, column C` of the byte at `offset` of `text`, the column in characters.
-fn position(text: &str, offset: usize) -> String {
-    let Position { line, column } = Position::of_offset(text, offset);
-    format!("line {line}, column {column}")
 }
 
 #[cfg(test)]
@@ -481,7 +577,7 @@ networks = ["127.0.0.0/8"]
             ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nport = 1\n", "line 3, column 1: unknown field `port`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`, `memory`, `limits`, `metrics`"),
             ("serviceibi = [\n", "line 1, column 15: unclosed array, expected `]`"),
         ] {
-            assert_eq!(Config::parse(text, Path::new(".")).unwrap_err(), message, "{text}");
+            assert_eq!(Config::parse(text, Path::new(".")).unwrap_err().to_string(), message, "{text}");
         }
     }
 
@@ -522,7 +618,9 @@ networks = ["127.0.0.0/8"]
             ("[limits]\nper_client_misses = 0\n", "line 4, column 21: [limits] per_client_misses = 0 is outside 1..1000000"),
         ] {
             assert_eq!(
-                Config::parse(&format!("{head}{more}"), Path::new(".")).unwrap_err(),
+                Config::parse(&format!("{head}{more}"), Path::new("."))
+                    .unwrap_err()
+                    .to_string(),
                 message
             );
         }
@@ -535,7 +633,7 @@ networks = ["127.0.0.0/8"]
         let text =
             "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nlisten = \"ação\" 1\n";
         assert_eq!(
-            Config::parse(text, Path::new(".")).unwrap_err(),
+            Config::parse(text, Path::new(".")).unwrap_err().to_string(),
             "line 3, column 17: unexpected key or value, expected newline, `#`"
         );
     }

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Weight of a new latency in the running average, out of 8.
 const LATENCY_WEIGHT: u64 = 2;
@@ -56,13 +56,6 @@ pub enum Change {
     Woke,
 }
 
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
-
 impl Health {
     /// A health as the registry last recorded it.
     pub fn from_snapshot(s: &Snapshot) -> Health {
@@ -90,8 +83,9 @@ impl Health {
         }
     }
 
-    /// An answer (any answer: an empty one is "not here", not a failure) after `took`.
-    pub fn success(&self, took: Duration) -> Change {
+    /// An answer (any answer: an empty one is "not here", not a failure) after `took`,
+    /// at `now_ms` (milliseconds since the epoch).
+    pub fn success(&self, took: Duration, now_ms: i64) -> Change {
         let us = took.as_micros().min(u64::MAX as u128) as u64;
         let old = self.latency_us.load(Ordering::Relaxed);
         let new = if old == 0 {
@@ -100,7 +94,7 @@ impl Health {
             ((old * (8 - LATENCY_WEIGHT) + us * LATENCY_WEIGHT) / 8).max(1)
         };
         self.latency_us.store(new, Ordering::Relaxed);
-        self.last_success_ms.store(now_ms(), Ordering::Relaxed);
+        self.last_success_ms.store(now_ms, Ordering::Relaxed);
         self.failures.store(0, Ordering::Relaxed);
         self.overloaded_since_ms.store(0, Ordering::Relaxed);
         self.overloads.store(0, Ordering::Relaxed);
@@ -132,12 +126,8 @@ impl Health {
 
     /// An answer `503` or `429` until the timeout: overloaded, no failure; dormant only
     /// once nothing else came for [`OVERLOADED_FOR`] and `dormant_after` times (never,
-    /// when 0).
-    pub fn overloaded(&self, dormant_after: u32) -> Change {
-        self.overloaded_at(dormant_after, now_ms())
-    }
-
-    fn overloaded_at(&self, dormant_after: u32, now: i64) -> Change {
+    /// when 0); `now` in milliseconds since the epoch.
+    pub fn overloaded(&self, dormant_after: u32, now: i64) -> Change {
         let since = match self.overloaded_since_ms.compare_exchange(
             0,
             now,
@@ -252,13 +242,15 @@ impl HealthBook {
 mod tests {
     use super::*;
 
+    const NOW: i64 = 1_000_000_000_000;
+
     #[test]
     fn dormant_after_n_failures_in_a_row_and_awake_at_the_first_answer() {
         let h = Health::default();
         assert_eq!(h.failure(3), Change::Unchanged);
         assert_eq!(h.failure(3), Change::Unchanged);
         // An answer in between starts the count again.
-        assert_eq!(h.success(Duration::from_millis(4)), Change::Unchanged);
+        assert_eq!(h.success(Duration::from_millis(4), NOW), Change::Unchanged);
         assert_eq!(h.snapshot().failures, 0);
         assert_eq!(h.failure(3), Change::Unchanged);
         assert_eq!(h.failure(3), Change::Unchanged);
@@ -268,7 +260,7 @@ mod tests {
         // Falling once, not again at every further failure.
         assert_eq!(h.failure(3), Change::Unchanged);
         assert_eq!(h.snapshot().failures, 4);
-        assert_eq!(h.success(Duration::from_millis(4)), Change::Woke);
+        assert_eq!(h.success(Duration::from_millis(4), NOW), Change::Woke);
         assert!(!h.is_dormant());
         // 0: never dormant.
         let h = Health::default();
@@ -285,36 +277,36 @@ mod tests {
         let after = |ms: u64| t + ms as i64;
         // Many 503s within OVERLOADED_FOR: no dormancy, and no failure counted.
         for ms in (0..29_000).step_by(1000) {
-            assert_eq!(h.overloaded_at(3, after(ms)), Change::Unchanged);
+            assert_eq!(h.overloaded(3, after(ms)), Change::Unchanged);
         }
         assert_eq!(h.snapshot().failures, 0);
         assert!(!h.is_dormant());
         // An answer in between starts it again.
-        assert_eq!(h.success(Duration::from_millis(4)), Change::Unchanged);
-        assert_eq!(h.overloaded_at(3, after(30_000)), Change::Unchanged);
-        assert_eq!(h.overloaded_at(3, after(59_999)), Change::Unchanged);
+        assert_eq!(h.success(Duration::from_millis(4), NOW), Change::Unchanged);
+        assert_eq!(h.overloaded(3, after(30_000)), Change::Unchanged);
+        assert_eq!(h.overloaded(3, after(59_999)), Change::Unchanged);
         // Nothing but 503s for OVERLOADED_FOR, and at least dormant_after of them.
-        assert_eq!(h.overloaded_at(3, after(60_000)), Change::FellDormant);
+        assert_eq!(h.overloaded(3, after(60_000)), Change::FellDormant);
         assert!(h.is_dormant());
-        assert_eq!(h.success(Duration::from_millis(4)), Change::Woke);
+        assert_eq!(h.success(Duration::from_millis(4), NOW), Change::Woke);
         // Two in 30 s are not three.
         let h = Health::default();
-        assert_eq!(h.overloaded_at(3, after(0)), Change::Unchanged);
-        assert_eq!(h.overloaded_at(3, after(40_000)), Change::Unchanged);
-        assert_eq!(h.overloaded_at(3, after(40_001)), Change::FellDormant);
+        assert_eq!(h.overloaded(3, after(0)), Change::Unchanged);
+        assert_eq!(h.overloaded(3, after(40_000)), Change::Unchanged);
+        assert_eq!(h.overloaded(3, after(40_001)), Change::FellDormant);
         // 0: never.
         let h = Health::default();
-        assert_eq!(h.overloaded_at(0, after(0)), Change::Unchanged);
-        assert_eq!(h.overloaded_at(0, after(100_000)), Change::Unchanged);
+        assert_eq!(h.overloaded(0, after(0)), Change::Unchanged);
+        assert_eq!(h.overloaded(0, after(100_000)), Change::Unchanged);
     }
 
     #[test]
     fn latency_is_a_running_average() {
         let h = Health::default();
-        h.success(Duration::from_micros(800));
+        h.success(Duration::from_micros(800), NOW);
         assert_eq!(h.snapshot().latency_us, 800);
         // (800 × 6 + 1600 × 2) / 8 = 1000
-        h.success(Duration::from_micros(1600));
+        h.success(Duration::from_micros(1600), NOW);
         assert_eq!(h.snapshot().latency_us, 1000);
         assert!(h.snapshot().last_success_ms > 0);
     }

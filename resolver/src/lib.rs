@@ -4,14 +4,16 @@
 //! (§8), then redirects the reader.
 //!
 //! Identifiers, pair lists, relations, query decoding and persistent URLs come from the
-//! `ibi-archive` library; this crate adds the server (tokio, hyper, axum), the client of
+//! `ibi-archive` library; this crate adds the server (tokio, hyper), the client of
 //! Archives (hyper) and the registry (SQLite).
 
 pub mod acknowledge;
 pub mod client;
 pub mod clients;
+pub mod clock;
 pub mod config;
 pub mod health;
+pub mod keys;
 pub mod lang;
 pub mod log;
 pub mod memory;
@@ -20,5 +22,7 @@ pub mod pages;
 pub mod process;
 pub mod registry;
 pub mod resolve;
+pub mod router;
 pub mod server;
 pub mod service;
+pub mod state;

@@ -29,13 +29,14 @@ use std::num::NonZeroUsize;
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use lru::LruCache;
 use rusqlite::{params, Connection};
 use serde::Serialize;
 
-use crate::registry::RegistryError;
+use crate::clock::{self, Clock, SystemClock};
+use crate::registry::{RegistryError, RegistryErrorKind};
 
 /// Changes waiting for the writer; past this many, new ones are dropped.
 const QUEUE: usize = 8192;
@@ -203,14 +204,13 @@ pub struct LocationMemory {
     writes: Option<SyncSender<Change>>,
     /// How long an entry stays fresh, in milliseconds.
     expiry_ms: i64,
+    /// The time of day of its entries.
+    clock: Arc<dyn Clock>,
 }
 
-/// Milliseconds since the epoch now.
+/// Milliseconds since the epoch now, by the system's clock.
 pub fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+    clock::millis(&SystemClock)
 }
 
 impl LocationMemory {
@@ -220,7 +220,19 @@ impl LocationMemory {
             map: None,
             writes: None,
             expiry_ms: 0,
+            clock: clock::system(),
         }
+    }
+
+    /// The same memory, its entries timed by `clock`.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> LocationMemory {
+        self.clock = clock;
+        self
+    }
+
+    /// Milliseconds since the epoch now, by the memory's clock.
+    fn now_ms(&self) -> i64 {
+        clock::millis(&*self.clock)
     }
 
     /// The memory of the registry at `database`, at most `entries` IBIs fresh for
@@ -289,11 +301,14 @@ impl LocationMemory {
         std::thread::Builder::new()
             .name("location-memory".into())
             .spawn(move || writer(conn, rx, entries))
-            .map_err(|e| RegistryError(format!("location memory: {e}")))?;
+            .map_err(|e| {
+                RegistryError::new(RegistryErrorKind::Database, format!("location memory: {e}"))
+            })?;
         Ok(LocationMemory {
             map: Some(Mutex::new(map)),
             writes: Some(tx),
             expiry_ms: i64::try_from(expiry.as_millis()).unwrap_or(i64::MAX),
+            clock: clock::system(),
         })
     }
 
@@ -309,7 +324,7 @@ impl LocationMemory {
     /// The Archive (service IBI) remembered for `ibi` (a registry key), if any; marks it
     /// used.
     pub fn recall(&self, ibi: &str) -> Option<Recalled> {
-        self.recall_at(ibi, now_ms())
+        self.recall_at(ibi, self.now_ms())
     }
 
     fn recall_at(&self, ibi: &str, now: i64) -> Option<Recalled> {
@@ -334,7 +349,7 @@ impl LocationMemory {
 
     /// What [`LocationMemory::recall`] gives, without marking it used.
     pub fn peek(&self, ibi: &str) -> Option<Recalled> {
-        let now = now_ms();
+        let now = self.now_ms();
         let map = self.lock()?;
         let entry = map.lru.peek(ibi)?;
         Some(Recalled {
@@ -346,7 +361,7 @@ impl LocationMemory {
     /// Remembers that `archive` holds `ibi`, verified now (a new entry, or one that
     /// replaces an Archive that no longer holds it).
     pub fn remember(&self, ibi: &str, archive: &str) {
-        self.remember_at(ibi, archive, now_ms())
+        self.remember_at(ibi, archive, self.now_ms())
     }
 
     fn remember_at(&self, ibi: &str, archive: &str, now: i64) {
@@ -376,7 +391,7 @@ impl LocationMemory {
     /// `archive`, remembered for `ibi`, answered for it again when every Archive was
     /// asked: fresh again. Nothing happens when the entry names another Archive by now.
     pub fn verified(&self, ibi: &str, archive: &str) {
-        let now = now_ms();
+        let now = self.now_ms();
         let Some(mut map) = self.lock() else {
             return;
         };
@@ -440,7 +455,7 @@ impl LocationMemory {
         }
         self.send(Change::Conflict {
             conflict,
-            at: now_ms(),
+            at: self.now_ms(),
         });
         !known
     }

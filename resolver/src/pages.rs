@@ -3,6 +3,7 @@
 //! `Accept: application/json`).
 
 use ibi::markup::escape_html;
+use ibi::Ibi;
 
 use crate::lang::PageLang;
 use crate::resolve::{Outcome, Trace};
@@ -14,12 +15,17 @@ pub struct Page {
     pub body: String,
 }
 
-fn html(status: u16, lang: PageLang, title: &str, body: &str) -> Page {
+/// The `<meta>` of a page that fits a phone's width.
+const VIEWPORT: &str = "<meta name=\"viewport\" content=\"width=device-width\">";
+
+/// The page shell: `title` (escaped) as title and heading, then `body` (HTML), after
+/// the `<meta>` elements of `meta` in the head.
+fn shell(status: u16, lang: PageLang, meta: &str, title: &str, body: &str) -> Page {
     Page {
         status,
         content_type: "text/html; charset=utf-8",
         body: format!(
-            "<!DOCTYPE html>\n<html lang=\"{}\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>{}</title></head>\n<body>\n<h1>{}</h1>\n{body}</body>\n</html>\n",
+            "<!DOCTYPE html>\n<html lang=\"{}\">\n<head><meta charset=\"utf-8\">{meta}<title>{}</title></head>\n<body>\n<h1>{}</h1>\n{body}</body>\n</html>\n",
             lang.code(),
             escape_html(title),
             escape_html(title)
@@ -27,11 +33,36 @@ fn html(status: u16, lang: PageLang, title: &str, body: &str) -> Page {
     }
 }
 
+fn html(status: u16, lang: PageLang, title: &str, body: &str) -> Page {
+    shell(status, lang, VIEWPORT, title, body)
+}
+
 fn pick<'a>(lang: PageLang, pt: &'a str, en: &'a str) -> &'a str {
     match lang {
         PageLang::Pt => pt,
         PageLang::En => en,
     }
+}
+
+/// The resolver's home page: what it is and how to use it (`publicurl`, the service's
+/// IBI, and how many Archives are included).
+pub fn home(lang: PageLang, publicurl: &str, serviceibi: &Ibi, archives: usize) -> Page {
+    let example = format!("{publicurl}/{serviceibi}");
+    let body = match lang {
+        PageLang::Pt => format!(
+            "<p>Este é um resolvedor de IBI: acrescente um IBI a este endereço para chegar ao item, por exemplo <code>{0}/8JMKD3MGP8W/35MME4E</code>; acrescente <code>?noredirect</code> para ver a resolução sem segui-la.</p>\n<p>{1} Arquivos incluídos. Serviço do resolvedor: <code>{2}</code>.</p>\n",
+            escape_html(publicurl),
+            archives,
+            escape_html(&example)
+        ),
+        PageLang::En => format!(
+            "<p>This is an IBI resolver: add an IBI to this address to reach the item, for example <code>{0}/8JMKD3MGP8W/35MME4E</code>; add <code>?noredirect</code> to see the resolution without following it.</p>\n<p>{1} Archives included. Resolver service: <code>{2}</code>.</p>\n",
+            escape_html(publicurl),
+            archives,
+            escape_html(&example)
+        ),
+    };
+    shell(200, lang, "", "IBI resolver", &body)
 }
 
 /// 503: as many resolutions as allowed are under way.
@@ -420,7 +451,7 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
 mod tests {
     use super::*;
     use crate::memory::Conflict;
-    use crate::resolve::{AskResult, Asked, Found, Round};
+    use crate::resolve::{AskResult, Asked, Found, Round, SaidState};
 
     #[test]
     fn what_the_reader_asked_for_is_written_as_text() {
@@ -506,7 +537,7 @@ mod tests {
                 archive: "a.b/c/2020/01.01.01.01".into(),
                 address: at(9, "mtc-m16c.sid.inpe.br"),
                 contenttype: "Data".into(),
-                state: Some("Original".into()),
+                state: Some(SaidState::of("Original")),
                 ibi: None,
                 urlkey: None,
                 language: None,

@@ -4,6 +4,7 @@
 //! synchronisation, so a crash leaves it as before or after a change.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use argon2::password_hash::rand_core::OsRng;
@@ -12,6 +13,7 @@ use argon2::Argon2;
 use ibi::Ibi;
 use rusqlite::{params, Connection, OptionalExtension};
 
+use crate::clock::{self, Clock};
 use crate::health::Snapshot;
 
 /// The schema's version, in `PRAGMA user_version`.
@@ -134,7 +136,7 @@ pub struct Included {
     /// memory and the conflicts name it by, whatever spelling it was included under.
     pub key: String,
     /// Its service IBI as it spelt it when included: the path it is asked at.
-    pub serviceibi: String,
+    pub serviceibi: Ibi,
     pub address: String,
     /// Its health as last recorded.
     pub recorded: Snapshot,
@@ -150,13 +152,48 @@ pub struct Inclusion<'a> {
     pub confirmed: bool,
 }
 
-/// A registry error, for the operator or the log.
+/// A registry error, for the operator or the log: its kind, and what happened.
 #[derive(Debug)]
-pub struct RegistryError(pub String);
+pub struct RegistryError {
+    kind: RegistryErrorKind,
+    message: String,
+}
+
+/// The kinds of [`RegistryError`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RegistryErrorKind {
+    /// The registry cannot be created or opened (for writing).
+    Unopenable,
+    /// A write was refused for want of permission.
+    ReadOnly,
+    /// The file is no registry this resolver can use: not SQLite, damaged, another
+    /// program's, or a schema version it does not know or cannot upgrade.
+    Unusable,
+    /// The Archive to register is registered already.
+    AlreadyRegistered,
+    /// The Archive to change is no longer registered.
+    NotRegistered,
+    /// Any other fault of the database, or of the work on it.
+    Database,
+}
+
+impl RegistryError {
+    pub fn new(kind: RegistryErrorKind, message: impl Into<String>) -> RegistryError {
+        RegistryError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    pub fn kind(&self) -> RegistryErrorKind {
+        self.kind
+    }
+}
 
 impl std::fmt::Display for RegistryError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
@@ -171,9 +208,12 @@ const WRITABLE: &str =
 impl From<rusqlite::Error> for RegistryError {
     fn from(e: rusqlite::Error) -> RegistryError {
         if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) {
-            RegistryError(format!("registry: {e} ({WRITABLE})"))
+            RegistryError::new(
+                RegistryErrorKind::ReadOnly,
+                format!("registry: {e} ({WRITABLE})"),
+            )
         } else {
-            RegistryError(format!("registry: {e}"))
+            RegistryError::new(RegistryErrorKind::Database, format!("registry: {e}"))
         }
     }
 }
@@ -412,9 +452,22 @@ fn canonical_keys(tx: &Connection) -> Result<(), Upgrade> {
 
 pub struct Registry {
     conn: Connection,
+    /// The time of day of its dates.
+    clock: Arc<dyn Clock>,
 }
 
 impl Registry {
+    /// The same registry, its dates written by `clock`.
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Registry {
+        self.clock = clock;
+        self
+    }
+
+    /// Now, as the registry writes its dates (ISO 8601 UTC).
+    fn now(&self) -> String {
+        ibi::time::iso8601(self.clock.now())
+    }
+
     /// Opens the registry at `path`, creating it (mode 0600: it holds key hashes) when
     /// it does not exist.
     pub fn open(path: &Path) -> Result<Registry, RegistryError> {
@@ -429,16 +482,28 @@ impl Registry {
             {
                 Ok(_) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(RegistryError(format!("{shown}: cannot create: {e}"))),
+                Err(e) => {
+                    return Err(RegistryError::new(
+                        RegistryErrorKind::Unopenable,
+                        format!("{shown}: cannot create: {e}"),
+                    ))
+                }
             }
         }
-        let mut conn = Connection::open(path)
-            .map_err(|e| RegistryError(format!("{shown}: cannot open: {e}")))?;
-        let fail = |e: rusqlite::Error| RegistryError(format!("{shown}: {e}"));
+        let mut conn = Connection::open(path).map_err(|e| {
+            RegistryError::new(
+                RegistryErrorKind::Unopenable,
+                format!("{shown}: cannot open: {e}"),
+            )
+        })?;
+        let fail = |e: rusqlite::Error| {
+            RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}"))
+        };
         let foreign = || {
-            RegistryError(format!(
-                "{shown}: holds tables but is not a resolver registry"
-            ))
+            RegistryError::new(
+                RegistryErrorKind::Unusable,
+                format!("{shown}: holds tables but is not a resolver registry"),
+            )
         };
         conn.busy_timeout(BUSY_WAIT).map_err(fail)?;
         let check: String = conn
@@ -449,15 +514,20 @@ impl Registry {
                     rusqlite::ErrorCode::ReadOnly
                     | rusqlite::ErrorCode::CannotOpen
                     | rusqlite::ErrorCode::PermissionDenied,
-                ) => RegistryError(format!(
-                    "{shown}: cannot be opened for writing: {e} ({WRITABLE})"
-                )),
-                _ => RegistryError(format!("{shown}: not a usable SQLite database: {e}")),
+                ) => RegistryError::new(
+                    RegistryErrorKind::Unopenable,
+                    format!("{shown}: cannot be opened for writing: {e} ({WRITABLE})"),
+                ),
+                _ => RegistryError::new(
+                    RegistryErrorKind::Unusable,
+                    format!("{shown}: not a usable SQLite database: {e}"),
+                ),
             })?;
         if check != "ok" {
-            return Err(RegistryError(format!(
-                "{shown}: database is damaged: {check}"
-            )));
+            return Err(RegistryError::new(
+                RegistryErrorKind::Unusable,
+                format!("{shown}: database is damaged: {check}"),
+            ));
         }
         // A file cut short mid-page passes quick_check: SQLite reads the missing bytes
         // as zeros. Pages are only ever written whole.
@@ -465,18 +535,19 @@ impl Registry {
             .query_row("PRAGMA page_size", [], |r| r.get(0))
             .map_err(fail)?;
         let len = std::fs::metadata(path)
-            .map_err(|e| RegistryError(format!("{shown}: {e}")))?
+            .map_err(|e| RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}")))?
             .len();
         if page_size > 0 && len % page_size != 0 {
-            return Err(RegistryError(format!(
+            return Err(RegistryError::new(RegistryErrorKind::Unusable, format!(
                 "{shown}: database is damaged: {len} bytes, not a whole number of {page_size}-byte pages"
             )));
         }
         let (version, tables) = version_and_tables(&mut conn).map_err(fail)?;
         if !(0..=SCHEMA_VERSION).contains(&version) {
-            return Err(RegistryError(format!(
-                "{shown}: schema version {version}; this resolver knows {SCHEMA_VERSION}"
-            )));
+            return Err(RegistryError::new(
+                RegistryErrorKind::Unusable,
+                format!("{shown}: schema version {version}; this resolver knows {SCHEMA_VERSION}"),
+            ));
         }
         if version < SCHEMA_VERSION {
             if version == 0 {
@@ -489,13 +560,13 @@ impl Registry {
             }
             upgrade(&mut conn).map_err(|e| match e {
                 Upgrade::Foreign => foreign(),
-                Upgrade::Collision { key, spellings } => RegistryError(format!(
+                Upgrade::Collision { key, spellings } => RegistryError::new(RegistryErrorKind::Unusable, format!(
                     "{shown}: schema version {version} cannot be upgraded to {SCHEMA_VERSION}, which keeps one registration per service IBI: {} are registered apart and are one IBI, {key}; delete the rows of all but the one to keep, e.g. sqlite3 {shown} \"DELETE FROM archives WHERE serviceibi = '{}'\"",
                     spellings.join(" and "),
                     spellings[0]
                 )),
                 Upgrade::Failed(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) => {
-                    RegistryError(format!(
+                    RegistryError::new(RegistryErrorKind::ReadOnly, format!(
                         "{shown}: schema version {version} must be upgraded to {SCHEMA_VERSION}, which needs to write: {e} ({WRITABLE})"
                     ))
                 }
@@ -504,7 +575,10 @@ impl Registry {
         }
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(fail)?;
-        Ok(Registry { conn })
+        Ok(Registry {
+            conn,
+            clock: clock::system(),
+        })
     }
 
     /// Registers an Archive with its key (stored hashed) and its administrator's e-mail.
@@ -516,6 +590,7 @@ impl Registry {
     ) -> Result<(), RegistryError> {
         let id = serviceibi.key();
         let hash = hash_key(key)?;
+        let now = self.now();
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -528,13 +603,14 @@ impl Registry {
             .optional()?
             .unwrap_or(false);
         if exists {
-            return Err(RegistryError(format!(
-                "{id} is already registered (unregister it first to change its key)"
-            )));
+            return Err(RegistryError::new(
+                RegistryErrorKind::AlreadyRegistered,
+                format!("{id} is already registered (unregister it first to change its key)"),
+            ));
         }
         tx.execute(
             "INSERT INTO archives (serviceibi, keyhash, email, registered) VALUES (?1, ?2, ?3, ?4)",
-            params![id, hash, email, now()],
+            params![id, hash, email, now],
         )?;
         tx.commit()?;
         Ok(())
@@ -588,7 +664,7 @@ impl Registry {
         let rows = stmt.query_map([], |r| {
             Ok(Included {
                 key: r.get(5)?,
-                serviceibi: r.get(0)?,
+                serviceibi: spelt_ibi(r.get(0)?)?,
                 address: r.get(1)?,
                 recorded: Snapshot {
                     failures: r.get::<_, i64>(2)?.clamp(0, u32::MAX as i64) as u32,
@@ -634,7 +710,7 @@ impl Registry {
                 } else {
                     "unsuccessful"
                 },
-                now(),
+                self.now(),
                 serviceibi.as_str()
             ],
         )?;
@@ -690,7 +766,7 @@ impl Registry {
     /// Forgets the remembered location of `ibi` (a key), and notes it for running
     /// servers to drop from their memory; `false` when the table did not hold it.
     pub fn forget_location(&mut self, ibi: &str) -> Result<bool, RegistryError> {
-        let now = crate::memory::now_ms();
+        let now = clock::millis(&*self.clock);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -736,10 +812,17 @@ impl Registry {
     pub fn exclude(&mut self, serviceibi: &Ibi) -> Result<(), RegistryError> {
         let n = self.conn.execute(
             "UPDATE archives SET included = 0, changed = ?2 WHERE serviceibi = ?1",
-            params![serviceibi.key(), now()],
+            params![serviceibi.key(), self.now()],
         )?;
         one_row(n, serviceibi)
     }
+}
+
+/// A service IBI as the registry holds it, read back.
+fn spelt_ibi(spelling: String) -> rusqlite::Result<Ibi> {
+    Ibi::parse(&spelling).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })
 }
 
 /// An update of one Archive's row: it must have been there.
@@ -747,18 +830,11 @@ fn one_row(changed: usize, serviceibi: &Ibi) -> Result<(), RegistryError> {
     if changed == 1 {
         Ok(())
     } else {
-        Err(RegistryError(format!(
-            "{} is no longer registered",
-            serviceibi.key()
-        )))
+        Err(RegistryError::new(
+            RegistryErrorKind::NotRegistered,
+            format!("{} is no longer registered", serviceibi.key()),
+        ))
     }
-}
-
-fn now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64);
-    ibi::time::iso8601(secs)
 }
 
 /// The argon2id hash (PHC string, random salt) of a registration key.
@@ -767,7 +843,12 @@ pub fn hash_key(key: &str) -> Result<String, RegistryError> {
     Argon2::default()
         .hash_password(key.as_bytes(), &salt)
         .map(|h| h.to_string())
-        .map_err(|e| RegistryError(format!("cannot hash the key: {e}")))
+        .map_err(|e| {
+            RegistryError::new(
+                RegistryErrorKind::Database,
+                format!("cannot hash the key: {e}"),
+            )
+        })
 }
 
 /// The key of [`dummy_hash`].
@@ -919,7 +1000,7 @@ mod tests {
             r.included().unwrap(),
             vec![Included {
                 key: "sid.inpe.br/mtc-m21/2012/06.05.15.34.39".into(),
-                serviceibi: "sid.inpe.br/mtc-m21/2012/06.05.15.34.39".into(),
+                serviceibi: Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap(),
                 address: "mtc-m21.sid.inpe.br".into(),
                 recorded: Snapshot::default(),
             }]
@@ -971,7 +1052,7 @@ mod tests {
             r.included().unwrap(),
             vec![Included {
                 key: "urlib.net/www/2012/01.01.01.01".into(),
-                serviceibi: "urlib.net/www/2012/01.01.01.01".into(),
+                serviceibi: Ibi::parse("urlib.net/www/2012/01.01.01.01").unwrap(),
                 address: "a.example.org".into(),
                 recorded: Snapshot {
                     failures: 3,
@@ -1056,7 +1137,7 @@ mod tests {
                 r.included().unwrap(),
                 vec![Included {
                     key: "LK47B6W/32NSFRP".into(),
-                    serviceibi: asked.as_str().into(),
+                    serviceibi: Ibi::parse(asked.as_str()).unwrap(),
                     address: "a.example.org".into(),
                     recorded: Snapshot::default(),
                 }]
@@ -1127,13 +1208,13 @@ mod tests {
             vec![
                 Included {
                     key: "LK47B6W/32NSFRP".into(),
-                    serviceibi: "lk47b6w/32nsfrp".into(),
+                    serviceibi: Ibi::parse("lk47b6w/32nsfrp").unwrap(),
                     address: "a.example.org".into(),
                     recorded: Snapshot::default(),
                 },
                 Included {
                     key: "urlib.net/www/2012/01.01.01.01".into(),
-                    serviceibi: "urlib.net/www/2012/01.01.01.01".into(),
+                    serviceibi: Ibi::parse("urlib.net/www/2012/01.01.01.01").unwrap(),
                     address: "b.example.org".into(),
                     recorded: Snapshot::default(),
                 },

@@ -39,13 +39,16 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use ibi::item::State;
 use ibi::pairs::{self, PairList};
 use ibi::persistent::PersistentUrl;
 use ibi::relation::{Lang, Relation, Step};
 use ibi::Ibi;
 use serde::Serialize;
+use tokio::task::JoinSet;
 
 use crate::client::{ArchiveClient, Fetched};
+use crate::clock::{self, Clock};
 use crate::health::{self, Health, HealthBook};
 use crate::lang;
 use crate::log::{complain, say};
@@ -76,6 +79,8 @@ pub struct Engine {
     /// Failures in a row after which an Archive is dormant (0: never).
     pub dormant_after: u32,
     pub metrics: Arc<Metrics>,
+    /// The time of day of the Archives' health and of the memory's entries.
+    pub clock: Arc<dyn Clock>,
 }
 
 impl Engine {
@@ -94,6 +99,7 @@ impl Engine {
             metrics: Arc::new(Metrics::new(health.clone())),
             health,
             dormant_after: config.archives.dormant_after,
+            clock: clock::system(),
         }
     }
 }
@@ -250,7 +256,7 @@ pub struct Found {
     pub contenttype: String,
     /// `state` as the Archive said it; none: it claims nothing.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub state: Option<String>,
+    pub state: Option<SaidState>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ibi: Option<String>,
     #[serde(skip)]
@@ -263,7 +269,39 @@ pub struct Found {
 impl Found {
     /// Whether the Archive claims to hold the Original.
     pub fn claims_original(&self) -> bool {
-        self.state.as_deref() == Some("Original")
+        self.state == Some(SaidState::Known(State::Original))
+    }
+}
+
+/// `state` as an Archive said it of an item: one of Figure 5.4's (and the tombstone's),
+/// or another word, kept as said.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SaidState {
+    Known(State),
+    Other(String),
+}
+
+impl SaidState {
+    /// The state `word` says.
+    pub fn of(word: &str) -> SaidState {
+        match State::from_word(word) {
+            Some(state) => SaidState::Known(state),
+            None => SaidState::Other(word.to_string()),
+        }
+    }
+
+    /// The word as the Archive said it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            SaidState::Known(state) => state.as_str(),
+            SaidState::Other(word) => word,
+        }
+    }
+}
+
+impl Serialize for SaidState {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -512,7 +550,7 @@ impl Engine {
         }
         pairs.push(("servicesubject", b"acknowledgment"));
         if let Some(state) = &found.state {
-            pairs.push(("state", state.as_bytes()));
+            pairs.push(("state", state.as_str().as_bytes()));
         }
         pairs.extend([
             ("url", found.url.as_bytes()),
@@ -616,7 +654,7 @@ impl Engine {
         }
         let dormant = self
             .health
-            .of(&holder.serviceibi, || holder.recorded.clone())
+            .of(holder.serviceibi.as_str(), || holder.recorded.clone())
             .is_dormant();
         let mut said = Said::Silent;
         let mut result = AskResult::Dormant;
@@ -712,302 +750,35 @@ impl Engine {
         ask: Ask<'_>,
     ) -> Ended {
         let verblist = url.verblist_text();
-        let ips = ip_list(&reader.ips);
-        let mut asked: Vec<Asked> = archives
-            .iter()
-            .map(|a| Asked {
-                archive: a.serviceibi.clone(),
-                address: a.address.clone(),
-                result: AskResult::NotAwaited,
-                detail: None,
-                pairs: Vec::new(),
-                ms: 0.0,
-            })
-            .collect();
-        let mut said = vec![Said::Waiting; archives.len()];
-        let healths: Vec<Arc<Health>> = archives
-            .iter()
-            .map(|a| self.health.of(&a.serviceibi, || a.recorded.clone()))
-            .collect();
-        let ledger = Ledger {
-            metrics: self.metrics.clone(),
-            dormant_after: self.dormant_after,
-            counted: ask.counted.map(str::to_string),
-        };
-        let mut requests: Vec<(usize, String)> = Vec::with_capacity(archives.len());
-        for (i, a) in archives.iter().enumerate() {
-            if healths[i].is_dormant() {
-                asked[i].result = AskResult::Dormant;
-                said[i] = Said::Silent;
-                continue;
-            }
-            let mut pairs: Vec<(&str, &[u8])> =
-                vec![("clientinformation.ipaddress", ips.as_bytes())];
-            if let Some(path) = url.filepath() {
-                pairs.push(("parsedibiurl.filepath", path));
-            }
-            pairs.push(("parsedibiurl.ibi", url.ibi().as_str().as_bytes()));
-            if !verblist.is_empty() {
-                pairs.push(("parsedibiurl.verblist", verblist.as_bytes()));
-            }
-            pairs.push(("servicesubject", b"urlRequest"));
-            match self.client.service_url(&a.address, &a.serviceibi, &pairs) {
-                Ok(request) => requests.push((i, request)),
-                Err(e) => {
-                    // Not asked (for the Original check), but no outage either: its
-                    // address is one the resolver may not contact.
-                    asked[i].result = AskResult::Refused;
-                    asked[i].detail = Some(e);
-                    said[i] = Said::Silent;
-                }
-            }
-        }
-        // At most WINDOW of the round's requests under way at once, the next one sent as
-        // each ends: a round over thousands of Archives goes in waves, and one resolution
-        // does not take every request the client allows at once (client::UNDER_WAY).
-        let mut tasks = tokio::task::JoinSet::new();
-        let send = |tasks: &mut tokio::task::JoinSet<_>, (i, request): (usize, String)| {
-            let client = self.client.clone();
-            let timeout = self.timeout;
-            tasks.spawn(async move {
-                let (fetched, took) = client.get(&request, timeout).await;
-                (i, fetched, took)
-            });
-        };
-        let mut requests = requests.into_iter();
-        for request in requests.by_ref().take(WINDOW) {
-            send(&mut tasks, request);
-        }
-        let original = url.requires_original();
-        let mut claims: Vec<Found> = Vec::new();
-        // Answers naming where to ask next, in the order they came: without the Original
-        // check, taken only when no answer holds the URL; with it, followed only when
-        // every answer agrees on the IBI.
-        let mut asks: Vec<(usize, Asking)> = Vec::new();
-        let mut untranslated = false;
-        // A bare translation: every answer's variants, chosen among once all are in,
-        // unless one offers the reader's first language (then it decides at once).
-        let mut offers: Vec<(usize, Box<Offers>)> = Vec::new();
-        let mut deleted: Option<String> = None;
-        let mut here = false;
-        // Answers that would decide, in the order they came.
-        let mut candidates: Vec<(usize, Next)> = Vec::new();
-        let mut decided: Option<usize> = None;
-        while let Some(joined) = tasks.join_next().await {
-            if let Some(request) = requests.next() {
-                send(&mut tasks, request);
-            }
-            let Ok((i, fetched, took)) = joined else {
-                continue;
-            };
-            let a = &mut asked[i];
-            a.ms = ms(took);
-            let archive = &archives[i].serviceibi;
-            said[i] = Said::Silent;
-            let reading = match fetched {
-                Fetched::Busy => {
-                    a.result = AskResult::Busy;
-                    self.metrics.archive_request(archive, "not_sent", took);
-                    None
-                }
-                Fetched::Overloaded(why) => {
-                    // The Archive works; it has more to do than it takes: not toward its
-                    // dormancy (but see Health::overloaded).
-                    a.result = AskResult::Overloaded;
-                    a.detail = Some(why);
-                    ledger.overloaded(archive, &healths[i], took);
-                    None
-                }
-                Fetched::TimedOut => {
-                    a.result = AskResult::TimedOut;
-                    ledger.failed(archive, &healths[i], "timed_out", took);
-                    None
-                }
-                Fetched::Failed(why) => {
-                    a.result = AskResult::Failed;
-                    a.detail = Some(why);
-                    ledger.failed(archive, &healths[i], "failed", took);
-                    None
-                }
-                Fetched::Refused(why) => {
-                    // Its name resolves only outside the networks Archives may have: not
-                    // asked, as an address refused before the round; no failure of its.
-                    a.result = AskResult::Refused;
-                    a.detail = Some(why);
-                    self.metrics.archive_request(archive, "refused", took);
-                    None
-                }
-                Fetched::Body(body) => {
-                    let (reading, shown) = read_answer(&body, url, &archives[i]);
-                    a.pairs = shown;
-                    if let Reading::Invalid(_) = reading {
-                        ledger.failed(archive, &healths[i], "failed", took);
-                    } else {
-                        ledger.answered(archive, &healths[i], took);
-                    }
-                    Some(reading)
-                }
-            };
-            let Some(reading) = reading else {
-                if !original {
-                    decided = decide(&candidates, &said, ask.incumbent);
-                    if decided.is_some() {
-                        break;
-                    }
-                }
-                continue;
-            };
-            a.result = AskResult::Answered;
-            said[i] = reading.said();
-            let decides = match reading {
-                Reading::Satisfies(found) if original => {
-                    claims.push(found);
-                    None
-                }
-                Reading::Satisfies(found) => Some(Next::Done(Outcome::Found(found))),
-                Reading::Ask(asking) => {
-                    // A URL another Archive holds is worth more than a name that may lead
-                    // nowhere: this waits for the other answers.
-                    asks.push((i, asking));
-                    None
-                }
-                Reading::Offers(o) if original => {
-                    match o.alone(&reader.languages) {
-                        Some(Next::Done(Outcome::Found(found))) => claims.push(found),
-                        Some(Next::Ask(asking)) => asks.push((i, asking)),
-                        _ => untranslated = true,
-                    }
-                    None
-                }
-                Reading::Offers(o) => {
-                    // The reader's first language exactly, with its URL, decides at once.
-                    let first_language = o
-                        .best(&reader.languages)
-                        .filter(|(rank, gives)| {
-                            *rank == lang::Rank::BEST && matches!(gives, Gives::Url(_))
-                        })
-                        .map(|(_, gives)| gives.clone().next());
-                    offers.push((i, o));
-                    first_language
-                }
-                Reading::Deleted(date) => {
-                    deleted.get_or_insert(date);
-                    None
-                }
-                Reading::Here => {
-                    here = true;
-                    None
-                }
-                Reading::Empty => {
-                    a.result = AskResult::Empty;
-                    None
-                }
-                Reading::Invalid(why) => {
-                    a.result = AskResult::Failed;
-                    a.detail = Some(why);
-                    None
-                }
-            };
-            if let Some(next) = decides {
-                candidates.push((i, next));
-            }
-            if !original {
-                decided = decide(&candidates, &said, ask.incumbent);
-                if decided.is_some() {
-                    break;
-                }
-            }
-        }
-        let mut settled = true;
-        if !original && candidates.is_empty() && !offers.is_empty() {
-            // A bare translation without the reader's first language: the best of every
-            // answer's variants, the same whichever answered first.
-            settled = false;
-            candidates.extend(choose_translation(&offers, &reader.languages, url));
-        }
-        if !original && candidates.is_empty() {
-            // No answer held the URL: the first that named where it is.
-            if let Some((i, asking)) = asks.first() {
-                candidates.push((*i, Next::Ask(asking.clone())));
-            }
-        }
-        if !original && decided.is_none() {
-            // Every answer is in and the incumbent did not satisfy: the first that did.
-            decided = candidates.first().map(|(i, _)| *i);
-        }
-        let deciding: Option<(usize, Next)> = decided.and_then(|d| {
-            let at = candidates.iter().position(|(i, _)| *i == d)?;
-            Some(candidates.swap_remove(at))
-        });
-        // What outlives the round (the requests still under way, the admission) shares
-        // one copy of its Archives.
-        let owned: Option<Arc<[Included]>> =
-            (ask.admit.is_some() || !tasks.is_empty()).then(|| Arc::from(archives));
-        let admission = ask
-            .admit
-            .zip(owned.clone())
-            .map(|(admit, archives)| Admission {
-                admit,
+        let mut hearing = Hearing::new(self, archives, ask.counted);
+        let requests = self.requests(archives, url, &verblist, reader, &mut hearing);
+        let mut in_flight = InFlight::start(self, requests);
+        let mut tally = Tally::default();
+        let decided = hearing
+            .gather(
+                &mut in_flight,
+                &mut tally,
                 archives,
-                said: said.clone(),
-                memory: self.memory.clone(),
-                metrics: self.metrics.clone(),
-            });
-        // The requests still under way end in the background, each within the timeout:
-        // cut off, their connections could not be used again, and the next resolution
-        // would open new ones. What they get counts toward their Archives' health, and
-        // toward what the memory learns, not toward this resolution.
-        match (owned, admission) {
-            (Some(archives), mut admission) if !tasks.is_empty() => {
-                let url = url.clone();
-                tokio::spawn(async move {
-                    while let Some(joined) = tasks.join_next().await {
-                        let Ok((i, fetched, took)) = joined else {
-                            continue;
-                        };
-                        let (archive, health) = (&archives[i], &healths[i]);
-                        let name = &archive.serviceibi;
-                        let heard = match fetched {
-                            Fetched::Body(body) => {
-                                // Read whole only when the memory is to learn from it.
-                                let heard = match &admission {
-                                    Some(_) => read_answer(&body, &url, archive).0.said(),
-                                    None if is_answer(&body) => Said::Here,
-                                    None => Said::Silent,
-                                };
-                                if heard == Said::Silent {
-                                    ledger.failed(name, health, "failed", took);
-                                } else {
-                                    ledger.answered(name, health, took);
-                                }
-                                heard
-                            }
-                            Fetched::Failed(_) => {
-                                ledger.failed(name, health, "failed", took);
-                                Said::Silent
-                            }
-                            Fetched::TimedOut => {
-                                ledger.failed(name, health, "timed_out", took);
-                                Said::Silent
-                            }
-                            Fetched::Overloaded(_) => {
-                                ledger.overloaded(name, health, took);
-                                Said::Silent
-                            }
-                            Fetched::Busy | Fetched::Refused(_) => Said::Silent,
-                        };
-                        if let Some(a) = &mut admission {
-                            a.said[i] = heard;
-                        }
-                    }
-                    if let Some(admission) = admission {
-                        admission.settle();
-                    }
-                });
-            }
-            (_, Some(admission)) => admission.settle(),
-            _ => {}
-        }
+                url,
+                reader,
+                ask.incumbent,
+            )
+            .await;
+        let (deciding, settled) = tally.deciding(decided, url, &reader.languages);
+        let Hearing {
+            asked,
+            said,
+            healths,
+            ledger,
+        } = hearing;
+        self.finish_in_background(
+            in_flight.tasks,
+            archives,
+            url,
+            (healths, ledger),
+            ask.admit,
+            &said,
+        );
         let silent: Vec<String> = asked
             .iter()
             .zip(archives)
@@ -1021,15 +792,423 @@ impl Engine {
             why: None,
             asked,
         };
-        let ended = |next: Next, said: Vec<Said>| Ended {
+        let next = match deciding {
+            Some(next) => next,
+            None => tally.outcome(url, archives, &said, silent),
+        };
+        Ended {
             round,
             next,
             said,
             settled,
-        };
-        if let Some((_, next)) = deciding {
-            return ended(next, said);
         }
+    }
+
+    /// The urlRequest of the round to each Archive that may be asked, by index; the
+    /// others (dormant, or at an address the resolver may not contact) noted in
+    /// `hearing`.
+    fn requests(
+        &self,
+        archives: &[Included],
+        url: &PersistentUrl,
+        verblist: &str,
+        reader: &Reader,
+        hearing: &mut Hearing,
+    ) -> Vec<(usize, String)> {
+        let ips = ip_list(&reader.ips);
+        let mut requests: Vec<(usize, String)> = Vec::with_capacity(archives.len());
+        for (i, a) in archives.iter().enumerate() {
+            if hearing.healths[i].is_dormant() {
+                hearing.asked[i].result = AskResult::Dormant;
+                hearing.said[i] = Said::Silent;
+                continue;
+            }
+            let mut pairs: Vec<(&str, &[u8])> =
+                vec![("clientinformation.ipaddress", ips.as_bytes())];
+            if let Some(path) = url.filepath() {
+                pairs.push(("parsedibiurl.filepath", path));
+            }
+            pairs.push(("parsedibiurl.ibi", url.ibi().as_str().as_bytes()));
+            if !verblist.is_empty() {
+                pairs.push(("parsedibiurl.verblist", verblist.as_bytes()));
+            }
+            pairs.push(("servicesubject", b"urlRequest"));
+            match self
+                .client
+                .service_url(&a.address, a.serviceibi.as_str(), &pairs)
+            {
+                Ok(request) => requests.push((i, request)),
+                Err(e) => {
+                    // Not asked (for the Original check), but no outage either: its
+                    // address is one the resolver may not contact.
+                    hearing.asked[i].result = AskResult::Refused;
+                    hearing.asked[i].detail = Some(e);
+                    hearing.said[i] = Said::Silent;
+                }
+            }
+        }
+        requests
+    }
+
+    /// Lets the round's requests still under way end in the background, each within the
+    /// timeout: cut off, their connections could not be used again, and the next
+    /// resolution would open new ones. What they get counts toward their Archives'
+    /// health, and toward what the memory learns (`admit`), not toward this resolution.
+    /// With none under way, what the memory learns is settled at once.
+    fn finish_in_background(
+        &self,
+        tasks: JoinSet<Heard>,
+        archives: &[Included],
+        url: &PersistentUrl,
+        (healths, ledger): (Vec<Arc<Health>>, Ledger),
+        admit: Option<Admit>,
+        said: &[Said],
+    ) {
+        if admit.is_none() && tasks.is_empty() {
+            return;
+        }
+        // What outlives the round shares one copy of its Archives.
+        let archives: Arc<[Included]> = Arc::from(archives);
+        let admission = admit.map(|admit| Admission {
+            admit,
+            archives: archives.clone(),
+            said: said.to_vec(),
+            memory: self.memory.clone(),
+            metrics: self.metrics.clone(),
+        });
+        if tasks.is_empty() {
+            if let Some(admission) = admission {
+                admission.settle();
+            }
+            return;
+        }
+        let late = Late {
+            archives,
+            url: url.clone(),
+            healths,
+            ledger,
+        };
+        tokio::spawn(late.drain(tasks, admission));
+    }
+}
+
+/// One request's end: the Archive's index, what came, and how long it took.
+type Heard = (usize, Fetched, Duration);
+
+/// A round's requests under way: at most [`WINDOW`] at once, the next one sent as each
+/// ends, so that a round over thousands of Archives goes in waves, and one resolution
+/// does not take every request the client allows at once (client::UNDER_WAY).
+struct InFlight {
+    tasks: JoinSet<Heard>,
+    waiting: std::vec::IntoIter<(usize, String)>,
+    client: ArchiveClient,
+    timeout: Duration,
+}
+
+impl InFlight {
+    fn start(engine: &Engine, requests: Vec<(usize, String)>) -> InFlight {
+        let mut in_flight = InFlight {
+            tasks: JoinSet::new(),
+            waiting: requests.into_iter(),
+            client: engine.client.clone(),
+            timeout: engine.timeout,
+        };
+        for _ in 0..WINDOW {
+            let Some(request) = in_flight.waiting.next() else {
+                break;
+            };
+            in_flight.send(request);
+        }
+        in_flight
+    }
+
+    fn send(&mut self, (i, request): (usize, String)) {
+        let client = self.client.clone();
+        let timeout = self.timeout;
+        self.tasks.spawn(async move {
+            let (fetched, took) = client.get(&request, timeout).await;
+            (i, fetched, took)
+        });
+    }
+
+    /// The next request to end (`None` when none is left), the next one waiting sent.
+    async fn next(&mut self) -> Option<Result<Heard, tokio::task::JoinError>> {
+        let joined = self.tasks.join_next().await?;
+        if let Some(request) = self.waiting.next() {
+            self.send(request);
+        }
+        Some(joined)
+    }
+}
+
+/// What a round heard of each of its Archives, and their health as it counts.
+struct Hearing {
+    asked: Vec<Asked>,
+    said: Vec<Said>,
+    healths: Vec<Arc<Health>>,
+    ledger: Ledger,
+}
+
+impl Hearing {
+    fn new(engine: &Engine, archives: &[Included], counted: Option<&str>) -> Hearing {
+        Hearing {
+            asked: archives
+                .iter()
+                .map(|a| Asked {
+                    archive: a.serviceibi.to_string(),
+                    address: a.address.clone(),
+                    result: AskResult::NotAwaited,
+                    detail: None,
+                    pairs: Vec::new(),
+                    ms: 0.0,
+                })
+                .collect(),
+            said: vec![Said::Waiting; archives.len()],
+            healths: archives
+                .iter()
+                .map(|a| {
+                    engine
+                        .health
+                        .of(a.serviceibi.as_str(), || a.recorded.clone())
+                })
+                .collect(),
+            ledger: Ledger {
+                metrics: engine.metrics.clone(),
+                clock: engine.clock.clone(),
+                dormant_after: engine.dormant_after,
+                counted: counted.map(str::to_string),
+            },
+        }
+    }
+
+    /// Reads the answers as they come into `tally` until one decides (without the
+    /// Original check: the incumbent's, when it satisfies, once it is in), or all are
+    /// in. The index of the deciding answer, if one decided before the last came.
+    async fn gather(
+        &mut self,
+        in_flight: &mut InFlight,
+        tally: &mut Tally,
+        archives: &[Included],
+        url: &PersistentUrl,
+        reader: &Reader,
+        incumbent: Option<usize>,
+    ) -> Option<usize> {
+        let original = url.requires_original();
+        while let Some(joined) = in_flight.next().await {
+            let Ok((i, fetched, took)) = joined else {
+                continue;
+            };
+            if let Some(reading) = self.hear(i, fetched, took, &archives[i], url) {
+                self.asked[i].result = AskResult::Answered;
+                self.said[i] = reading.said();
+                let languages = &reader.languages;
+                if let Some(next) = tally.add(i, reading, original, languages, &mut self.asked[i]) {
+                    tally.candidates.push((i, next));
+                }
+            }
+            if !original {
+                let decided = decide(&tally.candidates, &self.said, incumbent);
+                if decided.is_some() {
+                    return decided;
+                }
+            }
+        }
+        None
+    }
+
+    /// Notes what came from Archive `i` after `took`, and its answer read, if it answered.
+    fn hear(
+        &mut self,
+        i: usize,
+        fetched: Fetched,
+        took: Duration,
+        included: &Included,
+        url: &PersistentUrl,
+    ) -> Option<Reading> {
+        let a = &mut self.asked[i];
+        a.ms = ms(took);
+        let archive = included.serviceibi.as_str();
+        let (ledger, health) = (&self.ledger, &self.healths[i]);
+        self.said[i] = Said::Silent;
+        match fetched {
+            Fetched::Busy => {
+                a.result = AskResult::Busy;
+                ledger.metrics.archive_request(archive, "not_sent", took);
+                None
+            }
+            Fetched::Overloaded(why) => {
+                // The Archive works; it has more to do than it takes: not toward its
+                // dormancy (but see Health::overloaded).
+                a.result = AskResult::Overloaded;
+                a.detail = Some(why);
+                ledger.overloaded(archive, health, took);
+                None
+            }
+            Fetched::TimedOut => {
+                a.result = AskResult::TimedOut;
+                ledger.failed(archive, health, "timed_out", took);
+                None
+            }
+            Fetched::Failed(why) => {
+                a.result = AskResult::Failed;
+                a.detail = Some(why);
+                ledger.failed(archive, health, "failed", took);
+                None
+            }
+            Fetched::Refused(why) => {
+                // Its name resolves only outside the networks Archives may have: not
+                // asked, as an address refused before the round; no failure of its.
+                a.result = AskResult::Refused;
+                a.detail = Some(why);
+                ledger.metrics.archive_request(archive, "refused", took);
+                None
+            }
+            Fetched::Body(body) => {
+                let (reading, shown) = read_answer(&body, url, included);
+                a.pairs = shown;
+                if let Reading::Invalid(_) = reading {
+                    ledger.failed(archive, health, "failed", took);
+                } else {
+                    ledger.answered(archive, health, took);
+                }
+                Some(reading)
+            }
+        }
+    }
+}
+
+/// What the answers of a round gave so far, toward its decision.
+#[derive(Default)]
+struct Tally {
+    /// With the Original check: the answers that satisfied, each a claim.
+    claims: Vec<Found>,
+    /// Answers naming where to ask next, in the order they came: without the Original
+    /// check, taken only when no answer holds the URL; with it, followed only when
+    /// every answer agrees on the IBI.
+    asks: Vec<(usize, Asking)>,
+    /// With the Original check: an answer offered no translation the reader takes.
+    untranslated: bool,
+    /// A bare translation: every answer's variants, chosen among once all are in,
+    /// unless one offers the reader's first language (then it decides at once).
+    offers: Vec<(usize, Box<Offers>)>,
+    /// The date of the first tombstone.
+    deleted: Option<String>,
+    /// An Archive holds the item, without what was asked.
+    here: bool,
+    /// Answers that would decide, in the order they came.
+    candidates: Vec<(usize, Next)>,
+}
+
+impl Tally {
+    /// Counts the answer of Archive `i` (`asked`); what it decides, if it would.
+    fn add(
+        &mut self,
+        i: usize,
+        reading: Reading,
+        original: bool,
+        languages: &[Lang],
+        asked: &mut Asked,
+    ) -> Option<Next> {
+        match reading {
+            Reading::Satisfies(found) if original => {
+                self.claims.push(found);
+                None
+            }
+            Reading::Satisfies(found) => Some(Next::Done(Outcome::Found(found))),
+            Reading::Ask(asking) => {
+                // A URL another Archive holds is worth more than a name that may lead
+                // nowhere: this waits for the other answers.
+                self.asks.push((i, asking));
+                None
+            }
+            Reading::Offers(o) if original => {
+                match o.alone(languages) {
+                    Some(Next::Done(Outcome::Found(found))) => self.claims.push(found),
+                    Some(Next::Ask(asking)) => self.asks.push((i, asking)),
+                    _ => self.untranslated = true,
+                }
+                None
+            }
+            Reading::Offers(o) => {
+                // The reader's first language exactly, with its URL, decides at once.
+                let first_language = o
+                    .best(languages)
+                    .filter(|(rank, gives)| {
+                        *rank == lang::Rank::BEST && matches!(gives, Gives::Url(_))
+                    })
+                    .map(|(_, gives)| gives.clone().next());
+                self.offers.push((i, o));
+                first_language
+            }
+            Reading::Deleted(date) => {
+                self.deleted.get_or_insert(date);
+                None
+            }
+            Reading::Here => {
+                self.here = true;
+                None
+            }
+            Reading::Empty => {
+                asked.result = AskResult::Empty;
+                None
+            }
+            Reading::Invalid(why) => {
+                asked.result = AskResult::Failed;
+                asked.detail = Some(why);
+                None
+            }
+        }
+    }
+
+    /// Without the Original check, the answer that decides the round (`decided`, if one
+    /// did before all were in), taken out of the candidates; and whether no other
+    /// Archive could have answered better (false when a bare translation was chosen
+    /// among these answers without the reader's first language).
+    fn deciding(
+        &mut self,
+        mut decided: Option<usize>,
+        url: &PersistentUrl,
+        languages: &[Lang],
+    ) -> (Option<Next>, bool) {
+        let mut settled = true;
+        if !url.requires_original() {
+            if self.candidates.is_empty() && !self.offers.is_empty() {
+                // A bare translation without the reader's first language: the best of
+                // every answer's variants, the same whichever answered first.
+                settled = false;
+                self.candidates
+                    .extend(choose_translation(&self.offers, languages, url));
+            }
+            if self.candidates.is_empty() {
+                // No answer held the URL: the first that named where it is.
+                if let Some((i, asking)) = self.asks.first() {
+                    self.candidates.push((*i, Next::Ask(asking.clone())));
+                }
+            }
+            if decided.is_none() {
+                // Every answer is in and the incumbent did not satisfy: the first that
+                // did.
+                decided = self.candidates.first().map(|(i, _)| *i);
+            }
+        }
+        let deciding = decided.and_then(|d| {
+            let at = self.candidates.iter().position(|(i, _)| *i == d)?;
+            Some(self.candidates.swap_remove(at).1)
+        });
+        (deciding, settled)
+    }
+
+    /// What a round that no answer decided gives: the Original check's verdict, the
+    /// item in its own language, or how it ended (deleted, no translation, not found,
+    /// unavailable while the `silent` Archives did not answer).
+    fn outcome(
+        mut self,
+        url: &PersistentUrl,
+        archives: &[Included],
+        said: &[Said],
+        silent: Vec<String>,
+    ) -> Next {
+        let original = url.requires_original();
         if original {
             // The check is made only once every included Archive said what it holds.
             let silent: Vec<String> = said
@@ -1039,37 +1218,40 @@ impl Engine {
                 .map(|(_, a)| shown_archive(a))
                 .collect();
             if !silent.is_empty() {
-                return ended(Next::Done(Outcome::Unverifiable { archives: silent }), said);
+                return Next::Done(Outcome::Unverifiable { archives: silent });
             }
         }
-        if original && !asks.is_empty() {
+        if original && !self.asks.is_empty() {
             // Followed only when every answer that named an IBI, and every one that gave a
             // URL, speak of the same item: else the Archives disagree on what it is.
-            let named: HashSet<String> = asks.iter().map(|(_, a)| a.url.ibi().key()).collect();
+            let named: HashSet<String> = self.asks.iter().map(|(_, a)| a.url.ibi().key()).collect();
             let agree = named.len() == 1
-                && claims
+                && self
+                    .claims
                     .iter()
                     .all(|f| found_ibi_key(f).is_some_and(|k| named.contains(&k)));
             if agree {
-                return ended(Next::Ask(asks.swap_remove(0).1), said);
+                return Next::Ask(self.asks.swap_remove(0).1);
             }
-            let mut suspects: Vec<String> = asks
+            let mut suspects: Vec<String> = self
+                .asks
                 .iter()
                 .map(|(i, _)| shown_archive(&archives[*i]))
                 .collect();
             suspects.extend(
-                claims
+                self.claims
                     .iter()
                     .map(|f| format!("{} ({})", f.address, f.archive)),
             );
-            return ended(Next::Done(Outcome::Suspicion { archives: suspects }), said);
+            return Next::Done(Outcome::Suspicion { archives: suspects });
         }
-        if original && !claims.is_empty() {
-            let originals: Vec<&Found> = claims.iter().filter(|f| f.claims_original()).collect();
+        if original && !self.claims.is_empty() {
+            let originals: Vec<&Found> =
+                self.claims.iter().filter(|f| f.claims_original()).collect();
             let next = match originals.as_slice() {
                 [one] => Outcome::Found((*one).clone()),
                 [] => Outcome::NoOriginal {
-                    copies: claims.clone(),
+                    copies: self.claims.clone(),
                 },
                 many => Outcome::Suspicion {
                     archives: many
@@ -1078,14 +1260,14 @@ impl Engine {
                         .collect(),
                 },
             };
-            return ended(Next::Done(next), said);
+            return Next::Done(next);
         }
-        if let (true, Some(step)) = (untranslated, url.relation().bare_translation_at()) {
-            return ended(Next::Ask(own_language(url, step)), said);
+        if let (true, Some(step)) = (self.untranslated, url.relation().bare_translation_at()) {
+            return Next::Ask(own_language(url, step));
         }
-        let outcome = if let Some(date) = deleted {
+        let outcome = if let Some(date) = self.deleted {
             Outcome::Deleted { date }
-        } else if let (true, Some(language)) = (here, explicit_translation(url.relation())) {
+        } else if let (true, Some(language)) = (self.here, explicit_translation(url.relation())) {
             Outcome::NoTranslation { language }
         } else if silent.is_empty() {
             Outcome::NotFound {
@@ -1097,7 +1279,71 @@ impl Engine {
                 asked: archives.len(),
             }
         };
-        ended(Next::Done(outcome), said)
+        Next::Done(outcome)
+    }
+}
+
+/// What outlives a round whose requests are still under way.
+struct Late {
+    archives: Arc<[Included]>,
+    url: PersistentUrl,
+    healths: Vec<Arc<Health>>,
+    ledger: Ledger,
+}
+
+impl Late {
+    /// Waits for every request in `tasks`, counting what each got toward its Archive's
+    /// health and, with an `admission`, toward what the memory learns; then settles it.
+    async fn drain(self, mut tasks: JoinSet<Heard>, mut admission: Option<Admission>) {
+        while let Some(joined) = tasks.join_next().await {
+            let Ok((i, fetched, took)) = joined else {
+                continue;
+            };
+            let heard = self.hear(i, fetched, took, admission.is_some());
+            if let Some(a) = &mut admission {
+                a.said[i] = heard;
+            }
+        }
+        if let Some(admission) = admission {
+            admission.settle();
+        }
+    }
+
+    /// What Archive `i` said, late; its answer read whole only when the memory is to
+    /// learn from it (`learning`).
+    fn hear(&self, i: usize, fetched: Fetched, took: Duration, learning: bool) -> Said {
+        let (archive, health) = (&self.archives[i], &self.healths[i]);
+        let (ledger, name) = (&self.ledger, archive.serviceibi.as_str());
+        match fetched {
+            Fetched::Body(body) => {
+                let heard = if learning {
+                    read_answer(&body, &self.url, archive).0.said()
+                } else if is_answer(&body) {
+                    Said::Here
+                } else {
+                    Said::Silent
+                };
+                if heard == Said::Silent {
+                    ledger.failed(name, health, "failed", took);
+                } else {
+                    ledger.answered(name, health, took);
+                }
+                heard
+            }
+            Fetched::Failed(_) => {
+                ledger.failed(name, health, "failed", took);
+                Said::Silent
+            }
+            Fetched::TimedOut => {
+                ledger.failed(name, health, "timed_out", took);
+                Said::Silent
+            }
+            Fetched::Overloaded(_) => {
+                ledger.overloaded(name, health, took);
+                Said::Silent
+            }
+            Fetched::Busy | Fetched::Refused(_) => Said::Silent,
+        }
     }
 }
 
@@ -1305,7 +1551,7 @@ impl Admission {
     /// `others` (none remembered): counted, kept, logged the first time (and then once
     /// in a while per claimant, however many IBIs it claims).
     fn conflict(&self, holder: Option<&Included>, claimant: &Included, others: &[&Included]) {
-        self.metrics.conflict(&claimant.serviceibi);
+        self.metrics.conflict(claimant.serviceibi.as_str());
         let conflict = Conflict {
             ibi: self.admit.key.clone(),
             holder: holder.map(|h| h.key.clone()),
@@ -1340,6 +1586,7 @@ impl Admission {
 #[derive(Clone)]
 struct Ledger {
     metrics: Arc<Metrics>,
+    clock: Arc<dyn Clock>,
     dormant_after: u32,
     /// The Archive whose failure in this step is counted already: not counted again.
     counted: Option<String>,
@@ -1349,7 +1596,7 @@ impl Ledger {
     /// A request to `archive` answered after `took`.
     fn answered(&self, archive: &str, health: &Health, took: Duration) {
         self.metrics.archive_request(archive, "answered", took);
-        if health.success(took) == health::Change::Woke {
+        if health.success(took, clock::millis(&*self.clock)) == health::Change::Woke {
             say(&format!("{archive} answers again: asked again"));
         }
     }
@@ -1358,7 +1605,8 @@ impl Ledger {
     /// and toward dormancy only when it lasts (see [`Health::overloaded`]).
     fn overloaded(&self, archive: &str, health: &Health, took: Duration) {
         self.metrics.archive_request(archive, "overloaded", took);
-        if health.overloaded(self.dormant_after) == health::Change::FellDormant {
+        let now = clock::millis(&*self.clock);
+        if health.overloaded(self.dormant_after, now) == health::Change::FellDormant {
             say(&format!(
                 "{archive} answered nothing but 503 or 429 for {} s: dormant, asked no more until it answers",
                 health::OVERLOADED_FOR.as_secs()
@@ -1697,7 +1945,10 @@ fn read_pairs(list: &PairList, url: &PersistentUrl, archive: &Included) -> Readi
             return Reading::Ask(a);
         }
     }
-    if get("state").and_then(|w| w.first()).copied() == Some("Deleted") {
+    let state = get("state")
+        .and_then(|w| w.first())
+        .map(|w| SaidState::of(w));
+    if state == Some(SaidState::Known(State::Deleted)) {
         let date = get("timestamp")
             .and_then(|w| w.first())
             .map(|w| w.to_string())
@@ -1730,11 +1981,11 @@ fn found_at(
         .any(|s| matches!(s, Step::Metadata { .. }));
     Found {
         url: value.to_string(),
-        archive: archive.serviceibi.clone(),
+        archive: archive.serviceibi.to_string(),
         address: archive.address.clone(),
         contenttype: word("contenttype")
             .unwrap_or_else(|| if metadata { "Metadata" } else { "Data" }.into()),
-        state: word("state"),
+        state: word("state").as_deref().map(SaidState::of),
         ibi: get(&format!("ibi{suffix}")).map(|w| w.join(" ")),
         urlkey: get("urlkey").and_then(|w| w.first()).map(|w| w.to_string()),
         language: lang.map(|l| l.to_string()),
@@ -1819,7 +2070,7 @@ mod tests {
     fn archive() -> Included {
         Included {
             key: "sid.inpe.br/mtc-m18/2008/03.17.15.17".into(),
-            serviceibi: "sid.inpe.br/mtc-m18@80/2008/03.17.15.17".into(),
+            serviceibi: Ibi::parse("sid.inpe.br/mtc-m18@80/2008/03.17.15.17").unwrap(),
             address: "mtc-m16c.sid.inpe.br".into(),
             recorded: Default::default(),
         }
@@ -1847,7 +2098,10 @@ mod tests {
         };
         assert_eq!(found.url, "http://mtc-m16c.sid.inpe.br/col/sid.inpe.br/mtc-m18@80/2009/07.21.14.43/doc/CCSDS%20650.0-B-1.pdf");
         assert_eq!(
-            (found.contenttype.as_str(), found.state.as_deref()),
+            (
+                found.contenttype.as_str(),
+                found.state.as_ref().map(SaidState::as_str)
+            ),
             ("Data", Some("Original"))
         );
         // Example 10.1's acknowledgment, with the url's own "%" escaped as Table 6.1 asks
@@ -1971,7 +2225,7 @@ mod tests {
             .iter()
             .map(|k| Included {
                 key: format!("{k}.example/www/2020/01.01.01.01"),
-                serviceibi: format!("{k}.example/www/2020/01.01.01.01"),
+                serviceibi: Ibi::parse(&format!("{k}.example/www/2020/01.01.01.01")).unwrap(),
                 address: format!("{k}.example"),
                 recorded: Default::default(),
             })

@@ -1,0 +1,718 @@
+//! Routing of one request: the checks every request passes (method, a resolver asking,
+//! the length of its target), then one handler per route — the resolver service at
+//! `/<serviceibi>` ([`crate::service`]), the home page at `/`, `/metrics`, nothing at
+//! `/favicon.ico` and `/robots.txt`, an Archive's request refused, and resolution on
+//! every other path. Each handler returns an [`Answer`]: the response and the note of the
+//! request's log line, one line per request, the registration key never in it.
+
+use ibi::text::cut;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Body as _;
+use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
+use hyper::http::request::Parts;
+use hyper::{Method, Request, Response, StatusCode};
+use ibi::pairs::{PairList, Value};
+use ibi::persistent::PersistentUrl;
+use ibi::query::Query;
+use ibi::relation::Lang;
+use ibi::Ibi;
+
+use crate::clients::{ClientBook, Refused};
+use crate::config::Config;
+use crate::lang::{self, PageLang};
+use crate::log::say;
+use crate::pages;
+use crate::resolve::{kept_pairs, Budget, Outcome, Reader, Trace};
+use crate::service;
+use crate::state::AppState;
+
+/// The body of every response: the whole of it at once.
+pub type Body = Full<Bytes>;
+
+/// The longest path and query read, in bytes.
+pub const MAX_TARGET: usize = 8 * 1024;
+/// A whole resolution ends within this time.
+pub const MAX_RESOLUTION: Duration = Duration::from_secs(60);
+/// The longest request shown in a log line (escaped), so that its status and note fit.
+pub const MAX_SHOWN: usize = 1024;
+
+/// A handler's answer: the response, and a note for the request's log line.
+pub struct Answer {
+    pub response: Response<Body>,
+    pub note: String,
+}
+
+impl Answer {
+    fn new(response: Response<Body>, note: impl Into<String>) -> Answer {
+        Answer {
+            response,
+            note: note.into(),
+        }
+    }
+
+    fn status(mut self, status: StatusCode) -> Answer {
+        *self.response.status_mut() = status;
+        self
+    }
+
+    fn header(mut self, name: HeaderName, value: HeaderValue) -> Answer {
+        self.response.headers_mut().insert(name, value);
+        self
+    }
+}
+
+/// Answers one request from `peer` and writes its log line.
+pub async fn handle(
+    state: Arc<AppState>,
+    peer: SocketAddr,
+    req: Request<hyper::body::Incoming>,
+) -> Response<Body> {
+    let (parts, _body) = req.into_parts();
+    let ips = client_ips(&state.config, peer.ip(), &parts.headers);
+    // Logged when the client goes away before the answer: hyper drops this future then.
+    let mut line = LogLine {
+        state: state.clone(),
+        client: ips.first().copied().unwrap_or(peer.ip()),
+        method: parts.method.clone(),
+        shown: shown_request(parts.uri.path(), parts.uri.query()),
+        start: Instant::now(),
+        answered: false,
+    };
+    let answer = route(&state, &Received::of(&parts, &ips)).await;
+    line.answered = true;
+    line.write(answer.response.status().as_u16(), &answer.note);
+    framed(&parts.method, answer.response)
+}
+
+/// `response` with its `Content-Length` (from the body's size, unless set), and without
+/// its body for a `HEAD`.
+fn framed(method: &Method, mut response: Response<Body>) -> Response<Body> {
+    if !response.headers().contains_key(header::CONTENT_LENGTH) {
+        if let Some(size) = response.body().size_hint().exact() {
+            response
+                .headers_mut()
+                .insert(header::CONTENT_LENGTH, HeaderValue::from(size));
+        }
+    }
+    if method == Method::HEAD {
+        *response.body_mut() = Body::default();
+    }
+    response
+}
+
+/// A request as the handlers read it.
+struct Received<'a> {
+    method: &'a Method,
+    headers: &'a HeaderMap,
+    path: &'a str,
+    query: Option<&'a str>,
+    /// The reader, then its trusted proxies ([`client_ips`]).
+    ips: &'a [IpAddr],
+    /// The reader's `Accept-Language`, parsed.
+    languages: Vec<Lang>,
+    page_lang: PageLang,
+}
+
+impl<'a> Received<'a> {
+    fn of(parts: &'a Parts, ips: &'a [IpAddr]) -> Received<'a> {
+        let languages = lang::preferences(
+            parts
+                .headers
+                .get(header::ACCEPT_LANGUAGE)
+                .and_then(|v| v.to_str().ok()),
+        );
+        Received {
+            method: &parts.method,
+            headers: &parts.headers,
+            path: parts.uri.path(),
+            query: parts.uri.query(),
+            ips,
+            page_lang: PageLang::of(&languages),
+            languages,
+        }
+    }
+
+    /// The request as a page may show it, cut to [`MAX_SHOWN`].
+    fn shown(&self) -> String {
+        cut(&shown_request(self.path, self.query), MAX_SHOWN).into_owned()
+    }
+}
+
+/// Where a request goes.
+enum Route {
+    /// Neither GET nor HEAD: 405.
+    MethodNotAllowed,
+    /// Sent by a resolver (its `Via`): 508.
+    Loop,
+    /// A path and query longer than [`MAX_TARGET`]: 414.
+    TooLong { length: usize },
+    /// The resolver service, `/<serviceibi>`.
+    Service,
+    /// The home page, `/`.
+    Home,
+    /// `/favicon.ico` and `/robots.txt`: 404, empty.
+    Nothing,
+    /// `/metrics`, for the networks that may see them.
+    Metrics,
+    /// An Archive's request (a `servicesubject` pair) elsewhere: 400, never resolved.
+    ArchiveRequest,
+    /// Every other path: a persistent URL to resolve, with its query.
+    Resolution { query: Option<Query> },
+}
+
+impl Route {
+    fn of(state: &AppState, req: &Received) -> Route {
+        if req.method != Method::GET && req.method != Method::HEAD {
+            return Route::MethodNotAllowed;
+        }
+        if asked_by_a_resolver(req.headers) {
+            return Route::Loop;
+        }
+        let length = req.path.len() + req.query.map_or(0, str::len);
+        if length > MAX_TARGET {
+            return Route::TooLong { length };
+        }
+        match req.path {
+            p if p.strip_prefix('/') == Some(state.config.serviceibi.as_str()) => Route::Service,
+            "/" => Route::Home,
+            "/favicon.ico" | "/robots.txt" => Route::Nothing,
+            "/metrics" => Route::Metrics,
+            _ => {
+                let query = req.query.and_then(|q| Query::parse(q.as_bytes()).ok());
+                if query
+                    .as_ref()
+                    .is_some_and(|q| q.get("servicesubject").is_some())
+                {
+                    Route::ArchiveRequest
+                } else {
+                    Route::Resolution { query }
+                }
+            }
+        }
+    }
+}
+
+/// The answer to a request.
+async fn route(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
+    match Route::of(state, req) {
+        Route::MethodNotAllowed => method_not_allowed(),
+        Route::Loop => loop_refused(state),
+        Route::TooLong { length } => too_long(req, length),
+        Route::Service => service(state, req).await,
+        Route::Home => home(state, req),
+        Route::Nothing => Answer::new(text(404, ""), ""),
+        Route::Metrics => metrics(state, req),
+        Route::ArchiveRequest => archive_request(state),
+        Route::Resolution { query } => resolution(state, req, query.as_ref()).await,
+    }
+}
+
+fn method_not_allowed() -> Answer {
+    Answer::new(text(405, "error {method not allowed}\r\n"), "")
+        .header(header::ALLOW, HeaderValue::from_static("GET, HEAD"))
+}
+
+/// An Archive's address that leads back to a resolver: asking every Archive again would
+/// loop.
+fn loop_refused(state: &AppState) -> Answer {
+    Answer::new(
+        as_a_resolver(state, 508, "a resolver asked this resolver: loop"),
+        "loop: asked by a resolver",
+    )
+}
+
+fn too_long(req: &Received, length: usize) -> Answer {
+    let page = pages::bad_request(
+        req.page_lang,
+        &req.shown(),
+        &format!("the path and query are {length} bytes long; at most {MAX_TARGET} are read"),
+    );
+    Answer::new(page_response(page), "too long").status(StatusCode::URI_TOO_LONG)
+}
+
+async fn service(state: &AppState, req: &Received<'_>) -> Answer {
+    let answer = service::answer(state, req.query, req.ips[0]).await;
+    let mut r = Answer::new(pair_list(answer.status, answer.pairs), answer.note);
+    if let Some(seconds) = answer.retry_after {
+        r = r.header(header::RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    r
+}
+
+fn home(state: &AppState, req: &Received) -> Answer {
+    let page = pages::home(
+        req.page_lang,
+        &state.config.publicurl,
+        &state.config.serviceibi,
+        state.archives().len(),
+    );
+    Answer::new(page_response(page), "")
+}
+
+fn metrics(state: &AppState, req: &Received) -> Answer {
+    if !state.config.may_see_metrics(req.ips[0]) {
+        return Answer::new(text(404, ""), "metrics refused");
+    }
+    let r = Response::new(Body::from(state.engine.metrics.render()));
+    Answer::new(r, "").header(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
+    )
+}
+
+/// An Archive's request (or a resolver taking this one for an Archive): answered as what
+/// this is, a resolver, and never resolved.
+fn archive_request(state: &AppState) -> Answer {
+    Answer::new(
+        as_a_resolver(state, 400, "this is an IBI resolver, not an Archive"),
+        "an Archive's request",
+    )
+}
+
+/// A path to resolve: the persistent URL read, then resolved ([`resolve`]).
+async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Query>) -> Answer {
+    let service = &state.config.serviceibi;
+    let misspelt = || {
+        let mut pairs = PairList::new();
+        pairs.push(
+            "error",
+            words(&format!("the resolver service is at /{service}")),
+        );
+        Answer::new(pair_list(400, pairs), "the service path misspelt")
+    };
+    let url = match PersistentUrl::parse(req.path, req.query) {
+        // The resolver's own IBI spelt otherwise (another case, escaped, a trailing `/`):
+        // refused rather than resolved, since such a request carries a registration key.
+        Ok(u) if u.ibi() == service => return misspelt(),
+        Ok(u) => u,
+        Err(_) if names_the_service(req.path, service) => return misspelt(),
+        Err(e) => {
+            // The reason quotes the path: not when it holds a key.
+            let note = if names_a_key(req.path) {
+                "the path is not a persistent URL".to_string()
+            } else {
+                e.to_string()
+            };
+            state
+                .engine
+                .metrics
+                .resolution("bad_request", Duration::ZERO);
+            let page = pages::bad_request(req.page_lang, &req.shown(), &note);
+            return Answer::new(page_response(page), note);
+        }
+    };
+    let inspect = query.is_some_and(|q| q.get("noredirect").is_some());
+    let reader = Reader {
+        ips: req.ips.to_vec(),
+        languages: req.languages.clone(),
+    };
+    resolve(
+        state,
+        &url,
+        reader,
+        inspect,
+        req.method == Method::HEAD,
+        req.headers,
+    )
+    .await
+}
+
+/// Resolves `url` for `reader` within the per-client bounds and the resolver's, and
+/// answers: the redirect (with the acknowledgment, but for HEAD and the inspection
+/// view), the inspection view, or the outcome's page.
+async fn resolve(
+    state: &Arc<AppState>,
+    url: &PersistentUrl,
+    reader: Reader,
+    inspect: bool,
+    head: bool,
+    headers: &HeaderMap,
+) -> Answer {
+    let page_lang = PageLang::of(&reader.languages);
+    let client = reader.ips[0];
+    let _mine = match state.clients.resolution(client) {
+        Ok(held) => held,
+        Err(refused) => return throttled(state, page_lang, refused),
+    };
+    let Ok(_resolving) = state.resolutions.try_acquire() else {
+        state.engine.metrics.overloaded();
+        return Answer::new(
+            page_response(pages::overloaded(page_lang)),
+            format!(
+                "overloaded: {} resolutions under way",
+                state.config.limits.resolutions
+            ),
+        )
+        .header(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    };
+    // Each round that asks every Archive spends one of the client network's misses.
+    let budget = Misses {
+        clients: &state.clients,
+        client,
+    };
+    let archives = state.archives();
+    let trace = match tokio::time::timeout(
+        MAX_RESOLUTION,
+        state
+            .engine
+            .resolve(archives, url, &reader, !inspect, &budget),
+    )
+    .await
+    {
+        Ok(t) => t,
+        Err(_) => {
+            state.engine.metrics.resolution("timed_out", MAX_RESOLUTION);
+            let r = text(504, "resolution took too long\n");
+            return Answer::new(r, "resolution took too long");
+        }
+    };
+    let note = summary(&trace);
+    state.engine.metrics.resolution(
+        outcome_name(&trace.outcome),
+        Duration::from_secs_f64(trace.ms / 1e3),
+    );
+    if let Outcome::Throttled { retry_after } = trace.outcome {
+        // The inspection view too: it asks every Archive as a redirect does.
+        return throttled(
+            state,
+            page_lang,
+            Refused {
+                limit: "misses",
+                retry_after,
+            },
+        );
+    }
+    if inspect {
+        let json = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("application/json"));
+        return Answer::new(
+            page_response(pages::inspection(page_lang, &trace, json)),
+            note,
+        );
+    }
+    let mut r = page_response(pages::outcome(page_lang, &trace, url.ibi().as_str()));
+    *r.status_mut() =
+        StatusCode::from_u16(pages::status_of(&trace.outcome)).unwrap_or(StatusCode::NOT_FOUND);
+    match &trace.outcome {
+        Outcome::Found(found) => {
+            // A HEAD is no access to the item: no acknowledgment is sent.
+            if !head {
+                if let Some(ack) = state.engine.acknowledgment(&trace, &reader) {
+                    state
+                        .acknowledgments
+                        .send(&found.archive, &found.address, ack)
+                        .await;
+                }
+            }
+            // usable_location() let only visible ASCII through, and location() encodes
+            // what the reader's pairs add: always a valid header.
+            let location = trace.location.as_deref().unwrap_or(&found.url);
+            if let Ok(v) = HeaderValue::from_str(location) {
+                r.headers_mut().insert(header::LOCATION, v);
+            }
+        }
+        Outcome::Unverifiable { .. } | Outcome::Unavailable { .. } => {
+            r.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from(state.config.archives.probe.as_secs().max(1)),
+            );
+        }
+        _ => {}
+    }
+    Answer::new(r, note)
+}
+
+/// The misses of the reader's client network, as a resolution spends them.
+struct Misses<'a> {
+    clients: &'a ClientBook,
+    client: IpAddr,
+}
+
+impl Budget for Misses<'_> {
+    fn fan_out(&self) -> Result<(), u64> {
+        self.clients.miss(self.client).map_err(|r| r.retry_after)
+    }
+}
+
+/// `status` with the resolver's identity pairs and `error {text}`: what an Archive's
+/// request gets here, so that whoever sent it can tell it reached a resolver
+/// ([`crate::client::Confirmation::AsResolver`]).
+fn as_a_resolver(state: &AppState, status: u16, text: &str) -> Response<Body> {
+    let mut answer = service::identity(state).pairs;
+    answer.push("error", words(text));
+    pair_list(status, answer)
+}
+
+/// A pair-list value of the words of `text`.
+fn words(text: &str) -> Value {
+    Value::words(text.split(' ').map(|w| w.as_bytes().to_vec()))
+}
+
+/// The `429` of a per-client bound.
+fn throttled(state: &AppState, lang: PageLang, refused: Refused) -> Answer {
+    state.engine.metrics.throttled(refused.limit);
+    Answer::new(
+        page_response(pages::too_many(lang)),
+        format!("beyond the client network's {} bound", refused.limit),
+    )
+    .header(header::RETRY_AFTER, HeaderValue::from(refused.retry_after))
+}
+
+/// Whether the request comes from an IBI resolver (its `Via` says so,
+/// [`crate::client::VIA`]).
+fn asked_by_a_resolver(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::VIA)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.to_ascii_lowercase().contains("ibi-resolver"))
+}
+
+/// Whether `path`, which is no persistent URL, is the resolver service's path spelt
+/// otherwise (with `//` or `/.`).
+fn names_the_service(path: &str, service: &Ibi) -> bool {
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy();
+    let segments: Vec<&str> = decoded
+        .split('/')
+        .filter(|s| !s.is_empty() && *s != ".")
+        .collect();
+    Ibi::parse(&segments.join("/")).is_ok_and(|ibi| ibi.key() == service.key())
+}
+
+/// The outcome's label in the metrics.
+fn outcome_name(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Found(_) => "found",
+        Outcome::NotFound { .. } => "not_found",
+        Outcome::Unavailable { .. } => "unavailable",
+        Outcome::NoTranslation { .. } => "no_translation",
+        Outcome::Deleted { .. } => "deleted",
+        Outcome::Suspicion { .. } => "suspicion",
+        Outcome::NoOriginal { .. } => "no_original",
+        Outcome::Unverifiable { .. } => "unverifiable",
+        Outcome::Chain { .. } => "chain",
+        Outcome::Throttled { .. } => "throttled",
+    }
+}
+
+/// The outcome in a few words, for the log.
+fn summary(trace: &Trace) -> String {
+    let rounds = trace.rounds.len();
+    match &trace.outcome {
+        Outcome::Found(f) => format!("found at {} in {rounds} round(s)", f.address),
+        Outcome::NotFound { asked } => format!("not found ({asked} asked, 0 did not answer)"),
+        Outcome::Unavailable { archives, asked } => format!(
+            "not found ({asked} asked, {} did not answer: {})",
+            archives.len(),
+            archives.join(", ")
+        ),
+        Outcome::NoTranslation { language } => format!("no translation in {language}"),
+        Outcome::Deleted { date } => format!("deleted on {date}"),
+        Outcome::Suspicion { archives } => format!("suspicion: {}", archives.join(", ")),
+        Outcome::NoOriginal { copies } => format!(
+            "no original, copies at {}",
+            copies
+                .iter()
+                .map(|f| format!("{} ({})", f.address, f.archive))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Outcome::Unverifiable { archives } => {
+            format!(
+                "the Original cannot be checked: no answer from {}",
+                archives.join(", ")
+            )
+        }
+        Outcome::Chain { detail } => format!("endless related items: {detail}"),
+        Outcome::Throttled { .. } => "beyond the client network's misses".into(),
+    }
+}
+
+/// `clientinformation.ipaddress` (Table 8.10): the connection's address, or, when it is a
+/// trusted proxy, the X-Forwarded-For chain read from the right up to the first address
+/// that is not a trusted proxy — the reader first, then its proxies (Example 10.1).
+pub fn client_ips(config: &Config, peer: IpAddr, headers: &HeaderMap) -> Vec<IpAddr> {
+    let peer = match peer {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(peer, IpAddr::V4),
+        v4 => v4,
+    };
+    let mut chain = vec![peer];
+    if !config.is_trusted_proxy(peer) {
+        return chain;
+    }
+    let forwarded: Vec<&str> = headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    for entry in forwarded.iter().rev().take(16) {
+        let Ok(ip) = entry.parse::<IpAddr>() else {
+            break;
+        };
+        chain.insert(0, ip);
+        if !config.is_trusted_proxy(ip) {
+            break;
+        }
+    }
+    chain
+}
+
+/// The log line of one request: written once it is answered, or, if the client closed
+/// its connection first, with status 499 (and counted).
+struct LogLine {
+    state: Arc<AppState>,
+    client: IpAddr,
+    method: Method,
+    /// The request as the log may show it ([`shown_request`]).
+    shown: String,
+    start: Instant,
+    answered: bool,
+}
+
+impl LogLine {
+    fn write(&self, status: u16, note: &str) {
+        say(&format!(
+            "{} \"{} {}\" {status} {:.1}ms {note}",
+            self.client,
+            self.method,
+            cut(&self.shown, MAX_SHOWN),
+            self.start.elapsed().as_secs_f64() * 1e3,
+        ));
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.state.engine.metrics.abandoned();
+            self.write(499, "abandoned by the client");
+        }
+    }
+}
+
+/// Query pairs a log line or a page may show with their values; every other pair is
+/// left out (`&…`), so that no registration key, whatever the request's method, length
+/// or path, reaches the log: it goes only in the query of the resolver service.
+const SHOWN_PAIRS: [&str; 4] = [
+    "ibiurl.verblist",
+    "ibiurl.requireditemstatus",
+    "noredirect",
+    "servicesubject",
+];
+
+/// The request target as a log line or a page may show it: the path (unless it names
+/// a registration key, when a query was sent escaped into it), and of the query only the
+/// pairs of [`SHOWN_PAIRS`].
+pub fn shown_request(path: &str, query: Option<&str>) -> String {
+    let mut shown = if names_a_key(path) {
+        "/…".to_string()
+    } else {
+        path.to_string()
+    };
+    let Some(query) = query else {
+        return shown;
+    };
+    let (mut kept, left_out) = kept_pairs(query, |name| SHOWN_PAIRS.contains(&name));
+    if left_out {
+        kept.push("…");
+    }
+    if !kept.is_empty() || query.is_empty() {
+        shown.push('?');
+        shown.push_str(&kept.join("&"));
+    }
+    shown
+}
+
+/// Whether `path`, decoded, names a registration key (a query sent escaped into it).
+fn names_a_key(path: &str) -> bool {
+    percent_encoding::percent_decode_str(path)
+        .decode_utf8_lossy()
+        .to_ascii_lowercase()
+        .contains("registrationkey")
+}
+
+/// A pair list (Table 6.2), one pair per line.
+fn pair_list(status: u16, pairs: PairList) -> Response<Body> {
+    let mut body = pairs.to_text();
+    if !body.is_empty() {
+        body.push_str("\r\n");
+    }
+    text(status, &body)
+}
+
+fn text(status: u16, body: &str) -> Response<Body> {
+    let mut r = Response::new(Body::from(body.to_string()));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    r
+}
+
+fn page_response(page: pages::Page) -> Response<Body> {
+    let mut r = Response::new(Body::from(page.body));
+    *r.status_mut() =
+        StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(page.content_type),
+    );
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        header::VARY,
+        HeaderValue::from_static("Accept-Language, Accept"),
+    );
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn forwarded_for_is_believed_only_from_trusted_proxies() {
+        let config = Config::parse(
+            "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://r\"\ntrustedproxies = [\"127.0.0.1/32\", \"150.163.68.1\"]\n",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let mut h = HeaderMap::new();
+        h.insert(
+            "x-forwarded-for",
+            HeaderValue::from_static("6.6.6.6, 172.16.44.200, 150.163.68.1"),
+        );
+        let ips = |peer: &str, h: &HeaderMap| -> Vec<String> {
+            client_ips(&config, peer.parse().unwrap(), h)
+                .iter()
+                .map(|i| i.to_string())
+                .collect()
+        };
+        // From the local proxy: 150.163.68.1 is trusted too, 172.16.44.200 is the reader;
+        // 6.6.6.6 is what the reader claimed and is not believed.
+        assert_eq!(
+            ips("127.0.0.1", &h),
+            ["172.16.44.200", "150.163.68.1", "127.0.0.1"]
+        );
+        // From anyone else the header is ignored.
+        assert_eq!(ips("203.0.113.9", &h), ["203.0.113.9"]);
+        h.insert("x-forwarded-for", HeaderValue::from_static("garbage"));
+        assert_eq!(ips("127.0.0.1", &h), ["127.0.0.1"]);
+    }
+}

@@ -1,0 +1,305 @@
+//! What the handlers share ([`AppState`]): the configuration, the resolution engine, the
+//! registry (run off the async threads), the included Archives as last read, the bounds
+//! of resolutions and key checks, and the client networks' counts. Its tasks are the
+//! ones the server runs in the background (reading the registry again, writing the
+//! Archives' health, asking dormant Archives) and the checks of the resolver service
+//! (a registration key, whether an address is this resolver's own).
+
+use std::collections::HashSet;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::{Duration, Instant};
+
+use ibi::Ibi;
+use tokio::sync::Semaphore;
+
+use crate::acknowledge::Acknowledger;
+use crate::client::{Confirmation, Counted};
+use crate::clients::{ClientBook, Network};
+use crate::clock::{self, Clock};
+use crate::config::Config;
+use crate::keys::{KeyCheck, KeyTurn, Slowdown, KEY_CHECKS, MAX_KEY_CHECKS_WAITING};
+use crate::log::say;
+use crate::memory::LocationMemory;
+use crate::registry::{self, Included, Registry, RegistryError, RegistryErrorKind};
+use crate::resolve::Engine;
+
+/// Everything the handlers share.
+pub struct AppState {
+    pub config: Config,
+    pub engine: Engine,
+    registry: Arc<Mutex<Registry>>,
+    archives: RwLock<Arc<Vec<Included>>>,
+    slowdown: Mutex<Slowdown>,
+    /// Key checks (argon2id, 19 MiB each) under way at once, their work included.
+    key_checks: Arc<Semaphore>,
+    /// Key checks waiting for one of `key_checks`; beyond [`MAX_KEY_CHECKS_WAITING`], 429.
+    key_checks_waiting: Arc<AtomicUsize>,
+    pub acknowledgments: Acknowledger,
+    /// Resolutions under way; when none is left, `503`.
+    pub resolutions: Semaphore,
+    /// What each client network holds.
+    pub clients: Arc<ClientBook>,
+    /// The client networks a key check is under way for (one at a time each).
+    key_checking: Arc<Mutex<HashSet<Network>>>,
+    /// The address the server listens on, once it does.
+    pub local: OnceLock<SocketAddr>,
+    /// The newest entry of `ibi-resolver forget` dropped from the memory.
+    forgotten: AtomicI64,
+}
+
+impl AppState {
+    /// The state of a server of `config`, by the system's clock.
+    pub fn new(config: Config) -> Result<AppState, RegistryError> {
+        AppState::with_clock(config, clock::system())
+    }
+
+    /// The state of a server of `config` whose time of day (the Archives' health, the
+    /// memory's entries, the registry's dates) is read from `clock`.
+    pub fn with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<AppState, RegistryError> {
+        let config_resolutions = config.limits.resolutions;
+        let registry = Registry::open(&config.database)?.with_clock(clock.clone());
+        let archives = registry.included()?;
+        let forgotten = registry.last_forgotten()?;
+        let memory = LocationMemory::open(
+            &config.database,
+            config.memory_entries,
+            config.memory_expiry,
+        )?;
+        let engine = Engine {
+            memory: Arc::new(memory.with_clock(clock.clone())),
+            clock,
+            ..Engine::new(&config)
+        };
+        engine.client.fit(
+            &archives
+                .iter()
+                .map(|a| a.address.as_str())
+                .collect::<Vec<_>>(),
+        );
+        let acknowledgments = Acknowledger::new(
+            engine.client.clone(),
+            engine.timeout,
+            engine.metrics.clone(),
+        );
+        Ok(AppState {
+            clients: ClientBook::new(&config.limits),
+            key_checking: Arc::new(Mutex::new(HashSet::new())),
+            key_checks_waiting: Arc::new(AtomicUsize::new(0)),
+            local: OnceLock::new(),
+            forgotten: AtomicI64::new(forgotten),
+            config,
+            engine,
+            registry: Arc::new(Mutex::new(registry)),
+            archives: RwLock::new(Arc::new(archives)),
+            slowdown: Mutex::new(Slowdown::new()),
+            // argon2id works in 19 MiB per check.
+            key_checks: Arc::new(Semaphore::new(KEY_CHECKS)),
+            acknowledgments,
+            resolutions: Semaphore::new(config_resolutions),
+        })
+    }
+
+    /// The included Archives now.
+    pub fn archives(&self) -> Arc<Vec<Included>> {
+        self.archives.read().map(|a| a.clone()).unwrap_or_default()
+    }
+
+    /// Reads the included Archives from the registry again.
+    pub async fn refresh(&self) -> Result<(), RegistryError> {
+        let list = self.with_registry(|r| r.included()).await?;
+        let names: Vec<&str> = list.iter().map(|a| a.serviceibi.as_str()).collect();
+        self.engine.health.retain(&names);
+        self.engine
+            .client
+            .fit(&list.iter().map(|a| a.address.as_str()).collect::<Vec<_>>());
+        self.acknowledgments.retain(&names);
+        if let Ok(mut a) = self.archives.write() {
+            *a = Arc::new(list);
+        }
+        // What `ibi-resolver forget` removed from the table leaves the memory too.
+        let since = self.forgotten.load(Ordering::Relaxed);
+        let (ibis, last) = self
+            .with_registry(move |r| r.forgotten_after(since))
+            .await?;
+        self.engine.memory.drop_entries(&ibis);
+        self.forgotten.store(last, Ordering::Relaxed);
+        self.clients.sweep();
+        Ok(())
+    }
+
+    /// Writes to the registry what resolutions learnt of the Archives' health.
+    pub async fn record_health(&self) -> Result<(), RegistryError> {
+        let changed = Arc::new(self.engine.health.take_changed());
+        if changed.is_empty() {
+            return Ok(());
+        }
+        let writing = changed.clone();
+        let written = self.with_registry(move |r| r.record_health(&writing)).await;
+        if written.is_err() {
+            self.engine.health.changed_again(&changed);
+        }
+        written
+    }
+
+    /// Asks every dormant Archive whether it answers again (inclusionConfirmationRequest).
+    pub async fn probe_dormant(&self) {
+        let archives = self.archives();
+        let mut probes = tokio::task::JoinSet::new();
+        for a in archives.iter() {
+            let health = self
+                .engine
+                .health
+                .of(a.serviceibi.as_str(), || a.recorded.clone());
+            if !health.is_dormant() {
+                continue;
+            }
+            let client = self.engine.client.clone();
+            let clock = self.engine.clock.clone();
+            let timeout = self.engine.timeout;
+            let (address, archive) = (a.address.clone(), a.serviceibi.to_string());
+            probes.spawn(async move {
+                let start = Instant::now();
+                if client.confirm(&address, &archive, timeout).await == Confirmation::Yes
+                    && health.success(start.elapsed(), clock::millis(&*clock))
+                        == crate::health::Change::Woke
+                {
+                    say(&format!("{archive} answers again: asked again"));
+                }
+            });
+        }
+        while probes.join_next().await.is_some() {}
+    }
+
+    /// Runs `work` on the registry off the async threads (SQLite blocks).
+    async fn with_registry<T, F>(&self, work: F) -> Result<T, RegistryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Registry) -> Result<T, RegistryError> + Send + 'static,
+    {
+        let registry = self.registry.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut r = registry.lock().map_err(|_| {
+                RegistryError::new(RegistryErrorKind::Database, "registry lock poisoned")
+            })?;
+            work(&mut r)
+        })
+        .await
+        .map_err(|e| {
+            RegistryError::new(RegistryErrorKind::Database, format!("registry task: {e}"))
+        })?
+    }
+
+    /// Runs one change of the registry (a transaction) off the async threads, then
+    /// reads the included Archives again.
+    pub async fn write<F>(&self, change: F) -> Result<(), RegistryError>
+    where
+        F: FnOnce(&mut Registry) -> Result<(), RegistryError> + Send + 'static,
+    {
+        self.with_registry(change).await?;
+        self.refresh().await
+    }
+
+    /// Whether `key` is the registered key of `serviceibi`. The check first waits the
+    /// slowdown of wrong keys ([`Slowdown`]) from the client's network; one check at a
+    /// time per network (another one meanwhile is refused at once, never queued), and
+    /// the wait holds none of the slots of the key checks themselves, so wrong keys from
+    /// one network delay a check from another by one key check at most. A check is
+    /// counted as a failure before it is made (and the count cleared when the key is
+    /// right), and its work holds its slot and its network's turn to its end, so a
+    /// client that goes away escapes neither the slowdown nor the bound.
+    pub async fn check_key(&self, serviceibi: &Ibi, key: &str, client: IpAddr) -> KeyCheck {
+        let network = Network::of(client);
+        let archive = serviceibi.key();
+        let wait = match self.slowdown.lock() {
+            Ok(s) => s.wait(network, &archive, Instant::now()),
+            Err(_) => Duration::from_secs(1),
+        };
+        let busy = KeyCheck::Busy {
+            retry_after: (wait.as_secs_f64().ceil() as u64).max(1),
+        };
+        let Some(turn) = KeyTurn::take(&self.key_checking, network) else {
+            return busy;
+        };
+        if let Ok(mut s) = self.slowdown.lock() {
+            s.failed(network, &archive, Instant::now());
+        }
+        tokio::time::sleep(wait).await;
+        let waiting = Counted::enter(&self.key_checks_waiting);
+        if waiting.count > MAX_KEY_CHECKS_WAITING {
+            return busy;
+        }
+        let Ok(permit) = self.key_checks.clone().acquire_owned().await else {
+            return KeyCheck::Wrong { waited: wait };
+        };
+        drop(waiting);
+        // The stored hash is read under the registry's lock; the key is verified outside
+        // it, the slot and the turn held until the work ends, whoever waits for it.
+        let ibi = serviceibi.clone();
+        let hash = self
+            .with_registry(move |r| Ok(r.key_hash(&ibi).ok().flatten()))
+            .await
+            .unwrap_or(None);
+        let key = key.to_string();
+        // An unreadable registry verifies against no hash: a refusal after the same work.
+        let right = tokio::task::spawn_blocking(move || {
+            let right = registry::verify_key(&key, hash.as_deref());
+            drop((permit, turn));
+            right
+        })
+        .await
+        .unwrap_or(false);
+        if right {
+            if let Ok(mut s) = self.slowdown.lock() {
+                s.succeeded(network, &archive);
+            }
+            KeyCheck::Right
+        } else {
+            KeyCheck::Wrong { waited: wait }
+        }
+    }
+
+    /// Whether an Archive at `address` (`host[:port]`) would be this resolver itself: its
+    /// public URL's host and port, or an address the name resolves to that is the one it
+    /// listens on (any local address, when it listens on all).
+    pub async fn is_own_address(&self, address: &str) -> bool {
+        let Ok(url) = url::Url::parse(&format!("http://{address}/")) else {
+            return false;
+        };
+        let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+            return false;
+        };
+        if let Ok(public) = url::Url::parse(&self.config.publicurl) {
+            if public
+                .host_str()
+                .is_some_and(|h| h.eq_ignore_ascii_case(host))
+                && public.port_or_known_default() == Some(port)
+            {
+                return true;
+            }
+        }
+        let listening = self.local.get().copied().unwrap_or(self.config.listen);
+        if port != listening.port() {
+            return false;
+        }
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_string();
+        let lookup = tokio::time::timeout(
+            Duration::from_secs(5),
+            tokio::net::lookup_host((host, port)),
+        )
+        .await;
+        let Ok(Ok(found)) = lookup else {
+            return false;
+        };
+        found.into_iter().any(|a| {
+            let ip = a.ip().to_canonical();
+            ip == listening.ip()
+                || (listening.ip().is_unspecified()
+                    && (ip.is_loopback() || std::net::UdpSocket::bind((ip, 0)).is_ok()))
+        })
+    }
+}
