@@ -5,8 +5,7 @@
 use std::net::IpAddr;
 
 use crate::ibi::Ibi;
-use crate::item::Item;
-use crate::layout::{self, Access};
+use crate::item::{Access, Item};
 use crate::markup::escape_html;
 use crate::service::{Answer, Archive};
 
@@ -35,7 +34,7 @@ pub fn page(archive: &Archive, ibi: &str, client: Option<IpAddr>) -> Answer {
 /// The page of an item found.
 fn item_page(archive: &Archive, item: &Item, client: Option<IpAddr>) -> Answer {
     let title = format!("Files of {}", escape_html(item.rep.as_str()));
-    match layout::access(item, archive.config(), client) {
+    match item.access(archive.config(), client) {
         Access::Granted => {}
         Access::Deleted => return html(410, &title, "<p>This item has been deleted.</p>"),
         // Footnote 2 of §9.2: the page must say that the list may not be shown.

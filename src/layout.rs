@@ -1,7 +1,8 @@
 //! The Archive on disk, and what of it may leave the Archive: the one place that says
-//! which directories under `col/` are items, which files of an item may be served, and
-//! which clients may have an item's data. The service, the file route of the CGI and of
-//! `ibi-archive serve`, `check` and the administrator's commands all ask here.
+//! which directories under `col/` are items and which files of an item may be served
+//! (which clients may have them is the item's rule, `Item::access`). The service, the
+//! file route of the CGI and of `ibi-archive serve`, `check` and the administrator's
+//! commands all ask here.
 //!
 //! Everything below `col/` is reached from a descriptor of `col/` (which may itself be a
 //! symbolic link or a mount point), without following any symbolic link on the way —
@@ -23,7 +24,6 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::net::IpAddr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,9 +32,7 @@ use std::sync::Arc;
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
-use crate::config::Config;
 use crate::escape::push_url_path;
-use crate::item::{Item, State};
 
 /// An item's description, beside its `doc/`.
 pub const ITEM_TOML: &str = "item.toml";
@@ -94,30 +92,6 @@ impl Refusal {
             Errno::LOOP | Errno::XDEV => Refusal::Link,
             other => Refusal::Io(other.into()),
         }
-    }
-}
-
-/// Whether a client at `client` may have the data of `item`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    Granted,
-    /// The item is restricted and the client is outside `[access].networks`.
-    Restricted,
-    /// The item is a tombstone: its files are never served, whatever doc/ still holds.
-    Deleted,
-}
-
-/// The rule for every file of an item and every URL to one: tombstones are never
-/// served; a restricted item only to clients inside `[access].networks` (§9.2 of the
-/// resolution standard). The client is the address of the connection when a file is
-/// fetched, and `clientinformation.ipaddress` when the service hands out a URL.
-pub fn access(item: &Item, config: &Config, client: Option<IpAddr>) -> Access {
-    if item.state == State::Deleted {
-        Access::Deleted
-    } else if item.restricted && !config.client_allowed(client) {
-        Access::Restricted
-    } else {
-        Access::Granted
     }
 }
 

@@ -6,12 +6,12 @@
 //! |---|---|
 //! | `/<archiveserviceibi>` | the Archive service |
 //! | `/<archiveserviceibi>/filelist/<rep>` | an item's file-list page |
-//! | `/col/<rep>/doc/<file>` | a file of an item's doc/, when `layout` says it may be served to this client |
+//! | `/col/<rep>/doc/<file>` | a file of an item's doc/, when `layout` says it may be served and `Item::access` that this client may have it |
 //!
 //! Nothing else under `col/` (item.toml, item directories, links, hard links, pipes),
 //! nothing of `var/` and not `archive.toml` is ever served: files are answered here, not
-//! by the web server, so that the one rule of `layout` (restricted items, tombstones,
-//! what a file may be) holds whichever server runs the Archive.
+//! by the web server, so that the one rule of `layout` and `item` (restricted items,
+//! tombstones, what a file may be) holds whichever server runs the Archive.
 
 use std::fs::File;
 use std::net::IpAddr;
@@ -19,8 +19,8 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::ibi::Rep;
-use crate::item::Item;
-use crate::layout::{self, Access, Col, DocEntry, Refusal};
+use crate::item::{Access, Item};
+use crate::layout::{self, Col, DocEntry, Refusal};
 use crate::service::Answer;
 
 /// Where a request path leads.
@@ -167,7 +167,7 @@ pub fn file(
         Ok(item) => item,
         Err(e) => return logged(not_found(), format!("{e}; its files are not served")),
     };
-    match layout::access(&item, config, client) {
+    match item.access(config, client) {
         Access::Granted => {}
         Access::Restricted => {
             return page(

@@ -13,8 +13,8 @@ use crate::acklog;
 use crate::config::Config;
 use crate::escape::push_url_path;
 use crate::ibi::Ibi;
-use crate::item::{ContentType, Item, State};
-use crate::layout::{self, Access, Refusal, MAX_TIMESTAMP_ENTRIES};
+use crate::item::{Access, ContentType, Item, State};
+use crate::layout::{self, Refusal, MAX_TIMESTAMP_ENTRIES};
 use crate::pairs::{PairList, Value};
 use crate::query::Query;
 use crate::relation::{Lang, Relation, Step, VerbList};
@@ -569,7 +569,7 @@ impl Archive {
         let Node::Local(item, _) = node else {
             return None;
         };
-        match layout::access(item, &self.config, req.client) {
+        match item.access(&self.config, req.client) {
             Access::Deleted => return None,
             Access::Granted => {}
             Access::Restricted => {
@@ -580,7 +580,7 @@ impl Archive {
                 // The metadata must be something this client may have: an item that
                 // names itself (or another restricted item) as its metadata would
                 // otherwise hand out what the restriction keeps out.
-                if layout::access(&meta, &self.config, req.client) != Access::Granted {
+                if meta.access(&self.config, req.client) != Access::Granted {
                     return None;
                 }
                 let url = self.data_url(&meta)?;
