@@ -10,6 +10,7 @@ use std::path::PathBuf;
 
 use crate::config::Config;
 use crate::filelist;
+use crate::layout;
 use crate::query::Query;
 use crate::routes::{self, Reply, Route};
 use crate::service::{Answer, Archive};
@@ -155,8 +156,8 @@ pub fn handle(req: &CgiRequest, now: i64) -> Answer {
             Err(e) => Answer::error(400, "malformed query string", e.to_string()),
         };
     }
-    if let Some(rep) = path.strip_prefix("/filelist/") {
-        return filelist::page(&archive, rep, req.remote_addr);
+    if let Some(ibi) = layout::split_file_list_path(path.as_bytes()) {
+        return filelist::page(&archive, ibi, req.remote_addr);
     }
     let shown: String = path.chars().take(200).collect();
     Answer::error(404, "not found", format!("no such page {shown:?}"))

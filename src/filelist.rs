@@ -12,10 +12,14 @@ use crate::service::{Answer, Archive};
 /// Most files a page lists.
 pub const MAX_FILES: usize = 1000;
 
-/// The page for the item named `ibi` (as it appears in the page's URL), for a browser at
-/// `client`, with the lines for the log its lookup wrote.
-pub fn page(archive: &Archive, ibi: &str, client: Option<IpAddr>) -> Answer {
-    let Ok(parsed) = Ibi::parse(ibi) else {
+/// The page for the item named `ibi` (as it appears in the page's URL,
+/// `layout::split_file_list_path`), for a browser at `client`, with the lines for the
+/// log its lookup wrote.
+pub fn page(archive: &Archive, ibi: &[u8], client: Option<IpAddr>) -> Answer {
+    let Some(parsed) = std::str::from_utf8(ibi)
+        .ok()
+        .and_then(|ibi| Ibi::parse(ibi).ok())
+    else {
         return html(404, "Not found", "<p>This is not the IBI of an item.</p>");
     };
     let found = archive.store().find(&parsed);

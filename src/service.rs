@@ -11,7 +11,6 @@ use std::rc::Rc;
 
 use crate::acklog;
 use crate::config::Config;
-use crate::escape::push_url_path;
 use crate::ibi::Ibi;
 use crate::item::{Access, ContentType, Item, State};
 use crate::layout::{self, Refusal, MAX_TIMESTAMP_ENTRIES};
@@ -667,8 +666,8 @@ impl Archive {
 
     /// The file-list page this executable serves for an item (GetFileList).
     pub fn file_list_url(&self, item: &Item) -> Vec<u8> {
-        let mut url = format!("{}/{}/filelist/", self.config.baseurl, self.config.service);
-        push_url_path(&mut url, item.rep.as_str().as_bytes());
+        let mut url = format!("{}/{}", self.config.baseurl, self.config.service);
+        layout::push_file_list_path(&mut url, item.rep.as_str());
         url.into_bytes()
     }
 
@@ -790,10 +789,13 @@ impl Archive {
     /// be Latin-1.
     fn item_of_url(&self, url: &[u8]) -> Option<Rc<Item>> {
         let rest = url.strip_prefix(self.config.baseurl.as_bytes())?;
-        let filelist = format!("/{}/filelist/", self.config.service);
         let (rep, _) = match layout::split_col_url_path(rest) {
             Some(split) => split,
-            None => layout::split_rep(rest.strip_prefix(filelist.as_bytes())?)?,
+            None => {
+                let service = format!("/{}", self.config.service);
+                let path_info = rest.strip_prefix(service.as_bytes())?;
+                layout::split_rep(layout::split_file_list_path(path_info)?)?
+            }
         };
         let rep: Vec<u8> = percent_encoding::percent_decode(rep).collect();
         let rep = crate::ibi::Rep::parse(std::str::from_utf8(&rep).ok()?).ok()?;
