@@ -1,6 +1,6 @@
 //! The Common Gateway Interface (RFC 3875): a request read from the environment a web
-//! server sets, routed to the service, a file-list page or a file of an item, and the
-//! answer framed as CGI output.
+//! server sets, handed to the one dispatch of `routes` (the service, a file-list page
+//! or a file of an item), and the answer framed as CGI output.
 
 use std::ffi::OsString;
 use std::io::{self, Write};
@@ -8,11 +8,8 @@ use std::net::IpAddr;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
-use crate::config::Config;
-use crate::filelist;
-use crate::query::Query;
-use crate::routes::{self, Reply, Route};
-use crate::service::{Answer, Archive};
+use crate::routes::{self, Reply, Request, Target};
+use crate::service::Answer;
 
 /// The SCRIPT_NAME under which the configurations of `cgi-bin/` run this program for
 /// the items' files (`/col/<rep>/doc/<file>`).
@@ -65,101 +62,44 @@ impl CgiRequest {
             ..CgiRequest::default()
         }
     }
+
+    /// The request as `routes` takes it (what it asks for aside).
+    fn routed(&self) -> Request<'_> {
+        Request {
+            method: &self.method,
+            query: &self.query,
+            client: self.remote_addr,
+            root: self.root.as_deref(),
+        }
+    }
 }
 
 /// Answers one request at POSIX second `now`: a file of an item when the web server
-/// ran this program for `/col/` ([`FILES_SCRIPT_NAME`]), else the service ([`handle`]).
+/// ran this program for `/col/` ([`FILES_SCRIPT_NAME`]), else the service; the one
+/// dispatch of `routes`.
 pub fn respond(req: &CgiRequest, now: i64) -> Reply {
-    if req.script_name.trim_end_matches('/') != FILES_SCRIPT_NAME {
-        return Reply::Page(handle(req, now));
-    }
-    if let Some(refused) = refuse_method(req) {
-        return Reply::Page(refused);
-    }
-    let (root, config) = match open(req) {
-        Ok(opened) => opened,
-        Err(a) => return Reply::Page(a),
-    };
-    // The request target as sent, decoded here as `serve` decodes it; without one, the
-    // path the web server decoded.
-    let route = match &req.request_uri {
-        Some(uri) => {
-            let path = routes::origin_form(uri)
+    let target = if req.script_name.trim_end_matches('/') != FILES_SCRIPT_NAME {
+        Target::Service(&req.path_info)
+    } else if let Some(uri) = &req.request_uri {
+        // The request target as sent, decoded by `routes` as `serve`'s is.
+        Target::Col(
+            routes::origin_form(uri)
                 .split('?')
                 .next()
-                .unwrap_or_default();
-            routes::route(&config, path)
-        }
-        None => {
-            let mut path = FILES_SCRIPT_NAME.as_bytes().to_vec();
-            path.extend_from_slice(&req.path_info_bytes);
-            routes::route_decoded(&config, &path)
-        }
+                .unwrap_or_default(),
+        )
+    } else {
+        // Without one, the path the web server decoded.
+        let mut path = FILES_SCRIPT_NAME.as_bytes().to_vec();
+        path.extend_from_slice(&req.path_info_bytes);
+        Target::ColDecoded(path)
     };
-    match route {
-        Route::File { rep, path } => {
-            routes::file(root, &config, &rep, path.as_deref(), req.remote_addr)
-        }
-        _ => Reply::Page(Answer::text(404, "not found\n")),
-    }
-}
-
-/// The 405 answer to any method but GET and HEAD.
-fn refuse_method(req: &CgiRequest) -> Option<Answer> {
-    if req.method == "GET" || req.method == "HEAD" {
-        return None;
-    }
-    let shown: String = req.method.chars().take(32).collect();
-    let mut a = Answer::error(
-        405,
-        "method not allowed",
-        format!("method {shown:?} not allowed"),
-    );
-    a.headers.push(("Allow".into(), "GET, HEAD".into()));
-    Some(a)
-}
-
-/// The Archive the request is for, and its configuration.
-fn open(req: &CgiRequest) -> Result<(&PathBuf, Config), Answer> {
-    let Some(root) = &req.root else {
-        return Err(Answer::error(
-            500,
-            "archive not configured",
-            "IBI_ARCHIVE_ROOT is not set".into(),
-        ));
-    };
-    match Config::load(root) {
-        Ok(c) => Ok((root, c)),
-        Err(e) => Err(Answer::error(
-            500,
-            "archive configuration unavailable",
-            e.to_string(),
-        )),
-    }
+    routes::answer(&req.routed(), &target, now)
 }
 
 /// Answers one request to the service (or a file-list page) at POSIX second `now`.
 pub fn handle(req: &CgiRequest, now: i64) -> Answer {
-    if let Some(refused) = refuse_method(req) {
-        return refused;
-    }
-    let (root, config) = match open(req) {
-        Ok(opened) => opened,
-        Err(a) => return a,
-    };
-    let archive = Archive::new(root, config);
-    let path = req.path_info.trim_end_matches('/');
-    if path.is_empty() {
-        return match Query::parse(&req.query) {
-            Ok(q) => archive.respond(&q, now),
-            Err(e) => Answer::error(400, "malformed query string", e.to_string()),
-        };
-    }
-    if let Some(rep) = path.strip_prefix("/filelist/") {
-        return filelist::page(&archive, rep, req.remote_addr);
-    }
-    let shown: String = path.chars().take(200).collect();
-    Answer::error(404, "not found", format!("no such page {shown:?}"))
+    routes::answer_service(&req.routed(), &req.path_info, now)
 }
 
 /// Writes a [`Reply`] as CGI output (headers, blank line, body unless `head_only`); a

@@ -5,18 +5,21 @@
 use std::net::IpAddr;
 
 use crate::ibi::Ibi;
-use crate::item::Item;
-use crate::layout::{self, Access};
+use crate::item::{Access, Item};
 use crate::markup::escape_html;
 use crate::service::{Answer, Archive};
 
 /// Most files a page lists.
 pub const MAX_FILES: usize = 1000;
 
-/// The page for the item named `ibi` (as it appears in the page's URL), for a browser at
-/// `client`, with the lines for the log its lookup wrote.
-pub fn page(archive: &Archive, ibi: &str, client: Option<IpAddr>) -> Answer {
-    let Ok(parsed) = Ibi::parse(ibi) else {
+/// The page for the item named `ibi` (as it appears in the page's URL,
+/// `layout::split_file_list_path`), for a browser at `client`, with the lines for the
+/// log its lookup wrote.
+pub fn page(archive: &Archive, ibi: &[u8], client: Option<IpAddr>) -> Answer {
+    let Some(parsed) = std::str::from_utf8(ibi)
+        .ok()
+        .and_then(|ibi| Ibi::parse(ibi).ok())
+    else {
         return html(404, "Not found", "<p>This is not the IBI of an item.</p>");
     };
     let found = archive.store().find(&parsed);
@@ -35,7 +38,7 @@ pub fn page(archive: &Archive, ibi: &str, client: Option<IpAddr>) -> Answer {
 /// The page of an item found.
 fn item_page(archive: &Archive, item: &Item, client: Option<IpAddr>) -> Answer {
     let title = format!("Files of {}", escape_html(item.rep.as_str()));
-    match layout::access(item, archive.config(), client) {
+    match item.access(archive.config(), client) {
         Access::Granted => {}
         Access::Deleted => return html(410, &title, "<p>This item has been deleted.</p>"),
         // Footnote 2 of §9.2: the page must say that the list may not be shown.

@@ -4,10 +4,12 @@
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::fmt;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::config::Config;
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::layout::ItemDir;
 use crate::relation::Lang;
@@ -176,6 +178,31 @@ impl Item {
     pub fn doc(&self) -> PathBuf {
         self.dir.join(crate::layout::DOC)
     }
+
+    /// The rule for every file of the item and every URL to one: a tombstone is never
+    /// served; a restricted item only to clients inside `[access].networks` (§9.2 of
+    /// the resolution standard). The client is the address of the connection when a
+    /// file is fetched, and `clientinformation.ipaddress` when the service hands out a
+    /// URL.
+    pub fn access(&self, config: &Config, client: Option<IpAddr>) -> Access {
+        if self.state == State::Deleted {
+            Access::Deleted
+        } else if self.restricted && !config.client_allowed(client) {
+            Access::Restricted
+        } else {
+            Access::Granted
+        }
+    }
+}
+
+/// Whether a client may have the data of an item ([`Item::access`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Granted,
+    /// The item is restricted and the client is outside `[access].networks`.
+    Restricted,
+    /// The item is a tombstone: its files are never served, whatever doc/ still holds.
+    Deleted,
 }
 
 /// A file name given in item.toml must stay inside doc/: relative, no `..`, no NUL.

@@ -1,7 +1,8 @@
 //! The Archive on disk, and what of it may leave the Archive: the one place that says
-//! which directories under `col/` are items, which files of an item may be served, and
-//! which clients may have an item's data. The service, the file route of the CGI and of
-//! `ibi-archive serve`, `check` and the administrator's commands all ask here.
+//! which directories under `col/` are items and which files of an item may be served
+//! (which clients may have them is the item's rule, `Item::access`). The service, the
+//! file route of the CGI and of `ibi-archive serve`, `check` and the administrator's
+//! commands all ask here.
 //!
 //! Everything below `col/` is reached from a descriptor of `col/` (which may itself be a
 //! symbolic link or a mount point), without following any symbolic link on the way —
@@ -17,13 +18,14 @@
 //! `archive.toml` or to `var/urlkey.secret` looks like any other file in doc/), so a file
 //! with more than one is never served.
 //!
-//! On the web such a file is `/col/<rep>/doc/<file>` ([`push_doc_url_path`]), under the
-//! Archive's base URL: the URLs the service hands out and the paths the web routes
-//! answer are that one form.
+//! On the web such a file is `/col/<rep>/doc/<file>` ([`push_doc_url_path`]), and the
+//! list of an item's files is `/<archiveserviceibi>/filelist/<rep>`, below the service
+//! ([`push_file_list_path`]), both under the Archive's base URL: the URLs the service
+//! hands out and the paths the web routes answer are those forms, each written by one
+//! function and read back by one.
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::net::IpAddr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,9 +34,7 @@ use std::sync::Arc;
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
-use crate::config::Config;
 use crate::escape::push_url_path;
-use crate::item::{Item, State};
 
 /// An item's description, beside its `doc/`.
 pub const ITEM_TOML: &str = "item.toml";
@@ -97,30 +97,6 @@ impl Refusal {
     }
 }
 
-/// Whether a client at `client` may have the data of `item`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    Granted,
-    /// The item is restricted and the client is outside `[access].networks`.
-    Restricted,
-    /// The item is a tombstone: its files are never served, whatever doc/ still holds.
-    Deleted,
-}
-
-/// The rule for every file of an item and every URL to one: tombstones are never
-/// served; a restricted item only to clients inside `[access].networks` (§9.2 of the
-/// resolution standard). The client is the address of the connection when a file is
-/// fetched, and `clientinformation.ipaddress` when the service hands out a URL.
-pub fn access(item: &Item, config: &Config, client: Option<IpAddr>) -> Access {
-    if item.state == State::Deleted {
-        Access::Deleted
-    } else if item.restricted && !config.client_allowed(client) {
-        Access::Restricted
-    } else {
-        Access::Granted
-    }
-}
-
 /// Whether `name` (a path relative to doc/, as bytes) may name a file of doc/: not
 /// empty, relative, no empty, `.` or `..` part, no backslash or NUL, and its last part
 /// not `item.toml` or `archive.toml`.
@@ -159,6 +135,23 @@ pub fn split_doc_url_path(path: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
         b"" => Some((rep, None)),
         below => Some((rep, Some(below.strip_prefix(b"/")?))),
     }
+}
+
+/// The path below the Archive service that names an item's file-list page.
+const FILE_LIST: &str = "/filelist/";
+
+/// Appends the path, below the Archive service's own (`<baseurl>/<archiveserviceibi>`),
+/// of the file-list page of the item `rep` (spelled as its directory is):
+/// `/filelist/<rep>`, escaped as a URL path.
+pub fn push_file_list_path(url: &mut String, rep: &str) {
+    url.push_str(FILE_LIST);
+    push_url_path(url, rep.as_bytes());
+}
+
+/// A path below the Archive service (a PATH_INFO) of [`push_file_list_path`]'s form: the
+/// IBI after `/filelist/`, as the path spells it; `None` for any other path.
+pub fn split_file_list_path(path_info: &[u8]) -> Option<&[u8]> {
+    path_info.strip_prefix(FILE_LIST.as_bytes())
 }
 
 /// `path` split after its first four components — a rep, as `col/` nests its
@@ -1059,5 +1052,26 @@ mod tests {
         assert_eq!(split_rep(b"a//c/d/e"), Some((&b"a//c/d"[..], &b"/e"[..])));
         assert_eq!(split_rep(b"a/b/c/d"), Some((&b"a/b/c/d"[..], &b""[..])));
         assert_eq!(split_rep(b"a/b/c"), None);
+    }
+
+    #[test]
+    fn file_list_paths_are_written_and_read_back_in_one_form() {
+        let mut url = String::from("http://a/d.e/f/2008/03.17.15.17");
+        push_file_list_path(&mut url, "a.b/c@80/2020/01.02.03.04");
+        assert_eq!(
+            url,
+            "http://a/d.e/f/2008/03.17.15.17/filelist/a.b/c@80/2020/01.02.03.04"
+        );
+        let path_info = url
+            .strip_prefix("http://a/d.e/f/2008/03.17.15.17")
+            .unwrap()
+            .as_bytes();
+        assert_eq!(
+            split_file_list_path(path_info),
+            Some(&b"a.b/c@80/2020/01.02.03.04"[..])
+        );
+        for other in [&b""[..], b"/", b"/filelist", b"/filelists/a", b"filelist/a"] {
+            assert_eq!(split_file_list_path(other), None);
+        }
     }
 }

@@ -6,22 +6,172 @@
 //! |---|---|
 //! | `/<archiveserviceibi>` | the Archive service |
 //! | `/<archiveserviceibi>/filelist/<rep>` | an item's file-list page |
-//! | `/col/<rep>/doc/<file>` | a file of an item's doc/, when `layout` says it may be served to this client |
+//! | `/col/<rep>/doc/<file>` | a file of an item's doc/, when `layout` says it may be served and `Item::access` that this client may have it |
 //!
 //! Nothing else under `col/` (item.toml, item directories, links, hard links, pipes),
 //! nothing of `var/` and not `archive.toml` is ever served: files are answered here, not
-//! by the web server, so that the one rule of `layout` (restricted items, tombstones,
-//! what a file may be) holds whichever server runs the Archive.
+//! by the web server, so that the one rule of `layout` and `item` (restricted items,
+//! tombstones, what a file may be) holds whichever server runs the Archive.
+//!
+//! [`answer`] is the one dispatch of a request, whether it came as a CGI request
+//! (`cgi`) or to `ibi-archive serve`: the route, any method but GET and HEAD refused
+//! (one 405 answer), archive.toml read once, then the service, a file-list page or a
+//! file.
 
 use std::fs::File;
 use std::net::IpAddr;
 use std::path::Path;
 
 use crate::config::Config;
+use crate::filelist;
 use crate::ibi::Rep;
-use crate::item::Item;
-use crate::layout::{self, Access, Col, DocEntry, Refusal};
-use crate::service::Answer;
+use crate::item::{Access, Item};
+use crate::layout::{self, Col, DocEntry, Refusal};
+use crate::query::Query;
+use crate::service::{Answer, Archive};
+
+/// A request to an Archive, from the CGI's environment or from `serve`'s connection,
+/// besides what it asks for ([`Target`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    pub method: &'a str,
+    /// The query string, still %-escaped.
+    pub query: &'a [u8],
+    /// The address of the connection (never anything the request says).
+    pub client: Option<IpAddr>,
+    /// The Archive (`IBI_ARCHIVE_ROOT`; `None` when it is not set).
+    pub root: Option<&'a Path>,
+}
+
+/// What a request asks for, as far as what received it has routed it.
+#[derive(Debug, Clone)]
+pub enum Target<'a> {
+    /// The web server ran this program for the service: the PATH_INFO below it.
+    Service(&'a str),
+    /// The web server ran this program for `/col/`: the request path, %-escaped as the
+    /// client sent it (REQUEST_URI, without its query)...
+    Col(&'a str),
+    /// ... or, without one, as the web server decoded it (`/col` and PATH_INFO).
+    ColDecoded(Vec<u8>),
+    /// A request path as the client sent it, %-escaped, that no web server has routed
+    /// (`serve`): a path no route leads to is not found, whatever the method.
+    Path(&'a str),
+}
+
+/// The one dispatch: the answer to `req` for `target` at POSIX second `now`.
+pub fn answer(req: &Request<'_>, target: &Target<'_>, now: i64) -> Reply {
+    let (route, opened) = match target {
+        Target::Service(path_info) => return Reply::Page(answer_service(req, path_info, now)),
+        Target::Col(raw) => (
+            decode_path(raw).map_or(Route::NotFound, |p| route_col(&p)),
+            None,
+        ),
+        Target::ColDecoded(path) => (route_col(path), None),
+        // No web server has routed this path: the service's own is in archive.toml,
+        // read here, once.
+        Target::Path(raw) => {
+            let opened = open(req.root);
+            let route = match &opened {
+                Ok((_, config)) => route(config, raw),
+                // The service answers 500 and logs why.
+                Err(_) => Route::Service {
+                    path_info: String::new(),
+                },
+            };
+            if route == Route::NotFound {
+                // Whatever the method, as a web server answers a path it has no
+                // program for.
+                return not_found();
+            }
+            (route, Some(opened))
+        }
+    };
+    let (root, config) = match admit(req, opened) {
+        Ok(opened) => opened,
+        Err(a) => return Reply::Page(a),
+    };
+    match route {
+        Route::Service { path_info } => Reply::Page(service(req, root, config, &path_info, now)),
+        Route::File { rep, path } => file(root, &config, &rep, path.as_deref(), req.client),
+        Route::NotFound => not_found(),
+    }
+}
+
+/// [`answer`] for [`Target::Service`]: the service's own answer, always a page.
+pub fn answer_service(req: &Request<'_>, path_info: &str, now: i64) -> Answer {
+    match admit(req, None) {
+        Ok((root, config)) => service(req, root, config, path_info, now),
+        Err(a) => a,
+    }
+}
+
+/// The Archive of `req` (`opened` already, or opened now) once its method is allowed:
+/// any method but GET and HEAD is refused first, before archive.toml is read unless
+/// routing needed it.
+fn admit<'a>(
+    req: &Request<'a>,
+    opened: Option<Result<(&'a Path, Config), Answer>>,
+) -> Result<(&'a Path, Config), Answer> {
+    if let Some(refused) = refuse_method(req.method) {
+        return Err(refused);
+    }
+    opened.unwrap_or_else(|| open(req.root))
+}
+
+/// The service (or a file-list page, or no page) for `path_info`.
+fn service(req: &Request<'_>, root: &Path, config: Config, path_info: &str, now: i64) -> Answer {
+    let archive = Archive::new(root, config);
+    let path = path_info.trim_end_matches('/');
+    if path.is_empty() {
+        return match Query::parse(req.query) {
+            Ok(q) => archive.respond(&q, now),
+            Err(e) => Answer::error(400, "malformed query string", e.to_string()),
+        };
+    }
+    if let Some(ibi) = layout::split_file_list_path(path.as_bytes()) {
+        return filelist::page(&archive, ibi, req.client);
+    }
+    let shown: String = path.chars().take(200).collect();
+    Answer::error(404, "not found", format!("no such page {shown:?}"))
+}
+
+/// The 405 answer to any method but GET and HEAD.
+fn refuse_method(method: &str) -> Option<Answer> {
+    if method == "GET" || method == "HEAD" {
+        return None;
+    }
+    let shown: String = method.chars().take(32).collect();
+    let mut a = Answer::error(
+        405,
+        "method not allowed",
+        format!("method {shown:?} not allowed"),
+    );
+    a.headers.push(("Allow".into(), "GET, HEAD".into()));
+    Some(a)
+}
+
+/// The Archive at `root`, and its configuration.
+fn open(root: Option<&Path>) -> Result<(&Path, Config), Answer> {
+    let Some(root) = root else {
+        return Err(Answer::error(
+            500,
+            "archive not configured",
+            "IBI_ARCHIVE_ROOT is not set".into(),
+        ));
+    };
+    match Config::load(root) {
+        Ok(c) => Ok((root, c)),
+        Err(e) => Err(Answer::error(
+            500,
+            "archive configuration unavailable",
+            e.to_string(),
+        )),
+    }
+}
+
+fn not_found() -> Reply {
+    Reply::Page(Answer::text(404, "not found\n"))
+}
 
 /// Where a request path leads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,6 +213,14 @@ pub fn route_decoded(config: &Config, path: &[u8]) -> Route {
                 Err(_) => Route::NotFound,
             };
         }
+    }
+    route_col(path)
+}
+
+/// Routes a %-decoded path below `/col/`: a file of an item's doc/, or nothing.
+fn route_col(path: &[u8]) -> Route {
+    if path.contains(&0) {
+        return Route::NotFound;
     }
     let Some((rep, below)) = layout::split_doc_url_path(path) else {
         return Route::NotFound;
@@ -167,7 +325,7 @@ pub fn file(
         Ok(item) => item,
         Err(e) => return logged(not_found(), format!("{e}; its files are not served")),
     };
-    match layout::access(&item, config, client) {
+    match item.access(config, client) {
         Access::Granted => {}
         Access::Restricted => {
             return page(

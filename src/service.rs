@@ -11,10 +11,9 @@ use std::rc::Rc;
 
 use crate::acklog;
 use crate::config::Config;
-use crate::escape::push_url_path;
 use crate::ibi::Ibi;
-use crate::item::{ContentType, Item, State};
-use crate::layout::{self, Access, Refusal, MAX_TIMESTAMP_ENTRIES};
+use crate::item::{Access, ContentType, Item, State};
+use crate::layout::{self, Refusal, MAX_TIMESTAMP_ENTRIES};
 use crate::pairs::{PairList, Value};
 use crate::query::Query;
 use crate::relation::{Lang, Relation, Step, VerbList};
@@ -561,7 +560,7 @@ impl Archive {
         let Node::Local(item, _) = node else {
             return None;
         };
-        match layout::access(item, &self.config, req.client) {
+        match item.access(&self.config, req.client) {
             Access::Deleted => return None,
             Access::Granted => {}
             Access::Restricted => {
@@ -572,7 +571,7 @@ impl Archive {
                 // The metadata must be something this client may have: an item that
                 // names itself (or another restricted item) as its metadata would
                 // otherwise hand out what the restriction keeps out.
-                if layout::access(&meta, &self.config, req.client) != Access::Granted {
+                if meta.access(&self.config, req.client) != Access::Granted {
                     return None;
                 }
                 let url = self.data_url(&meta)?;
@@ -659,8 +658,8 @@ impl Archive {
 
     /// The file-list page this executable serves for an item (GetFileList).
     pub fn file_list_url(&self, item: &Item) -> Vec<u8> {
-        let mut url = format!("{}/{}/filelist/", self.config.baseurl, self.config.service);
-        push_url_path(&mut url, item.rep.as_str().as_bytes());
+        let mut url = format!("{}/{}", self.config.baseurl, self.config.service);
+        layout::push_file_list_path(&mut url, item.rep.as_str());
         url.into_bytes()
     }
 
@@ -782,10 +781,13 @@ impl Archive {
     /// be Latin-1.
     fn item_of_url(&self, url: &[u8]) -> Option<Rc<Item>> {
         let rest = url.strip_prefix(self.config.baseurl.as_bytes())?;
-        let filelist = format!("/{}/filelist/", self.config.service);
         let (rep, _) = match layout::split_col_url_path(rest) {
             Some(split) => split,
-            None => layout::split_rep(rest.strip_prefix(filelist.as_bytes())?)?,
+            None => {
+                let service = format!("/{}", self.config.service);
+                let path_info = rest.strip_prefix(service.as_bytes())?;
+                layout::split_rep(layout::split_file_list_path(path_info)?)?
+            }
         };
         let rep: Vec<u8> = percent_encoding::percent_decode(rep).collect();
         let rep = crate::ibi::Rep::parse(std::str::from_utf8(&rep).ok()?).ok()?;

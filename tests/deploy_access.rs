@@ -146,6 +146,22 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     assert_eq!(r.status, 200, "{}", log());
     assert_eq!(r.header("content-security-policy"), None);
 
+    // Any method but GET and HEAD is refused with one answer, whichever route the path
+    // takes: the service, its file list or a file.
+    for path in [
+        format!("/{SERVICE}"),
+        format!("/{SERVICE}/filelist/{ITEM}"),
+        format!("/col/{ITEM}/doc/reference.bib"),
+    ] {
+        let r = common::http_request("POST", &format!("{base}{path}"));
+        assert_eq!(
+            (r.status, r.header("allow"), r.text().as_str()),
+            (405, Some("GET, HEAD"), "error {method not allowed}"),
+            "POST {path}\n{}",
+            log()
+        );
+    }
+
     // A deposited page runs sandboxed, with an origin of its own (its scripts cannot read
     // the Archive's other files through a licensed reader's browser); a folder's index
     // page is a page.

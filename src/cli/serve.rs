@@ -8,11 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ibi_archive::admin::auto_inclusion::{self, Switch};
-use ibi_archive::cgi::{self, CgiRequest};
 use ibi_archive::config::Config;
 use ibi_archive::httpd::{self, Body, Limits, Response};
 use ibi_archive::ibi::Ibi;
-use ibi_archive::routes::{self, Reply, Route};
+use ibi_archive::routes::{self, Reply, Target};
 use lexopt::ValueExt;
 
 use super::{root_flag, CliError, CliResult};
@@ -224,42 +223,16 @@ fn some_items(root: &Path, n: usize) -> Vec<String> {
     found
 }
 
-/// The answer to one request: the same routes as under a web server (`routes`).
+/// The answer to one request: the same dispatch as under a web server (`routes`).
 fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
     let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
-    let config = Config::load(root);
-    let route = match &config {
-        Ok(c) => routes::route(c, path),
-        // The service answers 500 and logs why.
-        Err(_) => Route::Service {
-            path_info: String::new(),
-        },
+    let routed = routes::Request {
+        method: req.method,
+        query: query.as_bytes(),
+        client: Some(req.client),
+        root: Some(root),
     };
-    let reply = match route {
-        Route::Service { path_info } => {
-            let cgi_req = CgiRequest {
-                method: req.method.to_string(),
-                query: query.as_bytes().to_vec(),
-                path_info_bytes: path_info.as_bytes().to_vec(),
-                path_info,
-                script_name: String::new(),
-                request_uri: Some(req.target.to_string()),
-                remote_addr: Some(req.client),
-                root: Some(root.to_path_buf()),
-            };
-            Reply::Page(cgi::handle(&cgi_req, req.now))
-        }
-        Route::File { .. } if req.method != "GET" && req.method != "HEAD" => {
-            let mut r = Response::text(405, "method not allowed\n");
-            r.headers.push(("Allow".into(), "GET, HEAD".into()));
-            return r;
-        }
-        Route::File { rep, path } => match &config {
-            Ok(c) => routes::file(root, c, &rep, path.as_deref(), Some(req.client)),
-            Err(_) => return Response::text(404, "not found\n"),
-        },
-        Route::NotFound => return Response::text(404, "not found\n"),
-    };
+    let reply = routes::answer(&routed, &Target::Path(path), req.now);
     match reply {
         Reply::Page(a) => {
             let mut headers = vec![("Content-Type".to_string(), a.content_type.to_string())];
