@@ -327,18 +327,50 @@ fn wrapped(words: &[String], indent: &str) -> String {
 /// completes a flag's value or an operand.
 pub fn bash_completion<Run>(p: &Program<Run>) -> String {
     let f = format!("_{}", p.name.replace('-', "_"));
-    let name = p.name;
     let commands: Vec<&str> = p.commands.iter().map(|c| c.name).collect();
     let commands = commands.join(" ");
-    let dashed = |n: &str| format!("--{n}");
-    let valued: Vec<String> = p
+    let mut out = completion_head(p, &f);
+    out.push_str(&value_arms(p, &f, &commands));
+    let _ = write!(
+        out,
+        "    esac
+
+    if [[ -z $cmd ]]; then
+        {f}_offer -W \"{commands} {}\"
+        return
+    fi
+
+",
+        dashed_names(p.flags.iter().filter(|fl| fl.taken_by(""))).join(" ")
+    );
+    out.push_str(&command_flags(p, &f));
+    out.push_str(&operand_arms(p, &f, &commands));
+    let _ = write!(out, "}}\n\ncomplete -F {f} {}\n", p.name);
+    out
+}
+
+/// `--name` (and `-s`) of each of `flags`.
+fn dashed_names<'a>(flags: impl Iterator<Item = &'a Flag>) -> Vec<String> {
+    flags
+        .flat_map(|fl| {
+            let mut v: Vec<String> = fl.names.iter().map(|n| format!("--{n}")).collect();
+            v.extend(fl.short.map(|s| format!("-{s}")));
+            v
+        })
+        .collect()
+}
+
+/// The script up to the completion of a flag's value: its helpers, and the loop that
+/// finds the command (and subcommand) in the words before the cursor.
+fn completion_head<Run>(p: &Program<Run>, f: &str) -> String {
+    let name = p.name;
+    let valued: std::collections::BTreeSet<String> = p
         .flags
         .iter()
         .filter(|fl| fl.value.is_some())
-        .flat_map(|fl| fl.names.iter().map(|n| dashed(n)))
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
+        .flat_map(|fl| fl.names.iter().map(|n| format!("--{n}")))
         .collect();
+    let valued: Vec<String> = valued.into_iter().collect();
     let mut out = format!(
         "# bash completion for {name} (installed by the Debian package as
 # /usr/share/bash-completion/completions/{name}): its commands, each command's flags,
@@ -380,16 +412,16 @@ pub fn bash_completion<Run>(p: &Program<Run>) -> String {
         valued = wrapped(&valued, "                        ")
     );
     for c in p.commands.iter().filter(|c| !c.subcommands.is_empty()) {
-        let subs = c.subcommands.join(" | ");
         let _ = write!(
             out,
             "                        if [[ $cmd == {} ]] && ((i + 1 < COMP_CWORD)); then
                             case ${{COMP_WORDS[i+1]}} in
-                                {subs}) cmd=\"$cmd ${{COMP_WORDS[i+1]}}\" ;;
+                                {}) cmd=\"$cmd ${{COMP_WORDS[i+1]}}\" ;;
                             esac
                         fi
 ",
-            c.name
+            c.name,
+            c.subcommands.join(" | ")
         );
     }
     out.push_str(
@@ -400,14 +432,17 @@ pub fn bash_completion<Run>(p: &Program<Run>) -> String {
         esac
     done
 
-    # The value of the flag before the cursor.
-    case \"$cmd $prev\" in
 ",
     );
-    // One arm per way of completing, in the order the flags come.
+    out
+}
+
+/// The `case` arms that complete the value of the flag before the cursor: one arm per
+/// way of completing, in the order the flags come.
+fn value_arms<Run>(p: &Program<Run>, f: &str, commands: &str) -> String {
     let mut arms: Vec<(Option<String>, Vec<String>)> = Vec::new();
     for fl in p.flags.iter().filter(|fl| fl.value.is_some()) {
-        let action = offer(fl.complete, &f, &commands);
+        let action = offer(fl.complete, f, commands);
         let patterns = fl.takers.iter().flat_map(|t| {
             fl.names.iter().map(move |n| match *t {
                 "*" => format!("*\" --{n}\""),
@@ -419,6 +454,9 @@ pub fn bash_completion<Run>(p: &Program<Run>) -> String {
             None => arms.push((action, patterns.collect())),
         }
     }
+    let mut out = String::from(
+        "    # The value of the flag before the cursor.\n    case \"$cmd $prev\" in\n",
+    );
     for (action, patterns) in arms {
         let action = action
             .map(|a| format!("{a}\n            "))
@@ -429,76 +467,44 @@ pub fn bash_completion<Run>(p: &Program<Run>) -> String {
             wrapped(&patterns, "            ")
         );
     }
-    let program_flags: Vec<String> = p
-        .flags
-        .iter()
-        .filter(|fl| fl.taken_by(""))
-        .flat_map(|fl| {
-            let mut v: Vec<String> = fl.names.iter().map(|n| dashed(n)).collect();
-            v.extend(fl.short.map(|s| format!("-{s}")));
-            v
-        })
-        .collect();
+    out
+}
+
+/// The flags of each command (and subcommand), offered when the word begins with `-`.
+fn command_flags<Run>(p: &Program<Run>, f: &str) -> String {
+    let mut out = String::from("    local flags=''\n    case $cmd in\n");
+    for c in p.commands {
+        let mut names = vec![c.name.to_string()];
+        names.extend(c.subcommands.iter().map(|s| format!("\"{} {s}\"", c.name)));
+        for n in names {
+            let own = dashed_names(p.flags.iter().filter(|fl| fl.taken_by(n.trim_matches('"'))));
+            let _ = writeln!(out, "        {n}) flags=\"{}\" ;;", own.join(" "));
+        }
+    }
     let _ = write!(
         out,
-        "    esac
-
-    if [[ -z $cmd ]]; then
-        {f}_offer -W \"{commands} {}\"
-        return
-    fi
-
-    local flags=''
-    case $cmd in
-",
-        program_flags.join(" ")
-    );
-    let mut names: Vec<String> = Vec::new();
-    for c in p.commands {
-        names.push(c.name.to_string());
-        names.extend(c.subcommands.iter().map(|s| format!("{} {s}", c.name)));
-    }
-    for n in &names {
-        let own: Vec<String> = p
-            .flags
-            .iter()
-            .filter(|fl| fl.taken_by(n))
-            .flat_map(|fl| {
-                let mut v: Vec<String> = fl.names.iter().map(|n| dashed(n)).collect();
-                v.extend(fl.short.map(|s| format!("-{s}")));
-                v
-            })
-            .collect();
-        let pattern = if n.contains(' ') {
-            format!("\"{n}\"")
-        } else {
-            n.clone()
-        };
-        let _ = writeln!(out, "        {pattern}) flags=\"{}\" ;;", own.join(" "));
-    }
-    out.push_str(
         "        *) return ;;
     esac
     if [[ $cur == -* ]]; then
-",
-    );
-    let _ = write!(
-        out,
-        "        {f}_offer -W \"$flags\"
+        {f}_offer -W \"$flags\"
         return
     fi
 
-    # An operand.
-    case $cmd in
 "
     );
+    out
+}
+
+/// The `case` arms that complete an operand: a file, a subcommand, a command.
+fn operand_arms<Run>(p: &Program<Run>, f: &str, commands: &str) -> String {
+    let mut out = String::from("    # An operand.\n    case $cmd in\n");
     for c in p.commands {
-        let operands = match (c.operands, c.subcommands) {
+        let action = match (c.operands, c.subcommands) {
             (Complete::Nothing, []) => None,
-            (Complete::Nothing, subs) => Some(Complete::Words(subs[0])),
-            (o, _) => Some(o),
+            (Complete::Nothing, subs) => Some(format!("{f}_offer -W \"{}\"", subs.join(" "))),
+            (o, _) => offer(o, f, commands),
         };
-        if let Some(action) = operands.and_then(|o| offer(o, &f, &commands)) {
+        if let Some(action) = action {
             let _ = write!(
                 out,
                 "        {})\n            {action}\n            ;;\n",
@@ -506,14 +512,7 @@ pub fn bash_completion<Run>(p: &Program<Run>) -> String {
             );
         }
     }
-    let _ = write!(
-        out,
-        "    esac
-}}
-
-complete -F {f} {name}
-"
-    );
+    out.push_str("    esac\n");
     out
 }
 
