@@ -35,7 +35,7 @@ fn help_usage_errors_and_a_missing_configuration() {
     let (code, _, err) = run(&["resovle"], "");
     assert_eq!(code, 2);
     assert!(
-        err.starts_with("ibi-resolver: unknown command \"resovle\"\n"),
+        err.starts_with("ibi-resolver: unknown command \"resovle\" (did you mean resolve?)"),
         "{err}"
     );
     let (code, _, err) = run(&["archives", "--config", "/nonexistent/resolver.toml"], "");
@@ -177,4 +177,70 @@ fn a_version_3_registry_with_a_lower_case_ibip_is_found() {
         (0, "unregistered LK47B6W/32NSFRP\n"),
         "{err}"
     );
+}
+
+/// Each command takes its own flags only: another command's flag is a usage error (exit
+/// 2, nothing on stdout) that names the nearest flag or command, and points to the
+/// command's --help.
+#[test]
+fn a_command_refuses_the_flags_of_another() {
+    for (args, line) in [
+        (
+            &["serve", "--csv"][..],
+            "ibi-resolver: serve: unexpected argument --csv; see ibi-resolver serve --help\n",
+        ),
+        (
+            &["archives", "--cvs"],
+            "ibi-resolver: archives: unexpected argument --cvs (did you mean --csv?); see ibi-resolver archives --help\n",
+        ),
+        (
+            &["register", "--emial", "a@example.org"],
+            "ibi-resolver: register: unexpected argument --emial (did you mean --email?); see ibi-resolver register --help\n",
+        ),
+        (
+            &["resolve", "--email", "a@example.org", "/x"],
+            "ibi-resolver: resolve: unexpected argument --email; see ibi-resolver resolve --help\n",
+        ),
+        (
+            &["resovle", "/x"],
+            "ibi-resolver: unknown command \"resovle\" (did you mean resolve?); see ibi-resolver --help\n",
+        ),
+    ] {
+        let (code, out, err) = run(args, "");
+        assert_eq!((code, out.as_str(), err.as_str()), (2, "", line), "{args:?}");
+    }
+}
+
+/// `COMMAND --help`, `COMMAND -h` and `help COMMAND` print that command's help (its usage
+/// first), not the program's.
+#[test]
+fn every_command_has_its_own_help() {
+    for (cmd, usage) in [
+        ("serve", "usage: ibi-resolver serve [--config FILE]"),
+        (
+            "register",
+            "usage: ibi-resolver register SERVICEIBI --email E [--key-file F] [--config FILE]",
+        ),
+        ("unregister", "usage: ibi-resolver unregister SERVICEIBI [--config FILE]"),
+        ("archives", "usage: ibi-resolver archives [--csv] [--config FILE]"),
+        (
+            "resolve",
+            "usage: ibi-resolver resolve PERSISTENT-URL [--lang L] [--ip IP] [--acknowledge] [--config FILE]",
+        ),
+        ("memory", "usage: ibi-resolver memory [IBI] [--config FILE]"),
+        ("forget", "usage: ibi-resolver forget IBI [--config FILE]"),
+        ("help", "usage: ibi-resolver help [COMMAND]"),
+    ] {
+        let mut texts = Vec::new();
+        for args in [[cmd, "--help"], [cmd, "-h"], ["help", cmd]] {
+            let (code, out, err) = run(&args, "");
+            assert_eq!(
+                (code, out.lines().next(), err.as_str()),
+                (0, Some(usage), ""),
+                "{args:?}"
+            );
+            texts.push(out);
+        }
+        assert!(texts.iter().all(|t| *t == texts[0]), "{cmd}");
+    }
 }

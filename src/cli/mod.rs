@@ -5,6 +5,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub mod check;
+pub mod definitions;
 pub mod delete;
 pub mod ibi;
 pub mod init;
@@ -15,157 +16,19 @@ pub mod register;
 pub mod serve;
 pub mod stats;
 
-/// The head of `ibi-archive --help`; the commands follow (see [`usage`]).
-const USAGE_HEAD: &str = "\
-ibi-archive: the Archive service of the IBI resolution system, and its tools
+pub use definitions::PROGRAM;
 
-As a CGI program (GATEWAY_INTERFACE set) it answers the resolver for the Archive
-at $IBI_ARCHIVE_ROOT. From a shell:
-
-";
-
-const USAGE_TAIL: &str = "
-Every command has --help (or -h). The Archive root is --root, else $IBI_ARCHIVE_ROOT,
-else the current directory. Exit status: 0 done, 1 failed, 2 bad arguments.
-";
-
-/// `ibi-archive --help` and `ibi-archive help`: what the program is, then each command's
-/// synopsis and what it does.
-pub fn usage() -> String {
-    let mut out = String::from(USAGE_HEAD);
-    for c in COMMANDS {
-        for (i, line) in c.synopsis.lines().enumerate() {
-            let line = format!("  ibi-archive {line}");
-            if i > 0 {
-                out.push_str(&format!("{line}\n"));
-            } else if line.len() < 50 {
-                out.push_str(&format!("{line:<50} {}\n", c.about));
-            } else {
-                out.push_str(&format!("{line}\n{:<50} {}\n", "", c.about));
-            }
-        }
-    }
-    out.push_str(USAGE_TAIL);
-    out
-}
-
-const HELP_HELP: &str = "\
-usage: ibi-archive help [COMMAND]
-
-Prints what the program does and its commands, or, given a COMMAND, that command's
-usage (the same as ibi-archive COMMAND --help).
-";
-
-/// One command of the administrator's tool.
-pub struct Command {
-    pub name: &'static str,
-    /// How it is called, after `ibi-archive ` (one line per form).
-    pub synopsis: &'static str,
-    /// What it does, in a few words.
-    pub about: &'static str,
-    /// Its --help text; the first line is its usage.
-    pub help: &'static str,
-    pub run: fn(&mut lexopt::Parser) -> CliResult,
-}
-
-/// Every command, in the order `help` lists them.
-pub const COMMANDS: &[Command] = &[
-    Command {
-        name: "init",
-        synopsis: "init [--root R] --address HOST[:PORT] [OPTIONS]",
-        about: "create an Archive",
-        help: init::HELP,
-        run: init::run,
-    },
-    Command {
-        name: "new",
-        synopsis: "new [--root R] [OPTIONS] FILE...",
-        about: "mint an IBI and create an item",
-        help: new::HELP,
-        run: new::run,
-    },
-    Command {
-        name: "check",
-        synopsis: "check [--root R]",
-        about: "validate the whole Archive",
-        help: check::HELP,
-        run: check::run,
-    },
-    Command {
-        name: "delete",
-        synopsis: "delete [--root R] [--keep-content] IBI",
-        about: "make an item a tombstone",
-        help: delete::HELP,
-        run: delete::run,
-    },
-    Command {
-        name: "prefixes",
-        synopsis: "prefixes [--root R]",
-        about: "remember col/'s prefixes for IBIp lookups",
-        help: prefixes::HELP,
-        run: prefixes::run,
-    },
-    Command {
-        name: "include",
-        synopsis: "include [--root R] [--resolver URL]...",
-        about: "join the resolvers",
-        help: register::HELP,
-        run: register::include,
-    },
-    Command {
-        name: "exclude",
-        synopsis: "exclude [--root R] [--resolver URL]...",
-        about: "leave the resolvers",
-        help: register::HELP,
-        run: register::exclude,
-    },
-    Command {
-        name: "stats",
-        synopsis: "stats [--root R] [--csv] [--item IBI]",
-        about: "access counts",
-        help: stats::HELP,
-        run: stats::run,
-    },
-    Command {
-        name: "query",
-        synopsis: "query [--root R] QUERYSTRING",
-        about: "the body the service would send",
-        help: query::QUERY_HELP,
-        run: query::query,
-    },
-    Command {
-        name: "describe",
-        synopsis: "describe [--root R] IBI",
-        about: "every property of an item",
-        help: query::DESCRIBE_HELP,
-        run: query::describe,
-    },
-    Command {
-        name: "serve",
-        synopsis: "serve [--root R] [--listen [ADDRESS:]PORT] [--no-inclusion] [LIMITS]",
-        about: "an embedded web server",
-        help: serve::HELP,
-        run: serve::run,
-    },
-    Command {
-        name: "ibi",
-        synopsis: "ibi IBI\nibi mint --host H [--port P] [--ip IP [--ibip-port P]] --date T|now",
-        about: "read an IBI of either form, or mint one",
-        help: ibi::HELP,
-        run: ibi::run,
-    },
-    Command {
-        name: "help",
-        synopsis: "help [COMMAND]",
-        about: "this text, or a command's",
-        help: HELP_HELP,
-        run: help,
-    },
-];
+/// What a command is handed: the parser at its first argument.
+pub type Run = fn(&mut lexopt::Parser) -> CliResult;
 
 /// The command named `name`.
-pub fn command(name: &str) -> Option<&'static Command> {
-    COMMANDS.iter().find(|c| c.name == name)
+pub fn command(name: &str) -> Option<&'static cmdline::Command<Run>> {
+    PROGRAM.commands.iter().find(|c| c.name == name)
+}
+
+/// The names of the commands.
+fn command_names() -> impl Iterator<Item = &'static str> {
+    PROGRAM.commands.iter().map(|c| c.name)
 }
 
 /// Runs the command line of the administrator's tool (the program's name already read).
@@ -178,14 +41,16 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                 Some(cmd) => (cmd.run)(parser).map_err(|e| e.in_command(cmd.name)),
                 None => Err(CliError::usage(format!(
                     "unknown command {name:?}{}; see ibi-archive --help",
-                    did_you_mean(&name, COMMANDS.iter().map(|c| c.name), "")
+                    cmdline::did_you_mean(&name, command_names(), "")
                 ))),
             }
         }
-        Some(Short('h') | Long("help")) => print_text(&usage()),
+        Some(Short('h') | Long("help")) => print_text(&cmdline::usage(&PROGRAM)),
         Some(Short('V') | Long("version")) => {
             print_text(&format!("ibi-archive {}\n", env!("CARGO_PKG_VERSION")))
         }
+        // Hidden: what debian/ holds, made from the definitions.
+        Some(Long("generate")) => generate(&parser.value()?.to_string_lossy()),
         Some(arg) => Err(CliError::usage(format!(
             "unexpected argument {}; see ibi-archive --help",
             shown(arg)
@@ -194,24 +59,36 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     }
 }
 
+/// `--generate man|complete-bash`: debian/ibi-archive.1 or
+/// debian/bash-completion/ibi-archive.
+fn generate(what: &str) -> CliResult {
+    match what {
+        "man" => print_text(&cmdline::man(&PROGRAM)),
+        "complete-bash" => print_text(&cmdline::bash_completion(&PROGRAM)),
+        other => Err(CliError::usage(format!(
+            "--generate {other:?}: expected man or complete-bash"
+        ))),
+    }
+}
+
 /// `ibi-archive help [COMMAND]`.
-fn help(parser: &mut lexopt::Parser) -> CliResult {
+pub fn help(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::Arg::{Long, Short, Value};
     let mut name = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return print_text(HELP_HELP),
+            Short('h') | Long("help") => return print_text(definitions::HELP_HELP),
             Value(v) if name.is_none() => name = Some(v.to_string_lossy().into_owned()),
             other => return Err(CliError::unexpected("help", other)),
         }
     }
     match name {
-        None => print_text(&usage()),
+        None => print_text(&cmdline::usage(&PROGRAM)),
         Some(name) => match command(&name) {
             Some(cmd) => print_text(cmd.help),
             None => Err(CliError::usage(format!(
                 "help: unknown command {name:?}{}; see ibi-archive --help",
-                did_you_mean(&name, COMMANDS.iter().map(|c| c.name), "")
+                cmdline::did_you_mean(&name, command_names(), "")
             ))),
         },
     }
@@ -224,25 +101,6 @@ pub fn print_text(text: &str) -> CliResult {
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())
         .map_err(|e| CliError::failed(format!("cannot write to stdout: {e}")))
-}
-
-/// ` (did you mean X?)` when one of `known` is one edit (a transposition counts as one)
-/// from `given`, or two from a `given` of five letters or more; else nothing. `dashes` is
-/// put before the name (`--` for flags).
-fn did_you_mean<'a>(given: &str, known: impl Iterator<Item = &'a str>, dashes: &str) -> String {
-    known
-        .map(|k| (strsim::osa_distance(given, k), k))
-        .filter(|&(d, _)| d == 1 || d == 2 && given.len() >= 5)
-        .min()
-        .map(|(_, k)| format!(" (did you mean {dashes}{k}?)"))
-        .unwrap_or_default()
-}
-
-/// The `--flags` a help text names.
-fn flags_in(help: &str) -> impl Iterator<Item = &str> {
-    help.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-        .filter_map(|w| w.strip_prefix("--"))
-        .filter(|f| f.starts_with(|c: char| c.is_ascii_lowercase()))
 }
 
 /// Writes `ibi-archive: <line>` on stderr, as one line with its control characters
@@ -315,8 +173,10 @@ impl CliError {
     /// An argument `cmd` does not take (exit code 2), with the nearest of its flags when
     /// one is close, pointing at its --help.
     pub fn unexpected(cmd: &str, arg: lexopt::Arg<'_>) -> CliError {
-        let hint = match (&arg, command(cmd.split(' ').next().unwrap_or(cmd))) {
-            (lexopt::Arg::Long(flag), Some(c)) => did_you_mean(flag, flags_in(c.help), "--"),
+        let hint = match &arg {
+            lexopt::Arg::Long(flag) => {
+                cmdline::did_you_mean(flag, cmdline::flags_of(PROGRAM.flags, cmd), "--")
+            }
             _ => String::new(),
         };
         CliError::usage(format!(

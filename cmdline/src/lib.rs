@@ -1,0 +1,579 @@
+//! The command lines of `ibi-archive` and `ibi-resolver`, each defined once: a [`Program`]
+//! with its [`Command`]s and [`Flag`]s. From the definitions come the program's `--help`
+//! ([`usage`]), the hints of a usage error ([`did_you_mean`], [`flags_of`]), the man page
+//! ([`man`]) and the bash completion ([`bash_completion`]); each executable prints the
+//! last two with a hidden `--generate man|complete-bash`, and a test compares them with
+//! the files under debian/.
+
+use std::fmt::Write;
+
+/// An executable's command line.
+pub struct Program<Run: 'static> {
+    pub name: &'static str,
+    pub version: &'static str,
+    /// The date of the man page.
+    pub date: &'static str,
+    /// What it is, after the name (the man page's NAME).
+    pub summary: &'static str,
+    /// `--help` before the list of commands, and after it.
+    pub usage_head: &'static str,
+    pub usage_tail: &'static str,
+    /// `--help`: whether each command's line starts with the program's name, and the
+    /// column before what each command does.
+    pub usage_names_program: bool,
+    pub usage_column: usize,
+    /// Every command, in the order `--help` and the man page list them.
+    pub commands: &'static [Command<Run>],
+    /// Every flag of the program and of its commands.
+    pub flags: &'static [Flag],
+    /// The man page: the paragraphs of DESCRIPTION (roff), and the sections after
+    /// OPTIONS (roff, each with its `.SH`).
+    pub man_description: &'static str,
+    pub man_tail: &'static str,
+}
+
+/// One command.
+pub struct Command<Run: 'static> {
+    pub name: &'static str,
+    /// How it is called, after the program's name: one line per form.
+    pub synopsis: &'static str,
+    /// What it does, in a few words (lines after the first continue it).
+    pub about: &'static str,
+    /// Its `--help`; the first line is its usage.
+    pub help: &'static str,
+    /// Its section of the man page (roff): one text per line of the synopsis, each
+    /// under that line as a heading.
+    pub man: &'static [&'static str],
+    /// Words it takes after its name that are no flag's: `mint` of `ibi mint`.
+    pub subcommands: &'static [&'static str],
+    /// What completes an argument that is not a flag.
+    pub operands: Complete,
+    pub run: Run,
+}
+
+/// One flag: its long names (one, or several that share what follows), taken by the
+/// commands `takers` names.
+pub struct Flag {
+    pub names: &'static [&'static str],
+    pub short: Option<char>,
+    /// The name of its value; `None` for a switch.
+    pub value: Option<&'static str>,
+    /// What it does (roff, one paragraph); empty when its command's text says it.
+    pub doc: &'static str,
+    /// The commands that take it: names (`ibi mint` for a subcommand), `""` for the
+    /// program itself (before a command), `"*"` for every command.
+    pub takers: &'static [&'static str],
+    /// Listed in the man page's OPTIONS (a flag of the program, or of most commands),
+    /// instead of under its command.
+    pub option: bool,
+    /// What completes its value.
+    pub complete: Complete,
+}
+
+/// What the bash completion offers for a value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Complete {
+    Nothing,
+    Directories,
+    Files,
+    /// `*.toml` files, and directories on the way to them.
+    TomlFiles,
+    /// These words (space-separated).
+    Words(&'static str),
+    /// These words, the value going on after them (`title=`).
+    Prefixes(&'static str),
+    /// The program's commands.
+    Commands,
+}
+
+impl Flag {
+    /// Whether `command` (`""`: the program itself) takes it.
+    pub fn taken_by(&self, command: &str) -> bool {
+        self.takers
+            .iter()
+            .any(|t| *t == command || (*t == "*" && !command.is_empty()))
+    }
+}
+
+impl<Run> Program<Run> {
+    /// The command named `name`.
+    pub fn command(&self, name: &str) -> Option<&Command<Run>> {
+        self.commands.iter().find(|c| c.name == name)
+    }
+}
+
+/// The long names of the flags `command` (`ibi mint` for a subcommand, `""` for the
+/// program) takes.
+pub fn flags_of<'a>(flags: &'a [Flag], command: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    flags
+        .iter()
+        .filter(move |f| f.taken_by(command))
+        .flat_map(|f| f.names.iter().copied())
+}
+
+/// ` (did you mean X?)` when one of `known` is one edit (a transposition counts as one)
+/// from `given`, or two from a `given` of five letters or more; else nothing. `dashes` is
+/// put before the name (`--` for flags).
+pub fn did_you_mean<'a>(given: &str, known: impl Iterator<Item = &'a str>, dashes: &str) -> String {
+    known
+        .map(|k| (strsim::osa_distance(given, k), k))
+        .filter(|&(d, _)| d == 1 || d == 2 && given.len() >= 5)
+        .min()
+        .map(|(_, k)| format!(" (did you mean {dashes}{k}?)"))
+        .unwrap_or_default()
+}
+
+/// The program's `--help`: its head, each command's synopsis and what it does, its tail.
+pub fn usage<Run>(p: &Program<Run>) -> String {
+    let mut out = String::from(p.usage_head);
+    let column = p.usage_column;
+    for c in p.commands {
+        for (i, line) in c.synopsis.lines().enumerate() {
+            let line = if p.usage_names_program {
+                format!("  {} {line}", p.name)
+            } else {
+                format!("  {line}")
+            };
+            if i > 0 {
+                let _ = writeln!(out, "{line}");
+                continue;
+            }
+            let mut about = c.about.lines();
+            let first = about.next().unwrap_or("");
+            if line.len() < column {
+                let _ = writeln!(out, "{line:<column$} {first}");
+            } else {
+                let _ = writeln!(out, "{line}\n{:<column$} {first}", "");
+            }
+            for more in about {
+                let _ = writeln!(out, "{:<column$} {more}", "");
+            }
+        }
+    }
+    out.push_str(p.usage_tail);
+    out
+}
+
+/// Text for roff: `\` and `-` escaped.
+fn escape(text: &str) -> String {
+    text.replace('\\', "\\e").replace('-', "\\-")
+}
+
+/// A synopsis (or a flag's value) in roff: `--flags` in bold, UPPER-CASE names in
+/// italics, the rest as written; `bold` words at its start in bold too (the program and
+/// command names).
+fn synopsis_roff(text: &str, bold: usize) -> String {
+    let mut out = String::new();
+    let mut words = 0;
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        let word_len = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+            .unwrap_or(rest.len());
+        if word_len == 0 {
+            out.push_str(&escape(&c.to_string()));
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        let (word, after) = rest.split_at(word_len);
+        if words < bold {
+            // The program and command names, as one bold run.
+            let mut run = word.len();
+            let mut more = after;
+            words += 1;
+            while words < bold && more.starts_with(' ') {
+                let next = more[1..]
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                    .unwrap_or(more.len() - 1);
+                run += 1 + next;
+                more = &more[1 + next..];
+                words += 1;
+            }
+            let _ = write!(out, "\\fB{}\\fR", escape(&rest[..run]));
+            rest = &rest[run..];
+            continue;
+        }
+        if word.starts_with("--") || (word.starts_with('-') && word.len() == 2) {
+            let _ = write!(out, "\\fB{}\\fR", escape(word));
+        } else if word.starts_with(|c: char| c.is_ascii_uppercase())
+            && word.chars().all(|c| !c.is_ascii_lowercase())
+        {
+            let _ = write!(out, "\\fI{}\\fR", escape(word));
+        } else {
+            out.push_str(&escape(word));
+        }
+        rest = after;
+    }
+    out
+}
+
+/// The tag of a flag's paragraph: its names (and short name) in bold, then its value.
+fn flag_tag(f: &Flag) -> String {
+    let mut names: Vec<String> = Vec::new();
+    if let Some(s) = f.short {
+        names.push(format!("\\fB\\-{s}\\fR"));
+    }
+    names.extend(
+        f.names
+            .iter()
+            .map(|n| format!("\\fB\\-\\-{}\\fR", escape(n))),
+    );
+    let mut tag = names.join(", ");
+    if let Some(v) = f.value {
+        let _ = write!(tag, " {}", synopsis_roff(v, 0));
+    }
+    tag
+}
+
+/// The flag paragraphs (`.TP`) of `flags`.
+fn flag_paragraphs<'a>(out: &mut String, flags: impl Iterator<Item = &'a Flag>) {
+    for f in flags {
+        let _ = write!(out, ".TP\n{}\n{}\n", flag_tag(f), f.doc.trim_end());
+    }
+}
+
+/// The program's man page (roff).
+pub fn man<Run>(p: &Program<Run>) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        ".\\\" Manual page of {name}, installed by the Debian package (debian/ in the repository).\n\
+         .\\\" Made by `{name} --generate man` from the definitions of its commands and flags.\n\
+         .TH {upper} 1 \"{date}\" \"{name} {version}\" \"User Commands\"\n\
+         .SH NAME\n{name} \\- {summary}\n.SH SYNOPSIS\n.nf\n",
+        name = p.name,
+        upper = p.name.to_ascii_uppercase(),
+        date = p.date,
+        version = p.version,
+        summary = p.summary,
+    );
+    for c in p.commands {
+        for line in c.synopsis.lines() {
+            let bold = 2 + usize::from(c.subcommands.iter().any(|s| {
+                line.strip_prefix(c.name)
+                    .and_then(|l| l.strip_prefix(' '))
+                    .is_some_and(|l| l.split(' ').next() == Some(s))
+            }));
+            let _ = writeln!(
+                out,
+                "{}",
+                synopsis_roff(&format!("{} {line}", p.name), bold)
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "\\fB{}\\fR \\fB\\-\\-help\\fR | \\fB\\-\\-version\\fR\n.fi\n.SH DESCRIPTION\n{}.SH COMMANDS\n",
+        p.name, p.man_description
+    );
+    for c in p.commands {
+        for (i, line) in c.synopsis.lines().enumerate() {
+            let _ = writeln!(out, ".SS \"{} {}\"", p.name, escape(line));
+            if let Some(text) = c.man.get(i).filter(|t| !t.is_empty()) {
+                out.push_str(text);
+            }
+        }
+        let mut names = vec![c.name.to_string()];
+        names.extend(c.subcommands.iter().map(|s| format!("{} {s}", c.name)));
+        flag_paragraphs(
+            &mut out,
+            p.flags.iter().filter(|f| {
+                !f.option && !f.doc.is_empty() && names.iter().any(|n| f.takers.contains(&&**n))
+            }),
+        );
+    }
+    out.push_str(".SH OPTIONS\n");
+    flag_paragraphs(&mut out, p.flags.iter().filter(|f| f.option));
+    out.push_str(p.man_tail);
+    out
+}
+
+/// The words `complete` offers, as a bash command setting COMPREPLY.
+fn offer(complete: Complete, function: &str, commands: &str) -> Option<String> {
+    Some(match complete {
+        Complete::Nothing => return None,
+        Complete::Directories => format!("{function}_offer -d"),
+        Complete::Files => format!("{function}_offer -f"),
+        Complete::TomlFiles => {
+            format!("{function}_offer -f -X '!*.toml'\n            {function}_offer_more -d")
+        }
+        Complete::Words(w) => format!("{function}_offer -W \"{w}\""),
+        Complete::Prefixes(w) => {
+            format!("compopt -o nospace 2>/dev/null\n            {function}_offer -W \"{w}\"")
+        }
+        Complete::Commands => format!("{function}_offer -W \"{commands}\""),
+    })
+}
+
+/// `words` parted by ` | `, as a bash `case` pattern: lines of at most 88 columns, each
+/// after the first starting with `indent`.
+fn wrapped(words: &[String], indent: &str) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for (i, w) in words.iter().enumerate() {
+        let piece = if i == 0 { w.clone() } else { format!(" | {w}") };
+        if i > 0 && line + piece.len() + 2 > 88 - indent.len() {
+            let _ = write!(out, " |\\\n{indent}{w}");
+            line = w.len();
+        } else {
+            out.push_str(&piece);
+            line += piece.len();
+        }
+    }
+    out
+}
+
+/// The program's bash completion script: its commands, each command's flags, and what
+/// completes a flag's value or an operand.
+pub fn bash_completion<Run>(p: &Program<Run>) -> String {
+    let f = format!("_{}", p.name.replace('-', "_"));
+    let commands: Vec<&str> = p.commands.iter().map(|c| c.name).collect();
+    let commands = commands.join(" ");
+    let mut out = completion_head(p, &f);
+    out.push_str(&value_arms(p, &f, &commands));
+    let _ = write!(
+        out,
+        "    esac
+
+    if [[ -z $cmd ]]; then
+        {f}_offer -W \"{commands} {}\"
+        return
+    fi
+
+",
+        dashed_names(p.flags.iter().filter(|fl| fl.taken_by(""))).join(" ")
+    );
+    out.push_str(&command_flags(p, &f));
+    out.push_str(&operand_arms(p, &f, &commands));
+    let _ = write!(out, "}}\n\ncomplete -F {f} {}\n", p.name);
+    out
+}
+
+/// `--name` (and `-s`) of each of `flags`.
+fn dashed_names<'a>(flags: impl Iterator<Item = &'a Flag>) -> Vec<String> {
+    flags
+        .flat_map(|fl| {
+            let mut v: Vec<String> = fl.names.iter().map(|n| format!("--{n}")).collect();
+            v.extend(fl.short.map(|s| format!("-{s}")));
+            v
+        })
+        .collect()
+}
+
+/// The script up to the completion of a flag's value: its helpers, and the loop that
+/// finds the command (and subcommand) in the words before the cursor.
+fn completion_head<Run>(p: &Program<Run>, f: &str) -> String {
+    let name = p.name;
+    let valued: std::collections::BTreeSet<String> = p
+        .flags
+        .iter()
+        .filter(|fl| fl.value.is_some())
+        .flat_map(|fl| fl.names.iter().map(|n| format!("--{n}")))
+        .collect();
+    let valued: Vec<String> = valued.into_iter().collect();
+    let mut out = format!(
+        "# bash completion for {name} (installed by the Debian package as
+# /usr/share/bash-completion/completions/{name}): its commands, each command's flags,
+# and what completes a flag's value. Made by `{name} --generate complete-bash` from the
+# definitions of its commands and flags.
+
+# Sets COMPREPLY to what `compgen ARGS -- \"$cur\"` prints, one word a line.
+{f}_offer()
+{{
+    mapfile -t COMPREPLY < <(compgen \"$@\" -- \"$cur\")
+}}
+
+# Adds to COMPREPLY what `compgen ARGS -- \"$cur\"` prints.
+{f}_offer_more()
+{{
+    local more
+    mapfile -t more < <(compgen \"$@\" -- \"$cur\")
+    COMPREPLY+=(\"${{more[@]}}\")
+}}
+
+{f}()
+{{
+    local cur=${{COMP_WORDS[COMP_CWORD]}}
+    local prev=${{COMP_WORDS[COMP_CWORD-1]}}
+    local cmd='' i
+
+    # The command is the first word that is neither a flag nor a flag's value, with the
+    # word after it when that is one of its subcommands.
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        case ${{COMP_WORDS[i]}} in
+            -*) ;;
+            *)
+                case ${{COMP_WORDS[i-1]}} in
+                    {valued})
+                        ;;
+                    *)
+                        cmd=${{COMP_WORDS[i]}}
+",
+        valued = wrapped(&valued, "                        ")
+    );
+    for c in p.commands.iter().filter(|c| !c.subcommands.is_empty()) {
+        let _ = write!(
+            out,
+            "                        if [[ $cmd == {} ]] && ((i + 1 < COMP_CWORD)); then
+                            case ${{COMP_WORDS[i+1]}} in
+                                {}) cmd=\"$cmd ${{COMP_WORDS[i+1]}}\" ;;
+                            esac
+                        fi
+",
+            c.name,
+            c.subcommands.join(" | ")
+        );
+    }
+    out.push_str(
+        "                        break
+                        ;;
+                esac
+                ;;
+        esac
+    done
+
+",
+    );
+    out
+}
+
+/// The `case` arms that complete the value of the flag before the cursor: one arm per
+/// way of completing, in the order the flags come.
+fn value_arms<Run>(p: &Program<Run>, f: &str, commands: &str) -> String {
+    let mut arms: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    for fl in p.flags.iter().filter(|fl| fl.value.is_some()) {
+        let action = offer(fl.complete, f, commands);
+        let patterns = fl.takers.iter().flat_map(|t| {
+            fl.names.iter().map(move |n| match *t {
+                "*" => format!("*\" --{n}\""),
+                t => format!("\"{t} --{n}\""),
+            })
+        });
+        match arms.iter_mut().find(|(a, _)| *a == action) {
+            Some((_, known)) => known.extend(patterns),
+            None => arms.push((action, patterns.collect())),
+        }
+    }
+    let mut out = String::from(
+        "    # The value of the flag before the cursor.\n    case \"$cmd $prev\" in\n",
+    );
+    for (action, patterns) in arms {
+        let action = action
+            .map(|a| format!("{a}\n            "))
+            .unwrap_or_default();
+        let _ = write!(
+            out,
+            "        {})\n            {action}return\n            ;;\n",
+            wrapped(&patterns, "            ")
+        );
+    }
+    out
+}
+
+/// The flags of each command (and subcommand), offered when the word begins with `-`.
+fn command_flags<Run>(p: &Program<Run>, f: &str) -> String {
+    let mut out = String::from("    local flags=''\n    case $cmd in\n");
+    for c in p.commands {
+        let mut names = vec![c.name.to_string()];
+        names.extend(c.subcommands.iter().map(|s| format!("\"{} {s}\"", c.name)));
+        for n in names {
+            let own = dashed_names(p.flags.iter().filter(|fl| fl.taken_by(n.trim_matches('"'))));
+            let _ = writeln!(out, "        {n}) flags=\"{}\" ;;", own.join(" "));
+        }
+    }
+    let _ = write!(
+        out,
+        "        *) return ;;
+    esac
+    if [[ $cur == -* ]]; then
+        {f}_offer -W \"$flags\"
+        return
+    fi
+
+"
+    );
+    out
+}
+
+/// The `case` arms that complete an operand: a file, a subcommand, a command.
+fn operand_arms<Run>(p: &Program<Run>, f: &str, commands: &str) -> String {
+    let mut out = String::from("    # An operand.\n    case $cmd in\n");
+    for c in p.commands {
+        let action = match (c.operands, c.subcommands) {
+            (Complete::Nothing, []) => None,
+            (Complete::Nothing, subs) => Some(format!("{f}_offer -W \"{}\"", subs.join(" "))),
+            (o, _) => offer(o, f, commands),
+        };
+        if let Some(action) = action {
+            let _ = write!(
+                out,
+                "        {})\n            {action}\n            ;;\n",
+                c.name
+            );
+        }
+    }
+    out.push_str("    esac\n");
+    out
+}
+
+/// The differences between the `--flags` each command's `--help` names and those the
+/// definitions give it (and its subcommands), one line each: the help texts are written
+/// by hand, the flags defined once, and a test keeps the two in step.
+pub fn help_disagreements<Run>(p: &Program<Run>) -> Vec<String> {
+    let mut found = Vec::new();
+    for c in p.commands {
+        let named: std::collections::BTreeSet<&str> = c
+            .help
+            .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-'))
+            .filter_map(|w| w.strip_prefix("--"))
+            .filter(|f| f.starts_with(|ch: char| ch.is_ascii_lowercase()))
+            .collect();
+        let mut takers = vec![c.name.to_string()];
+        takers.extend(c.subcommands.iter().map(|s| format!("{} {s}", c.name)));
+        let taken: std::collections::BTreeSet<&str> = takers
+            .iter()
+            .flat_map(|t| flags_of(p.flags, t).collect::<Vec<_>>())
+            .collect();
+        for f in named.difference(&taken) {
+            found.push(format!(
+                "{} --help names --{f}, which it does not take",
+                c.name
+            ));
+        }
+        for f in taken.difference(&named).filter(|f| **f != "help") {
+            found.push(format!("{} --help does not name --{f}", c.name));
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_synopsis_in_roff() {
+        assert_eq!(
+            synopsis_roff("p ibi mint --host HOST [--ip IP] --date DATE|now", 3),
+            "\\fBp ibi mint\\fR \\fB\\-\\-host\\fR \\fIHOST\\fR [\\fB\\-\\-ip\\fR \\fIIP\\fR] \\fB\\-\\-date\\fR \\fIDATE\\fR|now"
+        );
+        assert_eq!(
+            synopsis_roff("p new [--root R] [OPTIONS] FILE...", 2),
+            "\\fBp new\\fR [\\fB\\-\\-root\\fR \\fIR\\fR] [\\fIOPTIONS\\fR] \\fIFILE\\fR..."
+        );
+        assert_eq!(
+            synopsis_roff("[ADDRESS:]PORT", 0),
+            "[\\fIADDRESS\\fR:]\\fIPORT\\fR"
+        );
+    }
+
+    #[test]
+    fn the_nearest_name() {
+        let known = ["csv", "config", "email"];
+        assert_eq!(
+            did_you_mean("cvs", known.iter().copied(), "--"),
+            " (did you mean --csv?)"
+        );
+        assert_eq!(did_you_mean("frobnicate", known.iter().copied(), ""), "");
+    }
+}

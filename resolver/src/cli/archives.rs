@@ -1,0 +1,104 @@
+//! `ibi-resolver archives`: every registered Archive and its state.
+
+use std::path::PathBuf;
+
+use ibi_resolver::registry::ArchiveRecord;
+
+use super::{CliError, CliResult};
+
+pub const HELP: &str = "\
+usage: ibi-resolver archives [--csv] [--config FILE]
+
+Lists every registered Archive: service IBI, address, included (and dormant), last
+confirmation, last seen, failures in a row, latency, and its conflicts (IBIs remembered
+at another Archive whose Original it claimed too).
+
+  --csv   comma-separated values, after the header serviceibi,address,included,...
+";
+
+pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
+    use lexopt::prelude::*;
+    let mut csv = false;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => return super::print_text(HELP),
+            Long("config") => config = parser.value()?.into(),
+            Long("csv") => csv = true,
+            other => return Err(CliError::unexpected("archives", other)),
+        }
+    }
+    let config = super::load(&config)?;
+    let list = super::open(&config)?
+        .list()
+        .map_err(|e| CliError::failed(e.to_string()))?;
+    super::print_text(&if csv { csv_rows(&list) } else { lines(&list) })
+}
+
+fn dash(o: &Option<String>) -> String {
+    o.clone().unwrap_or_else(|| "-".into())
+}
+
+/// `--csv`: a header, then one row per Archive.
+fn csv_rows(list: &[ArchiveRecord]) -> String {
+    let mut out = String::from(
+        "serviceibi,address,included,confirmation,lastsuccess,failures,dormant,latencyms,changed,email,conflicts\n",
+    );
+    let field = |s: &str| {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    for a in list {
+        out.push_str(&format!(
+            "{},{},{},{},{},{},{},{},{},{},{}\n",
+            field(&a.serviceibi),
+            field(&dash(&a.address)),
+            if a.included { "yes" } else { "no" },
+            dash(&a.confirmation),
+            dash(&a.lastsuccess),
+            a.failures,
+            if a.dormant { "yes" } else { "no" },
+            a.latencyms.map_or("-".into(), |l| format!("{l:.3}")),
+            dash(&a.changed),
+            field(&a.email),
+            a.conflicts
+        ));
+    }
+    out
+}
+
+/// One line per Archive, for a person.
+fn lines(list: &[ArchiveRecord]) -> String {
+    if list.is_empty() {
+        return "no Archive is registered\n".into();
+    }
+    let mut out = String::new();
+    for a in list {
+        out.push_str(&format!(
+            "{}  {}  {}  confirmation {}  last seen {}  failures {}{}{}\n",
+            a.serviceibi,
+            dash(&a.address),
+            match (a.included, a.dormant) {
+                (false, _) => "not included",
+                (true, false) => "included",
+                (true, true) => "included, dormant",
+            },
+            dash(&a.confirmation),
+            dash(&a.lastsuccess),
+            a.failures,
+            a.latencyms
+                .map_or(String::new(), |l| format!("  latency {l:.1} ms")),
+            if a.conflicts > 0 {
+                format!(
+                    "  conflicts {} (claims of IBIs remembered elsewhere)",
+                    a.conflicts
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    out
+}

@@ -1,0 +1,326 @@
+//! The command line of `ibi-resolver`, defined once: its commands and flags, from which
+//! come `--help`, the hints of a usage error, the man page (debian/ibi-resolver.1) and
+//! the bash completion (debian/bash-completion/ibi-resolver); see the `cmdline` crate.
+
+use cmdline::{Command, Complete, Flag, Program};
+
+use super::{archives, memory, register, resolve, serve, Run};
+
+pub const HELP_HELP: &str = "\
+usage: ibi-resolver help [COMMAND]
+
+Prints what the program does and its commands, or, given a COMMAND, that command's
+usage (the same as ibi-resolver COMMAND --help).
+";
+
+/// Every command but `serve`, `help` and `--help`, which is every command's.
+const OPERATORS: &[&str] = &[
+    "",
+    "serve",
+    "register",
+    "unregister",
+    "archives",
+    "resolve",
+    "memory",
+    "forget",
+];
+
+pub static PROGRAM: Program<Run> = Program {
+    name: "ibi-resolver",
+    version: env!("CARGO_PKG_VERSION"),
+    date: "2026-11-24",
+    summary: "the resolver of the IBI persistent-identifier system: registers Archives and redirects persistent URLs",
+    usage_head: "\
+usage: ibi-resolver COMMAND [--config FILE] [ARGS]
+
+Commands (each takes --help; --config defaults to ./resolver.toml):
+",
+    usage_tail: "
+Exit status: 0 success, 1 failure (or, for resolve, not found), 2 usage error.
+",
+    usage_names_program: false,
+    usage_column: 39,
+    commands: &[
+        Command {
+            name: "serve",
+            synopsis: "serve [--config FILE]",
+            about: "run the resolver (HTTP) until SIGINT or SIGTERM",
+            help: serve::HELP,
+            man: &[r"Runs the resolver until SIGINT or SIGTERM: new connections are then refused, idle ones
+closed at once, and requests under way get 5 s.
+"],
+            subcommands: &[],
+            operands: Complete::Nothing,
+            run: serve::run,
+        },
+        Command {
+            name: "register",
+            synopsis: "register SERVICEIBI --email E [--key-file F] [--config FILE]",
+            about: "register an Archive; its key is read from F or\nfrom the first line of standard input",
+            help: register::HELP,
+            man: &[r"Registers the Archive whose service IBI is
+.IR SERVICEIBI ,
+with its administrator's e-mail address
+.RB ( \-\-email ).
+Its registration key (ten or more digits, optionally a
+.B \-
+and ten more) is read from the file
+.I F
+.RB ( \-\-key\-file )
+or from the first line of standard input, never from the command line, and stored only
+as an argon2id hash.
+"],
+            subcommands: &[],
+            operands: Complete::Nothing,
+            run: register::run,
+        },
+        Command {
+            name: "unregister",
+            synopsis: "unregister SERVICEIBI [--config FILE]",
+            about: "forget an Archive",
+            help: register::UNREGISTER_HELP,
+            man: &["Forgets an Archive.\n"],
+            subcommands: &[],
+            operands: Complete::Nothing,
+            run: register::unregister,
+        },
+        Command {
+            name: "archives",
+            synopsis: "archives [--csv] [--config FILE]",
+            about: "every registered Archive and its state",
+            help: archives::HELP,
+            man: &[r"Lists every registered Archive: service IBI, address, included (and dormant), last
+confirmation, last seen, failures in a row, latency, and its conflicts (IBIs remembered
+at another Archive whose Original it claimed too); with
+.B \-\-csv
+as comma-separated values.
+"],
+            subcommands: &[],
+            operands: Complete::Nothing,
+            run: archives::run,
+        },
+        Command {
+            name: "resolve",
+            synopsis: "resolve PERSISTENT-URL [--lang L] [--ip IP] [--acknowledge] [--config FILE]",
+            about: "resolve once and print each step",
+            help: resolve::HELP,
+            man: &[r"One resolution from the shell: every round (and why it was asked), every Archive's
+answer and the choice are printed.
+.B \-\-lang
+is the reader's Accept-Language,
+.B \-\-ip
+the reader's address sent to the Archives, and
+.B \-\-acknowledge
+sends the acknowledgment to the Archive chosen, as a redirect does. Exit status 0 when
+found, 1 when not.
+"],
+            subcommands: &[],
+            operands: Complete::Nothing,
+            run: resolve::run,
+        },
+        Command {
+            name: "memory",
+            synopsis: "memory [IBI] [--config FILE]",
+            about: "the remembered locations (of IBI only)",
+            help: memory::HELP,
+            man: &[r#"The location memory: for each IBI remembered (or for
+.I IBI
+only), the Archive asked first, when it was last used and when last verified (with
+.B (expired)
+once past
+.BR [memory] " " expiry ).
+Exit status 1 when
+.I IBI
+is not remembered.
+"#],
+            subcommands: &[],
+            operands: Complete::Nothing,
+            run: memory::run,
+        },
+        Command {
+            name: "forget",
+            synopsis: "forget IBI [--config FILE]",
+            about: "forget where IBI was found (a running server\ndrops it within seconds)",
+            help: memory::FORGET_HELP,
+            man: &[r"Forgets where
+.I IBI
+was found: the next resolution asks every Archive. A running server drops it within a
+few seconds. Exit status 1 when it was not remembered.
+"],
+            subcommands: &[],
+            operands: Complete::Nothing,
+            run: memory::forget,
+        },
+        Command {
+            name: "help",
+            synopsis: "help [COMMAND]",
+            about: "this text, or a command's",
+            help: HELP_HELP,
+            man: &[r#"Prints what the program does and its commands, or a
+.IR COMMAND 's
+usage (the same as
+.RI "ibi-resolver " COMMAND " \-\-help" ).
+"#],
+            subcommands: &[],
+            operands: Complete::Commands,
+            run: super::help,
+        },
+    ],
+    flags: &[
+        Flag {
+            names: &["email"],
+            short: None,
+            value: Some("E"),
+            doc: "the Archive administrator's e-mail address.",
+            takers: &["register"],
+            option: false,
+            complete: Complete::Nothing,
+        },
+        Flag {
+            names: &["key-file"],
+            short: None,
+            value: Some("F"),
+            doc: "read the registration key from\n.I F\ninstead of standard input.",
+            takers: &["register"],
+            option: false,
+            complete: Complete::Files,
+        },
+        Flag {
+            names: &["csv"],
+            short: None,
+            value: None,
+            doc: "comma-separated values.",
+            takers: &["archives"],
+            option: false,
+            complete: Complete::Nothing,
+        },
+        Flag {
+            names: &["lang"],
+            short: None,
+            value: Some("L"),
+            doc: "the reader's language preference, as an Accept-Language header.",
+            takers: &["resolve"],
+            option: false,
+            complete: Complete::Nothing,
+        },
+        Flag {
+            names: &["ip"],
+            short: None,
+            value: Some("IP"),
+            doc: "the reader's address.",
+            takers: &["resolve"],
+            option: false,
+            complete: Complete::Nothing,
+        },
+        Flag {
+            names: &["acknowledge"],
+            short: None,
+            value: None,
+            doc: "acknowledge the URL chosen to its Archive.",
+            takers: &["resolve"],
+            option: false,
+            complete: Complete::Nothing,
+        },
+        Flag {
+            names: &["config"],
+            short: None,
+            value: Some("FILE"),
+            doc: "the settings (resolver.toml); every command takes it.",
+            takers: OPERATORS,
+            option: true,
+            complete: Complete::TomlFiles,
+        },
+        Flag {
+            names: &["help"],
+            short: Some('h'),
+            value: None,
+            doc: "print the usage of the program or of the command, and exit.",
+            takers: &["", "*"],
+            option: true,
+            complete: Complete::Nothing,
+        },
+        Flag {
+            names: &["version"],
+            short: Some('V'),
+            value: None,
+            doc: "print the version, and exit.",
+            takers: &[""],
+            option: true,
+            complete: Complete::Nothing,
+        },
+    ],
+    man_description: r".B ibi-resolver
+is a long-running HTTP server that registers Archives (see
+.BR ibi-archive (1)),
+includes and excludes them at their request, and turns a persistent URL
+.RI ( publicurl / IBI [ modifier ][/ file ])
+into the URL an Archive hands out, by asking every included Archive, then redirects the
+reader there. Its settings are in a TOML file
+.RB ( \-\-config ,
+default
+.I ./resolver.toml
+in the current directory); its registry of Archives is an SQLite database named by
+.B database
+in that file.
+.PP
+An answer that names a related item kept elsewhere (its metadata, a translation, a next
+edition) without its URL starts another round for that item, in every Archive. A reader
+gets a redirect (302) to the URL found; 410 when the item is removed everywhere it was
+found; 404 when every included Archive answered and none knows it; 503, with
+Retry-After and the Archives named, while an Archive that could hold it did not answer.
+.PP
+The registry must stay the server's own: the operator's commands run as the user that
+runs the server. With the Debian package, that is the system user
+.BR ibi-resolver :
+.PP
+.nf
+.RS
+echo KEY | runuser \-u ibi-resolver \-\- ibi-resolver register SERVICEIBI \-\-email E \-\-config /etc/ibi-resolver/resolver.toml
+.RE
+.fi
+",
+    man_tail: r".SH FILES
+.TP
+.I /etc/ibi-resolver/resolver.toml
+the settings of the Debian package (owner root, group ibi-resolver, mode 640). Set
+.B serviceibi
+(the resolver service's IBI: it answers at
+.IR publicurl / serviceibi )
+and
+.B publicurl
+(how readers reach it) before the first command: until then every command refuses the
+file, naming the missing setting.
+.TP
+.I /var/lib/ibi-resolver/resolver.sqlite
+the registry (mode 600, in a directory of mode 700, both the ibi-resolver user's). Removed
+with the user when the package is purged.
+.TP
+.I /usr/lib/systemd/system/ibi-resolver.service
+the systemd unit: it runs
+.B ibi-resolver serve \-\-config /etc/ibi-resolver/resolver.toml
+as the user ibi-resolver, sandboxed. The package neither enables nor starts it:
+.B systemctl enable \-\-now ibi-resolver
+once resolver.toml is set.
+.SH EXIT STATUS
+0 success, 1 failure (or, for
+.BR resolve ,
+not found), 2 bad arguments (one line on standard error that shows the expected form,
+or points to the command's
+.BR \-\-help ).
+.SH SEE ALSO
+.BR ibi-archive (1),
+.BR runuser (1),
+.BR systemctl (1)
+",
+};
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn each_help_names_the_flags_of_its_command() {
+        assert_eq!(
+            cmdline::help_disagreements(&super::PROGRAM),
+            Vec::<String>::new()
+        );
+    }
+}

@@ -1,0 +1,28 @@
+//! `ibi-resolver serve`: the resolver's HTTP server, until SIGINT or SIGTERM.
+
+use std::path::PathBuf;
+
+use ibi_resolver::server;
+
+use super::{CliError, CliResult};
+
+pub const HELP: &str = "\
+usage: ibi-resolver serve [--config FILE]
+
+Runs the resolver (HTTP) with the settings of FILE [./resolver.toml] until SIGINT or
+SIGTERM: new connections are then refused, idle ones closed at once, and requests under
+way get 5 s. One line per request on stderr.
+";
+
+pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
+    let Some((config, _)) = super::config_and_operands(parser, "serve", HELP, config, 0)? else {
+        return Ok(());
+    };
+    let config = super::load(&config)?;
+    ibi_resolver::process::tune_allocator();
+    let runtime = tokio::runtime::Runtime::new()
+        .map_err(|e| CliError::failed(format!("cannot start: {e}")))?;
+    runtime
+        .block_on(server::serve(config))
+        .map_err(CliError::failed)
+}
