@@ -6,8 +6,6 @@
 //! after the command. The lists come from the executables, so a command or flag added to
 //! them and not to debian/ fails here. No root needed: nothing is installed.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};

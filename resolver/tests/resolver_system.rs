@@ -12,8 +12,6 @@
 //!
 //! A real browser (Debian's headless Chromium) follows a persistent URL to the end.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
