@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::http::{read_response, whole_response, Response as Answer};
+use common::http::{read_response, response_of, responses_of, whole_response, Response as Answer};
 use ibi_resolver::client::MAX_ANSWER;
 use ibi_resolver::server::{HEAD_TIMEOUT, MAX_HEAD, MAX_TARGET, STOP_GRACE};
 
@@ -201,6 +201,8 @@ impl Resolver {
             );
             std::thread::sleep(Duration::from_millis(10));
         }
+        // A window for a line too many, not a wait for an event: no event says that
+        // nothing more is coming (each request's own line is written before its answer).
         std::thread::sleep(Duration::from_millis(100));
         let lines = self.lines();
         assert_eq!(
@@ -803,13 +805,9 @@ fn try_get(port: u16, target: &str) -> Option<Option<Answer>> {
         .ok()?;
         let mut raw = Vec::new();
         s.read_to_end(&mut raw).ok()?;
-        let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
-        let head = String::from_utf8_lossy(&raw[..end]).to_ascii_lowercase();
-        let len: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length: "))
-            .and_then(|l| l.trim().parse().ok())?;
-        (raw.len() == end + 4 + len).then(|| whole_response(&raw))
+        // Cut short: the server was gone.
+        response_of(&raw).ok()?;
+        Some(whole_response(&raw))
     };
     Some(answer())
 }
@@ -1558,23 +1556,7 @@ fn answers_to(port: u16, request: &[u8]) -> Vec<Answer> {
             ),
         }
     }
-    let mut answers = Vec::new();
-    let mut rest = &raw[..];
-    while !rest.is_empty() {
-        let end = rest
-            .windows(4)
-            .position(|w| w == b"\r\n\r\n")
-            .unwrap_or_else(|| panic!("a cut answer: {:?}", String::from_utf8_lossy(rest)));
-        let head = String::from_utf8_lossy(&rest[..end]).to_ascii_lowercase();
-        let len: usize = head
-            .lines()
-            .find_map(|l| l.strip_prefix("content-length: "))
-            .and_then(|l| l.trim().parse().ok())
-            .unwrap_or_else(|| panic!("an answer without a length: {head}"));
-        answers.push(whole_response(&rest[..end + 4 + len]));
-        rest = &rest[end + 4 + len..];
-    }
-    answers
+    responses_of(&raw)
 }
 
 /// Bytes that one reading of HTTP/1.1 takes for one request and another reading for two

@@ -279,6 +279,26 @@ impl Connection {
     }
 }
 
+/// The responses `raw` holds one after another (the answers to pipelined requests, read
+/// until the server closed the connection), each checked as [`whole_response`] does.
+pub fn responses_of(raw: &[u8]) -> Vec<Response> {
+    let mut responses = Vec::new();
+    let mut rest = raw;
+    while !rest.is_empty() {
+        let (response, used) = match parse_response(rest, false) {
+            Some(framed) => {
+                framed.unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(rest)))
+            }
+            // The last, ended by the server's closing (or cut: then it fails).
+            None => (whole_response(rest), rest.len()),
+        };
+        response.assert_well_formed();
+        responses.push(response);
+        rest = &rest[used..];
+    }
+    responses
+}
+
 /// Reads one response (not to a HEAD) from `stream`, a connection a test drives itself and
 /// that stays open after it, and checks it as [`whole_response`] does.
 pub fn read_response(stream: &TcpStream) -> Response {

@@ -11,7 +11,8 @@
 //! - [`cgi`]: the executable run as a CGI program with a web server's environment
 //!   ([`Cgi`]) and what the tests read in its answers ([`mask_urlkey`], [`pairs_of`]).
 //! - [`cases`]: the `.case` files of `tests/data/examples/` and `tests/data/hostile/`.
-//! - [`http`]: a small HTTP/1.1 client that sends the request target as given.
+//! - [`http`]: the tests' one HTTP/1.1 client: the request target sent as given, the
+//!   answer checked to be well-formed where a test asks ([`http::whole_response`]).
 //! - [`resolver`]: `ibi-resolver serve` on loopback ([`resolver::Resolver`]) and the
 //!   copies of the sample Archive the system tests include in it.
 //! - [`peer`]: hostile Archives, small `TcpListener` servers answering what a case needs
