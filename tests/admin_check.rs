@@ -1,8 +1,6 @@
 //! `ibi-archive check`: the sample Archive is clean; a tree seeded with one of each fault
 //! gets exactly one line per fault.
 
-mod common;
-
 use common::{mask_urlkey, run_cmd, Cgi, Fixture, LK47, LK47_ANSWER};
 
 const FAULTY: &str = "ibi-archive: check: the Archive has faults (listed above)\n";

@@ -1,8 +1,6 @@
 //! `ibi-archive delete`: tombstones answer `state Deleted` and their timestamp through the
 //! real CGI; doc/ goes (or stays with --keep-content); refusals change nothing.
 
-mod common;
-
 use std::path::Path;
 
 use common::{run_cmd, Cgi, Fixture};

@@ -3,8 +3,6 @@
 //! primes (and `new` skipping dates taken by hand); the prefixes memory the tools keep
 //! true; `IBI_ARCHIVE_ROOT` standing for --root.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 

@@ -2,8 +2,6 @@
 //! after creation (plain, translation, next edition, metadata), parallel runs, copies,
 //! and the refusals.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 

@@ -3,8 +3,6 @@
 //! service for its confirmation — the real binary, served by `ibi-archive serve` (or run as
 //! a CGI program: one function apart).
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};

@@ -1,8 +1,6 @@
 //! `ibi-archive stats`: counts of the accesses the service counted (acknowledgments with a
 //! key it issued, once per key), per item and month, as a table and as CSV.
 
-mod common;
-
 use common::{run_cmd, Cgi, Fixture};
 
 fn stats(f: &Fixture, extra: &[&str]) -> (i32, String, String) {

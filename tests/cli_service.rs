@@ -1,8 +1,6 @@
 //! `ibi-archive query` and `ibi-archive describe` from a shell: exact output, exit codes
 //! and the one stderr line of bad input.
 
-mod common;
-
 use common::{run_cmd, Fixture};
 
 #[test]

@@ -3,8 +3,6 @@
 //! nearest one, and a missing argument exits 2 showing the expected form. Expected lines
 //! are written out by hand.
 
-mod common;
-
 use common::run_cmd;
 
 /// Every command: its name, the first line of its --help, an invocation missing what it

@@ -2,8 +2,6 @@
 //! 150 with keys this Archive issued, 30 replays of some of those, 20 forged. The access
 //! log must end with exactly the 150, each whole and each key once.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::process::{Child, Stdio};
 

@@ -4,8 +4,6 @@
 //! always goes out, the error log gets exactly one line, and the access log keeps whole
 //! lines only.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use common::{Cgi, Fixture, LK47};

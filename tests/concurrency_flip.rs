@@ -3,8 +3,6 @@
 //! correct answer or the answer of an absent item (or of a missing configuration) with one
 //! log line; never a panic, never a torn answer.
 
-mod common;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

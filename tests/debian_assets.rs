@@ -4,8 +4,6 @@
 //! byte for byte. The man pages are well-formed roff, and the completions, run in bash as
 //! bash runs them, offer each command its own flags. No root needed: nothing is installed.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};

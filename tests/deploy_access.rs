@@ -5,8 +5,6 @@
 //! items dropped into col/ by hand while the server runs. The URL the service hands out
 //! keeps following the client IP the query names, as the standard says.
 
-mod common;
-
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 

@@ -4,8 +4,6 @@
 //! masked), then every URL the answers hand out is followed and must answer 200 with the
 //! bytes on disk; item.toml, var/ and archive.toml must not be served.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use common::{mask_urlkey, Serve};

@@ -15,8 +15,6 @@
 //! so one run shows every mismatch. The harness itself is tested in
 //! tests/harness.rs.
 
-mod common;
-
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};

@@ -5,8 +5,6 @@
 //! language variant for a bare GetTranslation), ibi.nextedition when the last edition is
 //! asked, and urlkey when a url remains.
 
-mod common;
-
 use ibi_archive::config::Config;
 use ibi_archive::ibi::Ibi;
 use ibi_archive::pairs;

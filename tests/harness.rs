@@ -2,8 +2,6 @@
 //! leave no process behind, also when a test panics; its HTTP client reads a response to
 //! its end by its framing; its tree copier keeps links and ISO-8859-1 names.
 
-mod common;
-
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};

@@ -3,8 +3,6 @@
 //! with first) and the exact answer and error-log lines expected. The format is described
 //! in tests/data/hostile/README.md.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

@@ -3,8 +3,6 @@
 //! edition chain of 64 hops) just below and just above each, and acknowledgments whose
 //! urlkey is an issued one in another spelling. Each against the real binary as a CGI.
 
-mod common;
-
 use std::path::Path;
 
 use common::{log_lines, mask_urlkey, pairs_of, Cgi, CgiOutput, Fixture, LK47_ANSWER};

@@ -3,8 +3,6 @@
 //! over a tampered copy of the sample Archive, and the inputs that fuzzing found (fuzz/),
 //! kept as regression cases.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use common::Fixture;

@@ -1,7 +1,5 @@
 //! `ibi-archive ibi` end to end: the real binary, exact stdout, stderr and exit code.
 
-mod common;
-
 use common::run_cmd;
 
 /// Exit code, stdout and stderr, with everything shown on failure.

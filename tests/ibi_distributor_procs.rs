@@ -5,14 +5,13 @@
 //! The processes are copies of this test executable running only [`child_mints_once`],
 //! selected with `--exact`; the state file's path reaches them in an environment variable.
 
-mod common;
-
 use ibi_archive::ibi::distributor::{Distributor, Granularity, PosixTime};
 use ibi_archive::time::SystemClock;
 use std::process::{Command, Stdio};
 
 const STATE_ENV: &str = "IBI_ARCHIVE_TEST_MINTING_STATE";
-const CHILD: &str = "child_mints_once";
+/// Its name in the test executable (tests/tests.rs), for `--exact`.
+const CHILD: &str = "ibi_distributor_procs::child_mints_once";
 const CHILDREN: usize = 20;
 
 /// The body of each child process, not a test of its own: without the environment

@@ -13,8 +13,6 @@
 //! tests/debian_package.rs checks the unit as the package installs it. Under `CI=true` a
 //! missing apache2 or systemd-analyze fails the tests.
 
-mod common;
-
 use std::fs;
 use std::path::Path;
 use std::process::Command;

@@ -2,8 +2,6 @@
 //! sample Archive, the script and resolver/resolver.toml) with the executables under
 //! test, prints exactly what the README shows, and its persistent URL ends on the file.
 
-mod common;
-
 use std::process::Command;
 
 #[test]

@@ -9,8 +9,6 @@
 //! root only, refuses to touch any of these that already exists, and puts everything back
 //! when it ends. Under CI=true, what it needs missing is a failure.
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 

@@ -9,8 +9,6 @@
 //! hostile client before the others would give no answer within the client's own
 //! timeout (`HTTP_TIMEOUT`), so the answer arriving at all is the proof.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpStream};
 use std::os::unix::fs::symlink;
@@ -123,8 +121,13 @@ fn slow_readers_of_a_large_file_block_only_themselves() {
     // Eight clients ask for 64 MiB and read nothing, and the server would wait an hour
     // for each: others are answered beside them.
     let (serve, _log) = start_patient(&f, &[]);
-    let stalled = stalled_readers(&serve, &large, 8);
-    std::thread::sleep(Duration::from_millis(300));
+    let mut stalled = stalled_readers(&serve, &large, 8);
+    // Each is being answered (its status line came) before the others ask.
+    for s in &mut stalled {
+        let mut status = [0u8; 12];
+        s.read_exact(&mut status).unwrap();
+        assert_eq!(&status, b"HTTP/1.1 200");
+    }
     for _ in 0..5 {
         answers(&serve, local(1));
     }
@@ -133,6 +136,7 @@ fn slow_readers_of_a_large_file_block_only_themselves() {
     // before 64 MiB are sent.
     let (serve, _log) = start(&f, &[]);
     let stalled = stalled_readers(&serve, &large, 8);
+    // The stall itself: nothing read for longer than the write timeout.
     std::thread::sleep(Duration::from_secs(3));
     let mut s = stalled.into_iter().next().unwrap();
     let mut got = 0u64;
@@ -164,6 +168,8 @@ fn a_pipelining_client_that_never_reads_blocks_only_itself() {
         let _ = s.write_all(many.as_bytes());
         s
     });
+    // A head start for the flood (the hostile client's doing, not a wait for an event):
+    // the others are answered however far it got.
     std::thread::sleep(Duration::from_millis(500));
     for _ in 0..5 {
         answers(&serve, local(1));
@@ -178,14 +184,16 @@ fn idle_connections_are_capped_per_address_and_timed_out() {
     // Idle connections the server would keep for an hour.
     let (serve, _log) = start_patient(&f, &["--max-per-client", "32"]);
     let mut idle: Vec<TcpStream> = (0..600).map(|_| connect(&serve, local(3))).collect();
-    std::thread::sleep(Duration::from_millis(300));
-    // The 33rd and later were told at once.
-    let mut refused = String::new();
-    idle[40].read_to_string(&mut refused).unwrap();
-    assert!(
-        refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
-        "{refused}"
-    );
+    // The 33rd and later were told at once (read as it comes, the server closing after),
+    // up to the last: every one has been taken.
+    for i in [40, 599] {
+        let mut refused = String::new();
+        idle[i].read_to_string(&mut refused).unwrap();
+        assert!(
+            refused.starts_with("HTTP/1.1 503 Service Unavailable\r\n"),
+            "{refused}"
+        );
+    }
     // Another address is answered beside them; the server holds a bounded number of
     // descriptors.
     answers(&serve, local(1));
@@ -230,17 +238,25 @@ fn the_accept_loop_outlives_running_out_of_descriptors() {
     };
     rustix::process::prlimit(Some(pid), rustix::process::Resource::Nofile, limit).unwrap();
     let held: Vec<TcpStream> = (0..100).map(|_| connect(&serve, local(3))).collect();
-    std::thread::sleep(Duration::from_millis(500));
+    let deadline = std::time::Instant::now() + common::HANG_GUARD;
+    let ran_out = || {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("cannot accept a connection: Too many open files")
+    };
+    while !ran_out() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     assert!(serve.running());
     drop(held);
-    // Once the idle ones are gone, requests are answered again.
-    std::thread::sleep(Duration::from_millis(1500));
+    // Once the idle ones are gone, requests are answered again (this one waits in the
+    // listener's queue until the server takes it).
     answers(&serve, local(1));
-    let text = std::fs::read_to_string(log).unwrap();
-    assert!(
-        text.contains("cannot accept a connection: Too many open files"),
-        "{text}"
-    );
 }
 
 #[test]

@@ -11,8 +11,6 @@
 //! Needs ibi-resolver beside ibi-archive: `cargo build -p ibi-resolver` first when only
 //! this package's tests are run.
 
-mod common;
-
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -1,8 +1,6 @@
 //! Service behaviour that needs more than one request or a modified Archive: broken
 //! item.toml, acknowledgments counted once, symlinks leading out, items dropped in.
 
-mod common;
-
 use common::{log_lines, mask_urlkey, pairs_of, Cgi, Fixture, LK47};
 
 fn value<'a>(pairs: &'a [(String, String)], name: &str) -> &'a str {

@@ -2,8 +2,6 @@
 //! against the real binary as a CGI program over fixture Archives. The cases are data:
 //! tests/data/examples/*.case, described in tests/data/examples/README.md.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::Path;
 

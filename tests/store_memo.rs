@@ -8,8 +8,6 @@
 //! wait for that moves, so no test sleeps; the command itself runs where it has nothing
 //! to wait for.
 
-mod common;
-
 use std::time::Duration;
 
 use common::{Cgi, Fixture};

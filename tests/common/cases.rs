@@ -1,7 +1,7 @@
 //! The `.case` files of tests/data/examples/ and tests/data/hostile/.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::cgi::{mask_urlkey, Cgi, CgiOutput};
 
@@ -76,7 +76,7 @@ impl Case {
     }
 
     /// Whether the answer carries every `header:` line of the case.
-    pub fn check_headers(&self, out: &CgiOutput) -> Result<(), String> {
+    fn check_headers(&self, out: &CgiOutput) -> Result<(), String> {
         for h in &self.headers {
             let (name, value) = h.split_once(": ").unwrap();
             if out.header(name) != Some(value) {
@@ -124,9 +124,9 @@ impl Case {
     }
 }
 
-/// Every `*.case` file of `dir` (relative to the crate), in file-name order.
-pub fn load_cases(dir: &str) -> Vec<Case> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+/// Every `*.case` file of `dir` (relative to the repository), in file-name order.
+fn load_cases(dir: &str) -> Vec<Case> {
+    let dir = super::repository().join(dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())

@@ -120,7 +120,7 @@ pub fn parse_cgi(stdout: &[u8], stderr: String) -> CgiOutput {
 
 /// Rule `chave` of Table 7.1 of the resolution standard: `número ["-" número]`, each
 /// number of 10 or more digits.
-pub fn is_chave(key: &str) -> bool {
+fn is_chave(key: &str) -> bool {
     let number = |n: &str| n.len() >= 10 && n.bytes().all(|b| b.is_ascii_digit());
     match key.split_once('-') {
         Some((a, b)) => number(a) && number(b),

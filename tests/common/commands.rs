@@ -8,18 +8,34 @@ use std::time::Duration;
 
 use super::cgi::pairs_of;
 
-/// The ibi-archive executable built by cargo for this test run.
+/// The ibi-archive executable cargo built for this test run (`cargo test` at the top, or of
+/// ibi-archive; `cargo test -p ibi-resolver` does not build it: `cargo build -p
+/// ibi-archive` first).
 pub fn ibi_archive_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_ibi-archive"))
+    executable("ibi-archive")
 }
 
-/// The ibi-resolver executable next to it (`cargo test` at the top builds it; `cargo
-/// test --test X` of this package does not: `cargo build -p ibi-resolver` first).
+/// The ibi-resolver executable cargo built for this test run (`cargo test` at the top, or
+/// of ibi-resolver; `cargo test -p ibi-archive` does not build it: `cargo build -p
+/// ibi-resolver` first).
 pub fn ibi_resolver_bin() -> PathBuf {
-    let bin = ibi_archive_bin().with_file_name("ibi-resolver");
+    executable("ibi-resolver")
+}
+
+/// The workspace's executable `name` (its package's name too), where cargo puts it: in
+/// the directory above `deps/`, which holds the running test executable (where cargo's
+/// `CARGO_BIN_EXE_<name>` of the package's own executable points as well). Fails, saying
+/// how to build it, when it is not there.
+fn executable(name: &str) -> PathBuf {
+    let test = std::env::current_exe().expect("the test executable's path");
+    let bin = test
+        .parent()
+        .and_then(Path::parent)
+        .expect("a test executable in target/.../deps/")
+        .join(name);
     assert!(
         bin.is_file(),
-        "{} is missing: run `cargo build -p ibi-resolver` (or the tests of the whole workspace)",
+        "{} is missing: run `cargo build -p {name}` (or the tests of the whole workspace)",
         bin.display()
     );
     bin

@@ -7,7 +7,7 @@ use super::fsutil::copy_tree;
 
 /// The repository's sample Archive.
 pub fn sample() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-archive")
+    super::repository().join("sample-archive")
 }
 
 /// Copies the sample Archive into `root` (created if needed), without its `var/`: a
@@ -110,7 +110,7 @@ pub fn log_lines(f: &Fixture) -> Vec<String> {
 /// The first fenced block of README.md (opened by ` ```<fence>`) after the first place
 /// that holds `after`.
 pub fn readme_block(after: &str, fence: &str) -> String {
-    let readme = std::fs::read_to_string("README.md").unwrap();
+    let readme = std::fs::read_to_string(super::repository().join("README.md")).unwrap();
     let at = readme
         .find(after)
         .unwrap_or_else(|| panic!("README.md has no {after:?}"));

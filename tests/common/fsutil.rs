@@ -74,7 +74,7 @@ pub fn running_as_root() -> bool {
 }
 
 /// The (uid, gid) of www-data, from /etc/passwd.
-pub fn www_data_ids() -> Option<(u32, u32)> {
+pub(crate) fn www_data_ids() -> Option<(u32, u32)> {
     user_ids("www-data")
 }
 
@@ -173,7 +173,7 @@ pub(crate) fn assert_reachable(path: &Path, what: &str) {
 }
 
 /// Whether `path` (a file) and its directories are executable by others.
-pub(crate) fn executable_by_others(path: &Path) -> bool {
+pub fn executable_by_others(path: &Path) -> bool {
     let mut p = PathBuf::new();
     for comp in path.components() {
         p.push(comp);

@@ -6,6 +6,9 @@
 //! response body can end: `Transfer-Encoding: chunked` (what Apache's mod_cgid
 //! uses on a keep-alive connection), `Content-Length`, or the server closing
 //! the connection.  4xx and 5xx are ordinary responses, not errors.
+//!
+//! [`whole_response`] and [`read_response`] check what a test of a server
+//! under attack must see: well-formed HTTP/1.1, one response and nothing after it.
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
@@ -17,6 +20,8 @@ pub const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
 /// One HTTP response.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Response {
+    /// The status line and header lines, as received (without the empty line).
+    pub head: String,
     pub status: u16,
     /// Header fields in the order received; names as sent by the server.
     pub headers: Vec<(String, String)>,
@@ -39,6 +44,69 @@ impl Response {
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
+
+    /// Panics unless it is well-formed HTTP/1.1: the status line `HTTP/1.1 NNN …`, each
+    /// header line `name: value` (a name of visible ASCII, a value of visible ASCII,
+    /// spaces and tabs), and a body as long as its Content-Length says.
+    fn assert_well_formed(&self) {
+        let mut lines = self.head.split("\r\n");
+        let status_line = lines.next().unwrap_or("");
+        assert!(
+            status_line
+                .strip_prefix("HTTP/1.1 ")
+                .and_then(|s| s.get(..3))
+                .is_some_and(|s| s.bytes().all(|b| b.is_ascii_digit())),
+            "bad status line {status_line:?}"
+        );
+        for line in lines {
+            let (name, value) = line
+                .split_once(": ")
+                .unwrap_or_else(|| panic!("bad header line {line:?}"));
+            assert!(
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_graphic()),
+                "{line:?}"
+            );
+            assert!(
+                value
+                    .bytes()
+                    .all(|b| b == b'\t' || (0x20..0x7f).contains(&b)),
+                "{line:?}"
+            );
+        }
+        if let Some(len) = self.header("content-length") {
+            assert_eq!(
+                self.body.len(),
+                len.parse::<usize>().unwrap(),
+                "body of {status_line}"
+            );
+        }
+    }
+}
+
+/// The response `raw` holds, read until the server closed the connection: `Err` when it
+/// is not a whole response.
+pub fn response_of(raw: &[u8]) -> Result<Response, String> {
+    parse_response_at_eof(raw, false)
+}
+
+/// The one response `raw` holds, all of it: panics unless it is well-formed
+/// ([`Response::assert_well_formed`]) and nothing follows it.
+pub fn whole_response(raw: &[u8]) -> Response {
+    let head = parse_head(raw)
+        .unwrap_or_else(|| panic!("no complete head in {:?}", String::from_utf8_lossy(raw)))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        std::str::from_utf8(&raw[..head.body_start]).is_ok(),
+        "a head of text"
+    );
+    let response = Response {
+        head: head.text,
+        status: head.status,
+        headers: head.headers,
+        body: raw[head.body_start..].to_vec(),
+    };
+    response.assert_well_formed();
+    response
 }
 
 /// `GET url` with `Connection: close`.
@@ -139,7 +207,7 @@ impl Connection {
     }
 
     /// [`Connection::open`] from the local address `source`, when given.
-    pub fn open_from(source: Option<IpAddr>, authority: &str) -> Connection {
+    fn open_from(source: Option<IpAddr>, authority: &str) -> Connection {
         let authority = authority
             .strip_prefix("http://")
             .unwrap_or(authority)
@@ -170,6 +238,12 @@ impl Connection {
         self.stream
             .write_all(request)
             .unwrap_or_else(|e| panic!("cannot send request to {authority}: {e}"));
+        self.read(head)
+    }
+
+    /// Reads one response.
+    fn read(&mut self, head: bool) -> Response {
+        let authority = &self.authority;
         let mut chunk = [0u8; 16 * 1024];
         loop {
             if let Some(result) = parse_response(&self.buf, head) {
@@ -205,6 +279,42 @@ impl Connection {
     }
 }
 
+/// The responses `raw` holds one after another (the answers to pipelined requests, read
+/// until the server closed the connection), each checked as [`whole_response`] does.
+pub fn responses_of(raw: &[u8]) -> Vec<Response> {
+    let mut responses = Vec::new();
+    let mut rest = raw;
+    while !rest.is_empty() {
+        let (response, used) = match parse_response(rest, false) {
+            Some(framed) => {
+                framed.unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(rest)))
+            }
+            // The last, ended by the server's closing (or cut: then it fails).
+            None => (whole_response(rest), rest.len()),
+        };
+        response.assert_well_formed();
+        responses.push(response);
+        rest = &rest[used..];
+    }
+    responses
+}
+
+/// Reads one response (not to a HEAD) from `stream`, a connection a test drives itself and
+/// that stays open after it, and checks it as [`whole_response`] does.
+pub fn read_response(stream: &TcpStream) -> Response {
+    let stream = stream.try_clone().unwrap();
+    stream.set_read_timeout(Some(HTTP_TIMEOUT)).unwrap();
+    let authority = stream.peer_addr().unwrap().to_string();
+    let response = Connection {
+        stream,
+        authority,
+        buf: Vec::new(),
+    }
+    .read(false);
+    response.assert_well_formed();
+    response
+}
+
 /// Splits "http://host:port/path?query" into ("host:port", "/path?query").
 fn split_url(url: &str) -> (&str, &str) {
     let rest = url
@@ -217,6 +327,7 @@ fn split_url(url: &str) -> (&str, &str) {
 }
 
 struct Head {
+    text: String,
     status: u16,
     headers: Vec<(String, String)>,
     body_start: usize,
@@ -245,6 +356,7 @@ fn parse_head(buf: &[u8]) -> Option<Result<Head, String>> {
         }
     }
     Some(Ok(Head {
+        text: text.into_owned(),
         status,
         headers,
         body_start: end + 4,
@@ -294,6 +406,7 @@ fn parse_response(buf: &[u8], head_request: bool) -> Option<Result<(Response, us
         return None; // ends when the connection closes
     };
     let response = Response {
+        head: head.text,
         status: head.status,
         headers: head.headers,
         body,
@@ -319,6 +432,7 @@ fn parse_response_at_eof(buf: &[u8], head_request: bool) -> Result<Response, Str
         ));
     }
     Ok(Response {
+        head: head.text,
         status: head.status,
         headers: head.headers,
         body: rest.to_vec(),

@@ -1,15 +1,14 @@
 //! Hostile Archives: small `std::net::TcpListener` servers on 127.0.0.1, each answering
-//! what its case needs. Shared by the tests of this package (`common::peer`) and by
-//! `resolver/tests/hostile.rs`, which includes this file as a module of its own.
-
-// Each test crate uses only part of it.
-#![allow(dead_code)]
+//! what its case needs, that the resolver's tests include in it.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// The request target of [`Peer::settled_connections`]'s own connection.
+const SETTLING: &str = "/.settling";
 
 /// A listener on 127.0.0.1 that answers each connection with `answer(target, stream)`,
 /// counting connections and keeping every request target.
@@ -31,12 +30,17 @@ impl Peer {
             for stream in listener.incoming() {
                 let Ok(mut stream) = stream else { continue };
                 c.fetch_add(1, Ordering::SeqCst);
-                let (t, answer) = (t.clone(), answer.clone());
+                let (c, t, answer) = (c.clone(), t.clone(), answer.clone());
                 std::thread::spawn(move || {
                     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
                     let Some(target) = read_head(&mut stream) else {
                         return;
                     };
+                    if target == SETTLING {
+                        c.fetch_sub(1, Ordering::SeqCst);
+                        answer_200(&mut stream, b"");
+                        return;
+                    }
                     t.lock().unwrap().push(target.clone());
                     answer(&target, &mut stream);
                 });
@@ -58,13 +62,27 @@ impl Peer {
         self.connections.load(Ordering::SeqCst)
     }
 
+    /// The connections it accepted, once it has accepted every connection made to it
+    /// before this call: a connection of its own, queued behind them (a listener accepts in
+    /// order), is answered only once the listener has taken it (and is not counted).
+    pub fn settled_connections(&self) -> usize {
+        let mut s = TcpStream::connect(self.addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        s.write_all(format!("GET {SETTLING} HTTP/1.1\r\n\r\n").as_bytes())
+            .unwrap();
+        let mut answer = Vec::new();
+        s.read_to_end(&mut answer).unwrap();
+        assert!(answer.starts_with(b"HTTP/1.1 200 "), "{answer:?}");
+        self.connections()
+    }
+
     pub fn targets(&self) -> Vec<String> {
         self.targets.lock().unwrap().clone()
     }
 }
 
 /// The request target of the head read from `s`.
-pub fn read_head(s: &mut TcpStream) -> Option<String> {
+fn read_head(s: &mut TcpStream) -> Option<String> {
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {

@@ -55,7 +55,7 @@ impl Resolver {
     }
 
     /// The resolver.toml of [`Resolver::start_with`], written and not run.
-    pub fn configure_with(dir: &Path, tables: &str) -> (PathBuf, u16) {
+    fn configure_with(dir: &Path, tables: &str) -> (PathBuf, u16) {
         let port = super::free_port();
         let config = dir.join("resolver.toml");
         std::fs::write(

@@ -4,7 +4,7 @@ use std::path::Path;
 use std::process::Command;
 
 /// Where Debian's systemd package puts it.
-pub const SYSTEMD_ANALYZE: &str = "/usr/bin/systemd-analyze";
+const SYSTEMD_ANALYZE: &str = "/usr/bin/systemd-analyze";
 
 /// Whether it is installed (under CI=true, a failure when it is not).
 pub fn systemd_analyze_available() -> bool {

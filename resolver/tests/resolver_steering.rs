@@ -18,8 +18,6 @@
 //! - HEAD sends no acknowledgment, an abandoned request is logged (499), and a repeated
 //!   failure is logged once, then counted.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};
@@ -230,19 +228,7 @@ fn attempt(source: IpAddr, port: u16, target: &str) -> Option<Response> {
     .ok()?;
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).ok()?;
-    let end = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = String::from_utf8_lossy(&raw[..end]).into_owned();
-    let mut lines = head.split("\r\n");
-    let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
-        .collect();
-    Some(Response {
-        status,
-        headers,
-        body: raw[end + 4..].to_vec(),
-    })
+    common::http::response_of(&raw).ok()
 }
 
 /// The lines of the resolver's log that contain `needle`.

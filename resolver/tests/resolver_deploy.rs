@@ -18,8 +18,6 @@
 //!
 //! Under `CI=true` a missing apache2 (or module) or systemd-analyze fails the tests.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::{Read, Write};
@@ -34,12 +32,9 @@ use common::{http_raw_from, Response};
 
 const CONF: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/resolver/deploy/apache2-ibi-resolver.conf"
+    "/deploy/apache2-ibi-resolver.conf"
 );
-const UNIT: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/resolver/deploy/ibi-resolver.service"
-);
+const UNIT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/ibi-resolver.service");
 /// The address the Apache configuration proxies to (`listen` of resolver.toml).
 const CONF_BACKEND: &str = "127.0.0.1:8090";
 /// The modules the Apache configuration needs (`a2enmod proxy proxy_http`).

@@ -12,8 +12,6 @@
 //! names; a bare translation is chosen among every answer by the reader's languages; an
 //! outage is a 503, not a 404; the reader's own query pairs reach the chosen URL.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,5 @@
-//! What the integration tests share. Use it from any file of `tests/` with `mod common;`.
+//! What the integration tests of both packages share: the dev-dependency `common` of
+//! ibi-archive (tests/tests.rs) and of ibi-resolver (resolver/tests/tests.rs).
 //!
 //! - [`fixture`]: the sample Archive (`sample-archive/`) copied into a temporary
 //!   directory ([`Fixture`], [`copy_sample`]), and the README's blocks.
@@ -10,11 +11,12 @@
 //! - [`cgi`]: the executable run as a CGI program with a web server's environment
 //!   ([`Cgi`]) and what the tests read in its answers ([`mask_urlkey`], [`pairs_of`]).
 //! - [`cases`]: the `.case` files of `tests/data/examples/` and `tests/data/hostile/`.
-//! - [`http`]: a small HTTP/1.1 client that sends the request target as given.
+//! - [`http`]: the tests' one HTTP/1.1 client: the request target sent as given, the
+//!   answer checked to be well-formed where a test asks ([`http::whole_response`]).
 //! - [`resolver`]: `ibi-resolver serve` on loopback ([`resolver::Resolver`]) and the
 //!   copies of the sample Archive the system tests include in it.
 //! - [`peer`]: hostile Archives, small `TcpListener` servers answering what a case needs
-//!   (also included by `resolver/tests/hostile.rs`).
+//!   (the resolver's tests use them most).
 //! - [`server`]: Debian's apache2 (event MPM + mod_cgid) or lighttpd on 127.0.0.1, on a
 //!   free port, with the configuration files of `cgi-bin/` included unchanged, stopped
 //!   (every process of theirs) when the [`Server`] is dropped, also when the test panics.
@@ -22,8 +24,6 @@
 //! A test of the Archive under a web server:
 //!
 //! ```ignore
-//! mod common;
-//!
 //! #[test]
 //! fn confirms_inclusion_under_apache() {
 //!     if !common::apache2_available() {
@@ -54,9 +54,6 @@
 //! repository (the resolver's, say) inside a `<VirtualHost>`; [`apache2_available_with`]
 //! says whether the modules it needs are installed.
 
-// Each test crate uses only part of it.
-#![allow(dead_code, unused_imports)]
-
 pub mod cases;
 pub mod cgi;
 pub mod commands;
@@ -68,10 +65,8 @@ pub mod resolver;
 pub mod server;
 pub mod systemd;
 
-pub use cases::{check_cases, compare_masked, load_cases, Case};
-pub use cgi::{
-    is_chave, mask_urlkey, pair_value, pairs_of, parse_cgi, Cgi, CgiOutput, LK47, LK47_ANSWER,
-};
+pub use cases::{check_cases, compare_masked, Case};
+pub use cgi::{mask_urlkey, pair_value, pairs_of, parse_cgi, Cgi, CgiOutput, LK47, LK47_ANSWER};
 pub use commands::{
     command, ibi_archive_bin, ibi_resolver_bin, output_or_hang, pairs_of_run, run_cmd,
     run_with_stdin, Serve, HANG_GUARD,
@@ -80,10 +75,9 @@ pub use fixture::{
     copy_sample, log_lines, mtc_m16c_toml, readme_block, sample, Fixture, MTC_M16D_TOML,
     RELATIONS_OF_EXAMPLE_9_2,
 };
-pub(crate) use fsutil::executable_by_others;
 pub use fsutil::{
-    archive_tempdir, copy_tree, make_world_readable, os, prepare_archive, running_as_root,
-    user_ids, www_data_ids,
+    archive_tempdir, copy_tree, executable_by_others, make_world_readable, os, prepare_archive,
+    running_as_root, user_ids,
 };
 pub use http::{
     connect_from, decode_chunked, http_get, http_get_from, http_raw, http_raw_from, http_request,
@@ -93,5 +87,13 @@ pub use server::{
     apache2_available, apache2_available_with, free_port, lighttpd_available,
     living_processes_in_group, process_alive, processes_with_cmdline, required_under_ci,
     start_apache2, start_apache2_vhost, start_lighttpd, wait_for_port, write_echo_cgi, Server,
-    ServerKind, APACHE2_SNIPPET, ECHO_CGI, LIGHTTPD_SNIPPET, SHUTDOWN_TIMEOUT, STARTUP_TIMEOUT,
+    ServerKind, ECHO_CGI, SHUTDOWN_TIMEOUT, STARTUP_TIMEOUT,
 };
+
+/// The repository's top directory (this crate is its tests/common/).
+pub fn repository() -> &'static std::path::Path {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .and_then(std::path::Path::parent)
+        .expect("tests/common/ of the repository")
+}
