@@ -3569,21 +3569,31 @@ fn an_open_file_limit_too_low_for_the_connections_lowers_them_saying_so() {
 fn a_round_over_many_archives_has_at_most_a_window_of_requests_under_way() {
     // WINDOW + 8 Archives (each under its own service IBI, at as many addresses as it
     // takes for none to have more Archives than the connections the resolver opens to one
-    // address, so that none reaches its share) that each answer "not here" after 100 ms:
-    // a miss asks every one, never more than WINDOW at once, and the memory of requests
+    // address, so that none reaches its share) that each answer "not here" once WINDOW
+    // requests have been under way at once (however slowly the resolver opens them): a
+    // miss asks every one, never more than WINDOW at once, and the memory of requests
     // under way stays bounded however many Archives there are.
     use ibi_resolver::client::DEFAULT_PER_ARCHIVE;
     use ibi_resolver::resolve::WINDOW;
     let tmp = tempfile::tempdir().unwrap();
     let r = Resolver::start(&write_config(tmp.path(), LOOPBACK));
     let (now, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let full = Arc::new(AtomicBool::new(false));
     let peers: Vec<Peer> = (0..(WINDOW + 8).div_ceil(DEFAULT_PER_ARCHIVE))
         .map(|_| {
-            let (n, m) = (now.clone(), most.clone());
+            let (n, m, full) = (now.clone(), most.clone(), full.clone());
             archive(move |_, s| {
                 let under_way = n.fetch_add(1, Ordering::SeqCst) + 1;
                 m.fetch_max(under_way, Ordering::SeqCst);
-                std::thread::sleep(Duration::from_millis(100));
+                if under_way >= WINDOW {
+                    full.store(true, Ordering::SeqCst);
+                }
+                // Held until the window has been full once: never, and the round ends
+                // on the Archives' timeout (a 503, not the 404 expected).
+                let deadline = Instant::now() + QUICKLY;
+                while !full.load(Ordering::SeqCst) && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
                 n.fetch_sub(1, Ordering::SeqCst);
                 answer_200(s, b"");
             })
