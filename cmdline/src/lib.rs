@@ -111,6 +111,52 @@ pub fn flags_of<'a>(flags: &'a [Flag], command: &'a str) -> impl Iterator<Item =
         .flat_map(|f| f.names.iter().copied())
 }
 
+/// `--help` and `--version`, as both programs define them (`takers` as [`Flag::taken_by`]
+/// reads them: `""` the program itself, `"*"` every command).
+pub const HELP: Flag = Flag {
+    names: &["help"],
+    short: Some('h'),
+    value: None,
+    doc: "print the usage of the program or of the command, and exit.",
+    takers: &["", "*"],
+    option: true,
+    complete: Complete::Nothing,
+};
+
+/// See [`HELP`].
+pub const VERSION: Flag = Flag {
+    names: &["version"],
+    short: Some('V'),
+    value: None,
+    doc: "print the version, and exit.",
+    takers: &[""],
+    option: true,
+    complete: Complete::Nothing,
+};
+
+/// An argument as it was written: `-x`, `--flag`, or a value quoted.
+pub fn shown(arg: lexopt::Arg<'_>) -> String {
+    match arg {
+        lexopt::Arg::Short(c) => format!("-{c}"),
+        lexopt::Arg::Long(l) => format!("--{l}"),
+        lexopt::Arg::Value(v) => format!("{v:?}"),
+    }
+}
+
+/// The usage error of an argument `command` of `program` does not take: the nearest of
+/// its flags when one is close, and a pointer to its `--help`.
+pub fn unexpected<Run>(program: &Program<Run>, command: &str, arg: lexopt::Arg<'_>) -> String {
+    let hint = match &arg {
+        lexopt::Arg::Long(flag) => did_you_mean(flag, flags_of(program.flags, command), "--"),
+        _ => String::new(),
+    };
+    format!(
+        "{command}: unexpected argument {}{hint}; see {} {command} --help",
+        shown(arg),
+        program.name
+    )
+}
+
 /// ` (did you mean X?)` when one of `known` is one edit (a transposition counts as one)
 /// from `given`, or two from a `given` of five letters or more; else nothing. `dashes` is
 /// put before the name (`--` for flags).

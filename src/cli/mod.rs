@@ -53,7 +53,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         Some(Long("generate")) => generate(&parser.value()?.to_string_lossy()),
         Some(arg) => Err(CliError::usage(format!(
             "unexpected argument {}; see ibi-archive --help",
-            shown(arg)
+            cmdline::shown(arg)
         ))),
         None => Err(CliError::usage("no command given; see ibi-archive --help")),
     }
@@ -142,15 +142,6 @@ pub fn root_flag(root: Option<PathBuf>) -> PathBuf {
     .unwrap_or_else(|| PathBuf::from("."))
 }
 
-/// An argument, as an error message shows it.
-pub fn shown(arg: lexopt::Arg<'_>) -> String {
-    match arg {
-        lexopt::Arg::Short(c) => format!("-{c}"),
-        lexopt::Arg::Long(l) => format!("--{l}"),
-        lexopt::Arg::Value(v) => format!("{v:?}"),
-    }
-}
-
 /// A command that failed: the exit code and the one line for stderr.
 #[derive(Debug)]
 pub struct CliError {
@@ -173,16 +164,7 @@ impl CliError {
     /// An argument `cmd` does not take (exit code 2), with the nearest of its flags when
     /// one is close, pointing at its --help.
     pub fn unexpected(cmd: &str, arg: lexopt::Arg<'_>) -> CliError {
-        let hint = match &arg {
-            lexopt::Arg::Long(flag) => {
-                cmdline::did_you_mean(flag, cmdline::flags_of(PROGRAM.flags, cmd), "--")
-            }
-            _ => String::new(),
-        };
-        CliError::usage(format!(
-            "{cmd}: unexpected argument {}{hint}; see ibi-archive {cmd} --help",
-            shown(arg)
-        ))
+        CliError::usage(cmdline::unexpected(&PROGRAM, cmd, arg))
     }
 
     /// A required argument of `cmd` that is missing (exit code 2), with the command's

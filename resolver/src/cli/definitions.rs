@@ -230,24 +230,8 @@ usage (the same as
             option: true,
             complete: Complete::TomlFiles,
         },
-        Flag {
-            names: &["help"],
-            short: Some('h'),
-            value: None,
-            doc: "print the usage of the program or of the command, and exit.",
-            takers: &["", "*"],
-            option: true,
-            complete: Complete::Nothing,
-        },
-        Flag {
-            names: &["version"],
-            short: Some('V'),
-            value: None,
-            doc: "print the version, and exit.",
-            takers: &[""],
-            option: true,
-            complete: Complete::Nothing,
-        },
+        cmdline::HELP,
+        cmdline::VERSION,
     ],
     man_description: r".B ibi-resolver
 is a long-running HTTP server that registers Archives (see

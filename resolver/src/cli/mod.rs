@@ -46,7 +46,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             Some(arg) => {
                 return Err(CliError::usage(format!(
                     "unexpected argument {}; see ibi-resolver --help",
-                    shown(arg)
+                    cmdline::shown(arg)
                 )))
             }
             None => return Err(CliError::usage("no command given; see ibi-resolver --help")),
@@ -140,15 +140,6 @@ pub fn print_text(text: &str) -> CliResult {
         .map_err(|e| CliError::failed(format!("cannot write to stdout: {e}")))
 }
 
-/// An argument, as an error message shows it.
-fn shown(arg: lexopt::Arg<'_>) -> String {
-    match arg {
-        lexopt::Arg::Short(c) => format!("-{c}"),
-        lexopt::Arg::Long(l) => format!("--{l}"),
-        lexopt::Arg::Value(v) => format!("{v:?}"),
-    }
-}
-
 /// A command that failed: the exit code and the line for stderr (none when empty).
 #[derive(Debug)]
 pub struct CliError {
@@ -188,16 +179,7 @@ impl CliError {
     /// An argument `cmd` does not take (exit code 2), with the nearest of its flags when
     /// one is close, pointing at its --help.
     pub fn unexpected(cmd: &str, arg: lexopt::Arg<'_>) -> CliError {
-        let hint = match &arg {
-            lexopt::Arg::Long(flag) => {
-                cmdline::did_you_mean(flag, cmdline::flags_of(PROGRAM.flags, cmd), "--")
-            }
-            _ => String::new(),
-        };
-        CliError::usage(format!(
-            "{cmd}: unexpected argument {}{hint}; see ibi-resolver {cmd} --help",
-            shown(arg)
-        ))
+        CliError::usage(cmdline::unexpected(&PROGRAM, cmd, arg))
     }
 
     /// A required argument of `cmd` that is missing (exit code 2), with its usage.
