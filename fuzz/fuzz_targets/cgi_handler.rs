@@ -29,8 +29,8 @@ use ibi_archive::cgi::{self, CgiRequest};
 use ibi_archive::config::Config;
 use ibi_archive::ibi::Rep;
 use ibi_archive::query::Query;
-use ibi_archive::urlkey::UrlKeys;
 use ibi_archive::routes::{self, Reply, Route};
+use ibi_archive::urlkey::UrlKeys;
 use libfuzzer_sys::fuzz_target;
 
 /// 2026-11-22T10:00:00Z: a fixed clock, so that every run of an input answers alike.

@@ -72,7 +72,10 @@ fuzz_target!(|data: &[u8]| {
         .iter()
         .map(|(name, value)| {
             let words = value.as_strs().expect("a word read from text is ASCII");
-            (name.to_string(), words.into_iter().map(String::from).collect())
+            (
+                name.to_string(),
+                words.into_iter().map(String::from).collect(),
+            )
         })
         .collect();
     assert_eq!(parsed, expected, "{text:?}");
