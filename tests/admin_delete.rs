@@ -30,7 +30,7 @@ fn urlrequest(root: &Path, ibi: &str) -> String {
 /// The timestamp pair of the command's output, checked to lie between `before` and now.
 fn stamped(out: &str, before: i64) -> String {
     let ts = out
-        .split("\r\n")
+        .split('\n')
         .find_map(|l| l.strip_prefix("timestamp "))
         .unwrap()
         .trim_end()
@@ -58,7 +58,9 @@ fn a_tombstone_answers_deleted_with_its_timestamp() {
     let ts = stamped(&out, before);
     assert_eq!(
         out,
-        format!("content removed\r\nibip 8JMKD3MGP7W/3EPGUE5\r\nrep {rep}\r\nstate Deleted\r\ntimestamp {ts}\n")
+        format!(
+            "content removed\nibip 8JMKD3MGP7W/3EPGUE5\nrep {rep}\nstate Deleted\ntimestamp {ts}\n"
+        )
     );
     assert_eq!(
         std::fs::read_to_string(&toml).unwrap(),
@@ -104,7 +106,7 @@ fn keep_content_keeps_doc() {
     let ts = stamped(&out, before);
     assert_eq!(
         out,
-        format!("content kept\r\nibip LK47B6W/362SFKH\r\nrep {rep}\r\nstate Deleted\r\ntimestamp {ts}\n")
+        format!("content kept\nibip LK47B6W/362SFKH\nrep {rep}\nstate Deleted\ntimestamp {ts}\n")
     );
     assert!(f.path(&format!("col/{rep}/doc/@relatorio.pdf")).is_file());
     assert!(f.path(&format!("col/{rep}/doc/reference.bib")).is_file());

@@ -467,7 +467,7 @@ fn twenty_parallel_runs_make_twenty_items_and_a_clean_tree() {
             String::from_utf8_lossy(&out.stderr)
         );
         let text = String::from_utf8(out.stdout).unwrap();
-        let mut lines = text.trim_end().split("\r\n");
+        let mut lines = text.trim_end().split('\n');
         let ibip = lines
             .next()
             .unwrap()
@@ -517,7 +517,7 @@ fn a_copy_is_stored_under_the_ibi_it_was_given() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out,
-        "ibip 8JMKD3MGP7W/3EPGUEB\r\nrep urlib.net/www/2013/09.04.12.28.03\n"
+        "ibip 8JMKD3MGP7W/3EPGUEB\nrep urlib.net/www/2013/09.04.12.28.03\n"
     );
     let rep = "urlib.net/www/2013/09.04.12.28.03";
     let ts = timestamp(f.root(), rep);
@@ -882,4 +882,43 @@ fn links_inside_a_directory_given_are_refused() {
         .collect();
     names.sort();
     assert_eq!(names, ["a.png", "index.html"]);
+}
+
+/// What `new` prints goes through a pipe as a user writes it (`sed -n 's/^ibip //p'`),
+/// and the IBI read there is handed to the next commands: `describe` finds the item,
+/// `delete` removes it. Lines end with LF alone on a pipe (CRLF is the HTTP answers').
+#[test]
+fn the_output_of_one_command_feeds_the_next_through_a_pipe() {
+    let f = archive();
+    let files = inputs(&[("paper.pdf", "%PDF-1.4")]);
+    let script = r#"set -eu
+exe=$1 root=$2 file=$3
+ibip=$("$exe" new --root "$root" "$file" | sed -n 's/^ibip //p')
+rep=$("$exe" describe --root "$root" "$ibip" | sed -n 's/^ibi {rep \([^ ]*\) .*/\1/p')
+"$exe" describe --root "$root" "$rep" | sed -n 's/^state //p'
+"$exe" delete --root "$root" "$ibip" | sed -n 's/^state //p'
+printf '%s\n' "$ibip" "$rep"
+"#;
+    let out = std::process::Command::new("sh")
+        .args(["-c", script, "sh"])
+        .arg(common::ibi_archive_bin())
+        .arg(f.root())
+        .arg(files.path().join("paper.pdf"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!stdout.contains('\r'), "{stdout:?}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(&lines[..2], ["Original", "Deleted"], "{stdout:?}");
+    let (ibip, rep) = (lines[2], lines[3]);
+    assert!(ibi_archive::ibi::Ibi::parse(ibip).is_ok(), "{ibip:?}");
+    assert!(
+        f.path("col").join(rep).join("item.toml").is_file(),
+        "{rep:?}"
+    );
 }

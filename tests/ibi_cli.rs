@@ -16,19 +16,19 @@ fn reads_a_rep() {
     check(
         &["ibi", "sid.INPE.br/mtc-m18@80/2009/07.21.13.23.47.5"],
         0,
-        "date 2009-07-21T13:23:47.5Z\r\n\
-         form rep\r\n\
-         host mtc-m18.sid.INPE.br\r\n\
-         port 80\r\n\
-         prefix sid.INPE.br/mtc-m18@80\r\n\
+        "date 2009-07-21T13:23:47.5Z\n\
+         form rep\n\
+         host mtc-m18.sid.INPE.br\n\
+         port 80\n\
+         prefix sid.INPE.br/mtc-m18@80\n\
          suffix 2009/07.21.13.23.47.5\n",
         "",
     );
     check(
         &["ibi", "iconet.com.br/banon/2009/09.09.22.01"],
         0,
-        "date 2009-09-09T22:01:00Z\r\nform rep\r\nhost banon.iconet.com.br\r\nport 80\r\n\
-         prefix iconet.com.br/banon\r\nsuffix 2009/09.09.22.01\n",
+        "date 2009-09-09T22:01:00Z\nform rep\nhost banon.iconet.com.br\nport 80\n\
+         prefix iconet.com.br/banon\nsuffix 2009/09.09.22.01\n",
         "",
     );
 }
@@ -38,19 +38,19 @@ fn reads_an_ibip() {
     check(
         &["ibi", "8JMKD3MGP7W/3EPGUE5"],
         0,
-        "date 2013-09-04T12:27:57Z\r\n\
-         form ibip\r\n\
-         ip 150.163.34.242\r\n\
-         port 800\r\n\
-         prefix 8JMKD3MGP7W\r\n\
+        "date 2013-09-04T12:27:57Z\n\
+         form ibip\n\
+         ip 150.163.34.242\n\
+         port 800\n\
+         prefix 8JMKD3MGP7W\n\
          suffix 3EPGUE5\n",
         "",
     );
     check(
         &["ibi", "7urmdhll9ssn2d89mx4u/34pgrbsw27"],
         0,
-        "date 2009-02-16T17:46:00.05Z\r\nform ibip\r\nip 2001:252:0:1::2008:6\r\nport 80\r\n\
-         prefix 7urmdhll9ssn2d89mx4u\r\nsuffix 34pgrbsw27\n",
+        "date 2009-02-16T17:46:00.05Z\nform ibip\nip 2001:252:0:1::2008:6\nport 80\n\
+         prefix 7urmdhll9ssn2d89mx4u\nsuffix 34pgrbsw27\n",
         "",
     );
 }
@@ -73,7 +73,7 @@ fn mints_both_forms() {
             "2009-02-16T17:46:00Z",
         ],
         0,
-        "ibip 8JMKD3MGP8W/34PGRBS\r\nrep sid.inpe.br/mtc-m18/2009/02.16.17.46\n",
+        "ibip 8JMKD3MGP8W/34PGRBS\nrep sid.inpe.br/mtc-m18/2009/02.16.17.46\n",
         "",
     );
     check(
@@ -102,7 +102,7 @@ fn mints_both_forms() {
             "a.b.org",
         ],
         0,
-        "ibip LK47B6W/34PGRBS\r\nrep b.org/a.800/2009/02.16.17.46\n",
+        "ibip LK47B6W/34PGRBS\nrep b.org/a.800/2009/02.16.17.46\n",
         "",
     );
 }

@@ -54,7 +54,11 @@ fn run_case(fixtures: &Fixtures, case: &Case) -> Result<(), String> {
         let body = stdout
             .strip_suffix('\n')
             .ok_or("describe output does not end with a newline")?;
-        return compare_masked(&case.body_lines.join("\r\n"), body);
+        // A command's lines end with LF alone; compared in the answer's form (CRLF).
+        if body.contains('\r') {
+            return Err(format!("describe output has a CR: {body:?}"));
+        }
+        return compare_masked(&case.body_lines.join("\r\n"), &body.replace('\n', "\r\n"));
     }
     let query = case.get("query").unwrap_or("");
     let mut cgi = Cgi::get(root, query);

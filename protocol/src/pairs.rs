@@ -111,12 +111,22 @@ impl PairList {
     /// The list as it goes on the wire: sorted by name, CRLF between pairs, no CRLF after
     /// the last one; an empty list is an empty string.
     pub fn to_text(&self) -> String {
+        self.joined_by("\r\n")
+    }
+
+    /// The list as a command prints it on a terminal or into a pipe: the lines of
+    /// [`to_text`](Self::to_text) ended by LF alone (CRLF belongs to the HTTP answers).
+    pub fn to_lines(&self) -> String {
+        self.joined_by("\n")
+    }
+
+    fn joined_by(&self, end_of_line: &str) -> String {
         let mut sorted: Vec<&(String, Value)> = self.pairs.iter().collect();
         sorted.sort_by(|a, b| a.0.cmp(&b.0));
         let mut out = String::with_capacity(64 * sorted.len());
         for (i, (name, value)) in sorted.into_iter().enumerate() {
             if i > 0 {
-                out.push_str("\r\n");
+                out.push_str(end_of_line);
             }
             escape::push_word(&mut out, name.as_bytes());
             out.push(' ');

@@ -57,7 +57,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         },
     );
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{}", pairs.to_text())
+    writeln!(out, "{}", pairs.to_lines())
         .and_then(|()| out.flush())
         .map_err(|e| CliError::failed(e.to_string()))
 }

@@ -73,7 +73,7 @@ fn show(text: &str) -> CliResult {
             pairs.push_word("port", ibip.port().to_string());
         }
     }
-    super::print_text(&format!("{}\n", pairs.to_text()))
+    super::print_text(&format!("{}\n", pairs.to_lines()))
 }
 
 /// `ibi-archive ibi mint --host H [--port P] [--ip IP [--ibip-port P]] --date T|now`
@@ -137,5 +137,5 @@ fn run_mint(parser: &mut lexopt::Parser) -> CliResult {
     if let Some(ibip) = &minted.ibip {
         pairs.push_word("ibip", ibip.as_str());
     }
-    super::print_text(&format!("{}\n", pairs.to_text()))
+    super::print_text(&format!("{}\n", pairs.to_lines()))
 }

@@ -88,7 +88,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     if let Some(p) = &done.ibip {
         pairs.push_word("ibip", p.as_str());
     }
-    super::print_text(&format!("{}\n", pairs.to_text()))?;
+    super::print_text(&format!("{}\n", pairs.to_lines()))?;
     eprint!("{}", next_steps(&root, &done));
     Ok(())
 }

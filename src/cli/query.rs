@@ -105,6 +105,6 @@ pub fn describe(parser: &mut lexopt::Parser) -> CliResult {
             root.display()
         )));
     }
-    println!("{}", list.pairs);
+    println!("{}", list.pairs.to_lines());
     Ok(())
 }

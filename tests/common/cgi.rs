@@ -146,9 +146,10 @@ pub fn mask_urlkey(text: &str) -> (String, Option<String>) {
     (masked.join("\r\n"), key)
 }
 
-/// The pairs of a text answer, `(name, value)`, in order.
+/// The pairs of a text answer (lines ended by CRLF) or of a command's output (by LF),
+/// `(name, value)`, in order.
 pub fn pairs_of(text: &str) -> Vec<(String, String)> {
-    text.split("\r\n")
+    text.lines()
         .filter(|l| !l.is_empty())
         .map(|l| {
             let (n, v) = l.split_once(' ').unwrap();
