@@ -50,19 +50,33 @@ pub fn home(lang: PageLang, publicurl: &str, serviceibi: &Ibi, archives: usize) 
     let example = format!("{publicurl}/{serviceibi}");
     let body = match lang {
         PageLang::Pt => format!(
-            "<p>Este é um resolvedor de IBI: acrescente um IBI a este endereço para chegar ao item, por exemplo <code>{0}/8JMKD3MGP8W/35MME4E</code>; acrescente <code>?noredirect</code> para ver a resolução sem segui-la.</p>\n<p>{1} Arquivos incluídos. Serviço do resolvedor: <code>{2}</code>.</p>\n",
+            "<p>Este é um resolvedor de IBI: acrescente um IBI a este endereço para chegar ao item, por exemplo <code>{0}/8JMKD3MGP8W/35MME4E</code>; acrescente <code>?noredirect</code> para ver a resolução sem segui-la.</p>\n<p>{1}. Serviço do resolvedor: <code>{2}</code>.</p>\n",
             escape_html(publicurl),
-            archives,
+            if archives == 1 {
+                "1 Arquivo incluído".to_string()
+            } else {
+                format!("{archives} Arquivos incluídos")
+            },
             escape_html(&example)
         ),
         PageLang::En => format!(
-            "<p>This is an IBI resolver: add an IBI to this address to reach the item, for example <code>{0}/8JMKD3MGP8W/35MME4E</code>; add <code>?noredirect</code> to see the resolution without following it.</p>\n<p>{1} Archives included. Resolver service: <code>{2}</code>.</p>\n",
+            "<p>This is an IBI resolver: add an IBI to this address to reach the item, for example <code>{0}/8JMKD3MGP8W/35MME4E</code>; add <code>?noredirect</code> to see the resolution without following it.</p>\n<p>{1}. Resolver service: <code>{2}</code>.</p>\n",
             escape_html(publicurl),
-            archives,
+            if archives == 1 {
+                "1 Archive included".to_string()
+            } else {
+                format!("{archives} Archives included")
+            },
             escape_html(&example)
         ),
     };
-    shell(200, lang, "", "IBI resolver", &body)
+    shell(
+        200,
+        lang,
+        "",
+        pick(lang, "Resolvedor de IBI", "IBI resolver"),
+        &body,
+    )
 }
 
 /// 503: as many resolutions as allowed are under way.
@@ -452,6 +466,25 @@ mod tests {
     use super::*;
     use crate::memory::Conflict;
     use crate::resolve::{AskResult, Asked, Found, Round, SaidState};
+
+    /// The home page counts its Archives in the reader's language, one in the singular,
+    /// and is titled in it.
+    #[test]
+    fn the_home_page_counts_its_archives_in_the_readers_language() {
+        let ibi = Ibi::parse("J8LNKB5R7W/3FUQHC5").unwrap();
+        let count = |lang, n| home(lang, "http://r.example", &ibi, n).body;
+        assert!(count(PageLang::En, 0).contains("<p>0 Archives included. "));
+        assert!(count(PageLang::En, 1).contains("<p>1 Archive included. "));
+        assert!(count(PageLang::En, 2).contains("<p>2 Archives included. "));
+        assert!(count(PageLang::Pt, 0).contains("<p>0 Arquivos incluídos. "));
+        assert!(count(PageLang::Pt, 1).contains("<p>1 Arquivo incluído. "));
+        assert!(count(PageLang::Pt, 2).contains("<p>2 Arquivos incluídos. "));
+        assert!(count(PageLang::Pt, 1).contains(
+            "<title>Resolvedor de IBI</title></head>\n<body>\n<h1>Resolvedor de IBI</h1>"
+        ));
+        assert!(count(PageLang::En, 1)
+            .contains("<title>IBI resolver</title></head>\n<body>\n<h1>IBI resolver</h1>"));
+    }
 
     #[test]
     fn what_the_reader_asked_for_is_written_as_text() {

@@ -49,10 +49,11 @@ pub async fn serve(config: Config) -> Result<(), String> {
         .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     let _ = state.local.set(local);
-    say(&format!(
-        "listening on http://{local} ({} Archives included)",
-        state.archives().len()
-    ));
+    let included = match state.archives().len() {
+        1 => "1 Archive included".to_string(),
+        n => format!("{n} Archives included"),
+    };
+    say(&format!("listening on http://{local} ({included})"));
     tokio::spawn(keep_registry(state.clone()));
     tokio::spawn(probe_dormant(state.clone()));
     let graceful = GracefulShutdown::new();
