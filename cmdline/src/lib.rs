@@ -134,6 +134,22 @@ pub const VERSION: Flag = Flag {
     complete: Complete::Nothing,
 };
 
+/// What `help [COMMAND]` prints: the program's usage, or the help of `command`; Err the
+/// usage error of a command the program does not have, with the nearest name.
+pub fn help_text<Run>(program: &Program<Run>, command: Option<&str>) -> Result<String, String> {
+    let Some(name) = command else {
+        return Ok(usage(program));
+    };
+    match program.command(name) {
+        Some(cmd) => Ok(cmd.help.to_string()),
+        None => Err(format!(
+            "help: unknown command {name:?}{}; see {} --help",
+            did_you_mean(name, program.commands.iter().map(|c| c.name), ""),
+            program.name
+        )),
+    }
+}
+
 /// An argument as it was written: `-x`, `--flag`, or a value quoted.
 pub fn shown(arg: lexopt::Arg<'_>) -> String {
     match arg {

@@ -21,11 +21,6 @@ pub use definitions::PROGRAM;
 /// What a command is handed: the parser at its first argument.
 pub type Run = fn(&mut lexopt::Parser) -> CliResult;
 
-/// The command named `name`.
-pub fn command(name: &str) -> Option<&'static cmdline::Command<Run>> {
-    PROGRAM.commands.iter().find(|c| c.name == name)
-}
-
 /// The names of the commands.
 fn command_names() -> impl Iterator<Item = &'static str> {
     PROGRAM.commands.iter().map(|c| c.name)
@@ -37,7 +32,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     match parser.next()? {
         Some(Value(name)) => {
             let name = name.to_string_lossy().into_owned();
-            match command(&name) {
+            match PROGRAM.command(&name) {
                 Some(cmd) => (cmd.run)(parser).map_err(|e| e.in_command(cmd.name)),
                 None => Err(CliError::usage(format!(
                     "unknown command {name:?}{}; see ibi-archive --help",
@@ -82,16 +77,8 @@ pub fn help(parser: &mut lexopt::Parser) -> CliResult {
             other => return Err(CliError::unexpected("help", other)),
         }
     }
-    match name {
-        None => print_text(&cmdline::usage(&PROGRAM)),
-        Some(name) => match command(&name) {
-            Some(cmd) => print_text(cmd.help),
-            None => Err(CliError::usage(format!(
-                "help: unknown command {name:?}{}; see ibi-archive --help",
-                cmdline::did_you_mean(&name, command_names(), "")
-            ))),
-        },
-    }
+    let text = cmdline::help_text(&PROGRAM, name.as_deref()).map_err(CliError::usage)?;
+    print_text(&text)
 }
 
 /// Writes `text` to stdout; a failed write (a closed pipe) is a failure, not a panic.
@@ -170,7 +157,8 @@ impl CliError {
     /// A required argument of `cmd` that is missing (exit code 2), with the command's
     /// usage.
     pub fn missing(cmd: &str, what: &str) -> CliError {
-        let usage = command(cmd.split(' ').next().unwrap_or(cmd))
+        let usage = PROGRAM
+            .command(cmd.split(' ').next().unwrap_or(cmd))
             .and_then(|c| {
                 c.synopsis
                     .lines()

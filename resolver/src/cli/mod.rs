@@ -77,16 +77,8 @@ pub fn help(parser: &mut lexopt::Parser, _config: PathBuf) -> CliResult {
             other => return Err(CliError::unexpected("help", other)),
         }
     }
-    match name {
-        None => print_text(&cmdline::usage(&PROGRAM)),
-        Some(name) => match PROGRAM.command(&name) {
-            Some(cmd) => print_text(cmd.help),
-            None => Err(CliError::usage(format!(
-                "help: unknown command {name:?}{}; see ibi-resolver --help",
-                cmdline::did_you_mean(&name, PROGRAM.commands.iter().map(|c| c.name), "")
-            ))),
-        },
-    }
+    let text = cmdline::help_text(&PROGRAM, name.as_deref()).map_err(CliError::usage)?;
+    print_text(&text)
 }
 
 /// The arguments of a command whose one flag is `--config`: the settings file and the
