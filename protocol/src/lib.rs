@@ -5,7 +5,8 @@
 //! At the top, the identifiers as the generation standard defines them: IBIs in their
 //! two forms, the uniform repository name (rep, Table 6.1, [`rep`]) and the IBIp
 //! (Table 7.1, [`ibip`]), with the base-27 numbers ([`base27`]), the addresses
-//! ([`ip`]) and the dates ([`date`]) they code. Then what requests and answers are made of:
+//! ([`ip`]) and the dates ([`date`]) they code, and their minting ([`mint`]). Then what
+//! requests and answers are made of:
 //! pair lists ([`pairs`]), query strings ([`query`]), relations and verb lists
 //! ([`relation`]), persistent URLs ([`persistent`]), escaping ([`escape`], [`markup`]),
 //! an item's state ([`item`]) and the address blocks of access rules ([`network`]); and
@@ -23,6 +24,7 @@ pub mod ip;
 pub mod item;
 pub mod logline;
 pub mod markup;
+pub mod mint;
 pub mod network;
 pub mod pairs;
 pub mod persistent;
