@@ -143,8 +143,9 @@ fn the_completions_offer_each_command_its_own_flags() {
         (
             "ibi-resolver",
             &[""],
-            "serve register unregister archives resolve memory forget help --config --help -h --version -V",
+            "init serve register unregister archives resolve memory forget backup help --config --help -h --version -V",
         ),
+        ("ibi-resolver", &["init", "--"], "--publicurl --config --help"),
         ("ibi-resolver", &["--config", "x.toml", "ar"], "archives"),
         ("ibi-resolver", &["serve", "--"], "--config --help"),
         ("ibi-resolver", &["archives", "--"], "--csv --config --help"),

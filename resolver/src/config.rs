@@ -147,8 +147,11 @@ struct RawMetrics {
     networks: Option<Vec<Spanned<String>>>,
 }
 
-/// Where the settings are read from when `--config` is not given.
-pub const DEFAULT_PATH: &str = "resolver.toml";
+/// Where the settings are read from when neither `--config` nor [`CONFIG_ENV`] names
+/// them: the Debian package's file.
+pub const DEFAULT_PATH: &str = "/etc/ibi-resolver/resolver.toml";
+/// The environment variable that stands in for `--config`.
+pub const CONFIG_ENV: &str = "IBI_RESOLVER_CONFIG";
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8090";
 pub const DEFAULT_DATABASE: &str = "resolver.sqlite";
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -167,12 +170,21 @@ pub const DEFAULT_RESOLUTIONS: usize = 1024;
 pub const DEFAULT_CONNECTIONS: usize = 10_000;
 pub const DEFAULT_METRICS_NETWORKS: [&str; 2] = ["127.0.0.0/8", "::1/128"];
 
+/// The settings file when `--config` is not given: the one [`CONFIG_ENV`] names (when
+/// set and not empty), else [`DEFAULT_PATH`].
+pub fn default_path() -> PathBuf {
+    match std::env::var_os(CONFIG_ENV) {
+        Some(p) if !p.is_empty() => PathBuf::from(p),
+        _ => PathBuf::from(DEFAULT_PATH),
+    }
+}
+
 impl Config {
     /// Reads and checks the file; errors name the file and what is wrong.
     pub fn load(path: &Path) -> Result<Config, String> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             format!(
-                "{}: {e} (give the settings with --config FILE; see README.md for resolver.toml)",
+                "{}: {e} (choose the settings with --config FILE or {CONFIG_ENV}=FILE; ibi-resolver init --publicurl URL writes them)",
                 path.display()
             )
         })?;
@@ -187,8 +199,11 @@ impl Config {
         let read = Reading { text };
         let serviceibi = Ibi::parse(raw.serviceibi.get_ref())
             .map_err(|e| read.at(&raw.serviceibi, format!("serviceibi: {e}")))?;
-        let (publicurl, publicurl_with_port) =
-            public_url(raw.publicurl.get_ref()).map_err(|e| read.at(&raw.publicurl, e))?;
+        let PublicUrl {
+            plain: publicurl,
+            with_port: publicurl_with_port,
+            ..
+        } = PublicUrl::parse(raw.publicurl.get_ref()).map_err(|e| read.at(&raw.publicurl, e))?;
         let listen: SocketAddr = match &raw.listen {
             None => DEFAULT_LISTEN.parse().expect("a valid default"),
             Some(l) => l.get_ref().parse().map_err(|_| {
@@ -462,27 +477,48 @@ impl std::fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// `publicurl`: an http or https URL of a host, without path, query or user.
-fn public_url(s: &str) -> Result<(String, String), String> {
-    let bad = |why: &str| format!("publicurl = {s:?} {why}; expected http://host[:port]");
-    let url = url::Url::parse(s).map_err(|_| bad("is not a URL"))?;
-    if !matches!(url.scheme(), "http" | "https") {
-        return Err(bad("is not http or https"));
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PublicUrl {
+    /// `scheme://host[:port]`, the port written only when it is not the scheme's (80,
+    /// 443), the host in lower case.
+    pub plain: String,
+    /// The same with the port always written.
+    pub with_port: String,
+    /// The host: a name or an IP address.
+    pub host: url::Host<String>,
+    /// The port readers reach, written or the scheme's.
+    pub port: u16,
+}
+
+impl PublicUrl {
+    /// Reads `s`; the error says what is wrong with it and the form expected.
+    pub fn parse(s: &str) -> Result<PublicUrl, String> {
+        let bad = |why: &str| format!("publicurl = {s:?} {why}; expected http://host[:port]");
+        let url = url::Url::parse(s).map_err(|_| bad("is not a URL"))?;
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(bad("is not http or https"));
+        }
+        if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+            return Err(bad("has a path, query or fragment"));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(bad("holds a user name"));
+        }
+        let host = url.host_str().ok_or_else(|| bad("has no host"))?;
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| bad("has no port"))?;
+        let plain = match url.port() {
+            Some(p) => format!("{}://{host}:{p}", url.scheme()),
+            None => format!("{}://{host}", url.scheme()),
+        };
+        Ok(PublicUrl {
+            with_port: format!("{}://{host}:{port}", url.scheme()),
+            plain,
+            host: url.host().ok_or_else(|| bad("has no host"))?.to_owned(),
+            port,
+        })
     }
-    if url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
-        return Err(bad("has a path, query or fragment"));
-    }
-    if !url.username().is_empty() || url.password().is_some() {
-        return Err(bad("holds a user name"));
-    }
-    let host = url.host_str().ok_or_else(|| bad("has no host"))?;
-    let port = url
-        .port_or_known_default()
-        .ok_or_else(|| bad("has no port"))?;
-    let plain = match url.port() {
-        Some(p) => format!("{}://{host}:{p}", url.scheme()),
-        None => format!("{}://{host}", url.scheme()),
-    };
-    Ok((plain, format!("{}://{host}:{port}", url.scheme())))
 }
 
 /// `"2s"`, `"500ms"`: a whole number of seconds or milliseconds, from 1 ms to 30 s.

@@ -25,4 +25,5 @@ pub mod resolve;
 pub mod router;
 pub mod server;
 pub mod service;
+pub mod setup;
 pub mod state;

@@ -9,7 +9,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             if !e.message.is_empty() {
-                ibi_resolver::log::say(&e.message);
+                ibi_resolver::log::tell(&e.message);
             }
             ExitCode::from(e.code)
         }

@@ -746,6 +746,37 @@ impl Registry {
         Ok(())
     }
 
+    /// Copies the whole registry into `dest` (a new, empty database) with SQLite's
+    /// online backup, safe while a server uses the registry and writes to it. All pages
+    /// are copied in one step, inside one read transaction: in WAL mode that snapshot
+    /// holds up no writer, and a copy made in smaller steps would start again at every
+    /// change another connection commits, never ending under a steady load of
+    /// resolutions (each writes the location memory). `dest` gets the registry as it was
+    /// at one commit, in WAL mode as the registry is.
+    pub fn backup_to(&self, dest: &mut Connection) -> Result<(), RegistryError> {
+        use rusqlite::backup::{Backup, StepResult};
+        let backup = Backup::new(&self.conn, dest)?;
+        let deadline = Instant::now() + BUSY_WAIT;
+        loop {
+            match backup.step(-1)? {
+                StepResult::Done => return Ok(()),
+                StepResult::Busy | StepResult::Locked if Instant::now() >= deadline => {
+                    return Err(RegistryError::new(
+                        RegistryErrorKind::Database,
+                        format!(
+                            "registry: still locked by another connection after {} s",
+                            BUSY_WAIT.as_secs()
+                        ),
+                    ))
+                }
+                StepResult::Busy | StepResult::Locked => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// The remembered locations (of `ibi` only, when given), most recently used first.
     pub fn locations(&self, ibi: Option<&str>) -> Result<Vec<Location>, RegistryError> {
         let mut stmt = self.conn.prepare(

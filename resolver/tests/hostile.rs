@@ -149,7 +149,8 @@ impl Resolver {
         let mut child = cmd.spawn().unwrap();
         let deadline = Instant::now() + QUICKLY;
         let port = loop {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let text =
+                common::resolver::unstamped(&std::fs::read_to_string(&log).unwrap_or_default());
             if let Some(port) = text
                 .lines()
                 .find_map(|l| l.strip_prefix("ibi-resolver: listening on http://127.0.0.1:"))
@@ -174,13 +175,12 @@ impl Resolver {
 
     /// The complete lines of the log so far.
     fn lines(&self) -> Vec<String> {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let complete = text.rfind('\n').map_or("", |i| &text[..=i]);
-        complete.lines().map(str::to_string).collect()
+        self.log().lines().map(str::to_string).collect()
     }
 
+    /// The complete lines of the log so far, each one's time checked and taken off.
     fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        common::resolver::unstamped(&std::fs::read_to_string(&self.log).unwrap_or_default())
     }
 
     /// The one line logged since there were `before`: waits for it, then checks that no
@@ -575,19 +575,19 @@ fn a_broken_configuration_stops_serve_at_once_naming_file_line_and_column() {
     let ran = run(&["serve", "--config", c], "");
     assert_eq!(
         (ran.code, ran.err.as_str()),
-        (1, format!("ibi-resolver: {c}: stream did not contain valid UTF-8 (give the settings with --config FILE; see README.md for resolver.toml)\n").as_str())
+        (1, format!("ibi-resolver: {c}: stream did not contain valid UTF-8 (choose the settings with --config FILE or IBI_RESOLVER_CONFIG=FILE; ibi-resolver init --publicurl URL writes them)\n").as_str())
     );
     let missing = dir.path().join("none.toml");
     let ran = run(&["serve", "--config", missing.to_str().unwrap()], "");
     assert_eq!(
         (ran.code, ran.err.as_str()),
-        (1, format!("ibi-resolver: {}: No such file or directory (os error 2) (give the settings with --config FILE; see README.md for resolver.toml)\n", missing.display()).as_str())
+        (1, format!("ibi-resolver: {}: No such file or directory (os error 2) (choose the settings with --config FILE or IBI_RESOLVER_CONFIG=FILE; ibi-resolver init --publicurl URL writes them)\n", missing.display()).as_str())
     );
     let d = dir.path().to_str().unwrap();
     let ran = run(&["serve", "--config", d], "");
     assert_eq!(
         (ran.code, ran.err.as_str()),
-        (1, format!("ibi-resolver: {d}: Is a directory (os error 21) (give the settings with --config FILE; see README.md for resolver.toml)\n").as_str())
+        (1, format!("ibi-resolver: {d}: Is a directory (os error 21) (choose the settings with --config FILE or IBI_RESOLVER_CONFIG=FILE; ibi-resolver init --publicurl URL writes them)\n").as_str())
     );
     // A port already taken.
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -3548,7 +3548,7 @@ fn an_open_file_limit_too_low_for_the_connections_lowers_them_saying_so() {
         .unwrap();
     let deadline = Instant::now() + QUICKLY;
     let text = loop {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let text = common::resolver::unstamped(&std::fs::read_to_string(&log).unwrap_or_default());
         if text.contains("listening on") {
             break text;
         }

@@ -163,8 +163,9 @@ impl Resolver {
         format!("http://127.0.0.1:{}", self.port)
     }
 
+    /// The complete lines of its log so far, each one's time checked and taken off.
     fn log(&self) -> String {
-        fs::read_to_string(&self.log).unwrap_or_default()
+        common::resolver::unstamped(&fs::read_to_string(&self.log).unwrap_or_default())
     }
 
     /// How much it has logged: a mark for [`Resolver::requests_since`].

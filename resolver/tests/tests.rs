@@ -3,8 +3,11 @@
 //! (tests/common/ of the workspace). The tests that run `ibi-archive` too take the debug
 //! executable cargo built beside this package's: `cargo test` at the top builds both.
 
+mod backup;
 mod cli;
 mod hostile;
+mod init;
+mod log_time;
 mod resolver_deploy;
 mod resolver_loop;
 mod resolver_steering;

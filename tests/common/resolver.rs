@@ -148,9 +148,9 @@ impl Resolver {
         format!("{}/{RESOLVER_IBI}", self.base())
     }
 
-    /// Its log (stderr) so far.
+    /// Its log (stderr) so far, each line's time checked and taken off ([`unstamped`]).
     pub fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
+        unstamped(&std::fs::read_to_string(&self.log).unwrap_or_default())
     }
 
     /// `ibi-resolver COMMAND … --config` of this resolver, `stdin` (a key, say) on its
@@ -183,6 +183,34 @@ impl Resolver {
         assert_eq!(r.status, 200, "{}", r.text());
         r.text()
     }
+}
+
+/// The time that starts a line of the resolver's log, and the rest of the line: `None`
+/// unless the line starts with an RFC 3339 time in UTC to the millisecond
+/// (`2026-11-26T15:09:43.123Z`, always 24 bytes) and a space.
+pub fn split_stamp(line: &str) -> Option<(chrono::DateTime<chrono::Utc>, &str)> {
+    let (stamp, rest) = (line.get(..24)?, line.get(24..)?);
+    let rest = rest.strip_prefix(' ')?;
+    let time = chrono::DateTime::parse_from_rfc3339(stamp).ok()?;
+    // Exactly that form: milliseconds, `Z`, no other offset or precision.
+    let again = time
+        .with_timezone(&chrono::Utc)
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    (again == stamp).then(|| (time.with_timezone(&chrono::Utc), rest))
+}
+
+/// The complete lines of a resolver's log `text` with their times taken off, each time
+/// checked ([`split_stamp`]; a line without one fails the test). A last line not yet
+/// ended is left out: it is still being written.
+pub fn unstamped(text: &str) -> String {
+    let complete = text.rfind('\n').map_or("", |i| &text[..=i]);
+    complete
+        .lines()
+        .map(|line| match split_stamp(line) {
+            Some((_, rest)) => format!("{rest}\n"),
+            None => panic!("a log line without its time: {line:?} in\n{text}"),
+        })
+        .collect()
 }
 
 /// Registers `service` with `key` in the registry of the resolver whose configuration is

@@ -4,7 +4,7 @@
 
 use cmdline::{Command, Complete, Flag, Program};
 
-use super::{archives, memory, register, resolve, serve, Run};
+use super::{archives, backup, init, memory, register, resolve, serve, Run};
 
 pub const HELP_HELP: &str = "\
 usage: ibi-resolver help [COMMAND]
@@ -16,6 +16,7 @@ usage (the same as ibi-resolver COMMAND --help).
 /// Every command but `serve`, `help` and `--help`, which is every command's.
 const OPERATORS: &[&str] = &[
     "",
+    "init",
     "serve",
     "register",
     "unregister",
@@ -23,6 +24,7 @@ const OPERATORS: &[&str] = &[
     "resolve",
     "memory",
     "forget",
+    "backup",
 ];
 
 pub static PROGRAM: Program<Run> = Program {
@@ -33,7 +35,8 @@ pub static PROGRAM: Program<Run> = Program {
     usage_head: "\
 usage: ibi-resolver COMMAND [--config FILE] [ARGS]
 
-Commands (each takes --help; --config defaults to ./resolver.toml):
+Commands (each takes --help; --config defaults to $IBI_RESOLVER_CONFIG, else to
+/etc/ibi-resolver/resolver.toml):
 ",
     usage_tail: "
 Exit status: 0 success, 1 failure (or, for resolve, not found), 2 usage error.
@@ -41,6 +44,43 @@ Exit status: 0 success, 1 failure (or, for resolve, not found), 2 usage error.
     usage_names_program: false,
     usage_column: 39,
     commands: &[
+        Command {
+            name: "init",
+            synopsis: "init --publicurl URL [--config FILE]",
+            about: "begin a resolver reached at URL: its service IBI,\nits settings and its registry",
+            help: init::HELP,
+            man: &[r"Begins a resolver that readers reach at
+.I URL
+.RB ( http:// or
+.BR https:// ,
+a host and an optional port, no path). Mints the resolver service's IBI from
+.IR URL 's
+host and port by the rule of the generation standard (a host name gives a rep, an IP
+address an IBIp; the date is now), then writes the settings file, every setting
+commented, or, when it exists and sets neither
+.B serviceibi
+nor
+.B publicurl
+(the Debian package's), sets both in it, keeping every other line, its owner and its
+mode; then creates the registry it names (run as root, the registry is given to the owner
+of its directory). Prints
+.BR publicurl ,
+.B serviceibi
+and
+.B serviceurl
+(the URL an Archive puts in
+.B [registration]
+.BR resolver )
+and, on standard error, the next steps. A settings file that sets
+.B serviceibi
+or
+.B publicurl
+already is refused.
+"],
+            subcommands: &[],
+            operands: Complete::Nothing,
+            run: init::run,
+        },
         Command {
             name: "serve",
             synopsis: "serve [--config FILE]",
@@ -152,6 +192,26 @@ few seconds. Exit status 1 when it was not remembered.
             run: memory::forget,
         },
         Command {
+            name: "backup",
+            synopsis: "backup FILE [--config FILE]",
+            about: "copy the registry into FILE, a new file, while\nthe server runs",
+            help: backup::HELP,
+            man: &[r"Copies the registry (every registered Archive, its state and the location memory)
+into
+.IR FILE ,
+a new file of mode 600, with SQLite's online backup: safe while
+.B ibi-resolver serve
+runs and writes to it. An existing
+.I FILE
+is never written over. To restore: stop the resolver, copy the backup over
+.B database
+(owned by the user the resolver runs as, mode 600), start it.
+"],
+            subcommands: &[],
+            operands: Complete::Files,
+            run: backup::run,
+        },
+        Command {
             name: "help",
             synopsis: "help [COMMAND]",
             about: "this text, or a command's",
@@ -167,6 +227,15 @@ usage (the same as
         },
     ],
     flags: &[
+        Flag {
+            names: &["publicurl"],
+            short: None,
+            value: Some("URL"),
+            doc: "how readers reach this resolver:\n.BR http:// or\n.BR https:// ,\na host and an optional port, no path.",
+            takers: &["init"],
+            option: false,
+            complete: Complete::Nothing,
+        },
         Flag {
             names: &["email"],
             short: None,
@@ -225,7 +294,7 @@ usage (the same as
             names: &["config"],
             short: None,
             value: Some("FILE"),
-            doc: "the settings (resolver.toml); every command takes it.",
+            doc: "the settings (resolver.toml); every command takes it. Without it, the file the\nenvironment variable\n.B IBI_RESOLVER_CONFIG\nnames, else\n.IR /etc/ibi-resolver/resolver.toml .",
             takers: OPERATORS,
             option: true,
             complete: Complete::TomlFiles,
@@ -241,9 +310,13 @@ includes and excludes them at their request, and turns a persistent URL
 into the URL an Archive hands out, by asking every included Archive, then redirects the
 reader there. Its settings are in a TOML file
 .RB ( \-\-config ,
-default
-.I ./resolver.toml
-in the current directory); its registry of Archives is an SQLite database named by
+else the file
+.B IBI_RESOLVER_CONFIG
+names, else
+.IR /etc/ibi-resolver/resolver.toml ),
+which
+.B ibi-resolver init
+writes or completes; its registry of Archives is an SQLite database named by
 .B database
 in that file.
 .PP
@@ -259,21 +332,30 @@ runs the server. With the Debian package, that is the system user
 .PP
 .nf
 .RS
-echo KEY | runuser \-u ibi-resolver \-\- ibi-resolver register SERVICEIBI \-\-email E \-\-config /etc/ibi-resolver/resolver.toml
+ibi-resolver init \-\-publicurl https://resolver.example.org
+echo KEY | runuser \-u ibi-resolver \-\- ibi-resolver register SERVICEIBI \-\-email E
 .RE
 .fi
 ",
-    man_tail: r".SH FILES
+    man_tail: r#".SH FILES
 .TP
 .I /etc/ibi-resolver/resolver.toml
-the settings of the Debian package (owner root, group ibi-resolver, mode 640). Set
+the settings of the Debian package (owner root, group ibi-resolver, mode 640), read
+when neither
+.B \-\-config
+nor
+.B IBI_RESOLVER_CONFIG
+names another file.
+.B ibi-resolver init \-\-publicurl
+.I URL
+sets
 .B serviceibi
 (the resolver service's IBI: it answers at
 .IR publicurl / serviceibi )
 and
 .B publicurl
-(how readers reach it) before the first command: until then every command refuses the
-file, naming the missing setting.
+(how readers reach it) in it: until then every command refuses the file, naming the
+missing setting.
 .TP
 .I /var/lib/ibi-resolver/resolver.sqlite
 the registry (mode 600, in a directory of mode 700, both the ibi-resolver user's). Removed
@@ -281,10 +363,19 @@ with the user when the package is purged.
 .TP
 .I /usr/lib/systemd/system/ibi-resolver.service
 the systemd unit: it runs
-.B ibi-resolver serve \-\-config /etc/ibi-resolver/resolver.toml
+.B ibi-resolver serve
 as the user ibi-resolver, sandboxed. The package neither enables nor starts it:
 .B systemctl enable \-\-now ibi-resolver
-once resolver.toml is set.
+once resolver.toml is set. Its log is in the journal
+.RB ( "journalctl \-u ibi-resolver" ),
+whose times stand for the lines' own; elsewhere each line on standard error starts with
+its time (RFC 3339, UTC, milliseconds).
+.SH ENVIRONMENT
+.TP
+.B IBI_RESOLVER_CONFIG
+the settings file of every command when
+.B \-\-config
+is not given.
 .SH EXIT STATUS
 0 success, 1 failure (or, for
 .BR resolve ,
@@ -295,7 +386,7 @@ or points to the command's
 .BR ibi-archive (1),
 .BR runuser (1),
 .BR systemctl (1)
-",
+"#,
 };
 
 #[cfg(test)]

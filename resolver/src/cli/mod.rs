@@ -8,7 +8,9 @@ use ibi_resolver::config::{self, Config};
 use ibi_resolver::registry::Registry;
 
 pub mod archives;
+pub mod backup;
 pub mod definitions;
+pub mod init;
 pub mod memory;
 pub mod register;
 pub mod resolve;
@@ -23,7 +25,7 @@ pub type Run = fn(&mut lexopt::Parser, PathBuf) -> CliResult;
 /// Runs the command line (the program's name already read).
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::Arg::{Long, Short, Value};
-    let mut config = PathBuf::from(config::DEFAULT_PATH);
+    let mut config = config::default_path();
     loop {
         match parser.next()? {
             Some(Value(name)) => {

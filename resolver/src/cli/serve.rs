@@ -9,9 +9,11 @@ use super::{CliError, CliResult};
 pub const HELP: &str = "\
 usage: ibi-resolver serve [--config FILE]
 
-Runs the resolver (HTTP) with the settings of FILE [./resolver.toml] until SIGINT or
-SIGTERM: new connections are then refused, idle ones closed at once, and requests under
-way get 5 s. One line per request on stderr.
+Runs the resolver (HTTP) with the settings of FILE [$IBI_RESOLVER_CONFIG, else
+/etc/ibi-resolver/resolver.toml] until SIGINT or SIGTERM: new connections are then
+refused, idle ones closed at once, and requests under way get 5 s. One line per request
+on stderr, after its time (RFC 3339, UTC), or without it when stderr is the systemd
+journal.
 ";
 
 pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
