@@ -389,3 +389,71 @@ fn the_settings_are_found_through_the_environment_or_at_the_package_s_place() {
         )
     );
 }
+
+/// Another user than root may not create the registry in a directory that is not its
+/// own (the service user could not use it, nor could it be given to that user): refused,
+/// saying how, and nothing written.
+#[test]
+fn init_by_another_user_than_root_refuses_a_directory_not_its_own() {
+    if !common::running_as_root() {
+        eprintln!("skipping: needs root to run init as another user");
+        return;
+    }
+    let (uid, gid) = common::user_ids("nobody").expect("no user nobody");
+    let tmp = common::archive_tempdir();
+    // The settings' directory the user's; the registry's root's, as /var/lib is.
+    let etc = tmp.path().join("etc");
+    let state = tmp.path().join("state");
+    std::fs::create_dir(&etc).unwrap();
+    std::fs::create_dir(&state).unwrap();
+    std::os::unix::fs::chown(&etc, Some(uid), Some(gid)).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = etc.join("resolver.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen = \"127.0.0.1:8090\"\ndatabase = \"{}\"\n",
+            state.join("resolver.sqlite").display()
+        ),
+    )
+    .unwrap();
+    std::os::unix::fs::chown(&config, Some(uid), Some(gid)).unwrap();
+    let mut bin = common::ibi_resolver_bin();
+    if !common::executable_by_others(&bin) {
+        bin = tmp.path().join("ibi-resolver");
+        std::fs::copy(common::ibi_resolver_bin(), &bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let before = std::fs::read(&config).unwrap();
+    let (code, out, err) = {
+        use std::os::unix::process::CommandExt;
+        common::run_with_stdin(
+            Command::new(&bin)
+                .args([
+                    "init",
+                    "--publicurl",
+                    "http://resolver.example.org",
+                    "--config",
+                    config.to_str().unwrap(),
+                ])
+                .env_remove("IBI_RESOLVER_CONFIG")
+                .uid(uid)
+                .gid(gid),
+            "",
+        )
+    };
+    assert_eq!(
+        (code, out.as_str(), err),
+        (
+            1,
+            "",
+            format!(
+                "ibi-resolver: {}: the registry's directory {} belongs to user 0 and you are user {uid}: run ibi-resolver init as root (it gives the registry to the directory's owner) or as that user\n",
+                state.join("resolver.sqlite").display(),
+                state.display()
+            )
+        )
+    );
+    assert_eq!(std::fs::read(&config).unwrap(), before);
+    assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0);
+}
