@@ -21,6 +21,8 @@ pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
         return Ok(());
     };
     let config = super::load(&config)?;
+    // Whether log lines carry their time is decided once, before any thread starts.
+    ibi_resolver::log::stamped();
     ibi_resolver::process::tune_allocator();
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| CliError::failed(format!("cannot start: {e}")))?;
