@@ -986,7 +986,7 @@ fn the_readmes_administrator_script_runs_from_a_clean_machine() {
     let resolver_ibi = toml_value(Path::new(RESOLVER_TOML), "", "serviceibi");
     assert_eq!(
         toml_value(&root.join("archive.toml"), "registration", "resolver"),
-        format!("http://localhost:8090/{resolver_ibi}")
+        format!("http://127.0.0.1:8090/{resolver_ibi}")
     );
     // The reps of host archive.example.org, port 80: example.org/archive/<year>/<stamp>.
     let mut reps = Vec::new();
