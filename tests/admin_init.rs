@@ -353,3 +353,99 @@ fn ibi_archive_root_stands_for_root() {
     assert!(out.starts_with("archive.toml: "), "{out}");
     assert!(out.ends_with("checked 0 items: 1 fault\n"), "{out}");
 }
+
+/// `--resolver URL`, given once or more with `--email`, names the resolvers of
+/// `[registration]` (one as `resolver`, several as `resolvers`, in the order given); without
+/// `--email` there is no registration to put them in; a URL that is not http:// is refused.
+#[test]
+fn init_names_the_resolvers_to_join() {
+    let tmp = tempfile::tempdir().unwrap();
+    let registration = |name: &str, extra: &[&str]| -> (i32, String, String, String) {
+        let root = tmp.path().join(name);
+        let mut args = vec![
+            "init",
+            "--root",
+            root.to_str().unwrap(),
+            "--address",
+            "archive.example.org:8081",
+            "--ip",
+            "127.0.0.1",
+        ];
+        args.extend(extra);
+        let (code, out, err) = run_cmd(&args);
+        let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap_or_default();
+        let lines: Vec<&str> = toml
+            .lines()
+            .skip_while(|l| *l != "[registration]")
+            .take_while(|l| !l.is_empty())
+            .filter(|l| l.starts_with("resolver"))
+            .collect();
+        (code, out, err, lines.join("\n"))
+    };
+    let (code, _, err, lines) = registration(
+        "one",
+        &[
+            "--email",
+            "a@example.org",
+            "--resolver",
+            "http://localhost:8090/J8LNKB5R7W/3FUQHC5",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines,
+        "resolver   = \"http://localhost:8090/J8LNKB5R7W/3FUQHC5\""
+    );
+    let (code, _, err, lines) = registration(
+        "two",
+        &[
+            "--email",
+            "a@example.org",
+            "--resolver",
+            "http://b.example.org/J8LNKB5R7W/3FUQHC5",
+            "--resolver",
+            "http://a.example.org:8090/J8LNKB5R7W/3FUQHC5",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines,
+        "resolvers  = [\"http://b.example.org/J8LNKB5R7W/3FUQHC5\", \"http://a.example.org:8090/J8LNKB5R7W/3FUQHC5\"]"
+    );
+    assert_eq!(
+        registration("none", &[]).3,
+        "",
+        "no [registration] without --email"
+    );
+    let (code, out, err, _) = registration(
+        "noemail",
+        &["--resolver", "http://localhost:8090/J8LNKB5R7W/3FUQHC5"],
+    );
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            2,
+            "",
+            "ibi-archive: init: --resolver needs --email: the resolvers are joined through [registration], which --email writes\n"
+        )
+    );
+    assert!(!tmp.path().join("noemail").exists());
+    let (code, out, err, _) = registration(
+        "https",
+        &[
+            "--email",
+            "a@example.org",
+            "--resolver",
+            "ftp://r.example.org/X/Y",
+        ],
+    );
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            2,
+            "",
+            "ibi-archive: init: --resolver \"ftp://r.example.org/X/Y\" is not an http:// URL\n"
+        )
+    );
+    assert!(!tmp.path().join("https").exists());
+}

@@ -232,6 +232,9 @@ fn not_ready() -> Option<String> {
     None
 }
 
+/// The machine is one: the tests of this file take it in turn.
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// What the test changed, put back when dropped (also when the test fails): the resolver
 /// stopped, Apache's modules and configurations as they were, the package purged,
 /// /var/lib/ibi-archive (made by the package, filled by the test) removed, and Apache
@@ -248,6 +251,21 @@ struct Machine {
 
 impl Machine {
     fn stop_resolver(&mut self) {
+        // A resolver the README's script started in the background: every process of
+        // the user, so that the purge can remove the user.
+        if passwd(RESOLVER_USER).is_some() {
+            run_quietly("pkill", &["-KILL", "-u", RESOLVER_USER]);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Command::new("pgrep")
+                .args(["-u", RESOLVER_USER])
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+                && Instant::now() < deadline
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
         let Some(mut child) = self.resolver.take() else {
             return;
         };
@@ -454,6 +472,7 @@ fn resolver_command(args: &[&str], stdin: &str) -> (i32, String, String) {
 #[test]
 #[ignore = "builds a release and installs a package: cargo test -- --include-ignored"]
 fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purges() {
+    let _machine = MACHINE.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(why) = not_ready() {
         assert!(!under_ci(), "CI=true and {why}");
         eprintln!("skipping: {why}");
@@ -890,4 +909,143 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         ),
         before
     );
+}
+
+/// The README's "From the package to a persistent URL, on one machine", run as it stands
+/// by `sh -e` as root in the repository, from a machine without the package: it installs
+/// the package `cargo deb` made, makes the resolver (`ibi-resolver init`) and the Archive
+/// (`ibi-archive init --resolver`), serves the Archive with Debian's Apache on port 80,
+/// adds an item, registers the Archive, starts the resolver (in the background, there
+/// being no systemd here, as the script does then), includes the Archive and follows the
+/// item's persistent URL. Its output ends with what the README says it ends with.
+#[test]
+#[ignore = "builds a release and installs a package: cargo test -- --include-ignored"]
+fn the_readmes_administrator_script_runs_from_a_clean_machine() {
+    let _machine = MACHINE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(why) = not_ready() {
+        assert!(!under_ci(), "CI=true and {why}");
+        eprintln!("skipping: {why}");
+        return;
+    }
+    for path in [HELLO, RESOLVER_LOG] {
+        assert!(
+            !Path::new(path).exists(),
+            "{path} exists already: the README's script would overwrite it"
+        );
+    }
+    let deb = build_package();
+    let script = common::readme_block(
+        "\n### From the package to a persistent URL, on one machine\n",
+        "sh",
+    );
+    // The package it installs is the one just built.
+    let installs = "dpkg -i target/debian/ibi-archive_0.1.0-1_amd64.deb\n";
+    assert!(script.starts_with(installs), "{script}");
+    assert_eq!(
+        fs::read(repo().join(installs.trim_end().rsplit(' ').next().unwrap())).unwrap(),
+        fs::read(&deb).unwrap(),
+        "the README's .deb is not the one cargo deb made"
+    );
+
+    let mut machine = Machine {
+        resolver: None,
+        apache_was_running: apache_running(),
+        apache_changed: true,
+        modules_enabled: APACHE_MODULES
+            .iter()
+            .copied()
+            .filter(|m| !Path::new(&format!("/etc/apache2/mods-enabled/{m}.load")).exists())
+            .collect(),
+        installed: true,
+        archive: true,
+    };
+    let _files = Remove(&[HELLO, RESOLVER_LOG]);
+    let out_dir = tempfile::tempdir().unwrap();
+    let (stdout_path, stderr_path) = (out_dir.path().join("out"), out_dir.path().join("err"));
+    // Files, not pipes: the resolver the script leaves running keeps what it inherited.
+    let status = Command::new("sh")
+        .args(["-e", "-c", &script])
+        .current_dir(repo())
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&stdout_path).unwrap())
+        .stderr(fs::File::create(&stderr_path).unwrap())
+        .status()
+        .unwrap();
+    let stdout = fs::read_to_string(&stdout_path).unwrap();
+    let stderr = fs::read_to_string(&stderr_path).unwrap();
+    let resolver_log = fs::read_to_string(RESOLVER_LOG).unwrap_or_default();
+    assert!(
+        status.success(),
+        "the README's script: {status}\n--- stdout\n{stdout}\n--- stderr\n{stderr}\n--- resolver\n{resolver_log}\n--- Apache\n{}",
+        apache_log()
+    );
+
+    // The Archive it made: its service item and the one item of hello.txt.
+    let root = Path::new(ARCHIVE_ROOT);
+    let service = toml_value(&root.join("archive.toml"), "", "archiveserviceibi");
+    let resolver_ibi = toml_value(Path::new(RESOLVER_TOML), "", "serviceibi");
+    assert_eq!(
+        toml_value(&root.join("archive.toml"), "registration", "resolver"),
+        format!("http://127.0.0.1:8090/{resolver_ibi}")
+    );
+    // The reps of host archive.example.org, port 80: example.org/archive/<year>/<stamp>.
+    let mut reps = Vec::new();
+    for year in fs::read_dir(root.join("col/example.org/archive")).unwrap() {
+        let year = year.unwrap();
+        for stamp in fs::read_dir(year.path()).unwrap() {
+            let rep = format!(
+                "example.org/archive/{}/{}",
+                year.file_name().to_str().unwrap(),
+                stamp.unwrap().file_name().to_str().unwrap()
+            );
+            if rep != service {
+                reps.push(rep);
+            }
+        }
+    }
+    assert_eq!(reps.len(), 1, "{reps:?}");
+    let rep = &reps[0];
+    assert_eq!(
+        fs::read_to_string(root.join("col").join(rep).join("doc/hello.txt")).unwrap(),
+        "Hello, IBI\n"
+    );
+    let tail: Vec<&str> = stdout.lines().rev().take(5).collect::<Vec<_>>();
+    assert_eq!(
+        tail.into_iter().rev().collect::<Vec<_>>(),
+        [
+            format!("registered {service}"),
+            "status.archive included".to_string(),
+            "status.confirmation successful".to_string(),
+            format!("Location: http://localhost/col/{rep}/doc/hello.txt\r"),
+            "Hello, IBI".to_string(),
+        ],
+        "the README's script printed:\n{stdout}\n--- stderr\n{stderr}"
+    );
+    // The registry and the settings stayed the resolver's, as the package made them.
+    let user = passwd(RESOLVER_USER).unwrap();
+    let (uid, gid) = (
+        user[2].parse::<u32>().unwrap(),
+        user[3].parse::<u32>().unwrap(),
+    );
+    assert_eq!(mode(RESOLVER_TOML), (0, gid, 0o640));
+    assert_eq!(
+        mode(&format!("{RESOLVER_STATE}/resolver.sqlite")),
+        (uid, gid, 0o600)
+    );
+    machine.restore();
+}
+
+/// What the README's script writes outside the package's paths.
+const HELLO: &str = "/tmp/hello.txt";
+const RESOLVER_LOG: &str = "/var/log/ibi-resolver.log";
+
+/// Removes the files when dropped.
+struct Remove(&'static [&'static str]);
+
+impl Drop for Remove {
+    fn drop(&mut self) {
+        for path in self.0 {
+            let _ = fs::remove_file(path);
+        }
+    }
 }

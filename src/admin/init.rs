@@ -40,6 +40,8 @@ pub struct InitRequest {
     pub granularity: Granularity,
     /// The administrator's e-mail: with it, `[registration]` is written, with a new key.
     pub email: Option<String>,
+    /// The resolvers `[registration]` names, in order (none: the standard's, urlib.net).
+    pub resolvers: Vec<String>,
 }
 
 /// What was created.
@@ -132,6 +134,7 @@ pub fn init(root: &Path, req: &InitRequest, clock: &dyn Clock) -> Result<Initial
         granularity: req.granularity,
         email: req.email.as_deref(),
         key: req.email.as_ref().map(|_| new_key()),
+        resolvers: &req.resolvers,
     };
     let text = settings.archive_toml();
     let config = Config::parse(&text)
@@ -263,6 +266,7 @@ struct Settings<'a> {
     granularity: Granularity,
     email: Option<&'a str>,
     key: Option<String>,
+    resolvers: &'a [String],
 }
 
 impl Settings<'_> {
@@ -276,14 +280,22 @@ impl Settings<'_> {
                 self.address.split(':').next().unwrap_or(self.address)
             ),
         };
+        let resolvers = match self.resolvers {
+            [] => format!("resolver   = {}", q(DEFAULT_RESOLVER)),
+            [one] => format!("resolver   = {}", q(one)),
+            several => format!(
+                "resolvers  = [{}]",
+                several.iter().map(|r| q(r)).collect::<Vec<_>>().join(", ")
+            ),
+        };
         let registration = match (self.email, &self.key) {
             (Some(email), Some(key)) => format!(
                 "[registration]\n\
-                 resolver   = {}\n\
+                 {}\n\
                  adminemail = {}\n\
                  key        = {}      # never printed, logged or sent but to the resolver\n\
                  ip         = {}\n",
-                q(DEFAULT_RESOLVER),
+                resolvers,
                 q(email),
                 q(key),
                 q(&self.ip.to_string()),

@@ -199,7 +199,7 @@ pub fn prepare(
 
 /// A resolver's base URL as this build can send to it: `http://`, visible ASCII, no
 /// fragment.
-fn check_resolver(resolver: &str) -> Result<(), AdminError> {
+pub fn check_resolver(resolver: &str) -> Result<(), AdminError> {
     if resolver.starts_with("https://") {
         return Err(AdminError::new(format!(
             "resolver {resolver}: https is not supported by this build; use the resolver's http:// address"

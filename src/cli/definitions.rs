@@ -469,7 +469,7 @@ and
             value: None,
             ..valued(&["keep-content"], "", &["delete"])
         },
-        valued(&["resolver"], "URL", &["include", "exclude"]),
+        valued(&["resolver"], "URL", &["init", "include", "exclude"]),
         Flag {
             value: None,
             ..valued(&["csv"], "", &["stats"])

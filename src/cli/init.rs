@@ -5,6 +5,7 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use ibi_archive::admin::init::{init, InitRequest, Initialized};
+use ibi_archive::admin::registration::check_resolver;
 use ibi_archive::ibi::distributor::Granularity;
 use ibi_archive::pairs::PairList;
 
@@ -12,7 +13,7 @@ use super::{root_flag, CliError, CliResult};
 
 pub const HELP: &str = "\
 usage: ibi-archive init [--root R] --address HOST[:PORT] [--host FQDN] [--ip IP]
-                        [--baseurl URL] [--granularity G] [--email E]
+                        [--baseurl URL] [--granularity G] [--email E [--resolver URL]...]
 
 Creates an Archive in R (made if missing; one that holds archive.toml, col/ or var/ is
 refused): a commented archive.toml, col/ with the Archive service item, minted as
@@ -32,6 +33,9 @@ then the next steps on stderr.
   --email E              the administrator's e-mail: writes [registration] with a new
                          registration key, for joining a resolver (archive.toml is
                          made mode 600 either way)
+  --resolver URL         with --email: a resolver to join (its service URL, as
+                         `ibi-resolver init` prints it: serviceurl); repeated, several,
+                         asked in that order [http://urlib.net/J8LNKB5R7W/3FUQHC5]
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
@@ -45,6 +49,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         baseurl: None,
         granularity: Granularity::SECOND,
         email: None,
+        resolvers: Vec::new(),
     };
     let text = |parser: &mut lexopt::Parser, flag: &str| -> Result<String, CliError> {
         parser
@@ -73,10 +78,20 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                     .map_err(|e| CliError::usage(format!("init: --granularity: {e}")))?;
             }
             Long("email") => req.email = Some(text(parser, "--email")?),
+            Long("resolver") => {
+                let v = text(parser, "--resolver")?;
+                check_resolver(&v).map_err(|e| CliError::usage(format!("init: --{e}")))?;
+                req.resolvers.push(v);
+            }
             other => return Err(CliError::unexpected("init", other)),
         }
     }
     req.address = address.ok_or_else(|| CliError::missing("init", "--address"))?;
+    if !req.resolvers.is_empty() && req.email.is_none() {
+        return Err(CliError::usage(
+            "init: --resolver needs --email: the resolvers are joined through [registration], which --email writes",
+        ));
+    }
     let root = root_flag(root);
     let done = init(&root, &req, &ibi_archive::time::SystemClock)
         .map_err(|e| CliError::failed(format!("init: {e}")))?;
