@@ -123,8 +123,9 @@ pub enum FileState {
     /// Not rewritten: a directory in it changed less than two seconds ago (or `col/`
     /// is missing).
     Unsettled,
-    /// Not rewritten: `var/` is missing or not writable, or a name cannot be written in
-    /// it (a space or a control character).
+    /// Not rewritten: `var/` is missing or not writable, or another user's than this
+    /// process's (which is not root), or a name cannot be written in it (a space or a
+    /// control character).
     Unwritable,
 }
 
