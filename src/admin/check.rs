@@ -36,6 +36,11 @@
 //! item, whose URL is no file, would otherwise be judged as an item without files). With
 //! neither archive.toml nor col/, the root is no Archive: that one fault is reported.
 //!
+//! Also before the walk: `var/`, and what the service uses in it (the urlkey secret, the
+//! access log, the directories of the marks of counted keys), as the web server's user
+//! needs them (see `check_var_access`, judged by mode bits with [`crate::var_owner`]): a
+//! fault each that user cannot use, said with the `chown` to run.
+//!
 //! Warnings (not faults: the Archive works, but a secret is exposed): archive.toml
 //! holding the registration key, or var/urlkey.secret, readable by every local user.
 //! Notes (neither faults nor warnings): what check could not judge, and the relations to
