@@ -13,18 +13,27 @@
 //! acknowledgment. The line is appended under an exclusive lock on the log, whole or not
 //! at all.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::fd::{AsFd, BorrowedFd};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
+use rustix::io::Errno;
+
+use crate::var_owner;
 
 use crate::time::iso8601;
 use crate::urlkey::KEY_LIFETIME_SECS;
 
 /// The log of an Archive whose writable state is in `var`.
 pub fn log_path(var: &Path) -> PathBuf {
-    var.join("acknowledgments.log")
+    var.join(LOG_NAME)
 }
+
+/// The log's name in var/.
+pub const LOG_NAME: &str = "acknowledgments.log";
 
 /// Where the counted keys are marked, one directory per hour of issue.
 pub const MARKS_DIR: &str = "acknowledged";
@@ -90,6 +99,8 @@ pub enum Outcome {
 }
 
 /// Appends `rec` unless its key was already counted. `issued` is the key's date of issue.
+/// What it makes in `var` (the log, the marks and their directories) is var/'s owner's,
+/// the user the service runs as, whoever makes it (see [`crate::var_owner`]).
 pub fn record_once(var: &Path, rec: &Record, issued: i64) -> io::Result<Outcome> {
     if rec.key.is_empty() || !rec.key.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
         return Err(io::Error::new(
@@ -97,33 +108,65 @@ pub fn record_once(var: &Path, rec: &Record, issued: i64) -> io::Result<Outcome>
             "a urlkey is digits and a dash",
         ));
     }
-    let marks = var.join(MARKS_DIR);
-    let hour = marks.join((issued.div_euclid(3600)).to_string());
-    std::fs::create_dir_all(&hour)?;
-    let mut file = OpenOptions::new()
-        .read(true)
-        .append(true)
-        .create(true)
-        .open(log_path(var))?;
+    std::fs::create_dir_all(var)?;
+    let var_dir = var_owner::open_dir(var)?;
+    let owner = var_owner::owner_for_new(var_dir.as_fd(), var)?;
+    let marks = var_owner::make_dir_at(var_dir.as_fd(), MARKS_DIR, owner)?;
+    let hour = var_owner::make_dir_at(marks.as_fd(), &issued.div_euclid(3600).to_string(), owner)?;
+    let mut file = open_log(var_dir.as_fd(), owner)?;
     file.lock()?;
-    let result = append_if_new(&mut file, rec, &hour.join(&rec.key));
+    let result = append_if_new(&mut file, rec, hour.as_fd(), owner);
     let unlocked = file.unlock();
-    prune(&marks, rec.time);
+    prune(&var.join(MARKS_DIR), rec.time);
     let outcome = result?;
     unlocked?;
     Ok(outcome)
 }
 
-fn append_if_new(file: &mut File, rec: &Record, mark: &Path) -> io::Result<Outcome> {
-    match OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(mark)
-    {
-        Ok(_) => {}
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(Outcome::AlreadyCounted),
+/// The log, opened to be read and appended to; made (empty, given to `owner`) if missing.
+fn open_log(var: BorrowedFd<'_>, owner: Option<var_owner::Owner>) -> io::Result<File> {
+    let open = || {
+        rfs::openat(
+            var,
+            LOG_NAME,
+            OFlags::RDWR | OFlags::APPEND | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+    };
+    match open() {
+        Ok(fd) => return Ok(File::from(fd)),
+        Err(Errno::NOENT) => {}
+        Err(e) => return Err(e.into()),
+    }
+    match crate::atomic::create_owned_at(var, LOG_NAME, b"", 0o666, owner) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
+    }
+    Ok(File::from(open()?))
+}
+
+fn append_if_new(
+    file: &mut File,
+    rec: &Record,
+    hour: BorrowedFd<'_>,
+    owner: Option<var_owner::Owner>,
+) -> io::Result<Outcome> {
+    let mark = rec.key.as_str();
+    match rfs::openat(
+        hour,
+        mark,
+        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    ) {
+        Ok(fd) => {
+            if let Err(e) = var_owner::give(fd.as_fd(), owner) {
+                let _ = rfs::unlinkat(hour, mark, AtFlags::empty());
+                return Err(e);
+            }
+        }
+        Err(Errno::EXIST) => return Ok(Outcome::AlreadyCounted),
+        Err(e) => return Err(e.into()),
     }
     let len = file.seek(SeekFrom::End(0))?;
     let mut last = [0u8; 1];
@@ -142,7 +185,7 @@ fn append_if_new(file: &mut File, rec: &Record, mark: &Path) -> io::Result<Outco
         // where it was (we hold the lock), so that no partial record is left to be read
         // as a counted one, nor glued to the next; and the key may be counted again.
         let _ = file.set_len(len);
-        let _ = std::fs::remove_file(mark);
+        let _ = rfs::unlinkat(hour, mark, AtFlags::empty());
         return Err(e);
     }
     Ok(Outcome::Counted)

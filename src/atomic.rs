@@ -15,6 +15,8 @@ use std::path::Path;
 
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 
+use crate::var_owner::Owner;
+
 /// Prefix of every temporary file or directory made inside an Archive.
 pub const TEMP_PREFIX: &str = ".ibi-tmp-";
 
@@ -31,7 +33,19 @@ pub fn temp_name(kind: &str) -> String {
 /// Replaces `name` in the directory `dir` with a file holding `bytes` (created with
 /// `mode`, less the umask), or creates it.
 pub fn write_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let tmp = write_temp(dir, name, bytes, mode)?;
+    write_owned_at(dir, name, bytes, mode, None)
+}
+
+/// [`write_at`], the file given to `owner` before it takes the name (see
+/// [`crate::var_owner`]).
+pub fn write_owned_at(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    bytes: &[u8],
+    mode: u32,
+    owner: Option<Owner>,
+) -> io::Result<()> {
+    let tmp = write_temp(dir, name, bytes, mode, owner)?;
     if let Err(e) = rfs::renameat(dir, tmp.as_str(), dir, name) {
         let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
         return Err(e.into());
@@ -41,10 +55,17 @@ pub fn write_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io:
 }
 
 /// Creates `name` in the directory `dir` holding `bytes` (with `mode`, less the umask),
-/// unless something has that name: then the error is of kind `AlreadyExists`, and what
-/// is there is left as it is (another process may have just written it).
-fn create_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let tmp = write_temp(dir, name, bytes, mode)?;
+/// given to `owner` before it takes the name, unless something has that name: then the
+/// error is of kind `AlreadyExists`, and what is there is left as it is (another process
+/// may have just written it).
+pub fn create_owned_at(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    bytes: &[u8],
+    mode: u32,
+    owner: Option<Owner>,
+) -> io::Result<()> {
+    let tmp = write_temp(dir, name, bytes, mode, owner)?;
     let linked = rfs::linkat(dir, tmp.as_str(), dir, name, AtFlags::empty());
     let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
     linked?;
@@ -64,7 +85,7 @@ pub fn write(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
 /// `AlreadyExists`, and what is there is left as it is.
 pub fn create(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let (dir, name) = open_parent(path)?;
-    create_at(dir.as_fd(), name, bytes, mode)
+    create_owned_at(dir.as_fd(), name, bytes, mode, None)
 }
 
 /// Makes the entries of the directory `dir` durable (a no-op where directories cannot
@@ -88,9 +109,15 @@ pub fn sync_dir_at(dir: BorrowedFd<'_>) {
     }
 }
 
-/// A new temporary file beside `name` holding `bytes`, synced; its name. Nothing is left
-/// behind when it cannot be written.
-fn write_temp(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io::Result<String> {
+/// A new temporary file beside `name` holding `bytes`, given to `owner`, synced; its name.
+/// Nothing is left behind when it cannot be written.
+fn write_temp(
+    dir: BorrowedFd<'_>,
+    name: &str,
+    bytes: &[u8],
+    mode: u32,
+    owner: Option<Owner>,
+) -> io::Result<String> {
     let tmp = temp_name(name);
     let fd = rfs::openat(
         dir,
@@ -99,7 +126,10 @@ fn write_temp(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io::R
         Mode::from_raw_mode(mode),
     )?;
     let mut file = File::from(fd);
-    match file.write_all(bytes).and_then(|()| file.sync_all()) {
+    match crate::var_owner::give(file.as_fd(), owner)
+        .and_then(|()| file.write_all(bytes))
+        .and_then(|()| file.sync_all())
+    {
         Ok(()) => Ok(tmp),
         Err(e) => {
             let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());

@@ -123,8 +123,9 @@ pub enum FileState {
     /// Not rewritten: a directory in it changed less than two seconds ago (or `col/`
     /// is missing).
     Unsettled,
-    /// Not rewritten: `var/` is missing or not writable, or a name cannot be written in
-    /// it (a space or a control character).
+    /// Not rewritten: `var/` is missing or not writable, or another user's than this
+    /// process's (which is not root), or a name cannot be written in it (a space or a
+    /// control character).
     Unwritable,
 }
 
@@ -180,12 +181,21 @@ impl Listing {
     /// Writes the file atomically (see [`crate::atomic`]), so readers see the old one or
     /// the new one, never a part; whether it was written. Nothing is written where `var/`
     /// does not exist; a failure leaves no temporary file and is not an error (the service
-    /// lists).
+    /// lists). The file is var/'s owner's, the user the service runs as (written by root,
+    /// it is given to that user; by another user, it is not written: see
+    /// [`crate::var_owner`]).
     pub fn write(&self, var: &Path) -> bool {
+        use std::os::fd::AsFd;
         let Some(text) = self.to_text() else {
             return false;
         };
-        crate::atomic::write(&var.join(FILE_NAME), text.as_bytes(), 0o666).is_ok()
+        let Ok(dir) = crate::var_owner::open_dir(var) else {
+            return false;
+        };
+        let Ok(owner) = crate::var_owner::owner_for_new(dir.as_fd(), var) else {
+            return false;
+        };
+        crate::atomic::write_owned_at(dir.as_fd(), FILE_NAME, text.as_bytes(), 0o666, owner).is_ok()
     }
 }
 

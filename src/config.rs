@@ -62,6 +62,37 @@ struct RawAccess {
 /// The resolver's base URL (resolution standard, §6.1).
 pub const DEFAULT_RESOLVER: &str = "http://urlib.net/J8LNKB5R7W/3FUQHC5";
 
+/// The public URL of the resolver whose base URL is `resolver` (`http://urlib.net`
+/// for [`DEFAULT_RESOLVER`]): the base URL without its last two path segments, the
+/// resolver service's IBI, and spelt one way: the scheme in lower case, without the
+/// default port of its scheme (`:80` for http, `:443` for https), no `/` at the end.
+pub fn resolver_publicurl(resolver: &str) -> String {
+    let (scheme, rest) = resolver.split_once("://").unwrap_or(("http", resolver));
+    let scheme = scheme.to_ascii_lowercase();
+    let (authority, path) = match rest.find(['/', '?', '#']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let default_port = match scheme.as_str() {
+        "https" => ":443",
+        _ => ":80",
+    };
+    // A port after the host (after `]` for an IPv6 address), when it is the default.
+    let authority = match authority.strip_suffix(default_port) {
+        Some(host) if !host.is_empty() && !host.ends_with(':') => host,
+        _ => authority,
+    };
+    let mut segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    segments.truncate(segments.len().saturating_sub(2));
+    let mut out = format!("{scheme}://{authority}");
+    for s in segments {
+        out.push('/');
+        out.push_str(s);
+    }
+    out
+}
+
 /// A checked `archive.toml`.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -262,6 +293,21 @@ fn check_relations(list: &[String]) -> Result<Vec<Relation>, String> {
     Ok(out)
 }
 
+impl Config {
+    /// The persistent URL of the item `ibi` (its IBIp, else its rep): `<publicurl>/<ibi>`,
+    /// the public URL of this Archive's first resolver (see [`resolver_publicurl`]), the
+    /// standard's when archive.toml names none. What a reader cites: it outlives the
+    /// Archive's own URLs.
+    pub fn persistent_url(&self, ibi: &str) -> String {
+        let resolver = self
+            .registration
+            .as_ref()
+            .and_then(|r| r.resolvers.first())
+            .map_or(DEFAULT_RESOLVER, String::as_str);
+        format!("{}/{ibi}", resolver_publicurl(resolver))
+    }
+}
+
 impl Registration {
     /// `[registration]` with its defaults: the resolver of the resolution standard
     /// (§6.1), this program's version. `resolver` (one URL) and `resolvers` (a list) are
@@ -439,6 +485,44 @@ archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
         assert_eq!(
             with("[access]\nnetworks = [\"10.0.0.0/8\", \"ten\"]").unwrap_err(),
             "access network \"ten\" is not an address block such as 150.163.0.0/16"
+        );
+    }
+
+    #[test]
+    fn the_public_url_of_a_resolver_is_spelt_one_way() {
+        for (base, public) in [
+            (DEFAULT_RESOLVER, "http://urlib.net"),
+            (
+                "http://r.example.org:8090/J8LNKB5R7W/3FUQHC5",
+                "http://r.example.org:8090",
+            ),
+            (
+                "http://r.example.org:80/J8LNKB5R7W/3FUQHC5",
+                "http://r.example.org",
+            ),
+            (
+                "HTTPS://r.example.org:443/J8LNKB5R7W/3FUQHC5/",
+                "https://r.example.org",
+            ),
+            ("https://r.example.org:80/X/Y", "https://r.example.org:80"),
+            ("http://[::1]:80/X/Y", "http://[::1]"),
+            ("http://[::1]:8080/X/Y", "http://[::1]:8080"),
+            ("http://a.org/ibi/J8LNKB5R7W/3FUQHC5", "http://a.org/ibi"),
+            ("http://a.org", "http://a.org"),
+        ] {
+            assert_eq!(resolver_publicurl(base), public, "{base}");
+        }
+        let with = |registration: &str| {
+            Config::parse(&format!("{MINIMAL}\n{registration}"))
+                .unwrap()
+                .persistent_url("8JMKD3MGP7W/3EPGUE5")
+        };
+        assert_eq!(with(""), "http://urlib.net/8JMKD3MGP7W/3EPGUE5");
+        let reg = "[registration]\nadminemail = \"a@b\"\nkey = \"1\"\nip = \"1.2.3.4\"\n";
+        assert_eq!(with(reg), "http://urlib.net/8JMKD3MGP7W/3EPGUE5");
+        assert_eq!(
+            with(&format!("{reg}resolvers = [\"http://r.example.org:80/J8LNKB5R7W/3FUQHC5\", \"http://urlib.net/J8LNKB5R7W/3FUQHC5\"]\n")),
+            "http://r.example.org/8JMKD3MGP7W/3EPGUE5"
         );
     }
 

@@ -1,6 +1,7 @@
 //! The file-list page (GetFileList, resolution standard §9.2 CRIARPARURL): an HTML list
 //! of the files of an item's doc/ that may be served, each linked to its URL; at most
-//! [`MAX_FILES`], with a note when there are more.
+//! [`MAX_FILES`], with a note when there are more. Above it, the item's persistent URL
+//! (the one to cite: [`crate::config::Config::persistent_url`]).
 
 use std::net::IpAddr;
 
@@ -38,15 +39,29 @@ pub fn page(archive: &Archive, ibi: &[u8], client: Option<IpAddr>) -> Answer {
 /// The page of an item found.
 fn item_page(archive: &Archive, item: &Item, client: Option<IpAddr>) -> Answer {
     let title = format!("Files of {}", escape_html(item.rep.as_str()));
+    // How the item is cited, whatever the page says of its files.
+    let persistent = archive
+        .config()
+        .persistent_url(item.ibip.as_ref().map_or(item.rep.as_str(), |p| p.as_str()));
+    let cite = format!(
+        "<p>Persistent URL: <a href=\"{url}\">{url}</a></p>\n",
+        url = escape_html(&persistent)
+    );
     match item.access(archive.config(), client) {
         Access::Granted => {}
-        Access::Deleted => return html(410, &title, "<p>This item has been deleted.</p>"),
+        Access::Deleted => {
+            return html(
+                410,
+                &title,
+                &format!("{cite}<p>This item has been deleted.</p>"),
+            )
+        }
         // Footnote 2 of §9.2: the page must say that the list may not be shown.
         Access::Restricted => {
             return html(
                 403,
                 &title,
-                "<p>Access to the list of files of this item is not permitted.</p>",
+                &format!("{cite}<p>Access to the list of files of this item is not permitted.</p>"),
             )
         }
     }
@@ -68,9 +83,9 @@ fn item_page(archive: &Archive, item: &Item, client: Option<IpAddr>) -> Answer {
         ));
     }
     let mut body = if rows.is_empty() {
-        "<p>This item has no files.</p>".to_string()
+        format!("{cite}<p>This item has no files.</p>")
     } else {
-        format!("<ul>\n{rows}</ul>")
+        format!("{cite}<ul>\n{rows}</ul>")
     };
     if !listing.complete {
         body.push_str(&format!(

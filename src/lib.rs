@@ -22,6 +22,7 @@ pub mod routes;
 pub mod service;
 pub mod store;
 pub mod urlkey;
+pub mod var_owner;
 
 // The protocol, shared with the resolver (the `ibi` crate), where the Archive's modules
 // and its users have always found it.

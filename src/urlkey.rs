@@ -198,15 +198,25 @@ fn parse_hex32(s: &str) -> Option<[u8; 32]> {
 }
 
 /// Writes a new secret atomically, kept if another process wrote one first (serve's
-/// threads may all make one at once): then that one is used.
+/// threads may all make one at once): then that one is used. It is var/'s owner's, the
+/// user the service runs as, whoever makes it (see [`crate::var_owner`]).
 fn create_secret(path: &Path) -> std::io::Result<[u8; 32]> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
-    }
+    use std::os::fd::AsFd;
+    let var = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(var)?;
+    let dir = crate::var_owner::open_dir(var)?;
+    let owner = crate::var_owner::owner_for_new(dir.as_fd(), var)?;
     let secret: [u8; 32] = rand::random();
     let mut hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();
     hex.push('\n');
-    match crate::atomic::create(path, hex.as_bytes(), 0o600) {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("urlkey.secret");
+    match crate::atomic::create_owned_at(dir.as_fd(), name, hex.as_bytes(), 0o600, owner) {
         Ok(()) => Ok(secret),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read_secret(path),
         Err(e) => Err(e),

@@ -343,11 +343,116 @@ fn a_readable_urlkey_secret_is_warned_of() {
         std::fs::Permissions::from_mode(0o644),
     )
     .unwrap();
+    // (The web server's user here is the one that may do anything, so that var/, made by
+    // this test as whoever runs it, is usable by it.)
     assert_eq!(
-        check(f.root()),
+        run_cmd(&["check", "--root", f.root().to_str().unwrap(), "--web-user", "root"]),
         (
             0,
             "var/urlkey.secret: warning: readable by every local user, who could then forge urlkeys; chmod 600 var/urlkey.secret\nchecked 14 items: 0 faults, 1 warning\n".to_string(),
+            String::new()
+        )
+    );
+}
+
+/// var/ and the files of var/ that the service uses, as the web server's user needs them
+/// (`--web-user`, www-data by default): a fault each, said with the chown to run.
+#[test]
+fn var_files_the_web_servers_user_cannot_use_are_faults() {
+    use std::os::unix::fs::{chown, PermissionsExt};
+    if !crate::var_owner::as_root_with(
+        "var_files_the_web_servers_user_cannot_use_are_faults",
+        &["www-data", "nobody"],
+    ) {
+        return;
+    }
+    let www = common::user_ids("www-data").unwrap();
+    let f = Fixture::sample();
+    let mode = |rel: &str, m: u32| {
+        std::fs::set_permissions(f.path(rel), std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    let r = f.root().to_str().unwrap();
+    let check_as = |user: Option<&str>| match user {
+        Some(u) => run_cmd(&["check", "--root", r, "--web-user", u]),
+        None => check(f.root()),
+    };
+    // As `query` run by root before the first web request left it: var/ www-data's (as
+    // the README says), the secret root's alone.
+    std::fs::create_dir(f.path("var")).unwrap();
+    chown(f.path("var"), Some(www.0), Some(www.1)).unwrap();
+    mode("var", 0o700);
+    f.write("var/urlkey.secret", &[b'a'; 64]);
+    mode("var/urlkey.secret", 0o600);
+    let secret_fault = "var/urlkey.secret: www-data (the web server's user) cannot read it (owner root, group root, mode 600), so the service cannot count accesses; chown -R www-data: var\n";
+    assert_eq!(
+        check_as(None),
+        (
+            1,
+            format!("{secret_fault}checked 14 items: 1 fault\n"),
+            FAULTY.to_string()
+        )
+    );
+    assert_eq!(check_as(Some("www-data")), check_as(None));
+
+    // The access log, written by root, and the marks of counted keys.
+    f.write("var/acknowledgments.log", b"");
+    mode("var/acknowledgments.log", 0o644);
+    std::fs::create_dir_all(f.path("var/acknowledged/493000")).unwrap();
+    mode("var/acknowledged", 0o755);
+    mode("var/acknowledged/493000", 0o755);
+    chown(f.path("var/acknowledged"), Some(www.0), Some(www.1)).unwrap();
+    assert_eq!(
+        check_as(None),
+        (
+            1,
+            format!("var/acknowledged/493000: www-data (the web server's user) cannot write it (owner root, group root, mode 755), so accesses are not counted; chown -R www-data: var\nvar/acknowledgments.log: www-data (the web server's user) cannot write it (owner root, group root, mode 644), so accesses are not counted; chown -R www-data: var\n{secret_fault}checked 14 items: 3 faults\n"),
+            FAULTY.to_string()
+        )
+    );
+
+    // Given to www-data, as the README says: no fault.
+    for rel in [
+        "var/urlkey.secret",
+        "var/acknowledgments.log",
+        "var/acknowledged/493000",
+    ] {
+        chown(f.path(rel), Some(www.0), Some(www.1)).unwrap();
+    }
+    assert_eq!(
+        check_as(None),
+        (0, "checked 14 items: 0 faults\n".to_string(), String::new())
+    );
+
+    // Another web server's user: var/ is not its, and what is in it is then not looked at.
+    assert_eq!(
+        check_as(Some("nobody")),
+        (
+            1,
+            "var: nobody (the web server's user) cannot write and search it (owner www-data, group www-data, mode 700), so the service can neither keep its urlkey secret nor count accesses; chown -R nobody: var\nchecked 14 items: 1 fault\n".to_string(),
+            FAULTY.to_string()
+        )
+    );
+    // Through its group, it may.
+    chown(
+        f.path("var"),
+        None,
+        Some(common::user_ids("nobody").unwrap().1),
+    )
+    .unwrap();
+    mode("var", 0o770);
+    let (code, out, _) = check_as(Some("nobody"));
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("var/acknowledged: nobody (the web server's user) cannot "),
+        "{out}"
+    );
+
+    // A user this machine does not have: said once, and not a fault.
+    assert_eq!(
+        check_as(Some("no-such-user-here")),
+        (
+            0,
+            "var: note: there is no user no-such-user-here here, so whether the web server's user can use var/ was not checked (--web-user USER names it)\nchecked 14 items: 0 faults, 1 note\n".to_string(),
             String::new()
         )
     );

@@ -317,7 +317,8 @@ fn prefixes_refuses_what_it_cannot_do() {
             String::new(),
             format!(
                 "ibi-archive: prefixes: cannot write {root}/var/col-prefixes: var/ is missing \
-                 or not writable, or a name under col/ holds a space or a control character\n"
+                 or not writable, or belongs to another user than you (run this as var/'s \
+                 owner or as root), or a name under col/ holds a space or a control character\n"
             )
         )
     );

@@ -36,3 +36,4 @@ mod serve_inclusion;
 mod service_cases;
 mod service_examples;
 mod store_memo;
+mod var_owner;

@@ -36,6 +36,11 @@
 //! item, whose URL is no file, would otherwise be judged as an item without files). With
 //! neither archive.toml nor col/, the root is no Archive: that one fault is reported.
 //!
+//! Also before the walk: `var/`, and what the service uses in it (the urlkey secret, the
+//! access log, the directories of the marks of counted keys), as the web server's user
+//! needs them (see `check_var_access`, judged by mode bits with [`crate::var_owner`]): a
+//! fault each that user cannot use, said with the `chown` to run.
+//!
 //! Warnings (not faults: the Archive works, but a secret is exposed): archive.toml
 //! holding the registration key, or var/urlkey.secret, readable by every local user.
 //! Notes (neither faults nor warnings): what check could not judge, and the relations to
@@ -104,10 +109,20 @@ pub struct Summary {
     pub notes: u64,
 }
 
+/// The web server's user when `check` is not told (`--web-user`): Debian's.
+pub const DEFAULT_WEB_USER: &str = "www-data";
+
 /// Checks the Archive at `root`, handing each fault to `report` as it is found and the
-/// number of items seen so far to `progress`.
-pub fn check(root: &Path, report: &mut dyn FnMut(Fault), progress: &mut dyn FnMut(u64)) -> Summary {
+/// number of items seen so far to `progress`; var/ is judged as the user `web_user` (the
+/// web server's, which runs the service) needs it.
+pub fn check(
+    root: &Path,
+    web_user: &str,
+    report: &mut dyn FnMut(Fault),
+    progress: &mut dyn FnMut(u64),
+) -> Summary {
     let mut c = Checker {
+        web_user: web_user.to_string(),
         root: root.to_path_buf(),
         col: root.join("col"),
         col_dir: None,
@@ -126,6 +141,8 @@ pub fn check(root: &Path, report: &mut dyn FnMut(Fault), progress: &mut dyn FnMu
 }
 
 struct Checker<'a> {
+    /// The web server's user, who must be able to use var/.
+    web_user: String,
     root: PathBuf,
     col: PathBuf,
     /// col/, opened: items are read from it as the service reads them.
@@ -212,6 +229,7 @@ impl Checker<'_> {
             }
         }
         self.check_secrets(holds_key == Some(true));
+        self.check_var_access();
         self.col_dir = Col::open(&self.root).ok();
         if self.col_dir.is_none() || !self.col.is_dir() {
             // Neither archive.toml nor col/: no Archive, which the fault above says.
@@ -266,6 +284,104 @@ impl Checker<'_> {
                 "var/urlkey.secret",
                 "readable by every local user, who could then forge urlkeys; chmod 600 var/urlkey.secret",
             );
+        }
+    }
+
+    /// var/ and what the service uses in it, as the web server's user needs them: var/
+    /// writable and searchable, the urlkey secret readable, the access log and the
+    /// directories of the marks of counted keys writable. A var/ that is not there (the
+    /// service has made nothing yet) is not judged; neither is what is in a var/ the
+    /// user cannot use, nor what this process cannot see.
+    fn check_var_access(&mut self) {
+        use crate::var_owner::{cannot, group_name, user_name, Access, User};
+        let var = self.root.join("var");
+        let Ok(var_meta) = std::fs::metadata(&var) else {
+            return;
+        };
+        let Some(user) = User::by_name(&self.web_user) else {
+            let message = format!(
+                "there is no user {} here, so whether the web server's user can use var/ was not checked (--web-user USER names it)",
+                self.web_user
+            );
+            self.report(Kind::Note, "var", None, message);
+            return;
+        };
+        const ALL: Access = Access {
+            read: true,
+            write: true,
+            search: true,
+        };
+        const UNCOUNTED: &str = "so accesses are not counted";
+        let mut entries: Vec<(String, std::fs::Metadata, Access, &str)> = vec![(
+            "var".to_string(),
+            var_meta,
+            Access {
+                read: false,
+                write: true,
+                search: true,
+            },
+            "so the service can neither keep its urlkey secret nor count accesses",
+        )];
+        let marks = var.join(crate::acklog::MARKS_DIR);
+        if let Ok(m) = std::fs::metadata(&marks) {
+            entries.push((self.rel(&marks), m, ALL, UNCOUNTED));
+            let mut hours: Vec<PathBuf> = std::fs::read_dir(&marks)
+                .map(|d| {
+                    d.filter_map(Result::ok)
+                        .map(|e| e.path())
+                        .filter(|p| p.is_dir())
+                        .collect()
+                })
+                .unwrap_or_default();
+            hours.sort();
+            for h in hours {
+                if let Ok(m) = std::fs::metadata(&h) {
+                    entries.push((self.rel(&h), m, ALL, UNCOUNTED));
+                }
+            }
+        }
+        let files = [
+            (
+                crate::acklog::log_path(&var),
+                Access {
+                    read: true,
+                    write: true,
+                    search: false,
+                },
+                UNCOUNTED,
+            ),
+            (
+                crate::urlkey::secret_path(&var),
+                Access {
+                    read: true,
+                    write: false,
+                    search: false,
+                },
+                "so the service cannot count accesses",
+            ),
+        ];
+        for (path, need, why) in files {
+            if let Ok(m) = std::fs::metadata(&path) {
+                entries.push((self.rel(&path), m, need, why));
+            }
+        }
+        for (i, (rel, meta, need, why)) in entries.into_iter().enumerate() {
+            let Some(missing) = cannot(&user, &meta, need) else {
+                continue;
+            };
+            use std::os::unix::fs::MetadataExt;
+            let message = format!(
+                "{name} (the web server's user) cannot {missing} it (owner {}, group {}, mode {:o}), {why}; chown -R {name}: var",
+                user_name(meta.uid()),
+                group_name(meta.gid()),
+                meta.mode() & 0o7777,
+                name = user.name,
+            );
+            self.fault(rel, message);
+            if i == 0 {
+                // What is in a var/ it cannot use does not matter.
+                return;
+            }
         }
     }
 

@@ -1,7 +1,8 @@
 //! The Dublin Core record of a metadata item (`new` with Dublin Core fields): the fields
 //! checked, completed with the item's persistent URL and language and put in the order of
 //! the elements, then written as an OAI-PMH `oai_dc` record (`oai_dc.xml`, the item's
-//! `oai_dc` format) and as the item's page (`metadata.html`, its target).
+//! `oai_dc` format) and as the item's page (`metadata.html`, its target), which links to
+//! the item it describes by its persistent URL.
 
 use super::AdminError;
 use crate::ibi::Rep;
@@ -90,15 +91,17 @@ pub fn oai_dc_xml(fields: &[(String, String)]) -> String {
     out
 }
 
-/// The metadata item's page: the fields as a table.
-pub(crate) fn metadata_html(fields: &[(String, String)], rep: &Rep) -> String {
+/// The metadata item's page: the persistent URL of the item it describes (`described`),
+/// linked, and the fields as a table.
+pub(crate) fn metadata_html(fields: &[(String, String)], rep: &Rep, described: &str) -> String {
     let title = fields
         .iter()
         .find(|(e, _)| e == "title")
         .map_or_else(|| rep.as_str().to_string(), |(_, v)| v.clone());
     let title = xml_escape(&title);
     let mut out = format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body><h1>{title}</h1>\n<table>\n"
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body><h1>{title}</h1>\n<p>The item described: <a href=\"{url}\">{url}</a></p>\n<table>\n",
+        url = xml_escape(described)
     );
     for (e, v) in fields {
         out.push_str(&format!(

@@ -15,8 +15,9 @@
 //!   `contenttype = "Metadata"`, holding `oai_dc.xml` (the `oai_dc` format) and
 //!   `metadata.html` (its target); it is stored first, so the data item's `metadata`
 //!   never points at nothing. Its `dc:identifier` gets the data item's persistent URL
-//!   (`http://urlib.net/<IBIp, else rep>`) and `dc:language` the item's language, unless
-//!   given (see [`super::dublin_core`]).
+//!   (`<publicurl>/<IBIp, else rep>`, the public URL of the Archive's first resolver:
+//!   [`Config::persistent_url`]) and `dc:language` the item's language, unless given
+//!   (see [`super::dublin_core`]); its page links to that URL.
 //! - `translation_of` X: the new item's language is required; X (when stored here) gets
 //!   `[translations] <language> = "<new rep>"`, and the new item gets the link back,
 //!   `[translations] <X's language> = "<X's rep>"`, when X's language is known.
@@ -47,9 +48,6 @@ use crate::item::{check_relative_file, ContentType, Item, State};
 use crate::relation::Lang;
 use crate::store::{LogLines, Store};
 use crate::time::Clock;
-
-/// Where persistent URLs point (resolution standard, §8.1).
-pub const PERSISTENT_URL_BASE: &str = "http://urlib.net/";
 
 /// What to create.
 #[derive(Debug, Clone, Default)]
@@ -111,7 +109,7 @@ pub fn create(root: &Path, req: &NewItem, clock: &dyn Clock) -> Result<Created, 
     let now = clock.now();
     // The metadata item first: the data item will point at it.
     if let Some(meta) = &meta_ids {
-        store_metadata_item(&col, meta, req, (&rep, ibip.as_ref()), now)?;
+        store_metadata_item(&col, &config, meta, req, (&rep, ibip.as_ref()), now)?;
     }
     let mut draft = data_item_draft(req, target, ibip.as_ref(), meta_ids.as_ref(), now);
     if let Some(note) = link_back(&mut draft, &related) {
@@ -277,6 +275,7 @@ fn copy_ids(c: &CopyOf) -> Result<Ids, AdminError> {
 /// `oai_dc.xml` and `metadata.html`.
 fn store_metadata_item(
     col: &Path,
+    config: &Config,
     meta: &Ids,
     req: &NewItem,
     data: (&Rep, Option<&Ibip>),
@@ -284,13 +283,10 @@ fn store_metadata_item(
 ) -> Result<(), AdminError> {
     let (mrep, mibip) = meta;
     let (rep, ibip) = data;
-    let persistent = format!(
-        "{PERSISTENT_URL_BASE}{}",
-        ibip.map_or(rep.as_str(), Ibip::as_str)
-    );
+    let persistent = config.persistent_url(ibip.map_or(rep.as_str(), Ibip::as_str));
     let fields = dc_fields(&req.dc, &persistent, req.language.as_ref());
     let xml = oai_dc_xml(&fields);
-    let html = metadata_html(&fields, rep);
+    let html = metadata_html(&fields, rep, &persistent);
     let draft = Draft {
         state: Some(State::Original),
         ibip: mibip.as_ref().map(|p| p.as_str().to_string()),

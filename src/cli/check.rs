@@ -2,12 +2,12 @@
 
 use std::io::{IsTerminal, Write};
 
-use ibi_archive::admin::check::check;
+use ibi_archive::admin::check::{check, DEFAULT_WEB_USER};
 
 use super::{CliError, CliResult};
 
 pub const HELP: &str = "\
-usage: ibi-archive check [--root R]
+usage: ibi-archive check [--root R] [--web-user USER]
 
 Validates the Archive: archive.toml (every setting, as the service, new and
 include/exclude read it) and its service item, every directory and item under col/
@@ -18,7 +18,11 @@ Prints one line per fault, `<path>: <fault>` (`<path>:LINE:COLUMN: <fault>` for 
 TOML error), paths relative to the Archive root and control characters escaped, then
 `checked N items: K faults`. Warnings (archive.toml with the registration key, or
 var/urlkey.secret, readable by every local user) are `<path>: warning: ...` lines,
-counted in the summary. Notes are `<path>: note: ...` lines, counted in the summary
+counted in the summary. var/ and what the service uses in it must be usable by the
+web server's user, USER (default www-data): var/ writable and searchable,
+var/urlkey.secret readable, var/acknowledgments.log and var/acknowledged/ writable;
+each that is not is a fault, said with the chown to run (no such user here: a note,
+and this is not checked). Notes are `<path>: note: ...` lines, counted in the summary
 too: a nextedition, metadata or translation naming an IBI this Archive does not hold
 (item.toml allows one held elsewhere: the resolver looks for it in the other
 Archives), and, when archive.toml does not load, which checks depending on it were
@@ -27,9 +31,21 @@ Shows progress on stderr when it is a terminal.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
-    let Some(root) = super::root_only(parser, "check", HELP)? else {
-        return Ok(());
-    };
+    use lexopt::Arg::{Long, Short};
+    let mut root = None;
+    let mut web_user = DEFAULT_WEB_USER.to_string();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => return super::print_text(HELP),
+            Long("root") => root = Some(parser.value()?.into()),
+            Long("web-user") => {
+                use lexopt::ValueExt;
+                web_user = parser.value()?.string()?;
+            }
+            other => return Err(CliError::unexpected("check", other)),
+        }
+    }
+    let root = super::root_flag(root);
     let bar = if std::io::stderr().is_terminal() {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(
@@ -47,6 +63,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let mut write_error = None;
     let summary = check(
         &root,
+        &web_user,
         &mut |fault| {
             let line = format!("{fault}");
             let mut write = || writeln!(out, "{line}");

@@ -112,13 +112,18 @@ and
         },
         Command {
             name: "check",
-            synopsis: "check [--root R]",
+            synopsis: "check [--root R] [--web-user USER]",
             about: "validate the whole Archive",
             help: check::HELP,
             man: &[r#"Validates the whole Archive: archive.toml and its service item, every directory and item
 under col/, and the files of doc/ that are never served (links, hard links, pipes).
 Prints one line per fault, then
 .RI "checked " N " items: " K " faults" .
+Reports as a fault var/, or a file of it the service uses, that the web server's user
+cannot use (var/ writable and searchable, var/urlkey.secret readable,
+var/acknowledgments.log and var/acknowledged/ writable), with the
+.B chown
+to run.
 Warns when archive.toml or var/urlkey.secret is readable by every local user. Notes
 (not faults) a next edition, metadata or translation naming an IBI this Archive does
 not hold, which the resolver looks for in the other Archives. Exit
@@ -363,6 +368,15 @@ resolved).",
             r"the administrator's e-mail address: writes
 .B [registration]
 with a new registration key, for joining a resolver.",
+        ),
+        // check
+        documented(
+            &["web-user"],
+            Some("USER"),
+            &["check"],
+            r"the web server's user, which runs the service and must be able to use var/
+(default www-data); one this machine does not have is said in a note, and var/ is not
+judged.",
         ),
         // new
         Flag {

@@ -44,8 +44,9 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             "prefixes: col/ kept changing for 10 s; var/col-prefixes not written",
         )),
         FileState::Unwritable => Err(CliError::failed(format!(
-            "prefixes: cannot write {}: var/ is missing or not writable, or a name \
-             under col/ holds a space or a control character",
+            "prefixes: cannot write {}: var/ is missing or not writable, or belongs to \
+             another user than you (run this as var/'s owner or as root), or a name under \
+             col/ holds a space or a control character",
             root.join("var")
                 .join(ibi_archive::col_prefixes::FILE_NAME)
                 .display()
