@@ -663,7 +663,7 @@ chmod 640 /var/lib/ibi-archive/archive.toml
 chown \-R www-data: /var/lib/ibi-archive/var
 editor /etc/apache2/conf-available/ibi-archive.conf
 a2enmod cgid alias env && a2enconf ibi-archive
-apache2ctl configtest && systemctl reload apache2
+apache2ctl configtest && apache2ctl graceful
 ibi-archive new \-\-root /var/lib/ibi-archive \-\-title "A report" report.pdf
 .RE
 .fi
