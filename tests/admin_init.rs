@@ -394,4 +394,14 @@ fn the_next_steps_name_the_installed_files() {
     assert!(err.contains(&serve_it), "{err}");
     assert!(!err.contains("cgi-bin"), "{err}");
     assert!(!err.contains("systemctl reload"), "{err}");
+    // So do the comments of the archive.toml it writes.
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    assert!(
+        toml.contains(
+            "# /<this IBI> (IBI_ARCHIVE_SERVICE_IBI in the web server's configuration: the Debian\n\
+             # package's /etc/apache2/conf-available/ibi-archive.conf).\n"
+        ),
+        "{toml}"
+    );
+    assert!(!toml.contains("cgi-bin"), "{toml}");
 }
