@@ -636,6 +636,15 @@ in it, then
 .I /usr/share/ibi-archive/
 the routes the two files above include (cgi-bin/ of the source, unchanged).
 .TP
+.I /usr/share/doc/ibi-archive/README.md
+the whole documentation: the Archive on disk, the protocol, the resolver, and running
+both for years (TLS, logs, backup and restore, moving, upgrading, removing and purging).
+.TP
+.I /usr/share/doc/ibi-archive/examples/
+Apache in front of the resolver, and the https sites of the Archive
+.RI ( apache2-ibi-archive-tls.conf )
+and of the resolver.
+.TP
 .I /usr/lib/systemd/system/ibi-archive-inclusion.service
 includes the Archive served by Apache in the resolvers of its
 .B [registration]
