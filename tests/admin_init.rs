@@ -453,3 +453,55 @@ fn init_names_the_resolvers_to_join() {
     );
     assert!(!tmp.path().join("https").exists());
 }
+
+/// What `init` says to do next names what an installed system has (the Debian package's
+/// Apache configuration and README), never a file of the source tree that the package does
+/// not install, and reloads Apache as the README and the man page do.
+#[test]
+fn the_next_steps_name_the_installed_files() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("archive");
+    let (code, out, err) = common::run_cmd(&[
+        "init",
+        "--root",
+        root.to_str().unwrap(),
+        "--address",
+        "archive.example.org:8081",
+        "--ip",
+        "127.0.0.1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let service = out
+        .lines()
+        .find_map(|l| l.strip_prefix("rep "))
+        .unwrap()
+        .to_string();
+    let r = std::fs::canonicalize(&root).unwrap();
+    let r = r.to_str().unwrap();
+    let serve_it = format!(
+        "  2. Serve it. With the Debian package, in /etc/apache2/conf-available/ibi-archive.conf set\n\
+         \x20      Define IBI_ARCHIVE_SERVICE_IBI {service}\n\
+         \x20      Define IBI_ARCHIVE_ROOT {r}\n\
+         \x20    then run\n\
+         \x20      a2enmod cgid alias env && a2enconf ibi-archive\n\
+         \x20      apache2ctl configtest && apache2ctl graceful\n\
+         \x20    and make Apache listen on the port of archive.example.org:8081. lighttpd, or a\n\
+         \x20    build from the source: README.md (/usr/share/doc/ibi-archive/README.md),\n\
+         \x20    \"Deploying under Apache or lighttpd\". Or try it at once with\n\
+         \x20      ibi-archive serve --root {r} --listen 8081\n\
+         \x20 3. Add items:"
+    );
+    assert!(err.contains(&serve_it), "{err}");
+    assert!(!err.contains("cgi-bin"), "{err}");
+    assert!(!err.contains("systemctl reload"), "{err}");
+    // So do the comments of the archive.toml it writes.
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    assert!(
+        toml.contains(
+            "# /<this IBI> (IBI_ARCHIVE_SERVICE_IBI in the web server's configuration: the Debian\n\
+             # package's /etc/apache2/conf-available/ibi-archive.conf).\n"
+        ),
+        "{toml}"
+    );
+    assert!(!toml.contains("cgi-bin"), "{toml}");
+}

@@ -1,10 +1,12 @@
 //! The Debian package's man pages and bash completions (debian/) are made by the
 //! executables from the definitions of their commands and flags (src/cli/definitions.rs,
 //! resolver/src/cli/definitions.rs): the files committed are what `--generate` prints,
-//! byte for byte. The man pages are well-formed roff, and the completions, run in bash as
-//! bash runs them, offer each command its own flags. No root needed: nothing is installed.
+//! byte for byte. The man pages are well-formed roff and name, under each command, the
+//! flags its `--help` names (the two texts are written apart), and the completions, run in
+//! bash as bash runs them, offer each command its own flags. No root needed: nothing is
+//! installed.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -164,4 +166,101 @@ fn the_completions_offer_each_command_its_own_flags() {
             words.join(" ")
         );
     }
+}
+
+/// The `--flags` `text` names (roff's `\-\-name` read as `--name`), but `--help` and
+/// `--version`, which every command takes.
+fn flags_named(text: &str) -> BTreeSet<String> {
+    let text = ["\\fB", "\\fI", "\\fR", "\\fP"]
+        .iter()
+        .fold(text.replace("\\-", "-"), |t, font| t.replace(font, " "));
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+        .filter_map(|w| w.strip_prefix("--"))
+        .filter(|f| f.starts_with(|c: char| c.is_ascii_lowercase()))
+        .filter(|f| !matches!(*f, "help" | "version"))
+        .map(String::from)
+        .collect()
+}
+
+/// The man page's section of each command: the text of its `.SS` subsections (their
+/// titles, `PROGRAM COMMAND …`, included), by command.
+fn man_sections(page: &str, program: &str) -> BTreeMap<String, String> {
+    let mut sections = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in page.lines() {
+        if let Some(title) = line.strip_prefix(".SS \"") {
+            let rest = title
+                .strip_prefix(program)
+                .unwrap_or_else(|| panic!("{program}(1): {line}"));
+            current = Some(
+                rest.trim_start()
+                    .split([' ', '"'])
+                    .next()
+                    .unwrap()
+                    .to_string(),
+            );
+        } else if line.starts_with(".SH") {
+            current = None;
+        }
+        if let Some(command) = &current {
+            let text: &mut String = sections.entry(command.clone()).or_default();
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    sections
+}
+
+/// Each command's part of the man page names the flags its `--help` names, no more and no
+/// fewer, and the rest of the page none that no command takes: the texts are written
+/// apart (the definitions keep --help and the flags in step, src/cli/definitions.rs), and
+/// this keeps the page in step with both.
+fn check_man_and_help_agree(program: &str, bin: &Path) {
+    let page = fs::read_to_string(debian(&format!("{program}.1"))).unwrap();
+    let sections = man_sections(&page, program);
+    assert!(sections.len() > 3, "{program}(1): {sections:?}");
+    let mut disagreements = Vec::new();
+    let mut every = BTreeSet::new();
+    for (command, section) in &sections {
+        let out = Command::new(bin)
+            .args([command.as_str(), "--help"])
+            .env_remove("GATEWAY_INTERFACE")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{program} {command} --help: {out:?}");
+        let help = flags_named(&String::from_utf8(out.stdout).unwrap());
+        let man = flags_named(section);
+        every.extend(help.iter().cloned());
+        for f in man.difference(&help) {
+            disagreements.push(format!(
+                "{program}(1) names --{f} under {command}, {command} --help does not"
+            ));
+        }
+        for f in help.difference(&man) {
+            disagreements.push(format!(
+                "{program} {command} --help names --{f}, {program}(1) does not under {command}"
+            ));
+        }
+    }
+    // The page's own text (description, files, examples) names no flag that no command
+    // takes, but in roff comments and in the commands of systemctl.
+    let own: String = page
+        .lines()
+        .filter(|l| !l.starts_with(".\\\"") && !l.contains("systemctl"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    for f in flags_named(&own).difference(&every) {
+        disagreements.push(format!("{program}(1) names --{f}, which no command takes"));
+    }
+    assert_eq!(disagreements, Vec::<String>::new());
+}
+
+#[test]
+fn the_man_page_of_ibi_archive_names_the_flags_of_its_help() {
+    check_man_and_help_agree("ibi-archive", &common::ibi_archive_bin());
+}
+
+#[test]
+fn the_man_page_of_ibi_resolver_names_the_flags_of_its_help() {
+    check_man_and_help_agree("ibi-resolver", &common::ibi_resolver_bin());
 }

@@ -509,7 +509,9 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         INCLUSION_UNIT,
         "/usr/share/doc/ibi-archive/README.md",
         "/usr/share/doc/ibi-archive/copyright",
+        "/usr/share/doc/ibi-archive/examples/apache2-ibi-archive-tls.conf",
         "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver.conf",
+        "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver-tls.conf",
     ]
     .into_iter()
     .map(String::from)
@@ -543,6 +545,18 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
             "cgi-bin/lighttpd/ibi-archive.conf",
         ),
         (UNIT, "resolver/deploy/ibi-resolver.service"),
+        (
+            "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver.conf",
+            "resolver/deploy/apache2-ibi-resolver.conf",
+        ),
+        (
+            "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver-tls.conf",
+            "resolver/deploy/apache2-ibi-resolver-tls.conf",
+        ),
+        (
+            "/usr/share/doc/ibi-archive/examples/apache2-ibi-archive-tls.conf",
+            "cgi-bin/apache2/ibi-archive-tls.conf",
+        ),
         (INCLUSION_UNIT, "debian/ibi-archive-inclusion.service"),
         (APACHE_CONF, "debian/apache2/ibi-archive.conf"),
         (LIGHTTPD_CONF, "debian/lighttpd/50-ibi-archive.conf"),

@@ -18,6 +18,7 @@ mod debian_package;
 mod deploy_access;
 mod deploy_e2e;
 mod deploy_smoke;
+mod deploy_tls;
 mod filter_equivalence;
 mod harness;
 mod hostile_cases;

@@ -14,11 +14,11 @@
 #   setsid "$LIGHTTPD_BIN" -D -f DIR/lighttpd.conf </dev/null >>DIR/stdio.log 2>&1 &
 #   apache2_config OPTIONS >DIR/apache2.conf
 #   setsid "$APACHE2_BIN" -f DIR/apache2.conf -DFOREGROUND </dev/null >>DIR/stdio.log 2>&1 &
-#   httpd_modules lighttpd | apache2 [--vhost [FILE...]]
+#   httpd_modules lighttpd | apache2 [--vhost] [FILE...]
 #
 # Run, the same with the server's name first:
 #   bash bench/lib/httpd.sh lighttpd|apache2 OPTIONS
-#   bash bench/lib/httpd.sh modules lighttpd | apache2 [--vhost [FILE...]]
+#   bash bench/lib/httpd.sh modules lighttpd | apache2 [--vhost] [FILE...]
 #
 # OPTIONS:
 #   --dir DIR            the server's own directory (required): it must hold htdocs/ (the
@@ -33,8 +33,8 @@
 #                        LogFormats and the server-wide CustomLog
 #                        ${APACHE_LOG_DIR}/other_vhosts_access.log of Debian's
 #                        apache2.conf (APACHE_LOG_DIR must be in the server's environment)
-#   --module FILE        apache2 --vhost: a module to load too, by its file name in
-#                        Debian's module directory (mod_proxy.so); may be repeated
+#   --module FILE        apache2: a module to load too, by its file name in Debian's
+#                        module directory (mod_proxy.so); may be repeated
 #   --user USER          the user (and group) the server switches to (www-data when run as
 #                        root); none by default
 #   --threads N          apache2: threads per child process (8); up to 2 children
@@ -44,7 +44,7 @@
 #
 # httpd_modules prints the loadable modules the configuration loads, one "NAME FILE" line
 # each (FILE an absolute path; NAME empty for lighttpd), with --vhost those of a
-# <VirtualHost> site and the FILEs of its --module options: whether the machine has them
+# <VirtualHost> site, and the FILEs of the --module options: whether the machine has them
 # is whether the server is installed as the configuration needs it.
 #
 # Values are written between double quotes, and paths are read as paths (no globbing): a
@@ -112,8 +112,8 @@ httpd_modules() { # lighttpd | apache2 [--vhost [FILE...]]
             echo " $LIGHTTPD_MODULE_DIR/mod_dirlisting.so"
             ;;
         apache2)
-            local vhost="" name so
-            if [ "${2:-}" = --vhost ]; then vhost=1; fi
+            local vhost="" name so first=2
+            if [ "${2:-}" = --vhost ]; then vhost=1; first=3; fi
             # mod_autoindex is loaded only to prove the snippet turns listings off.
             while read -r name so; do
                 # A <VirtualHost> site runs no CGI program.
@@ -130,8 +130,7 @@ env_module mod_env.so
 dir_module mod_dir.so
 autoindex_module mod_autoindex.so
 MODULES
-            [ -n "$vhost" ] || return 0
-            for so in "${@:3}"; do
+            for so in "${@:$first}"; do
                 # mod_NAME.so is NAME_module.
                 name="${so#mod_}"
                 name="${name%.so}"
@@ -151,6 +150,7 @@ lighttpd_config() { # OPTIONS
     local extra="" modules=()
     _httpd_options "$@" || return
     [ -z "$vhost" ] || { _httpd_fail "--vhost is for apache2 only"; return; }
+    [ "${#modules[@]}" -eq 0 ] || { _httpd_fail "--module is for apache2 only"; return; }
     local user_lines=""
     if [ -n "$user" ]; then
         user_lines="server.username = \"$user\""$'\n'"server.groupname = \"$user\""
@@ -203,7 +203,7 @@ apache2_config() { # OPTIONS
     _httpd_options "$@" || return
     local load name so
     if [ -z "$vhost" ]; then
-        load="$(httpd_modules apache2)" || return
+        load="$(httpd_modules apache2 "${modules[@]}")" || return
     else
         load="$(httpd_modules apache2 --vhost "${modules[@]}")" || return
     fi
@@ -301,7 +301,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
         apache2) shift; apache2_config "$@" ;;
         modules) shift; httpd_modules "$@" ;;
         *)
-            echo "usage: bash $0 lighttpd|apache2 OPTIONS | modules lighttpd|apache2 [--vhost [FILE...]]" >&2
+            echo "usage: bash $0 lighttpd|apache2 OPTIONS | modules lighttpd|apache2 [--vhost] [FILE...]" >&2
             exit 2
             ;;
     esac

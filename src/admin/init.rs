@@ -321,9 +321,12 @@ impl Settings<'_> {
              # writing that port here too.\n\
              archiveaddress    = {address}\n\
              # The Archive service item, col/<this IBI>/: the web server maps the service at\n\
-             # /<this IBI> (IBI_ARCHIVE_SERVICE_IBI in cgi-bin/'s configurations).\n\
+             # /<this IBI> (IBI_ARCHIVE_SERVICE_IBI in the web server's configuration: the Debian\n\
+             # package's /etc/apache2/conf-available/ibi-archive.conf).\n\
              archiveserviceibi = {service}\n\
-             # Where col/ and the service are reached, when not http://<archiveaddress>.\n\
+             # Where col/ and the service are reached, when not http://<archiveaddress>: e.g.\n\
+             # https://<host> behind TLS (README, \"TLS\"), while the resolvers keep asking at\n\
+             # archiveaddress.\n\
              {baseurl}\n\
              # The IBI of the platform software (absent: the answers give the value {{}}).\n\
              #platformsoftware = \"dpi.inpe.br/banon/1998/08.02.08.56\"\n\

@@ -650,6 +650,15 @@ in it, then
 .I /usr/share/ibi-archive/
 the routes the two files above include (cgi-bin/ of the source, unchanged).
 .TP
+.I /usr/share/doc/ibi-archive/README.md
+the whole documentation: the Archive on disk, the protocol, the resolver, and running
+both for years (TLS, logs, backup and restore, moving, upgrading, removing and purging).
+.TP
+.I /usr/share/doc/ibi-archive/examples/
+Apache in front of the resolver, and the https sites of the Archive
+.RI ( apache2-ibi-archive-tls.conf )
+and of the resolver.
+.TP
 .I /usr/lib/systemd/system/ibi-archive-inclusion.service
 includes the Archive served by Apache in the resolvers of its
 .B [registration]
@@ -677,7 +686,7 @@ chmod 640 /var/lib/ibi-archive/archive.toml
 chown \-R www-data: /var/lib/ibi-archive/var
 editor /etc/apache2/conf-available/ibi-archive.conf
 a2enmod cgid alias env && a2enconf ibi-archive
-apache2ctl configtest && systemctl reload apache2
+apache2ctl configtest && apache2ctl graceful
 ibi-archive new \-\-root /var/lib/ibi-archive \-\-title "A report" report.pdf
 .RE
 .fi

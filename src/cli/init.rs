@@ -133,9 +133,15 @@ fn next_steps(root: &Path, done: &Initialized) -> String {
          \x20    and nobody else; the commands below, like new and delete, then run as root:\n\
          \x20      chown root:www-data {r}/archive.toml && chmod 640 {r}/archive.toml\n\
          \x20      chown -R www-data: {r}/var\n\
-         \x20 2. Serve it: in Apache's or lighttpd's configuration (cgi-bin/README.md) set\n\
-         \x20      IBI_ARCHIVE_ROOT={r}  IBI_ARCHIVE_SERVICE_IBI={service}\n\
-         \x20    and make the server listen on the port of {address}; or try it at once with\n\
+         \x20 2. Serve it. With the Debian package, in /etc/apache2/conf-available/ibi-archive.conf set\n\
+         \x20      Define IBI_ARCHIVE_SERVICE_IBI {service}\n\
+         \x20      Define IBI_ARCHIVE_ROOT {r}\n\
+         \x20    then run\n\
+         \x20      a2enmod cgid alias env && a2enconf ibi-archive\n\
+         \x20      apache2ctl configtest && apache2ctl graceful\n\
+         \x20    and make Apache listen on the port of {address}. lighttpd, or a\n\
+         \x20    build from the source: README.md (/usr/share/doc/ibi-archive/README.md),\n\
+         \x20    \"Deploying under Apache or lighttpd\". Or try it at once with\n\
          \x20      ibi-archive serve --root {r} --listen {listen}\n\
          \x20 3. Add items: ibi-archive new --root {r} FILE...   and check: ibi-archive check --root {r}\n\
          {join}",

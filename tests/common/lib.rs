@@ -52,7 +52,9 @@
 //!
 //! [`start_apache2_vhost`] starts apache2 with another configuration file of the
 //! repository (the resolver's, say) inside a `<VirtualHost>`; [`apache2_available_with`]
-//! says whether the modules it needs are installed.
+//! says whether the modules it needs are installed. [`start_apache2_with`] adds modules and
+//! configuration for more ports after the Archive's snippet (an https site, say);
+//! [`apache2_available_with_archive`] says whether they are installed.
 
 pub mod cases;
 pub mod cgi;
@@ -84,10 +86,11 @@ pub use http::{
     http_request_with_body, Connection, Response, HTTP_TIMEOUT,
 };
 pub use server::{
-    apache2_available, apache2_available_with, free_port, lighttpd_available,
-    living_processes_in_group, process_alive, processes_with_cmdline, required_under_ci,
-    start_apache2, start_apache2_vhost, start_lighttpd, wait_for_port, write_echo_cgi, Server,
-    ServerKind, ECHO_CGI, SHUTDOWN_TIMEOUT, STARTUP_TIMEOUT,
+    apache2_available, apache2_available_with, apache2_available_with_archive, free_port,
+    lighttpd_available, living_processes_in_group, process_alive, processes_with_cmdline,
+    required_under_ci, start_apache2, start_apache2_vhost, start_apache2_with, start_lighttpd,
+    wait_for_port, write_echo_cgi, MoreConfig, Server, ServerKind, ECHO_CGI, SHUTDOWN_TIMEOUT,
+    STARTUP_TIMEOUT,
 };
 
 /// The repository's top directory (this crate is its tests/common/).

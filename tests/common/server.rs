@@ -78,6 +78,22 @@ pub fn apache2_available_with(modules: &[&str]) -> bool {
     required_under_ci(found, &format!("apache2 (with {})", modules.join(", ")))
 }
 
+/// True if apache2 with what [`start_apache2`] needs and `modules` (file names in Debian's
+/// module directory, such as `mod_ssl.so`) are installed: what [`start_apache2_with`]
+/// needs.
+pub fn apache2_available_with_archive(modules: &[&str]) -> bool {
+    let mut args = vec!["apache2"];
+    args.extend_from_slice(modules);
+    let found = Path::new(APACHE2_BIN).is_file()
+        && modules_installed(&args)
+        && snippet("apache2").is_file()
+        && www_data_ok();
+    required_under_ci(
+        found,
+        &format!("apache2 (with mod_cgid, {})", modules.join(", ")),
+    )
+}
+
 /// Whether every module file bench/lib/httpd.sh lists for `modules ARGS` exists.
 fn modules_installed(args: &[&str]) -> bool {
     httpd_config("modules", args).lines().all(|line| {
@@ -149,6 +165,8 @@ pub struct Server {
     pub base_url: String,
     pub kind: ServerKind,
     pub port: u16,
+    /// The ports of 127.0.0.1 chosen for [`start_apache2_with`]'s configuration, in order.
+    pub more_ports: Vec<u16>,
     child: Option<Child>,
     config_file: PathBuf,
     pid_file: PathBuf,
@@ -162,6 +180,43 @@ pub struct Server {
 /// serving the Archive at `root` and running `bin` at `/<service_ibi>`.
 pub fn start_apache2(root: &Path, bin: &Path, service_ibi: &str) -> Server {
     start(ServerKind::Apache2, root, bin, service_ibi)
+}
+
+/// What [`start_apache2_with`] adds to the configuration of [`start_apache2`]: the
+/// configuration after the snippet for the ports of 127.0.0.1 it is given.
+pub type MoreConfig<'a> = &'a dyn Fn(&[u16]) -> String;
+
+/// Starts apache2 as [`start_apache2`] does, with `modules` (file names in Debian's module
+/// directory, such as `mod_ssl.so`) loaded too and, after the snippet, what `more` makes of
+/// `ports` more free ports of 127.0.0.1 (their `Listen` lines and what is served there;
+/// all of them chosen again when one is taken), as a site enabled beside the snippet is
+/// read after it. `APACHE_LOG_DIR` is the server's directory, as for
+/// [`start_apache2_vhost`]; [`Server::more_ports`] holds the ports.
+pub fn start_apache2_with(
+    root: &Path,
+    bin: &Path,
+    service_ibi: &str,
+    modules: &[&str],
+    ports: usize,
+    more: MoreConfig,
+) -> Server {
+    let root =
+        fs::canonicalize(root).unwrap_or_else(|e| panic!("Archive root {}: {e}", root.display()));
+    let bin = fs::canonicalize(bin).unwrap_or_else(|e| panic!("executable {}: {e}", bin.display()));
+    assert_reachable(&root.join("col"), "Archive directory");
+    start_site(
+        ServerKind::Apache2,
+        &Site::Archive {
+            root,
+            bin,
+            service_ibi,
+            more: Some(More {
+                modules: modules.iter().map(|so| so.to_string()).collect(),
+                ports,
+                config: more,
+            }),
+        },
+    )
 }
 
 /// Starts lighttpd with `cgi-bin/lighttpd/ibi-archive.conf`, serving the
@@ -241,15 +296,25 @@ pub fn write_echo_cgi(dir: &Path) -> PathBuf {
 
 /// What a server is started with.
 enum Site<'a> {
-    /// The `cgi-bin/` snippet, serving the Archive at `root` with `bin` at `/<service_ibi>`.
+    /// The `cgi-bin/` snippet, serving the Archive at `root` with `bin` at `/<service_ibi>`,
+    /// and maybe more after it (apache2 only).
     Archive {
         root: PathBuf,
         bin: PathBuf,
         service_ibi: &'a str,
+        more: Option<More<'a>>,
     },
     /// A configuration file included in a `<VirtualHost>`, with more modules (their file
     /// names, such as `mod_proxy.so`; apache2 only).
     VirtualHost { conf: PathBuf, modules: Vec<String> },
+}
+
+/// What [`start_apache2_with`] adds: modules, and configuration for more ports.
+#[derive(Clone)]
+struct More<'a> {
+    modules: Vec<String>,
+    ports: usize,
+    config: MoreConfig<'a>,
 }
 
 enum Startup {
@@ -272,6 +337,7 @@ fn start(kind: ServerKind, root: &Path, bin: &Path, service_ibi: &str) -> Server
             root,
             bin,
             service_ibi,
+            more: None,
         },
     )
 }
@@ -282,7 +348,13 @@ fn start_site(kind: ServerKind, site: &Site) -> Server {
     let mut last_error = String::new();
     for _attempt in 0..5 {
         let port = free_port();
-        let mut server = spawn(kind, site, port);
+        let more_ports = match site {
+            Site::Archive {
+                more: Some(more), ..
+            } => distinct_free_ports(port, more.ports),
+            _ => Vec::new(),
+        };
+        let mut server = spawn(kind, site, port, more_ports);
         match server.wait_ready() {
             Startup::Ready => return server,
             Startup::PortTaken => {
@@ -312,6 +384,18 @@ pub fn free_port() -> u16 {
     listener.local_addr().unwrap().port()
 }
 
+/// `n` free ports of 127.0.0.1, none of them `taken`, none twice.
+fn distinct_free_ports(taken: u16, n: usize) -> Vec<u16> {
+    let mut ports = Vec::new();
+    while ports.len() < n {
+        let port = free_port();
+        if port != taken && !ports.contains(&port) {
+            ports.push(port);
+        }
+    }
+    ports
+}
+
 /// Waits, at most [`STARTUP_TIMEOUT`], until 127.0.0.1:`port` accepts connections: a
 /// server started by hand (a daemon, or `child`, a process this test started, whose exit
 /// ends the wait). Err says why it does not.
@@ -337,7 +421,7 @@ pub fn wait_for_port(port: u16, mut child: Option<&mut Child>) -> Result<(), Str
     }
 }
 
-fn spawn(kind: ServerKind, site: &Site, port: u16) -> Server {
+fn spawn(kind: ServerKind, site: &Site, port: u16, more_ports: Vec<u16>) -> Server {
     let dir = tempfile::Builder::new()
         .prefix(&format!("ibi-archive-httpd-{}-", kind.name()))
         .tempdir()
@@ -358,10 +442,12 @@ fn spawn(kind: ServerKind, site: &Site, port: u16) -> Server {
             root,
             bin,
             service_ibi,
+            more,
         } => Site::Archive {
             root: root.clone(),
             bin: usable_bin(bin, &d),
             service_ibi,
+            more: more.clone(),
         },
         Site::VirtualHost { conf, modules } => Site::VirtualHost {
             conf: conf.clone(),
@@ -381,7 +467,11 @@ fn spawn(kind: ServerKind, site: &Site, port: u16) -> Server {
     }
 
     let config_file = d.join(format!("{}.conf", kind.name()));
-    fs::write(&config_file, main_config(kind, &site, &d, port)).unwrap();
+    fs::write(
+        &config_file,
+        main_config(kind, &site, &d, port, &more_ports),
+    )
+    .unwrap();
     let mut cmd = match kind {
         ServerKind::Apache2 => {
             let mut cmd = Command::new(APACHE2_BIN);
@@ -396,7 +486,7 @@ fn spawn(kind: ServerKind, site: &Site, port: u16) -> Server {
     };
     let stdio = fs::File::create(&stdio_log).unwrap();
     cmd.current_dir(&d).env_clear();
-    if let Site::VirtualHost { .. } = &site {
+    if kind == ServerKind::Apache2 {
         // As Debian's envvars exports it.
         cmd.env("APACHE_LOG_DIR", &d);
     }
@@ -416,6 +506,7 @@ fn spawn(kind: ServerKind, site: &Site, port: u16) -> Server {
         base_url: format!("http://127.0.0.1:{port}"),
         kind,
         port,
+        more_ports,
         child: Some(child),
         config_file,
         pid_file,
@@ -441,8 +532,9 @@ fn usable_bin(bin: &Path, server_dir: &Path) -> PathBuf {
 }
 
 /// The main configuration of a server of `kind` for `site`, with its own directory `dir`
-/// (where bench/lib/httpd.sh puts error.log and `<kind>.pid`), listening on `port`.
-fn main_config(kind: ServerKind, site: &Site, dir: &Path, port: u16) -> String {
+/// (where bench/lib/httpd.sh puts error.log and `<kind>.pid`), listening on `port` (and
+/// for [`start_apache2_with`], its configuration for `more_ports`).
+fn main_config(kind: ServerKind, site: &Site, dir: &Path, port: u16, more_ports: &[u16]) -> String {
     let text = |path: &Path| {
         path.to_str()
             .unwrap_or_else(|| panic!("{} is not UTF-8", path.display()))
@@ -462,14 +554,28 @@ fn main_config(kind: ServerKind, site: &Site, dir: &Path, port: u16) -> String {
             root,
             bin,
             service_ibi,
-        } => args.extend([
-            "--root".to_string(),
-            text(root),
-            "--bin".to_string(),
-            text(bin),
-            "--service-ibi".to_string(),
-            service_ibi.to_string(),
-        ]),
+            more,
+        } => {
+            args.extend([
+                "--root".to_string(),
+                text(root),
+                "--bin".to_string(),
+                text(bin),
+                "--service-ibi".to_string(),
+                service_ibi.to_string(),
+            ]);
+            if let Some(more) = more {
+                assert_eq!(
+                    kind,
+                    ServerKind::Apache2,
+                    "only apache2 is started with more configuration"
+                );
+                for so in &more.modules {
+                    args.extend(["--module".to_string(), so.clone()]);
+                }
+                args.extend(["--extra".to_string(), (more.config)(more_ports)]);
+            }
+        }
         Site::VirtualHost { conf, modules } => {
             assert_eq!(
                 kind,
