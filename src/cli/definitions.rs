@@ -86,7 +86,18 @@ commented archive.toml (mode 600), col/ with the Archive service item, and var/ 
 .B rep
 and
 .B ibip
-of the service item, then the next steps on standard error.
+of the service item, then the next steps on standard error. With
+.BR \-\-email ,
+each
+.B \-\-resolver
+.I URL
+(repeatable; the service URL
+.B ibi-resolver init
+prints as
+.BR serviceurl )
+names a resolver of
+.BR [registration] ,
+in that order (default: http://urlib.net/J8LNKB5R7W/3FUQHC5).
 "],
             subcommands: &[],
             operands: Complete::Nothing,
