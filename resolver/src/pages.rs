@@ -1,12 +1,12 @@
 //! The pages a reader sees when a persistent URL is not followed: small HTML in Portuguese
 //! or English, without script, and the inspection view (HTML, or JSON for
-//! `Accept: application/json`).
+//! `Accept: application/json`). Every text of them is one of [`Text`]'s.
 
 use ibi::markup::escape_html;
 use ibi::Ibi;
 
-use crate::lang::PageLang;
-use crate::resolve::{Outcome, Trace};
+use crate::lang::{count, decimal, PageLang, Text};
+use crate::resolve::{AskResult, Outcome, Trace};
 
 /// A page: status, content type and body.
 pub struct Page {
@@ -33,50 +33,63 @@ fn shell(status: u16, lang: PageLang, meta: &str, title: &str, body: &str) -> Pa
     }
 }
 
-fn html(status: u16, lang: PageLang, title: &str, body: &str) -> Page {
-    shell(status, lang, VIEWPORT, title, body)
+fn html(status: u16, lang: PageLang, title: Text, body: &str) -> Page {
+    shell(status, lang, VIEWPORT, title.get(lang), body)
 }
 
-fn pick<'a>(lang: PageLang, pt: &'a str, en: &'a str) -> &'a str {
-    match lang {
-        PageLang::Pt => pt,
-        PageLang::En => en,
-    }
+/// `<code>value</code>`, the value escaped.
+fn code(value: &str) -> String {
+    format!("<code>{}</code>", escape_html(value))
+}
+
+/// The list of `items` (escaped), one `<li>` each.
+fn list(items: &[String]) -> String {
+    let items: String = items
+        .iter()
+        .map(|a| format!("<li>{}</li>\n", escape_html(a)))
+        .collect();
+    format!("<ul>\n{items}</ul>\n")
 }
 
 /// The resolver's home page: what it is and how to use it (`publicurl`, the service's
-/// IBI, and how many Archives are included).
-pub fn home(lang: PageLang, publicurl: &str, serviceibi: &Ibi, archives: usize) -> Page {
-    let example = format!("{publicurl}/{serviceibi}");
-    let body = match lang {
-        PageLang::Pt => format!(
-            "<p>Este é um resolvedor de IBI: acrescente um IBI a este endereço para chegar ao item, por exemplo <code>{0}/8JMKD3MGP8W/35MME4E</code>; acrescente <code>?noredirect</code> para ver a resolução sem segui-la.</p>\n<p>{1}. Serviço do resolvedor: <code>{2}</code>.</p>\n",
-            escape_html(publicurl),
-            if archives == 1 {
-                "1 Arquivo incluído".to_string()
-            } else {
-                format!("{archives} Arquivos incluídos")
-            },
-            escape_html(&example)
+/// IBI, and how many Archives are included), with the persistent URL of `example`, an
+/// IBI this resolver has resolved, when there is one.
+pub fn home(
+    lang: PageLang,
+    publicurl: &str,
+    serviceibi: &Ibi,
+    archives: usize,
+    example: Option<&str>,
+) -> Page {
+    let mut body = format!(
+        "<p>{}</p>\n",
+        Text::HomeIntro.fill(lang, &[("publicurl", &escape_html(publicurl))])
+    );
+    if let Some(ibi) = example {
+        let url = escape_html(&format!("{publicurl}/{ibi}"));
+        body.push_str(&format!(
+            "<p>{}</p>\n",
+            Text::HomeExample.fill(lang, &[("url", &url)])
+        ));
+    }
+    body.push_str(&format!(
+        "<p>{}. {}</p>\n",
+        count(
+            lang,
+            archives,
+            Text::ArchivesIncludedZero,
+            Text::ArchivesIncludedOne,
+            Text::ArchivesIncludedMany
         ),
-        PageLang::En => format!(
-            "<p>This is an IBI resolver: add an IBI to this address to reach the item, for example <code>{0}/8JMKD3MGP8W/35MME4E</code>; add <code>?noredirect</code> to see the resolution without following it.</p>\n<p>{1}. Resolver service: <code>{2}</code>.</p>\n",
-            escape_html(publicurl),
-            if archives == 1 {
-                "1 Archive included".to_string()
-            } else {
-                format!("{archives} Archives included")
-            },
-            escape_html(&example)
-        ),
-    };
-    shell(
-        200,
-        lang,
-        "",
-        pick(lang, "Resolvedor de IBI", "IBI resolver"),
-        &body,
-    )
+        Text::ResolverService.fill(
+            lang,
+            &[(
+                "service",
+                &escape_html(&format!("{publicurl}/{serviceibi}"))
+            )]
+        )
+    ));
+    shell(200, lang, "", Text::HomeTitle.get(lang), &body)
 }
 
 /// 503: as many resolutions as allowed are under way.
@@ -84,12 +97,8 @@ pub fn overloaded(lang: PageLang) -> Page {
     html(
         503,
         lang,
-        pick(lang, "Resolvedor sobrecarregado", "Resolver overloaded"),
-        pick(
-            lang,
-            "<p>O resolvedor está atendendo ao maior número de pedidos que aceita. Tente de novo em instantes.</p>\n",
-            "<p>The resolver is answering as many requests as it takes. Try again in a moment.</p>\n",
-        ),
+        Text::OverloadedTitle,
+        &format!("<p>{}</p>\n", Text::OverloadedText.get(lang)),
     )
 }
 
@@ -98,183 +107,137 @@ pub fn too_many(lang: PageLang) -> Page {
     html(
         429,
         lang,
-        pick(lang, "Pedidos demais", "Too many requests"),
-        pick(
-            lang,
-            "<p>A sua rede fez mais pedidos a este resolvedor do que ele aceita de uma rede ao mesmo tempo. Tente de novo daqui a pouco.</p>\n",
-            "<p>Your network has asked this resolver more than it takes from one network at a time. Try again in a moment.</p>\n",
-        ),
+        Text::TooManyTitle,
+        &format!("<p>{}</p>\n", Text::TooManyText.get(lang)),
     )
 }
 
-/// 400: the path and query are not a persistent URL.
-pub fn bad_request(lang: PageLang, path: &str, why: &str) -> Page {
-    let title = pick(lang, "URL persistente inválida", "Invalid persistent URL");
-    let intro = pick(
-        lang,
-        "O endereço pedido não é uma URL persistente:",
-        "The address asked for is not a persistent URL:",
-    );
+/// 400: the path and query are not a persistent URL; `why` (HTML) says why.
+fn refused(lang: PageLang, path: &str, why: &str) -> Page {
     html(
         400,
         lang,
-        title,
+        Text::BadRequestTitle,
         &format!(
-            "<p>{intro}</p>\n<p><code>{}</code></p>\n<p>{}</p>\n",
-            escape_html(path),
-            escape_html(why)
+            "<p>{}</p>\n<p>{}</p>\n<p>{why}</p>\n",
+            Text::BadRequestIntro.get(lang),
+            code(path),
         ),
     )
 }
 
-/// The page of an outcome other than a redirect.
-pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
-    let ibi_html = format!("<code>{}</code>", escape_html(ibi));
+/// 400: the path and query are not a persistent URL, for the reason `why` (text).
+pub fn bad_request(lang: PageLang, path: &str, why: &str) -> Page {
+    refused(lang, path, &escape_html(why))
+}
+
+/// 400 (the caller makes it 414): the path and query are `length` bytes long, more than
+/// the `max` read.
+pub fn too_long(lang: PageLang, path: &str, length: usize, max: usize) -> Page {
+    let why = Text::TooLong.fill(
+        lang,
+        &[("length", &length.to_string()), ("max", &max.to_string())],
+    );
+    refused(lang, path, &why)
+}
+
+/// An outcome other than a redirect, as its page and the inspection view say it: its
+/// status, title and paragraphs (HTML). `ibi`: the IBI the reader asked for.
+fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String) {
+    let ibi_html = code(ibi);
+    let ibi_value = [("ibi", ibi_html.as_str())];
     // When the last round asked for another item than the reader's (a related one an
     // Archive named), the page says which.
     let related = match trace.rounds.last() {
         Some(last) if trace.rounds.len() > 1 && last.ibi != ibi => format!(
-            "<p>{} <code>{}</code>{} {ibi_html}.</p>\n",
-            pick(
+            "<p>{}</p>\n",
+            Text::RelatedAsked.fill(
                 lang,
-                "O último IBI pedido foi",
-                "The last IBI asked for was"
-            ),
-            escape_html(&last.ibi),
-            pick(
-                lang,
-                ", indicado por um Arquivo para",
-                ", named by an Archive for"
-            ),
+                &[("last", &escape_html(&last.ibi)), ("ibi", &ibi_html)]
+            )
         ),
         _ => String::new(),
     };
+    let status = status_of(&trace.outcome);
     match &trace.outcome {
         Outcome::Found(f) => {
-            let location = trace.location.as_deref().unwrap_or(&f.url);
-            html(
-                302,
-                lang,
-                pick(lang, "Encontrado", "Found"),
-                &format!(
-                    "<p><a href=\"{}\">{}</a></p>\n",
-                    escape_html(location),
-                    escape_html(location)
-                ),
+            let location = escape_html(trace.location.as_deref().unwrap_or(&f.url));
+            (
+                status,
+                Text::FoundTitle,
+                format!("<p><a href=\"{location}\">{location}</a></p>\n"),
             )
         }
         Outcome::NotFound { asked } => {
-            let mut body = format!(
-                "<p>{} {ibi_html}.</p>\n",
-                pick(
-                    lang,
-                    "Nenhum Arquivo conhece o IBI",
-                    "No Archive knows the IBI"
-                )
-            );
+            let mut body = format!("<p>{}</p>\n", Text::NotFoundText.fill(lang, &ibi_value));
             if *asked == 0 {
-                body.push_str(pick(
-                    lang,
-                    "<p>Nenhum Arquivo está incluído neste resolvedor.</p>\n",
-                    "<p>No Archive is included in this resolver.</p>\n",
-                ));
+                body.push_str(&format!("<p>{}</p>\n", Text::NoArchiveIncluded.get(lang)));
             }
             body.push_str(&related);
-            html(
-                404,
-                lang,
-                pick(lang, "Item não encontrado", "Item not found"),
-                &body,
-            )
+            (status, Text::NotFoundTitle, body)
         }
         Outcome::Unavailable { archives, asked } => {
-            let list: String = archives
-                .iter()
-                .map(|a| format!("<li>{}</li>\n", escape_html(a)))
-                .collect();
-            html(
-                503,
-                lang,
-                pick(lang, "Arquivos indisponíveis", "Archives unavailable"),
-                &format!(
-                    "<p>{} {ibi_html}{} {} {asked} {}</p>\n<ul>\n{list}</ul>\n{related}<p>{}</p>\n",
-                    pick(
+            let one = archives.len() == 1;
+            (
+                status,
+                Text::UnavailableTitle,
+                format!(
+                    "<p>{} {} {}</p>\n{}{related}<p>{}</p>\n",
+                    Text::UnavailableText.fill(lang, &ibi_value),
+                    count(
                         lang,
-                        "Nenhum Arquivo que respondeu conhece o IBI",
-                        "No Archive that answered knows the IBI"
+                        *asked,
+                        Text::AskedMany,
+                        Text::AskedOne,
+                        Text::AskedMany
                     ),
-                    pick(
-                        lang,
-                        ", mas estes Arquivos não responderam",
-                        ", but these Archives did not answer"
-                    ),
-                    pick(lang, "(Arquivos perguntados:", "(of"),
-                    pick(lang, "):", "asked):"),
-                    pick(
-                        lang,
-                        "Um deles pode ter o item. Tente de novo mais tarde.",
-                        "One of them may hold the item. Try again later."
-                    )
+                    if one {
+                        Text::SilentOne
+                    } else {
+                        Text::SilentMany
+                    }
+                    .get(lang),
+                    list(archives),
+                    if one {
+                        Text::MayHoldOne
+                    } else {
+                        Text::MayHoldMany
+                    }
+                    .get(lang)
                 ),
             )
         }
-        Outcome::NoTranslation { language } => html(
-            404,
-            lang,
-            pick(lang, "Tradução inexistente", "No such translation"),
-            &format!(
-                "<p>{} {ibi_html} {} <code>{}</code>.</p>\n",
-                pick(lang, "O item", "The item"),
-                pick(lang, "não tem tradução no idioma", "has no translation in"),
-                escape_html(language)
-            ),
-        ),
-        Outcome::Deleted { date } => html(
-            410,
-            lang,
-            pick(lang, "Item removido", "Item removed"),
-            &format!(
-                "<p>{} {ibi_html} {} {}.</p>\n",
-                pick(lang, "O item", "The item"),
-                pick(lang, "foi removido em", "was removed on"),
-                escape_html(date)
-            ),
-        ),
-        Outcome::Suspicion { archives } => {
-            let list: String = archives
-                .iter()
-                .map(|a| format!("<li>{}</li>\n", escape_html(a)))
-                .collect();
-            html(
-                409,
-                lang,
-                pick(
+        Outcome::NoTranslation { language } => (
+            status,
+            Text::NoTranslationTitle,
+            format!(
+                "<p>{}</p>\n",
+                Text::NoTranslationText.fill(
                     lang,
-                    "Alerta: mais de um original",
-                    "Alert: more than one original",
-                ),
-                &format!(
-                    "<p>{} {ibi_html}{}</p>\n<ul>\n{list}</ul>\n<p>{}</p>\n",
-                    pick(
-                        lang,
-                        "Mais de um Arquivo afirma ter o original de",
-                        "More than one Archive claims to hold the original of"
-                    ),
-                    pick(
-                        lang,
-                        ". Arquivos sob suspeita:",
-                        ". Archives under suspicion:"
-                    ),
-                    pick(
-                        lang,
-                        "Uma investigação é necessária.",
-                        "An investigation is needed."
-                    )
-                ),
-            )
-        }
+                    &[("ibi", &ibi_html), ("language", &escape_html(language))]
+                )
+            ),
+        ),
+        Outcome::Deleted { date } => (
+            status,
+            Text::DeletedTitle,
+            format!(
+                "<p>{}</p>\n",
+                Text::DeletedText.fill(lang, &[("ibi", &ibi_html), ("date", &escape_html(date))])
+            ),
+        ),
+        Outcome::Suspicion { archives } => (
+            status,
+            Text::SuspicionTitle,
+            format!(
+                "<p>{}</p>\n{}<p>{}</p>\n",
+                Text::SuspicionText.fill(lang, &ibi_value),
+                list(archives),
+                Text::InvestigationNeeded.get(lang)
+            ),
+        ),
         Outcome::NoOriginal { copies } => {
-            let list: String = copies
+            let items: String = copies
                 .iter()
                 .map(|f| {
                     format!(
@@ -286,70 +249,64 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
                     )
                 })
                 .collect();
-            html(
-                404,
-                lang,
-                pick(lang, "Original não encontrado", "Original not found"),
-                &format!(
-                    "<p>{} {ibi_html}{}</p>\n<ul>\n{list}</ul>\n",
-                    pick(
-                        lang,
-                        "Nenhum Arquivo afirma ter o original de",
-                        "No Archive claims to hold the original of"
-                    ),
-                    pick(
-                        lang,
-                        "; todos responderam, e estas cópias foram encontradas:",
-                        "; every Archive answered, and these copies were found:"
-                    )
+            let text = if copies.len() == 1 {
+                Text::NoOriginalOne
+            } else {
+                Text::NoOriginalMany
+            };
+            (
+                status,
+                Text::NoOriginalTitle,
+                format!(
+                    "<p>{}</p>\n<ul>\n{items}</ul>\n",
+                    text.fill(lang, &ibi_value)
                 ),
             )
         }
         Outcome::Unverifiable { archives } => {
-            let list: String = archives
-                .iter()
-                .map(|a| format!("<li>{}</li>\n", escape_html(a)))
-                .collect();
-            html(
-                503,
-                lang,
-                pick(
-                    lang,
-                    "Verificação do original impossível agora",
-                    "The original cannot be checked now",
-                ),
-                &format!(
-                    "<p>{} {ibi_html}{}</p>\n<ul>\n{list}</ul>\n<p>{}</p>\n",
-                    pick(
-                        lang,
-                        "Só um Arquivo pode afirmar ter o original de",
-                        "Only one Archive may claim to hold the original of"
-                    ),
-                    pick(
-                        lang,
-                        ", mas estes Arquivos não responderam:",
-                        ", but these Archives did not answer:"
-                    ),
-                    pick(lang, "Tente de novo mais tarde.", "Try again later.")
+            let text = if archives.len() == 1 {
+                Text::UnverifiableOne
+            } else {
+                Text::UnverifiableMany
+            };
+            (
+                status,
+                Text::UnverifiableTitle,
+                format!(
+                    "<p>{}</p>\n{}<p>{}</p>\n",
+                    text.fill(lang, &ibi_value),
+                    list(archives),
+                    Text::TryLater.get(lang)
                 ),
             )
         }
-        Outcome::Throttled { .. } => too_many(lang),
-        Outcome::Chain { detail } => html(
-            404,
-            lang,
-            pick(lang, "Itens relacionados sem fim", "Endless related items"),
-            &format!(
-                "<p>{} {ibi_html}: {}.</p>\n",
-                pick(
+        Outcome::Throttled { .. } => (
+            status,
+            Text::TooManyTitle,
+            format!("<p>{}</p>\n", Text::TooManyText.get(lang)),
+        ),
+        Outcome::Chain { detail } => (
+            status,
+            Text::ChainTitle,
+            format!(
+                "<p>{}</p>\n",
+                Text::ChainText.fill(
                     lang,
-                    "A cadeia de itens relacionados a",
-                    "The chain of items related to"
-                ),
-                escape_html(detail)
+                    &[("ibi", &ibi_html), ("detail", &escape_html(detail))]
+                )
             ),
         ),
     }
+}
+
+/// The page of an outcome other than a redirect (for a redirect, the page of its
+/// `Location`).
+pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
+    if let Outcome::Throttled { .. } = trace.outcome {
+        return too_many(lang);
+    }
+    let (status, title, body) = outcome_parts(lang, trace, ibi);
+    html(status, lang, title, &body)
 }
 
 /// The status code a resolution's outcome is answered with.
@@ -364,8 +321,31 @@ pub fn status_of(outcome: &Outcome) -> u16 {
     }
 }
 
-/// The inspection view: the resolution shown, not followed.
-pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
+/// What became of the request to one Archive, in words.
+fn result_text(result: AskResult) -> Text {
+    match result {
+        AskResult::Answered => Text::Answered,
+        AskResult::Empty => Text::Empty,
+        AskResult::Failed => Text::Failed,
+        AskResult::TimedOut => Text::TimedOut,
+        AskResult::Overloaded => Text::ArchiveOverloaded,
+        AskResult::Busy => Text::NotSentBusy,
+        AskResult::Refused => Text::Refused,
+        AskResult::Dormant => Text::Dormant,
+        AskResult::NotAwaited => Text::NotAwaited,
+    }
+}
+
+/// The inspection view: the resolution shown, not followed. `ibi`: the IBI the reader
+/// asked for; `persistent_url`: the persistent URL as readers are given it (the
+/// trace's, in JSON, is `url.persistent` as sent to Archives).
+pub fn inspection(
+    lang: PageLang,
+    trace: &Trace,
+    json: bool,
+    ibi: &str,
+    persistent_url: &str,
+) -> Page {
     if json {
         return Page {
             status: 200,
@@ -374,23 +354,27 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
         };
     }
     let mut body = format!(
-        "<p><code>{}</code> — {} {:.1} ms</p>\n",
-        escape_html(&trace.persistent_url),
-        pick(lang, "resolvida em", "resolved in"),
-        trace.ms
+        "<p>{}</p>\n",
+        Text::ResolvedIn.fill(
+            lang,
+            &[
+                ("url", &escape_html(persistent_url)),
+                ("ms", &decimal(lang, trace.ms))
+            ]
+        )
     );
     for (n, round) in trace.rounds.iter().enumerate() {
         body.push_str(&format!(
-            "<h2>{} {}: <code>{}</code>{}{}</h2>\n{}<table>\n<tr><th>{}</th><th>{}</th><th>ms</th><th>{}</th></tr>\n",
-            pick(lang, "Rodada", "Round"),
-            n + 1,
+            "<h2>{}: <code>{}</code>{}{}</h2>\n{}<table>\n<tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>\n",
+            Text::Round.fill(lang, &[("n", &(n + 1).to_string())]),
             escape_html(&round.ibi),
-            if round.verblist.is_empty() { String::new() } else { format!(" <code>{}</code>", escape_html(&round.verblist)) },
-            if round.remembered { pick(lang, " (Arquivo lembrado)", " (remembered Archive)") } else { "" },
-            round.why.as_deref().map(|why| format!("<p>{} {}</p>\n", pick(lang, "Pedida porque", "Asked because"), escape_html(why))).unwrap_or_default(),
-            pick(lang, "Arquivo", "Archive"),
-            pick(lang, "resultado", "result"),
-            pick(lang, "resposta", "answer"),
+            if round.verblist.is_empty() { String::new() } else { format!(" {}", code(&round.verblist)) },
+            if round.remembered { Text::RememberedArchive.get(lang) } else { "" },
+            round.why.as_deref().map(|why| format!("<p>{}</p>\n", Text::AskedBecause.fill(lang, &[("why", &escape_html(why))]))).unwrap_or_default(),
+            Text::ColumnArchive.get(lang),
+            Text::ColumnResult.get(lang),
+            Text::ColumnMs.get(lang),
+            Text::ColumnAnswer.get(lang),
         ));
         for a in &round.asked {
             let pairs: String = a
@@ -399,66 +383,57 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
                 .map(|(n, v)| format!("{} {}\n", escape_html(n), escape_html(v)))
                 .collect();
             body.push_str(&format!(
-                "<tr><td>{}<br><code>{}</code></td><td>{}{}</td><td>{:.1}</td><td><pre>{pairs}</pre></td></tr>\n",
+                "<tr><td>{}<br><code>{}</code></td><td>{}{}</td><td>{}</td><td><pre>{pairs}</pre></td></tr>\n",
                 escape_html(&a.address),
                 escape_html(&a.archive),
-                escape_html(a.result.as_str()),
+                result_text(a.result).get(lang),
                 a.detail.as_deref().map(|d| format!(": {}", escape_html(d))).unwrap_or_default(),
-                a.ms
+                decimal(lang, a.ms)
             ));
         }
         body.push_str("</table>\n");
     }
-    let choice = match &trace.outcome {
-        Outcome::Found(f) => format!(
-            "{} <a href=\"{}\">{}</a> ({})",
-            pick(lang, "Escolhida:", "Chosen:"),
-            escape_html(&f.url),
-            escape_html(&f.url),
-            escape_html(&f.address)
-        ),
-        other => format!(
-            "{} {}",
-            pick(lang, "Resultado:", "Outcome:"),
-            escape_html(&serde_json::to_string(other).unwrap_or_default())
-        ),
-    };
-    body.push_str(&format!("<p>{choice}</p>\n"));
+    match &trace.outcome {
+        Outcome::Found(f) => body.push_str(&format!(
+            "<p>{}</p>\n",
+            Text::Chosen.fill(
+                lang,
+                &[
+                    ("url", &escape_html(&f.url)),
+                    ("address", &escape_html(&f.address))
+                ]
+            )
+        )),
+        _ => {
+            let (_, title, text) = outcome_parts(lang, trace, ibi);
+            body.push_str(&format!(
+                "<h2>{}</h2>\n{text}",
+                Text::OutcomeIs.fill(lang, &[("title", &escape_html(title.get(lang)))])
+            ));
+        }
+    }
     if !trace.conflicts.is_empty() {
-        body.push_str(&format!(
-            "<h2>{}</h2>\n<ul>\n",
-            pick(lang, "Conflitos", "Conflicts")
-        ));
+        body.push_str(&format!("<h2>{}</h2>\n<ul>\n", Text::Conflicts.get(lang)));
         for c in &trace.conflicts {
             let holder = match &c.holder {
-                Some(h) => format!(
-                    "{} <code>{}</code>, {}",
-                    pick(lang, "lembrado em", "remembered at"),
-                    escape_html(h),
-                    pick(lang, "que o mantém", "which keeps it")
-                ),
-                None => pick(
-                    lang,
-                    "como outro Arquivo: nenhum é lembrado",
-                    "as another Archive does: none is remembered",
-                )
-                .to_string(),
+                Some(h) => Text::RememberedAt.fill(lang, &[("holder", &escape_html(h))]),
+                None => Text::NoneRemembered.get(lang).to_string(),
             };
             body.push_str(&format!(
-                "<li><code>{}</code> {} <code>{}</code>; {holder}</li>\n",
-                escape_html(&c.claimant),
-                pick(lang, "afirma ter o original de", "claims the original of"),
-                escape_html(&c.ibi),
+                "<li>{}</li>\n",
+                Text::ClaimsOriginal.fill(
+                    lang,
+                    &[
+                        ("claimant", &escape_html(&c.claimant)),
+                        ("ibi", &escape_html(&c.ibi)),
+                        ("holder", &holder)
+                    ]
+                )
             ));
         }
         body.push_str("</ul>\n");
     }
-    html(
-        200,
-        lang,
-        pick(lang, "Inspeção da resolução", "Resolution inspected"),
-        &body,
-    )
+    html(200, lang, Text::InspectionTitle, &body)
 }
 
 #[cfg(test)]
@@ -472,11 +447,11 @@ mod tests {
     #[test]
     fn the_home_page_counts_its_archives_in_the_readers_language() {
         let ibi = Ibi::parse("J8LNKB5R7W/3FUQHC5").unwrap();
-        let count = |lang, n| home(lang, "http://r.example", &ibi, n).body;
-        assert!(count(PageLang::En, 0).contains("<p>0 Archives included. "));
+        let count = |lang, n| home(lang, "http://r.example", &ibi, n, None).body;
+        assert!(count(PageLang::En, 0).contains("<p>No Archive included. "));
         assert!(count(PageLang::En, 1).contains("<p>1 Archive included. "));
         assert!(count(PageLang::En, 2).contains("<p>2 Archives included. "));
-        assert!(count(PageLang::Pt, 0).contains("<p>0 Arquivos incluídos. "));
+        assert!(count(PageLang::Pt, 0).contains("<p>Nenhum Arquivo incluído. "));
         assert!(count(PageLang::Pt, 1).contains("<p>1 Arquivo incluído. "));
         assert!(count(PageLang::Pt, 2).contains("<p>2 Arquivos incluídos. "));
         assert!(count(PageLang::Pt, 1).contains(
@@ -603,8 +578,8 @@ mod tests {
         }
     }
 
-    /// The slots of the inspection view: 0 to 13 shown as written, 14 to 17 inside the
-    /// outcome shown as JSON.
+    /// The slots of the inspection view, each shown as written: 0 to 13, and 14 to 17 in
+    /// the outcome.
     const INSPECTION_SLOTS: usize = 18;
 
     /// Every page with a value in it, in each language: its name, status, and how it is
@@ -827,8 +802,11 @@ mod tests {
             all.push((
                 format!("inspection, slot {slot}"),
                 200,
-                slot >= 14,
-                Box::new(move |l, v| inspection(l, &inspected(slot, v), false)),
+                false,
+                Box::new(move |l, v| {
+                    let t = inspected(slot, v);
+                    inspection(l, &t, false, "8JMKD3MGP8W/35MME4E", &t.persistent_url)
+                }),
             ));
         }
         all
@@ -875,7 +853,13 @@ mod tests {
         // The JSON inspection view gives back each value as it was.
         for slot in 0..INSPECTION_SLOTS {
             for value in HOSTILE {
-                let page = inspection(PageLang::En, &inspected(slot, value), true);
+                let page = inspection(
+                    PageLang::En,
+                    &inspected(slot, value),
+                    true,
+                    "8JMKD3MGP8W/35MME4E",
+                    "http://urlib.net/8JMKD3MGP8W/35MME4E",
+                );
                 assert_eq!(page.content_type, "application/json");
                 let json: serde_json::Value = serde_json::from_str(&page.body).unwrap();
                 let strings = strings_of(&json);

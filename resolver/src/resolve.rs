@@ -1646,7 +1646,7 @@ impl Next {
 /// `url` as the resolver read it, after `base`: its path, and of its query only the
 /// `ibiurl.*` pairs (the reader's other pairs are the reader's: they reach neither the
 /// Archives' acknowledgments nor the pages).
-fn persistent_url(base: &str, url: &PersistentUrl) -> String {
+pub fn persistent_url(base: &str, url: &PersistentUrl) -> String {
     let text = url.to_string();
     // The file path escapes `?`: the first one starts the query.
     let (path, query) = match text.split_once('?') {

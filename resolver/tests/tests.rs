@@ -5,6 +5,7 @@
 
 mod cli;
 mod hostile;
+mod pages;
 mod resolver_deploy;
 mod resolver_loop;
 mod resolver_steering;
