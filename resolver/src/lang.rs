@@ -169,6 +169,61 @@ texts! {
     TooLong:
         "O caminho e a consulta têm {length} bytes; no máximo {max} são lidos.",
         "The path and query are {length} bytes long; at most {max} are read.";
+    // Why a path and query are not a persistent URL (ibi::persistent::Refusal).
+    RefusedPathTooLong: "O caminho tem {length} bytes; no máximo {max} são lidos.", "The path is {length} bytes long; at most {max} are read.";
+    RefusedNoLeadingSlash: "O caminho não começa com /.", "The path does not start with /.";
+    RefusedEmptyPath: "Nenhum IBI: o caminho está vazio.", "No IBI: the path is empty.";
+    RefusedIbiPartNotUtf8:
+        "A parte <code>{part}</code> do IBI não é UTF-8 depois de decodificada.",
+        "The IBI part <code>{part}</code> is not UTF-8 once decoded.";
+    RefusedIbiPartSlash:
+        "A parte <code>{part}</code> do IBI contém uma / codificada ou um caractere de controle.",
+        "The IBI part <code>{part}</code> holds an encoded / or a control character.";
+    RefusedNoIbi:
+        "Nenhum IBI no início do caminho: ele não começa com um IBIp (dois segmentos) nem com um nome uniforme de repositório (quatro segmentos) válidos.",
+        "No IBI at the start of the path: it starts with neither a valid IBIp (two segments) nor a valid uniform repository name (four segments).";
+    RefusedRepSegments:
+        "Nenhum IBI no início do caminho: um nome uniforme de repositório tem quatro segmentos ({found} encontrados).",
+        "No IBI at the start of the path: a uniform repository name has four segments ({found} found).";
+    RefusedOneSegment:
+        "Nenhum IBI no início do caminho: <code>{segment}</code> é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.",
+        "No IBI at the start of the path: <code>{segment}</code> is one segment; an IBIp has two, a uniform repository name four.";
+    RefusedModifierNotClosed:
+        "Modificador <code>{modifier}</code>: o \"(\" não é fechado.",
+        "Modifier <code>{modifier}</code>: \"(\" is not closed.";
+    RefusedLastEditionParameter:
+        "Modificador <code>{modifier}</code>: ! (última edição) não tem parâmetro.",
+        "Modifier <code>{modifier}</code>: ! (last edition) takes no parameter.";
+    RefusedModifierLanguage:
+        "Modificador <code>{modifier}</code>: <code>{language}</code> não é um idioma conhecido; escreva +(ll) ou +(ll-CC), como +(pt-BR).",
+        "Modifier <code>{modifier}</code>: <code>{language}</code> is no known language; write +(ll) or +(ll-CC), as +(pt-BR).";
+    RefusedMetadataFormat:
+        "Modificador <code>{modifier}</code>: <code>{format}</code> é um formato de metadados desconhecido; o único formato é oai_dc.",
+        "Modifier <code>{modifier}</code>: <code>{format}</code> is an unknown metadata format; the one format is oai_dc.";
+    RefusedModifierSymbol:
+        "Modificador <code>{modifier}</code>: <code>{symbol}</code> não é um modificador (!, + ou :).",
+        "Modifier <code>{modifier}</code>: <code>{symbol}</code> is not a modifier (!, + or :).";
+    RefusedModifierComposition:
+        "O modificador <code>{modifier}</code> não é uma das composições da Tabela 8.2.",
+        "The modifier <code>{modifier}</code> is not one of the compositions of Table 8.2.";
+    RefusedFileDotSegment: "O caminho do arquivo tem um segmento . ou ..", "The file path has a . or .. segment.";
+    RefusedFileControl:
+        "O caminho do arquivo contém um caractere de controle ou uma / codificada.",
+        "The file path holds a control character or an encoded /.";
+    RefusedQueryNotPairs: "A consulta não é uma lista de pares.", "The query is not a list of pairs.";
+    RefusedVerbListNotText: "O valor de ibiurl.verblist não é texto UTF-8.", "The value of ibiurl.verblist is not UTF-8 text.";
+    RefusedVerbLanguage:
+        "ibiurl.verblist: <code>{word}</code> não nomeia um idioma conhecido.",
+        "ibiurl.verblist: <code>{word}</code> names no known language.";
+    RefusedNotAVerb:
+        "ibiurl.verblist: <code>{word}</code> não é um verbo da Tabela 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList).",
+        "ibiurl.verblist: <code>{word}</code> is not a verb of Table 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList).";
+    RefusedRequiredStatus:
+        "ibiurl.requireditemstatus é <code>{value}</code>; o seu único valor é Original.",
+        "ibiurl.requireditemstatus is <code>{value}</code>; its one value is Original.";
+    RefusedNoRelation:
+        "Os verbos <code>{verbs}</code> não nomeiam uma relação da Tabela 9.5.",
+        "The verbs <code>{verbs}</code> name no relation of Table 9.5.";
     // The outcomes, as pages and in the inspection view.
     FoundTitle: "Encontrado", "Found";
     RelatedAsked:

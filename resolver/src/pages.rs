@@ -3,6 +3,7 @@
 //! `Accept: application/json`). Every text of them is one of [`Text`]'s.
 
 use ibi::markup::escape_html;
+use ibi::persistent::Refusal;
 use ibi::Ibi;
 
 use crate::lang::{count, decimal, PageLang, Text};
@@ -114,21 +115,87 @@ pub fn too_many(lang: PageLang) -> Page {
 
 /// 400: the path and query are not a persistent URL; `why` (HTML) says why.
 fn refused(lang: PageLang, path: &str, why: &str) -> Page {
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!("<p>{why}</p>\n")
+    };
     html(
         400,
         lang,
         Text::BadRequestTitle,
         &format!(
-            "<p>{}</p>\n<p>{}</p>\n<p>{why}</p>\n",
+            "<p>{}</p>\n<p>{}</p>\n{why}",
             Text::BadRequestIntro.get(lang),
             code(path),
         ),
     )
 }
 
-/// 400: the path and query are not a persistent URL, for the reason `why` (text).
-pub fn bad_request(lang: PageLang, path: &str, why: &str) -> Page {
-    refused(lang, path, &escape_html(why))
+/// 400: the path and query are not a persistent URL, for `refusal` (none: the page does
+/// not say why, since the path holds what is not to be shown).
+pub fn bad_request(lang: PageLang, path: &str, refusal: Option<&Refusal>) -> Page {
+    refused(
+        lang,
+        path,
+        &refusal.map(|r| why(lang, r)).unwrap_or_default(),
+    )
+}
+
+/// Why a path and query are not a persistent URL, in `lang` (HTML).
+fn why(lang: PageLang, refusal: &Refusal) -> String {
+    let e = escape_html;
+    let (text, values): (Text, Vec<(&str, String)>) = match refusal {
+        Refusal::PathTooLong { length, max } => (
+            Text::RefusedPathTooLong,
+            vec![("length", length.to_string()), ("max", max.to_string())],
+        ),
+        Refusal::NoLeadingSlash => (Text::RefusedNoLeadingSlash, vec![]),
+        Refusal::EmptyPath => (Text::RefusedEmptyPath, vec![]),
+        Refusal::IbiPartNotUtf8 { part } => (Text::RefusedIbiPartNotUtf8, vec![("part", e(part))]),
+        Refusal::IbiPartSlash { part } => (Text::RefusedIbiPartSlash, vec![("part", e(part))]),
+        Refusal::NoIbi => (Text::RefusedNoIbi, vec![]),
+        Refusal::RepSegments { found } => {
+            (Text::RefusedRepSegments, vec![("found", found.to_string())])
+        }
+        Refusal::OneSegment { segment } => (Text::RefusedOneSegment, vec![("segment", e(segment))]),
+        Refusal::ModifierNotClosed { modifier } => (
+            Text::RefusedModifierNotClosed,
+            vec![("modifier", e(modifier))],
+        ),
+        Refusal::LastEditionParameter { modifier } => (
+            Text::RefusedLastEditionParameter,
+            vec![("modifier", e(modifier))],
+        ),
+        Refusal::ModifierLanguage { modifier, language } => (
+            Text::RefusedModifierLanguage,
+            vec![("modifier", e(modifier)), ("language", e(language))],
+        ),
+        Refusal::MetadataFormat { modifier, format } => (
+            Text::RefusedMetadataFormat,
+            vec![("modifier", e(modifier)), ("format", e(format))],
+        ),
+        Refusal::ModifierSymbol { modifier, symbol } => (
+            Text::RefusedModifierSymbol,
+            vec![("modifier", e(modifier)), ("symbol", e(symbol))],
+        ),
+        Refusal::ModifierComposition { modifier } => (
+            Text::RefusedModifierComposition,
+            vec![("modifier", e(modifier))],
+        ),
+        Refusal::FileDotSegment => (Text::RefusedFileDotSegment, vec![]),
+        Refusal::FileControl => (Text::RefusedFileControl, vec![]),
+        Refusal::QueryNotPairs => (Text::RefusedQueryNotPairs, vec![]),
+        Refusal::VerbListNotText => (Text::RefusedVerbListNotText, vec![]),
+        Refusal::VerbLanguage { word } => (Text::RefusedVerbLanguage, vec![("word", e(word))]),
+        Refusal::NotAVerb { word } => (Text::RefusedNotAVerb, vec![("word", e(word))]),
+        Refusal::RequiredStatus { value } => {
+            (Text::RefusedRequiredStatus, vec![("value", e(value))])
+        }
+        Refusal::NoRelation { verbs } => (Text::RefusedNoRelation, vec![("verbs", e(verbs))]),
+    };
+    let values: Vec<(&str, &str)> = values.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    text.fill(lang, &values)
 }
 
 /// 400 (the caller makes it 414): the path and query are `length` bytes long, more than
@@ -463,12 +530,24 @@ mod tests {
 
     #[test]
     fn what_the_reader_asked_for_is_written_as_text() {
-        let page = bad_request(PageLang::En, "/<b>&\"'x", "it's <wrong>");
+        let refusal = Refusal::OneSegment {
+            segment: "\"it's <wrong>\"".into(),
+        };
+        let page = bad_request(PageLang::En, "/<b>&\"'x", Some(&refusal));
         assert_eq!(page.status, 400);
         assert_eq!(
             page.body,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Invalid persistent URL</title></head>\n<body>\n<h1>Invalid persistent URL</h1>\n<p>The address asked for is not a persistent URL:</p>\n<p><code>/&lt;b&gt;&amp;&quot;&#39;x</code></p>\n<p>it&#39;s &lt;wrong&gt;</p>\n</body>\n</html>\n"
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Invalid persistent URL</title></head>\n<body>\n<h1>Invalid persistent URL</h1>\n<p>The address asked for is not a persistent URL:</p>\n<p><code>/&lt;b&gt;&amp;&quot;&#39;x</code></p>\n<p>No IBI at the start of the path: <code>&quot;it&#39;s &lt;wrong&gt;&quot;</code> is one segment; an IBIp has two, a uniform repository name four.</p>\n</body>\n</html>\n"
         );
+        let page = bad_request(PageLang::Pt, "/x", Some(&refusal));
+        assert_eq!(
+            page.body,
+            "<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>URL persistente inválida</title></head>\n<body>\n<h1>URL persistente inválida</h1>\n<p>O endereço pedido não é uma URL persistente:</p>\n<p><code>/x</code></p>\n<p>Nenhum IBI no início do caminho: <code>&quot;it&#39;s &lt;wrong&gt;&quot;</code> é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.</p>\n</body>\n</html>\n"
+        );
+        // Without a reason (the path named a key): no paragraph for it.
+        assert!(bad_request(PageLang::Pt, "/x", None)
+            .body
+            .ends_with("<p><code>/x</code></p>\n</body>\n</html>\n"));
     }
 
     /// Values an Archive or a reader may have put in a page: markup, attribute and
@@ -617,13 +696,16 @@ mod tests {
                 "400, path".into(),
                 400,
                 false,
-                Box::new(|l, v| bad_request(l, v, "why")),
+                Box::new(|l, v| bad_request(l, v, Some(&Refusal::NoIbi))),
             ),
             (
                 "400, why".into(),
                 400,
                 false,
-                Box::new(|l, v| bad_request(l, "/x", v)),
+                Box::new(|l, v| {
+                    let refusal = Refusal::OneSegment { segment: v.into() };
+                    bad_request(l, "/x", Some(&refusal))
+                }),
             ),
             (
                 "302, url".into(),

@@ -296,16 +296,16 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
         Err(_) if names_the_service(req.path, service) => return misspelt(),
         Err(e) => {
             // The reason quotes the path: not when it holds a key.
-            let note = if names_a_key(req.path) {
-                "the path is not a persistent URL".to_string()
+            let (note, refusal) = if names_a_key(req.path) {
+                ("the path is not a persistent URL".to_string(), None)
             } else {
-                e.to_string()
+                (e.to_string(), Some(&e.refusal))
             };
             state
                 .engine
                 .metrics
                 .resolution("bad_request", Duration::ZERO);
-            let page = pages::bad_request(req.page_lang, &req.shown(), &note);
+            let page = pages::bad_request(req.page_lang, &req.shown(), refusal);
             return Answer::new(page_response(page), note);
         }
     };

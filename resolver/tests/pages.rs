@@ -160,3 +160,42 @@ fn the_inspection_view_says_the_outcome_in_words() {
     );
     assert_eq!(json["rounds"][0]["asked"][0]["result"], "answered");
 }
+
+/// The 400 page says why the path is no persistent URL in the reader's language, and the
+/// 414 page how long the path is.
+#[test]
+fn the_400_page_says_why_in_the_readers_language() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = resolver(dir.path());
+    let refused = |target: &str, lang: &str| {
+        let a = get(&format!("{}{target}", r.base()), lang);
+        (a.status, a.text())
+    };
+    let (status, en) = refused("/x", "en");
+    assert_eq!(status, 400);
+    assert!(en.ends_with("<p>The address asked for is not a persistent URL:</p>\n<p><code>/x</code></p>\n<p>No IBI at the start of the path: <code>&quot;x&quot;</code> is one segment; an IBIp has two, a uniform repository name four.</p>\n</body>\n</html>\n"), "{en}");
+    let (status, pt) = refused("/x", "pt-BR");
+    assert_eq!(status, 400);
+    assert!(pt.ends_with("<p>O endereço pedido não é uma URL persistente:</p>\n<p><code>/x</code></p>\n<p>Nenhum IBI no início do caminho: <code>&quot;x&quot;</code> é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.</p>\n</body>\n</html>\n"), "{pt}");
+    let (status, pt) = refused("/8JMKD3MGP8W/35MME4E!(x)", "pt-BR");
+    assert_eq!(status, 400);
+    assert!(pt.contains("<p>Modificador <code>&quot;!(x)&quot;</code>: ! (última edição) não tem parâmetro.</p>\n"), "{pt}");
+    let (status, pt) = refused(
+        "/8JMKD3MGP8W/35MME4E?ibiurl.requireditemstatus=Copy",
+        "pt-BR",
+    );
+    assert_eq!(status, 400);
+    assert!(pt.contains("<p>ibiurl.requireditemstatus é <code>&quot;Copy&quot;</code>; o seu único valor é Original.</p>\n"), "{pt}");
+    let long = format!("/{}", "a".repeat(9000));
+    let (status, pt) = refused(&long, "pt-BR");
+    assert_eq!(status, 414);
+    assert!(
+        pt.contains("<p>O caminho e a consulta têm 9001 bytes; no máximo 8192 são lidos.</p>\n"),
+        "{pt}"
+    );
+    let (_, en) = refused(&long, "en");
+    assert!(
+        en.contains("<p>The path and query are 9001 bytes long; at most 8192 are read.</p>\n"),
+        "{en}"
+    );
+}

@@ -1172,7 +1172,7 @@ fn the_units_exec_start_runs_as_systemd_would_run_it() {
     let home = get(licensed(), &resolver.base(), "/", &[]);
     assert_eq!(home.status, 200, "{}", resolver.log());
     assert!(
-        home.text().contains("0 Archives included."),
+        home.text().contains("No Archive included."),
         "{}",
         home.text()
     );

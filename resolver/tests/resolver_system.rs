@@ -620,7 +620,7 @@ fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
     assert!(r.header("retry-after").is_some());
     assert!(
         r.text()
-            .contains("but these Archives did not answer (of 4 asked):")
+            .contains("4 Archives were asked. This one did not answer:</p>")
             && r.text()
                 .contains(&format!("<li>{address} ({BY_HAND})</li>")),
         "{}",
