@@ -169,16 +169,18 @@ texts! {
     TooLong:
         "O caminho e a consulta têm {length} bytes; no máximo {max} são lidos.",
         "The path and query are {length} bytes long; at most {max} are read.";
-    // Why a path and query are not a persistent URL (ibi::persistent::Refusal).
+    // Why a path and query are not a persistent URL (ibi::persistent::Refusal): each value
+    // quoted, as the message of the log quotes it, and not marked up, so that every 400
+    // page has the same markup whatever the reason.
     RefusedPathTooLong: "O caminho tem {length} bytes; no máximo {max} são lidos.", "The path is {length} bytes long; at most {max} are read.";
     RefusedNoLeadingSlash: "O caminho não começa com /.", "The path does not start with /.";
     RefusedEmptyPath: "Nenhum IBI: o caminho está vazio.", "No IBI: the path is empty.";
     RefusedIbiPartNotUtf8:
-        "A parte <code>{part}</code> do IBI não é UTF-8 depois de decodificada.",
-        "The IBI part <code>{part}</code> is not UTF-8 once decoded.";
+        "A parte {part} do IBI não é UTF-8 depois de decodificada.",
+        "The IBI part {part} is not UTF-8 once decoded.";
     RefusedIbiPartSlash:
-        "A parte <code>{part}</code> do IBI contém uma / codificada ou um caractere de controle.",
-        "The IBI part <code>{part}</code> holds an encoded / or a control character.";
+        "A parte {part} do IBI contém uma / codificada ou um caractere de controle.",
+        "The IBI part {part} holds an encoded / or a control character.";
     RefusedNoIbi:
         "Nenhum IBI no início do caminho: ele não começa com um IBIp (dois segmentos) nem com um nome uniforme de repositório (quatro segmentos) válidos.",
         "No IBI at the start of the path: it starts with neither a valid IBIp (two segments) nor a valid uniform repository name (four segments).";
@@ -186,26 +188,26 @@ texts! {
         "Nenhum IBI no início do caminho: um nome uniforme de repositório tem quatro segmentos ({found} encontrados).",
         "No IBI at the start of the path: a uniform repository name has four segments ({found} found).";
     RefusedOneSegment:
-        "Nenhum IBI no início do caminho: <code>{segment}</code> é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.",
-        "No IBI at the start of the path: <code>{segment}</code> is one segment; an IBIp has two, a uniform repository name four.";
+        "Nenhum IBI no início do caminho: {segment} é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.",
+        "No IBI at the start of the path: {segment} is one segment; an IBIp has two, a uniform repository name four.";
     RefusedModifierNotClosed:
-        "Modificador <code>{modifier}</code>: o \"(\" não é fechado.",
-        "Modifier <code>{modifier}</code>: \"(\" is not closed.";
+        "Modificador {modifier}: o \"(\" não é fechado.",
+        "Modifier {modifier}: \"(\" is not closed.";
     RefusedLastEditionParameter:
-        "Modificador <code>{modifier}</code>: ! (última edição) não tem parâmetro.",
-        "Modifier <code>{modifier}</code>: ! (last edition) takes no parameter.";
+        "Modificador {modifier}: ! (última edição) não tem parâmetro.",
+        "Modifier {modifier}: ! (last edition) takes no parameter.";
     RefusedModifierLanguage:
-        "Modificador <code>{modifier}</code>: <code>{language}</code> não é um idioma conhecido; escreva +(ll) ou +(ll-CC), como +(pt-BR).",
-        "Modifier <code>{modifier}</code>: <code>{language}</code> is no known language; write +(ll) or +(ll-CC), as +(pt-BR).";
+        "Modificador {modifier}: {language} não é um idioma conhecido; escreva +(ll) ou +(ll-CC), como +(pt-BR).",
+        "Modifier {modifier}: {language} is no known language; write +(ll) or +(ll-CC), as +(pt-BR).";
     RefusedMetadataFormat:
-        "Modificador <code>{modifier}</code>: <code>{format}</code> é um formato de metadados desconhecido; o único formato é oai_dc.",
-        "Modifier <code>{modifier}</code>: <code>{format}</code> is an unknown metadata format; the one format is oai_dc.";
+        "Modificador {modifier}: {format} é um formato de metadados desconhecido; o único formato é oai_dc.",
+        "Modifier {modifier}: {format} is an unknown metadata format; the one format is oai_dc.";
     RefusedModifierSymbol:
-        "Modificador <code>{modifier}</code>: <code>{symbol}</code> não é um modificador (!, + ou :).",
-        "Modifier <code>{modifier}</code>: <code>{symbol}</code> is not a modifier (!, + or :).";
+        "Modificador {modifier}: {symbol} não é um modificador (!, + ou :).",
+        "Modifier {modifier}: {symbol} is not a modifier (!, + or :).";
     RefusedModifierComposition:
-        "O modificador <code>{modifier}</code> não é uma das composições da Tabela 8.2.",
-        "The modifier <code>{modifier}</code> is not one of the compositions of Table 8.2.";
+        "O modificador {modifier} não é uma das composições da Tabela 8.2.",
+        "The modifier {modifier} is not one of the compositions of Table 8.2.";
     RefusedFileDotSegment: "O caminho do arquivo tem um segmento . ou ..", "The file path has a . or .. segment.";
     RefusedFileControl:
         "O caminho do arquivo contém um caractere de controle ou uma / codificada.",
@@ -213,17 +215,17 @@ texts! {
     RefusedQueryNotPairs: "A consulta não é uma lista de pares.", "The query is not a list of pairs.";
     RefusedVerbListNotText: "O valor de ibiurl.verblist não é texto UTF-8.", "The value of ibiurl.verblist is not UTF-8 text.";
     RefusedVerbLanguage:
-        "ibiurl.verblist: <code>{word}</code> não nomeia um idioma conhecido.",
-        "ibiurl.verblist: <code>{word}</code> names no known language.";
+        "ibiurl.verblist: {word} não nomeia um idioma conhecido.",
+        "ibiurl.verblist: {word} names no known language.";
     RefusedNotAVerb:
-        "ibiurl.verblist: <code>{word}</code> não é um verbo da Tabela 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList).",
-        "ibiurl.verblist: <code>{word}</code> is not a verb of Table 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList).";
+        "ibiurl.verblist: {word} não é um verbo da Tabela 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList).",
+        "ibiurl.verblist: {word} is not a verb of Table 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList).";
     RefusedRequiredStatus:
-        "ibiurl.requireditemstatus é <code>{value}</code>; o seu único valor é Original.",
-        "ibiurl.requireditemstatus is <code>{value}</code>; its one value is Original.";
+        "ibiurl.requireditemstatus é {value}; o seu único valor é Original.",
+        "ibiurl.requireditemstatus is {value}; its one value is Original.";
     RefusedNoRelation:
-        "Os verbos <code>{verbs}</code> não nomeiam uma relação da Tabela 9.5.",
-        "The verbs <code>{verbs}</code> name no relation of Table 9.5.";
+        "Os verbos {verbs} não nomeiam uma relação da Tabela 9.5.",
+        "The verbs {verbs} name no relation of Table 9.5.";
     // The outcomes, as pages and in the inspection view.
     FoundTitle: "Encontrado", "Found";
     RelatedAsked:
@@ -267,9 +269,15 @@ texts! {
         "Only one Archive may claim to hold the original of {ibi}, but these Archives did not answer:";
     TryLater: "Tente de novo mais tarde.", "Try again later.";
     ChainTitle: "Itens relacionados sem fim", "Endless related items";
-    ChainText:
-        "A cadeia de itens relacionados a {ibi} não termina: {detail}.",
-        "The chain of items related to {ibi} does not end: {detail}.";
+    ChainLong:
+        "A cadeia de itens relacionados a {ibi} passa de {max} rodadas.",
+        "The chain of items related to {ibi} goes on past {max} rounds.";
+    ChainAgain:
+        "A cadeia de itens relacionados a {ibi} volta a <code>{again}</code>, já pedido.",
+        "The chain of items related to {ibi} comes back to <code>{again}</code>, asked for already.";
+    ChainAgainWhy:
+        "A cadeia de itens relacionados a {ibi} volta a <code>{again}</code>, já pedido: {why}.",
+        "The chain of items related to {ibi} comes back to <code>{again}</code>, asked for already: {why}.";
     // The inspection view.
     InspectionTitle: "Inspeção da resolução", "Resolution inspected";
     ResolvedIn: "<code>{url}</code> — resolvida em {ms} ms", "<code>{url}</code> — resolved in {ms} ms";
@@ -279,6 +287,9 @@ texts! {
     WhyNamed:
         "{address} ({archive}) o indicou como {pair} de {ibi}, sem a sua URL",
         "{address} ({archive}) named it as {pair} of {ibi}, without its URL";
+    WhyNextEdition:
+        "{address} ({archive}) o indicou como ibi.nextedition de {ibi}",
+        "{address} ({archive}) named it as ibi.nextedition of {ibi}";
     WhyOwnLanguage:
         "nenhuma tradução nos idiomas do leitor: o item no seu próprio idioma",
         "no translation in the reader's languages: the item in its own language";

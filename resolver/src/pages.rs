@@ -7,7 +7,7 @@ use ibi::persistent::Refusal;
 use ibi::Ibi;
 
 use crate::lang::{count, decimal, PageLang, Text};
-use crate::resolve::{AskResult, Outcome, Trace};
+use crate::resolve::{AskResult, ChainEnd, Outcome, Trace, Why};
 
 /// A page: status, content type and body.
 pub struct Page {
@@ -352,17 +352,30 @@ fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String
             Text::TooManyTitle,
             format!("<p>{}</p>\n", Text::TooManyText.get(lang)),
         ),
-        Outcome::Chain { detail } => (
-            status,
-            Text::ChainTitle,
-            format!(
-                "<p>{}</p>\n",
-                Text::ChainText.fill(
-                    lang,
-                    &[("ibi", &ibi_html), ("detail", &escape_html(detail))]
-                )
-            ),
-        ),
+        Outcome::Chain { detail } => {
+            let text = match detail {
+                ChainEnd::TooLong { max } => {
+                    Text::ChainLong.fill(lang, &[("ibi", &ibi_html), ("max", &max.to_string())])
+                }
+                ChainEnd::Again { ibi: again, why } => {
+                    let again = escape_html(again);
+                    match why {
+                        None => {
+                            Text::ChainAgain.fill(lang, &[("ibi", &ibi_html), ("again", &again)])
+                        }
+                        Some(w) => Text::ChainAgainWhy.fill(
+                            lang,
+                            &[
+                                ("ibi", &ibi_html),
+                                ("again", &again),
+                                ("why", &why_asked(lang, w)),
+                            ],
+                        ),
+                    }
+                }
+            };
+            (status, Text::ChainTitle, format!("<p>{text}</p>\n"))
+        }
     }
 }
 
@@ -385,6 +398,40 @@ pub fn status_of(outcome: &Outcome) -> u16 {
         Outcome::Unverifiable { .. } | Outcome::Unavailable { .. } => 503,
         Outcome::Throttled { .. } => 429,
         _ => 404,
+    }
+}
+
+/// Why a round was asked, in `lang` (HTML).
+fn why_asked(lang: PageLang, why: &Why) -> String {
+    let e = escape_html;
+    match why {
+        Why::Named {
+            address,
+            archive,
+            pair,
+            of,
+        } => Text::WhyNamed.fill(
+            lang,
+            &[
+                ("address", &e(address)),
+                ("archive", &e(archive)),
+                ("pair", &e(pair)),
+                ("ibi", &e(of)),
+            ],
+        ),
+        Why::NextEdition {
+            address,
+            archive,
+            of,
+        } => Text::WhyNextEdition.fill(
+            lang,
+            &[
+                ("address", &e(address)),
+                ("archive", &e(archive)),
+                ("ibi", &e(of)),
+            ],
+        ),
+        Why::OwnLanguage => Text::WhyOwnLanguage.get(lang).to_string(),
     }
 }
 
@@ -437,7 +484,7 @@ pub fn inspection(
             escape_html(&round.ibi),
             if round.verblist.is_empty() { String::new() } else { format!(" {}", code(&round.verblist)) },
             if round.remembered { Text::RememberedArchive.get(lang) } else { "" },
-            round.why.as_deref().map(|why| format!("<p>{}</p>\n", Text::AskedBecause.fill(lang, &[("why", &escape_html(why))]))).unwrap_or_default(),
+            round.why.as_ref().map(|why| format!("<p>{}</p>\n", Text::AskedBecause.fill(lang, &[("why", &why_asked(lang, why))]))).unwrap_or_default(),
             Text::ColumnArchive.get(lang),
             Text::ColumnResult.get(lang),
             Text::ColumnMs.get(lang),
@@ -528,6 +575,39 @@ mod tests {
             .contains("<title>IBI resolver</title></head>\n<body>\n<h1>IBI resolver</h1>"));
     }
 
+    /// Why a round was asked and why a chain of related items ends, in words in each
+    /// language.
+    #[test]
+    fn reasons_of_rounds_and_chains_in_the_readers_language() {
+        let t = inspected(99, "");
+        let page = |lang| inspection(lang, &t, false, "8JMKD3MGP8W/35MME4E", "http://r/x").body;
+        assert!(page(PageLang::En).contains("<p>Asked because a.b:80 (a.b/c/2020/01.01.01.01) named it as ibi.metadata of 8JMKD3MGP8W/35MME4E, without its URL</p>\n"));
+        assert!(page(PageLang::Pt).contains("<p>Pedida porque a.b:80 (a.b/c/2020/01.01.01.01) o indicou como ibi.metadata de 8JMKD3MGP8W/35MME4E, sem a sua URL</p>\n"));
+        let chain = |detail| Trace {
+            outcome: Outcome::Chain { detail },
+            ..inspected(99, "")
+        };
+        let long = chain(ChainEnd::TooLong { max: 16 });
+        assert!(outcome(PageLang::Pt, &long, "X").body.contains(
+            "<h1>Itens relacionados sem fim</h1>\n<p>A cadeia de itens relacionados a <code>X</code> passa de 16 rodadas.</p>\n"
+        ));
+        let again = chain(ChainEnd::Again {
+            ibi: "Y".into(),
+            why: Some(Why::OwnLanguage),
+        });
+        assert!(outcome(PageLang::Pt, &again, "X").body.contains(
+            "<p>A cadeia de itens relacionados a <code>X</code> volta a <code>Y</code>, já pedido: nenhuma tradução nos idiomas do leitor: o item no seu próprio idioma.</p>\n"
+        ));
+        assert!(outcome(PageLang::En, &again, "X").body.contains(
+            "<p>The chain of items related to <code>X</code> comes back to <code>Y</code>, asked for already: no translation in the reader's languages: the item in its own language.</p>\n"
+        ));
+        // The JSON view and the log keep the English words.
+        assert_eq!(
+            serde_json::to_value(&again.outcome).unwrap(),
+            serde_json::json!({"outcome": "chain", "detail": "Y is named again (no translation in the reader's languages: the item in its own language)"})
+        );
+    }
+
     #[test]
     fn what_the_reader_asked_for_is_written_as_text() {
         let refusal = Refusal::OneSegment {
@@ -537,12 +617,12 @@ mod tests {
         assert_eq!(page.status, 400);
         assert_eq!(
             page.body,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Invalid persistent URL</title></head>\n<body>\n<h1>Invalid persistent URL</h1>\n<p>The address asked for is not a persistent URL:</p>\n<p><code>/&lt;b&gt;&amp;&quot;&#39;x</code></p>\n<p>No IBI at the start of the path: <code>&quot;it&#39;s &lt;wrong&gt;&quot;</code> is one segment; an IBIp has two, a uniform repository name four.</p>\n</body>\n</html>\n"
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Invalid persistent URL</title></head>\n<body>\n<h1>Invalid persistent URL</h1>\n<p>The address asked for is not a persistent URL:</p>\n<p><code>/&lt;b&gt;&amp;&quot;&#39;x</code></p>\n<p>No IBI at the start of the path: &quot;it&#39;s &lt;wrong&gt;&quot; is one segment; an IBIp has two, a uniform repository name four.</p>\n</body>\n</html>\n"
         );
         let page = bad_request(PageLang::Pt, "/x", Some(&refusal));
         assert_eq!(
             page.body,
-            "<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>URL persistente inválida</title></head>\n<body>\n<h1>URL persistente inválida</h1>\n<p>O endereço pedido não é uma URL persistente:</p>\n<p><code>/x</code></p>\n<p>Nenhum IBI no início do caminho: <code>&quot;it&#39;s &lt;wrong&gt;&quot;</code> é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.</p>\n</body>\n</html>\n"
+            "<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>URL persistente inválida</title></head>\n<body>\n<h1>URL persistente inválida</h1>\n<p>O endereço pedido não é uma URL persistente:</p>\n<p><code>/x</code></p>\n<p>Nenhum IBI no início do caminho: &quot;it&#39;s &lt;wrong&gt;&quot; é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.</p>\n</body>\n</html>\n"
         );
         // Without a reason (the path named a key): no paragraph for it.
         assert!(bad_request(PageLang::Pt, "/x", None)
@@ -618,7 +698,12 @@ mod tests {
             16 => Outcome::Suspicion {
                 archives: vec!["a.b/c/2020/01.01.01.01".into(), at(16, "")],
             },
-            17 => Outcome::Chain { detail: at(17, "") },
+            17 => Outcome::Chain {
+                detail: ChainEnd::Again {
+                    ibi: at(17, ""),
+                    why: None,
+                },
+            },
             _ => Outcome::Found(Found {
                 url: at(8, "http://mtc-m16c.sid.inpe.br/col/x/doc/a.pdf"),
                 archive: "a.b/c/2020/01.01.01.01".into(),
@@ -636,7 +721,12 @@ mod tests {
                 ibi: at(1, "8JMKD3MGP8W/35MME4E"),
                 verblist: at(2, "GetMetadata"),
                 remembered: false,
-                why: Some(at(13, "a.b:80 (a.b/c/2020/01.01.01.01) named it")),
+                why: Some(Why::Named {
+                    address: at(13, "a.b:80"),
+                    archive: "a.b/c/2020/01.01.01.01".into(),
+                    pair: "ibi.metadata".into(),
+                    of: "8JMKD3MGP8W/35MME4E".into(),
+                }),
                 asked: vec![Asked {
                     archive: at(3, "a.b/c/2020/01.01.01.01"),
                     address: at(4, "mtc-m16c.sid.inpe.br"),
@@ -865,7 +955,7 @@ mod tests {
                 false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Chain {
-                        detail: "a loop".into(),
+                        detail: ChainEnd::TooLong { max: 16 },
                     });
                     outcome(l, &t, v)
                 }),
@@ -875,7 +965,12 @@ mod tests {
                 404,
                 false,
                 Box::new(move |l, v| {
-                    let t = trace(Outcome::Chain { detail: v.into() });
+                    let t = trace(Outcome::Chain {
+                        detail: ChainEnd::Again {
+                            ibi: v.into(),
+                            why: Some(Why::OwnLanguage),
+                        },
+                    });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
             ),
@@ -945,7 +1040,11 @@ mod tests {
                 assert_eq!(page.content_type, "application/json");
                 let json: serde_json::Value = serde_json::from_str(&page.body).unwrap();
                 let strings = strings_of(&json);
-                assert!(strings.contains(&value.to_string()), "{slot}: {value:?}");
+                // As it was, or within the English words of a reason (why, chain).
+                assert!(
+                    strings.iter().any(|s| s.contains(value)),
+                    "{slot}: {value:?}"
+                );
             }
         }
         // Pages without a value: the same bytes in each language, whatever was asked.

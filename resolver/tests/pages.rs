@@ -173,19 +173,27 @@ fn the_400_page_says_why_in_the_readers_language() {
     };
     let (status, en) = refused("/x", "en");
     assert_eq!(status, 400);
-    assert!(en.ends_with("<p>The address asked for is not a persistent URL:</p>\n<p><code>/x</code></p>\n<p>No IBI at the start of the path: <code>&quot;x&quot;</code> is one segment; an IBIp has two, a uniform repository name four.</p>\n</body>\n</html>\n"), "{en}");
+    assert!(en.ends_with("<p>The address asked for is not a persistent URL:</p>\n<p><code>/x</code></p>\n<p>No IBI at the start of the path: &quot;x&quot; is one segment; an IBIp has two, a uniform repository name four.</p>\n</body>\n</html>\n"), "{en}");
     let (status, pt) = refused("/x", "pt-BR");
     assert_eq!(status, 400);
-    assert!(pt.ends_with("<p>O endereço pedido não é uma URL persistente:</p>\n<p><code>/x</code></p>\n<p>Nenhum IBI no início do caminho: <code>&quot;x&quot;</code> é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.</p>\n</body>\n</html>\n"), "{pt}");
+    assert!(pt.ends_with("<p>O endereço pedido não é uma URL persistente:</p>\n<p><code>/x</code></p>\n<p>Nenhum IBI no início do caminho: &quot;x&quot; é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.</p>\n</body>\n</html>\n"), "{pt}");
     let (status, pt) = refused("/8JMKD3MGP8W/35MME4E!(x)", "pt-BR");
     assert_eq!(status, 400);
-    assert!(pt.contains("<p>Modificador <code>&quot;!(x)&quot;</code>: ! (última edição) não tem parâmetro.</p>\n"), "{pt}");
+    assert!(
+        pt.contains("<p>Modificador &quot;!(x)&quot;: ! (última edição) não tem parâmetro.</p>\n"),
+        "{pt}"
+    );
     let (status, pt) = refused(
         "/8JMKD3MGP8W/35MME4E?ibiurl.requireditemstatus=Copy",
         "pt-BR",
     );
     assert_eq!(status, 400);
-    assert!(pt.contains("<p>ibiurl.requireditemstatus é <code>&quot;Copy&quot;</code>; o seu único valor é Original.</p>\n"), "{pt}");
+    assert!(
+        pt.contains(
+            "<p>ibiurl.requireditemstatus é &quot;Copy&quot;; o seu único valor é Original.</p>\n"
+        ),
+        "{pt}"
+    );
     let long = format!("/{}", "a".repeat(9000));
     let (status, pt) = refused(&long, "pt-BR");
     assert_eq!(status, 414);
