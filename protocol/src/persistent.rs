@@ -104,10 +104,19 @@ pub enum Refusal {
     LastEditionParameter {
         modifier: String,
     },
-    /// `+(…)` names no language (or one of unknown codes).
+    /// `+(…)` names no language.
     ModifierLanguage {
         modifier: String,
         language: String,
+    },
+    /// `+(…)` (`modifier` is `Some`) or a `GetTranslation(…)` of `ibiurl.verblist`
+    /// (`word` is `Some`) names a language (or a country, `country`) by a code the
+    /// standard does not know: `code`.
+    UnknownCode {
+        modifier: Option<String>,
+        word: Option<String>,
+        code: String,
+        country: bool,
     },
     /// `:(…)` names a metadata format other than oai_dc.
     MetadataFormat {
@@ -128,10 +137,6 @@ pub enum Refusal {
     QueryNotPairs,
     /// `ibiurl.verblist` is not text.
     VerbListNotText,
-    /// A `GetTranslation(…)` of `ibiurl.verblist` names a language of unknown codes.
-    VerbLanguage {
-        word: String,
-    },
     /// A word of `ibiurl.verblist` is not a verb of Table 8.4.
     NotAVerb {
         word: String,
@@ -445,6 +450,24 @@ fn split_ibi(segments: &[&str]) -> Result<(Ibi, String, usize), PersistentUrlErr
     ))
 }
 
+/// The refusal of `lang`, whose language or country code is not in the standard's tables.
+fn unknown_code(lang: &Lang, modifier: Option<String>, word: Option<String>) -> Refusal {
+    let text = lang.to_string();
+    let (language, country) = text.split_once('-').unwrap_or((&text, ""));
+    let known_language = Lang::parse(language).is_ok_and(|l| l.check_codes().is_ok());
+    let (code, country) = if known_language {
+        (country.to_string(), true)
+    } else {
+        (language.to_string(), false)
+    };
+    Refusal::UnknownCode {
+        modifier,
+        word,
+        code,
+        country,
+    }
+}
+
 /// The mdf of Table 8.1, as verbs.
 fn parse_modifier(text: &str) -> Result<Vec<Verb>, PersistentUrlError> {
     let mut verbs = Vec::new();
@@ -484,20 +507,22 @@ fn parse_modifier(text: &str) -> Result<Vec<Verb>, PersistentUrlError> {
             }
             ('+', None) => (Verb::GetTranslation(None), Step::Translation(None)),
             ('+', Some(p)) => {
-                let refusal = || Refusal::ModifierLanguage {
-                    modifier: shown(text),
-                    language: shown(p),
-                };
                 let lang = Lang::parse(p).map_err(|_| {
                     PersistentUrlError::new(
-                        refusal(),
+                        Refusal::ModifierLanguage {
+                            modifier: shown(text),
+                            language: shown(p),
+                        },
                         format!(
                         "modifier {}: +({p}) names no language; expected +(ll) or +(ll-CC), as +(pt-BR)",
                         shown(text)
                     ))
                 })?;
                 lang.check_codes().map_err(|e| {
-                    PersistentUrlError::new(refusal(), format!("modifier {}: {e}", shown(text)))
+                    PersistentUrlError::new(
+                        unknown_code(&lang, Some(shown(text)), None),
+                        format!("modifier {}: {e}", shown(text)),
+                    )
                 })?;
                 (
                     Verb::GetTranslation(Some(lang.clone())),
@@ -599,7 +624,7 @@ fn read_query(q: &str) -> Result<(Vec<Verb>, bool), PersistentUrlError> {
                     if let Verb::GetTranslation(Some(lang)) = &v {
                         lang.check_codes().map_err(|e| {
                             PersistentUrlError::new(
-                                Refusal::VerbLanguage { word: shown(word) },
+                                unknown_code(lang, None, Some(shown(word))),
                                 format!("ibiurl.verblist: {}: {e}", shown(word)),
                             )
                         })?;

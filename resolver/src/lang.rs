@@ -214,9 +214,18 @@ texts! {
         "The file path holds a control character or an encoded /.";
     RefusedQueryNotPairs: "A consulta não é uma lista de pares.", "The query is not a list of pairs.";
     RefusedVerbListNotText: "O valor de ibiurl.verblist não é texto UTF-8.", "The value of ibiurl.verblist is not UTF-8 text.";
-    RefusedVerbLanguage:
-        "ibiurl.verblist: {word} não nomeia um idioma conhecido.",
-        "ibiurl.verblist: {word} names no known language.";
+    RefusedModifierLanguageCode:
+        "Modificador {modifier}: {code} não é um código de idioma da ISO 639-1.",
+        "Modifier {modifier}: {code} is not a language code of ISO 639-1.";
+    RefusedModifierCountryCode:
+        "Modificador {modifier}: {code} não é um código de país da ISO 3166-1 alfa-2.",
+        "Modifier {modifier}: {code} is not a country code of ISO 3166-1 alpha-2.";
+    RefusedVerbLanguageCode:
+        "ibiurl.verblist: em {word}, {code} não é um código de idioma da ISO 639-1.",
+        "ibiurl.verblist: in {word}, {code} is not a language code of ISO 639-1.";
+    RefusedVerbCountryCode:
+        "ibiurl.verblist: em {word}, {code} não é um código de país da ISO 3166-1 alfa-2.",
+        "ibiurl.verblist: in {word}, {code} is not a country code of ISO 3166-1 alpha-2.";
     RefusedNotAVerb:
         "ibiurl.verblist: {word} não é um verbo da Tabela 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList).",
         "ibiurl.verblist: {word} is not a verb of Table 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList).";

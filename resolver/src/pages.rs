@@ -187,7 +187,27 @@ fn why(lang: PageLang, refusal: &Refusal) -> String {
         Refusal::FileControl => (Text::RefusedFileControl, vec![]),
         Refusal::QueryNotPairs => (Text::RefusedQueryNotPairs, vec![]),
         Refusal::VerbListNotText => (Text::RefusedVerbListNotText, vec![]),
-        Refusal::VerbLanguage { word } => (Text::RefusedVerbLanguage, vec![("word", e(word))]),
+        Refusal::UnknownCode {
+            modifier,
+            word,
+            code,
+            country,
+        } => {
+            let text = match (word.is_some(), country) {
+                (false, false) => Text::RefusedModifierLanguageCode,
+                (false, true) => Text::RefusedModifierCountryCode,
+                (true, false) => Text::RefusedVerbLanguageCode,
+                (true, true) => Text::RefusedVerbCountryCode,
+            };
+            let mut values = vec![("code", e(code))];
+            if let Some(m) = modifier {
+                values.push(("modifier", e(m)));
+            }
+            if let Some(w) = word {
+                values.push(("word", e(w)));
+            }
+            (text, values)
+        }
         Refusal::NotAVerb { word } => (Text::RefusedNotAVerb, vec![("word", e(word))]),
         Refusal::RequiredStatus { value } => {
             (Text::RefusedRequiredStatus, vec![("value", e(value))])

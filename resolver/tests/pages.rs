@@ -194,6 +194,20 @@ fn the_400_page_says_why_in_the_readers_language() {
         ),
         "{pt}"
     );
+    let (_, pt) = refused("/8JMKD3MGP8W/35MME4E+(xx)", "pt-BR");
+    assert!(
+        pt.contains(
+            "<p>Modificador &quot;+(xx)&quot;: xx não é um código de idioma da ISO 639-1.</p>\n"
+        ),
+        "{pt}"
+    );
+    let (_, pt) = refused("/8JMKD3MGP8W/35MME4E+(pt-XX)", "pt-BR");
+    assert!(pt.contains("<p>Modificador &quot;+(pt-XX)&quot;: XX não é um código de país da ISO 3166-1 alfa-2.</p>\n"), "{pt}");
+    let (_, en) = refused(
+        "/8JMKD3MGP8W/35MME4E?ibiurl.verblist=GetTranslation(xx)",
+        "en",
+    );
+    assert!(en.contains("<p>ibiurl.verblist: in &quot;GetTranslation(xx)&quot;, xx is not a language code of ISO 639-1.</p>\n"), "{en}");
     let long = format!("/{}", "a".repeat(9000));
     let (status, pt) = refused(&long, "pt-BR");
     assert_eq!(status, 414);

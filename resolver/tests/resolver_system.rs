@@ -352,7 +352,7 @@ fn the_standards_examples_resolve_across_three_archives() {
     assert_eq!(r.status, 400);
     assert!(
         r.text()
-            .contains("<p>modifier &quot;+(xx)&quot;: xx is not a language code of ISO 639-1</p>"),
+            .contains("<p>Modifier &quot;+(xx)&quot;: xx is not a language code of ISO 639-1.</p>"),
         "{}",
         r.text()
     );
