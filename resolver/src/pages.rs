@@ -772,9 +772,9 @@ mod tests {
     const INSPECTION_SLOTS: usize = 18;
 
     /// Every page with a value in it, in each language: its name, status, and how it is
-    /// rendered with a value; `true` when the value is shown inside JSON.
+    /// rendered with a value.
     #[allow(clippy::type_complexity)]
-    fn pages() -> Vec<(String, u16, bool, Box<dyn Fn(PageLang, &str) -> Page>)> {
+    fn pages() -> Vec<(String, u16, Box<dyn Fn(PageLang, &str) -> Page>)> {
         let trace = |outcome: Outcome| Trace {
             persistent_url: "http://urlib.net:80/8JMKD3MGP8W/35MME4E".into(),
             rounds: Vec::new(),
@@ -801,17 +801,15 @@ mod tests {
             ]
         };
         let two = |v: &str| vec!["a.b/c/2020/01.01.01.01".to_string(), v.to_string()];
-        let mut all: Vec<(String, u16, bool, Box<dyn Fn(PageLang, &str) -> Page>)> = vec![
+        let mut all: Vec<(String, u16, Box<dyn Fn(PageLang, &str) -> Page>)> = vec![
             (
                 "400, path".into(),
                 400,
-                false,
                 Box::new(|l, v| bad_request(l, v, Some(&Refusal::NoIbi))),
             ),
             (
                 "400, why".into(),
                 400,
-                false,
                 Box::new(|l, v| {
                     let refusal = Refusal::OneSegment { segment: v.into() };
                     bad_request(l, "/x", Some(&refusal))
@@ -820,13 +818,11 @@ mod tests {
             (
                 "302, url".into(),
                 302,
-                false,
                 Box::new(move |l, v| outcome(l, &trace(found(v)), "8JMKD3MGP8W/35MME4E")),
             ),
             (
                 "404 not found, IBI".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NotFound { asked: 2 });
                     outcome(l, &t, v)
@@ -835,7 +831,6 @@ mod tests {
             (
                 "503 unavailable, IBI".into(),
                 503,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Unavailable {
                         archives: two("x.y/z/2020/01.01.01.02"),
@@ -847,7 +842,6 @@ mod tests {
             (
                 "503 unavailable, Archive".into(),
                 503,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Unavailable {
                         archives: two(v),
@@ -859,7 +853,6 @@ mod tests {
             (
                 "404 no translation, IBI".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoTranslation {
                         language: "fr".into(),
@@ -870,7 +863,6 @@ mod tests {
             (
                 "404 no translation, language".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoTranslation { language: v.into() });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
@@ -879,7 +871,6 @@ mod tests {
             (
                 "410, IBI".into(),
                 410,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Deleted {
                         date: "2020-05-06T07:08:09Z".into(),
@@ -890,7 +881,6 @@ mod tests {
             (
                 "410, date".into(),
                 410,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Deleted { date: v.into() });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
@@ -899,7 +889,6 @@ mod tests {
             (
                 "409, IBI".into(),
                 409,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Suspicion {
                         archives: two("x.y/z/2020/01.01.01.02"),
@@ -910,7 +899,6 @@ mod tests {
             (
                 "409, Archive".into(),
                 409,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Suspicion { archives: two(v) });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
@@ -919,7 +907,6 @@ mod tests {
             (
                 "404 no original, IBI".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoOriginal {
                         copies: copies("http://c.d/col/x/doc/a.pdf", "c.d"),
@@ -930,7 +917,6 @@ mod tests {
             (
                 "404 no original, copy's Archive".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoOriginal {
                         copies: copies("http://c.d/col/x/doc/a.pdf", v),
@@ -941,7 +927,6 @@ mod tests {
             (
                 "404 no original, copy's URL".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoOriginal {
                         copies: copies(v, "c.d"),
@@ -952,7 +937,6 @@ mod tests {
             (
                 "503 unverifiable, IBI".into(),
                 503,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Unverifiable {
                         archives: two("x.y/z/2020/01.01.01.02"),
@@ -963,7 +947,6 @@ mod tests {
             (
                 "503 unverifiable, Archive".into(),
                 503,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Unverifiable { archives: two(v) });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
@@ -972,7 +955,6 @@ mod tests {
             (
                 "404 endless related items, IBI".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Chain {
                         detail: ChainEnd::TooLong { max: 16 },
@@ -983,7 +965,6 @@ mod tests {
             (
                 "404 endless related items, detail".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Chain {
                         detail: ChainEnd::Again {
@@ -999,7 +980,6 @@ mod tests {
             all.push((
                 format!("inspection, slot {slot}"),
                 200,
-                false,
                 Box::new(move |l, v| {
                     let t = inspected(slot, v);
                     inspection(l, &t, false, "8JMKD3MGP8W/35MME4E", &t.persistent_url)
@@ -1010,25 +990,19 @@ mod tests {
     }
 
     /// Each page rendered with each hostile value is, byte for byte, the page rendered
-    /// with a plain value where the hostile one stands escaped by `escape_html` (inside
-    /// JSON: its JSON string escaped); no `<`, `>`, `"` or `'` of a value is ever raw.
+    /// with a plain value where the hostile one stands escaped by `escape_html`; no `<`,
+    /// `>`, `"` or `'` of a value is ever raw.
     #[test]
     fn hostile_values_are_escaped_byte_for_byte_on_every_page() {
         let mut checked = 0;
-        for (name, status, in_json, render) in pages() {
+        for (name, status, render) in pages() {
             for lang in [PageLang::En, PageLang::Pt] {
                 let plain = render(lang, MARK);
                 assert_eq!(plain.status, status, "{name}");
                 assert_eq!(plain.content_type, "text/html; charset=utf-8", "{name}");
                 assert!(plain.body.contains(MARK), "{name}: the value is not shown");
                 for value in HOSTILE {
-                    let shown = if in_json {
-                        let json = serde_json::to_string(value).unwrap();
-                        json[1..json.len() - 1].to_string()
-                    } else {
-                        value.to_string()
-                    };
-                    let escaped = escape_html(&shown);
+                    let escaped = escape_html(value);
                     assert!(
                         !escaped.contains(['<', '>', '"', '\'']),
                         "{value:?} escaped as {escaped:?}"
