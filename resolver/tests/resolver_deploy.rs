@@ -486,7 +486,7 @@ fn persistent_urls_pass_through_apache_as_sent() {
         (
             "/LK47B6W/362SFKH/a%2Fb",
             400,
-            "the file path holds a control character or an encoded /",
+            "The file path holds a control character or an encoded /.",
         ),
         (
             "/8JMKD3MGP8W%2F35MME4E",
