@@ -60,20 +60,116 @@ pub struct PersistentUrl {
     query: Option<String>,
 }
 
-/// Why a path and query are not a persistent URL: a message for the 400 page and the log.
+/// Why a path and query are not a persistent URL: the reason, for a page in any language
+/// to say, and a message in English for the log (its `Display`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PersistentUrlError(pub String);
+pub struct PersistentUrlError {
+    pub refusal: Refusal,
+    message: String,
+}
+
+/// The reason a path and query are not a persistent URL, with the values of the request
+/// it names, each as [`crate::shown`] writes it (quoted, cut).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The path is `length` bytes long, more than the `max` read.
+    PathTooLong {
+        length: usize,
+        max: usize,
+    },
+    NoLeadingSlash,
+    EmptyPath,
+    /// A part of the IBI is not UTF-8 once decoded.
+    IbiPartNotUtf8 {
+        part: String,
+    },
+    /// A part of the IBI holds an encoded `/` or a control character.
+    IbiPartSlash {
+        part: String,
+    },
+    /// What starts the path is neither an IBIp nor a uniform repository name.
+    NoIbi,
+    /// What looks like a uniform repository name has `found` segments, not four.
+    RepSegments {
+        found: usize,
+    },
+    /// The path has one segment.
+    OneSegment {
+        segment: String,
+    },
+    ModifierNotClosed {
+        modifier: String,
+    },
+    /// `!(…)`: the last edition takes no parameter.
+    LastEditionParameter {
+        modifier: String,
+    },
+    /// `+(…)` names no language.
+    ModifierLanguage {
+        modifier: String,
+        language: String,
+    },
+    /// `+(…)` (`modifier` is `Some`) or a `GetTranslation(…)` of `ibiurl.verblist`
+    /// (`word` is `Some`) names a language (or a country, `country`) by a code the
+    /// standard does not know: `code`.
+    UnknownCode {
+        modifier: Option<String>,
+        word: Option<String>,
+        code: String,
+        country: bool,
+    },
+    /// `:(…)` names a metadata format other than oai_dc.
+    MetadataFormat {
+        modifier: String,
+        format: String,
+    },
+    /// A character of the modifier is none of `!`, `+`, `:`.
+    ModifierSymbol {
+        modifier: String,
+        symbol: String,
+    },
+    /// The modifier is none of the compositions of Table 8.2.
+    ModifierComposition {
+        modifier: String,
+    },
+    FileDotSegment,
+    FileControl,
+    QueryNotPairs,
+    /// `ibiurl.verblist` is not text.
+    VerbListNotText,
+    /// A word of `ibiurl.verblist` is not a verb of Table 8.4.
+    NotAVerb {
+        word: String,
+    },
+    /// `ibiurl.requireditemstatus` is not `Original`.
+    RequiredStatus {
+        value: String,
+    },
+    /// The verbs name no relation of Table 9.5.
+    NoRelation {
+        verbs: String,
+    },
+}
+
+impl PersistentUrlError {
+    fn new(refusal: Refusal, message: impl Into<String>) -> PersistentUrlError {
+        PersistentUrlError {
+            refusal,
+            message: message.into(),
+        }
+    }
+}
 
 impl fmt::Display for PersistentUrlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
 impl std::error::Error for PersistentUrlError {}
 
-fn err<T>(message: impl Into<String>) -> Result<T, PersistentUrlError> {
-    Err(PersistentUrlError(message.into()))
+fn err<T>(refusal: Refusal, message: impl Into<String>) -> Result<T, PersistentUrlError> {
+    Err(PersistentUrlError::new(refusal, message))
 }
 
 impl PersistentUrl {
@@ -81,16 +177,22 @@ impl PersistentUrl {
     /// (without `?`) of a request.
     pub fn parse(path: &str, query: Option<&str>) -> Result<PersistentUrl, PersistentUrlError> {
         if path.len() > MAX_PATH_LEN {
-            return err(format!(
-                "the path is {} bytes long; at most {MAX_PATH_LEN} are read",
-                path.len()
-            ));
+            return err(
+                Refusal::PathTooLong {
+                    length: path.len(),
+                    max: MAX_PATH_LEN,
+                },
+                format!(
+                    "the path is {} bytes long; at most {MAX_PATH_LEN} are read",
+                    path.len()
+                ),
+            );
         }
         let Some(rest) = path.strip_prefix('/') else {
-            return err("the path does not start with /");
+            return err(Refusal::NoLeadingSlash, "the path does not start with /");
         };
         if rest.is_empty() {
-            return err("no IBI: the path is empty");
+            return err(Refusal::EmptyPath, "no IBI: the path is empty");
         }
         let segments: Vec<&str> = rest.split('/').collect();
         let (ibi, modifier_text, used) = split_ibi(&segments)?;
@@ -108,10 +210,15 @@ impl PersistentUrl {
         }
         let words: Vec<String> = verbs.iter().map(Verb::to_string).collect();
         let verblist = VerbList::parse(&words.join(" ")).map_err(|e| {
-            PersistentUrlError(format!(
-                "the verbs {} name no relation of Table 9.5 ({e})",
-                words.join(" ")
-            ))
+            PersistentUrlError::new(
+                Refusal::NoRelation {
+                    verbs: shown(&words.join(" ")),
+                },
+                format!(
+                    "the verbs {} name no relation of Table 9.5 ({e})",
+                    words.join(" ")
+                ),
+            )
         })?;
         Ok(PersistentUrl {
             ibi,
@@ -267,16 +374,19 @@ const PATH_SEGMENT: &AsciiSet = &CONTROLS
 fn split_ibi(segments: &[&str]) -> Result<(Ibi, String, usize), PersistentUrlError> {
     let decoded = |s: &str| -> Result<String, PersistentUrlError> {
         let text = percent_decode_str(s).decode_utf8().map_err(|_| {
-            PersistentUrlError(format!(
-                "the IBI part {} is not UTF-8 once decoded",
-                shown(s)
-            ))
+            PersistentUrlError::new(
+                Refusal::IbiPartNotUtf8 { part: shown(s) },
+                format!("the IBI part {} is not UTF-8 once decoded", shown(s)),
+            )
         })?;
         if text.contains('/') || text.chars().any(char::is_control) {
-            return err(format!(
-                "the IBI part {} holds an encoded / or a control character",
-                shown(s)
-            ));
+            return err(
+                Refusal::IbiPartSlash { part: shown(s) },
+                format!(
+                    "the IBI part {} holds an encoded / or a control character",
+                    shown(s)
+                ),
+            );
         }
         Ok(text.into_owned())
     };
@@ -310,20 +420,52 @@ fn split_ibi(segments: &[&str]) -> Result<(Ibi, String, usize), PersistentUrlErr
                 let meant_rep =
                     prefix.contains('.') || prefix.bytes().any(|b| b.is_ascii_lowercase());
                 return match rep_error {
-                    Some(r) if meant_rep => err(format!("no IBI at the start of the path: {r}")),
-                    _ if meant_rep => err(format!(
+                    Some(r) if meant_rep => err(
+                        Refusal::NoIbi,
+                        format!("no IBI at the start of the path: {r}"),
+                    ),
+                    _ if meant_rep => err(
+                        Refusal::RepSegments {
+                            found: segments.len(),
+                        },
+                        format!(
                         "no IBI at the start of the path: a uniform repository name has four segments ({} found)",
                         segments.len()
                     )),
-                    _ => err(format!("no IBI at the start of the path: {e}")),
+                    _ => err(
+                        Refusal::NoIbi,
+                        format!("no IBI at the start of the path: {e}"),
+                    ),
                 };
             }
         }
     }
-    err(format!(
+    err(
+        Refusal::OneSegment {
+            segment: shown(segments[0]),
+        },
+        format!(
         "no IBI at the start of the path: {} is one segment; an IBIp has two, a uniform repository name four",
         shown(segments[0])
     ))
+}
+
+/// The refusal of `lang`, whose language or country code is not in the standard's tables.
+fn unknown_code(lang: &Lang, modifier: Option<String>, word: Option<String>) -> Refusal {
+    let text = lang.to_string();
+    let (language, country) = text.split_once('-').unwrap_or((&text, ""));
+    let known_language = Lang::parse(language).is_ok_and(|l| l.check_codes().is_ok());
+    let (code, country) = if known_language {
+        (country.to_string(), true)
+    } else {
+        (language.to_string(), false)
+    };
+    Refusal::UnknownCode {
+        modifier,
+        word,
+        code,
+        country,
+    }
 }
 
 /// The mdf of Table 8.1, as verbs.
@@ -339,28 +481,49 @@ fn parse_modifier(text: &str) -> Result<Vec<Verb>, PersistentUrlError> {
                     rest = &r[end + 1..];
                     Some(&r[..end])
                 }
-                None => return err(format!("modifier {}: \"(\" is not closed", shown(text))),
+                None => {
+                    return err(
+                        Refusal::ModifierNotClosed {
+                            modifier: shown(text),
+                        },
+                        format!("modifier {}: \"(\" is not closed", shown(text)),
+                    )
+                }
             },
             None => None,
         };
         let (verb, step) = match (c, param) {
             ('!', None) => (Verb::GetLastEdition, Step::LastEdition),
             ('!', Some(_)) => {
-                return err(format!(
-                    "modifier {}: ! (last edition) takes no parameter",
-                    shown(text)
-                ))
+                return err(
+                    Refusal::LastEditionParameter {
+                        modifier: shown(text),
+                    },
+                    format!(
+                        "modifier {}: ! (last edition) takes no parameter",
+                        shown(text)
+                    ),
+                )
             }
             ('+', None) => (Verb::GetTranslation(None), Step::Translation(None)),
             ('+', Some(p)) => {
                 let lang = Lang::parse(p).map_err(|_| {
-                    PersistentUrlError(format!(
+                    PersistentUrlError::new(
+                        Refusal::ModifierLanguage {
+                            modifier: shown(text),
+                            language: shown(p),
+                        },
+                        format!(
                         "modifier {}: +({p}) names no language; expected +(ll) or +(ll-CC), as +(pt-BR)",
                         shown(text)
                     ))
                 })?;
-                lang.check_codes()
-                    .map_err(|e| PersistentUrlError(format!("modifier {}: {e}", shown(text))))?;
+                lang.check_codes().map_err(|e| {
+                    PersistentUrlError::new(
+                        unknown_code(&lang, Some(shown(text)), None),
+                        format!("modifier {}: {e}", shown(text)),
+                    )
+                })?;
                 (
                     Verb::GetTranslation(Some(lang.clone())),
                     Step::Translation(Some(lang)),
@@ -375,26 +538,43 @@ fn parse_modifier(text: &str) -> Result<Vec<Verb>, PersistentUrlError> {
                 Step::Metadata { oai_dc: true },
             ),
             (':', Some(p)) => {
-                return err(format!(
+                return err(
+                    Refusal::MetadataFormat {
+                        modifier: shown(text),
+                        format: shown(p),
+                    },
+                    format!(
                 "modifier {}: :({p}) names an unknown metadata format; the one format is oai_dc",
                 shown(text)
-            ))
+            ),
+                )
             }
             (other, _) => {
-                return err(format!(
-                    "modifier {}: {other:?} is not a modifier (!, + or :)",
-                    shown(text)
-                ))
+                return err(
+                    Refusal::ModifierSymbol {
+                        modifier: shown(text),
+                        symbol: format!("{other:?}"),
+                    },
+                    format!(
+                        "modifier {}: {other:?} is not a modifier (!, + or :)",
+                        shown(text)
+                    ),
+                )
             }
         };
         verbs.push(verb);
         steps.push(step);
     }
     if Relation::from_steps(steps).is_err() {
-        return err(format!(
-            "modifier {} is not one of the compositions of Table 8.2",
-            shown(text)
-        ));
+        return err(
+            Refusal::ModifierComposition {
+                modifier: shown(text),
+            },
+            format!(
+                "modifier {} is not one of the compositions of Table 8.2",
+                shown(text)
+            ),
+        );
     }
     Ok(verbs)
 }
@@ -409,10 +589,16 @@ fn file_path(segments: &[&str]) -> Result<Option<Vec<u8>>, PersistentUrlError> {
     for s in segments {
         let bytes: Vec<u8> = percent_decode_str(s).collect();
         if bytes == b"." || bytes == b".." {
-            return err("the file path has a . or .. segment");
+            return err(
+                Refusal::FileDotSegment,
+                "the file path has a . or .. segment",
+            );
         }
         if bytes.iter().any(|&b| b < 0x20 || b == 0x7f || b == b'/') {
-            return err("the file path holds a control character or an encoded /");
+            return err(
+                Refusal::FileControl,
+                "the file path holds a control character or an encoded /",
+            );
         }
         out.push(b'/');
         out.extend_from_slice(&bytes);
@@ -422,25 +608,33 @@ fn file_path(segments: &[&str]) -> Result<Option<Vec<u8>>, PersistentUrlError> {
 
 /// `ibiurl.verblist` and `ibiurl.requireditemstatus` of the query (Table 8.3).
 fn read_query(q: &str) -> Result<(Vec<Verb>, bool), PersistentUrlError> {
-    let query = Query::parse(q.as_bytes())
-        .map_err(|e| PersistentUrlError(format!("the query is not a list of pairs: {e}")))?;
+    let query = Query::parse(q.as_bytes()).map_err(|e| {
+        PersistentUrlError::new(
+            Refusal::QueryNotPairs,
+            format!("the query is not a list of pairs: {e}"),
+        )
+    })?;
     let mut verbs = Vec::new();
-    if let Some(list) = query
-        .get_str("ibiurl.verblist")
-        .map_err(|e| PersistentUrlError(format!("ibiurl.verblist: {e}")))?
-    {
+    if let Some(list) = query.get_str("ibiurl.verblist").map_err(|e| {
+        PersistentUrlError::new(Refusal::VerbListNotText, format!("ibiurl.verblist: {e}"))
+    })? {
         for word in list.split([' ', '+']).filter(|w| !w.is_empty()) {
             match Verb::parse(word) {
                 Some(v) => {
                     if let Verb::GetTranslation(Some(lang)) = &v {
                         lang.check_codes().map_err(|e| {
-                            PersistentUrlError(format!("ibiurl.verblist: {}: {e}", shown(word)))
+                            PersistentUrlError::new(
+                                unknown_code(lang, None, Some(shown(word))),
+                                format!("ibiurl.verblist: {}: {e}", shown(word)),
+                            )
                         })?;
                     }
                     verbs.push(v)
                 }
                 None => {
-                    return err(format!(
+                    return err(
+                        Refusal::NotAVerb { word: shown(word) },
+                        format!(
                         "ibiurl.verblist: {} is not a verb of Table 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList)",
                         shown(word)
                     ))
@@ -452,10 +646,13 @@ fn read_query(q: &str) -> Result<(Vec<Verb>, bool), PersistentUrlError> {
         None => false,
         Some(b"Original") => true,
         Some(other) => {
-            return err(format!(
-                "ibiurl.requireditemstatus is {}; its one value is Original",
-                shown(&String::from_utf8_lossy(other))
-            ))
+            let value = shown(&String::from_utf8_lossy(other));
+            return err(
+                Refusal::RequiredStatus {
+                    value: value.clone(),
+                },
+                format!("ibiurl.requireditemstatus is {value}; its one value is Original"),
+            );
         }
     };
     Ok((verbs, original))

@@ -110,6 +110,297 @@ impl PageLang {
     }
 }
 
+/// The texts of the resolver's pages, each in Portuguese and in English: `{name}` in a
+/// text stands for a value ([`Text::fill`]), given already escaped as HTML; the texts
+/// themselves are HTML.
+macro_rules! texts {
+    ($($(#[$doc:meta])* $name:ident: $pt:literal, $en:literal;)*) => {
+        /// One text of a page ([`Text::get`] gives it in a language).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Text {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl Text {
+            /// Every text, in the order of the table.
+            pub const ALL: &'static [Text] = &[$(Text::$name,)*];
+
+            /// The text in Portuguese.
+            pub fn pt(self) -> &'static str {
+                match self {
+                    $(Text::$name => $pt,)*
+                }
+            }
+
+            /// The text in English.
+            pub fn en(self) -> &'static str {
+                match self {
+                    $(Text::$name => $en,)*
+                }
+            }
+        }
+    };
+}
+
+texts! {
+    // The home page.
+    HomeTitle: "Resolvedor de IBI", "IBI resolver";
+    HomeIntro:
+        "Este é um resolvedor de IBI: acrescente um IBI a este endereço, <code>{publicurl}/</code>, para chegar ao item; acrescente <code>?noredirect</code> para ver a resolução sem segui-la.",
+        "This is an IBI resolver: add an IBI to this address, <code>{publicurl}/</code>, to reach the item; add <code>?noredirect</code> to see the resolution without following it.";
+    /// An item this resolver has resolved, as an example.
+    HomeExample: "Por exemplo: <a href=\"{url}\">{url}</a>", "For example: <a href=\"{url}\">{url}</a>";
+    ArchivesIncludedZero: "Nenhum Arquivo incluído", "No Archive included";
+    ArchivesIncludedOne: "1 Arquivo incluído", "1 Archive included";
+    ArchivesIncludedMany: "{n} Arquivos incluídos", "{n} Archives included";
+    ResolverService: "Serviço do resolvedor: <code>{service}</code>.", "Resolver service: <code>{service}</code>.";
+    // 503 and 429 of the resolver's own bounds.
+    OverloadedTitle: "Resolvedor sobrecarregado", "Resolver overloaded";
+    OverloadedText:
+        "O resolvedor está atendendo ao maior número de pedidos que aceita. Tente de novo em instantes.",
+        "The resolver is answering as many requests as it takes. Try again in a moment.";
+    TooManyTitle: "Pedidos demais", "Too many requests";
+    TooManyText:
+        "A sua rede fez mais pedidos a este resolvedor do que ele aceita de uma rede ao mesmo tempo. Tente de novo daqui a pouco.",
+        "Your network has asked this resolver more than it takes from one network at a time. Try again in a moment.";
+    // 400 (and 414).
+    BadRequestTitle: "URL persistente inválida", "Invalid persistent URL";
+    BadRequestIntro: "O endereço pedido não é uma URL persistente:", "The address asked for is not a persistent URL:";
+    TooLong:
+        "O caminho e a consulta têm {length} bytes; no máximo {max} são lidos.",
+        "The path and query are {length} bytes long; at most {max} are read.";
+    // Why a path and query are not a persistent URL (ibi::persistent::Refusal): each value
+    // quoted, as the message of the log quotes it, and not marked up, so that every 400
+    // page has the same markup whatever the reason.
+    RefusedPathTooLong: "O caminho tem {length} bytes; no máximo {max} são lidos.", "The path is {length} bytes long; at most {max} are read.";
+    RefusedNoLeadingSlash: "O caminho não começa com /.", "The path does not start with /.";
+    RefusedEmptyPath: "Nenhum IBI: o caminho está vazio.", "No IBI: the path is empty.";
+    RefusedIbiPartNotUtf8:
+        "A parte {part} do IBI não é UTF-8 depois de decodificada.",
+        "The IBI part {part} is not UTF-8 once decoded.";
+    RefusedIbiPartSlash:
+        "A parte {part} do IBI contém uma / codificada ou um caractere de controle.",
+        "The IBI part {part} holds an encoded / or a control character.";
+    RefusedNoIbi:
+        "Nenhum IBI no início do caminho: ele não começa com um IBIp (dois segmentos) nem com um nome uniforme de repositório (quatro segmentos) válidos.",
+        "No IBI at the start of the path: it starts with neither a valid IBIp (two segments) nor a valid uniform repository name (four segments).";
+    RefusedRepSegments:
+        "Nenhum IBI no início do caminho: um nome uniforme de repositório tem quatro segmentos ({found} encontrados).",
+        "No IBI at the start of the path: a uniform repository name has four segments ({found} found).";
+    RefusedOneSegment:
+        "Nenhum IBI no início do caminho: {segment} é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.",
+        "No IBI at the start of the path: {segment} is one segment; an IBIp has two, a uniform repository name four.";
+    RefusedModifierNotClosed:
+        "Modificador {modifier}: o \"(\" não é fechado.",
+        "Modifier {modifier}: \"(\" is not closed.";
+    RefusedLastEditionParameter:
+        "Modificador {modifier}: ! (última edição) não tem parâmetro.",
+        "Modifier {modifier}: ! (last edition) takes no parameter.";
+    RefusedModifierLanguage:
+        "Modificador {modifier}: {language} não é um idioma conhecido; escreva +(ll) ou +(ll-CC), como +(pt-BR).",
+        "Modifier {modifier}: {language} is no known language; write +(ll) or +(ll-CC), as +(pt-BR).";
+    RefusedMetadataFormat:
+        "Modificador {modifier}: {format} é um formato de metadados desconhecido; o único formato é oai_dc.",
+        "Modifier {modifier}: {format} is an unknown metadata format; the one format is oai_dc.";
+    RefusedModifierSymbol:
+        "Modificador {modifier}: {symbol} não é um modificador (!, + ou :).",
+        "Modifier {modifier}: {symbol} is not a modifier (!, + or :).";
+    RefusedModifierComposition:
+        "O modificador {modifier} não é uma das composições da Tabela 8.2.",
+        "The modifier {modifier} is not one of the compositions of Table 8.2.";
+    RefusedFileDotSegment: "O caminho do arquivo tem um segmento . ou ..", "The file path has a . or .. segment.";
+    RefusedFileControl:
+        "O caminho do arquivo contém um caractere de controle ou uma / codificada.",
+        "The file path holds a control character or an encoded /.";
+    RefusedQueryNotPairs: "A consulta não é uma lista de pares.", "The query is not a list of pairs.";
+    RefusedVerbListNotText: "O valor de ibiurl.verblist não é texto UTF-8.", "The value of ibiurl.verblist is not UTF-8 text.";
+    RefusedModifierLanguageCode:
+        "Modificador {modifier}: {code} não é um código de idioma da ISO 639-1.",
+        "Modifier {modifier}: {code} is not a language code of ISO 639-1.";
+    RefusedModifierCountryCode:
+        "Modificador {modifier}: {code} não é um código de país da ISO 3166-1 alfa-2.",
+        "Modifier {modifier}: {code} is not a country code of ISO 3166-1 alpha-2.";
+    RefusedVerbLanguageCode:
+        "ibiurl.verblist: em {word}, {code} não é um código de idioma da ISO 639-1.",
+        "ibiurl.verblist: in {word}, {code} is not a language code of ISO 639-1.";
+    RefusedVerbCountryCode:
+        "ibiurl.verblist: em {word}, {code} não é um código de país da ISO 3166-1 alfa-2.",
+        "ibiurl.verblist: in {word}, {code} is not a country code of ISO 3166-1 alpha-2.";
+    RefusedNotAVerb:
+        "ibiurl.verblist: {word} não é um verbo da Tabela 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList).",
+        "ibiurl.verblist: {word} is not a verb of Table 8.4 (GetLastEdition, GetTranslation[(ll[-CC])], GetMetadata[(oai_dc)], GetFileList).";
+    RefusedRequiredStatus:
+        "ibiurl.requireditemstatus é {value}; o seu único valor é Original.",
+        "ibiurl.requireditemstatus is {value}; its one value is Original.";
+    RefusedNoRelation:
+        "Os verbos {verbs} não nomeiam uma relação da Tabela 9.5.",
+        "The verbs {verbs} name no relation of Table 9.5.";
+    // The outcomes, as pages and in the inspection view.
+    FoundTitle: "Encontrado", "Found";
+    RelatedAsked:
+        "O último IBI pedido foi <code>{last}</code>, indicado por um Arquivo para {ibi}.",
+        "The last IBI asked for was <code>{last}</code>, named by an Archive for {ibi}.";
+    NotFoundTitle: "Item não encontrado", "Item not found";
+    NotFoundText: "Nenhum Arquivo conhece o IBI {ibi}.", "No Archive knows the IBI {ibi}.";
+    NoArchiveIncluded: "Nenhum Arquivo está incluído neste resolvedor.", "No Archive is included in this resolver.";
+    UnavailableTitle: "Arquivos indisponíveis", "Archives unavailable";
+    UnavailableText: "Nenhum Arquivo que respondeu conhece o IBI {ibi}.", "No Archive that answered knows the IBI {ibi}.";
+    AskedOne: "1 Arquivo foi perguntado.", "1 Archive was asked.";
+    AskedMany: "{n} Arquivos foram perguntados.", "{n} Archives were asked.";
+    SilentOne: "Este não respondeu:", "This one did not answer:";
+    SilentMany: "Estes não responderam:", "These did not answer:";
+    MayHoldOne: "Ele pode ter o item. Tente de novo mais tarde.", "It may hold the item. Try again later.";
+    MayHoldMany: "Um deles pode ter o item. Tente de novo mais tarde.", "One of them may hold the item. Try again later.";
+    NoTranslationTitle: "Tradução inexistente", "No such translation";
+    NoTranslationText:
+        "O item {ibi} não tem tradução no idioma <code>{language}</code>.",
+        "The item {ibi} has no translation in <code>{language}</code>.";
+    DeletedTitle: "Item removido", "Item removed";
+    DeletedText: "O item {ibi} foi removido em {date}.", "The item {ibi} was removed on {date}.";
+    SuspicionTitle: "Alerta: mais de um original", "Alert: more than one original";
+    SuspicionText:
+        "Mais de um Arquivo afirma ter o original de {ibi}. Arquivos sob suspeita:",
+        "More than one Archive claims to hold the original of {ibi}. Archives under suspicion:";
+    InvestigationNeeded: "Uma investigação é necessária.", "An investigation is needed.";
+    NoOriginalTitle: "Original não encontrado", "Original not found";
+    NoOriginalOne:
+        "Nenhum Arquivo afirma ter o original de {ibi}; todos responderam, e esta cópia foi encontrada:",
+        "No Archive claims to hold the original of {ibi}; every Archive answered, and this copy was found:";
+    NoOriginalMany:
+        "Nenhum Arquivo afirma ter o original de {ibi}; todos responderam, e estas cópias foram encontradas:",
+        "No Archive claims to hold the original of {ibi}; every Archive answered, and these copies were found:";
+    UnverifiableTitle: "Verificação do original impossível agora", "The original cannot be checked now";
+    UnverifiableOne:
+        "Só um Arquivo pode afirmar ter o original de {ibi}, mas este Arquivo não respondeu:",
+        "Only one Archive may claim to hold the original of {ibi}, but this Archive did not answer:";
+    UnverifiableMany:
+        "Só um Arquivo pode afirmar ter o original de {ibi}, mas estes Arquivos não responderam:",
+        "Only one Archive may claim to hold the original of {ibi}, but these Archives did not answer:";
+    TryLater: "Tente de novo mais tarde.", "Try again later.";
+    ChainTitle: "Itens relacionados sem fim", "Endless related items";
+    ChainLong:
+        "A cadeia de itens relacionados a {ibi} passa de {max} rodadas.",
+        "The chain of items related to {ibi} goes on past {max} rounds.";
+    ChainAgain:
+        "A cadeia de itens relacionados a {ibi} volta a <code>{again}</code>, já pedido.",
+        "The chain of items related to {ibi} comes back to <code>{again}</code>, asked for already.";
+    ChainAgainWhy:
+        "A cadeia de itens relacionados a {ibi} volta a <code>{again}</code>, já pedido: {why}.",
+        "The chain of items related to {ibi} comes back to <code>{again}</code>, asked for already: {why}.";
+    // The inspection view.
+    InspectionTitle: "Inspeção da resolução", "Resolution inspected";
+    ResolvedIn: "<code>{url}</code> — resolvida em {ms} ms", "<code>{url}</code> — resolved in {ms} ms";
+    Round: "Rodada {n}", "Round {n}";
+    RememberedArchive: " (Arquivo lembrado)", " (remembered Archive)";
+    AskedBecause: "Pedida porque {why}", "Asked because {why}";
+    WhyNamed:
+        "{address} ({archive}) o indicou como {pair} de {ibi}, sem a sua URL",
+        "{address} ({archive}) named it as {pair} of {ibi}, without its URL";
+    WhyNextEdition:
+        "{address} ({archive}) o indicou como ibi.nextedition de {ibi}",
+        "{address} ({archive}) named it as ibi.nextedition of {ibi}";
+    WhyOwnLanguage:
+        "nenhuma tradução nos idiomas do leitor: o item no seu próprio idioma",
+        "no translation in the reader's languages: the item in its own language";
+    ColumnArchive: "Arquivo", "Archive";
+    ColumnResult: "resultado", "result";
+    /// Milliseconds, the column of each Archive's time.
+    ColumnMs: "ms", "ms";
+    ColumnAnswer: "resposta", "answer";
+    Answered: "respondeu", "answered";
+    Empty: "resposta vazia", "empty";
+    Failed: "falhou", "failed";
+    TimedOut: "sem resposta no prazo", "timed out";
+    ArchiveOverloaded: "sobrecarregado", "overloaded";
+    NotSentBusy: "não enviado (o resolvedor estava ocupado)", "not sent (the resolver was busy)";
+    Refused: "recusado", "refused";
+    Dormant: "dormente", "dormant";
+    NotAwaited: "não aguardado", "not awaited";
+    Chosen: "Escolhida: <a href=\"{url}\">{url}</a> ({address})", "Chosen: <a href=\"{url}\">{url}</a> ({address})";
+    OutcomeIs: "Resultado: {title}", "Outcome: {title}";
+    Conflicts: "Conflitos", "Conflicts";
+    ClaimsOriginal:
+        "<code>{claimant}</code> afirma ter o original de <code>{ibi}</code>; {holder}",
+        "<code>{claimant}</code> claims the original of <code>{ibi}</code>; {holder}";
+    RememberedAt: "lembrado em <code>{holder}</code>, que o mantém", "remembered at <code>{holder}</code>, which keeps it";
+    NoneRemembered: "como outro Arquivo: nenhum é lembrado", "as another Archive does: none is remembered";
+}
+
+impl Text {
+    /// The text in `lang`.
+    pub fn get(self, lang: PageLang) -> &'static str {
+        match lang {
+            PageLang::Pt => self.pt(),
+            PageLang::En => self.en(),
+        }
+    }
+
+    /// The text in `lang` with each `{name}` of `values` replaced by its value (HTML),
+    /// in one pass: a value is never read for names. A name not in `values` stays as
+    /// written.
+    pub fn fill(self, lang: PageLang, values: &[(&str, &str)]) -> String {
+        let mut out = String::new();
+        let mut rest = self.get(lang);
+        while let Some(open) = rest.find('{') {
+            out.push_str(&rest[..open]);
+            rest = &rest[open..];
+            let value = rest.find('}').and_then(|close| {
+                let name = &rest[1..close];
+                values
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (close, *v))
+            });
+            match value {
+                Some((close, v)) => {
+                    out.push_str(v);
+                    rest = &rest[close + 1..];
+                }
+                None => {
+                    out.push('{');
+                    rest = &rest[1..];
+                }
+            }
+        }
+        out.push_str(rest);
+        out
+    }
+
+    /// The names of the values the text takes, in the order written.
+    pub fn names(text: &str) -> Vec<&str> {
+        let mut names = Vec::new();
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            rest = &rest[open + 1..];
+            if let Some(close) = rest.find('}') {
+                names.push(&rest[..close]);
+                rest = &rest[close + 1..];
+            }
+        }
+        names
+    }
+}
+
+/// How many of something, in `lang`: `zero` for 0, `one` for 1, `many` (its `{n}` the
+/// number) for more.
+pub fn count(lang: PageLang, n: usize, zero: Text, one: Text, many: Text) -> String {
+    match n {
+        0 => zero.get(lang).to_string(),
+        1 => one.get(lang).to_string(),
+        _ => many.fill(lang, &[("n", &n.to_string())]),
+    }
+}
+
+/// A number of milliseconds with one decimal, as `lang` writes it: `2.5` in English,
+/// `2,5` in Portuguese.
+pub fn decimal(lang: PageLang, x: f64) -> String {
+    let text = format!("{x:.1}");
+    match lang {
+        PageLang::Pt => text.replace('.', ","),
+        PageLang::En => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,5 +470,77 @@ mod tests {
             PageLang::En
         );
         assert_eq!(PageLang::of(&[]), PageLang::En);
+    }
+
+    /// Texts that are the same in Portuguese and in English, and why.
+    const SAME_IN_BOTH: &[Text] = &[
+        // "ms", the unit's symbol, is written alike in both.
+        Text::ColumnMs,
+    ];
+
+    /// Every text is translated: none is empty, and none but those of [`SAME_IN_BOTH`]
+    /// reads the same in both languages; the failure names each one that is not.
+    #[test]
+    fn every_text_is_translated() {
+        let untranslated: Vec<String> = Text::ALL
+            .iter()
+            .filter(|t| {
+                t.pt().trim().is_empty()
+                    || t.en().trim().is_empty()
+                    || (t.pt() == t.en() && !SAME_IN_BOTH.contains(t))
+            })
+            .map(|t| format!("{t:?} ({:?} / {:?})", t.pt(), t.en()))
+            .collect();
+        assert!(untranslated.is_empty(), "not translated: {untranslated:?}");
+        // The allowed ones are the same indeed (else they need no place there).
+        for t in SAME_IN_BOTH {
+            assert_eq!(t.pt(), t.en(), "{t:?}");
+        }
+    }
+
+    /// Each text takes the same values in both languages.
+    #[test]
+    fn both_languages_take_the_same_values() {
+        for t in Text::ALL {
+            let mut pt = Text::names(t.pt());
+            let mut en = Text::names(t.en());
+            pt.sort();
+            en.sort();
+            assert_eq!(pt, en, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn values_are_put_in_once() {
+        let filled = Text::RelatedAsked.fill(
+            PageLang::En,
+            &[("last", "{ibi}"), ("ibi", "<code>X</code>")],
+        );
+        assert_eq!(
+            filled,
+            "The last IBI asked for was <code>{ibi}</code>, named by an Archive for <code>X</code>."
+        );
+        assert_eq!(Text::Round.fill(PageLang::Pt, &[]), "Rodada {n}");
+    }
+
+    #[test]
+    fn numbers_in_each_language() {
+        let archives = |lang, n| {
+            count(
+                lang,
+                n,
+                Text::ArchivesIncludedZero,
+                Text::ArchivesIncludedOne,
+                Text::ArchivesIncludedMany,
+            )
+        };
+        assert_eq!(archives(PageLang::En, 0), "No Archive included");
+        assert_eq!(archives(PageLang::En, 1), "1 Archive included");
+        assert_eq!(archives(PageLang::En, 2), "2 Archives included");
+        assert_eq!(archives(PageLang::Pt, 0), "Nenhum Arquivo incluído");
+        assert_eq!(archives(PageLang::Pt, 1), "1 Arquivo incluído");
+        assert_eq!(archives(PageLang::Pt, 12), "12 Arquivos incluídos");
+        assert_eq!(decimal(PageLang::En, 2.46), "2.5");
+        assert_eq!(decimal(PageLang::Pt, 2.46), "2,5");
     }
 }

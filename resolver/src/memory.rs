@@ -467,6 +467,23 @@ impl LocationMemory {
             .unwrap_or_default()
     }
 
+    /// The IBI (its key) whose Archive was heard of last, among those whose Archive
+    /// `keep` takes: the most recently verified entry, of equal ones the most recently
+    /// used. The home page shows it as an example.
+    pub fn latest(&self, keep: impl Fn(&str) -> bool) -> Option<String> {
+        let map = self.lock()?;
+        let mut best: Option<(&str, i64)> = None;
+        for (ibi, entry) in map.lru.protected.iter().chain(map.lru.probation.iter()) {
+            if best.is_some_and(|(_, verified)| verified >= entry.verified) {
+                continue;
+            }
+            if keep(&entry.archive) {
+                best = Some((ibi, entry.verified));
+            }
+        }
+        best.map(|(ibi, _)| ibi.to_string())
+    }
+
     /// IBIs remembered now.
     pub fn len(&self) -> usize {
         self.lock().map_or(0, |m| m.lru.len())
@@ -637,6 +654,23 @@ mod tests {
 
     fn archive_of(memory: &LocationMemory, ibi: &str) -> Option<String> {
         memory.recall(ibi).map(|r| r.archive.to_string())
+    }
+
+    #[test]
+    fn the_latest_entry_of_an_archive_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let memory = LocationMemory::open(&registry(dir.path()), 3, DAY).unwrap();
+        assert_eq!(memory.latest(|_| true), None);
+        memory.remember_at("i1", A, 1_000);
+        memory.remember_at("i2", B, 2_000);
+        memory.remember_at("i3", A, 3_000);
+        assert_eq!(memory.latest(|_| true).as_deref(), Some("i3"));
+        assert_eq!(memory.latest(|a| a == B).as_deref(), Some("i2"));
+        assert_eq!(memory.latest(|_| false), None);
+        // Used again (promoted) without being verified: still the older one.
+        assert!(memory.recall_at("i1", 4_000).is_some());
+        assert_eq!(memory.latest(|a| a == A).as_deref(), Some("i3"));
+        assert_eq!(LocationMemory::disabled().latest(|_| true), None);
     }
 
     /// A memory of 3 entries at `dir`, full: i1 and i3 at A, i2 at B, i1 the least

@@ -1,12 +1,13 @@
 //! The pages a reader sees when a persistent URL is not followed: small HTML in Portuguese
 //! or English, without script, and the inspection view (HTML, or JSON for
-//! `Accept: application/json`).
+//! `Accept: application/json`). Every text of them is one of [`Text`]'s.
 
 use ibi::markup::escape_html;
+use ibi::persistent::Refusal;
 use ibi::Ibi;
 
-use crate::lang::PageLang;
-use crate::resolve::{Outcome, Trace};
+use crate::lang::{count, decimal, PageLang, Text};
+use crate::resolve::{AskResult, ChainEnd, Outcome, Trace, Why};
 
 /// A page: status, content type and body.
 pub struct Page {
@@ -33,50 +34,63 @@ fn shell(status: u16, lang: PageLang, meta: &str, title: &str, body: &str) -> Pa
     }
 }
 
-fn html(status: u16, lang: PageLang, title: &str, body: &str) -> Page {
-    shell(status, lang, VIEWPORT, title, body)
+fn html(status: u16, lang: PageLang, title: Text, body: &str) -> Page {
+    shell(status, lang, VIEWPORT, title.get(lang), body)
 }
 
-fn pick<'a>(lang: PageLang, pt: &'a str, en: &'a str) -> &'a str {
-    match lang {
-        PageLang::Pt => pt,
-        PageLang::En => en,
-    }
+/// `<code>value</code>`, the value escaped.
+fn code(value: &str) -> String {
+    format!("<code>{}</code>", escape_html(value))
+}
+
+/// The list of `items` (escaped), one `<li>` each.
+fn list(items: &[String]) -> String {
+    let items: String = items
+        .iter()
+        .map(|a| format!("<li>{}</li>\n", escape_html(a)))
+        .collect();
+    format!("<ul>\n{items}</ul>\n")
 }
 
 /// The resolver's home page: what it is and how to use it (`publicurl`, the service's
-/// IBI, and how many Archives are included).
-pub fn home(lang: PageLang, publicurl: &str, serviceibi: &Ibi, archives: usize) -> Page {
-    let example = format!("{publicurl}/{serviceibi}");
-    let body = match lang {
-        PageLang::Pt => format!(
-            "<p>Este é um resolvedor de IBI: acrescente um IBI a este endereço para chegar ao item, por exemplo <code>{0}/8JMKD3MGP8W/35MME4E</code>; acrescente <code>?noredirect</code> para ver a resolução sem segui-la.</p>\n<p>{1}. Serviço do resolvedor: <code>{2}</code>.</p>\n",
-            escape_html(publicurl),
-            if archives == 1 {
-                "1 Arquivo incluído".to_string()
-            } else {
-                format!("{archives} Arquivos incluídos")
-            },
-            escape_html(&example)
+/// IBI, and how many Archives are included), with the persistent URL of `example`, an
+/// IBI this resolver has resolved, when there is one.
+pub fn home(
+    lang: PageLang,
+    publicurl: &str,
+    serviceibi: &Ibi,
+    archives: usize,
+    example: Option<&str>,
+) -> Page {
+    let mut body = format!(
+        "<p>{}</p>\n",
+        Text::HomeIntro.fill(lang, &[("publicurl", &escape_html(publicurl))])
+    );
+    if let Some(ibi) = example {
+        let url = escape_html(&format!("{publicurl}/{ibi}"));
+        body.push_str(&format!(
+            "<p>{}</p>\n",
+            Text::HomeExample.fill(lang, &[("url", &url)])
+        ));
+    }
+    body.push_str(&format!(
+        "<p>{}. {}</p>\n",
+        count(
+            lang,
+            archives,
+            Text::ArchivesIncludedZero,
+            Text::ArchivesIncludedOne,
+            Text::ArchivesIncludedMany
         ),
-        PageLang::En => format!(
-            "<p>This is an IBI resolver: add an IBI to this address to reach the item, for example <code>{0}/8JMKD3MGP8W/35MME4E</code>; add <code>?noredirect</code> to see the resolution without following it.</p>\n<p>{1}. Resolver service: <code>{2}</code>.</p>\n",
-            escape_html(publicurl),
-            if archives == 1 {
-                "1 Archive included".to_string()
-            } else {
-                format!("{archives} Archives included")
-            },
-            escape_html(&example)
-        ),
-    };
-    shell(
-        200,
-        lang,
-        "",
-        pick(lang, "Resolvedor de IBI", "IBI resolver"),
-        &body,
-    )
+        Text::ResolverService.fill(
+            lang,
+            &[(
+                "service",
+                &escape_html(&format!("{publicurl}/{serviceibi}"))
+            )]
+        )
+    ));
+    shell(200, lang, "", Text::HomeTitle.get(lang), &body)
 }
 
 /// 503: as many resolutions as allowed are under way.
@@ -84,12 +98,8 @@ pub fn overloaded(lang: PageLang) -> Page {
     html(
         503,
         lang,
-        pick(lang, "Resolvedor sobrecarregado", "Resolver overloaded"),
-        pick(
-            lang,
-            "<p>O resolvedor está atendendo ao maior número de pedidos que aceita. Tente de novo em instantes.</p>\n",
-            "<p>The resolver is answering as many requests as it takes. Try again in a moment.</p>\n",
-        ),
+        Text::OverloadedTitle,
+        &format!("<p>{}</p>\n", Text::OverloadedText.get(lang)),
     )
 }
 
@@ -98,183 +108,223 @@ pub fn too_many(lang: PageLang) -> Page {
     html(
         429,
         lang,
-        pick(lang, "Pedidos demais", "Too many requests"),
-        pick(
-            lang,
-            "<p>A sua rede fez mais pedidos a este resolvedor do que ele aceita de uma rede ao mesmo tempo. Tente de novo daqui a pouco.</p>\n",
-            "<p>Your network has asked this resolver more than it takes from one network at a time. Try again in a moment.</p>\n",
-        ),
+        Text::TooManyTitle,
+        &format!("<p>{}</p>\n", Text::TooManyText.get(lang)),
     )
 }
 
-/// 400: the path and query are not a persistent URL.
-pub fn bad_request(lang: PageLang, path: &str, why: &str) -> Page {
-    let title = pick(lang, "URL persistente inválida", "Invalid persistent URL");
-    let intro = pick(
-        lang,
-        "O endereço pedido não é uma URL persistente:",
-        "The address asked for is not a persistent URL:",
-    );
+/// 400: the path and query are not a persistent URL; `why` (HTML) says why.
+fn refused(lang: PageLang, path: &str, why: &str) -> Page {
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!("<p>{why}</p>\n")
+    };
     html(
         400,
         lang,
-        title,
+        Text::BadRequestTitle,
         &format!(
-            "<p>{intro}</p>\n<p><code>{}</code></p>\n<p>{}</p>\n",
-            escape_html(path),
-            escape_html(why)
+            "<p>{}</p>\n<p>{}</p>\n{why}",
+            Text::BadRequestIntro.get(lang),
+            code(path),
         ),
     )
 }
 
-/// The page of an outcome other than a redirect.
-pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
-    let ibi_html = format!("<code>{}</code>", escape_html(ibi));
+/// 400: the path and query are not a persistent URL, for `refusal` (none: the page does
+/// not say why, since the path holds what is not to be shown).
+pub fn bad_request(lang: PageLang, path: &str, refusal: Option<&Refusal>) -> Page {
+    refused(
+        lang,
+        path,
+        &refusal.map(|r| why(lang, r)).unwrap_or_default(),
+    )
+}
+
+/// Why a path and query are not a persistent URL, in `lang` (HTML).
+fn why(lang: PageLang, refusal: &Refusal) -> String {
+    let e = escape_html;
+    let (text, values): (Text, Vec<(&str, String)>) = match refusal {
+        Refusal::PathTooLong { length, max } => (
+            Text::RefusedPathTooLong,
+            vec![("length", length.to_string()), ("max", max.to_string())],
+        ),
+        Refusal::NoLeadingSlash => (Text::RefusedNoLeadingSlash, vec![]),
+        Refusal::EmptyPath => (Text::RefusedEmptyPath, vec![]),
+        Refusal::IbiPartNotUtf8 { part } => (Text::RefusedIbiPartNotUtf8, vec![("part", e(part))]),
+        Refusal::IbiPartSlash { part } => (Text::RefusedIbiPartSlash, vec![("part", e(part))]),
+        Refusal::NoIbi => (Text::RefusedNoIbi, vec![]),
+        Refusal::RepSegments { found } => {
+            (Text::RefusedRepSegments, vec![("found", found.to_string())])
+        }
+        Refusal::OneSegment { segment } => (Text::RefusedOneSegment, vec![("segment", e(segment))]),
+        Refusal::ModifierNotClosed { modifier } => (
+            Text::RefusedModifierNotClosed,
+            vec![("modifier", e(modifier))],
+        ),
+        Refusal::LastEditionParameter { modifier } => (
+            Text::RefusedLastEditionParameter,
+            vec![("modifier", e(modifier))],
+        ),
+        Refusal::ModifierLanguage { modifier, language } => (
+            Text::RefusedModifierLanguage,
+            vec![("modifier", e(modifier)), ("language", e(language))],
+        ),
+        Refusal::MetadataFormat { modifier, format } => (
+            Text::RefusedMetadataFormat,
+            vec![("modifier", e(modifier)), ("format", e(format))],
+        ),
+        Refusal::ModifierSymbol { modifier, symbol } => (
+            Text::RefusedModifierSymbol,
+            vec![("modifier", e(modifier)), ("symbol", e(symbol))],
+        ),
+        Refusal::ModifierComposition { modifier } => (
+            Text::RefusedModifierComposition,
+            vec![("modifier", e(modifier))],
+        ),
+        Refusal::FileDotSegment => (Text::RefusedFileDotSegment, vec![]),
+        Refusal::FileControl => (Text::RefusedFileControl, vec![]),
+        Refusal::QueryNotPairs => (Text::RefusedQueryNotPairs, vec![]),
+        Refusal::VerbListNotText => (Text::RefusedVerbListNotText, vec![]),
+        Refusal::UnknownCode {
+            modifier,
+            word,
+            code,
+            country,
+        } => {
+            let text = match (word.is_some(), country) {
+                (false, false) => Text::RefusedModifierLanguageCode,
+                (false, true) => Text::RefusedModifierCountryCode,
+                (true, false) => Text::RefusedVerbLanguageCode,
+                (true, true) => Text::RefusedVerbCountryCode,
+            };
+            let mut values = vec![("code", e(code))];
+            if let Some(m) = modifier {
+                values.push(("modifier", e(m)));
+            }
+            if let Some(w) = word {
+                values.push(("word", e(w)));
+            }
+            (text, values)
+        }
+        Refusal::NotAVerb { word } => (Text::RefusedNotAVerb, vec![("word", e(word))]),
+        Refusal::RequiredStatus { value } => {
+            (Text::RefusedRequiredStatus, vec![("value", e(value))])
+        }
+        Refusal::NoRelation { verbs } => (Text::RefusedNoRelation, vec![("verbs", e(verbs))]),
+    };
+    let values: Vec<(&str, &str)> = values.iter().map(|(n, v)| (*n, v.as_str())).collect();
+    text.fill(lang, &values)
+}
+
+/// 400 (the caller makes it 414): the path and query are `length` bytes long, more than
+/// the `max` read.
+pub fn too_long(lang: PageLang, path: &str, length: usize, max: usize) -> Page {
+    let why = Text::TooLong.fill(
+        lang,
+        &[("length", &length.to_string()), ("max", &max.to_string())],
+    );
+    refused(lang, path, &why)
+}
+
+/// An outcome other than a redirect, as its page and the inspection view say it: its
+/// status, title and paragraphs (HTML). `ibi`: the IBI the reader asked for.
+fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String) {
+    let ibi_html = code(ibi);
+    let ibi_value = [("ibi", ibi_html.as_str())];
     // When the last round asked for another item than the reader's (a related one an
     // Archive named), the page says which.
     let related = match trace.rounds.last() {
         Some(last) if trace.rounds.len() > 1 && last.ibi != ibi => format!(
-            "<p>{} <code>{}</code>{} {ibi_html}.</p>\n",
-            pick(
+            "<p>{}</p>\n",
+            Text::RelatedAsked.fill(
                 lang,
-                "O último IBI pedido foi",
-                "The last IBI asked for was"
-            ),
-            escape_html(&last.ibi),
-            pick(
-                lang,
-                ", indicado por um Arquivo para",
-                ", named by an Archive for"
-            ),
+                &[("last", &escape_html(&last.ibi)), ("ibi", &ibi_html)]
+            )
         ),
         _ => String::new(),
     };
+    let status = status_of(&trace.outcome);
     match &trace.outcome {
         Outcome::Found(f) => {
-            let location = trace.location.as_deref().unwrap_or(&f.url);
-            html(
-                302,
-                lang,
-                pick(lang, "Encontrado", "Found"),
-                &format!(
-                    "<p><a href=\"{}\">{}</a></p>\n",
-                    escape_html(location),
-                    escape_html(location)
-                ),
+            let location = escape_html(trace.location.as_deref().unwrap_or(&f.url));
+            (
+                status,
+                Text::FoundTitle,
+                format!("<p><a href=\"{location}\">{location}</a></p>\n"),
             )
         }
         Outcome::NotFound { asked } => {
-            let mut body = format!(
-                "<p>{} {ibi_html}.</p>\n",
-                pick(
-                    lang,
-                    "Nenhum Arquivo conhece o IBI",
-                    "No Archive knows the IBI"
-                )
-            );
+            let mut body = format!("<p>{}</p>\n", Text::NotFoundText.fill(lang, &ibi_value));
             if *asked == 0 {
-                body.push_str(pick(
-                    lang,
-                    "<p>Nenhum Arquivo está incluído neste resolvedor.</p>\n",
-                    "<p>No Archive is included in this resolver.</p>\n",
-                ));
+                body.push_str(&format!("<p>{}</p>\n", Text::NoArchiveIncluded.get(lang)));
             }
             body.push_str(&related);
-            html(
-                404,
-                lang,
-                pick(lang, "Item não encontrado", "Item not found"),
-                &body,
-            )
+            (status, Text::NotFoundTitle, body)
         }
         Outcome::Unavailable { archives, asked } => {
-            let list: String = archives
-                .iter()
-                .map(|a| format!("<li>{}</li>\n", escape_html(a)))
-                .collect();
-            html(
-                503,
-                lang,
-                pick(lang, "Arquivos indisponíveis", "Archives unavailable"),
-                &format!(
-                    "<p>{} {ibi_html}{} {} {asked} {}</p>\n<ul>\n{list}</ul>\n{related}<p>{}</p>\n",
-                    pick(
+            let one = archives.len() == 1;
+            (
+                status,
+                Text::UnavailableTitle,
+                format!(
+                    "<p>{} {} {}</p>\n{}{related}<p>{}</p>\n",
+                    Text::UnavailableText.fill(lang, &ibi_value),
+                    count(
                         lang,
-                        "Nenhum Arquivo que respondeu conhece o IBI",
-                        "No Archive that answered knows the IBI"
+                        *asked,
+                        Text::AskedMany,
+                        Text::AskedOne,
+                        Text::AskedMany
                     ),
-                    pick(
-                        lang,
-                        ", mas estes Arquivos não responderam",
-                        ", but these Archives did not answer"
-                    ),
-                    pick(lang, "(Arquivos perguntados:", "(of"),
-                    pick(lang, "):", "asked):"),
-                    pick(
-                        lang,
-                        "Um deles pode ter o item. Tente de novo mais tarde.",
-                        "One of them may hold the item. Try again later."
-                    )
+                    if one {
+                        Text::SilentOne
+                    } else {
+                        Text::SilentMany
+                    }
+                    .get(lang),
+                    list(archives),
+                    if one {
+                        Text::MayHoldOne
+                    } else {
+                        Text::MayHoldMany
+                    }
+                    .get(lang)
                 ),
             )
         }
-        Outcome::NoTranslation { language } => html(
-            404,
-            lang,
-            pick(lang, "Tradução inexistente", "No such translation"),
-            &format!(
-                "<p>{} {ibi_html} {} <code>{}</code>.</p>\n",
-                pick(lang, "O item", "The item"),
-                pick(lang, "não tem tradução no idioma", "has no translation in"),
-                escape_html(language)
-            ),
-        ),
-        Outcome::Deleted { date } => html(
-            410,
-            lang,
-            pick(lang, "Item removido", "Item removed"),
-            &format!(
-                "<p>{} {ibi_html} {} {}.</p>\n",
-                pick(lang, "O item", "The item"),
-                pick(lang, "foi removido em", "was removed on"),
-                escape_html(date)
-            ),
-        ),
-        Outcome::Suspicion { archives } => {
-            let list: String = archives
-                .iter()
-                .map(|a| format!("<li>{}</li>\n", escape_html(a)))
-                .collect();
-            html(
-                409,
-                lang,
-                pick(
+        Outcome::NoTranslation { language } => (
+            status,
+            Text::NoTranslationTitle,
+            format!(
+                "<p>{}</p>\n",
+                Text::NoTranslationText.fill(
                     lang,
-                    "Alerta: mais de um original",
-                    "Alert: more than one original",
-                ),
-                &format!(
-                    "<p>{} {ibi_html}{}</p>\n<ul>\n{list}</ul>\n<p>{}</p>\n",
-                    pick(
-                        lang,
-                        "Mais de um Arquivo afirma ter o original de",
-                        "More than one Archive claims to hold the original of"
-                    ),
-                    pick(
-                        lang,
-                        ". Arquivos sob suspeita:",
-                        ". Archives under suspicion:"
-                    ),
-                    pick(
-                        lang,
-                        "Uma investigação é necessária.",
-                        "An investigation is needed."
-                    )
-                ),
-            )
-        }
+                    &[("ibi", &ibi_html), ("language", &escape_html(language))]
+                )
+            ),
+        ),
+        Outcome::Deleted { date } => (
+            status,
+            Text::DeletedTitle,
+            format!(
+                "<p>{}</p>\n",
+                Text::DeletedText.fill(lang, &[("ibi", &ibi_html), ("date", &escape_html(date))])
+            ),
+        ),
+        Outcome::Suspicion { archives } => (
+            status,
+            Text::SuspicionTitle,
+            format!(
+                "<p>{}</p>\n{}<p>{}</p>\n",
+                Text::SuspicionText.fill(lang, &ibi_value),
+                list(archives),
+                Text::InvestigationNeeded.get(lang)
+            ),
+        ),
         Outcome::NoOriginal { copies } => {
-            let list: String = copies
+            let items: String = copies
                 .iter()
                 .map(|f| {
                     format!(
@@ -286,70 +336,77 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
                     )
                 })
                 .collect();
-            html(
-                404,
-                lang,
-                pick(lang, "Original não encontrado", "Original not found"),
-                &format!(
-                    "<p>{} {ibi_html}{}</p>\n<ul>\n{list}</ul>\n",
-                    pick(
-                        lang,
-                        "Nenhum Arquivo afirma ter o original de",
-                        "No Archive claims to hold the original of"
-                    ),
-                    pick(
-                        lang,
-                        "; todos responderam, e estas cópias foram encontradas:",
-                        "; every Archive answered, and these copies were found:"
-                    )
+            let text = if copies.len() == 1 {
+                Text::NoOriginalOne
+            } else {
+                Text::NoOriginalMany
+            };
+            (
+                status,
+                Text::NoOriginalTitle,
+                format!(
+                    "<p>{}</p>\n<ul>\n{items}</ul>\n",
+                    text.fill(lang, &ibi_value)
                 ),
             )
         }
         Outcome::Unverifiable { archives } => {
-            let list: String = archives
-                .iter()
-                .map(|a| format!("<li>{}</li>\n", escape_html(a)))
-                .collect();
-            html(
-                503,
-                lang,
-                pick(
-                    lang,
-                    "Verificação do original impossível agora",
-                    "The original cannot be checked now",
-                ),
-                &format!(
-                    "<p>{} {ibi_html}{}</p>\n<ul>\n{list}</ul>\n<p>{}</p>\n",
-                    pick(
-                        lang,
-                        "Só um Arquivo pode afirmar ter o original de",
-                        "Only one Archive may claim to hold the original of"
-                    ),
-                    pick(
-                        lang,
-                        ", mas estes Arquivos não responderam:",
-                        ", but these Archives did not answer:"
-                    ),
-                    pick(lang, "Tente de novo mais tarde.", "Try again later.")
+            let text = if archives.len() == 1 {
+                Text::UnverifiableOne
+            } else {
+                Text::UnverifiableMany
+            };
+            (
+                status,
+                Text::UnverifiableTitle,
+                format!(
+                    "<p>{}</p>\n{}<p>{}</p>\n",
+                    text.fill(lang, &ibi_value),
+                    list(archives),
+                    Text::TryLater.get(lang)
                 ),
             )
         }
-        Outcome::Throttled { .. } => too_many(lang),
-        Outcome::Chain { detail } => html(
-            404,
-            lang,
-            pick(lang, "Itens relacionados sem fim", "Endless related items"),
-            &format!(
-                "<p>{} {ibi_html}: {}.</p>\n",
-                pick(
-                    lang,
-                    "A cadeia de itens relacionados a",
-                    "The chain of items related to"
-                ),
-                escape_html(detail)
-            ),
+        Outcome::Throttled { .. } => (
+            status,
+            Text::TooManyTitle,
+            format!("<p>{}</p>\n", Text::TooManyText.get(lang)),
         ),
+        Outcome::Chain { detail } => {
+            let text = match detail {
+                ChainEnd::TooLong { max } => {
+                    Text::ChainLong.fill(lang, &[("ibi", &ibi_html), ("max", &max.to_string())])
+                }
+                ChainEnd::Again { ibi: again, why } => {
+                    let again = escape_html(again);
+                    match why {
+                        None => {
+                            Text::ChainAgain.fill(lang, &[("ibi", &ibi_html), ("again", &again)])
+                        }
+                        Some(w) => Text::ChainAgainWhy.fill(
+                            lang,
+                            &[
+                                ("ibi", &ibi_html),
+                                ("again", &again),
+                                ("why", &why_asked(lang, w)),
+                            ],
+                        ),
+                    }
+                }
+            };
+            (status, Text::ChainTitle, format!("<p>{text}</p>\n"))
+        }
     }
+}
+
+/// The page of an outcome other than a redirect (for a redirect, the page of its
+/// `Location`).
+pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
+    if let Outcome::Throttled { .. } = trace.outcome {
+        return too_many(lang);
+    }
+    let (status, title, body) = outcome_parts(lang, trace, ibi);
+    html(status, lang, title, &body)
 }
 
 /// The status code a resolution's outcome is answered with.
@@ -364,8 +421,65 @@ pub fn status_of(outcome: &Outcome) -> u16 {
     }
 }
 
-/// The inspection view: the resolution shown, not followed.
-pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
+/// Why a round was asked, in `lang` (HTML).
+fn why_asked(lang: PageLang, why: &Why) -> String {
+    let e = escape_html;
+    match why {
+        Why::Named {
+            address,
+            archive,
+            pair,
+            of,
+        } => Text::WhyNamed.fill(
+            lang,
+            &[
+                ("address", &e(address)),
+                ("archive", &e(archive)),
+                ("pair", &e(pair)),
+                ("ibi", &e(of)),
+            ],
+        ),
+        Why::NextEdition {
+            address,
+            archive,
+            of,
+        } => Text::WhyNextEdition.fill(
+            lang,
+            &[
+                ("address", &e(address)),
+                ("archive", &e(archive)),
+                ("ibi", &e(of)),
+            ],
+        ),
+        Why::OwnLanguage => Text::WhyOwnLanguage.get(lang).to_string(),
+    }
+}
+
+/// What became of the request to one Archive, in words.
+fn result_text(result: AskResult) -> Text {
+    match result {
+        AskResult::Answered => Text::Answered,
+        AskResult::Empty => Text::Empty,
+        AskResult::Failed => Text::Failed,
+        AskResult::TimedOut => Text::TimedOut,
+        AskResult::Overloaded => Text::ArchiveOverloaded,
+        AskResult::Busy => Text::NotSentBusy,
+        AskResult::Refused => Text::Refused,
+        AskResult::Dormant => Text::Dormant,
+        AskResult::NotAwaited => Text::NotAwaited,
+    }
+}
+
+/// The inspection view: the resolution shown, not followed. `ibi`: the IBI the reader
+/// asked for; `persistent_url`: the persistent URL as readers are given it (the
+/// trace's, in JSON, is `url.persistent` as sent to Archives).
+pub fn inspection(
+    lang: PageLang,
+    trace: &Trace,
+    json: bool,
+    ibi: &str,
+    persistent_url: &str,
+) -> Page {
     if json {
         return Page {
             status: 200,
@@ -374,23 +488,27 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
         };
     }
     let mut body = format!(
-        "<p><code>{}</code> — {} {:.1} ms</p>\n",
-        escape_html(&trace.persistent_url),
-        pick(lang, "resolvida em", "resolved in"),
-        trace.ms
+        "<p>{}</p>\n",
+        Text::ResolvedIn.fill(
+            lang,
+            &[
+                ("url", &escape_html(persistent_url)),
+                ("ms", &decimal(lang, trace.ms))
+            ]
+        )
     );
     for (n, round) in trace.rounds.iter().enumerate() {
         body.push_str(&format!(
-            "<h2>{} {}: <code>{}</code>{}{}</h2>\n{}<table>\n<tr><th>{}</th><th>{}</th><th>ms</th><th>{}</th></tr>\n",
-            pick(lang, "Rodada", "Round"),
-            n + 1,
+            "<h2>{}: <code>{}</code>{}{}</h2>\n{}<table>\n<tr><th>{}</th><th>{}</th><th>{}</th><th>{}</th></tr>\n",
+            Text::Round.fill(lang, &[("n", &(n + 1).to_string())]),
             escape_html(&round.ibi),
-            if round.verblist.is_empty() { String::new() } else { format!(" <code>{}</code>", escape_html(&round.verblist)) },
-            if round.remembered { pick(lang, " (Arquivo lembrado)", " (remembered Archive)") } else { "" },
-            round.why.as_deref().map(|why| format!("<p>{} {}</p>\n", pick(lang, "Pedida porque", "Asked because"), escape_html(why))).unwrap_or_default(),
-            pick(lang, "Arquivo", "Archive"),
-            pick(lang, "resultado", "result"),
-            pick(lang, "resposta", "answer"),
+            if round.verblist.is_empty() { String::new() } else { format!(" {}", code(&round.verblist)) },
+            if round.remembered { Text::RememberedArchive.get(lang) } else { "" },
+            round.why.as_ref().map(|why| format!("<p>{}</p>\n", Text::AskedBecause.fill(lang, &[("why", &why_asked(lang, why))]))).unwrap_or_default(),
+            Text::ColumnArchive.get(lang),
+            Text::ColumnResult.get(lang),
+            Text::ColumnMs.get(lang),
+            Text::ColumnAnswer.get(lang),
         ));
         for a in &round.asked {
             let pairs: String = a
@@ -399,66 +517,57 @@ pub fn inspection(lang: PageLang, trace: &Trace, json: bool) -> Page {
                 .map(|(n, v)| format!("{} {}\n", escape_html(n), escape_html(v)))
                 .collect();
             body.push_str(&format!(
-                "<tr><td>{}<br><code>{}</code></td><td>{}{}</td><td>{:.1}</td><td><pre>{pairs}</pre></td></tr>\n",
+                "<tr><td>{}<br><code>{}</code></td><td>{}{}</td><td>{}</td><td><pre>{pairs}</pre></td></tr>\n",
                 escape_html(&a.address),
                 escape_html(&a.archive),
-                escape_html(a.result.as_str()),
+                result_text(a.result).get(lang),
                 a.detail.as_deref().map(|d| format!(": {}", escape_html(d))).unwrap_or_default(),
-                a.ms
+                decimal(lang, a.ms)
             ));
         }
         body.push_str("</table>\n");
     }
-    let choice = match &trace.outcome {
-        Outcome::Found(f) => format!(
-            "{} <a href=\"{}\">{}</a> ({})",
-            pick(lang, "Escolhida:", "Chosen:"),
-            escape_html(&f.url),
-            escape_html(&f.url),
-            escape_html(&f.address)
-        ),
-        other => format!(
-            "{} {}",
-            pick(lang, "Resultado:", "Outcome:"),
-            escape_html(&serde_json::to_string(other).unwrap_or_default())
-        ),
-    };
-    body.push_str(&format!("<p>{choice}</p>\n"));
+    match &trace.outcome {
+        Outcome::Found(f) => body.push_str(&format!(
+            "<p>{}</p>\n",
+            Text::Chosen.fill(
+                lang,
+                &[
+                    ("url", &escape_html(&f.url)),
+                    ("address", &escape_html(&f.address))
+                ]
+            )
+        )),
+        _ => {
+            let (_, title, text) = outcome_parts(lang, trace, ibi);
+            body.push_str(&format!(
+                "<h2>{}</h2>\n{text}",
+                Text::OutcomeIs.fill(lang, &[("title", &escape_html(title.get(lang)))])
+            ));
+        }
+    }
     if !trace.conflicts.is_empty() {
-        body.push_str(&format!(
-            "<h2>{}</h2>\n<ul>\n",
-            pick(lang, "Conflitos", "Conflicts")
-        ));
+        body.push_str(&format!("<h2>{}</h2>\n<ul>\n", Text::Conflicts.get(lang)));
         for c in &trace.conflicts {
             let holder = match &c.holder {
-                Some(h) => format!(
-                    "{} <code>{}</code>, {}",
-                    pick(lang, "lembrado em", "remembered at"),
-                    escape_html(h),
-                    pick(lang, "que o mantém", "which keeps it")
-                ),
-                None => pick(
-                    lang,
-                    "como outro Arquivo: nenhum é lembrado",
-                    "as another Archive does: none is remembered",
-                )
-                .to_string(),
+                Some(h) => Text::RememberedAt.fill(lang, &[("holder", &escape_html(h))]),
+                None => Text::NoneRemembered.get(lang).to_string(),
             };
             body.push_str(&format!(
-                "<li><code>{}</code> {} <code>{}</code>; {holder}</li>\n",
-                escape_html(&c.claimant),
-                pick(lang, "afirma ter o original de", "claims the original of"),
-                escape_html(&c.ibi),
+                "<li>{}</li>\n",
+                Text::ClaimsOriginal.fill(
+                    lang,
+                    &[
+                        ("claimant", &escape_html(&c.claimant)),
+                        ("ibi", &escape_html(&c.ibi)),
+                        ("holder", &holder)
+                    ]
+                )
             ));
         }
         body.push_str("</ul>\n");
     }
-    html(
-        200,
-        lang,
-        pick(lang, "Inspeção da resolução", "Resolution inspected"),
-        &body,
-    )
+    html(200, lang, Text::InspectionTitle, &body)
 }
 
 #[cfg(test)]
@@ -472,11 +581,11 @@ mod tests {
     #[test]
     fn the_home_page_counts_its_archives_in_the_readers_language() {
         let ibi = Ibi::parse("J8LNKB5R7W/3FUQHC5").unwrap();
-        let count = |lang, n| home(lang, "http://r.example", &ibi, n).body;
-        assert!(count(PageLang::En, 0).contains("<p>0 Archives included. "));
+        let count = |lang, n| home(lang, "http://r.example", &ibi, n, None).body;
+        assert!(count(PageLang::En, 0).contains("<p>No Archive included. "));
         assert!(count(PageLang::En, 1).contains("<p>1 Archive included. "));
         assert!(count(PageLang::En, 2).contains("<p>2 Archives included. "));
-        assert!(count(PageLang::Pt, 0).contains("<p>0 Arquivos incluídos. "));
+        assert!(count(PageLang::Pt, 0).contains("<p>Nenhum Arquivo incluído. "));
         assert!(count(PageLang::Pt, 1).contains("<p>1 Arquivo incluído. "));
         assert!(count(PageLang::Pt, 2).contains("<p>2 Arquivos incluídos. "));
         assert!(count(PageLang::Pt, 1).contains(
@@ -486,14 +595,59 @@ mod tests {
             .contains("<title>IBI resolver</title></head>\n<body>\n<h1>IBI resolver</h1>"));
     }
 
+    /// Why a round was asked and why a chain of related items ends, in words in each
+    /// language.
+    #[test]
+    fn reasons_of_rounds_and_chains_in_the_readers_language() {
+        let t = inspected(99, "");
+        let page = |lang| inspection(lang, &t, false, "8JMKD3MGP8W/35MME4E", "http://r/x").body;
+        assert!(page(PageLang::En).contains("<p>Asked because a.b:80 (a.b/c/2020/01.01.01.01) named it as ibi.metadata of 8JMKD3MGP8W/35MME4E, without its URL</p>\n"));
+        assert!(page(PageLang::Pt).contains("<p>Pedida porque a.b:80 (a.b/c/2020/01.01.01.01) o indicou como ibi.metadata de 8JMKD3MGP8W/35MME4E, sem a sua URL</p>\n"));
+        let chain = |detail| Trace {
+            outcome: Outcome::Chain { detail },
+            ..inspected(99, "")
+        };
+        let long = chain(ChainEnd::TooLong { max: 16 });
+        assert!(outcome(PageLang::Pt, &long, "X").body.contains(
+            "<h1>Itens relacionados sem fim</h1>\n<p>A cadeia de itens relacionados a <code>X</code> passa de 16 rodadas.</p>\n"
+        ));
+        let again = chain(ChainEnd::Again {
+            ibi: "Y".into(),
+            why: Some(Why::OwnLanguage),
+        });
+        assert!(outcome(PageLang::Pt, &again, "X").body.contains(
+            "<p>A cadeia de itens relacionados a <code>X</code> volta a <code>Y</code>, já pedido: nenhuma tradução nos idiomas do leitor: o item no seu próprio idioma.</p>\n"
+        ));
+        assert!(outcome(PageLang::En, &again, "X").body.contains(
+            "<p>The chain of items related to <code>X</code> comes back to <code>Y</code>, asked for already: no translation in the reader's languages: the item in its own language.</p>\n"
+        ));
+        // The JSON view and the log keep the English words.
+        assert_eq!(
+            serde_json::to_value(&again.outcome).unwrap(),
+            serde_json::json!({"outcome": "chain", "detail": "Y is named again (no translation in the reader's languages: the item in its own language)"})
+        );
+    }
+
     #[test]
     fn what_the_reader_asked_for_is_written_as_text() {
-        let page = bad_request(PageLang::En, "/<b>&\"'x", "it's <wrong>");
+        let refusal = Refusal::OneSegment {
+            segment: "\"it's <wrong>\"".into(),
+        };
+        let page = bad_request(PageLang::En, "/<b>&\"'x", Some(&refusal));
         assert_eq!(page.status, 400);
         assert_eq!(
             page.body,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Invalid persistent URL</title></head>\n<body>\n<h1>Invalid persistent URL</h1>\n<p>The address asked for is not a persistent URL:</p>\n<p><code>/&lt;b&gt;&amp;&quot;&#39;x</code></p>\n<p>it&#39;s &lt;wrong&gt;</p>\n</body>\n</html>\n"
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Invalid persistent URL</title></head>\n<body>\n<h1>Invalid persistent URL</h1>\n<p>The address asked for is not a persistent URL:</p>\n<p><code>/&lt;b&gt;&amp;&quot;&#39;x</code></p>\n<p>No IBI at the start of the path: &quot;it&#39;s &lt;wrong&gt;&quot; is one segment; an IBIp has two, a uniform repository name four.</p>\n</body>\n</html>\n"
         );
+        let page = bad_request(PageLang::Pt, "/x", Some(&refusal));
+        assert_eq!(
+            page.body,
+            "<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>URL persistente inválida</title></head>\n<body>\n<h1>URL persistente inválida</h1>\n<p>O endereço pedido não é uma URL persistente:</p>\n<p><code>/x</code></p>\n<p>Nenhum IBI no início do caminho: &quot;it&#39;s &lt;wrong&gt;&quot; é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.</p>\n</body>\n</html>\n"
+        );
+        // Without a reason (the path named a key): no paragraph for it.
+        assert!(bad_request(PageLang::Pt, "/x", None)
+            .body
+            .ends_with("<p><code>/x</code></p>\n</body>\n</html>\n"));
     }
 
     /// Values an Archive or a reader may have put in a page: markup, attribute and
@@ -564,7 +718,12 @@ mod tests {
             16 => Outcome::Suspicion {
                 archives: vec!["a.b/c/2020/01.01.01.01".into(), at(16, "")],
             },
-            17 => Outcome::Chain { detail: at(17, "") },
+            17 => Outcome::Chain {
+                detail: ChainEnd::Again {
+                    ibi: at(17, ""),
+                    why: None,
+                },
+            },
             _ => Outcome::Found(Found {
                 url: at(8, "http://mtc-m16c.sid.inpe.br/col/x/doc/a.pdf"),
                 archive: "a.b/c/2020/01.01.01.01".into(),
@@ -582,7 +741,12 @@ mod tests {
                 ibi: at(1, "8JMKD3MGP8W/35MME4E"),
                 verblist: at(2, "GetMetadata"),
                 remembered: false,
-                why: Some(at(13, "a.b:80 (a.b/c/2020/01.01.01.01) named it")),
+                why: Some(Why::Named {
+                    address: at(13, "a.b:80"),
+                    archive: "a.b/c/2020/01.01.01.01".into(),
+                    pair: "ibi.metadata".into(),
+                    of: "8JMKD3MGP8W/35MME4E".into(),
+                }),
                 asked: vec![Asked {
                     archive: at(3, "a.b/c/2020/01.01.01.01"),
                     address: at(4, "mtc-m16c.sid.inpe.br"),
@@ -603,14 +767,14 @@ mod tests {
         }
     }
 
-    /// The slots of the inspection view: 0 to 13 shown as written, 14 to 17 inside the
-    /// outcome shown as JSON.
+    /// The slots of the inspection view, each shown as written: 0 to 13, and 14 to 17 in
+    /// the outcome.
     const INSPECTION_SLOTS: usize = 18;
 
     /// Every page with a value in it, in each language: its name, status, and how it is
-    /// rendered with a value; `true` when the value is shown inside JSON.
+    /// rendered with a value.
     #[allow(clippy::type_complexity)]
-    fn pages() -> Vec<(String, u16, bool, Box<dyn Fn(PageLang, &str) -> Page>)> {
+    fn pages() -> Vec<(String, u16, Box<dyn Fn(PageLang, &str) -> Page>)> {
         let trace = |outcome: Outcome| Trace {
             persistent_url: "http://urlib.net:80/8JMKD3MGP8W/35MME4E".into(),
             rounds: Vec::new(),
@@ -637,29 +801,28 @@ mod tests {
             ]
         };
         let two = |v: &str| vec!["a.b/c/2020/01.01.01.01".to_string(), v.to_string()];
-        let mut all: Vec<(String, u16, bool, Box<dyn Fn(PageLang, &str) -> Page>)> = vec![
+        let mut all: Vec<(String, u16, Box<dyn Fn(PageLang, &str) -> Page>)> = vec![
             (
                 "400, path".into(),
                 400,
-                false,
-                Box::new(|l, v| bad_request(l, v, "why")),
+                Box::new(|l, v| bad_request(l, v, Some(&Refusal::NoIbi))),
             ),
             (
                 "400, why".into(),
                 400,
-                false,
-                Box::new(|l, v| bad_request(l, "/x", v)),
+                Box::new(|l, v| {
+                    let refusal = Refusal::OneSegment { segment: v.into() };
+                    bad_request(l, "/x", Some(&refusal))
+                }),
             ),
             (
                 "302, url".into(),
                 302,
-                false,
                 Box::new(move |l, v| outcome(l, &trace(found(v)), "8JMKD3MGP8W/35MME4E")),
             ),
             (
                 "404 not found, IBI".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NotFound { asked: 2 });
                     outcome(l, &t, v)
@@ -668,7 +831,6 @@ mod tests {
             (
                 "503 unavailable, IBI".into(),
                 503,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Unavailable {
                         archives: two("x.y/z/2020/01.01.01.02"),
@@ -680,7 +842,6 @@ mod tests {
             (
                 "503 unavailable, Archive".into(),
                 503,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Unavailable {
                         archives: two(v),
@@ -692,7 +853,6 @@ mod tests {
             (
                 "404 no translation, IBI".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoTranslation {
                         language: "fr".into(),
@@ -703,7 +863,6 @@ mod tests {
             (
                 "404 no translation, language".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoTranslation { language: v.into() });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
@@ -712,7 +871,6 @@ mod tests {
             (
                 "410, IBI".into(),
                 410,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Deleted {
                         date: "2020-05-06T07:08:09Z".into(),
@@ -723,7 +881,6 @@ mod tests {
             (
                 "410, date".into(),
                 410,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Deleted { date: v.into() });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
@@ -732,7 +889,6 @@ mod tests {
             (
                 "409, IBI".into(),
                 409,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Suspicion {
                         archives: two("x.y/z/2020/01.01.01.02"),
@@ -743,7 +899,6 @@ mod tests {
             (
                 "409, Archive".into(),
                 409,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Suspicion { archives: two(v) });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
@@ -752,7 +907,6 @@ mod tests {
             (
                 "404 no original, IBI".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoOriginal {
                         copies: copies("http://c.d/col/x/doc/a.pdf", "c.d"),
@@ -763,7 +917,6 @@ mod tests {
             (
                 "404 no original, copy's Archive".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoOriginal {
                         copies: copies("http://c.d/col/x/doc/a.pdf", v),
@@ -774,7 +927,6 @@ mod tests {
             (
                 "404 no original, copy's URL".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoOriginal {
                         copies: copies(v, "c.d"),
@@ -785,7 +937,6 @@ mod tests {
             (
                 "503 unverifiable, IBI".into(),
                 503,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Unverifiable {
                         archives: two("x.y/z/2020/01.01.01.02"),
@@ -796,7 +947,6 @@ mod tests {
             (
                 "503 unverifiable, Archive".into(),
                 503,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Unverifiable { archives: two(v) });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
@@ -805,10 +955,9 @@ mod tests {
             (
                 "404 endless related items, IBI".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Chain {
-                        detail: "a loop".into(),
+                        detail: ChainEnd::TooLong { max: 16 },
                     });
                     outcome(l, &t, v)
                 }),
@@ -816,9 +965,13 @@ mod tests {
             (
                 "404 endless related items, detail".into(),
                 404,
-                false,
                 Box::new(move |l, v| {
-                    let t = trace(Outcome::Chain { detail: v.into() });
+                    let t = trace(Outcome::Chain {
+                        detail: ChainEnd::Again {
+                            ibi: v.into(),
+                            why: Some(Why::OwnLanguage),
+                        },
+                    });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
             ),
@@ -827,33 +980,29 @@ mod tests {
             all.push((
                 format!("inspection, slot {slot}"),
                 200,
-                slot >= 14,
-                Box::new(move |l, v| inspection(l, &inspected(slot, v), false)),
+                Box::new(move |l, v| {
+                    let t = inspected(slot, v);
+                    inspection(l, &t, false, "8JMKD3MGP8W/35MME4E", &t.persistent_url)
+                }),
             ));
         }
         all
     }
 
     /// Each page rendered with each hostile value is, byte for byte, the page rendered
-    /// with a plain value where the hostile one stands escaped by `escape_html` (inside
-    /// JSON: its JSON string escaped); no `<`, `>`, `"` or `'` of a value is ever raw.
+    /// with a plain value where the hostile one stands escaped by `escape_html`; no `<`,
+    /// `>`, `"` or `'` of a value is ever raw.
     #[test]
     fn hostile_values_are_escaped_byte_for_byte_on_every_page() {
         let mut checked = 0;
-        for (name, status, in_json, render) in pages() {
+        for (name, status, render) in pages() {
             for lang in [PageLang::En, PageLang::Pt] {
                 let plain = render(lang, MARK);
                 assert_eq!(plain.status, status, "{name}");
                 assert_eq!(plain.content_type, "text/html; charset=utf-8", "{name}");
                 assert!(plain.body.contains(MARK), "{name}: the value is not shown");
                 for value in HOSTILE {
-                    let shown = if in_json {
-                        let json = serde_json::to_string(value).unwrap();
-                        json[1..json.len() - 1].to_string()
-                    } else {
-                        value.to_string()
-                    };
-                    let escaped = escape_html(&shown);
+                    let escaped = escape_html(value);
                     assert!(
                         !escaped.contains(['<', '>', '"', '\'']),
                         "{value:?} escaped as {escaped:?}"
@@ -875,11 +1024,21 @@ mod tests {
         // The JSON inspection view gives back each value as it was.
         for slot in 0..INSPECTION_SLOTS {
             for value in HOSTILE {
-                let page = inspection(PageLang::En, &inspected(slot, value), true);
+                let page = inspection(
+                    PageLang::En,
+                    &inspected(slot, value),
+                    true,
+                    "8JMKD3MGP8W/35MME4E",
+                    "http://urlib.net/8JMKD3MGP8W/35MME4E",
+                );
                 assert_eq!(page.content_type, "application/json");
                 let json: serde_json::Value = serde_json::from_str(&page.body).unwrap();
                 let strings = strings_of(&json);
-                assert!(strings.contains(&value.to_string()), "{slot}: {value:?}");
+                // As it was, or within the English words of a reason (why, chain).
+                assert!(
+                    strings.iter().any(|s| s.contains(value)),
+                    "{slot}: {value:?}"
+                );
             }
         }
         // Pages without a value: the same bytes in each language, whatever was asked.

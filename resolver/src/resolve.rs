@@ -139,8 +139,91 @@ pub struct Round {
     /// Why this round was started, when it is not the first of the resolution: which
     /// Archive named the IBI, as what.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub why: Option<String>,
+    pub why: Option<Why>,
     pub asked: Vec<Asked>,
+}
+
+/// Why a round was asked after the first: shown in words on the pages, in English by its
+/// `Display` (in the log, `resolve` and the JSON inspection view).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Why {
+    /// The Archive `archive` at `address` named the IBI as the `pair` of `of`, without
+    /// its URL.
+    Named {
+        address: String,
+        archive: String,
+        pair: String,
+        of: String,
+    },
+    /// The Archive `archive` at `address` named the IBI as `ibi.nextedition` of `of`.
+    NextEdition {
+        address: String,
+        archive: String,
+        of: String,
+    },
+    /// No translation in the reader's languages: the item in its own language.
+    OwnLanguage,
+}
+
+impl std::fmt::Display for Why {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Why::Named {
+                address,
+                archive,
+                pair,
+                of,
+            } => write!(
+                f,
+                "{address} ({archive}) named it as {pair} of {of}, without its URL"
+            ),
+            Why::NextEdition {
+                address,
+                archive,
+                of,
+            } => write!(
+                f,
+                "{address} ({archive}) named it as ibi.nextedition of {of}"
+            ),
+            Why::OwnLanguage => f.write_str(
+                "no translation in the reader's languages: the item in its own language",
+            ),
+        }
+    }
+}
+
+impl Serialize for Why {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// Why the related items named from answer to answer do not end: shown in words on the
+/// pages, in English by its `Display`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChainEnd {
+    /// More than `max` rounds.
+    TooLong { max: usize },
+    /// `ibi` (with the same verbs) is named again, for `why`.
+    Again { ibi: String, why: Option<Why> },
+}
+
+impl std::fmt::Display for ChainEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChainEnd::TooLong { max } => write!(f, "more than {max} rounds"),
+            ChainEnd::Again { ibi, why } => match why {
+                Some(why) => write!(f, "{ibi} is named again ({why})"),
+                None => write!(f, "{ibi} is named again ()"),
+            },
+        }
+    }
+}
+
+impl Serialize for ChainEnd {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 /// One Archive asked in a round.
@@ -242,7 +325,7 @@ pub enum Outcome {
     Unverifiable { archives: Vec<String> },
     /// The related items named from answer to answer loop, or go on past
     /// [`MAX_ROUNDS`].
-    Chain { detail: String },
+    Chain { detail: ChainEnd },
     /// The reader's network has asked every Archive as often as it may for now.
     Throttled { retry_after: u64 },
 }
@@ -325,7 +408,7 @@ enum Reading {
 #[derive(Clone, Debug)]
 pub struct Asking {
     url: PersistentUrl,
-    why: String,
+    why: Why,
 }
 
 /// What one variant of a bare translation gives.
@@ -481,21 +564,20 @@ impl Engine {
         let start = Instant::now();
         let mut rounds: Vec<Round> = Vec::new();
         let mut current = url.clone();
-        let mut why: Option<String> = None;
+        let mut why: Option<Why> = None;
         let mut seen = HashSet::new();
         let outcome = loop {
             if rounds.len() >= MAX_ROUNDS {
                 break Outcome::Chain {
-                    detail: format!("more than {MAX_ROUNDS} rounds"),
+                    detail: ChainEnd::TooLong { max: MAX_ROUNDS },
                 };
             }
             if !seen.insert((current.ibi().key(), current.verblist_text())) {
                 break Outcome::Chain {
-                    detail: format!(
-                        "{} is named again ({})",
-                        current.ibi(),
-                        why.unwrap_or_default()
-                    ),
+                    detail: ChainEnd::Again {
+                        ibi: current.ibi().to_string(),
+                        why,
+                    },
                 };
             }
             // Only the first step, a resolution of the IBI asked for, may teach the memory.
@@ -1389,7 +1471,7 @@ fn with_one_more(outcome: Outcome, silent: Option<String>) -> Outcome {
 fn own_language(url: &PersistentUrl, step: usize) -> Asking {
     Asking {
         url: url.without_translation_at(step),
-        why: "no translation in the reader's languages: the item in its own language".into(),
+        why: Why::OwnLanguage,
     }
 }
 
@@ -1646,7 +1728,7 @@ impl Next {
 /// `url` as the resolver read it, after `base`: its path, and of its query only the
 /// `ibiurl.*` pairs (the reader's other pairs are the reader's: they reach neither the
 /// Archives' acknowledgments nor the pages).
-fn persistent_url(base: &str, url: &PersistentUrl) -> String {
+pub fn persistent_url(base: &str, url: &PersistentUrl) -> String {
     let text = url.to_string();
     // The file path escapes `?`: the first one starts the query.
     let (path, query) = match text.split_once('?') {
@@ -1870,24 +1952,23 @@ fn read_pairs(list: &PairList, url: &PersistentUrl, archive: &Included) -> Readi
         }
         Some(Asking {
             url: next,
-            why: format!(
-                "{} ({}) named it as {pair} of {}, without its URL",
-                archive.address,
-                archive.serviceibi,
-                url.ibi()
-            ),
+            why: Why::Named {
+                address: archive.address.clone(),
+                archive: archive.serviceibi.to_string(),
+                pair: pair.clone(),
+                of: url.ibi().to_string(),
+            },
         })
     };
     let next_edition = || {
         let next = get("ibi.nextedition").and_then(ibi_of)?;
         url.relation().involves_last_edition().then(|| Asking {
             url: url.with_ibi(next),
-            why: format!(
-                "{} ({}) named it as ibi.nextedition of {}",
-                archive.address,
-                archive.serviceibi,
-                url.ibi()
-            ),
+            why: Why::NextEdition {
+                address: archive.address.clone(),
+                archive: archive.serviceibi.to_string(),
+                of: url.ibi().to_string(),
+            },
         })
     };
     if let Some(step) = bare {
@@ -2462,7 +2543,7 @@ mod tests {
             Reading::Ask(a) => Some((
                 a.url.ibi().as_str().to_string(),
                 a.url.verblist_text(),
-                a.why,
+                a.why.to_string(),
             )),
             _ => None,
         }
@@ -2549,13 +2630,13 @@ mod tests {
                 Reading::Ask(a) => (
                     a.url.ibi().as_str().to_string(),
                     a.url.verblist_text(),
-                    a.why,
+                    a.why.to_string(),
                 ),
                 Reading::Offers(o) => match o.onward {
                     Some(a) => (
                         a.url.ibi().as_str().to_string(),
                         a.url.verblist_text(),
-                        a.why,
+                        a.why.to_string(),
                     ),
                     None => panic!("{pair}: {o:?}"),
                 },

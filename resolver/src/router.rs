@@ -27,7 +27,7 @@ use crate::config::Config;
 use crate::lang::{self, PageLang};
 use crate::log::say;
 use crate::pages;
-use crate::resolve::{kept_pairs, Budget, Outcome, Reader, Trace};
+use crate::resolve::{kept_pairs, persistent_url, Budget, Outcome, Reader, Trace};
 use crate::service;
 use crate::state::AppState;
 
@@ -227,11 +227,7 @@ fn loop_refused(state: &AppState) -> Answer {
 }
 
 fn too_long(req: &Received, length: usize) -> Answer {
-    let page = pages::bad_request(
-        req.page_lang,
-        &req.shown(),
-        &format!("the path and query are {length} bytes long; at most {MAX_TARGET} are read"),
-    );
+    let page = pages::too_long(req.page_lang, &req.shown(), length, MAX_TARGET);
     Answer::new(page_response(page), "too long").status(StatusCode::URI_TOO_LONG)
 }
 
@@ -245,11 +241,18 @@ async fn service(state: &AppState, req: &Received<'_>) -> Answer {
 }
 
 fn home(state: &AppState, req: &Received) -> Answer {
+    let archives = state.archives();
+    // An item this resolver has resolved, at an Archive still included.
+    let example = state
+        .engine
+        .memory
+        .latest(|archive| archives.iter().any(|a| a.key == archive));
     let page = pages::home(
         req.page_lang,
         &state.config.publicurl,
         &state.config.serviceibi,
-        state.archives().len(),
+        archives.len(),
+        example.as_deref(),
     );
     Answer::new(page_response(page), "")
 }
@@ -293,16 +296,16 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
         Err(_) if names_the_service(req.path, service) => return misspelt(),
         Err(e) => {
             // The reason quotes the path: not when it holds a key.
-            let note = if names_a_key(req.path) {
-                "the path is not a persistent URL".to_string()
+            let (note, refusal) = if names_a_key(req.path) {
+                ("the path is not a persistent URL".to_string(), None)
             } else {
-                e.to_string()
+                (e.to_string(), Some(&e.refusal))
             };
             state
                 .engine
                 .metrics
                 .resolution("bad_request", Duration::ZERO);
-            let page = pages::bad_request(req.page_lang, &req.shown(), &note);
+            let page = pages::bad_request(req.page_lang, &req.shown(), refusal);
             return Answer::new(page_response(page), note);
         }
     };
@@ -393,7 +396,13 @@ async fn resolve(
             .and_then(|v| v.to_str().ok())
             .is_some_and(|a| a.contains("application/json"));
         return Answer::new(
-            page_response(pages::inspection(page_lang, &trace, json)),
+            page_response(pages::inspection(
+                page_lang,
+                &trace,
+                json,
+                url.ibi().as_str(),
+                &persistent_url(&state.config.publicurl, url),
+            )),
             note,
         );
     }

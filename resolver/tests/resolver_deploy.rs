@@ -487,7 +487,7 @@ fn persistent_urls_pass_through_apache_as_sent() {
         (
             "/LK47B6W/362SFKH/a%2Fb",
             400,
-            "the file path holds a control character or an encoded /",
+            "The file path holds a control character or an encoded /.",
         ),
         (
             "/8JMKD3MGP8W%2F35MME4E",
@@ -1173,7 +1173,7 @@ fn the_units_exec_start_runs_as_systemd_would_run_it() {
     let home = get(licensed(), &resolver.base(), "/", &[]);
     assert_eq!(home.status, 200, "{}", resolver.log());
     assert!(
-        home.text().contains("0 Archives included."),
+        home.text().contains("No Archive included."),
         "{}",
         home.text()
     );

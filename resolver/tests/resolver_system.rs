@@ -352,7 +352,7 @@ fn the_standards_examples_resolve_across_three_archives() {
     assert_eq!(r.status, 400);
     assert!(
         r.text()
-            .contains("<p>modifier &quot;+(xx)&quot;: xx is not a language code of ISO 639-1</p>"),
+            .contains("<p>Modifier &quot;+(xx)&quot;: xx is not a language code of ISO 639-1.</p>"),
         "{}",
         r.text()
     );
@@ -620,7 +620,7 @@ fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
     assert!(r.header("retry-after").is_some());
     assert!(
         r.text()
-            .contains("but these Archives did not answer (of 4 asked):")
+            .contains("4 Archives were asked. This one did not answer:</p>")
             && r.text()
                 .contains(&format!("<li>{address} ({BY_HAND})</li>")),
         "{}",

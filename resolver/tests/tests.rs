@@ -8,6 +8,7 @@ mod cli;
 mod hostile;
 mod init;
 mod log_time;
+mod pages;
 mod resolver_deploy;
 mod resolver_loop;
 mod resolver_steering;

@@ -1,0 +1,223 @@
+//! The reader's pages of a running `ibi-resolver serve`, in Portuguese and in English:
+//! the home page's example (an item this resolver has resolved, at an Archive still
+//! included, or none), the inspection view's outcome said in words, and the persistent
+//! URL spelt as `publicurl` is, without the default port.
+
+use std::path::Path;
+
+use common::peer::{answer_200, archive, Peer};
+use common::resolver::{
+    get, include_peer, inclusion_request, Resolver, KEY, RESOLVER_IBI, SAMPLE_SERVICE,
+};
+use common::{free_port, http_get, http_raw};
+
+/// The public URL of the resolvers here: http on the default port, written without it.
+const PUBLIC: &str = "http://resolver.example";
+
+/// An item the Archive of [`holding`] holds, and one it says was deleted.
+const HELD: &str = "8JMKD3MGP8W/35MMLL8";
+const DELETED: &str = "urlib.net/www/2021/01.01.06.01";
+
+/// A resolver at [`PUBLIC`] (listening on a free loopback port) whose Archives are on
+/// loopback.
+fn resolver(dir: &Path) -> Resolver {
+    let port = free_port();
+    let config = dir.join("resolver.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"{PUBLIC}\"\nlisten = \"127.0.0.1:{port}\"\ndatabase = \"registry.sqlite\"\n[archives]\ntimeout = \"5s\"\nnetworks = [\"127.0.0.0/8\"]\n"
+        ),
+    )
+    .unwrap();
+    Resolver::run(config, port)
+}
+
+/// An Archive that holds [`HELD`], says [`DELETED`] was deleted on 2021-01-02, and knows
+/// nothing else.
+fn holding() -> Peer {
+    archive(|ibi, s| match ibi {
+        HELD => answer_200(s, b"url http://127.0.0.1/held.pdf\r\nstate Original\r\n"),
+        DELETED => answer_200(s, b"state Deleted\r\ntimestamp 2021-01-02T03:04:05Z\r\n"),
+        _ => answer_200(s, b""),
+    })
+}
+
+fn page(r: &Resolver, target: &str, accept_language: &str) -> String {
+    let a = get(&format!("{}{target}", r.base()), accept_language);
+    a.text()
+}
+
+#[test]
+fn the_home_page_shows_an_item_resolved_here_or_no_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = resolver(dir.path());
+    let home = |lang| page(&r, "/", lang);
+    let intro_en = "<p>This is an IBI resolver: add an IBI to this address, <code>http://resolver.example/</code>, to reach the item; add <code>?noredirect</code> to see the resolution without following it.</p>\n";
+    let intro_pt = "<p>Este é um resolvedor de IBI: acrescente um IBI a este endereço, <code>http://resolver.example/</code>, para chegar ao item; acrescente <code>?noredirect</code> para ver a resolução sem segui-la.</p>\n";
+    // Nothing resolved yet, no Archive: no example.
+    assert_eq!(
+        home("en"),
+        format!("<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>IBI resolver</title></head>\n<body>\n<h1>IBI resolver</h1>\n{intro_en}<p>No Archive included. Resolver service: <code>http://resolver.example/J8LNKB5R7W/3FUQHC5</code>.</p>\n</body>\n</html>\n")
+    );
+    assert_eq!(
+        home("pt-BR"),
+        format!("<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head><meta charset=\"utf-8\"><title>Resolvedor de IBI</title></head>\n<body>\n<h1>Resolvedor de IBI</h1>\n{intro_pt}<p>Nenhum Arquivo incluído. Serviço do resolvedor: <code>http://resolver.example/J8LNKB5R7W/3FUQHC5</code>.</p>\n</body>\n</html>\n")
+    );
+    // An Archive included, nothing resolved: still none (no IBI it does not hold).
+    let peer = holding();
+    include_peer(&r, &peer, SAMPLE_SERVICE);
+    assert!(!home("en").contains("example:"), "{}", home("en"));
+    assert!(home("en").contains("<p>1 Archive included. "));
+    // An item missed is no example; an item resolved is.
+    assert_eq!(
+        get(&format!("{}/8JMKD3MGP8W/35MME4E", r.base()), "").status,
+        404
+    );
+    assert!(!home("en").contains("example:"), "{}", home("en"));
+    let found = get(&format!("{}/{HELD}", r.base()), "");
+    assert_eq!(found.status, 302, "{}", r.log());
+    assert_eq!(
+        home("en"),
+        format!("<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>IBI resolver</title></head>\n<body>\n<h1>IBI resolver</h1>\n{intro_en}<p>For example: <a href=\"http://resolver.example/8JMKD3MGP8W/35MMLL8\">http://resolver.example/8JMKD3MGP8W/35MMLL8</a></p>\n<p>1 Archive included. Resolver service: <code>http://resolver.example/J8LNKB5R7W/3FUQHC5</code>.</p>\n</body>\n</html>\n")
+    );
+    assert!(home("pt-BR").contains("<p>Por exemplo: <a href=\"http://resolver.example/8JMKD3MGP8W/35MMLL8\">http://resolver.example/8JMKD3MGP8W/35MMLL8</a></p>\n<p>1 Arquivo incluído. "));
+    // Its Archive excluded: no example again.
+    let exclusion = inclusion_request(&r, &peer.addr.to_string(), SAMPLE_SERVICE, KEY)
+        .replace("inclusionRequest", "exclusionRequest");
+    assert_eq!(
+        http_get(&exclusion).text(),
+        "status.archive excluded\r\n",
+        "{}",
+        r.log()
+    );
+    assert!(!home("en").contains("example:"), "{}", home("en"));
+    assert!(home("en").contains("<p>No Archive included. "));
+}
+
+/// The inspection view of a deleted item: the outcome in words in the reader's language
+/// (the 410 page's title and text), each Archive's result in words, the persistent URL
+/// spelt as `publicurl`; the JSON view as it was.
+#[test]
+fn the_inspection_view_says_the_outcome_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = resolver(dir.path());
+    let peer = holding();
+    include_peer(&r, &peer, SAMPLE_SERVICE);
+    let target = format!("/{DELETED}?noredirect");
+    let en = page(&r, &target, "en");
+    let pt = page(&r, &target, "pt-BR");
+    for (page, expected) in [
+        (
+            &en,
+            [
+                "<p><code>http://resolver.example/urlib.net/www/2021/01.01.06.01</code> — resolved in ",
+                "<tr><th>Archive</th><th>result</th><th>ms</th><th>answer</th></tr>\n",
+                "</code></td><td>answered</td><td>",
+                "<h2>Outcome: Item removed</h2>\n<p>The item <code>urlib.net/www/2021/01.01.06.01</code> was removed on 2021-01-02T03:04:05Z.</p>\n</body>",
+            ],
+        ),
+        (
+            &pt,
+            [
+                "<p><code>http://resolver.example/urlib.net/www/2021/01.01.06.01</code> — resolvida em ",
+                "<tr><th>Arquivo</th><th>resultado</th><th>ms</th><th>resposta</th></tr>\n",
+                "</code></td><td>respondeu</td><td>",
+                "<h2>Resultado: Item removido</h2>\n<p>O item <code>urlib.net/www/2021/01.01.06.01</code> foi removido em 2021-01-02T03:04:05Z.</p>\n</body>",
+            ],
+        ),
+    ] {
+        for e in expected {
+            assert!(page.contains(e), "{e:?} not in\n{page}");
+        }
+        assert!(!page.contains(":80/"), "{page}");
+        assert!(!page.contains("{\""), "{page}");
+    }
+    // An Archive that knows nothing: "empty", in words.
+    let missed = "/8JMKD3MGP8W/35MME4E?noredirect";
+    assert!(page(&r, missed, "en").contains("</code></td><td>empty</td><td>"));
+    let pt = page(&r, missed, "pt-BR");
+    assert!(
+        pt.contains("</code></td><td>resposta vazia</td><td>"),
+        "{pt}"
+    );
+    assert!(pt.contains("<h2>Resultado: Item não encontrado</h2>\n<p>Nenhum Arquivo conhece o IBI <code>8JMKD3MGP8W/35MME4E</code>.</p>\n</body>"), "{pt}");
+    // JSON: as it was, url.persistent with its port as sent to Archives.
+    let authority = format!("127.0.0.1:{}", r.port);
+    let json = http_raw(
+        &authority,
+        format!("GET {target} HTTP/1.1\r\nHost: {authority}\r\nAccept: application/json\r\nConnection: close\r\n\r\n").as_bytes(),
+        false,
+    );
+    let json: serde_json::Value = serde_json::from_str(&json.text()).unwrap();
+    assert_eq!(
+        json["persistent_url"],
+        "http://resolver.example:80/urlib.net/www/2021/01.01.06.01"
+    );
+    assert_eq!(
+        json["outcome"],
+        serde_json::json!({"outcome": "deleted", "date": "2021-01-02T03:04:05Z"})
+    );
+    assert_eq!(json["rounds"][0]["asked"][0]["result"], "answered");
+}
+
+/// The 400 page says why the path is no persistent URL in the reader's language, and the
+/// 414 page how long the path is.
+#[test]
+fn the_400_page_says_why_in_the_readers_language() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = resolver(dir.path());
+    let refused = |target: &str, lang: &str| {
+        let a = get(&format!("{}{target}", r.base()), lang);
+        (a.status, a.text())
+    };
+    let (status, en) = refused("/x", "en");
+    assert_eq!(status, 400);
+    assert!(en.ends_with("<p>The address asked for is not a persistent URL:</p>\n<p><code>/x</code></p>\n<p>No IBI at the start of the path: &quot;x&quot; is one segment; an IBIp has two, a uniform repository name four.</p>\n</body>\n</html>\n"), "{en}");
+    let (status, pt) = refused("/x", "pt-BR");
+    assert_eq!(status, 400);
+    assert!(pt.ends_with("<p>O endereço pedido não é uma URL persistente:</p>\n<p><code>/x</code></p>\n<p>Nenhum IBI no início do caminho: &quot;x&quot; é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.</p>\n</body>\n</html>\n"), "{pt}");
+    let (status, pt) = refused("/8JMKD3MGP8W/35MME4E!(x)", "pt-BR");
+    assert_eq!(status, 400);
+    assert!(
+        pt.contains("<p>Modificador &quot;!(x)&quot;: ! (última edição) não tem parâmetro.</p>\n"),
+        "{pt}"
+    );
+    let (status, pt) = refused(
+        "/8JMKD3MGP8W/35MME4E?ibiurl.requireditemstatus=Copy",
+        "pt-BR",
+    );
+    assert_eq!(status, 400);
+    assert!(
+        pt.contains(
+            "<p>ibiurl.requireditemstatus é &quot;Copy&quot;; o seu único valor é Original.</p>\n"
+        ),
+        "{pt}"
+    );
+    let (_, pt) = refused("/8JMKD3MGP8W/35MME4E+(xx)", "pt-BR");
+    assert!(
+        pt.contains(
+            "<p>Modificador &quot;+(xx)&quot;: xx não é um código de idioma da ISO 639-1.</p>\n"
+        ),
+        "{pt}"
+    );
+    let (_, pt) = refused("/8JMKD3MGP8W/35MME4E+(pt-XX)", "pt-BR");
+    assert!(pt.contains("<p>Modificador &quot;+(pt-XX)&quot;: XX não é um código de país da ISO 3166-1 alfa-2.</p>\n"), "{pt}");
+    let (_, en) = refused(
+        "/8JMKD3MGP8W/35MME4E?ibiurl.verblist=GetTranslation(xx)",
+        "en",
+    );
+    assert!(en.contains("<p>ibiurl.verblist: in &quot;GetTranslation(xx)&quot;, xx is not a language code of ISO 639-1.</p>\n"), "{en}");
+    let long = format!("/{}", "a".repeat(9000));
+    let (status, pt) = refused(&long, "pt-BR");
+    assert_eq!(status, 414);
+    assert!(
+        pt.contains("<p>O caminho e a consulta têm 9001 bytes; no máximo 8192 são lidos.</p>\n"),
+        "{pt}"
+    );
+    let (_, en) = refused(&long, "en");
+    assert!(
+        en.contains("<p>The path and query are 9001 bytes long; at most 8192 are read.</p>\n"),
+        "{en}"
+    );
+}
