@@ -244,3 +244,32 @@ fn every_command_has_its_own_help() {
         assert!(texts.iter().all(|t| *t == texts[0]), "{cmd}");
     }
 }
+
+/// `resolve` names the persistent URL as the pages and readers spell it: the public URL
+/// without the default port of its scheme.
+#[test]
+fn resolve_spells_the_persistent_url_as_readers_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("resolver.toml");
+    std::fs::write(
+        &config,
+        "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://resolver.example\"\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(
+        &[
+            "resolve",
+            "--config",
+            config.to_str().unwrap(),
+            "8JMKD3MGP8W/35MME4E!:(oai_dc)",
+        ],
+        "",
+    );
+    // No Archive is included: not found, exit 1.
+    assert_eq!(code, 1, "{out}{err}");
+    assert_eq!(
+        out.lines().next(),
+        Some("persistent URL http://resolver.example/8JMKD3MGP8W/35MME4E!:(oai_dc)"),
+        "{out}"
+    );
+}

@@ -120,7 +120,8 @@ async fn resolve(
     let trace = engine
         .resolve(Arc::new(archives), url, reader, false, &Unbounded)
         .await;
-    super::print_text(&trace_text(&trace))?;
+    let spelled = ibi_resolver::resolve::persistent_url(&config.publicurl, url);
+    super::print_text(&trace_text(&spelled, &trace))?;
     let found = matches!(trace.outcome, Outcome::Found(_));
     if acknowledge {
         super::print_text(&acknowledgment(&engine, &trace, reader, found).await)?;
@@ -132,9 +133,10 @@ async fn resolve(
     }
 }
 
-/// Every round of `trace`, every Archive's answer, and the outcome.
-fn trace_text(trace: &Trace) -> String {
-    let mut out = format!("persistent URL {}\n", trace.persistent_url);
+/// Every round of `trace` (of the persistent URL spelled `persistent_url`, as readers
+/// follow it), every Archive's answer, and the outcome.
+fn trace_text(persistent_url: &str, trace: &Trace) -> String {
+    let mut out = format!("persistent URL {persistent_url}\n");
     for (n, round) in trace.rounds.iter().enumerate() {
         out.push_str(&format!(
             "round {}: parsedibiurl.ibi={} parsedibiurl.verblist={}\n",
