@@ -1030,7 +1030,7 @@ fn the_readmes_administrator_script_runs_from_a_clean_machine() {
             format!("registered {service}"),
             "status.archive included".to_string(),
             "status.confirmation successful".to_string(),
-            format!("location: http://localhost/col/{rep}/doc/hello.txt\r"),
+            format!("location: http://localhost/col/{rep}/doc/hello.txt"),
             "Hello, IBI".to_string(),
         ],
         "the README's script printed:\n{stdout}\n--- stderr\n{stderr}"
