@@ -76,7 +76,7 @@ pub fn create_owned_at(
 /// [`write_at`] for the file `path`, in a directory named by the caller (a link to it
 /// is followed); the directory must exist.
 pub fn write(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let (dir, name) = open_parent(path)?;
+    let (dir, name) = ibi::dirfd::open_parent(path)?;
     write_at(dir.as_fd(), name, bytes, mode)
 }
 
@@ -84,7 +84,7 @@ pub fn write(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
 /// named by the caller, unless something has that name: then the error is of kind
 /// `AlreadyExists`, and what is there is left as it is.
 pub fn create(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let (dir, name) = open_parent(path)?;
+    let (dir, name) = ibi::dirfd::open_parent(path)?;
     create_owned_at(dir.as_fd(), name, bytes, mode, None)
 }
 
@@ -136,24 +136,6 @@ fn write_temp(
             Err(e)
         }
     }
-}
-
-/// The directory of `path`, opened, and the file's name in it.
-fn open_parent(path: &Path) -> io::Result<(std::os::fd::OwnedFd, &str)> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let fd = rfs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    Ok((fd, name))
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@
 
 pub mod base27;
 pub mod date;
+pub mod dirfd;
 pub mod escape;
 pub mod ibip;
 pub mod ip;

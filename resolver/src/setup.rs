@@ -10,7 +10,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::BorrowedFd;
 use std::path::Path;
 
 use ibi::mint::{ibip_prefix, rep_prefix};
@@ -201,25 +201,6 @@ pub struct Found {
     pub stat: Stat,
 }
 
-/// The directory of `path` opened, and the file's name in it.
-pub fn open_parent(path: &Path) -> io::Result<(OwnedFd, String)> {
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?
-        .to_string();
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let fd = rfs::open(
-        dir,
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )?;
-    Ok((fd, name))
-}
-
 /// The file `name` of `dir` (no link followed), or `None` when nothing has that name.
 pub fn read_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Option<Found>> {
     let fd = match rfs::openat(
@@ -346,7 +327,7 @@ pub enum Created {
 /// Another user than root may create it only in a directory of its own.
 pub fn create_registry(path: &Path) -> Result<Created, String> {
     let shown = path.display();
-    let (dir, name) = open_parent(path).map_err(|e| {
+    let (dir, name) = ibi::dirfd::open_parent(path).map_err(|e| {
         format!(
             "{}: cannot open the registry's directory: {e}",
             path.parent().unwrap_or(Path::new(".")).display()
@@ -368,7 +349,7 @@ pub fn create_registry(path: &Path) -> Result<Created, String> {
     }
     let created = match rfs::openat(
         &dir,
-        name.as_str(),
+        name,
         OFlags::RDWR | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
         Mode::from_raw_mode(0o600),
     ) {

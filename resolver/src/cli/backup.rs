@@ -29,8 +29,8 @@ pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
     let config = super::load(&config)?;
     let shown = file.display().to_string();
     let failed = |e: &dyn std::fmt::Display| CliError::failed(format!("{shown}: {e}"));
-    let (dir, name) = ibi_resolver::setup::open_parent(&file).map_err(|e| failed(&e))?;
-    if rfs::statat(&dir, name.as_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+    let (dir, name) = ibi::dirfd::open_parent(&file).map_err(|e| failed(&e))?;
+    if rfs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW).is_ok() {
         return Err(CliError::failed(format!(
             "{shown} exists: a backup is written to a new file, never over another"
         )));
@@ -56,7 +56,7 @@ pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
     let tmp_path = file.with_file_name(&tmp);
     let made = copy(&registry, &tmp_path, &fd);
     let linked = made.and_then(|counts| {
-        rfs::linkat(&dir, tmp.as_str(), &dir, name.as_str(), AtFlags::empty())
+        rfs::linkat(&dir, tmp.as_str(), &dir, name, AtFlags::empty())
             .map_err(|e| match e {
                 rustix::io::Errno::EXIST => {
                     format!("{shown} exists: a backup is written to a new file, never over another")

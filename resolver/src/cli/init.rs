@@ -46,12 +46,12 @@ pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
 
     // The settings, made before anything is written, and checked as every command reads
     // them.
-    let (dir, name) = setup::open_parent(&config).map_err(|e| {
+    let (dir, name) = ibi::dirfd::open_parent(&config).map_err(|e| {
         CliError::failed(format!(
             "{shown}: cannot open its directory: {e} (create it, or name another file with --config FILE)"
         ))
     })?;
-    let found = setup::read_at(dir.as_fd(), &name).map_err(failed)?;
+    let found = setup::read_at(dir.as_fd(), name).map_err(failed)?;
     let text = match &found {
         None => setup::template(serviceibi.as_str(), &url.plain),
         Some(found) => setup::set_identity(&found.text, serviceibi.as_str(), &url.plain)
@@ -69,8 +69,8 @@ pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
     // The registry first: a settings file written is the mark of an initialised resolver.
     let created = setup::create_registry(&settings.database).map_err(CliError::failed)?;
     match &found {
-        None => setup::create_at(dir.as_fd(), &name, text.as_bytes(), 0o640),
-        Some(found) => setup::replace_at(dir.as_fd(), &name, text.as_bytes(), &found.stat),
+        None => setup::create_at(dir.as_fd(), name, text.as_bytes(), 0o640),
+        Some(found) => setup::replace_at(dir.as_fd(), name, text.as_bytes(), &found.stat),
     }
     .map_err(|e| CliError::failed(format!("{shown}: cannot write: {e}")))?;
 
