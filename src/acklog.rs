@@ -108,8 +108,7 @@ pub fn record_once(var: &Path, rec: &Record, issued: i64) -> io::Result<Outcome>
             "a urlkey is digits and a dash",
         ));
     }
-    std::fs::create_dir_all(var)?;
-    let var_dir = var_owner::open_dir(var)?;
+    let var_dir = var_owner::make_and_open_var(var)?;
     let owner = var_owner::owner_for_new(var_dir.as_fd(), var)?;
     let marks = var_owner::make_dir_at(var_dir.as_fd(), MARKS_DIR, owner)?;
     let hour = var_owner::make_dir_at(marks.as_fd(), &issued.div_euclid(3600).to_string(), owner)?;

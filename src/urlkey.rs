@@ -206,8 +206,7 @@ fn create_secret(path: &Path) -> std::io::Result<[u8; 32]> {
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(var)?;
-    let dir = crate::var_owner::open_dir(var)?;
+    let dir = crate::var_owner::make_and_open_var(var)?;
     let owner = crate::var_owner::owner_for_new(dir.as_fd(), var)?;
     let secret: [u8; 32] = rand::random();
     let mut hex: String = secret.iter().map(|b| format!("{b:02x}")).collect();

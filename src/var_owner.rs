@@ -29,6 +29,18 @@ pub struct Owner {
     pub gid: u32,
 }
 
+/// var/ made where there is none (its parent, the Archive's root, must exist), mode 700:
+/// it holds the urlkey secret and the access log, its maker's alone. Then opened, as
+/// [`open_dir`] opens it.
+pub fn make_and_open_var(var: &Path) -> io::Result<OwnedFd> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o700).create(var) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+        _ => {}
+    }
+    open_dir(var)
+}
+
 /// Opens the directory `path` (var/, or one below it), for making files in it.
 pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     Ok(rfs::open(
