@@ -26,8 +26,21 @@ fn the_sample_archive_is_clean() {
     );
     // The repository's own copy too, read in place (check writes nothing); git keeps
     // its archive.toml readable by all, so the registration key is said to be exposed.
+    // The README's first command serves it as whoever runs it, making its var/ that
+    // user's: that user is its web server's.
+    let me = std::process::Command::new("id")
+        .arg("-un")
+        .output()
+        .unwrap();
+    let me = String::from_utf8(me.stdout).unwrap();
     assert_eq!(
-        check(&common::sample()),
+        run_cmd(&[
+            "check",
+            "--root",
+            common::sample().to_str().unwrap(),
+            "--web-user",
+            me.trim(),
+        ]),
         (
             0,
             "archive.toml: warning: readable by every local user, and it holds the registration key; chmod o-rwx archive.toml (the web server needs only its group's read)\nchecked 14 items: 0 faults, 1 warning\n"

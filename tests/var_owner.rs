@@ -12,8 +12,8 @@ use std::path::Path;
 use std::process::Stdio;
 
 use common::{
-    archive_tempdir, copy_sample, output_or_hang, parse_cgi, prepare_archive, run_cmd,
-    running_as_root, user_ids, Cgi, CgiOutput,
+    archive_tempdir, copy_sample, ibi_archive_bin, output_or_hang, parse_cgi, prepare_archive,
+    run_cmd, runnable_by_others, running_as_root, user_ids, Cgi, CgiOutput,
 };
 
 const A: &str = "8JMKD3MGP7W/3EPGUE5";
@@ -43,10 +43,16 @@ pub(crate) fn as_root_with(what: &str, users: &[&str]) -> bool {
 /// A CGI request run as `ids` (uid, gid), or as this process when `None`.
 fn cgi_as(root: &Path, query: &str, ids: Option<(u32, u32)>) -> CgiOutput {
     let cgi = Cgi::get(root, query);
-    let mut cmd = cgi.command();
-    if let Some((uid, gid)) = ids {
-        cmd.uid(uid).gid(gid);
-    }
+    let mut cmd = match ids {
+        // Where that user may run it: beside the Archive, in its temporary directory.
+        Some((uid, gid)) => {
+            let bin = runnable_by_others(&ibi_archive_bin(), root.parent().unwrap());
+            let mut cmd = cgi.command_of(&bin);
+            cmd.uid(uid).gid(gid);
+            cmd
+        }
+        None => cgi.command(),
+    };
     let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -229,4 +235,26 @@ fn a_user_who_does_not_own_var_is_refused_with_the_chown_to_run() {
         .collect();
     left.sort();
     assert_eq!(left, ["urlkey.secret"]);
+}
+
+/// var/ made by the service where there was none (the first request of an Archive whose
+/// var/ was not made by init, as the repository's sample) is its maker's alone, mode 700:
+/// it holds the urlkey secret and the access log.
+#[test]
+fn a_var_made_by_the_service_is_its_makers_alone() {
+    let dir = archive_tempdir();
+    let root = dir.path().join("archive");
+    copy_sample(&root);
+    assert!(!root.join("var").exists());
+    let (code, out, err) = run_cmd(&[
+        "query",
+        "--root",
+        root.to_str().unwrap(),
+        &format!(
+            "servicesubject=urlRequest&clientinformation.ipaddress=127.0.0.1&parsedibiurl.ibi={A}"
+        ),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let mode = |p: &str| fs::metadata(root.join(p)).unwrap().mode() & 0o7777;
+    assert_eq!((mode("var"), mode("var/urlkey.secret")), (0o700, 0o600));
 }

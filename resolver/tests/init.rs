@@ -418,12 +418,7 @@ fn init_by_another_user_than_root_refuses_a_directory_not_its_own() {
     )
     .unwrap();
     std::os::unix::fs::chown(&config, Some(uid), Some(gid)).unwrap();
-    let mut bin = common::ibi_resolver_bin();
-    if !common::executable_by_others(&bin) {
-        bin = tmp.path().join("ibi-resolver");
-        std::fs::copy(common::ibi_resolver_bin(), &bin).unwrap();
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    let bin = common::runnable_by_others(&common::ibi_resolver_bin(), tmp.path());
     let before = std::fs::read(&config).unwrap();
     let (code, out, err) = {
         use std::os::unix::process::CommandExt;

@@ -1114,13 +1114,8 @@ fn the_units_exec_start_runs_as_systemd_would_run_it() {
     }
     // The executable where the service's user may run it.
     let mut bin = common::ibi_resolver_bin();
-    if ids.is_some() && !common::executable_by_others(&bin) {
-        let dir = tmp.path().join("bin");
-        fs::create_dir(&dir).unwrap();
-        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
-        fs::copy(&bin, dir.join("ibi-resolver")).unwrap();
-        bin = dir.join("ibi-resolver");
-        fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    if ids.is_some() {
+        bin = common::runnable_by_others(&bin, tmp.path());
     }
 
     // The unit's ExecStart, in the environment systemd gives a system service.

@@ -48,8 +48,13 @@ impl<'a> Cgi<'a> {
     /// The binary with the environment a web server gives it (and nothing else), not yet
     /// run: for requests that must run in parallel.
     pub fn command(&self) -> Command {
+        self.command_of(&ibi_archive_bin())
+    }
+
+    /// [`Cgi::command`] of the executable `bin` (a copy another user may run).
+    pub fn command_of(&self, bin: &std::path::Path) -> Command {
         use std::os::unix::ffi::OsStrExt;
-        let mut cmd = Command::new(ibi_archive_bin());
+        let mut cmd = Command::new(bin);
         cmd.env_clear()
             .env("GATEWAY_INTERFACE", "CGI/1.1")
             .env("SERVER_PROTOCOL", "HTTP/1.1")

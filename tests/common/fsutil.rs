@@ -172,6 +172,25 @@ pub(crate) fn assert_reachable(path: &Path, what: &str) {
     }
 }
 
+/// `bin` itself when every user may run it where it is, else its copy in `dir`/bin (both
+/// mode 755; made once, then reused): for a program run as another user than this one
+/// (the web server's, the resolver's), which cannot run one inside a directory only its
+/// owner enters, as a fresh clone under a private temporary directory is.
+pub fn runnable_by_others(bin: &Path, dir: &Path) -> PathBuf {
+    if executable_by_others(bin) {
+        return bin.to_path_buf();
+    }
+    let copy_dir = dir.join("bin");
+    fs::create_dir_all(&copy_dir).unwrap();
+    fs::set_permissions(&copy_dir, fs::Permissions::from_mode(0o755)).unwrap();
+    let copy = copy_dir.join(bin.file_name().unwrap());
+    if !copy.exists() {
+        fs::copy(bin, &copy).unwrap_or_else(|e| panic!("copy {}: {e}", bin.display()));
+        fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    copy
+}
+
 /// Whether `path` (a file) and its directories are executable by others.
 pub fn executable_by_others(path: &Path) -> bool {
     let mut p = PathBuf::new();

@@ -79,7 +79,7 @@ pub use fixture::{
 };
 pub use fsutil::{
     archive_tempdir, copy_tree, executable_by_others, make_world_readable, os, prepare_archive,
-    running_as_root, user_ids,
+    runnable_by_others, running_as_root, user_ids,
 };
 pub use http::{
     connect_from, decode_chunked, http_get, http_get_from, http_raw, http_raw_from, http_request,

@@ -33,7 +33,7 @@ use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use super::fsutil::{assert_reachable, executable_by_others, server_user};
+use super::fsutil::{assert_reachable, runnable_by_others, server_user};
 
 /// How long a server may take to answer its first request.
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -519,16 +519,10 @@ fn spawn(kind: ServerKind, site: &Site, port: u16, more_ports: Vec<u16>) -> Serv
 /// The executable itself if www-data may run it where it is, else a copy
 /// in the server's directory.
 fn usable_bin(bin: &Path, server_dir: &Path) -> PathBuf {
-    if server_user().is_none() || executable_by_others(bin) {
+    if server_user().is_none() {
         return bin.to_path_buf();
     }
-    let copy_dir = server_dir.join("bin");
-    fs::create_dir(&copy_dir).unwrap();
-    fs::set_permissions(&copy_dir, fs::Permissions::from_mode(0o755)).unwrap();
-    let copy = copy_dir.join(bin.file_name().unwrap());
-    fs::copy(bin, &copy).unwrap_or_else(|e| panic!("copy {}: {e}", bin.display()));
-    fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).unwrap();
-    copy
+    runnable_by_others(bin, server_dir)
 }
 
 /// The main configuration of a server of `kind` for `site`, with its own directory `dir`
