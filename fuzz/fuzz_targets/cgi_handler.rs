@@ -148,6 +148,15 @@ fn check_url(f: &Fixture, url: &str, client: Option<IpAddr>) {
         assert!(!rep.is_empty(), "empty file list URL {url}");
         return;
     }
+    // An item's persistent URL (the file-list and metadata pages cite it): at the
+    // Archive's first resolver, not in the Archive; an IBI after it, in URL words.
+    if let Some(ibi) = url.strip_prefix(&f.config.persistent_url("")) {
+        assert!(
+            !ibi.is_empty() && ibi.bytes().all(ibi_archive::escape::is_word_byte),
+            "persistent URL {url:?}"
+        );
+        return;
+    }
     let path = url
         .strip_prefix(base.as_str())
         .unwrap_or_else(|| panic!("URL {url:?} is not under {base}"));
