@@ -478,9 +478,12 @@ impl Registry {
                 .write(true)
                 .create_new(true)
                 .mode(0o600)
+                .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
                 .open(path)
             {
                 Ok(_) => {}
+                // create_new: a symbolic link there, even to nothing, is AlreadyExists;
+                // the open below refuses it.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
                 Err(e) => {
                     return Err(RegistryError::new(
@@ -490,7 +493,16 @@ impl Registry {
                 }
             }
         }
-        let mut conn = Connection::open(path).map_err(|e| {
+        // Never through a symbolic link: whoever may write in the registry's directory
+        // cannot have the resolver, or init run as root, open another file.
+        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(RegistryError::new(
+                RegistryErrorKind::Unopenable,
+                format!("{shown}: is a symbolic link: name the registry's own file"),
+            ));
+        }
+        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(|e| {
             RegistryError::new(
                 RegistryErrorKind::Unopenable,
                 format!("{shown}: cannot open: {e}"),
@@ -1059,6 +1071,27 @@ mod tests {
         .unwrap();
         let e = Registry::open(&path).err().unwrap().to_string();
         assert!(e.contains("not a usable SQLite database"), "{e}");
+    }
+
+    /// A registry whose name is a symbolic link is refused, whether the link leads to a
+    /// registry or to nothing yet: the registry is opened by its own name only, so that
+    /// whoever may write in its directory cannot have the resolver (or `init`, run as
+    /// root) open or make another file through a link put there.
+    #[test]
+    fn a_registry_that_is_a_symbolic_link_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.sqlite");
+        Registry::open(&real).unwrap();
+        let link = dir.path().join("r.sqlite");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let e = Registry::open(&link).err().unwrap();
+        assert_eq!(e.kind, RegistryErrorKind::Unopenable, "{e}");
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        let dangling = dir.path().join("d.sqlite");
+        std::os::unix::fs::symlink(dir.path().join("elsewhere.sqlite"), &dangling).unwrap();
+        let e = Registry::open(&dangling).err().unwrap();
+        assert!(e.to_string().contains("is a symbolic link"), "{e}");
+        assert!(!dir.path().join("elsewhere.sqlite").exists());
     }
 
     /// A registry as version 1 of the resolver left it: one Archive, included.

@@ -452,3 +452,60 @@ fn init_by_another_user_than_root_refuses_a_directory_not_its_own() {
     assert_eq!(std::fs::read(&config).unwrap(), before);
     assert_eq!(std::fs::read_dir(&state).unwrap().count(), 0);
 }
+
+/// init run as root makes the registry in the directory of the service's user, who may put
+/// links there: a link named as SQLite's write-ahead log, leading to a file only root may
+/// write, is not written through (SQLite refuses to open a database whose journal or
+/// log is such a link: init fails, and says the registry cannot be opened).
+#[test]
+fn init_as_root_writes_through_no_link_the_service_user_put_beside_the_registry() {
+    if !common::running_as_root() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true: this test runs init as root"
+        );
+        eprintln!("skipping: needs root");
+        return;
+    }
+    let (uid, gid) = common::user_ids("nobody").expect("no user nobody");
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir(&state).unwrap();
+    std::os::unix::fs::chown(&state, Some(uid), Some(gid)).unwrap();
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).unwrap();
+    // Root's alone, in a directory only root enters.
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "root's own\n").unwrap();
+    std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    for companion in ["-wal", "-journal", "-shm"] {
+        let link = state.join(format!("resolver.sqlite{companion}"));
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        std::os::unix::fs::lchown(&link, Some(uid), Some(gid)).unwrap();
+    }
+    let config = dir.path().join("resolver.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "database = \"{}\"\n",
+            state.join("resolver.sqlite").display()
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = resolver(
+        &[
+            "init",
+            "--publicurl",
+            "http://resolver.example.org",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "root's own\n",
+        "init wrote through a link: exit {code}\n{out}{err}"
+    );
+    let m = std::fs::metadata(&victim).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o7777), (0, 0, 0o600));
+}
