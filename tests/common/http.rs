@@ -258,6 +258,9 @@ impl Connection {
             }
             let n = match self.stream.read(&mut chunk) {
                 Ok(n) => n,
+                // A signal came before any byte: nothing was read, read again (as
+                // `Read::read` documents; under load it happens).
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => panic!(
                     "reading response from {authority} failed after {} bytes: {e}\n{}",
                     self.buf.len(),
