@@ -228,7 +228,7 @@ pub fn read_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Option<Found>> {
 }
 
 /// A fresh temporary name beside `name`.
-fn temp_name(name: &str) -> String {
+pub fn temp_name(name: &str) -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())

@@ -45,7 +45,7 @@ pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
 
     // The copy is made under a temporary name beside FILE and linked to FILE only once
     // whole: FILE never holds a part of a backup, and is never written over.
-    let tmp = format!(".{name}.{}.tmp", std::process::id());
+    let tmp = ibi_resolver::setup::temp_name(name);
     let fd = rfs::openat(
         &dir,
         tmp.as_str(),
@@ -91,7 +91,9 @@ fn copy(
     fd: &std::os::fd::OwnedFd,
 ) -> Result<(i64, i64, u64), String> {
     let shown = path.display();
-    let mut dest = Connection::open(path).map_err(|e| format!("{shown}: {e}"))?;
+    // By the name just made, never through a link put there since.
+    let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let mut dest = Connection::open_with_flags(path, flags).map_err(|e| format!("{shown}: {e}"))?;
     registry
         .backup_to(&mut dest)
         .map_err(|e| format!("{shown}: {e}"))?;
