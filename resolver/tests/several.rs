@@ -309,6 +309,7 @@ fn postgresql_stopped_under_a_load_no_resolution_fails_and_inclusion_comes_back_
         "{} of {answered} failed: {wrong:#?}",
         wrong.len()
     );
+    eprintln!("{answered} resolutions, none failed");
     assert!(
         within(Duration::from_secs(3), || healthz(&remembering).text()
             == "ready: the registry answers\n")
@@ -386,6 +387,7 @@ fn the_standby_promoted_under_a_load_holds_every_inclusion_and_takes_writes_with
         "{} of {answered} failed: {wrong:#?}",
         wrong.len()
     );
+    eprintln!("{answered} resolutions, none failed");
     let (code, listing, err) = resolver.command(&["archives", "--csv"], "");
     assert_eq!(code, 0, "{err}");
     for o in &others {
