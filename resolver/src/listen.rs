@@ -1,8 +1,10 @@
 //! What the other resolvers of one PostgreSQL database tell this one: each change of the
 //! registered or included Archives (or of the memory by `ibi-resolver forget`), on
-//! [`REGISTRY_CHANNEL`], has the included Archives read again at once; the entries the
-//! others' memories learnt, on [`MEMORY_CHANNEL`], are taken into this one's
-//! ([`crate::memory::LocationMemory::take_shared`]).
+//! [`REGISTRY_CHANNEL`], has the included Archives read again at once; the IBIs the
+//! others' memories learnt, named on [`MEMORY_CHANNEL`], are read from the memory's table
+//! and taken into this one's ([`crate::memory::LocationMemory::take_shared`]). A
+//! notification only names: any role that may connect to the database may send one, and
+//! only the resolvers write the tables, so what is taken in is what a resolver wrote.
 //!
 //! One connection of its own, listening. When it breaks (PostgreSQL stopped, a failover)
 //! the log says so once, and it is made again every [`RETRY`] until it works, the log
@@ -18,6 +20,7 @@ use tokio::sync::mpsc;
 use tokio_postgres::{AsyncMessage, Notification};
 
 use crate::log::say;
+use crate::memory::SHARED_MAX;
 use crate::state::AppState;
 use crate::store::{masked, postgres_config, MEMORY_CHANNEL, REGISTRY_CHANNEL};
 
@@ -86,16 +89,42 @@ async fn listen_once(state: &AppState, uri: &str, lost: &mut bool) -> String {
     let _ = state.read_registry().await;
     while let Some(first) = rx.recv().await {
         let mut registry_changed = false;
+        let mut shared = Vec::new();
         let mut next = Some(first);
         // Every notification already there handled at once: one reading of the
         // registry for a burst of changes.
         while let Some(n) = next {
             match n.channel() {
                 REGISTRY_CHANNEL => registry_changed = true,
-                MEMORY_CHANNEL => state.engine.memory.take_shared(n.payload()),
+                MEMORY_CHANNEL => shared.extend(state.engine.memory.shared_ibis(n.payload())),
                 _ => {}
             }
             next = rx.try_recv().ok();
+        }
+        if !shared.is_empty() {
+            // Where they are, as the table says.
+            shared.truncate(SHARED_MAX);
+            let rows = client
+                .query(
+                    "SELECT ibi, archive, verified FROM locations WHERE ibi = ANY($1)",
+                    &[&shared],
+                )
+                .await;
+            match rows {
+                Ok(rows) => {
+                    let entries: Vec<(String, String, i64)> = rows
+                        .iter()
+                        .filter_map(|r| {
+                            Some((r.try_get(0).ok()?, r.try_get(1).ok()?, r.try_get(2).ok()?))
+                        })
+                        .collect();
+                    state.engine.memory.take_shared(&entries);
+                }
+                Err(e) => crate::log::complain(
+                    "memory not shared",
+                    &format!("location memory of the other resolvers: {e}"),
+                ),
+            }
         }
         if registry_changed {
             let _ = state.read_registry().await;

@@ -47,6 +47,8 @@ const BATCH: usize = 1024;
 const REFRESH_MS: i64 = 3_600_000;
 /// IBIs whose conflicts are kept in memory for the inspection view, at most.
 const CONFLICTS_KEPT: usize = 10_000;
+/// IBIs taken from one notification of another resolver, at most.
+pub const SHARED_MAX: usize = 1024;
 /// Claimants kept per IBI, at most.
 const CLAIMANTS_KEPT: usize = 8;
 
@@ -311,38 +313,46 @@ impl LocationMemory {
         })
     }
 
-    /// Takes in what another resolver of the same PostgreSQL database remembered (the
-    /// payload of a notification on [`MEMORY_CHANNEL`]): each entry verified later than
-    /// the one held, or for an IBI not held, is held as it was verified there (on
-    /// probation when new); this resolver's own notifications are skipped. Nothing is
-    /// written back: the other resolver wrote it.
-    pub fn take_shared(&self, payload: &str) {
+    /// The IBIs another resolver of the same PostgreSQL database remembered, from the
+    /// payload of a notification on [`MEMORY_CHANNEL`] (this resolver's own give none):
+    /// at most [`SHARED_MAX`]. Only names: where each is, the caller reads from the
+    /// table, which only the resolvers write, whereas any role that may connect to the
+    /// database may notify.
+    pub fn shared_ibis(&self, payload: &str) -> Vec<String> {
         let mut lines = payload.lines();
-        if lines.next() != Some(self.instance.to_string().as_str()) {
-            let Some(mut map) = self.lock() else {
-                return;
+        if self.map.is_none() || lines.next() == Some(self.instance.to_string().as_str()) {
+            return Vec::new();
+        }
+        lines
+            .filter(|l| !l.is_empty() && l.len() <= 256)
+            .take(SHARED_MAX)
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// Takes in entries another resolver of the same database remembered, as its table
+    /// holds them (`ibi`, `archive`, `verified`): each verified later than the one held,
+    /// or for an IBI not held, is held as it was verified there (on probation when new).
+    /// Nothing is written back: the other resolver wrote it.
+    pub fn take_shared(&self, entries: &[(String, String, i64)]) {
+        let Some(mut map) = self.lock() else {
+            return;
+        };
+        for (ibi, archive, verified) in entries {
+            let verified = *verified;
+            if map.lru.peek(ibi).is_some_and(|e| e.verified >= verified) {
+                continue;
+            }
+            let archive = map.name(archive);
+            let entry = Entry {
+                archive,
+                written: verified,
+                verified,
             };
-            for line in lines {
-                let mut f = line.split('\t');
-                let (Some(ibi), Some(archive), Some(Ok(verified))) =
-                    (f.next(), f.next(), f.next().map(str::parse::<i64>))
-                else {
-                    continue;
-                };
-                if map.lru.peek(ibi).is_some_and(|e| e.verified >= verified) {
-                    continue;
-                }
-                let archive = map.name(archive);
-                let entry = Entry {
-                    archive,
-                    written: verified,
-                    verified,
-                };
-                match map.lru.get_mut(ibi) {
-                    Some(held) => *held = entry,
-                    None => {
-                        map.lru.put(ibi, entry);
-                    }
+            match map.lru.get_mut(ibi) {
+                Some(held) => *held = entry,
+                None => {
+                    map.lru.put(ibi, entry);
                 }
             }
         }
@@ -608,26 +618,20 @@ fn writer(mut conn: Conn, rx: Receiver<Change>, entries: usize, instance: u64) {
 }
 
 /// The payloads of the notifications that tell the other resolvers of a PostgreSQL
-/// database the entries of `batch` (PostgreSQL takes under 8000 bytes each): this
-/// resolver's number, then one line per entry, `ibi`, `archive`, `verified` apart by tabs.
+/// database which IBIs `batch` remembered (PostgreSQL takes under 8000 bytes each): this
+/// resolver's number, then one IBI a line.
 fn shared(batch: &[Change], instance: u64) -> Vec<String> {
     const MAX: usize = 7000;
     let head = format!("{instance}\n");
     let mut payloads = Vec::new();
     let mut payload = head.clone();
     for change in batch {
-        if let Change::Set {
-            ibi,
-            archive,
-            verified,
-            ..
-        } = change
-        {
-            let line = format!("{ibi}\t{archive}\t{verified}\n");
-            if payload.len() + line.len() > MAX && payload.len() > head.len() {
+        if let Change::Set { ibi, .. } = change {
+            if payload.len() + ibi.len() + 1 > MAX && payload.len() > head.len() {
                 payloads.push(std::mem::replace(&mut payload, head.clone()));
             }
-            payload.push_str(&line);
+            payload.push_str(ibi);
+            payload.push('\n');
         }
     }
     if payload.len() > head.len() {

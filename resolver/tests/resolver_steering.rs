@@ -27,6 +27,7 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::peer::{answer_200, asked_ibi, Peer};
+use common::resolver::sample;
 use common::resolver::{
     archive, archive_cmd, configure, counts, get, include_peer, inclusion_request, Resolver, KEY,
     RESOLVER_IBI,
@@ -162,15 +163,6 @@ fn tally<I: IntoIterator<Item = String>>(words: I) -> BTreeMap<String, usize> {
         *t.entry(w).or_default() += 1;
     }
     t
-}
-
-/// The value of the /metrics sample that starts with `series` (name and labels), if any.
-fn sample(metrics: &str, series: &str) -> Option<u64> {
-    metrics.lines().find_map(|l| {
-        l.strip_prefix(series)
-            .and_then(|rest| rest.strip_prefix(' '))
-            .map(|v| v.trim().parse::<f64>().unwrap() as u64)
-    })
 }
 
 /// `ibi_resolver_archive_requests_total{archive,result}`, 0 when absent.

@@ -202,6 +202,36 @@ fn an_archive_included_through_one_instance_resolves_through_the_other_within_a_
         common::http_get(&format!("{}/", two.base())).text()
     );
 
+    // A notification sent by another role of the database plants nothing: it names IBIs,
+    // and where they are is read from the table, which only the resolvers write. One
+    // shaped as an entry, with an Archive, for an IBI nobody remembers, then a real one
+    // after it: once the real one is taken in, the other instance still asks every
+    // Archive for the forged IBI (a miss of its memory), and finds it nowhere.
+    let forged = "urlib.net/www/2099/01.01.01.01";
+    pg.psql(
+        &uri,
+        &format!("SELECT pg_notify('ibi_memory', E'1\\n{forged}\\t{SAMPLE_SERVICE}\\t9999999999999\\n{forged}')"),
+    );
+    let real = ITEMS[2];
+    assert_eq!(answer(&one.base(), real).0, 302);
+    let key = real.replace("@80", "");
+    assert!(within(Duration::from_secs(1), || {
+        common::http_get(&format!("{}/", two.base()))
+            .text()
+            .contains(&key)
+    })
+    .is_some());
+    let misses = |r: &Resolver| {
+        common::resolver::sample(
+            &r.metrics(),
+            "ibi_resolver_location_memory_total{result=\"miss\"}",
+        )
+        .unwrap_or(0)
+    };
+    let before = misses(&two);
+    assert_eq!(answer(&two.base(), forged).0, 404);
+    assert_eq!(misses(&two), before + 1);
+
     // An exclusion through the first instance is seen by the other as quickly.
     let (code, out, _) = archive_cmd("exclude", &root);
     assert_eq!(code, 0, "{out}");

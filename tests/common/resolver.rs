@@ -185,6 +185,15 @@ impl Resolver {
     }
 }
 
+/// The value of the /metrics sample that starts with `series` (name and labels), if any.
+pub fn sample(metrics: &str, series: &str) -> Option<u64> {
+    metrics.lines().find_map(|l| {
+        l.strip_prefix(series)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .map(|v| v.trim().parse::<f64>().unwrap() as u64)
+    })
+}
+
 /// The time that starts a line of the resolver's log, and the rest of the line: `None`
 /// unless the line starts with an RFC 3339 time in UTC to the millisecond
 /// (`2026-11-26T15:09:43.123Z`, always 24 bytes) and a space.
