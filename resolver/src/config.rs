@@ -35,6 +35,8 @@ use ibi::network::Network;
 use ibi::toml_error::Position;
 use ibi::Ibi;
 use serde::Deserialize;
+
+use crate::store::Database;
 use toml::Spanned;
 
 /// The resolver's settings, checked.
@@ -47,7 +49,8 @@ pub struct Config {
     /// is in Examples 8.9 and 10.1.
     pub publicurl_with_port: String,
     pub listen: SocketAddr,
-    pub database: PathBuf,
+    /// The registry: an SQLite file, or a PostgreSQL database several resolvers share.
+    pub database: Database,
     pub trustedproxies: Vec<Network>,
     pub archives: Archives,
     /// `[memory] entries`: IBIs whose Archive is remembered (0: none).
@@ -101,7 +104,7 @@ struct Raw {
     serviceibi: Spanned<String>,
     publicurl: Spanned<String>,
     listen: Option<Spanned<String>>,
-    database: Option<String>,
+    database: Option<Spanned<String>>,
     #[serde(default)]
     trustedproxies: Vec<Spanned<String>>,
     #[serde(default)]
@@ -216,7 +219,11 @@ impl Config {
                 )
             })?,
         };
-        let database = dir.join(raw.database.as_deref().unwrap_or(DEFAULT_DATABASE));
+        let database = match &raw.database {
+            None => Database::Sqlite(dir.join(DEFAULT_DATABASE)),
+            Some(d) => Database::parse(d.get_ref(), dir)
+                .map_err(|e| read.at(d, format!("database: {e}")))?,
+        };
         let trustedproxies = read.networks("trustedproxies", &raw.trustedproxies)?;
         let archives = read.archives(&raw.archives)?;
         let (memory_entries, memory_expiry) = read.memory(&raw.memory)?;
@@ -585,7 +592,10 @@ networks = ["127.0.0.0/8"]
         assert_eq!(c.publicurl, "http://urlib.example.org");
         assert_eq!(c.publicurl_with_port, "http://urlib.example.org:80");
         assert_eq!(c.listen, "127.0.0.1:8090".parse().unwrap());
-        assert_eq!(c.database, Path::new("/etc/ibi/resolver.sqlite"));
+        assert_eq!(
+            c.database.path(),
+            Some(Path::new("/etc/ibi/resolver.sqlite"))
+        );
         assert!(c.is_trusted_proxy("127.0.0.1".parse().unwrap()));
         assert!(!c.is_trusted_proxy("127.0.0.2".parse().unwrap()));
         assert_eq!(c.archives.timeout, Duration::from_secs(2));

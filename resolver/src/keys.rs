@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::clients::Network;
 
 /// What a registration key's check found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KeyCheck {
     Right,
     /// Wrong, or an unregistered Archive; after waiting this long.
@@ -20,6 +20,10 @@ pub enum KeyCheck {
     /// Not checked: a check from the same client network is under way.
     Busy {
         retry_after: u64,
+    },
+    /// Not checked: the registry cannot be reached (PostgreSQL down, or failing over).
+    Unavailable {
+        reason: String,
     },
 }
 

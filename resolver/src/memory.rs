@@ -26,17 +26,17 @@
 
 use std::collections::HashSet;
 use std::num::NonZeroUsize;
-use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lru::LruCache;
-use rusqlite::{params, Connection};
 use serde::Serialize;
 
 use crate::clock::{self, Clock, SystemClock};
 use crate::registry::{RegistryError, RegistryErrorKind};
+use crate::store::{Conn, Database, StoreError, MEMORY_CHANNEL};
+use crate::values;
 
 /// Changes waiting for the writer; past this many, new ones are dropped.
 const QUEUE: usize = 8192;
@@ -206,6 +206,8 @@ pub struct LocationMemory {
     expiry_ms: i64,
     /// The time of day of its entries.
     clock: Arc<dyn Clock>,
+    /// Names this resolver in what it tells the others of its database.
+    instance: u64,
 }
 
 /// Milliseconds since the epoch now, by the system's clock.
@@ -221,6 +223,7 @@ impl LocationMemory {
             writes: None,
             expiry_ms: 0,
             clock: clock::system(),
+            instance: 0,
         }
     }
 
@@ -238,69 +241,64 @@ impl LocationMemory {
     /// The memory of the registry at `database`, at most `entries` IBIs fresh for
     /// `expiry`, loaded from its table; a thread of its own writes the changes back.
     pub fn open(
-        database: &Path,
+        database: &Database,
         entries: usize,
         expiry: Duration,
     ) -> Result<LocationMemory, RegistryError> {
         let Some(capacity) = NonZeroUsize::new(entries) else {
             return Ok(LocationMemory::disabled());
         };
-        let conn = Connection::open(database)?;
-        conn.busy_timeout(Duration::from_secs(5))?;
-        // A lost change costs one fan-out, not a wrong answer: no fsync per batch.
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let failed = |e: StoreError| RegistryError::from(e);
+        let mut conn = Conn::open(database).map_err(failed)?;
+        if let Conn::Sqlite(c) = &conn {
+            c.busy_timeout(Duration::from_secs(5))?;
+            // A lost change costs one fan-out, not a wrong answer: no fsync per batch.
+            c.pragma_update(None, "synchronous", "NORMAL")?;
+        }
         let mut map = Remembered {
             lru: Segmented::new(capacity),
             names: HashSet::new(),
             conflicts: LruCache::new(NonZeroUsize::new(CONFLICTS_KEPT).expect("not zero")),
         };
-        {
-            let mut stmt = conn.prepare(
-                "SELECT ibi, archive, used, verified FROM locations ORDER BY used ASC
-                 LIMIT ?1 OFFSET max(0, (SELECT count(*) FROM locations) - ?1)",
-            )?;
-            let rows = stmt.query_map(params![entries as i64], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, i64>(3)?,
-                ))
-            })?;
-            // Oldest first, so that the newest end up the most recently used.
-            for row in rows {
-                let (ibi, archive, used, verified) = row?;
-                let archive = map.name(&archive);
-                map.lru.put(
-                    &ibi,
-                    Entry {
-                        archive,
-                        written: used,
-                        verified,
-                    },
-                );
-            }
-            let mut stmt = conn.prepare(
-                "SELECT ibi, holder, claimant FROM conflicts ORDER BY last ASC
-                 LIMIT ?1 OFFSET max(0, (SELECT count(*) FROM conflicts) - ?1)",
-            )?;
-            let rows = stmt.query_map(params![CONFLICTS_KEPT as i64], |r| {
-                let holder: String = r.get(1)?;
-                Ok(Conflict {
-                    ibi: r.get(0)?,
-                    holder: (!holder.is_empty()).then_some(holder),
-                    claimant: r.get(2)?,
-                })
-            })?;
-            for row in rows {
-                let c = row?;
-                keep_conflict(&mut map.conflicts, c);
-            }
+        let rows = conn
+            .query(
+                "SELECT ibi, archive, used, verified FROM locations ORDER BY used DESC LIMIT ?1",
+                values![entries as i64],
+            )
+            .map_err(failed)?;
+        // Oldest first, so that the newest end up the most recently used.
+        for r in rows.iter().rev() {
+            let (ibi, archive) = (r.text(0).map_err(failed)?, r.text(1).map_err(failed)?);
+            let archive = map.name(&archive);
+            map.lru.put(
+                &ibi,
+                Entry {
+                    archive,
+                    written: r.int(2).map_err(failed)?,
+                    verified: r.int(3).map_err(failed)?,
+                },
+            );
         }
+        let rows = conn
+            .query(
+                "SELECT ibi, holder, claimant FROM conflicts ORDER BY last DESC LIMIT ?1",
+                values![CONFLICTS_KEPT as i64],
+            )
+            .map_err(failed)?;
+        for r in rows.iter().rev() {
+            let holder = r.text(1).map_err(failed)?;
+            let c = Conflict {
+                ibi: r.text(0).map_err(failed)?,
+                holder: (!holder.is_empty()).then_some(holder),
+                claimant: r.text(2).map_err(failed)?,
+            };
+            keep_conflict(&mut map.conflicts, c);
+        }
+        let instance = instance_id();
         let (tx, rx) = sync_channel(QUEUE);
         std::thread::Builder::new()
             .name("location-memory".into())
-            .spawn(move || writer(conn, rx, entries))
+            .spawn(move || writer(conn, rx, entries, instance))
             .map_err(|e| {
                 RegistryError::new(RegistryErrorKind::Database, format!("location memory: {e}"))
             })?;
@@ -309,7 +307,45 @@ impl LocationMemory {
             writes: Some(tx),
             expiry_ms: i64::try_from(expiry.as_millis()).unwrap_or(i64::MAX),
             clock: clock::system(),
+            instance,
         })
+    }
+
+    /// Takes in what another resolver of the same PostgreSQL database remembered (the
+    /// payload of a notification on [`MEMORY_CHANNEL`]): each entry verified later than
+    /// the one held, or for an IBI not held, is held as it was verified there (on
+    /// probation when new); this resolver's own notifications are skipped. Nothing is
+    /// written back: the other resolver wrote it.
+    pub fn take_shared(&self, payload: &str) {
+        let mut lines = payload.lines();
+        if lines.next() != Some(self.instance.to_string().as_str()) {
+            let Some(mut map) = self.lock() else {
+                return;
+            };
+            for line in lines {
+                let mut f = line.split('\t');
+                let (Some(ibi), Some(archive), Some(Ok(verified))) =
+                    (f.next(), f.next(), f.next().map(str::parse::<i64>))
+                else {
+                    continue;
+                };
+                if map.lru.peek(ibi).is_some_and(|e| e.verified >= verified) {
+                    continue;
+                }
+                let archive = map.name(archive);
+                let entry = Entry {
+                    archive,
+                    written: verified,
+                    verified,
+                };
+                match map.lru.get_mut(ibi) {
+                    Some(held) => *held = entry,
+                    None => {
+                        map.lru.put(ibi, entry);
+                    }
+                }
+            }
+        }
     }
 
     /// Whether it remembers anything at all (`entries` > 0).
@@ -528,9 +564,15 @@ fn keep_conflict(conflicts: &mut LruCache<Box<str>, Vec<Conflict>>, c: Conflict)
     list.push(c);
 }
 
+/// A number naming this resolver among those of one database.
+fn instance_id() -> u64 {
+    use argon2::password_hash::rand_core::RngCore;
+    argon2::password_hash::rand_core::OsRng.next_u64()
+}
+
 /// The writer thread: batches of changes, one transaction each, then the table pruned
 /// back to `entries` rows. Ends when the memory is dropped.
-fn writer(mut conn: Connection, rx: Receiver<Change>, entries: usize) {
+fn writer(mut conn: Conn, rx: Receiver<Change>, entries: usize, instance: u64) {
     let mut since_prune = 0usize;
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
@@ -550,7 +592,7 @@ fn writer(mut conn: Connection, rx: Receiver<Change>, entries: usize) {
         });
         since_prune += batch.len();
         let prune = since_prune >= entries.div_ceil(16).max(1);
-        if let Err(e) = write_batch(&mut conn, &batch, prune.then_some(entries)) {
+        if let Err(e) = write_batch(&mut conn, &batch, prune.then_some(entries), instance) {
             crate::log::complain(
                 "location memory not written",
                 &format!("location memory: {e}"),
@@ -565,27 +607,43 @@ fn writer(mut conn: Connection, rx: Receiver<Change>, entries: usize) {
     }
 }
 
+/// The payloads of the notifications that tell the other resolvers of a PostgreSQL
+/// database the entries of `batch` (PostgreSQL takes under 8000 bytes each): this
+/// resolver's number, then one line per entry, `ibi`, `archive`, `verified` apart by tabs.
+fn shared(batch: &[Change], instance: u64) -> Vec<String> {
+    const MAX: usize = 7000;
+    let head = format!("{instance}\n");
+    let mut payloads = Vec::new();
+    let mut payload = head.clone();
+    for change in batch {
+        if let Change::Set {
+            ibi,
+            archive,
+            verified,
+            ..
+        } = change
+        {
+            let line = format!("{ibi}\t{archive}\t{verified}\n");
+            if payload.len() + line.len() > MAX && payload.len() > head.len() {
+                payloads.push(std::mem::replace(&mut payload, head.clone()));
+            }
+            payload.push_str(&line);
+        }
+    }
+    if payload.len() > head.len() {
+        payloads.push(payload);
+    }
+    payloads
+}
+
 fn write_batch(
-    conn: &mut Connection,
+    conn: &mut Conn,
     batch: &[Change],
     prune_to: Option<usize>,
-) -> rusqlite::Result<()> {
-    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    {
-        let mut set = tx.prepare_cached(
-            "INSERT INTO locations (ibi, archive, used, verified) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT(ibi) DO UPDATE SET archive = excluded.archive, used = excluded.used,
-                                            verified = excluded.verified",
-        )?;
-        let mut forget = tx.prepare_cached("DELETE FROM locations WHERE ibi = ?1")?;
-        let mut conflict = tx.prepare_cached(
-            "INSERT INTO conflicts (ibi, holder, claimant, first, last, times)
-             VALUES (?1, ?2, ?3, ?4, ?4, 1)
-             ON CONFLICT(ibi, claimant) DO UPDATE SET holder = excluded.holder,
-                                                      last = excluded.last,
-                                                      times = times + 1",
-        )?;
-        let mut forget_conflicts = tx.prepare_cached("DELETE FROM conflicts WHERE ibi = ?1")?;
+    instance: u64,
+) -> Result<(), StoreError> {
+    let postgres = conn.is_postgres();
+    conn.transaction(|tx| {
         for change in batch {
             match change {
                 Change::Set {
@@ -594,36 +652,64 @@ fn write_batch(
                     used,
                     verified,
                 } => {
-                    set.execute(params![ibi, &**archive, used, verified])?;
+                    tx.execute(
+                        "INSERT INTO locations (ibi, archive, used, verified) VALUES (?1, ?2, ?3, ?4)
+                         ON CONFLICT(ibi) DO UPDATE SET archive = excluded.archive,
+                                                        used = excluded.used,
+                                                        verified = excluded.verified",
+                        values![ibi, &**archive, *used, *verified],
+                    )?;
                 }
                 Change::Forget(ibi) => {
-                    forget.execute(params![ibi])?;
+                    tx.execute("DELETE FROM locations WHERE ibi = ?1", values![ibi])?;
                 }
                 Change::ForgetConflicts(ibi) => {
-                    forget_conflicts.execute(params![ibi])?;
+                    tx.execute("DELETE FROM conflicts WHERE ibi = ?1", values![ibi])?;
                 }
                 Change::Conflict { conflict: c, at } => {
                     let holder = c.holder.as_deref().unwrap_or("");
-                    conflict.execute(params![c.ibi, holder, c.claimant, at])?;
+                    tx.execute(
+                        "INSERT INTO conflicts (ibi, holder, claimant, first, last, times)
+                         VALUES (?1, ?2, ?3, ?4, ?4, 1)
+                         ON CONFLICT(ibi, claimant) DO UPDATE SET holder = excluded.holder,
+                                                                  last = excluded.last,
+                                                                  times = conflicts.times + 1",
+                        values![&c.ibi, holder, &c.claimant, *at],
+                    )?;
                 }
                 Change::Flush(_) => {}
             }
         }
-    }
-    if let Some(entries) = prune_to {
+        if let Some(entries) = prune_to {
+            prune(tx, "locations", "ibi", "used", entries)?;
+            // As many conflicts as the memory keeps, the latest.
+            prune(tx, "conflicts", "ibi, claimant", "last", CONFLICTS_KEPT)?;
+        }
+        if postgres {
+            for payload in shared(batch, instance) {
+                tx.notify(MEMORY_CHANNEL, &payload)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Deletes the rows of `table` beyond the `keep` latest by `by`, rows named by `key`.
+fn prune(tx: &mut Conn, table: &str, key: &str, by: &str, keep: usize) -> Result<(), StoreError> {
+    let count = tx
+        .query_one(&format!("SELECT count(*) FROM {table}"), &[])?
+        .map_or(Ok(0), |r| r.int(0))?;
+    let over = count - keep as i64;
+    if over > 0 {
         tx.execute(
-            "DELETE FROM locations WHERE ibi IN (SELECT ibi FROM locations ORDER BY used ASC
-             LIMIT max(0, (SELECT count(*) FROM locations) - ?1))",
-            params![entries as i64],
-        )?;
-        // As many conflicts as the memory keeps, the latest.
-        tx.execute(
-            "DELETE FROM conflicts WHERE rowid IN (SELECT rowid FROM conflicts ORDER BY last ASC
-             LIMIT max(0, (SELECT count(*) FROM conflicts) - ?1))",
-            params![CONFLICTS_KEPT as i64],
+            &format!(
+                "DELETE FROM {table} WHERE ({key}) IN
+                 (SELECT {key} FROM {table} ORDER BY {by} ASC LIMIT ?1)"
+            ),
+            values![over],
         )?;
     }
-    tx.commit()
+    Ok(())
 }
 
 #[cfg(test)]
@@ -634,21 +720,15 @@ mod tests {
     const B: &str = "urlib.net/www/2012/01.01.01.02";
     const DAY: Duration = Duration::from_secs(86_400);
 
-    /// A registry at `dir` (the memory's table is made by the registry).
-    fn registry(dir: &Path) -> std::path::PathBuf {
-        let path = dir.join("r.sqlite");
-        crate::registry::Registry::open(&path).unwrap();
-        path
-    }
+    use crate::store::testing::{registries, TestRegistry};
 
-    fn table(path: &Path) -> Vec<(String, String)> {
-        let conn = Connection::open(path).unwrap();
-        let mut stmt = conn
-            .prepare("SELECT ibi, archive FROM locations ORDER BY ibi")
-            .unwrap();
-        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+    fn table(db: &Database) -> Vec<(String, String)> {
+        Conn::open(db)
             .unwrap()
-            .map(Result::unwrap)
+            .query("SELECT ibi, archive FROM locations ORDER BY ibi", &[])
+            .unwrap()
+            .iter()
+            .map(|r| (r.text(0).unwrap(), r.text(1).unwrap()))
             .collect()
     }
 
@@ -658,30 +738,30 @@ mod tests {
 
     #[test]
     fn the_latest_entry_of_an_archive_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        let memory = LocationMemory::open(&registry(dir.path()), 3, DAY).unwrap();
-        assert_eq!(memory.latest(|_| true), None);
-        memory.remember_at("i1", A, 1_000);
-        memory.remember_at("i2", B, 2_000);
-        memory.remember_at("i3", A, 3_000);
-        assert_eq!(memory.latest(|_| true).as_deref(), Some("i3"));
-        assert_eq!(memory.latest(|a| a == B).as_deref(), Some("i2"));
-        assert_eq!(memory.latest(|_| false), None);
-        // Used again (promoted) without being verified: still the older one.
-        assert!(memory.recall_at("i1", 4_000).is_some());
-        assert_eq!(memory.latest(|a| a == A).as_deref(), Some("i3"));
-        assert_eq!(LocationMemory::disabled().latest(|_| true), None);
+        for TestRegistry { database: path, .. } in registries() {
+            let memory = LocationMemory::open(&path, 3, DAY).unwrap();
+            assert_eq!(memory.latest(|_| true), None);
+            memory.remember_at("i1", A, 1_000);
+            memory.remember_at("i2", B, 2_000);
+            memory.remember_at("i3", A, 3_000);
+            assert_eq!(memory.latest(|_| true).as_deref(), Some("i3"));
+            assert_eq!(memory.latest(|a| a == B).as_deref(), Some("i2"));
+            assert_eq!(memory.latest(|_| false), None);
+            // Used again (promoted) without being verified: still the older one.
+            assert!(memory.recall_at("i1", 4_000).is_some());
+            assert_eq!(memory.latest(|a| a == A).as_deref(), Some("i3"));
+            assert_eq!(LocationMemory::disabled().latest(|_| true), None);
+        }
     }
 
     /// A memory of 3 entries at `dir`, full: i1 and i3 at A, i2 at B, i1 the least
     /// recently used.
-    fn three_remembered(dir: &Path) -> (std::path::PathBuf, LocationMemory) {
-        let path = registry(dir);
-        let memory = LocationMemory::open(&path, 3, DAY).unwrap();
+    fn three_remembered(path: &Database) -> LocationMemory {
+        let memory = LocationMemory::open(path, 3, DAY).unwrap();
         memory.remember("i1", A);
         memory.remember("i2", B);
         memory.remember("i3", A);
-        (path, memory)
+        memory
     }
 
     fn pair(ibi: &str, archive: &str) -> (String, String) {
@@ -690,31 +770,32 @@ mod tests {
 
     #[test]
     fn the_least_recently_used_is_forgotten_in_memory_and_in_the_table() {
-        let dir = tempfile::tempdir().unwrap();
-        let (path, memory) = three_remembered(dir.path());
-        // i1 used again: i2 is now the least recently used, and goes first.
-        assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
-        memory.remember("i4", B);
-        assert_eq!(memory.len(), 3);
-        assert_eq!(archive_of(&memory, "i2"), None);
-        assert_eq!(archive_of(&memory, "i4").as_deref(), Some(B));
-        memory.forget("i3", None);
-        assert_eq!(archive_of(&memory, "i3"), None);
-        memory.flush(Duration::from_secs(10));
-        // The table holds no more than `entries` rows, and not what was forgotten.
-        let rows = table(&path);
-        assert!(rows.len() <= 3, "{rows:?}");
-        assert!(
-            rows.contains(&pair("i1", A)) && rows.contains(&pair("i4", B)),
-            "{rows:?}"
-        );
-        assert!(!rows.iter().any(|(i, _)| i == "i3"), "{rows:?}");
-        drop(memory);
-        // Read back at the next start.
-        let again = LocationMemory::open(&path, 3, DAY).unwrap();
-        assert_eq!(archive_of(&again, "i1").as_deref(), Some(A));
-        assert_eq!(archive_of(&again, "i4").as_deref(), Some(B));
-        assert_eq!(archive_of(&again, "i3"), None);
+        for TestRegistry { database: path, .. } in registries() {
+            let memory = three_remembered(&path);
+            // i1 used again: i2 is now the least recently used, and goes first.
+            assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
+            memory.remember("i4", B);
+            assert_eq!(memory.len(), 3);
+            assert_eq!(archive_of(&memory, "i2"), None);
+            assert_eq!(archive_of(&memory, "i4").as_deref(), Some(B));
+            memory.forget("i3", None);
+            assert_eq!(archive_of(&memory, "i3"), None);
+            memory.flush(Duration::from_secs(10));
+            // The table holds no more than `entries` rows, and not what was forgotten.
+            let rows = table(&path);
+            assert!(rows.len() <= 3, "{rows:?}");
+            assert!(
+                rows.contains(&pair("i1", A)) && rows.contains(&pair("i4", B)),
+                "{rows:?}"
+            );
+            assert!(!rows.iter().any(|(i, _)| i == "i3"), "{rows:?}");
+            drop(memory);
+            // Read back at the next start.
+            let again = LocationMemory::open(&path, 3, DAY).unwrap();
+            assert_eq!(archive_of(&again, "i1").as_deref(), Some(A));
+            assert_eq!(archive_of(&again, "i4").as_deref(), Some(B));
+            assert_eq!(archive_of(&again, "i3"), None);
+        }
     }
 
     /// The table holds what the memory holds: an IBI evicted from memory is forgotten in
@@ -723,150 +804,153 @@ mod tests {
     /// interval does not rewrite its row).
     #[test]
     fn the_table_holds_what_the_memory_holds_after_an_eviction() {
-        let dir = tempfile::tempdir().unwrap();
-        let (path, memory) = three_remembered(dir.path());
-        memory.flush(Duration::from_secs(10));
-        assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
-        memory.remember("i4", B);
-        memory.flush(Duration::from_secs(10));
-        assert_eq!(
-            table(&path),
-            vec![pair("i1", A), pair("i3", A), pair("i4", B)]
-        );
+        for TestRegistry { database: path, .. } in registries() {
+            let memory = three_remembered(&path);
+            memory.flush(Duration::from_secs(10));
+            assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
+            memory.remember("i4", B);
+            memory.flush(Duration::from_secs(10));
+            assert_eq!(
+                table(&path),
+                vec![pair("i1", A), pair("i3", A), pair("i4", B)]
+            );
+        }
     }
 
     #[test]
     fn a_flood_of_ibis_asked_once_does_not_push_out_those_asked_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = registry(dir.path());
-        let memory = LocationMemory::open(&path, 10, DAY).unwrap();
-        memory.remember("popular", A);
-        // Used again: protected.
-        assert!(memory.recall("popular").is_some());
-        for n in 0..1000 {
-            memory.remember(&format!("flood{n}"), B);
+        for TestRegistry { database: path, .. } in registries() {
+            let memory = LocationMemory::open(&path, 10, DAY).unwrap();
+            memory.remember("popular", A);
+            // Used again: protected.
+            assert!(memory.recall("popular").is_some());
+            for n in 0..1000 {
+                memory.remember(&format!("flood{n}"), B);
+            }
+            assert_eq!(memory.len(), 10);
+            assert_eq!(archive_of(&memory, "popular").as_deref(), Some(A));
+            // The flood evicted its own: only its last 9 are left.
+            assert_eq!(archive_of(&memory, "flood990"), None);
+            assert_eq!(archive_of(&memory, "flood991").as_deref(), Some(B));
         }
-        assert_eq!(memory.len(), 10);
-        assert_eq!(archive_of(&memory, "popular").as_deref(), Some(A));
-        // The flood evicted its own: only its last 9 are left.
-        assert_eq!(archive_of(&memory, "flood990"), None);
-        assert_eq!(archive_of(&memory, "flood991").as_deref(), Some(B));
     }
 
     #[test]
     fn a_smaller_memory_loads_the_most_recently_used_rows() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = registry(dir.path());
-        let conn = Connection::open(&path).unwrap();
-        for (i, used) in [("old", 100), ("newer", 200), ("newest", 300)] {
-            conn.execute(
-                "INSERT INTO locations (ibi, archive, used, verified) VALUES (?1, ?2, ?3, ?3)",
-                params![i, A, used],
-            )
-            .unwrap();
+        for TestRegistry { database: path, .. } in registries() {
+            let mut conn = Conn::open(&path).unwrap();
+            for (i, used) in [("old", 100), ("newer", 200), ("newest", 300)] {
+                conn.execute(
+                    "INSERT INTO locations (ibi, archive, used, verified) VALUES (?1, ?2, ?3, ?3)",
+                    values![i, A, used],
+                )
+                .unwrap();
+            }
+            let memory = LocationMemory::open(&path, 2, DAY).unwrap();
+            assert_eq!(memory.len(), 2);
+            assert_eq!(archive_of(&memory, "old"), None);
+            assert_eq!(archive_of(&memory, "newest").as_deref(), Some(A));
         }
-        let memory = LocationMemory::open(&path, 2, DAY).unwrap();
-        assert_eq!(memory.len(), 2);
-        assert_eq!(archive_of(&memory, "old"), None);
-        assert_eq!(archive_of(&memory, "newest").as_deref(), Some(A));
     }
 
     #[test]
     fn no_entries_remembers_nothing_and_writes_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = registry(dir.path());
-        let memory = LocationMemory::open(&path, 0, DAY).unwrap();
-        memory.remember("i1", A);
-        assert_eq!(memory.recall("i1"), None);
-        assert!(memory.is_empty());
-        memory.flush(Duration::from_secs(10));
-        assert!(table(&path).is_empty());
+        for TestRegistry { database: path, .. } in registries() {
+            let memory = LocationMemory::open(&path, 0, DAY).unwrap();
+            memory.remember("i1", A);
+            assert_eq!(memory.recall("i1"), None);
+            assert!(memory.is_empty());
+            memory.flush(Duration::from_secs(10));
+            assert!(table(&path).is_empty());
+        }
     }
 
     #[test]
     fn every_entry_of_one_archive_shares_its_name() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = registry(dir.path());
-        let memory = LocationMemory::open(&path, 10, DAY).unwrap();
-        memory.remember("i1", A);
-        memory.remember("i2", A);
-        let (one, two) = (memory.recall("i1").unwrap(), memory.recall("i2").unwrap());
-        assert!(Arc::ptr_eq(&one.archive, &two.archive));
-        memory.flush(Duration::from_secs(10));
-        drop((memory, one, two));
-        let loaded = LocationMemory::open(&path, 10, DAY).unwrap();
-        let (one, two) = (loaded.recall("i1").unwrap(), loaded.recall("i2").unwrap());
-        assert!(Arc::ptr_eq(&one.archive, &two.archive));
+        for TestRegistry { database: path, .. } in registries() {
+            let memory = LocationMemory::open(&path, 10, DAY).unwrap();
+            memory.remember("i1", A);
+            memory.remember("i2", A);
+            let (one, two) = (memory.recall("i1").unwrap(), memory.recall("i2").unwrap());
+            assert!(Arc::ptr_eq(&one.archive, &two.archive));
+            memory.flush(Duration::from_secs(10));
+            drop((memory, one, two));
+            let loaded = LocationMemory::open(&path, 10, DAY).unwrap();
+            let (one, two) = (loaded.recall("i1").unwrap(), loaded.recall("i2").unwrap());
+            assert!(Arc::ptr_eq(&one.archive, &two.archive));
+        }
     }
 
     #[test]
     fn an_entry_is_fresh_for_its_expiry_then_stale_until_verified_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = registry(dir.path());
-        let memory = LocationMemory::open(&path, 10, Duration::from_secs(60)).unwrap();
-        let t = 1_000_000_000_000;
-        memory.remember_at("i1", A, t);
-        let at = |ms: i64| memory.recall_at("i1", ms).map(|r| r.fresh);
-        assert_eq!(at(t + 59_999), Some(true));
-        assert_eq!(at(t + 60_000), Some(false));
-        // Being used does not make it fresh: only a verification does.
-        assert_eq!(at(t + 61_000), Some(false));
-        memory.verified("i1", A);
-        assert_eq!(memory.peek("i1").map(|r| r.fresh), Some(true));
-        // A verification by another Archive than the remembered one changes nothing.
-        memory.remember_at("i2", A, t);
-        memory.verified("i2", B);
-        assert_eq!(memory.peek("i2").map(|r| r.fresh), Some(false));
-        assert_eq!(archive_of(&memory, "i2").as_deref(), Some(A));
-        // Stale rows are loaded stale, fresh ones fresh.
-        memory.flush(Duration::from_secs(10));
-        drop(memory);
-        let loaded = LocationMemory::open(&path, 10, Duration::from_secs(60)).unwrap();
-        assert_eq!(loaded.peek("i1").map(|r| r.fresh), Some(true));
-        assert_eq!(loaded.peek("i2").map(|r| r.fresh), Some(false));
+        for TestRegistry { database: path, .. } in registries() {
+            let memory = LocationMemory::open(&path, 10, Duration::from_secs(60)).unwrap();
+            let t = 1_000_000_000_000;
+            memory.remember_at("i1", A, t);
+            let at = |ms: i64| memory.recall_at("i1", ms).map(|r| r.fresh);
+            assert_eq!(at(t + 59_999), Some(true));
+            assert_eq!(at(t + 60_000), Some(false));
+            // Being used does not make it fresh: only a verification does.
+            assert_eq!(at(t + 61_000), Some(false));
+            memory.verified("i1", A);
+            assert_eq!(memory.peek("i1").map(|r| r.fresh), Some(true));
+            // A verification by another Archive than the remembered one changes nothing.
+            memory.remember_at("i2", A, t);
+            memory.verified("i2", B);
+            assert_eq!(memory.peek("i2").map(|r| r.fresh), Some(false));
+            assert_eq!(archive_of(&memory, "i2").as_deref(), Some(A));
+            // Stale rows are loaded stale, fresh ones fresh.
+            memory.flush(Duration::from_secs(10));
+            drop(memory);
+            let loaded = LocationMemory::open(&path, 10, Duration::from_secs(60)).unwrap();
+            assert_eq!(loaded.peek("i1").map(|r| r.fresh), Some(true));
+            assert_eq!(loaded.peek("i2").map(|r| r.fresh), Some(false));
+        }
     }
 
     #[test]
     fn forgetting_for_an_archive_leaves_an_entry_that_names_another() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = registry(dir.path());
-        let memory = LocationMemory::open(&path, 10, DAY).unwrap();
-        memory.remember("i1", A);
-        memory.forget("i1", Some(B));
-        assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
-        memory.forget("i1", Some(A));
-        assert_eq!(archive_of(&memory, "i1"), None);
+        for TestRegistry { database: path, .. } in registries() {
+            let memory = LocationMemory::open(&path, 10, DAY).unwrap();
+            memory.remember("i1", A);
+            memory.forget("i1", Some(B));
+            assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
+            memory.forget("i1", Some(A));
+            assert_eq!(archive_of(&memory, "i1"), None);
+        }
     }
 
     #[test]
     fn a_conflict_is_new_once_kept_beside_the_entry_and_in_the_table() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = registry(dir.path());
-        let memory = LocationMemory::open(&path, 10, DAY).unwrap();
-        memory.remember("i1", A);
-        let c = Conflict {
-            ibi: "i1".into(),
-            holder: Some(A.into()),
-            claimant: B.into(),
-        };
-        assert!(memory.conflict(c.clone()));
-        assert!(!memory.conflict(c.clone()));
-        assert_eq!(memory.conflicts_of("i1"), vec![c.clone()]);
-        assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
-        memory.flush(Duration::from_secs(10));
-        let times: i64 = Connection::open(&path)
-            .unwrap()
-            .query_row(
-                "SELECT times FROM conflicts WHERE ibi = 'i1' AND claimant = ?1",
-                [B],
-                |r| r.get(0),
-            )
-            .unwrap();
-        assert_eq!(times, 2);
-        drop(memory);
-        // Known after a restart: not new again.
-        let loaded = LocationMemory::open(&path, 10, DAY).unwrap();
-        assert_eq!(loaded.conflicts_of("i1"), vec![c.clone()]);
-        assert!(!loaded.conflict(c));
+        for TestRegistry { database: path, .. } in registries() {
+            let memory = LocationMemory::open(&path, 10, DAY).unwrap();
+            memory.remember("i1", A);
+            let c = Conflict {
+                ibi: "i1".into(),
+                holder: Some(A.into()),
+                claimant: B.into(),
+            };
+            assert!(memory.conflict(c.clone()));
+            assert!(!memory.conflict(c.clone()));
+            assert_eq!(memory.conflicts_of("i1"), vec![c.clone()]);
+            assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
+            memory.flush(Duration::from_secs(10));
+            let times = Conn::open(&path)
+                .unwrap()
+                .query_one(
+                    "SELECT times FROM conflicts WHERE ibi = 'i1' AND claimant = ?1",
+                    values![B],
+                )
+                .unwrap()
+                .unwrap()
+                .int(0)
+                .unwrap();
+            assert_eq!(times, 2);
+            drop(memory);
+            // Known after a restart: not new again.
+            let loaded = LocationMemory::open(&path, 10, DAY).unwrap();
+            assert_eq!(loaded.conflicts_of("i1"), vec![c.clone()]);
+            assert!(!loaded.conflict(c));
+        }
     }
 }

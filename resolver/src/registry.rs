@@ -1,7 +1,11 @@
-//! The registry (§7.1): every registered Archive in an SQLite database, created on first
-//! use. Registration keys are kept only as argon2id hashes (PHC strings with their own
-//! salt). Every change is one transaction; the database runs in WAL mode with full
-//! synchronisation, so a crash leaves it as before or after a change.
+//! The registry (§7.1): every registered Archive, in an SQLite database created on first
+//! use or in a PostgreSQL database several resolvers share ([`crate::store`]), the same
+//! schema in both, brought up to date by the same migrations (`migrations/`, run by
+//! refinery). Registration keys are kept only as argon2id hashes (PHC strings with their
+//! own salt). Every change is one transaction; SQLite runs in WAL mode with full
+//! synchronisation, so a crash leaves it as before or after a change. Each change of the
+//! Archives, or of the memory by `forget`, is announced to the other resolvers of a
+//! PostgreSQL database when it commits ([`REGISTRY_CHANNEL`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -11,10 +15,12 @@ use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
 use ibi::Ibi;
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{params, Connection};
 
 use crate::clock::{self, Clock};
 use crate::health::Snapshot;
+use crate::store::{Conn, Database, PgConn, StoreError, StoreErrorKind, Value, REGISTRY_CHANNEL};
+use crate::values;
 
 /// The schema's version, in `PRAGMA user_version`.
 const SCHEMA_VERSION: i64 = 4;
@@ -174,6 +180,8 @@ pub enum RegistryErrorKind {
     AlreadyRegistered,
     /// The Archive to change is no longer registered.
     NotRegistered,
+    /// The database cannot be reached (PostgreSQL down, or the connection lost).
+    Unreachable,
     /// Any other fault of the database, or of the work on it.
     Database,
 }
@@ -451,9 +459,33 @@ fn canonical_keys(tx: &Connection) -> Result<(), Upgrade> {
 }
 
 pub struct Registry {
-    conn: Connection,
+    conn: Conn,
     /// The time of day of its dates.
     clock: Arc<dyn Clock>,
+}
+
+mod embedded {
+    refinery::embed_migrations!("migrations");
+}
+
+/// The key of the PostgreSQL advisory lock the resolvers of one database take in turn to
+/// bring its schema up to date ("ibi-reg" in ASCII).
+const MIGRATION_LOCK: i64 = 0x0069_6269_2d72_6567;
+
+impl From<StoreError> for RegistryError {
+    fn from(e: StoreError) -> RegistryError {
+        match e.kind {
+            StoreErrorKind::ReadOnly => RegistryError::new(
+                RegistryErrorKind::ReadOnly,
+                format!("registry: {e} ({WRITABLE})"),
+            ),
+            StoreErrorKind::Unreachable => RegistryError::new(
+                RegistryErrorKind::Unreachable,
+                format!("registry unreachable: {e}"),
+            ),
+            _ => RegistryError::new(RegistryErrorKind::Database, format!("registry: {e}")),
+        }
+    }
 }
 
 impl Registry {
@@ -468,129 +500,22 @@ impl Registry {
         ibi::time::iso8601(self.clock.now())
     }
 
-    /// Opens the registry at `path`, creating it (mode 0600: it holds key hashes) when
-    /// it does not exist.
-    pub fn open(path: &Path) -> Result<Registry, RegistryError> {
-        let shown = path.display();
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-                .open(path)
-            {
-                Ok(_) => {}
-                // create_new: a symbolic link there, even to nothing, is AlreadyExists;
-                // the open below refuses it.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => {
-                    return Err(RegistryError::new(
-                        RegistryErrorKind::Unopenable,
-                        format!("{shown}: cannot create: {e}"),
-                    ))
-                }
-            }
-        }
-        // Never through a symbolic link: whoever may write in the registry's directory
-        // cannot have the resolver, or init run as root, open another file.
-        if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(RegistryError::new(
-                RegistryErrorKind::Unopenable,
-                format!("{shown}: is a symbolic link: name the registry's own file"),
-            ));
-        }
-        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
-        let mut conn = Connection::open_with_flags(path, flags).map_err(|e| {
-            RegistryError::new(
-                RegistryErrorKind::Unopenable,
-                format!("{shown}: cannot open: {e}"),
-            )
-        })?;
-        let fail = |e: rusqlite::Error| {
-            RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}"))
+    /// Opens the registry of `database`, creating its schema, or bringing it up to date,
+    /// when needed (an SQLite file is made, mode 0600, when there is none).
+    pub fn open(database: &Database) -> Result<Registry, RegistryError> {
+        let conn = match database {
+            Database::Sqlite(path) => Conn::Sqlite(open_sqlite(path)?),
+            Database::Postgres(uri) => Conn::Postgres(Box::new(open_postgres(uri, database)?)),
         };
-        let foreign = || {
-            RegistryError::new(
-                RegistryErrorKind::Unusable,
-                format!("{shown}: holds tables but is not a resolver registry"),
-            )
-        };
-        conn.busy_timeout(BUSY_WAIT).map_err(fail)?;
-        let check: String = conn
-            .query_row("PRAGMA quick_check", [], |r| r.get(0))
-            .map_err(|e| match e.sqlite_error_code() {
-                // A registry in WAL mode needs to write beside itself even to be read.
-                Some(
-                    rusqlite::ErrorCode::ReadOnly
-                    | rusqlite::ErrorCode::CannotOpen
-                    | rusqlite::ErrorCode::PermissionDenied,
-                ) => RegistryError::new(
-                    RegistryErrorKind::Unopenable,
-                    format!("{shown}: cannot be opened for writing: {e} ({WRITABLE})"),
-                ),
-                _ => RegistryError::new(
-                    RegistryErrorKind::Unusable,
-                    format!("{shown}: not a usable SQLite database: {e}"),
-                ),
-            })?;
-        if check != "ok" {
-            return Err(RegistryError::new(
-                RegistryErrorKind::Unusable,
-                format!("{shown}: database is damaged: {check}"),
-            ));
-        }
-        // A file cut short mid-page passes quick_check: SQLite reads the missing bytes
-        // as zeros. Pages are only ever written whole.
-        let page_size: u64 = conn
-            .query_row("PRAGMA page_size", [], |r| r.get(0))
-            .map_err(fail)?;
-        let len = std::fs::metadata(path)
-            .map_err(|e| RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}")))?
-            .len();
-        if page_size > 0 && len % page_size != 0 {
-            return Err(RegistryError::new(RegistryErrorKind::Unusable, format!(
-                "{shown}: database is damaged: {len} bytes, not a whole number of {page_size}-byte pages"
-            )));
-        }
-        let (version, tables) = version_and_tables(&mut conn).map_err(fail)?;
-        if !(0..=SCHEMA_VERSION).contains(&version) {
-            return Err(RegistryError::new(
-                RegistryErrorKind::Unusable,
-                format!("{shown}: schema version {version}; this resolver knows {SCHEMA_VERSION}"),
-            ));
-        }
-        if version < SCHEMA_VERSION {
-            if version == 0 {
-                // Another program's database is refused before anything is changed in it.
-                if tables {
-                    return Err(foreign());
-                }
-                // WAL needs write access; a read-only file fails here, clearly.
-                switch_to_wal(&conn).map_err(fail)?;
-            }
-            upgrade(&mut conn).map_err(|e| match e {
-                Upgrade::Foreign => foreign(),
-                Upgrade::Collision { key, spellings } => RegistryError::new(RegistryErrorKind::Unusable, format!(
-                    "{shown}: schema version {version} cannot be upgraded to {SCHEMA_VERSION}, which keeps one registration per service IBI: {} are registered apart and are one IBI, {key}; delete the rows of all but the one to keep, e.g. sqlite3 {shown} \"DELETE FROM archives WHERE serviceibi = '{}'\"",
-                    spellings.join(" and "),
-                    spellings[0]
-                )),
-                Upgrade::Failed(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) => {
-                    RegistryError::new(RegistryErrorKind::ReadOnly, format!(
-                        "{shown}: schema version {version} must be upgraded to {SCHEMA_VERSION}, which needs to write: {e} ({WRITABLE})"
-                    ))
-                }
-                Upgrade::Failed(e) => fail(e),
-            })?;
-        }
-        conn.pragma_update(None, "synchronous", "FULL")
-            .map_err(fail)?;
         Ok(Registry {
             conn,
             clock: clock::system(),
         })
+    }
+
+    /// Whether the registry is in PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        self.conn.is_postgres()
     }
 
     /// Registers an Archive with its key (stored hashed) and its administrator's e-mail.
@@ -603,159 +528,159 @@ impl Registry {
         let id = serviceibi.key();
         let hash = hash_key(key)?;
         let now = self.now();
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let exists: bool = tx
-            .query_row(
-                "SELECT 1 FROM archives WHERE serviceibi = ?1",
-                [&id],
-                |_| Ok(true),
-            )
-            .optional()?
-            .unwrap_or(false);
-        if exists {
-            return Err(RegistryError::new(
-                RegistryErrorKind::AlreadyRegistered,
-                format!("{id} is already registered (unregister it first to change its key)"),
-            ));
-        }
-        tx.execute(
-            "INSERT INTO archives (serviceibi, keyhash, email, registered) VALUES (?1, ?2, ?3, ?4)",
-            params![id, hash, email, now],
-        )?;
-        tx.commit()?;
-        Ok(())
+        self.conn.transaction(|tx| {
+            let n = tx.execute(
+                "INSERT INTO archives (serviceibi, keyhash, email, registered)
+                 VALUES (?1, ?2, ?3, ?4) ON CONFLICT (serviceibi) DO NOTHING",
+                values![&id, hash, email, now],
+            )?;
+            if n == 0 {
+                return Err(RegistryError::new(
+                    RegistryErrorKind::AlreadyRegistered,
+                    format!("{id} is already registered (unregister it first to change its key)"),
+                ));
+            }
+            tx.notify(REGISTRY_CHANNEL, "")?;
+            Ok(())
+        })
     }
 
     /// Forgets an Archive; `false` when it was not registered.
     pub fn unregister(&mut self, serviceibi: &Ibi) -> Result<bool, RegistryError> {
-        let n = self.conn.execute(
-            "DELETE FROM archives WHERE serviceibi = ?1",
-            [serviceibi.key()],
-        )?;
-        Ok(n == 1)
+        self.conn.transaction(|tx| {
+            let n = tx.execute(
+                "DELETE FROM archives WHERE serviceibi = ?1",
+                values![serviceibi.key()],
+            )?;
+            tx.notify(REGISTRY_CHANNEL, "")?;
+            Ok(n == 1)
+        })
     }
 
     /// Every registered Archive, by service IBI.
-    pub fn list(&self) -> Result<Vec<ArchiveRecord>, RegistryError> {
-        let mut stmt = self.conn.prepare(
+    pub fn list(&mut self) -> Result<Vec<ArchiveRecord>, RegistryError> {
+        let rows = self.conn.query(
             "SELECT serviceibi, email, registered, address, ip, platformversion, included,
                     confirmation, changed, lastsuccess, failures, latencyms, dormant,
                     (SELECT count(*) FROM conflicts WHERE claimant = archives.serviceibi)
              FROM archives ORDER BY serviceibi",
+            &[],
         )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(ArchiveRecord {
-                serviceibi: r.get(0)?,
-                email: r.get(1)?,
-                registered: r.get(2)?,
-                address: r.get(3)?,
-                ip: r.get(4)?,
-                platformversion: r.get(5)?,
-                included: r.get::<_, i64>(6)? != 0,
-                confirmation: r.get(7)?,
-                changed: r.get(8)?,
-                lastsuccess: r.get(9)?,
-                failures: r.get(10)?,
-                latencyms: r.get(11)?,
-                dormant: r.get::<_, i64>(12)? != 0,
-                conflicts: r.get(13)?,
+        rows.iter()
+            .map(|r| {
+                Ok(ArchiveRecord {
+                    serviceibi: r.text(0)?,
+                    email: r.text(1)?,
+                    registered: r.text(2)?,
+                    address: r.opt_text(3)?,
+                    ip: r.opt_text(4)?,
+                    platformversion: r.opt_text(5)?,
+                    included: r.int(6)? != 0,
+                    confirmation: r.opt_text(7)?,
+                    changed: r.opt_text(8)?,
+                    lastsuccess: r.opt_text(9)?,
+                    failures: r.int(10)?,
+                    latencyms: r.opt_real(11)?,
+                    dormant: r.int(12)? != 0,
+                    conflicts: r.int(13)?,
+                })
             })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            .collect::<Result<_, StoreError>>()
+            .map_err(Into::into)
     }
 
     /// The included Archives, as resolutions ask them.
-    pub fn included(&self) -> Result<Vec<Included>, RegistryError> {
-        let mut stmt = self.conn.prepare(
+    pub fn included(&mut self) -> Result<Vec<Included>, RegistryError> {
+        let rows = self.conn.query(
             "SELECT coalesce(spelling, serviceibi), address, failures, dormant, latencyms,
                     serviceibi
              FROM archives WHERE included = 1 AND address IS NOT NULL ORDER BY serviceibi",
+            &[],
         )?;
-        let rows = stmt.query_map([], |r| {
-            Ok(Included {
-                key: r.get(5)?,
-                serviceibi: spelt_ibi(r.get(0)?)?,
-                address: r.get(1)?,
-                recorded: Snapshot {
-                    failures: r.get::<_, i64>(2)?.clamp(0, u32::MAX as i64) as u32,
-                    dormant: r.get::<_, i64>(3)? != 0,
-                    last_success_ms: 0,
-                    latency_us: r
-                        .get::<_, Option<f64>>(4)?
-                        .map_or(0, |ms| (ms * 1000.0).max(0.0) as u64),
-                },
+        rows.iter()
+            .map(|r| {
+                Ok(Included {
+                    key: r.text(5)?,
+                    serviceibi: spelt_ibi(r.text(0)?)?,
+                    address: r.text(1)?,
+                    recorded: Snapshot {
+                        failures: r.int(2)?.clamp(0, u32::MAX as i64) as u32,
+                        dormant: r.int(3)? != 0,
+                        last_success_ms: 0,
+                        latency_us: r.opt_real(4)?.map_or(0, |ms| (ms * 1000.0).max(0.0) as u64),
+                    },
+                })
             })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            .collect::<Result<_, RegistryError>>()
     }
 
     /// The stored key hash of an Archive, if registered.
-    pub fn key_hash(&self, serviceibi: &Ibi) -> Result<Option<String>, RegistryError> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT keyhash FROM archives WHERE serviceibi = ?1",
-                [serviceibi.key()],
-                |r| r.get(0),
-            )
-            .optional()?)
+    pub fn key_hash(&mut self, serviceibi: &Ibi) -> Result<Option<String>, RegistryError> {
+        match self.conn.query_one(
+            "SELECT keyhash FROM archives WHERE serviceibi = ?1",
+            values![serviceibi.key()],
+        )? {
+            Some(r) => Ok(Some(r.text(0)?)),
+            None => Ok(None),
+        }
     }
 
     /// Records an inclusion (the Archive must be registered).
     pub fn include(&mut self, serviceibi: &Ibi, inc: &Inclusion<'_>) -> Result<(), RegistryError> {
-        let n = self.conn.execute(
-            "UPDATE archives SET address = ?2, ip = ?3, platformversion = ?4, reportedemail = ?5,
-                    included = 1, confirmation = ?6, changed = ?7, failures = 0, dormant = 0,
-                    spelling = ?8,
-                    lastsuccess = CASE WHEN ?6 = 'successful' THEN ?7 ELSE lastsuccess END
-             WHERE serviceibi = ?1",
-            params![
-                serviceibi.key(),
-                inc.address,
-                inc.ip,
-                inc.platformversion,
-                inc.email,
-                if inc.confirmed {
-                    "successful"
-                } else {
-                    "unsuccessful"
-                },
-                self.now(),
-                serviceibi.as_str()
-            ],
-        )?;
-        one_row(n, serviceibi)
+        let now = self.now();
+        self.conn.transaction(|tx| {
+            let n = tx.execute(
+                "UPDATE archives SET address = ?2, ip = ?3, platformversion = ?4,
+                        reportedemail = ?5, included = 1, confirmation = ?6, changed = ?7,
+                        failures = 0, dormant = 0, spelling = ?8,
+                        lastsuccess = CASE WHEN ?6 = 'successful' THEN ?7 ELSE lastsuccess END
+                 WHERE serviceibi = ?1",
+                values![
+                    serviceibi.key(),
+                    inc.address,
+                    inc.ip,
+                    inc.platformversion,
+                    inc.email,
+                    if inc.confirmed {
+                        "successful"
+                    } else {
+                        "unsuccessful"
+                    },
+                    now,
+                    serviceibi.as_str()
+                ],
+            )?;
+            one_row(n, serviceibi)?;
+            tx.notify(REGISTRY_CHANNEL, "")?;
+            Ok(())
+        })
     }
 
     /// Records what resolutions learnt of Archives' health (`archive` as resolutions
     /// spell it), in one transaction. Archives no longer registered are skipped.
     pub fn record_health(&mut self, changes: &[(String, Snapshot)]) -> Result<(), RegistryError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        {
-            let mut stmt = tx.prepare_cached(
-                "UPDATE archives SET failures = ?2, dormant = ?3,
-                        latencyms = CASE WHEN ?4 > 0 THEN ?4 / 1000.0 ELSE latencyms END,
-                        lastsuccess = coalesce(?5, lastsuccess)
-                 WHERE coalesce(spelling, serviceibi) = ?1",
-            )?;
+        self.conn.transaction(|tx| {
             for (archive, h) in changes {
                 let last =
                     (h.last_success_ms > 0).then(|| ibi::time::iso8601(h.last_success_ms / 1000));
-                stmt.execute(params![
-                    archive,
-                    h.failures,
-                    h.dormant as i64,
-                    h.latency_us as i64,
-                    last
-                ])?;
+                let latency =
+                    (h.latency_us > 0).then_some(Value::Real(h.latency_us as f64 / 1000.0));
+                tx.execute(
+                    "UPDATE archives SET failures = ?2, dormant = ?3,
+                            latencyms = coalesce(?4, latencyms),
+                            lastsuccess = coalesce(?5, lastsuccess)
+                     WHERE coalesce(spelling, serviceibi) = ?1",
+                    &[
+                        Value::from(archive),
+                        Value::Int(h.failures.into()),
+                        Value::Int(h.dormant.into()),
+                        latency.unwrap_or(Value::Null),
+                        Value::from(last),
+                    ],
+                )?;
             }
-        }
-        tx.commit()?;
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Copies the whole registry into `dest` (a new, empty database) with SQLite's
@@ -764,10 +689,17 @@ impl Registry {
     /// holds up no writer, and a copy made in smaller steps would start again at every
     /// change another connection commits, never ending under a steady load of
     /// resolutions (each writes the location memory). `dest` gets the registry as it was
-    /// at one commit, in WAL mode as the registry is.
+    /// at one commit, in WAL mode as the registry is. A registry in PostgreSQL is backed
+    /// up with PostgreSQL's own tools.
     pub fn backup_to(&self, dest: &mut Connection) -> Result<(), RegistryError> {
         use rusqlite::backup::{Backup, StepResult};
-        let backup = Backup::new(&self.conn, dest)?;
+        let Conn::Sqlite(conn) = &self.conn else {
+            return Err(RegistryError::new(
+                RegistryErrorKind::Database,
+                "the registry is in PostgreSQL: back it up with pg_dump (or the cluster's own backups)",
+            ));
+        };
+        let backup = Backup::new(conn, dest)?;
         let deadline = Instant::now() + BUSY_WAIT;
         loop {
             match backup.step(-1)? {
@@ -790,86 +722,300 @@ impl Registry {
     }
 
     /// The remembered locations (of `ibi` only, when given), most recently used first.
-    pub fn locations(&self, ibi: Option<&str>) -> Result<Vec<Location>, RegistryError> {
-        let mut stmt = self.conn.prepare(
-            "SELECT ibi, archive, used, verified FROM locations
-             WHERE ?1 IS NULL OR ibi = ?1 ORDER BY used DESC, ibi",
-        )?;
-        let rows = stmt.query_map([ibi], |r| {
-            Ok(Location {
-                ibi: r.get(0)?,
-                archive: r.get(1)?,
-                used_ms: r.get(2)?,
-                verified_ms: r.get(3)?,
+    pub fn locations(&mut self, ibi: Option<&str>) -> Result<Vec<Location>, RegistryError> {
+        let rows = match ibi {
+            Some(ibi) => self.conn.query(
+                "SELECT ibi, archive, used, verified FROM locations WHERE ibi = ?1",
+                values![ibi],
+            )?,
+            None => self.conn.query(
+                "SELECT ibi, archive, used, verified FROM locations ORDER BY used DESC, ibi",
+                &[],
+            )?,
+        };
+        rows.iter()
+            .map(|r| {
+                Ok(Location {
+                    ibi: r.text(0)?,
+                    archive: r.text(1)?,
+                    used_ms: r.int(2)?,
+                    verified_ms: r.int(3)?,
+                })
             })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            .collect::<Result<_, StoreError>>()
+            .map_err(Into::into)
     }
 
     /// Forgets the remembered location of `ibi` (a key), and notes it for running
     /// servers to drop from their memory; `false` when the table did not hold it.
     pub fn forget_location(&mut self, ibi: &str) -> Result<bool, RegistryError> {
         let now = clock::millis(&*self.clock);
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        let n = tx.execute("DELETE FROM locations WHERE ibi = ?1", [ibi])?;
-        // Noted even when the table did not hold it: a server may not have written it yet.
-        tx.execute(
-            "INSERT INTO forgotten (ibi, at) VALUES (?1, ?2)",
-            params![ibi, now],
-        )?;
-        tx.execute(
-            "DELETE FROM forgotten WHERE at < ?1",
-            [now - FORGOTTEN_KEPT_MS],
-        )?;
-        tx.commit()?;
-        Ok(n > 0)
+        self.conn.transaction(|tx| {
+            let n = tx.execute("DELETE FROM locations WHERE ibi = ?1", values![ibi])?;
+            // Noted even when the table did not hold it: a server may not have written it yet.
+            tx.execute(
+                "INSERT INTO forgotten (id, ibi, at)
+                 SELECT coalesce(max(id), 0) + 1, ?1, ?2 FROM forgotten",
+                values![ibi, now],
+            )?;
+            tx.execute(
+                "DELETE FROM forgotten
+                 WHERE at < ?1 AND id < (SELECT max(id) FROM forgotten)",
+                values![now - FORGOTTEN_KEPT_MS],
+            )?;
+            tx.notify(REGISTRY_CHANNEL, "")?;
+            Ok(n > 0)
+        })
     }
 
     /// The newest note of [`Registry::forget_location`] (0: none).
-    pub fn last_forgotten(&self) -> Result<i64, RegistryError> {
-        Ok(self
+    pub fn last_forgotten(&mut self) -> Result<i64, RegistryError> {
+        let row = self
             .conn
-            .query_row("SELECT coalesce(max(id), 0) FROM forgotten", [], |r| {
-                r.get(0)
-            })?)
+            .query_one("SELECT coalesce(max(id), 0) FROM forgotten", &[])?;
+        Ok(row.map_or(Ok(0), |r| r.int(0))?)
     }
 
     /// The IBIs forgotten after note `id`, and the newest note.
-    pub fn forgotten_after(&self, id: i64) -> Result<(Vec<String>, i64), RegistryError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT id, ibi FROM forgotten WHERE id > ?1 ORDER BY id")?;
+    pub fn forgotten_after(&mut self, id: i64) -> Result<(Vec<String>, i64), RegistryError> {
+        let rows = self.conn.query(
+            "SELECT id, ibi FROM forgotten WHERE id > ?1 ORDER BY id",
+            values![id],
+        )?;
         let mut last = id;
         let mut ibis = Vec::new();
-        for row in stmt.query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
-            let (n, ibi) = row?;
-            last = last.max(n);
-            ibis.push(ibi);
+        for r in rows {
+            last = last.max(r.int(0)?);
+            ibis.push(r.text(1)?);
         }
         Ok((ibis, last))
     }
 
     /// Records an exclusion: the Archive stays registered and is asked no more.
     pub fn exclude(&mut self, serviceibi: &Ibi) -> Result<(), RegistryError> {
-        let n = self.conn.execute(
-            "UPDATE archives SET included = 0, changed = ?2 WHERE serviceibi = ?1",
-            params![serviceibi.key(), self.now()],
-        )?;
-        one_row(n, serviceibi)
+        let now = self.now();
+        self.conn.transaction(|tx| {
+            let n = tx.execute(
+                "UPDATE archives SET included = 0, changed = ?2 WHERE serviceibi = ?1",
+                values![serviceibi.key(), now],
+            )?;
+            one_row(n, serviceibi)?;
+            tx.notify(REGISTRY_CHANNEL, "")?;
+            Ok(())
+        })
+    }
+
+    /// The connection, for the work of this crate that goes beyond the registry's own
+    /// (moving a registry into another database).
+    pub fn conn(&mut self) -> &mut Conn {
+        &mut self.conn
     }
 }
 
+/// Brings the schema of a registry up to date with the migrations (`migrations/`), one
+/// opener at a time.
+fn migrate(conn: &mut Conn, shown: &str) -> Result<(), RegistryError> {
+    let failed = |e: refinery::Error| {
+        RegistryError::new(
+            RegistryErrorKind::Unusable,
+            format!("{shown}: cannot bring the registry's schema up to date: {e}"),
+        )
+    };
+    let runner = embedded::migrations::runner();
+    match conn {
+        Conn::Sqlite(c) => runner.run(c).map(|_| ()).map_err(failed),
+        Conn::Postgres(p) => runner.run(p.client()?).map(|_| ()).map_err(failed),
+    }
+}
+
+/// Opens the SQLite registry at `path`, creating it (mode 0600: it holds key hashes)
+/// when it does not exist, and brings its schema up to date.
+fn open_sqlite(path: &Path) -> Result<Connection, RegistryError> {
+    let shown = path.display();
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+            .open(path)
+        {
+            Ok(_) => {}
+            // create_new: a symbolic link there, even to nothing, is AlreadyExists;
+            // the open below refuses it.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => {
+                return Err(RegistryError::new(
+                    RegistryErrorKind::Unopenable,
+                    format!("{shown}: cannot create: {e}"),
+                ))
+            }
+        }
+    }
+    // Never through a symbolic link: whoever may write in the registry's directory
+    // cannot have the resolver, or init run as root, open another file.
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(RegistryError::new(
+            RegistryErrorKind::Unopenable,
+            format!("{shown}: is a symbolic link: name the registry's own file"),
+        ));
+    }
+    let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let mut conn = Connection::open_with_flags(path, flags).map_err(|e| {
+        RegistryError::new(
+            RegistryErrorKind::Unopenable,
+            format!("{shown}: cannot open: {e}"),
+        )
+    })?;
+    let fail = |e: rusqlite::Error| {
+        RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}"))
+    };
+    let foreign = || {
+        RegistryError::new(
+            RegistryErrorKind::Unusable,
+            format!("{shown}: holds tables but is not a resolver registry"),
+        )
+    };
+    conn.busy_timeout(BUSY_WAIT).map_err(fail)?;
+    let check: String = conn
+        .query_row("PRAGMA quick_check", [], |r| r.get(0))
+        .map_err(|e| match e.sqlite_error_code() {
+            // A registry in WAL mode needs to write beside itself even to be read.
+            Some(
+                rusqlite::ErrorCode::ReadOnly
+                | rusqlite::ErrorCode::CannotOpen
+                | rusqlite::ErrorCode::PermissionDenied,
+            ) => RegistryError::new(
+                RegistryErrorKind::Unopenable,
+                format!("{shown}: cannot be opened for writing: {e} ({WRITABLE})"),
+            ),
+            _ => RegistryError::new(
+                RegistryErrorKind::Unusable,
+                format!("{shown}: not a usable SQLite database: {e}"),
+            ),
+        })?;
+    if check != "ok" {
+        return Err(RegistryError::new(
+            RegistryErrorKind::Unusable,
+            format!("{shown}: database is damaged: {check}"),
+        ));
+    }
+    // A file cut short mid-page passes quick_check: SQLite reads the missing bytes
+    // as zeros. Pages are only ever written whole.
+    let page_size: u64 = conn
+        .query_row("PRAGMA page_size", [], |r| r.get(0))
+        .map_err(fail)?;
+    let len = std::fs::metadata(path)
+        .map_err(|e| RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}")))?
+        .len();
+    if page_size > 0 && len % page_size != 0 {
+        return Err(RegistryError::new(RegistryErrorKind::Unusable, format!(
+            "{shown}: database is damaged: {len} bytes, not a whole number of {page_size}-byte pages"
+        )));
+    }
+    let (version, tables) = version_and_tables(&mut conn).map_err(fail)?;
+    if !(0..=SCHEMA_VERSION).contains(&version) {
+        return Err(RegistryError::new(
+            RegistryErrorKind::Unusable,
+            format!("{shown}: schema version {version}; this resolver knows {SCHEMA_VERSION}"),
+        ));
+    }
+    if version < SCHEMA_VERSION {
+        if version == 0 {
+            // Another program's database is refused before anything is changed in it.
+            if tables {
+                return Err(foreign());
+            }
+            // WAL needs write access; a read-only file fails here, clearly.
+            switch_to_wal(&conn).map_err(fail)?;
+        }
+        upgrade(&mut conn).map_err(|e| match e {
+            Upgrade::Foreign => foreign(),
+            Upgrade::Collision { key, spellings } => RegistryError::new(RegistryErrorKind::Unusable, format!(
+                "{shown}: schema version {version} cannot be upgraded to {SCHEMA_VERSION}, which keeps one registration per service IBI: {} are registered apart and are one IBI, {key}; delete the rows of all but the one to keep, e.g. sqlite3 {shown} \"DELETE FROM archives WHERE serviceibi = '{}'\"",
+                spellings.join(" and "),
+                spellings[0]
+            )),
+            Upgrade::Failed(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) => {
+                RegistryError::new(RegistryErrorKind::ReadOnly, format!(
+                    "{shown}: schema version {version} must be upgraded to {SCHEMA_VERSION}, which needs to write: {e} ({WRITABLE})"
+                ))
+            }
+            Upgrade::Failed(e) => fail(e),
+        })?;
+    }
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(fail)?;
+    // The migrations, one opener at a time: the lock of the registry's directory (a
+    // lock of the file itself would be SQLite's own, released by any close of it).
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let dir = std::fs::File::open(dir)
+        .map_err(|e| RegistryError::new(RegistryErrorKind::Unopenable, format!("{shown}: {e}")))?;
+    rustix::fs::flock(&dir, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|e| RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}")))?;
+    let mut conn = Conn::Sqlite(conn);
+    let migrated = migrate(&mut conn, &shown.to_string());
+    drop(dir);
+    migrated?;
+    let Conn::Sqlite(conn) = conn else {
+        unreachable!("made above")
+    };
+    Ok(conn)
+}
+
+/// Connects to the registry in PostgreSQL at `uri` and brings its schema up to date,
+/// under an advisory lock: of resolvers started together, one migrates and the others
+/// wait, then find the work done. A database that holds other tables and no registry
+/// is refused before anything is written in it.
+fn open_postgres(uri: &str, database: &Database) -> Result<PgConn, RegistryError> {
+    let shown = database.to_string();
+    let mut conn = Conn::Postgres(Box::new(PgConn::connect(uri).map_err(|e| {
+        RegistryError::new(
+            RegistryErrorKind::Unreachable,
+            format!("{shown}: cannot connect: {e}"),
+        )
+    })?));
+    conn.execute("SELECT pg_advisory_lock(?1)", values![MIGRATION_LOCK])?;
+    let migrated = (|| {
+        let tables = conn.query(
+            "SELECT table_name FROM information_schema.tables
+             WHERE table_schema = current_schema()",
+            &[],
+        )?;
+        let names: Vec<String> = tables.iter().map(|r| r.text(0)).collect::<Result<_, _>>()?;
+        if !names.is_empty() && !names.iter().any(|n| n == "refinery_schema_history") {
+            return Err(RegistryError::new(
+                RegistryErrorKind::Unusable,
+                format!("{shown}: holds tables but is not a resolver registry"),
+            ));
+        }
+        migrate(&mut conn, &shown)
+    })();
+    let unlocked = conn.execute("SELECT pg_advisory_unlock(?1)", values![MIGRATION_LOCK]);
+    migrated?;
+    unlocked?;
+    let Conn::Postgres(p) = conn else {
+        unreachable!("made above")
+    };
+    Ok(*p)
+}
+
 /// A service IBI as the registry holds it, read back.
-fn spelt_ibi(spelling: String) -> rusqlite::Result<Ibi> {
+fn spelt_ibi(spelling: String) -> Result<Ibi, RegistryError> {
     Ibi::parse(&spelling).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        RegistryError::new(
+            RegistryErrorKind::Database,
+            format!("registry: {spelling:?} is no IBI: {e}"),
+        )
     })
 }
 
 /// An update of one Archive's row: it must have been there.
-fn one_row(changed: usize, serviceibi: &Ibi) -> Result<(), RegistryError> {
+fn one_row(changed: u64, serviceibi: &Ibi) -> Result<(), RegistryError> {
     if changed == 1 {
         Ok(())
     } else {
@@ -934,6 +1080,12 @@ pub fn is_registration_key(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::testing::{registries, TestRegistry};
+
+    /// The SQLite registry at `path`.
+    fn open(path: &Path) -> Result<Registry, RegistryError> {
+        Registry::open(&Database::Sqlite(path.to_path_buf()))
+    }
 
     std::thread_local! {
         /// The hashes [`verify_key`] had argon2 verify a key against on this thread, and
@@ -1012,52 +1164,54 @@ mod tests {
 
     #[test]
     fn register_include_exclude_unregister() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("r.sqlite");
-        let ibi = Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap();
-        {
-            let mut r = Registry::open(&path).unwrap();
-            r.register(&ibi, "banon@dpi.inpe.br", "1234567890").unwrap();
-            assert!(r.register(&ibi, "x@y", "1234567890").is_err());
-            let hash = r.key_hash(&ibi).unwrap().unwrap();
-            assert!(hash.starts_with("$argon2id$"), "{hash}");
-            assert!(!hash.contains("1234567890"));
-            assert!(verify_key("1234567890", Some(&hash)));
-            assert!(!verify_key("1234567891", Some(&hash)));
-            assert!(!verify_key("0000000000", None));
+        for TestRegistry { database, .. } in registries() {
+            let ibi = Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap();
+            {
+                let mut r = Registry::open(&database).unwrap();
+                r.register(&ibi, "banon@dpi.inpe.br", "1234567890").unwrap();
+                assert!(r.register(&ibi, "x@y", "1234567890").is_err());
+                let hash = r.key_hash(&ibi).unwrap().unwrap();
+                assert!(hash.starts_with("$argon2id$"), "{hash}");
+                assert!(!hash.contains("1234567890"));
+                assert!(verify_key("1234567890", Some(&hash)));
+                assert!(!verify_key("1234567891", Some(&hash)));
+                assert!(!verify_key("0000000000", None));
+                assert!(r.included().unwrap().is_empty());
+                r.include(
+                    &ibi,
+                    &Inclusion {
+                        address: "mtc-m21.sid.inpe.br",
+                        ip: "150.163.34.239",
+                        platformversion: "2014:11.09.02.16.15",
+                        email: "banon@dpi.inpe.br",
+                        confirmed: false,
+                    },
+                )
+                .unwrap();
+            }
+            let mut r = Registry::open(&database).unwrap();
+            assert_eq!(
+                r.included().unwrap(),
+                vec![Included {
+                    key: "sid.inpe.br/mtc-m21/2012/06.05.15.34.39".into(),
+                    serviceibi: Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap(),
+                    address: "mtc-m21.sid.inpe.br".into(),
+                    recorded: Snapshot::default(),
+                }]
+            );
+            let rec = &r.list().unwrap()[0];
+            assert_eq!(rec.confirmation.as_deref(), Some("unsuccessful"));
+            r.exclude(&ibi).unwrap();
             assert!(r.included().unwrap().is_empty());
-            r.include(
-                &ibi,
-                &Inclusion {
-                    address: "mtc-m21.sid.inpe.br",
-                    ip: "150.163.34.239",
-                    platformversion: "2014:11.09.02.16.15",
-                    email: "banon@dpi.inpe.br",
-                    confirmed: false,
-                },
-            )
-            .unwrap();
+            assert!(r.list().unwrap()[0].address.is_some());
+            assert!(r.unregister(&ibi).unwrap());
+            assert!(!r.unregister(&ibi).unwrap());
+            if let Some(path) = database.path() {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode, 0o600);
+            }
         }
-        let mut r = Registry::open(&path).unwrap();
-        assert_eq!(
-            r.included().unwrap(),
-            vec![Included {
-                key: "sid.inpe.br/mtc-m21/2012/06.05.15.34.39".into(),
-                serviceibi: Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap(),
-                address: "mtc-m21.sid.inpe.br".into(),
-                recorded: Snapshot::default(),
-            }]
-        );
-        let rec = &r.list().unwrap()[0];
-        assert_eq!(rec.confirmation.as_deref(), Some("unsuccessful"));
-        r.exclude(&ibi).unwrap();
-        assert!(r.included().unwrap().is_empty());
-        assert!(r.list().unwrap()[0].address.is_some());
-        assert!(r.unregister(&ibi).unwrap());
-        assert!(!r.unregister(&ibi).unwrap());
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o600);
     }
 
     #[test]
@@ -1069,7 +1223,7 @@ mod tests {
             b"not a database at all, just text that is long enough to matter",
         )
         .unwrap();
-        let e = Registry::open(&path).err().unwrap().to_string();
+        let e = open(&path).err().unwrap().to_string();
         assert!(e.contains("not a usable SQLite database"), "{e}");
     }
 
@@ -1081,15 +1235,15 @@ mod tests {
     fn a_registry_that_is_a_symbolic_link_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let real = dir.path().join("real.sqlite");
-        Registry::open(&real).unwrap();
+        open(&real).unwrap();
         let link = dir.path().join("r.sqlite");
         std::os::unix::fs::symlink(&real, &link).unwrap();
-        let e = Registry::open(&link).err().unwrap();
+        let e = open(&link).err().unwrap();
         assert_eq!(e.kind, RegistryErrorKind::Unopenable, "{e}");
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
         let dangling = dir.path().join("d.sqlite");
         std::os::unix::fs::symlink(dir.path().join("elsewhere.sqlite"), &dangling).unwrap();
-        let e = Registry::open(&dangling).err().unwrap();
+        let e = open(&dangling).err().unwrap();
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
         assert!(!dir.path().join("elsewhere.sqlite").exists());
     }
@@ -1111,7 +1265,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.sqlite");
         version_1(&path);
-        let r = Registry::open(&path).unwrap();
+        let mut r = open(&path).unwrap();
         assert_eq!(
             r.included().unwrap(),
             vec![Included {
@@ -1124,14 +1278,17 @@ mod tests {
                 },
             }]
         );
-        let version: i64 = r
+        let version = r
             .conn
-            .query_row("PRAGMA user_version", [], |row| row.get(0))
+            .query_one("PRAGMA user_version", &[])
+            .unwrap()
+            .unwrap()
+            .int(0)
             .unwrap();
         assert_eq!(version, SCHEMA_VERSION);
         drop(r);
         // And opened again as version 2.
-        assert_eq!(Registry::open(&path).unwrap().list().unwrap().len(), 1);
+        assert_eq!(open(&path).unwrap().list().unwrap().len(), 1);
     }
 
     #[test]
@@ -1147,7 +1304,7 @@ mod tests {
             ))
             .unwrap();
         }
-        let mut r = Registry::open(&path).unwrap();
+        let mut r = open(&path).unwrap();
         // Seconds become milliseconds; never verified, so stale at its next use.
         assert_eq!(
             r.locations(None).unwrap(),
@@ -1175,48 +1332,49 @@ mod tests {
     /// other: its key check, inclusion, exclusion and unregistration.
     #[test]
     fn an_archive_is_found_under_every_spelling_of_its_service_ibi() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut r = Registry::open(&dir.path().join("r.sqlite")).unwrap();
-        let upper = Ibi::parse("LK47B6W/32NSFRP").unwrap();
-        let lower = Ibi::parse("lk47b6w/32nsfrp").unwrap();
-        let inclusion = Inclusion {
-            address: "a.example.org",
-            ip: "127.0.0.1",
-            platformversion: "1",
-            email: "a@example.org",
-            confirmed: true,
-        };
-        for (registered, asked) in [(&upper, &lower), (&lower, &upper)] {
-            r.register(registered, "a@example.org", "1234567890")
-                .unwrap();
-            let again = r.register(asked, "b@example.org", "1234567890");
-            assert_eq!(
-                again.unwrap_err().to_string(),
-                "LK47B6W/32NSFRP is already registered (unregister it first to change its key)"
-            );
-            assert!(r.key_hash(asked).unwrap().is_some());
-            r.include(asked, &inclusion).unwrap();
-            // Asked at the spelling it included itself under, named by its key.
-            assert_eq!(
-                r.included().unwrap(),
-                vec![Included {
-                    key: "LK47B6W/32NSFRP".into(),
-                    serviceibi: Ibi::parse(asked.as_str()).unwrap(),
-                    address: "a.example.org".into(),
-                    recorded: Snapshot::default(),
-                }]
-            );
-            let listed: Vec<String> = r
-                .list()
-                .unwrap()
-                .into_iter()
-                .map(|a| a.serviceibi)
-                .collect();
-            assert_eq!(listed, ["LK47B6W/32NSFRP"]);
-            r.exclude(asked).unwrap();
-            assert!(r.included().unwrap().is_empty());
-            assert!(r.unregister(asked).unwrap());
-            assert!(r.list().unwrap().is_empty());
+        for TestRegistry { database, .. } in registries() {
+            let mut r = Registry::open(&database).unwrap();
+            let upper = Ibi::parse("LK47B6W/32NSFRP").unwrap();
+            let lower = Ibi::parse("lk47b6w/32nsfrp").unwrap();
+            let inclusion = Inclusion {
+                address: "a.example.org",
+                ip: "127.0.0.1",
+                platformversion: "1",
+                email: "a@example.org",
+                confirmed: true,
+            };
+            for (registered, asked) in [(&upper, &lower), (&lower, &upper)] {
+                r.register(registered, "a@example.org", "1234567890")
+                    .unwrap();
+                let again = r.register(asked, "b@example.org", "1234567890");
+                assert_eq!(
+                    again.unwrap_err().to_string(),
+                    "LK47B6W/32NSFRP is already registered (unregister it first to change its key)"
+                );
+                assert!(r.key_hash(asked).unwrap().is_some());
+                r.include(asked, &inclusion).unwrap();
+                // Asked at the spelling it included itself under, named by its key.
+                assert_eq!(
+                    r.included().unwrap(),
+                    vec![Included {
+                        key: "LK47B6W/32NSFRP".into(),
+                        serviceibi: Ibi::parse(asked.as_str()).unwrap(),
+                        address: "a.example.org".into(),
+                        recorded: Snapshot::default(),
+                    }]
+                );
+                let listed: Vec<String> = r
+                    .list()
+                    .unwrap()
+                    .into_iter()
+                    .map(|a| a.serviceibi)
+                    .collect();
+                assert_eq!(listed, ["LK47B6W/32NSFRP"]);
+                r.exclude(asked).unwrap();
+                assert!(r.included().unwrap().is_empty());
+                assert!(r.unregister(asked).unwrap());
+                assert!(r.list().unwrap().is_empty());
+            }
         }
     }
 
@@ -1263,7 +1421,7 @@ mod tests {
                  INSERT INTO forgotten (ibi, at) VALUES ('8jmkd3mgp8w/35mme4f', 1000);"
             ),
         );
-        let mut r = Registry::open(&path).unwrap();
+        let mut r = open(&path).unwrap();
         assert_eq!(version_of(&path), 4);
         let ibi = Ibi::parse("LK47B6W/32NSFRP").unwrap();
         assert_eq!(r.key_hash(&ibi).unwrap(), Some(hash));
@@ -1305,21 +1463,23 @@ mod tests {
         );
         let conflicts: Vec<(String, String, String, i64, i64, i64)> = r
             .conn
-            .prepare("SELECT ibi, holder, claimant, first, last, times FROM conflicts")
+            .query(
+                "SELECT ibi, holder, claimant, first, last, times FROM conflicts",
+                &[],
+            )
             .unwrap()
-            .query_map([], |row| {
-                Ok((
-                    row.get(0)?,
-                    row.get(1)?,
-                    row.get(2)?,
-                    row.get(3)?,
-                    row.get(4)?,
-                    row.get(5)?,
-                ))
+            .iter()
+            .map(|row| {
+                (
+                    row.text(0).unwrap(),
+                    row.text(1).unwrap(),
+                    row.text(2).unwrap(),
+                    row.int(3).unwrap(),
+                    row.int(4).unwrap(),
+                    row.int(5).unwrap(),
+                )
             })
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+            .collect();
         assert_eq!(
             conflicts,
             [(
@@ -1354,7 +1514,7 @@ mod tests {
              VALUES ('lk47b6w/32nsfrp', 'old', 'old@example.org', '2025-01-01'),
                     ('LK47B6W/32NSFRP', 'new', 'new@example.org', '2025-02-01');",
         );
-        let r = Registry::open(&path).unwrap();
+        let mut r = open(&path).unwrap();
         let listed: Vec<(String, String)> = r
             .list()
             .unwrap()
@@ -1374,7 +1534,7 @@ mod tests {
              VALUES ('lk47b6w/32nsfrp', 'a', 'a@example.org', '2025-01-01'),
                     ('Lk47b6w/32nsfrp', 'b', 'b@example.org', '2025-02-01');",
         );
-        let e = Registry::open(&path).err().unwrap().to_string();
+        let e = open(&path).err().unwrap().to_string();
         assert_eq!(
             e,
             format!(
@@ -1399,7 +1559,7 @@ mod tests {
                 let (start, path) = (start.clone(), path.to_path_buf());
                 std::thread::spawn(move || {
                     start.wait();
-                    Registry::open(&path).map(|_| ()).map_err(|e| e.to_string())
+                    open(&path).map(|_| ()).map_err(|e| e.to_string())
                 })
             })
             .collect();
@@ -1424,6 +1584,6 @@ mod tests {
         let path = dir.path().join("r.sqlite");
         version_1(&path);
         open_all_at_once(&path);
-        assert_eq!(Registry::open(&path).unwrap().included().unwrap().len(), 1);
+        assert_eq!(open(&path).unwrap().included().unwrap().len(), 1);
     }
 }

@@ -2296,7 +2296,7 @@ mod tests {
         said: [Said; 3],
         remembered: Option<&str>,
     ) -> Admission {
-        let path = dir.join("r.sqlite");
+        let path = crate::store::Database::Sqlite(dir.join("r.sqlite"));
         crate::registry::Registry::open(&path).unwrap();
         let memory = Arc::new(LocationMemory::open(&path, 10, Duration::from_secs(60)).unwrap());
         if let Some(archive) = remembered {

@@ -1,6 +1,6 @@
 //! Routing of one request: the checks every request passes (method, a resolver asking,
 //! the length of its target), then one handler per route — the resolver service at
-//! `/<serviceibi>` ([`crate::service`]), the home page at `/`, `/metrics`, nothing at
+//! `/<serviceibi>` ([`crate::service`]), the home page at `/`, `/metrics`, `/healthz`, nothing at
 //! `/favicon.ico` and `/robots.txt`, an Archive's request refused, and resolution on
 //! every other path. Each handler returns an [`Answer`]: the response and the note of the
 //! request's log line, one line per request, the registration key never in it.
@@ -159,6 +159,8 @@ enum Route {
     Nothing,
     /// `/metrics`, for the networks that may see them.
     Metrics,
+    /// `/healthz`, for balancers.
+    Health,
     /// An Archive's request (a `servicesubject` pair) elsewhere: 400, never resolved.
     ArchiveRequest,
     /// Every other path: a persistent URL to resolve, with its query.
@@ -182,6 +184,7 @@ impl Route {
             "/" => Route::Home,
             "/favicon.ico" | "/robots.txt" => Route::Nothing,
             "/metrics" => Route::Metrics,
+            "/healthz" => Route::Health,
             _ => {
                 let query = req.query.and_then(|q| Query::parse(q.as_bytes()).ok());
                 if query
@@ -207,6 +210,7 @@ async fn route(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
         Route::Home => home(state, req),
         Route::Nothing => Answer::new(text(404, ""), ""),
         Route::Metrics => metrics(state, req),
+        Route::Health => health(state, req),
         Route::ArchiveRequest => archive_request(state),
         Route::Resolution { query } => resolution(state, req, query.as_ref()).await,
     }
@@ -266,6 +270,29 @@ fn metrics(state: &AppState, req: &Received) -> Answer {
         header::CONTENT_TYPE,
         HeaderValue::from_static(crate::metrics::CONTENT_TYPE),
     )
+}
+
+/// Whether this resolver can resolve, for a balancer: `200` and `ready: …` when the
+/// registry answered its last read, and when it did not either, as resolutions go on
+/// with the included Archives and the memory held (the reason shown only to the networks
+/// that may see the metrics: it may name the database's host).
+fn health(state: &AppState, req: &Received) -> Answer {
+    let body = match state.reachable() {
+        crate::state::Reachable::Yes => "ready: the registry answers\n".to_string(),
+        crate::state::Reachable::No { since, reason } => {
+            let n = state.archives().len();
+            let held = format!(
+                "ready: resolving with the {n} included Archive{} held; the registry has not answered since {since}",
+                if n == 1 { "" } else { "s" }
+            );
+            if state.config.may_see_metrics(req.ips[0]) {
+                format!("{held}: {}\n", cut(&reason, 500))
+            } else {
+                format!("{held}\n")
+            }
+        }
+    };
+    Answer::new(text(200, &body), "")
 }
 
 /// An Archive's request (or a resolver taking this one for an Archive): answered as what

@@ -25,6 +25,7 @@ use crate::config::Config;
 use crate::log::{complain, say};
 use crate::router;
 use crate::state::AppState;
+use crate::store::Database;
 
 /// The request head is read within this time.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
@@ -34,8 +35,11 @@ pub const MAX_HEAD: usize = 16 * 1024;
 /// the server's own).
 pub use crate::router::MAX_TARGET;
 /// How often the list of included Archives is read again from the registry (it may be
-/// changed by `register`/`unregister` from the shell).
+/// changed by `register`/`unregister` from the shell), and the Archives' health written.
 pub const REFRESH: Duration = Duration::from_secs(2);
+/// How often a resolver told of the registry's changes by PostgreSQL reads it all the
+/// same, in case a change was told to nobody: every this many [`REFRESH`]es.
+const TOLD_REFRESHES: u32 = 15;
 /// At a stop, how long requests under way get to end.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
 
@@ -55,6 +59,9 @@ pub async fn serve(config: Config) -> Result<(), String> {
     };
     say(&format!("listening on http://{local} ({included})"));
     tokio::spawn(keep_registry(state.clone()));
+    if let Database::Postgres(uri) = &state.config.database {
+        tokio::spawn(crate::listen::listen(state.clone(), uri.clone()));
+    }
     tokio::spawn(probe_dormant(state.clone()));
     let graceful = GracefulShutdown::new();
     accept(&state, &listener, max_connections, &graceful).await;
@@ -97,8 +104,10 @@ fn connections_that_fit(config: &Config) -> usize {
 /// when it works again, not every [`REFRESH`].
 async fn keep_registry(state: Arc<AppState>) {
     let mut failing = false;
+    let mut ticks = 0u32;
     loop {
         tokio::time::sleep(REFRESH).await;
+        ticks = ticks.wrapping_add(1);
         match state.record_health().await {
             Err(e) if !failing => {
                 failing = true;
@@ -113,9 +122,21 @@ async fn keep_registry(state: Arc<AppState>) {
             _ => {}
         }
         crate::process::give_back_memory();
-        if let Err(e) = state.refresh().await {
-            say(&format!("cannot read the registry: {e}"));
+        if !state.listening.load(Ordering::Relaxed) || ticks.is_multiple_of(TOLD_REFRESHES) {
+            read_registry(&state).await;
         }
+    }
+}
+
+/// Reads the included Archives again; says once when the registry stops answering (the
+/// resolver then serves from what it holds) and once when it answers again.
+pub async fn read_registry(state: &AppState) {
+    match state.refresh_noting().await {
+        (Err(e), true) => say(&format!(
+            "cannot read the registry: {e}; resolving with the Archives and the memory held, tried again every {REFRESH:?}"
+        )),
+        (Ok(()), true) => say("the registry answers again"),
+        _ => {}
     }
 }
 

@@ -199,6 +199,7 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
             answer.retry_after = Some(retry_after);
             return answer;
         }
+        KeyCheck::Unavailable { reason } => return unavailable(&id, &reason),
     }
     if !include {
         return match state.write(move |r| r.exclude(&req.serviceibi)).await {
@@ -212,7 +213,7 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
                     retry_after: None,
                 }
             }
-            Err(e) => error(503, &["registry", "unavailable"], format!("{id}: {e}")),
+            Err(e) => unavailable(&id, &e.to_string()),
         };
     }
     if let Err(why) = allowed_address(state, req.address).await {
@@ -300,9 +301,20 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
                 retry_after: None,
             }
         }
-        Err(e) => error(503, &["registry", "unavailable"], format!("{id}: {e}")),
+        Err(e) => unavailable(&id, &e.to_string()),
     }
 }
+
+/// The registry cannot be written now (its database out of reach): `503`, to be asked
+/// again after [`REGISTRY_RETRY`] seconds; the reason in the log only.
+fn unavailable(id: &str, reason: &str) -> ServiceAnswer {
+    let mut answer = error(503, &["registry", "unavailable"], format!("{id}: {reason}"));
+    answer.retry_after = Some(REGISTRY_RETRY);
+    answer
+}
+
+/// When an Archive asks again after the registry was unavailable, in seconds.
+const REGISTRY_RETRY: u64 = 5;
 
 /// Refuses an address whose literal IP, or any address its name resolves to, is outside
 /// `[archives].networks`. A name that does not resolve is let through: the Archive is

@@ -18,6 +18,7 @@ use ibi::{Ibi, IbiDate};
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, Stat};
 
 use crate::config::{self, PublicUrl};
+use crate::store::Database;
 
 /// The resolver service's IBI for `url` at `seconds` (POSIX time) by the rule of the
 /// generation standard for the server readers reach: a host name gives the rep of that
@@ -317,6 +318,8 @@ pub enum Created {
     GivenTo(u32, u32),
     /// A registry was there already: opened (and upgraded when older), kept.
     Kept,
+    /// The registry in PostgreSQL: its schema made or brought up to date.
+    InPostgres,
 }
 
 /// Creates the registry `path` (mode 0600) with its schema, or opens the one there. When
@@ -325,7 +328,14 @@ pub enum Created {
 /// from its descriptor, before SQLite opens it (SQLite running as root gives the files
 /// it makes beside it the same owner), and so is any of those files still there after.
 /// Another user than root may create it only in a directory of its own.
-pub fn create_registry(path: &Path) -> Result<Created, String> {
+pub fn create_registry(database: &Database) -> Result<Created, String> {
+    let path = match database {
+        Database::Sqlite(path) => path,
+        Database::Postgres(_) => {
+            crate::registry::Registry::open(database).map_err(|e| e.to_string())?;
+            return Ok(Created::InPostgres);
+        }
+    };
     let shown = path.display();
     let (dir, name) = ibi::dirfd::open_parent(path).map_err(|e| {
         format!(
@@ -371,7 +381,7 @@ pub fn create_registry(path: &Path) -> Result<Created, String> {
         Err(rustix::io::Errno::EXIST) => Created::Kept,
         Err(e) => return Err(format!("{shown}: cannot create: {}", io::Error::from(e))),
     };
-    let registry = crate::registry::Registry::open(path).map_err(|e| e.to_string())?;
+    let registry = crate::registry::Registry::open(database).map_err(|e| e.to_string())?;
     drop(registry);
     if let Some((uid, gid)) = give {
         for companion in ["-wal", "-shm", "-journal"] {
@@ -413,7 +423,7 @@ mod tests {
             "example.org/resolver/2026/11.26.15.09"
         );
         assert_eq!(c.publicurl, "http://resolver.example.org");
-        assert_eq!(c.database, Path::new("/srv/resolver.sqlite"));
+        assert_eq!(c.database.path(), Some(Path::new("/srv/resolver.sqlite")));
         assert!(c.archives.networks.is_none());
         let defaults = crate::config::Config::parse(
             "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a.example\"\n",

@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
@@ -47,6 +47,22 @@ pub struct AppState {
     pub local: OnceLock<SocketAddr>,
     /// The newest entry of `ibi-resolver forget` dropped from the memory.
     forgotten: AtomicI64,
+    /// Whether the registry answered the last time it was read, for `/healthz`.
+    reachable: Mutex<Reachable>,
+    /// Whether this resolver is told of the registry's changes (PostgreSQL's
+    /// notifications, [`crate::listen`]) and needs not read it every few seconds.
+    pub listening: AtomicBool,
+}
+
+/// Whether the registry answered the last time it was read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reachable {
+    Yes,
+    /// Not since `since` (ISO 8601 UTC), for `reason`.
+    No {
+        since: String,
+        reason: String,
+    },
 }
 
 impl AppState {
@@ -59,7 +75,7 @@ impl AppState {
     /// memory's entries, the registry's dates) is read from `clock`.
     pub fn with_clock(config: Config, clock: Arc<dyn Clock>) -> Result<AppState, RegistryError> {
         let config_resolutions = config.limits.resolutions;
-        let registry = Registry::open(&config.database)?.with_clock(clock.clone());
+        let mut registry = Registry::open(&config.database)?.with_clock(clock.clone());
         let archives = registry.included()?;
         let forgotten = registry.last_forgotten()?;
         let memory = LocationMemory::open(
@@ -89,6 +105,8 @@ impl AppState {
             key_checks_waiting: Arc::new(AtomicUsize::new(0)),
             local: OnceLock::new(),
             forgotten: AtomicI64::new(forgotten),
+            reachable: Mutex::new(Reachable::Yes),
+            listening: AtomicBool::new(false),
             config,
             engine,
             registry: Arc::new(Mutex::new(registry)),
@@ -104,6 +122,43 @@ impl AppState {
     /// The included Archives now.
     pub fn archives(&self) -> Arc<Vec<Included>> {
         self.archives.read().map(|a| a.clone()).unwrap_or_default()
+    }
+
+    /// Whether the registry answered the last time it was read.
+    pub fn reachable(&self) -> Reachable {
+        self.reachable
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or(Reachable::Yes)
+    }
+
+    /// Notes whether the registry answered a read; `true` when that changed.
+    fn note_reachable(&self, read: Result<(), &RegistryError>) -> bool {
+        let Ok(mut r) = self.reachable.lock() else {
+            return false;
+        };
+        match (read, &*r) {
+            (Ok(()), Reachable::Yes) | (Err(_), Reachable::No { .. }) => false,
+            (Ok(()), _) => {
+                *r = Reachable::Yes;
+                true
+            }
+            (Err(e), _) => {
+                *r = Reachable::No {
+                    since: ibi::time::iso8601(self.engine.clock.now()),
+                    reason: e.to_string(),
+                };
+                true
+            }
+        }
+    }
+
+    /// Reads the included Archives from the registry again, noting whether it answered
+    /// (`true` when that changed since the last read).
+    pub async fn refresh_noting(&self) -> (Result<(), RegistryError>, bool) {
+        let read = self.refresh().await;
+        let changed = self.note_reachable(read.as_ref().map(|_| ()));
+        (read, changed)
     }
 
     /// Reads the included Archives from the registry again.
@@ -237,10 +292,18 @@ impl AppState {
         // The stored hash is read under the registry's lock; the key is verified outside
         // it, the slot and the turn held until the work ends, whoever waits for it.
         let ibi = serviceibi.clone();
-        let hash = self
-            .with_registry(move |r| Ok(r.key_hash(&ibi).ok().flatten()))
-            .await
-            .unwrap_or(None);
+        let hash = match self.with_registry(move |r| r.key_hash(&ibi)).await {
+            Ok(hash) => hash,
+            // Nothing to check against while the database is out of reach: no key is
+            // refused for that, the request is to be made again.
+            Err(e) if e.kind() == RegistryErrorKind::Unreachable => {
+                drop((permit, turn));
+                return KeyCheck::Unavailable {
+                    reason: e.to_string(),
+                };
+            }
+            Err(_) => None,
+        };
         let key = key.to_string();
         // An unreadable registry verifies against no hash: a refusal after the same work.
         let right = tokio::task::spawn_blocking(move || {

@@ -9,6 +9,7 @@ mod hostile;
 mod init;
 mod log_time;
 mod pages;
+mod pg_cluster;
 mod resolver_balancer;
 mod resolver_deploy;
 mod resolver_loop;

@@ -17,6 +17,9 @@
 //!   copies of the sample Archive the system tests include in it.
 //! - [`peer`]: hostile Archives, small `TcpListener` servers answering what a case needs
 //!   (the resolver's tests use them most).
+//! - [`pg`]: throwaway PostgreSQL clusters ([`pg::Cluster`]): initdb'd as an unprivileged
+//!   user in a temporary directory, on a free port of 127.0.0.1, a primary with streaming
+//!   standbys, stopped, killed, restarted and promoted at will, deleted when dropped.
 //! - [`server`]: Debian's apache2 (event MPM + mod_cgid) or lighttpd on 127.0.0.1, on a
 //!   free port, with the configuration files of `cgi-bin/` included unchanged, stopped
 //!   (every process of theirs) when the [`Server`] is dropped, also when the test panics.
@@ -63,6 +66,7 @@ pub mod fixture;
 pub mod fsutil;
 pub mod http;
 pub mod peer;
+pub mod pg;
 pub mod resolver;
 pub mod server;
 pub mod systemd;

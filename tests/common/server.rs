@@ -764,7 +764,7 @@ fn signal(sig: &str, target: &str) {
 }
 
 /// (pid, state, process group) of every process, from /proc.
-fn all_processes() -> Vec<(u32, char, u32)> {
+pub(crate) fn all_processes() -> Vec<(u32, char, u32)> {
     let mut out = Vec::new();
     let Ok(entries) = fs::read_dir("/proc") else {
         return out;

@@ -35,10 +35,16 @@ pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
             "{shown} exists: a backup is written to a new file, never over another"
         )));
     }
-    if !config.database.exists() {
+    let Some(database) = config.database.path() else {
+        return Err(CliError::failed(format!(
+            "{}: the registry is in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump, or the cluster's base backups and WAL archive)",
+            config.database
+        )));
+    };
+    if !database.exists() {
         return Err(CliError::failed(format!(
             "{}: no registry there to back up",
-            config.database.display()
+            database.display()
         )));
     }
     let registry = super::open(&config)?;
@@ -73,7 +79,7 @@ pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
     let _ = rfs::fsync(dir.as_fd());
     super::print_text(&format!(
         "backed up {} to {shown}: {bytes} bytes, {archives} {}, {locations} {} remembered\n",
-        config.database.display(),
+        config.database,
         if archives == 1 { "Archive" } else { "Archives" },
         if locations == 1 {
             "location"

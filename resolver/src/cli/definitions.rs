@@ -4,7 +4,7 @@
 
 use cmdline::{Command, Complete, Flag, Program};
 
-use super::{archives, backup, init, memory, register, resolve, serve, Run};
+use super::{archives, backup, init, memory, migrate, register, resolve, serve, Run};
 
 pub const HELP_HELP: &str = "\
 usage: ibi-resolver help [COMMAND]
@@ -25,6 +25,7 @@ const OPERATORS: &[&str] = &[
     "memory",
     "forget",
     "backup",
+    "migrate-registry",
 ];
 
 pub static PROGRAM: Program<Run> = Program {
@@ -212,6 +213,28 @@ is never written over. To restore: stop the resolver, copy the backup over
             run: backup::run,
         },
         Command {
+            name: "migrate-registry",
+            synopsis: "migrate-registry --to URI [--config FILE]",
+            about: "copy the SQLite registry into PostgreSQL, for\nseveral resolvers to share",
+            help: migrate::HELP,
+            man: &[r"Copies the registry of the settings, an SQLite database (every registered Archive
+with its key hash and state, the location memory, the conflicts seen), into the
+PostgreSQL database
+.I URI
+.RB ( postgresql:// \fIUSER\fP @ \fIHOST\fP [: \fIPORT\fP ][, \fIHOST2\fP ...] / \fIDB\fP ),
+whose schema it makes or brings up to date. What that database holds already is kept:
+running it again copies only what is not there yet. Then set
+.B database
+to
+.I URI
+in the settings of every resolver that shares it, and restart them. The SQLite
+registry is left as it was.
+"],
+            subcommands: &[],
+            operands: Complete::Nothing,
+            run: migrate::run,
+        },
+        Command {
             name: "help",
             synopsis: "help [COMMAND]",
             about: "this text, or a command's",
@@ -233,6 +256,15 @@ usage (the same as
             value: Some("URL"),
             doc: "how readers reach this resolver:\n.BR http:// or\n.BR https:// ,\na host and an optional port, no path.",
             takers: &["init"],
+            option: false,
+            complete: Complete::Nothing,
+        },
+        Flag {
+            names: &["to"],
+            short: None,
+            value: Some("URI"),
+            doc: "the PostgreSQL database to copy the registry into.",
+            takers: &["migrate-registry"],
             option: false,
             complete: Complete::Nothing,
         },
@@ -316,9 +348,11 @@ names, else
 .IR /etc/ibi-resolver/resolver.toml ),
 which
 .B ibi-resolver init
-writes or completes; its registry of Archives is an SQLite database named by
+writes or completes; its registry of Archives is the database named by
 .B database
-in that file.
+in that file: an SQLite file, or a PostgreSQL database
+.RB ( postgresql:// ...)
+that several resolvers share behind a balancer.
 .PP
 An answer that names a related item kept elsewhere (its metadata, a translation, a next
 edition) without its URL starts another round for that item, in every Archive. A reader

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use ibi::pairs::PairList;
 use ibi_resolver::config::{self, Config, PublicUrl};
 use ibi_resolver::setup::{self, Created, SetError};
+use ibi_resolver::store::Database;
 
 use super::{CliError, CliResult};
 
@@ -97,7 +98,7 @@ pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
 fn next_steps(
     config: &Path,
     completed: bool,
-    database: &Path,
+    database: &Database,
     created: &Created,
     serviceurl: &str,
 ) -> String {
@@ -112,12 +113,12 @@ fn next_steps(
         format!("wrote {}", config.display())
     };
     let registry = match created {
-        Created::New => format!("created the registry {}", database.display()),
+        Created::New => format!("created the registry {database}"),
         Created::GivenTo(uid, _) => format!(
-            "created the registry {} (owner: user {uid}, the owner of its directory)",
-            database.display()
+            "created the registry {database} (owner: user {uid}, the owner of its directory)"
         ),
-        Created::Kept => format!("kept the registry {}, there already", database.display()),
+        Created::Kept => format!("kept the registry {database}, there already"),
+        Created::InPostgres => format!("brought the registry's schema in {database} up to date"),
     };
     // The package's registry is the ibi-resolver user's: its commands run as that user.
     let as_owner = match created {

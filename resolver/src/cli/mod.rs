@@ -12,6 +12,7 @@ pub mod backup;
 pub mod definitions;
 pub mod init;
 pub mod memory;
+pub mod migrate;
 pub mod register;
 pub mod resolve;
 pub mod serve;
