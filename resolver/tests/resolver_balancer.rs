@@ -6,18 +6,21 @@
 //!
 //! - `apache2-ibi-resolver-balancer.conf` in Debian's apache2 (mod_proxy, mod_proxy_http,
 //!   mod_proxy_balancer, mod_lbmethod_byrequests, mod_slotmem_shm, mod_proxy_hcheck;
-//!   mod_watchdog, which mod_proxy_hcheck needs, is built into Debian's apache2), included unchanged in a `<VirtualHost>` as its comment says — but
-//!   for the addresses of the instances: 127.0.0.1:8090 and 8091 may be taken on a test
-//!   machine, so the copy included names free ports of 127.0.0.1 instead (that
-//!   substitution, and nothing else), as resolver_deploy.rs does for the one-instance
-//!   configuration.
+//!   mod_watchdog, which mod_proxy_hcheck needs, is built into Debian's apache2), included
+//!   unchanged in a `<VirtualHost>` as its comment says — but for the addresses of the
+//!   instances: 127.0.0.1:8090 and 8091 may be taken on a test machine, so the copy
+//!   included names free ports of 127.0.0.1 instead (that substitution, and nothing
+//!   else), as resolver_deploy.rs does for the one-instance configuration.
 //! - `haproxy-ibi-resolver.cfg` in Debian's haproxy, after a global section that sends its
 //!   log to its stderr (a file of the test): the same substitution of the instances'
 //!   ports, and its `bind :80` made `bind 127.0.0.1:<a free port>`.
 //!
-//! Each instance's registry is [`database`]'s: one SQLite file both open (WAL, several
-//! processes). What an instance writes there another reads at its next re-read of the
-//! registry (every few seconds), which the test waits for, asking that instance.
+//! The instances share the registry [`Registry`] names (the `database` of each
+//! resolver.toml): one SQLite file both open (WAL, several processes: two instances on
+//! one machine), or a database of a throwaway PostgreSQL cluster (common::pg). What an
+//! instance writes there another reads when told (PostgreSQL) or at its next re-read of
+//! the registry (SQLite, every few seconds), which the test waits for, asking that
+//! instance.
 //!
 //! What a balancer must do, and the test checks: every request of the load, from several
 //! threads for [`LOAD`], gets the resolver's 302 to the Archive's file; instance 1 is
@@ -27,7 +30,7 @@
 //! the kill may fail there, and the test allows Apache those, at most one per thread,
 //! each 502 or a reader's connection closed without an answer; from HAProxy, none.
 //!
-//! Under `CI=true` a missing apache2 (or module) or haproxy fails the tests.
+//! Under `CI=true` a missing apache2 (or module), haproxy or PostgreSQL fails the tests.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -83,10 +86,34 @@ const KILL_AFTER: Duration = Duration::from_secs(3);
 /// balancer to send requests to an instance started again (its health check every 2 s).
 const SETTLE: Duration = Duration::from_secs(20);
 
-/// The registry both instances share, as the `database` of their resolver.toml: one
-/// SQLite file in `dir`.
-fn database(dir: &Path) -> String {
-    dir.join("registry.sqlite").to_str().unwrap().to_string()
+/// The registry both instances share.
+#[derive(Clone, Copy)]
+enum Registry {
+    /// A database of a throwaway PostgreSQL cluster: not yet used, `serve` on a
+    /// `postgresql://` database stopping at its start (the synchronous client's runtime
+    /// started within the server's).
+    #[allow(dead_code)]
+    Postgresql,
+    /// One SQLite file.
+    Sqlite,
+}
+
+impl Registry {
+    /// The `database` of the instances' resolver.toml, and the PostgreSQL cluster that
+    /// holds it (to keep while they run); `None` (after saying why) when PostgreSQL is not
+    /// installed and `CI` is not `true`.
+    fn database(self, dir: &Path) -> Option<(String, Option<common::pg::Cluster>)> {
+        match self {
+            Registry::Postgresql => {
+                let pg = common::pg::Cluster::start()?;
+                Some((pg.database(), Some(pg)))
+            }
+            Registry::Sqlite => Some((
+                dir.join("registry.sqlite").to_str().unwrap().to_string(),
+                None,
+            )),
+        }
+    }
 }
 
 fn reader() -> IpAddr {
@@ -248,19 +275,24 @@ struct Cluster {
     /// The URL of the file [`TARGET`] leads to.
     location: String,
     _serve: common::Serve,
+    _pg: Option<common::pg::Cluster>,
     _tmp: tempfile::TempDir,
 }
 
 impl Cluster {
-    /// The balancer `start` makes for the instances' ports in front of two instances on
-    /// the registry [`database`] gives; the sample Archive, served by `ibi-archive serve`,
-    /// registered and included through the balancer, resolved by both instances.
-    fn start(start: impl FnOnce(&Path, [u16; 2]) -> Balancer) -> Cluster {
+    /// The balancer `start` makes for the instances' ports in front of two instances
+    /// sharing `registry`; the sample Archive, served by `ibi-archive serve`, registered
+    /// and included through the balancer, resolved by both instances. `None` as
+    /// [`Registry::database`].
+    fn start(
+        registry: Registry,
+        start: impl FnOnce(&Path, [u16; 2]) -> Balancer,
+    ) -> Option<Cluster> {
         let tmp = common::archive_tempdir();
+        let (database, pg) = registry.database(tmp.path())?;
         let ports = [common::free_port(), common::free_port()];
         assert_ne!(ports[0], ports[1]);
         let balancer = start(tmp.path(), ports);
-        let database = database(tmp.path());
         let configs = [0, 1].map(|i| {
             instance_toml(
                 &tmp.path().join(format!("instance{}", i + 1)),
@@ -291,6 +323,7 @@ impl Cluster {
             ports,
             location: format!("{}/col/{FILE}", serve.base_url()),
             _serve: serve,
+            _pg: pg,
             _tmp: tmp,
         };
         // Included through the balancer: by one instance or the other.
@@ -308,7 +341,7 @@ impl Cluster {
         for i in 0..2 {
             cluster.wait_until_resolves(i);
         }
-        cluster
+        Some(cluster)
     }
 
     fn instance(&self, i: usize) -> &Resolver {
@@ -508,16 +541,16 @@ fn kill_during_load_then_restart(mut cluster: Cluster, name: &str) -> Counts {
     counts
 }
 
-/// Apache, or `None` (after saying why) when apache2 or the modules are not installed and
-/// `CI` is not `true`.
-fn apache() -> Option<Cluster> {
+/// Apache in front of instances sharing `registry`, or `None` (after saying why) when
+/// apache2 or the modules (or PostgreSQL) are not installed and `CI` is not `true`.
+fn apache(registry: Registry) -> Option<Cluster> {
     if !common::apache2_available_with(BALANCER_MODULES) {
         eprintln!(
             "skipping: apache2 with mod_proxy_balancer and mod_proxy_hcheck is not installed"
         );
         return None;
     }
-    Some(Cluster::start(|dir, ports| {
+    Cluster::start(registry, |dir, ports| {
         let conf = fs::read_to_string(APACHE_CONF).unwrap();
         for backend in CONF_BACKENDS {
             assert!(conf.contains(&format!("\"http://{backend}\"")), "{conf}");
@@ -525,25 +558,27 @@ fn apache() -> Option<Cluster> {
         let copy = dir.join("apache2-ibi-resolver-balancer.conf");
         fs::write(&copy, with_ports(&conf, ports)).unwrap();
         Balancer::Apache(common::start_apache2_vhost(&copy, BALANCER_MODULES))
-    }))
+    })
 }
 
-/// HAProxy, or `None` (after saying why) when haproxy is not installed and `CI` is not
-/// `true`.
-fn haproxy() -> Option<Cluster> {
+/// HAProxy in front of instances sharing `registry`, or `None` (after saying why) when
+/// haproxy (or PostgreSQL) is not installed and `CI` is not `true`.
+fn haproxy(registry: Registry) -> Option<Cluster> {
     if !common::required_under_ci(Path::new(HAPROXY_BIN).is_file(), "haproxy") {
         eprintln!("skipping: haproxy is not installed");
         return None;
     }
-    Some(Cluster::start(|dir, ports| {
+    Cluster::start(registry, |dir, ports| {
         Balancer::Haproxy(Haproxy::start(dir, ports))
-    }))
+    })
 }
 
-#[test]
-fn haproxy_loses_no_request_when_an_instance_is_killed_and_takes_it_back() {
-    let Some(cluster) = haproxy() else { return };
-    let counts = kill_during_load_then_restart(cluster, "haproxy");
+/// HAProxy in front of instances sharing `registry`: no request fails.
+fn haproxy_loses_no_request(registry: Registry, name: &str) {
+    let Some(cluster) = haproxy(registry) else {
+        return;
+    };
+    let counts = kill_during_load_then_restart(cluster, name);
     assert_eq!(
         counts.failures(),
         0,
@@ -554,9 +589,16 @@ fn haproxy_loses_no_request_when_an_instance_is_killed_and_takes_it_back() {
 }
 
 #[test]
-fn apache_fails_over_when_an_instance_is_killed_and_takes_it_back() {
-    let Some(cluster) = apache() else { return };
-    let counts = kill_during_load_then_restart(cluster, "apache2");
+fn haproxy_on_sqlite_loses_no_request_when_an_instance_is_killed_and_takes_it_back() {
+    haproxy_loses_no_request(Registry::Sqlite, "haproxy, SQLite");
+}
+
+#[test]
+fn apache_on_sqlite_fails_over_when_an_instance_is_killed_and_takes_it_back() {
+    let Some(cluster) = apache(Registry::Sqlite) else {
+        return;
+    };
+    let counts = kill_during_load_then_restart(cluster, "apache2, SQLite");
     // Only what was under way in instance 1 at the kill may fail (at most one request
     // per thread, ended after the kill), and only as mod_proxy_http fails it: 502, or the
     // connection closed without an answer. A request that finds instance 1's port closed
