@@ -26,8 +26,8 @@
 //! threads for [`LOAD`], gets the resolver's 302 to the Archive's file; instance 1 is
 //! killed [`KILL_AFTER`] into the load; started again, it serves again through the
 //! balancer. Apache's mod_proxy cannot send again a request whose instance dies before
-//! answering it (its configuration says why): the requests under way in instance 1 at
-//! the kill may fail there, and the test allows Apache those, at most one per thread,
+//! answering it (its configuration says why): the requests sent to instance 1 before it
+//! was gone may fail there, and the test allows Apache those (at most two per thread),
 //! each 502 or a reader's connection closed without an answer; from HAProxy, none.
 //!
 //! Under `CI=true` a missing apache2 (or module), haproxy or PostgreSQL fails the tests.
@@ -599,13 +599,14 @@ fn apache_on_sqlite_fails_over_when_an_instance_is_killed_and_takes_it_back() {
         return;
     };
     let counts = kill_during_load_then_restart(cluster, "apache2, SQLite");
-    // Only what was under way in instance 1 at the kill may fail (at most one request
-    // per thread, ended after the kill), and only as mod_proxy_http fails it: 502, or the
-    // connection closed without an answer. A request that finds instance 1's port closed
-    // goes to instance 2.
+    // Only what was sent to instance 1 before it was gone may fail (ended after the
+    // kill): per thread, the request under way in it, and at most one more, on a
+    // connection its dying listener had accepted; and only as mod_proxy_http fails them:
+    // 502, or the connection closed without an answer. A request that finds instance 1's
+    // port closed goes to instance 2.
     let failures = counts.failures();
     assert!(
-        failures <= THREADS as u64
+        failures <= 2 * THREADS as u64
             && counts
                 .ends
                 .iter()
