@@ -5,7 +5,8 @@
 //! serviceibi = "J8LNKB5R7W/3FUQHC5"        # IBI of the resolver service
 //! publicurl  = "http://urlib.example.org"  # how readers reach this resolver
 //! listen     = "127.0.0.1:8090"
-//! database   = "resolver.sqlite"           # relative to this file's directory
+//! database   = "resolver.sqlite"           # relative to this file's directory, or
+//!                                          # postgresql://… (several resolvers share it)
 //! trustedproxies = ["127.0.0.1/32"]        # X-Forwarded-For believed only from these
 //! [archives]
 //! timeout  = "2s"                          # per request to one Archive, connect included

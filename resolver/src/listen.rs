@@ -83,7 +83,7 @@ async fn listen_once(state: &AppState, uri: &str, lost: &mut bool) -> String {
         say("told of the registry's changes again");
     }
     // What changed while nobody listened.
-    crate::server::read_registry(state).await;
+    let _ = state.read_registry().await;
     while let Some(first) = rx.recv().await {
         let mut registry_changed = false;
         let mut next = Some(first);
@@ -98,7 +98,7 @@ async fn listen_once(state: &AppState, uri: &str, lost: &mut bool) -> String {
             next = rx.try_recv().ok();
         }
         if registry_changed {
-            crate::server::read_registry(state).await;
+            let _ = state.read_registry().await;
         }
     }
     drop(client);

@@ -1328,6 +1328,39 @@ mod tests {
         assert_eq!(r.list().unwrap()[0].conflicts, 0);
     }
 
+    /// `forget` notes what it removes for running servers, numbered in order, the newest
+    /// note kept however old (the next one follows it), on every kind of registry.
+    #[test]
+    fn forgotten_entries_are_noted_in_order_and_the_newest_kept() {
+        for TestRegistry { database, .. } in registries() {
+            let clock = Arc::new(ibi::time::ManualClock::at(1_800_000_000));
+            let mut r = Registry::open(&database).unwrap().with_clock(clock.clone());
+            assert_eq!(r.last_forgotten().unwrap(), 0);
+            r.conn
+                .execute(
+                    "INSERT INTO locations (ibi, archive, used, verified) VALUES (?1, ?2, ?3, ?3)",
+                    values!["LK47B6W/362SFKH", "urlib.net/www/2012/01.01.01.01", 5_i64],
+                )
+                .unwrap();
+            assert!(r.forget_location("LK47B6W/362SFKH").unwrap());
+            assert!(!r.forget_location("LK47B6W/362SFKH").unwrap());
+            assert!(r.locations(None).unwrap().is_empty());
+            assert_eq!(
+                r.forgotten_after(0).unwrap(),
+                (vec!["LK47B6W/362SFKH".to_string(); 2], 2)
+            );
+            // Two days on, the old notes are pruned but for the newest, which the next
+            // one follows.
+            clock.advance(std::time::Duration::from_secs(2 * 86_400));
+            assert!(!r.forget_location("8JMKD3MGP8W/35MME4F").unwrap());
+            assert_eq!(
+                r.forgotten_after(0).unwrap(),
+                (vec!["8JMKD3MGP8W/35MME4F".to_string()], 3)
+            );
+            assert_eq!(r.last_forgotten().unwrap(), 3);
+        }
+    }
+
     /// An Archive registered under one spelling of its service IBI is found under every
     /// other: its key check, inclusion, exclusion and unregistration.
     #[test]

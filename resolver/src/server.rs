@@ -46,7 +46,12 @@ pub const STOP_GRACE: Duration = Duration::from_secs(5);
 /// Runs the server until SIGINT or SIGTERM.
 pub async fn serve(config: Config) -> Result<(), String> {
     let listen = config.listen;
-    let state = Arc::new(AppState::new(config).map_err(|e| e.to_string())?);
+    // The registry opened off the async threads: its PostgreSQL client blocks.
+    let state = tokio::task::spawn_blocking(move || AppState::new(config))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())?;
+    let state = Arc::new(state);
     let max_connections = connections_that_fit(&state.config);
     let listener = TcpListener::bind(listen)
         .await
@@ -123,20 +128,8 @@ async fn keep_registry(state: Arc<AppState>) {
         }
         crate::process::give_back_memory();
         if !state.listening.load(Ordering::Relaxed) || ticks.is_multiple_of(TOLD_REFRESHES) {
-            read_registry(&state).await;
+            let _ = state.read_registry().await;
         }
-    }
-}
-
-/// Reads the included Archives again; says once when the registry stops answering (the
-/// resolver then serves from what it holds) and once when it answers again.
-pub async fn read_registry(state: &AppState) {
-    match state.refresh_noting().await {
-        (Err(e), true) => say(&format!(
-            "cannot read the registry: {e}; resolving with the Archives and the memory held, tried again every {REFRESH:?}"
-        )),
-        (Ok(()), true) => say("the registry answers again"),
-        _ => {}
     }
 }
 

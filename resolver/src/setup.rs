@@ -68,7 +68,8 @@ publicurl = "{publicurl}"
 # reach (resolver/deploy/apache2-ibi-resolver.conf puts Apache in front).
 listen = "{listen}"
 
-# The registry (SQLite, mode 600): a path relative to this file's directory, or absolute.
+# The registry (SQLite, mode 600): a path relative to this file's directory, or absolute;
+# or a PostgreSQL database several resolvers share: postgresql://USER:PASSWORD@HOST1,HOST2/DB?target_session_attrs=read-write
 database = "{database}"
 
 # X-Forwarded-For is believed only from these (the web server in front, on this machine).

@@ -153,12 +153,21 @@ impl AppState {
         }
     }
 
-    /// Reads the included Archives from the registry again, noting whether it answered
-    /// (`true` when that changed since the last read).
-    pub async fn refresh_noting(&self) -> (Result<(), RegistryError>, bool) {
+    /// Reads the included Archives again; says once when the registry stops answering
+    /// (resolutions then go on with the Archives and the memory held) and once when it
+    /// answers again.
+    pub async fn read_registry(&self) -> Result<(), RegistryError> {
         let read = self.refresh().await;
-        let changed = self.note_reachable(read.as_ref().map(|_| ()));
-        (read, changed)
+        if self.note_reachable(read.as_ref().map(|_| ())) {
+            match &read {
+                Err(e) => say(&format!(
+                    "cannot read the registry: {e}; resolving with the Archives and the memory held, tried again every {:?}",
+                    crate::server::REFRESH
+                )),
+                Ok(()) => say("the registry answers again"),
+            }
+        }
+        read
     }
 
     /// Reads the included Archives from the registry again.
@@ -253,7 +262,7 @@ impl AppState {
         F: FnOnce(&mut Registry) -> Result<(), RegistryError> + Send + 'static,
     {
         self.with_registry(change).await?;
-        self.refresh().await
+        self.read_registry().await
     }
 
     /// Whether `key` is the registered key of `serviceibi`. The check first waits the

@@ -353,6 +353,21 @@ impl PgConn {
     }
 }
 
+/// The blocking client closes its connection on its own runtime, which cannot run on a
+/// thread of another (the server's, when it drops its state at a stop): there it is
+/// closed on a thread of its own.
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.take() {
+            if tokio::runtime::Handle::try_current().is_ok() {
+                let _ = std::thread::Builder::new()
+                    .name("registry-close".into())
+                    .spawn(move || drop(client));
+            }
+        }
+    }
+}
+
 /// `sql` with `?N` written `$N`, as PostgreSQL numbers its parameters (no statement of
 /// this crate has a `?` elsewhere).
 fn numbered(sql: &str) -> String {
@@ -611,7 +626,7 @@ mod tests {
 }
 
 /// The registries the tests of the registry and of the memory run against: one of each
-/// kind of [`Database`].
+/// kind of [`Database`], PostgreSQL's in a throwaway cluster of its own.
 #[cfg(test)]
 pub mod testing {
     use super::Database;
@@ -619,7 +634,8 @@ pub mod testing {
     /// A new registry, its schema made; what holds it goes when this is dropped.
     pub struct TestRegistry {
         pub database: Database,
-        _dir: tempfile::TempDir,
+        _dir: Option<tempfile::TempDir>,
+        _cluster: Option<common::pg::Cluster>,
     }
 
     /// A new SQLite registry.
@@ -629,12 +645,26 @@ pub mod testing {
         crate::registry::Registry::open(&database).unwrap();
         TestRegistry {
             database,
-            _dir: dir,
+            _dir: Some(dir),
+            _cluster: None,
         }
+    }
+
+    /// A new registry in PostgreSQL; None when PostgreSQL is not installed (said on
+    /// stderr), unless `CI=true`: then the test fails.
+    pub fn postgres() -> Option<TestRegistry> {
+        let cluster = common::pg::Cluster::start()?;
+        let database = Database::Postgres(cluster.database());
+        crate::registry::Registry::open(&database).unwrap();
+        Some(TestRegistry {
+            database,
+            _dir: None,
+            _cluster: Some(cluster),
+        })
     }
 
     /// A new registry of each kind.
     pub fn registries() -> Vec<TestRegistry> {
-        vec![sqlite()]
+        std::iter::once(sqlite()).chain(postgres()).collect()
     }
 }

@@ -15,3 +15,4 @@ mod resolver_deploy;
 mod resolver_loop;
 mod resolver_steering;
 mod resolver_system;
+mod several;
