@@ -89,10 +89,7 @@ const SETTLE: Duration = Duration::from_secs(20);
 /// The registry both instances share.
 #[derive(Clone, Copy)]
 enum Registry {
-    /// A database of a throwaway PostgreSQL cluster: not yet used, `serve` on a
-    /// `postgresql://` database stopping at its start (the synchronous client's runtime
-    /// started within the server's).
-    #[allow(dead_code)]
+    /// A database of a throwaway PostgreSQL cluster.
     Postgresql,
     /// One SQLite file.
     Sqlite,
@@ -589,16 +586,21 @@ fn haproxy_loses_no_request(registry: Registry, name: &str) {
 }
 
 #[test]
+fn haproxy_on_postgresql_loses_no_request_when_an_instance_is_killed_and_takes_it_back() {
+    haproxy_loses_no_request(Registry::Postgresql, "haproxy, PostgreSQL");
+}
+
+#[test]
 fn haproxy_on_sqlite_loses_no_request_when_an_instance_is_killed_and_takes_it_back() {
     haproxy_loses_no_request(Registry::Sqlite, "haproxy, SQLite");
 }
 
 #[test]
-fn apache_on_sqlite_fails_over_when_an_instance_is_killed_and_takes_it_back() {
-    let Some(cluster) = apache(Registry::Sqlite) else {
+fn apache_on_postgresql_fails_over_when_an_instance_is_killed_and_takes_it_back() {
+    let Some(cluster) = apache(Registry::Postgresql) else {
         return;
     };
-    let counts = kill_during_load_then_restart(cluster, "apache2, SQLite");
+    let counts = kill_during_load_then_restart(cluster, "apache2, PostgreSQL");
     // Only what was sent to instance 1 before it was gone may fail (ended after the
     // kill): per thread, the request under way in it, and at most one more, on a
     // connection its dying listener had accepted; and only as mod_proxy_http fails them:
