@@ -34,6 +34,9 @@ pub async fn listen(state: Arc<AppState>, uri: String) {
         let outcome = listen_once(&state, &uri, &mut lost).await;
         state.listening.store(false, Ordering::Relaxed);
         if !lost {
+            // Whether the registry itself is out of reach, known now rather than at the
+            // next reading.
+            let _ = state.read_registry().await;
             lost = true;
             say(&format!(
                 "not told of the registry's changes ({}): {outcome}; connecting again every {RETRY:?}, reading the registry every {:?} meanwhile",

@@ -85,7 +85,11 @@ pub async fn handle(
     };
     let answer = route(&state, &Received::of(&parts, &ips)).await;
     line.answered = true;
-    line.write(answer.response.status().as_u16(), &answer.note);
+    // A balancer's health checks, every few seconds for as long as it runs, are not
+    // events: a check answered 200 has no log line.
+    if !(parts.uri.path() == "/healthz" && answer.response.status() == StatusCode::OK) {
+        line.write(answer.response.status().as_u16(), &answer.note);
+    }
     framed(&parts.method, answer.response)
 }
 

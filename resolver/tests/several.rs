@@ -357,6 +357,8 @@ fn postgresql_stopped_under_a_load_no_resolution_fails_and_inclusion_comes_back_
             "{log}"
         );
         assert_eq!(log.matches("listening on").count(), 1, "{log}");
+        // Health checks are no events.
+        assert!(!log.contains("/healthz"), "{log}");
     }
 }
 
