@@ -145,8 +145,9 @@ fn the_completions_offer_each_command_its_own_flags() {
         (
             "ibi-resolver",
             &[""],
-            "init serve register unregister archives resolve memory forget backup help --config --help -h --version -V",
+            "init serve register unregister archives resolve memory forget backup migrate-registry help --config --help -h --version -V",
         ),
+        ("ibi-resolver", &["migrate-registry", "--"], "--to --config --help"),
         ("ibi-resolver", &["init", "--"], "--publicurl --config --help"),
         ("ibi-resolver", &["--config", "x.toml", "ar"], "archives"),
         ("ibi-resolver", &["serve", "--"], "--config --help"),
@@ -192,12 +193,13 @@ fn man_sections(page: &str, program: &str) -> BTreeMap<String, String> {
             let rest = title
                 .strip_prefix(program)
                 .unwrap_or_else(|| panic!("{program}(1): {line}"));
+            // roff writes a hyphen of a name `\-` (migrate\-registry).
             current = Some(
                 rest.trim_start()
                     .split([' ', '"'])
                     .next()
                     .unwrap()
-                    .to_string(),
+                    .replace("\\-", "-"),
             );
         } else if line.starts_with(".SH") {
             current = None;
