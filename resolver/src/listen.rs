@@ -13,11 +13,11 @@
 //! the registry is read every [`crate::server::REFRESH`] instead.
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::mpsc;
-use tokio_postgres::{AsyncMessage, Notification};
+use tokio::sync::Notify;
+use tokio_postgres::AsyncMessage;
 
 use crate::log::say;
 use crate::memory::SHARED_MAX;
@@ -49,32 +49,47 @@ pub async fn listen(state: Arc<AppState>, uri: String) {
 }
 
 /// One connection: listens until it breaks; why it ended.
-async fn listen_once(state: &AppState, uri: &str, lost: &mut bool) -> String {
-    let config = match postgres_config(uri) {
+async fn listen_once(state: &Arc<AppState>, uri: &str, lost: &mut bool) -> String {
+    let config = match postgres_config(uri, "listen") {
         Ok(c) => c,
         Err(e) => return e,
     };
     let (client, mut connection) = match config.connect(tokio_postgres::NoTls).await {
         Ok(c) => c,
-        Err(e) => return format!("cannot connect: {e}"),
+        Err(e) => return format!("cannot connect: {}", crate::store::pg_error_text(&e)),
     };
-    let (tx, mut rx) = mpsc::unbounded_channel::<Notification>();
-    // The connection is driven here, its notifications handed on; it ends with the
-    // connection, dropping `tx`.
-    let driver = tokio::spawn(async move {
-        loop {
-            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
-                Some(Ok(AsyncMessage::Notification(n))) => {
-                    if tx.send(n).is_err() {
-                        return "stopped".to_string();
+    // What the notifications asked for, merged and bounded however many arrive: the
+    // Archives to read again, and at most SHARED_MAX IBIs to look up.
+    let pending = Arc::new(Mutex::new(Pending::default()));
+    let wake = Arc::new(Notify::new());
+    // The connection is driven here, its notifications merged into `pending`; it ends
+    // with the connection.
+    let mut driver = {
+        let (pending, wake, state) = (pending.clone(), wake.clone(), state.clone());
+        tokio::spawn(async move {
+            loop {
+                match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                    Some(Ok(AsyncMessage::Notification(n))) => {
+                        if let Ok(mut p) = pending.lock() {
+                            match n.channel() {
+                                REGISTRY_CHANNEL => p.registry = true,
+                                MEMORY_CHANNEL if p.ibis.len() < SHARED_MAX => {
+                                    let room = SHARED_MAX - p.ibis.len();
+                                    let ibis = state.engine.memory.shared_ibis(n.payload());
+                                    p.ibis.extend(ibis.into_iter().take(room));
+                                }
+                                _ => {}
+                            }
+                        }
+                        wake.notify_one();
                     }
+                    Some(Ok(_)) => {}
+                    Some(Err(e)) => return crate::store::pg_error_text(&e),
+                    None => return "the connection was closed".to_string(),
                 }
-                Some(Ok(_)) => {}
-                Some(Err(e)) => return e.to_string(),
-                None => return "the connection was closed".to_string(),
             }
-        }
-    });
+        })
+    };
     let listening = client
         .batch_execute(&format!(
             "LISTEN {REGISTRY_CHANNEL}; LISTEN {MEMORY_CHANNEL}"
@@ -82,7 +97,7 @@ async fn listen_once(state: &AppState, uri: &str, lost: &mut bool) -> String {
         .await;
     if let Err(e) = listening {
         driver.abort();
-        return format!("cannot listen: {e}");
+        return format!("cannot listen: {}", crate::store::pg_error_text(&e));
     }
     state.listening.store(true, Ordering::Relaxed);
     if std::mem::take(lost) {
@@ -90,27 +105,23 @@ async fn listen_once(state: &AppState, uri: &str, lost: &mut bool) -> String {
     }
     // What changed while nobody listened.
     let _ = state.read_registry().await;
-    while let Some(first) = rx.recv().await {
-        let mut registry_changed = false;
-        let mut shared = Vec::new();
-        let mut next = Some(first);
-        // Every notification already there handled at once: one reading of the
-        // registry for a burst of changes.
-        while let Some(n) = next {
-            match n.channel() {
-                REGISTRY_CHANNEL => registry_changed = true,
-                MEMORY_CHANNEL => shared.extend(state.engine.memory.shared_ibis(n.payload())),
-                _ => {}
+    loop {
+        tokio::select! {
+            ended = &mut driver => {
+                return ended.unwrap_or_else(|e| format!("listener stopped: {e}"));
             }
-            next = rx.try_recv().ok();
+            () = wake.notified() => {}
         }
-        if !shared.is_empty() {
+        let Pending { registry, ibis } = pending
+            .lock()
+            .map(|mut p| std::mem::take(&mut *p))
+            .unwrap_or_default();
+        if !ibis.is_empty() {
             // Where they are, as the table says.
-            shared.truncate(SHARED_MAX);
             let rows = client
                 .query(
                     "SELECT ibi, archive, verified FROM locations WHERE ibi = ANY($1)",
-                    &[&shared],
+                    &[&ibis],
                 )
                 .await;
             match rows {
@@ -125,16 +136,24 @@ async fn listen_once(state: &AppState, uri: &str, lost: &mut bool) -> String {
                 }
                 Err(e) => crate::log::complain(
                     "memory not shared",
-                    &format!("location memory of the other resolvers: {e}"),
+                    &format!(
+                        "location memory of the other resolvers: {}",
+                        crate::store::pg_error_text(&e)
+                    ),
                 ),
             }
         }
-        if registry_changed {
+        if registry {
             let _ = state.read_registry().await;
         }
     }
-    drop(client);
-    driver
-        .await
-        .unwrap_or_else(|e| format!("listener stopped: {e}"))
+}
+
+/// What notifications asked for since last looked at.
+#[derive(Default)]
+struct Pending {
+    /// The Archives changed: read them again.
+    registry: bool,
+    /// IBIs another resolver remembered (at most [`SHARED_MAX`]).
+    ibis: Vec<String>,
 }

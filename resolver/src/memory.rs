@@ -84,6 +84,10 @@ enum Change {
         verified: i64,
     },
     Forget(String),
+    /// Pushed out of this memory by newer entries: out of the table too, unless the table
+    /// is shared by several resolvers (PostgreSQL), whose memories hold other entries;
+    /// there it is pruned to `entries` rows, the least recently used first.
+    Evict(String),
     /// The conflicts of an IBI the operator forgot.
     ForgetConflicts(String),
     Conflict {
@@ -92,6 +96,20 @@ enum Change {
     },
     /// Answered once every change sent before it is committed.
     Flush(std::sync::mpsc::Sender<()>),
+}
+
+impl Change {
+    /// The IBI it changes (empty for a flush).
+    fn ibi(&self) -> &str {
+        match self {
+            Change::Set { ibi, .. }
+            | Change::Forget(ibi)
+            | Change::Evict(ibi)
+            | Change::ForgetConflicts(ibi) => ibi,
+            Change::Conflict { conflict, .. } => &conflict.ibi,
+            Change::Flush(_) => "",
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -251,7 +269,7 @@ impl LocationMemory {
             return Ok(LocationMemory::disabled());
         };
         let failed = |e: StoreError| RegistryError::from(e);
-        let mut conn = Conn::open(database).map_err(failed)?;
+        let mut conn = Conn::open(database, "memory").map_err(failed)?;
         if let Conn::Sqlite(c) = &conn {
             c.busy_timeout(Duration::from_secs(5))?;
             // A lost change costs one fan-out, not a wrong answer: no fsync per batch.
@@ -424,7 +442,7 @@ impl LocationMemory {
         // written would not follow the memory's order (a recall within REFRESH_MS does
         // not rewrite its row), and could delete a row the memory still holds.
         for evicted in map.lru.put(ibi, entry) {
-            self.send(Change::Forget(evicted.into()));
+            self.send(Change::Evict(evicted.into()));
         }
         self.send(Change::Set {
             ibi: ibi.to_string(),
@@ -602,7 +620,18 @@ fn writer(mut conn: Conn, rx: Receiver<Change>, entries: usize, instance: u64) {
         });
         since_prune += batch.len();
         let prune = since_prune >= entries.div_ceil(16).max(1);
-        if let Err(e) = write_batch(&mut conn, &batch, prune.then_some(entries), instance) {
+        // In the order of their IBIs (each IBI's changes in the order made), so that
+        // the writers of several resolvers take the rows' locks in one order; a batch
+        // that met another's all the same is written again, once.
+        batch.sort_by(|a, b| a.ibi().cmp(b.ibi()));
+        let mut written = write_batch(&mut conn, &batch, prune.then_some(entries), instance);
+        if written
+            .as_ref()
+            .is_err_and(|e| e.kind == crate::store::StoreErrorKind::Conflict)
+        {
+            written = write_batch(&mut conn, &batch, prune.then_some(entries), instance);
+        }
+        if let Err(e) = written {
             crate::log::complain(
                 "location memory not written",
                 &format!("location memory: {e}"),
@@ -657,16 +686,23 @@ fn write_batch(
                     verified,
                 } => {
                     tx.execute(
+                        // Never over an entry verified later (by another resolver of
+                        // the same database): the later verification stands.
                         "INSERT INTO locations (ibi, archive, used, verified) VALUES (?1, ?2, ?3, ?4)
                          ON CONFLICT(ibi) DO UPDATE SET archive = excluded.archive,
                                                         used = excluded.used,
-                                                        verified = excluded.verified",
+                                                        verified = excluded.verified
+                         WHERE locations.verified <= excluded.verified",
                         values![ibi, &**archive, *used, *verified],
                     )?;
                 }
                 Change::Forget(ibi) => {
                     tx.execute("DELETE FROM locations WHERE ibi = ?1", values![ibi])?;
                 }
+                Change::Evict(ibi) if !postgres => {
+                    tx.execute("DELETE FROM locations WHERE ibi = ?1", values![ibi])?;
+                }
+                Change::Evict(_) => {}
                 Change::ForgetConflicts(ibi) => {
                     tx.execute("DELETE FROM conflicts WHERE ibi = ?1", values![ibi])?;
                 }
@@ -727,7 +763,7 @@ mod tests {
     use crate::store::testing::{registries, TestRegistry};
 
     fn table(db: &Database) -> Vec<(String, String)> {
-        Conn::open(db)
+        Conn::open(db, "test")
             .unwrap()
             .query("SELECT ibi, archive FROM locations ORDER BY ibi", &[])
             .unwrap()
@@ -802,10 +838,12 @@ mod tests {
         }
     }
 
-    /// The table holds what the memory holds: an IBI evicted from memory is forgotten in
-    /// the table too, and one still in memory is never pruned from the table because its
-    /// row was written earlier than the evicted one's (a recall within the refresh
-    /// interval does not rewrite its row).
+    /// In SQLite, the table holds what the memory holds: an IBI evicted from memory is
+    /// forgotten in the table too, and one still in memory is never pruned from the table
+    /// because its row was written earlier than the evicted one's (a recall within the
+    /// refresh interval does not rewrite its row). In PostgreSQL the table is every
+    /// resolver's, whose memories hold other entries: an eviction leaves the row, and the
+    /// table is pruned to `entries` rows, least recently written first.
     #[test]
     fn the_table_holds_what_the_memory_holds_after_an_eviction() {
         for TestRegistry { database: path, .. } in registries() {
@@ -814,10 +852,16 @@ mod tests {
             assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
             memory.remember("i4", B);
             memory.flush(Duration::from_secs(10));
-            assert_eq!(
-                table(&path),
-                vec![pair("i1", A), pair("i3", A), pair("i4", B)]
-            );
+            let rows = table(&path);
+            match path {
+                Database::Sqlite(_) => {
+                    assert_eq!(rows, vec![pair("i1", A), pair("i3", A), pair("i4", B)])
+                }
+                Database::Postgres(_) => {
+                    assert_eq!(rows.len(), 3, "{rows:?}");
+                    assert!(rows.contains(&pair("i4", B)), "{rows:?}");
+                }
+            }
         }
     }
 
@@ -842,7 +886,7 @@ mod tests {
     #[test]
     fn a_smaller_memory_loads_the_most_recently_used_rows() {
         for TestRegistry { database: path, .. } in registries() {
-            let mut conn = Conn::open(&path).unwrap();
+            let mut conn = Conn::open(&path, "test").unwrap();
             for (i, used) in [("old", 100), ("newer", 200), ("newest", 300)] {
                 conn.execute(
                     "INSERT INTO locations (ibi, archive, used, verified) VALUES (?1, ?2, ?3, ?3)",
@@ -939,7 +983,7 @@ mod tests {
             assert_eq!(memory.conflicts_of("i1"), vec![c.clone()]);
             assert_eq!(archive_of(&memory, "i1").as_deref(), Some(A));
             memory.flush(Duration::from_secs(10));
-            let times = Conn::open(&path)
+            let times = Conn::open(&path, "test")
                 .unwrap()
                 .query_one(
                     "SELECT times FROM conflicts WHERE ibi = 'i1' AND claimant = ?1",

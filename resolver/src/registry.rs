@@ -182,6 +182,8 @@ pub enum RegistryErrorKind {
     NotRegistered,
     /// The database cannot be reached (PostgreSQL down, or the connection lost).
     Unreachable,
+    /// A row's key taken meanwhile by another writer.
+    Duplicate,
     /// Any other fault of the database, or of the work on it.
     Database,
 }
@@ -483,6 +485,9 @@ impl From<StoreError> for RegistryError {
                 RegistryErrorKind::Unreachable,
                 format!("registry unreachable: {e}"),
             ),
+            StoreErrorKind::Duplicate => {
+                RegistryError::new(RegistryErrorKind::Duplicate, format!("registry: {e}"))
+            }
             _ => RegistryError::new(RegistryErrorKind::Database, format!("registry: {e}")),
         }
     }
@@ -749,6 +754,18 @@ impl Registry {
     /// Forgets the remembered location of `ibi` (a key), and notes it for running
     /// servers to drop from their memory; `false` when the table did not hold it.
     pub fn forget_location(&mut self, ibi: &str) -> Result<bool, RegistryError> {
+        // Two forgets at once on PostgreSQL may take the same number: the second is
+        // made again, after the first.
+        let mut tries = 0;
+        loop {
+            match self.forget_location_once(ibi) {
+                Err(e) if e.kind() == RegistryErrorKind::Duplicate && tries < 3 => tries += 1,
+                done => return done,
+            }
+        }
+    }
+
+    fn forget_location_once(&mut self, ibi: &str) -> Result<bool, RegistryError> {
         let now = clock::millis(&*self.clock);
         self.conn.transaction(|tx| {
             let n = tx.execute("DELETE FROM locations WHERE ibi = ?1", values![ibi])?;
@@ -973,7 +990,7 @@ fn open_sqlite(path: &Path) -> Result<Connection, RegistryError> {
 /// is refused before anything is written in it.
 fn open_postgres(uri: &str, database: &Database) -> Result<PgConn, RegistryError> {
     let shown = database.to_string();
-    let mut conn = Conn::Postgres(Box::new(PgConn::connect(uri).map_err(|e| {
+    let mut conn = Conn::Postgres(Box::new(PgConn::connect(uri, "registry").map_err(|e| {
         RegistryError::new(
             RegistryErrorKind::Unreachable,
             format!("{shown}: cannot connect: {e}"),
@@ -1326,6 +1343,52 @@ mod tests {
         );
         assert_eq!(r.forgotten_after(2).unwrap(), (Vec::new(), 2));
         assert_eq!(r.list().unwrap()[0].conflicts, 0);
+    }
+
+    /// A connection the server ended (a restart, `pg_terminate_backend`) is a registry
+    /// out of reach, not a fault of the statement: the caller answers 503 (a key is never
+    /// refused for it), and the next call connects again. A value of the wrong type for
+    /// a column is refused, not written as another.
+    #[test]
+    fn a_connection_ended_by_postgresql_is_out_of_reach_then_made_again() {
+        let Some(test) = crate::store::testing::postgres() else {
+            return;
+        };
+        let database = test.database.clone();
+        let Database::Postgres(uri) = &database else {
+            unreachable!()
+        };
+        let mut r = Registry::open(&database).unwrap();
+        let ibi = Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap();
+        r.register(&ibi, "a@example.org", "1234567890").unwrap();
+        let mut other = crate::store::PgConn::connect(uri, "test").unwrap();
+        let ended = other
+            .client()
+            .unwrap()
+            .query(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                 WHERE application_name = 'ibi-resolver registry'",
+                &[],
+            )
+            .unwrap();
+        assert_eq!(ended.len(), 1);
+        let e = r.key_hash(&ibi).unwrap_err();
+        assert_eq!(e.kind(), RegistryErrorKind::Unreachable, "{e}");
+        assert!(r.key_hash(&ibi).unwrap().is_some());
+        let e = r
+            .conn
+            .query("SELECT CAST(?1 AS BIGINT)", &[Value::Real(1.5)])
+            .unwrap_err();
+        assert_eq!(e.kind, StoreErrorKind::Other, "{e}");
+        assert_eq!(
+            r.conn
+                .query_one("SELECT CAST(?1 AS BIGINT)", &[Value::Real(2.0)])
+                .unwrap()
+                .unwrap()
+                .int(0)
+                .unwrap(),
+            2
+        );
     }
 
     /// `forget` notes what it removes for running servers, numbered in order, the newest

@@ -25,11 +25,17 @@ use crate::memory::LocationMemory;
 use crate::registry::{self, Included, Registry, RegistryError, RegistryErrorKind};
 use crate::resolve::Engine;
 
+/// How long a call of the registry may take before its caller takes the registry for out
+/// of reach: longer than the bounds set on PostgreSQL's side (a statement 5 s), so that
+/// those answer first, and short enough that an Archive asking to be included (it waits
+/// 10 s) gets the answer 503.
+pub const REGISTRY_WAIT: Duration = Duration::from_secs(6);
+
 /// Everything the handlers share.
 pub struct AppState {
     pub config: Config,
     pub engine: Engine,
-    registry: Arc<Mutex<Registry>>,
+    registry: Arc<tokio::sync::Mutex<Registry>>,
     archives: RwLock<Arc<Vec<Included>>>,
     slowdown: Mutex<Slowdown>,
     /// Key checks (argon2id, 19 MiB each) under way at once, their work included.
@@ -109,7 +115,7 @@ impl AppState {
             listening: AtomicBool::new(false),
             config,
             engine,
-            registry: Arc::new(Mutex::new(registry)),
+            registry: Arc::new(tokio::sync::Mutex::new(registry)),
             archives: RwLock::new(Arc::new(archives)),
             slowdown: Mutex::new(Slowdown::new()),
             // argon2id works in 19 MiB per check.
@@ -132,42 +138,37 @@ impl AppState {
             .unwrap_or(Reachable::Yes)
     }
 
-    /// Notes whether the registry answered a read; `true` when that changed.
-    fn note_reachable(&self, read: Result<(), &RegistryError>) -> bool {
+    /// Notes whether the registry answered a call (any fault but one of reach is an
+    /// answer), saying so once when it stops answering (resolutions then go on with the
+    /// Archives and the memory held) and once when it answers again.
+    fn note_reachable<T>(&self, done: &Result<T, RegistryError>) {
         let Ok(mut r) = self.reachable.lock() else {
-            return false;
+            return;
         };
-        match (read, &*r) {
-            (Ok(()), Reachable::Yes) | (Err(_), Reachable::No { .. }) => false,
-            (Ok(()), _) => {
-                *r = Reachable::Yes;
-                true
-            }
-            (Err(e), _) => {
+        match (done, &*r) {
+            (Err(e), Reachable::Yes) if e.kind() == RegistryErrorKind::Unreachable => {
+                say(&format!(
+                    "cannot read the registry: {e}; resolving with the Archives and the memory held, tried again every {:?}",
+                    crate::server::REFRESH
+                ));
                 *r = Reachable::No {
                     since: ibi::time::iso8601(self.engine.clock.now()),
                     reason: e.to_string(),
                 };
-                true
             }
+            (Err(e), Reachable::No { .. }) if e.kind() == RegistryErrorKind::Unreachable => {}
+            (_, Reachable::No { .. }) => {
+                say("the registry answers again");
+                *r = Reachable::Yes;
+            }
+            _ => {}
         }
     }
 
-    /// Reads the included Archives again; says once when the registry stops answering
-    /// (resolutions then go on with the Archives and the memory held) and once when it
-    /// answers again.
+    /// Reads the included Archives again (whether the registry answers is noted by every
+    /// call of it, [`AppState::with_registry`]).
     pub async fn read_registry(&self) -> Result<(), RegistryError> {
-        let read = self.refresh().await;
-        if self.note_reachable(read.as_ref().map(|_| ())) {
-            match &read {
-                Err(e) => say(&format!(
-                    "cannot read the registry: {e}; resolving with the Archives and the memory held, tried again every {:?}",
-                    crate::server::REFRESH
-                )),
-                Ok(()) => say("the registry answers again"),
-            }
-        }
-        read
+        self.refresh().await
     }
 
     /// Reads the included Archives from the registry again.
@@ -236,23 +237,42 @@ impl AppState {
         while probes.join_next().await.is_some() {}
     }
 
-    /// Runs `work` on the registry off the async threads (SQLite blocks).
+    /// Runs `work` on the registry off the async threads (SQLite and PostgreSQL's client
+    /// block), one at a time. A registry that does not answer within [`REGISTRY_WAIT`]
+    /// (a database that hangs rather than fails) is out of reach for the caller, which
+    /// neither waits longer nor holds a thread to wait: the work under way ends when the
+    /// database answers or its connection is found dead.
     async fn with_registry<T, F>(&self, work: F) -> Result<T, RegistryError>
     where
         T: Send + 'static,
         F: FnOnce(&mut Registry) -> Result<T, RegistryError> + Send + 'static,
     {
-        let registry = self.registry.clone();
-        tokio::task::spawn_blocking(move || {
-            let mut r = registry.lock().map_err(|_| {
-                RegistryError::new(RegistryErrorKind::Database, "registry lock poisoned")
-            })?;
-            work(&mut r)
-        })
-        .await
-        .map_err(|e| {
-            RegistryError::new(RegistryErrorKind::Database, format!("registry task: {e}"))
-        })?
+        let silent = || {
+            RegistryError::new(
+                RegistryErrorKind::Unreachable,
+                format!(
+                    "registry unreachable: no answer within {} s",
+                    REGISTRY_WAIT.as_secs()
+                ),
+            )
+        };
+        let done =
+            match tokio::time::timeout(REGISTRY_WAIT, self.registry.clone().lock_owned()).await {
+                Err(_) => Err(silent()),
+                Ok(mut registry) => {
+                    let task = tokio::task::spawn_blocking(move || work(&mut registry));
+                    match tokio::time::timeout(REGISTRY_WAIT, task).await {
+                        Ok(Ok(done)) => done,
+                        Ok(Err(e)) => Err(RegistryError::new(
+                            RegistryErrorKind::Database,
+                            format!("registry task: {e}"),
+                        )),
+                        Err(_) => Err(silent()),
+                    }
+                }
+            };
+        self.note_reachable(&done);
+        done
     }
 
     /// Runs one change of the registry (a transaction) off the async threads, then
@@ -303,15 +323,14 @@ impl AppState {
         let ibi = serviceibi.clone();
         let hash = match self.with_registry(move |r| r.key_hash(&ibi)).await {
             Ok(hash) => hash,
-            // Nothing to check against while the database is out of reach: no key is
+            // Nothing to check against while the registry cannot be read: no key is
             // refused for that, the request is to be made again.
-            Err(e) if e.kind() == RegistryErrorKind::Unreachable => {
+            Err(e) => {
                 drop((permit, turn));
                 return KeyCheck::Unavailable {
                     reason: e.to_string(),
                 };
             }
-            Err(_) => None,
         };
         let key = key.to_string();
         // An unreadable registry verifies against no hash: a refusal after the same work.

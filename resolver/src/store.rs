@@ -41,7 +41,7 @@ impl Database {
     /// `database` of resolver.toml: a PostgreSQL URI, else a path (relative to `dir`).
     pub fn parse(value: &str, dir: &std::path::Path) -> Result<Database, String> {
         if is_uri(value) {
-            postgres_config(value)?;
+            postgres_config(value, "registry")?;
             Ok(Database::Postgres(value.to_string()))
         } else {
             Ok(Database::Sqlite(dir.join(value)))
@@ -79,37 +79,44 @@ impl fmt::Debug for Database {
 }
 
 /// `uri` with the password of its user part and of a `password=` parameter replaced.
+/// The user part is read as the driver reads it: everything before the first `@` (a
+/// password may hold `/`, `?` or `:`).
 pub fn masked(uri: &str) -> String {
     let (scheme, rest) = uri.split_once("://").unwrap_or(("", uri));
-    let (authority, tail) = match rest.find(['/', '?']) {
-        Some(i) => rest.split_at(i),
-        None => (rest, ""),
-    };
-    let authority = match authority.rsplit_once('@') {
-        Some((user, hosts)) => match user.split_once(':') {
-            Some((name, _)) => format!("{name}:***@{hosts}"),
-            None => authority.to_string(),
+    let rest = match rest.split_once('@') {
+        Some((user, after)) => match user.split_once(':') {
+            Some((name, _)) => format!("{name}:***@{after}"),
+            None => rest.to_string(),
         },
-        None => authority.to_string(),
+        None => rest.to_string(),
     };
-    let tail = match tail.split_once('?') {
-        Some((path, query)) => {
-            let params: Vec<String> = query
-                .split('&')
-                .map(|p| match p.split_once('=') {
-                    Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
-                    _ => p.to_string(),
-                })
-                .collect();
-            format!("{path}?{}", params.join("&"))
-        }
-        None => tail.to_string(),
+    let masked_params = |query: &str| {
+        query
+            .split('&')
+            .map(|p| match p.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") => format!("{k}=***"),
+                _ => p.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("&")
     };
-    format!("{scheme}://{authority}{tail}")
+    let rest = match rest.split_once('?') {
+        Some((before, query)) => format!("{before}?{}", masked_params(query)),
+        None => rest,
+    };
+    format!("{scheme}://{rest}")
 }
 
-/// The driver's settings of `uri`, with the bounds this module sets where it sets none.
-pub fn postgres_config(uri: &str) -> Result<tokio_postgres::Config, String> {
+/// What a statement may take on the server, set for every connection of the resolver
+/// unless the URI sets `options` itself: a statement, a wait for a lock, a transaction
+/// left idle (the registry's work is a few rows; anything longer is a fault).
+const SERVER_BOUNDS: &str =
+    "-c statement_timeout=5s -c lock_timeout=3s -c idle_in_transaction_session_timeout=30s";
+
+/// The driver's settings of `uri` for the connection that does `role` (its
+/// `application_name`, `ibi-resolver registry` say, unless the URI names one), with the
+/// bounds this module sets where it sets none.
+pub fn postgres_config(uri: &str, role: &str) -> Result<tokio_postgres::Config, String> {
     let mut config: tokio_postgres::Config = uri
         .parse()
         .map_err(|e| format!("{}: not a PostgreSQL connection URI: {e}", masked(uri)))?;
@@ -117,7 +124,10 @@ pub fn postgres_config(uri: &str) -> Result<tokio_postgres::Config, String> {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
     if config.get_application_name().is_none() {
-        config.application_name("ibi-resolver");
+        config.application_name(format!("ibi-resolver {role}"));
+    }
+    if config.get_options().is_none() {
+        config.options(SERVER_BOUNDS);
     }
     config
         .keepalives(true)
@@ -126,6 +136,51 @@ pub fn postgres_config(uri: &str) -> Result<tokio_postgres::Config, String> {
         .keepalives_retries(3)
         .tcp_user_timeout(USER_TIMEOUT);
     Ok(config)
+}
+
+/// Whether a fault of PostgreSQL's client means the database is out of reach (the
+/// connection lost or refused, the server starting, stopping, full or read-only after a
+/// failover) rather than a statement wrong.
+pub fn is_unreachable(e: &tokio_postgres::Error) -> bool {
+    use tokio_postgres::error::SqlState;
+    if e.is_closed() {
+        return true;
+    }
+    match e.as_db_error() {
+        Some(db) => {
+            let code = db.code().code();
+            code.starts_with("08")
+                || code.starts_with("57P")
+                || *db.code() == SqlState::TOO_MANY_CONNECTIONS
+                || *db.code() == SqlState::READ_ONLY_SQL_TRANSACTION
+                || *db.code() == SqlState::QUERY_CANCELED
+                || matches!(db.severity(), "FATAL" | "PANIC")
+        }
+        // No answer of the server's: an I/O error, a timeout, a refused connection; a
+        // value the driver could not convert has no I/O error behind it.
+        None => {
+            let mut source = std::error::Error::source(e);
+            while let Some(s) = source {
+                if s.is::<std::io::Error>() {
+                    return true;
+                }
+                source = s.source();
+            }
+            let text = e.to_string();
+            text.starts_with("error connecting")
+                || text.starts_with("timeout")
+                || text.contains("connection closed")
+        }
+    }
+}
+
+/// What PostgreSQL's client says of a fault, with the server's own message when it sent
+/// one (the driver's display of it is only "db error").
+pub fn pg_error_text(e: &tokio_postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{}: {}", db.severity(), db.message()),
+        None => e.to_string(),
+    }
 }
 
 /// One value of a parameter or a column.
@@ -189,6 +244,8 @@ pub enum StoreErrorKind {
     ReadOnly,
     /// A unique key already taken.
     Duplicate,
+    /// Another transaction's work in the way (a deadlock): to be tried again.
+    Conflict,
     /// Any other fault.
     Other,
 }
@@ -215,19 +272,22 @@ impl From<rusqlite::Error> for StoreError {
 
 impl From<postgres::Error> for StoreError {
     fn from(e: postgres::Error) -> StoreError {
-        let kind = if e.is_closed() || e.as_db_error().is_none() {
+        use postgres::error::SqlState;
+        let kind = if is_unreachable(&e) {
             StoreErrorKind::Unreachable
-        } else if e.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) {
+        } else if e.code() == Some(&SqlState::UNIQUE_VIOLATION) {
             StoreErrorKind::Duplicate
+        } else if e.code() == Some(&SqlState::T_R_DEADLOCK_DETECTED)
+            || e.code() == Some(&SqlState::T_R_SERIALIZATION_FAILURE)
+        {
+            StoreErrorKind::Conflict
         } else {
             StoreErrorKind::Other
         };
-        // The driver's own words, and the server's detail when it sent one.
-        let message = match e.as_db_error() {
-            Some(db) => format!("{}: {}", db.severity(), db.message()),
-            None => e.to_string(),
-        };
-        StoreError { message, kind }
+        StoreError {
+            message: pg_error_text(&e),
+            kind,
+        }
     }
 }
 
@@ -300,9 +360,9 @@ pub struct PgConn {
 }
 
 impl PgConn {
-    /// A connection to `uri`, made now.
-    pub fn connect(uri: &str) -> StoreResult<PgConn> {
-        let config = postgres_config(uri)
+    /// A connection to `uri` for `role` ([`postgres_config`]), made now.
+    pub fn connect(uri: &str, role: &str) -> StoreResult<PgConn> {
+        let config = postgres_config(uri, role)
             .map_err(|message| StoreError {
                 message,
                 kind: StoreErrorKind::Other,
@@ -324,8 +384,15 @@ impl PgConn {
             self.client = None;
         }
         if self.client.is_none() {
+            // A transaction's statements go on its own session or nowhere: never on a new
+            // one, where they would each commit on their own.
+            if self.in_transaction {
+                return Err(StoreError {
+                    message: "the connection was lost within a transaction".into(),
+                    kind: StoreErrorKind::Unreachable,
+                });
+            }
             self.statements.clear();
-            self.in_transaction = false;
             self.client = Some(self.config.connect(postgres::NoTls)?);
         }
         Ok(self.client.as_mut().expect("connected above"))
@@ -389,6 +456,7 @@ impl ToSql for Value {
         ty: &Type,
         out: &mut bytes::BytesMut,
     ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        let wrong = || format!("{self:?} for a parameter of type {ty}").into();
         match self {
             Value::Null => Ok(IsNull::Yes),
             Value::Int(n) => match *ty {
@@ -397,13 +465,22 @@ impl ToSql for Value {
                 Type::INT2 => i16::try_from(*n)?.to_sql(ty, out),
                 Type::FLOAT8 => (*n as f64).to_sql(ty, out),
                 Type::BOOL => (*n != 0).to_sql(ty, out),
-                _ => n.to_string().to_sql(ty, out),
+                _ => Err(wrong()),
             },
             Value::Real(r) => match *ty {
+                Type::FLOAT8 => r.to_sql(ty, out),
                 Type::FLOAT4 => (*r as f32).to_sql(ty, out),
-                _ => r.to_sql(ty, out),
+                // SQLite keeps whatever a column is given: a whole number is taken for
+                // an integer column, anything else refused.
+                Type::INT8 if r.fract() == 0.0 && r.abs() < 9.0e15 => (*r as i64).to_sql(ty, out),
+                _ => Err(wrong()),
             },
-            Value::Text(s) => s.to_sql(ty, out),
+            Value::Text(t) => match *ty {
+                Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
+                    t.to_sql(ty, out)
+                }
+                _ => Err(wrong()),
+            },
         }
     }
 
@@ -463,10 +540,10 @@ impl rusqlite::ToSql for Value {
 impl Conn {
     /// A connection to `database`: an SQLite file opened as it is (the registry checks
     /// and prepares it), or PostgreSQL connected.
-    pub fn open(database: &Database) -> StoreResult<Conn> {
+    pub fn open(database: &Database, role: &str) -> StoreResult<Conn> {
         match database {
             Database::Sqlite(path) => Ok(Conn::Sqlite(rusqlite::Connection::open(path)?)),
-            Database::Postgres(uri) => Ok(Conn::Postgres(Box::new(PgConn::connect(uri)?))),
+            Database::Postgres(uri) => Ok(Conn::Postgres(Box::new(PgConn::connect(uri, role)?))),
         }
     }
 
@@ -541,8 +618,15 @@ impl Conn {
             p.in_transaction = true;
         }
         let done = work(self);
-        let end = if done.is_ok() { "COMMIT" } else { "ROLLBACK" };
-        let ended = self.batch(end);
+        let ended = match &done {
+            Ok(_) => self.batch("COMMIT"),
+            Err(_) => self.batch("ROLLBACK"),
+        };
+        if ended.is_err() {
+            // A commit refused (SQLite busy, say) leaves the transaction open: end it.
+            // Where the connection is gone, the server ended it.
+            let _ = self.batch("ROLLBACK");
+        }
         if let Conn::Postgres(p) = self {
             p.in_transaction = false;
         }
@@ -590,6 +674,11 @@ mod tests {
                 "postgres://db/registry?user=ibi&password=***",
             ),
             ("postgresql://ibi@db/registry", "postgresql://ibi@db/registry"),
+            // The driver reads the user part up to the first `@`.
+            (
+                "postgresql://ibi:ab/cd?e:f@db1/registry",
+                "postgresql://ibi:***@db1/registry",
+            ),
             ("postgresql:///registry", "postgresql:///registry"),
         ] {
             assert_eq!(masked(uri), shown);

@@ -462,7 +462,7 @@ fn migrate_registry_moves_the_sample_registry_keys_and_memory_into_postgresql() 
     assert_eq!(
         out,
         format!(
-            "copied {} into {uri}: archives 1 new of 1, locations {locations} new of {locations}, conflicts 0 new of 0, forgotten 0 new of 0\nnow set database to that URI in the settings of every resolver that shares it, and restart them\n",
+            "copied {} into {uri}: archives 1 new of 1, locations {locations} new of {locations}, conflicts 0 new of 0\nnow set database to that URI in the settings of every resolver that shares it, and restart them\n",
             tmp.path().join("old/registry.sqlite").display()
         )
     );
@@ -495,4 +495,63 @@ fn configure_resolver(root: &Path, from: &str, to: &str) {
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains(from), "{text}");
     std::fs::write(&path, text.replace(from, to)).unwrap();
+}
+
+/// A PostgreSQL that hangs rather than fails (its registry backend stopped, SIGSTOP: the
+/// connection stays up, keepalives answered by the kernel, no statement timeout can act):
+/// resolutions go on; an inclusion answers 503 after the resolver's own bound on a call
+/// of the registry (6 s), before the Archive gives up waiting (10 s), as when the
+/// database is out of reach, and /healthz says so; the backend woken, inclusion works
+/// again.
+#[test]
+fn a_postgresql_that_hangs_is_out_of_reach_after_6_s_and_resolutions_go_on() {
+    let Some(pg) = Cluster::start() else { return };
+    let uri = pg.database();
+    let tmp = common::archive_tempdir();
+    let resolver = resolver_on(&tmp.path().join("one"), &uri, "");
+    let (root, _serve) = sample_archive(tmp.path(), &resolver.service());
+    register_in(&resolver.config, SAMPLE_SERVICE, KEY);
+    assert_eq!(include(&root), (0, INCLUDED.to_string()));
+    let want = answer(&resolver.base(), ITEMS[0]);
+    assert_eq!(want.0, 302);
+    let backend: i32 = pg
+        .psql(
+            &uri,
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'ibi-resolver registry'",
+        )
+        .trim()
+        .parse()
+        .unwrap();
+    let signal = |s: rustix::process::Signal| {
+        rustix::process::kill_process(rustix::process::Pid::from_raw(backend).unwrap(), s).unwrap()
+    };
+    signal(rustix::process::Signal::STOP);
+    let load = Load::start(2, vec![(format!("{}/{}", resolver.base(), ITEMS[0]), want)]);
+    load.more(50, "the registry hanging");
+    let asked = Instant::now();
+    let (code, out) = include(&root);
+    let took = asked.elapsed();
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("503"), "{out}");
+    assert!(
+        took >= Duration::from_secs(6) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
+    load.more(50, "after the refusal");
+    let h = common::http_get(&format!("{}/healthz", resolver.base())).text();
+    assert!(
+        h.contains("the registry has not answered since"),
+        "{h}\n{}",
+        resolver.log()
+    );
+    signal(rustix::process::Signal::CONT);
+    let back = within(Duration::from_secs(15), || include(&root).0 == 0);
+    let (answered, wrong) = load.stop();
+    assert!(back.is_some(), "{:?}\n{}", include(&root), resolver.log());
+    assert!(
+        wrong.is_empty(),
+        "{} of {answered} failed: {wrong:#?}",
+        wrong.len()
+    );
+    eprintln!("{answered} resolutions while it hung, none failed; refused after {took:?}");
 }

@@ -263,7 +263,7 @@ usage (the same as
             names: &["to"],
             short: None,
             value: Some("URI"),
-            doc: "the PostgreSQL database to copy the registry into.",
+            doc: "the PostgreSQL database to copy the registry into;\n.B \\-\n: the first line of standard input (a URI with a password, out of the process list).",
             takers: &["migrate-registry"],
             option: false,
             complete: Complete::Nothing,

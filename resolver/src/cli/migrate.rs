@@ -18,7 +18,9 @@ makes or brings up to date. What the database holds already is kept: running it 
 copies only what is not there yet. Prints what it copied; then set database = URI in the
 settings of every resolver and restart them. The SQLite registry is left as it was.
 
-  --to URI   the PostgreSQL database to copy the registry into
+  --to URI   the PostgreSQL database to copy the registry into; `-`: the URI is the
+             first line of standard input (a URI with a password, out of the process
+             list and the shell's history)
 ";
 
 /// The tables copied, their columns, and the key a row already there is known by.
@@ -36,7 +38,6 @@ const TABLES: &[(&str, &str, &str)] = &[
         "ibi, holder, claimant, first, last, times",
         "ibi, claimant",
     ),
-    ("forgotten", "id, ibi, at", "id"),
 ];
 
 pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
@@ -50,10 +51,18 @@ pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
             other => return Err(CliError::unexpected("migrate-registry", other)),
         }
     }
-    let to = to.ok_or_else(|| CliError::missing("migrate-registry", "--to URI"))?;
+    let mut to = to.ok_or_else(|| CliError::missing("migrate-registry", "--to URI"))?;
+    if to == "-" {
+        let mut line = String::new();
+        std::io::stdin()
+            .read_line(&mut line)
+            .map_err(|e| CliError::failed(format!("standard input: {e}")))?;
+        to = line.trim_end_matches(['\r', '\n']).to_string();
+    }
     if !ibi_resolver::store::is_uri(&to) {
         return Err(CliError::usage(format!(
-            "migrate-registry: --to {to}: not a PostgreSQL URI (postgresql://USER@HOST/DB)"
+            "migrate-registry: --to {}: not a PostgreSQL URI (postgresql://USER@HOST/DB)",
+            ibi_resolver::store::masked(&to)
         )));
     }
     let settings = super::load(&config)?;

@@ -26,7 +26,9 @@ pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
     ibi_resolver::process::tune_allocator();
     let runtime = tokio::runtime::Runtime::new()
         .map_err(|e| CliError::failed(format!("cannot start: {e}")))?;
-    runtime
-        .block_on(server::serve(config))
-        .map_err(CliError::failed)
+    let served = runtime.block_on(server::serve(config));
+    // A call of the registry still blocked on a database that hangs does not hold up
+    // the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    served.map_err(CliError::failed)
 }
