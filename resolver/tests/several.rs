@@ -74,6 +74,21 @@ fn include(root: &Path) -> (i32, String) {
 
 const INCLUDED: &str = "status.archive included\nstatus.confirmation successful\n";
 
+/// Has the Archive at `root` ask to be included until it is, `limit` at most after
+/// `since` (what happened just before): how long that took, printed.
+fn included_within(root: &Path, limit: Duration, since: &str, resolver: &Resolver) -> Duration {
+    let start = Instant::now();
+    assert!(
+        within(limit, || include(root).0 == 0).is_some(),
+        "not included within {limit:?} of {since}: {:?}\n{}",
+        include(root),
+        resolver.log()
+    );
+    let took = start.elapsed();
+    eprintln!("included again {took:?} after {since}");
+    took
+}
+
 /// What `base` answers for `/<ibi>`: the status and the Location.
 fn answer(base: &str, ibi: &str) -> (u16, Option<String>) {
     let r = common::http_get(&format!("{base}/{ibi}"));
@@ -149,14 +164,22 @@ impl Load {
         );
     }
 
-    /// Stops it: how many were answered, and the unexpected answers.
-    fn stop(self) -> (usize, Vec<String>) {
+    /// Stops it; none may have been answered otherwise than expected: how many were
+    /// answered.
+    fn finish(self) -> usize {
         self.stop.store(true, Ordering::SeqCst);
         for t in self.threads {
             t.join().unwrap();
         }
         let wrong = self.wrong.lock().unwrap().clone();
-        (self.done.load(Ordering::SeqCst), wrong)
+        let answered = self.done.load(Ordering::SeqCst);
+        assert!(
+            wrong.is_empty(),
+            "{} of {answered} failed: {wrong:#?}",
+            wrong.len()
+        );
+        eprintln!("{answered} resolutions, none failed");
+        answered
     }
 }
 
@@ -321,25 +344,13 @@ fn postgresql_stopped_under_a_load_no_resolution_fails_and_inclusion_comes_back_
     load.more(200, "with inclusion refused");
 
     pg.restart();
-    let restarted = Instant::now();
-    let back = within(Duration::from_secs(5), || include(&root).0 == 0);
-    assert!(
-        back.is_some(),
-        "inclusion still refused 5 s after PostgreSQL started again: {:?}\n{}",
-        include(&root),
-        remembering.log()
+    included_within(
+        &root,
+        Duration::from_secs(5),
+        "PostgreSQL started again",
+        &remembering,
     );
-    eprintln!(
-        "inclusion works again {:?} after the start",
-        restarted.elapsed()
-    );
-    let (answered, wrong) = load.stop();
-    assert!(
-        wrong.is_empty(),
-        "{} of {answered} failed: {wrong:#?}",
-        wrong.len()
-    );
-    eprintln!("{answered} resolutions, none failed");
+    load.finish();
     for r in [&remembering, &asking] {
         assert!(
             within(Duration::from_secs(3), || healthz(r).text()
@@ -406,22 +417,13 @@ fn the_standby_promoted_under_a_load_holds_every_inclusion_and_takes_writes_with
     load.more(200, "before the failover");
     primary.stop();
     standby.promote();
-    let promoted = Instant::now();
-    let writes = within(Duration::from_secs(10), || include(&root).0 == 0);
-    assert!(
-        writes.is_some(),
-        "no inclusion within 10 s of the promotion: {:?}\n{}",
-        include(&root),
-        resolver.log()
+    included_within(
+        &root,
+        Duration::from_secs(10),
+        "the standby promoted",
+        &resolver,
     );
-    eprintln!("writes again {:?} after the promotion", promoted.elapsed());
-    let (answered, wrong) = load.stop();
-    assert!(
-        wrong.is_empty(),
-        "{} of {answered} failed: {wrong:#?}",
-        wrong.len()
-    );
-    eprintln!("{answered} resolutions, none failed");
+    load.finish();
     let (code, listing, err) = resolver.command(&["archives", "--csv"], "");
     assert_eq!(code, 0, "{err}");
     for o in &others {
@@ -545,13 +547,12 @@ fn a_postgresql_that_hangs_is_out_of_reach_after_6_s_and_resolutions_go_on() {
         resolver.log()
     );
     signal(rustix::process::Signal::CONT);
-    let back = within(Duration::from_secs(15), || include(&root).0 == 0);
-    let (answered, wrong) = load.stop();
-    assert!(back.is_some(), "{:?}\n{}", include(&root), resolver.log());
-    assert!(
-        wrong.is_empty(),
-        "{} of {answered} failed: {wrong:#?}",
-        wrong.len()
+    included_within(
+        &root,
+        Duration::from_secs(15),
+        "the backend woken",
+        &resolver,
     );
-    eprintln!("{answered} resolutions while it hung, none failed; refused after {took:?}");
+    load.finish();
+    eprintln!("refused after {took:?}");
 }
