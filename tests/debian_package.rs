@@ -512,6 +512,8 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         "/usr/share/doc/ibi-archive/examples/apache2-ibi-archive-tls.conf",
         "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver.conf",
         "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver-tls.conf",
+        "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver-balancer.conf",
+        "/usr/share/doc/ibi-archive/examples/haproxy-ibi-resolver.cfg",
     ]
     .into_iter()
     .map(String::from)
@@ -552,6 +554,14 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         (
             "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver-tls.conf",
             "resolver/deploy/apache2-ibi-resolver-tls.conf",
+        ),
+        (
+            "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver-balancer.conf",
+            "resolver/deploy/apache2-ibi-resolver-balancer.conf",
+        ),
+        (
+            "/usr/share/doc/ibi-archive/examples/haproxy-ibi-resolver.cfg",
+            "resolver/deploy/haproxy-ibi-resolver.cfg",
         ),
         (
             "/usr/share/doc/ibi-archive/examples/apache2-ibi-archive-tls.conf",

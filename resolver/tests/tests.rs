@@ -10,6 +10,7 @@ mod init;
 mod log_time;
 mod pages;
 mod pg_cluster;
+mod resolver_balancer;
 mod resolver_deploy;
 mod resolver_loop;
 mod resolver_steering;

@@ -189,6 +189,17 @@ pub fn http_raw_from(
     Connection::open_from(source, authority).exchange(request, head)
 }
 
+/// [`http_raw_from`], a failure to connect, to send or to read a whole response returned
+/// (saying what went wrong) instead of panicking: for a load that counts its failures.
+pub fn try_http_raw_from(
+    source: Option<IpAddr>,
+    authority: &str,
+    request: &[u8],
+    head: bool,
+) -> Result<Response, String> {
+    Connection::try_open_from(source, authority)?.try_exchange(request, head)
+}
+
 /// A connection that stays open from one request to the next (keep-alive), each
 /// response read by its framing alone: a response the client could only end by the
 /// server's closing the connection leaves no connection for the next request.
@@ -208,70 +219,83 @@ impl Connection {
 
     /// [`Connection::open`] from the local address `source`, when given.
     fn open_from(source: Option<IpAddr>, authority: &str) -> Connection {
+        Connection::try_open_from(source, authority).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Connection::open_from`], what went wrong returned instead of panicking.
+    fn try_open_from(source: Option<IpAddr>, authority: &str) -> Result<Connection, String> {
         let authority = authority
             .strip_prefix("http://")
             .unwrap_or(authority)
             .trim_end_matches('/');
         let addr = authority
             .to_socket_addrs()
-            .unwrap_or_else(|e| panic!("cannot resolve {authority}: {e}"))
+            .map_err(|e| format!("cannot resolve {authority}: {e}"))?
             .next()
-            .unwrap_or_else(|| panic!("no address for {authority}"));
+            .ok_or_else(|| format!("no address for {authority}"))?;
         let stream = match source {
             Some(source) => connect_from(source, addr),
             None => TcpStream::connect_timeout(&addr, HTTP_TIMEOUT),
         }
-        .unwrap_or_else(|e| panic!("cannot connect to {authority}: {e}"));
+        .map_err(|e| format!("cannot connect to {authority}: {e}"))?;
         stream.set_read_timeout(Some(HTTP_TIMEOUT)).unwrap();
         stream.set_write_timeout(Some(HTTP_TIMEOUT)).unwrap();
-        Connection {
+        Ok(Connection {
             stream,
             authority: authority.to_string(),
             buf: Vec::new(),
-        }
+        })
     }
 
     /// Sends `request` (bytes as they are) and reads one response. `head` tells whether
     /// the request was a HEAD (whose response has no body).
     pub fn exchange(&mut self, request: &[u8], head: bool) -> Response {
+        self.try_exchange(request, head)
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Connection::exchange`], what went wrong returned instead of panicking.
+    pub fn try_exchange(&mut self, request: &[u8], head: bool) -> Result<Response, String> {
         let authority = &self.authority;
         self.stream
             .write_all(request)
-            .unwrap_or_else(|e| panic!("cannot send request to {authority}: {e}"));
+            .map_err(|e| format!("cannot send request to {authority}: {e}"))?;
         self.read(head)
     }
 
     /// Reads one response.
-    fn read(&mut self, head: bool) -> Response {
+    fn read(&mut self, head: bool) -> Result<Response, String> {
         let authority = &self.authority;
         let mut chunk = [0u8; 16 * 1024];
         loop {
             if let Some(result) = parse_response(&self.buf, head) {
-                let (response, used) = result.unwrap_or_else(|e| {
-                    panic!(
+                let (response, used) = result.map_err(|e| {
+                    format!(
                         "bad HTTP response from {authority}: {e}\n{}",
                         String::from_utf8_lossy(&self.buf)
                     )
-                });
+                })?;
                 self.buf.drain(..used);
-                return response;
+                return Ok(response);
             }
             let n = match self.stream.read(&mut chunk) {
                 Ok(n) => n,
                 // A signal came before any byte: nothing was read, read again (as
                 // `Read::read` documents; under load it happens).
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => panic!(
-                    "reading response from {authority} failed after {} bytes: {e}\n{}",
-                    self.buf.len(),
-                    String::from_utf8_lossy(&self.buf)
-                ),
+                Err(e) => {
+                    return Err(format!(
+                        "reading response from {authority} failed after {} bytes: {e}\n{}",
+                        self.buf.len(),
+                        String::from_utf8_lossy(&self.buf)
+                    ))
+                }
             };
             if n == 0 {
                 // Connection closed: a response without framing ends here.
                 let buf = std::mem::take(&mut self.buf);
-                return parse_response_at_eof(&buf, head).unwrap_or_else(|e| {
-                    panic!(
+                return parse_response_at_eof(&buf, head).map_err(|e| {
+                    format!(
                         "bad HTTP response from {authority}: {e}\n{}",
                         String::from_utf8_lossy(&buf)
                     )
@@ -313,7 +337,8 @@ pub fn read_response(stream: &TcpStream) -> Response {
         authority,
         buf: Vec::new(),
     }
-    .read(false);
+    .read(false)
+    .unwrap_or_else(|e| panic!("{e}"));
     response.assert_well_formed();
     response
 }

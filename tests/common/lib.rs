@@ -87,7 +87,7 @@ pub use fsutil::{
 };
 pub use http::{
     connect_from, decode_chunked, http_get, http_get_from, http_raw, http_raw_from, http_request,
-    http_request_with_body, Connection, Response, HTTP_TIMEOUT,
+    http_request_with_body, try_http_raw_from, Connection, Response, HTTP_TIMEOUT,
 };
 pub use server::{
     apache2_available, apache2_available_with, apache2_available_with_archive, free_port,
