@@ -33,7 +33,8 @@
 #     database, through instance 1 only: the script then waits until instance 2 has every
 #     Archive (it learns of them through PostgreSQL's notifications). Checked: each
 #     resolver and balancer answers 302 to the holding Archive for the held item;
-#  4. --runs times (ratios are taken within a run; the tables give the median over runs):
+#  4. a warm-up (1 s of wrk at each URL below, not recorded), then --runs times (ratios
+#     are taken within a run; the tables give the median over runs):
 #     `wrk -t2 -cC -dD --latency` (wrk follows no redirect: each request is one
 #     resolution) at
 #       floor       the holding Archive asked directly with the urlRequest a resolver
@@ -423,6 +424,17 @@ measure() { # run deployment case url [pair-name]
         "$W_P99" "$W_N" "$W_NON3XX" "$W_ERR" "$W_LOAD" "$share" >>"$RESULTS"
     log "run $1 $2 $3: $W_RPS req/s p50 $W_P50 µs p99 $W_P99 µs ($W_N requests, $W_NON3XX not 2xx/3xx, $W_ERR socket errors; by instance $share; load $W_LOAD)"
 }
+# A warm-up, not recorded: 1 s of wrk at each URL, so that no deployment's first
+# measurement pays for what the first requests of a process do once.
+log "warm-up"
+SAVED_DURATION="$DURATION"
+DURATION=1
+wrk_run "$FLOOR" "$CONNS"
+for d in "${DEPLOYMENTS[@]}"; do
+    wrk_run "${MEM_URL[$d]}/$HIT" "$CONNS"
+    wrk_run "${OFF_URL[$d]}/$HIT" "$CONNS"
+done
+DURATION="$SAVED_DURATION"
 LOAD_START="$(cut -d' ' -f1-3 /proc/loadavg)"
 n=${#DEPLOYMENTS[@]}
 for RUN in $(seq 1 "$RUNS"); do
@@ -442,7 +454,7 @@ LOAD_END="$(cut -d' ' -f1-3 /proc/loadavg)"
 {
     echo "- machine: $(nproc) CPUs, $(uname -r), $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo); shared with other work while it ran"
     echo "- $(rustc -V); $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2); $PG_VERSION; $("$APACHE2_BIN" -v | sed -n 's/^Server version: //p')$([ "$HAPROXY" = 1 ] && echo "; $("$HAPROXY_BIN" -v | head -1 | cut -d' ' -f1-3)")"
-    echo "- source: commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src resolver protocol 2>/dev/null || echo ' (with local changes)'); release executables of ${ARCHIVE_BIN%/*}"
+    echo "- source: commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- src resolver protocol 2>/dev/null || echo ' (with local changes)'); the release executables$([ "$BUILD" = 0 ] && echo " already built (--no-build)")"
     echo "- load average at start: $LOAD_START; at the end: $LOAD_END"
     echo "- instance 2 held the $K Archives included through instance 1 (through PostgreSQL's notifications) ${LEARNED_MS[mem]} ms (memory on) and ${LEARNED_MS[off]} ms (memory off) after the last inclusion"
 } >"$WORK/machine.md"
