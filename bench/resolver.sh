@@ -160,35 +160,6 @@ WORK="$(mktemp -d -t ibi-resolver-bench.XXXXXX)"
 WORK="$(cd "$WORK" && pwd -P)" # lighttpd serves nothing through a symbolic link
 PIDS=()   # every process started, stopped by PID
 PGIDS=()  # those started by setsid (lighttpd): their process group is killed too
-stop_pid() { # pid: TERM, up to 5 s, then KILL (and its group if it leads one)
-    local pid="$1" g
-    kill -TERM "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05
-    done
-    kill -KILL "$pid" 2>/dev/null || true
-    for g in "${PGIDS[@]+"${PGIDS[@]}"}"; do
-        if [ "$g" = "$pid" ]; then kill -KILL -- "-$pid" 2>/dev/null || true; fi
-    done
-    wait "$pid" 2>/dev/null || true
-}
-stop_all() {
-    local pid
-    for pid in "${PIDS[@]+"${PIDS[@]}"}"; do
-        kill -TERM "$pid" 2>/dev/null || true
-    done
-    for pid in "${PIDS[@]+"${PIDS[@]}"}"; do
-        stop_pid "$pid"
-    done
-    PIDS=()
-    PGIDS=()
-}
-forget_pid() { # pid: stopped already; no longer in PIDS
-    local keep=() p
-    for p in "${PIDS[@]+"${PIDS[@]}"}"; do [ "$p" = "$1" ] || keep+=("$p"); done
-    PIDS=("${keep[@]+"${keep[@]}"}")
-}
 cleanup() {
     stop_all
     if [ "$KEEP" = 1 ]; then log "logs kept in $WORK"; else rm -rf "$WORK"; fi
@@ -215,35 +186,6 @@ mkdir -p "$EXTRA"
 : >"$RESULTS"
 : >"$SERIAL"
 
-
-to_us() { # wrk latency ("812.00us", "1.20ms", "2.01s", "1.00m") -> µs
-    python3 -c '
-import re,sys
-m=re.match(r"([0-9.]+)(us|ms|s|m)$", sys.argv[1]); v=float(m.group(1))
-print(round(v*{"us":1,"ms":1e3,"s":1e6,"m":6e7}[m.group(2)]))' "$1"
-}
-
-# wrk at url with c connections -> sets W_RPS W_P50 W_P99 W_N W_NON3XX W_ERR W_LOAD
-wrk_run() { # url conns
-    local threads=2 outp
-    [ "$2" -lt 2 ] && threads=1
-    W_LOAD="$(cut -d' ' -f1 /proc/loadavg)"
-    outp="$(wrk -t"$threads" -c"$2" -d"${DURATION}s" --timeout 10s --latency "$1")"
-    W_RPS="$(echo "$outp" | awk '/Requests\/sec/{print $2}')"
-    W_N="$(echo "$outp" | awk '/requests in/{print $1}')"
-    local p50 p99
-    p50="$(echo "$outp" | awk '$1=="50%"{print $2}')"
-    p99="$(echo "$outp" | awk '$1=="99%"{print $2}')"
-    if [ -z "$W_RPS" ] || [ -z "$W_N" ] || [ -z "$p50" ] || [ -z "$p99" ]; then
-        log "wrk gave no figures for $1:"; echo "$outp" >&2; exit 1
-    fi
-    W_P50="$(to_us "$p50")"
-    W_P99="$(to_us "$p99")"
-    W_NON3XX="$(echo "$outp" | awk '/Non-2xx or 3xx/{print $NF}')"
-    W_NON3XX="${W_NON3XX:-0}"
-    W_ERR="$(echo "$outp" | awk '/Socket errors/{print $3+$5+$7+$9}' | tr -d ',')"
-    W_ERR="${W_ERR:-0}"
-}
 
 # The Archives' request logs ($D/logs/*.log, one line per request): "mark" remembers
 # their sizes; "count" prints "urlRequests acknowledgments" written since the mark (a
@@ -285,7 +227,6 @@ logs_count() {
     read -r U A <<<"$cur"
 }
 
-status_of() { curl -s -o /dev/null -w '%{http_code}' "$1"; }
 metric() { # resolver-url metric-line-prefix -> its value (or -)
     curl -s "$1/metrics" | grep -F -- "$2" | awk '{print $NF}' | head -1 | grep . || echo -
 }
@@ -338,22 +279,7 @@ start_resolver() { # name memory-table -> sets R_PORT R_PID
     local dir="$D/$1"
     mkdir -p "$dir"
     R_PORT="$(free_port)"
-    cat >"$dir/resolver.toml" <<EOF
-serviceibi = "$RESOLVER_IBI"
-publicurl = "http://127.0.0.1:$R_PORT"
-listen = "127.0.0.1:$R_PORT"
-database = "registry.sqlite"
-# wrk is one client network standing for many readers: the bounds per client out of its way.
-[limits]
-per_client_resolutions = 100000
-per_client_misses = 1000000
-per_client_connections = 1000000
-[archives]
-timeout = "${TIMEOUT_S}s"
-networks = ["127.0.0.0/8"]
-dormant_after = $DORMANT_AFTER
-$2
-EOF
+    resolver_toml "$R_PORT" "http://127.0.0.1:$R_PORT" registry.sqlite "" "$2" >"$dir/resolver.toml"
     "$RESOLVER_BIN" serve --config "$dir/resolver.toml" 2>"$dir/resolver.log" &
     R_PID=$!
     PIDS+=("$R_PID")
@@ -504,18 +430,12 @@ run_config() {
     mkdir -p "$D/logs"
     log "$KIND K=$K: preparing $K Archives"
     PORTS=()
-    local apids=() i root port out
+    local apids=() i root port
     for i in $(seq 0 $((K - 1))); do
         root="$D/a$i"
-        mkdir -p "$root/col" "$root/var"
-        if [ "$i" = 0 ]; then
-            cp -r sample-archive/col/. "$root/col/"
-        fi
         port="$(free_port)"
         PORTS+=("$port")
-        sed -e "s|^archiveserviceibi *=.*|archiveserviceibi = \"$(service_ibi "$i")\"|" \
-            -e "s|^archiveaddress *=.*|archiveaddress    = \"127.0.0.1:$port\"|" \
-            sample-archive/archive.toml >"$root/archive.toml"
+        archive_root "$root" "$i" "$port"
         start_archive "$i" "$port"
         apids+=("$LAST_PID")
     done
@@ -533,15 +453,11 @@ run_config() {
     for r in mem off; do
         port=$MEM_PORT; [ "$r" = off ] && port=$OFF_PORT
         for i in $(seq 0 $((K - 1))); do
-            echo "$KEY" | "$RESOLVER_BIN" register "$(service_ibi "$i")" --email bench@example.org \
-                --config "$D/$r/resolver.toml" >/dev/null
-            out="$("$ARCHIVE_BIN" include --root "$D/a$i" --resolver "http://127.0.0.1:$port/$RESOLVER_IBI")"
-            case "$out" in
-                *"confirmation successful"*) ;;
-                *) log "Archive $i ($KIND) not included in $r: $out"
-                   [ "$KIND" = lighttpd ] && cat "$D/l$i/error.log" "$D/l$i/stdio.log" >&2
-                   exit 1 ;;
-            esac
+            if ! register_and_include "$D/$r/resolver.toml" "http://127.0.0.1:$port" "$D/a$i" "$(service_ibi "$i")"; then
+                log "Archive $i ($KIND) not included in $r: $INCLUDE_OUT"
+                [ "$KIND" = lighttpd ] && cat "$D/l$i/error.log" "$D/l$i/stdio.log" >&2
+                exit 1
+            fi
         done
     done
 
@@ -557,13 +473,7 @@ run_config() {
         esac
     done
     s="$(status_of "$MEM/$MISS")"; [ "$s" = 404 ] || { log "$MEM/$MISS answered $s"; exit 1; }
-    FLOOR_PATH=""
-    for _ in $(seq 1 50); do # the log may lag the answer a little
-        FLOOR_PATH="$(sed -n 's/^[^"]*"GET \([^" ]*servicesubject=urlRequest[^" ]*\)[" ].*/\1/p' "$D/logs/a0.log" \
-            | grep -F "parsedibiurl.ibi=$HIT" | head -1 || true)"
-        [ -n "$FLOOR_PATH" ] && break
-        sleep 0.1
-    done
+    FLOOR_PATH="$(floor_path "$D/logs/a0.log" "$HIT")"
     [ -n "$FLOOR_PATH" ] || { log "no urlRequest for $HIT in the holding Archive's log"; exit 1; }
     FLOOR="http://127.0.0.1:${PORTS[0]}$FLOOR_PATH"
     local body
