@@ -36,7 +36,7 @@ pub async fn listen(state: Arc<AppState>, uri: String) {
         if !lost {
             // Whether the registry itself is out of reach, known now rather than at the
             // next reading.
-            let _ = state.read_registry().await;
+            let _ = state.refresh().await;
             lost = true;
             say(&format!(
                 "not told of the registry's changes ({}): {outcome}; connecting again every {RETRY:?}, reading the registry every {:?} meanwhile",
@@ -104,7 +104,7 @@ async fn listen_once(state: &Arc<AppState>, uri: &str, lost: &mut bool) -> Strin
         say("told of the registry's changes again");
     }
     // What changed while nobody listened.
-    let _ = state.read_registry().await;
+    let _ = state.refresh().await;
     loop {
         tokio::select! {
             ended = &mut driver => {
@@ -144,7 +144,7 @@ async fn listen_once(state: &Arc<AppState>, uri: &str, lost: &mut bool) -> Strin
             }
         }
         if registry {
-            let _ = state.read_registry().await;
+            let _ = state.refresh().await;
         }
     }
 }

@@ -518,11 +518,6 @@ impl Registry {
         })
     }
 
-    /// Whether the registry is in PostgreSQL.
-    pub fn is_postgres(&self) -> bool {
-        self.conn.is_postgres()
-    }
-
     /// Registers an Archive with its key (stored hashed) and its administrator's e-mail.
     pub fn register(
         &mut self,

@@ -128,7 +128,7 @@ async fn keep_registry(state: Arc<AppState>) {
         }
         crate::process::give_back_memory();
         if !state.listening.load(Ordering::Relaxed) || ticks.is_multiple_of(TOLD_REFRESHES) {
-            let _ = state.read_registry().await;
+            let _ = state.refresh().await;
         }
     }
 }

@@ -165,13 +165,8 @@ impl AppState {
         }
     }
 
-    /// Reads the included Archives again (whether the registry answers is noted by every
-    /// call of it, [`AppState::with_registry`]).
-    pub async fn read_registry(&self) -> Result<(), RegistryError> {
-        self.refresh().await
-    }
-
-    /// Reads the included Archives from the registry again.
+    /// Reads the included Archives from the registry again (whether the registry
+    /// answers is noted by every call of it, [`AppState::with_registry`]).
     pub async fn refresh(&self) -> Result<(), RegistryError> {
         let list = self.with_registry(|r| r.included()).await?;
         let names: Vec<&str> = list.iter().map(|a| a.serviceibi.as_str()).collect();
@@ -282,7 +277,7 @@ impl AppState {
         F: FnOnce(&mut Registry) -> Result<(), RegistryError> + Send + 'static,
     {
         self.with_registry(change).await?;
-        self.read_registry().await
+        self.refresh().await
     }
 
     /// Whether `key` is the registered key of `serviceibi`. The check first waits the
