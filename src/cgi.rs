@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
-use crate::routes::{self, Reply, Request, Target};
+use crate::routes::{self, Headers, Reply, Request, Target};
 use crate::service::Answer;
 
 /// The SCRIPT_NAME under which the configurations of `cgi-bin/` run this program for
@@ -30,6 +30,8 @@ pub struct CgiRequest {
     pub remote_addr: Option<IpAddr>,
     /// `IBI_ARCHIVE_ROOT`: the Archive this service answers for.
     pub root: Option<PathBuf>,
+    /// The request headers pages and files answer by (`HTTP_*`), read only for them.
+    pub headers: Headers,
 }
 
 impl CgiRequest {
@@ -37,7 +39,7 @@ impl CgiRequest {
     pub fn from_env(var: impl Fn(&str) -> Option<OsString>) -> CgiRequest {
         let text =
             |name: &str| var(name).map(|v| String::from_utf8_lossy(&v.into_vec()).into_owned());
-        CgiRequest {
+        let mut req = CgiRequest {
             method: text("REQUEST_METHOD").unwrap_or_else(|| "GET".into()),
             query: var("QUERY_STRING")
                 .map(OsString::into_vec)
@@ -50,7 +52,30 @@ impl CgiRequest {
             root: var("IBI_ARCHIVE_ROOT")
                 .filter(|r| !r.is_empty())
                 .map(PathBuf::from),
+            headers: Headers::default(),
+        };
+        // The service itself (an empty PATH_INFO below it) depends on no header: the
+        // urlRequest path does not look them up.
+        if !req.is_service_itself() {
+            for name in Headers::NAMES {
+                let cgi_name = format!("HTTP_{}", name.to_ascii_uppercase().replace('-', "_"));
+                if let Some(value) = text(&cgi_name) {
+                    req.headers.add(name, &value);
+                }
+            }
         }
+        req
+    }
+
+    /// Whether this is a request of the service itself, not of a page below it or of a
+    /// file.
+    fn is_service_itself(&self) -> bool {
+        !self.is_files() && self.path_info.trim_end_matches('/').is_empty()
+    }
+
+    /// Whether the web server ran this program for the items' files.
+    fn is_files(&self) -> bool {
+        self.script_name.trim_end_matches('/') == FILES_SCRIPT_NAME
     }
 
     /// A GET of the service with this query string, for the shell commands.
@@ -70,6 +95,7 @@ impl CgiRequest {
             query: &self.query,
             client: self.remote_addr,
             root: self.root.as_deref(),
+            headers: &self.headers,
         }
     }
 }
@@ -78,7 +104,7 @@ impl CgiRequest {
 /// ran this program for `/col/` ([`FILES_SCRIPT_NAME`]), else the service; the one
 /// dispatch of `routes`.
 pub fn respond(req: &CgiRequest, now: i64) -> Reply {
-    let target = if req.script_name.trim_end_matches('/') != FILES_SCRIPT_NAME {
+    let target = if !req.is_files() {
         Target::Service(&req.path_info)
     } else if let Some(uri) = &req.request_uri {
         // The request target as sent, decoded by `routes` as `serve`'s is.
@@ -177,7 +203,77 @@ pub fn reason(status: u16) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::reason;
+    use super::{reason, CgiRequest};
+    use crate::routes::Headers;
+    use std::ffi::OsString;
+
+    fn request(env: &[(&str, &str)]) -> CgiRequest {
+        CgiRequest::from_env(|name| {
+            env.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| OsString::from(*v))
+        })
+    }
+
+    /// Pages and files get the headers they answer by; the service itself does not even
+    /// look them up.
+    #[test]
+    fn headers_are_read_for_pages_and_files_only() {
+        let sent = [
+            ("HTTP_ACCEPT", "application/ld+json"),
+            ("HTTP_ACCEPT_LANGUAGE", "pt-BR"),
+            ("HTTP_RANGE", "bytes=0-9"),
+            ("HTTP_IF_RANGE", "\"x\""),
+            ("HTTP_IF_NONE_MATCH", "\"y\""),
+            ("HTTP_IF_MODIFIED_SINCE", "Sun, 06 Nov 1994 08:49:37 GMT"),
+            ("HTTP_COOKIE", "a=b"),
+        ];
+        let read = Headers {
+            accept: Some("application/ld+json".into()),
+            accept_language: Some("pt-BR".into()),
+            range: Some("bytes=0-9".into()),
+            if_range: Some("\"x\"".into()),
+            if_none_match: Some("\"y\"".into()),
+            if_modified_since: Some("Sun, 06 Nov 1994 08:49:37 GMT".into()),
+        };
+        let with = |extra: &[(&'static str, &'static str)]| {
+            let mut env = sent.to_vec();
+            env.extend_from_slice(extra);
+            request(&env).headers
+        };
+        assert_eq!(with(&[("SCRIPT_NAME", "/col")]), read);
+        assert_eq!(
+            with(&[
+                ("SCRIPT_NAME", "/J8LNKB5R7W/3FUQHC5"),
+                ("PATH_INFO", "/filelist/x")
+            ]),
+            read
+        );
+        assert_eq!(
+            with(&[("SCRIPT_NAME", "/J8LNKB5R7W/3FUQHC5")]),
+            Headers::default()
+        );
+        assert_eq!(
+            with(&[("SCRIPT_NAME", "/J8LNKB5R7W/3FUQHC5"), ("PATH_INFO", "/")]),
+            Headers::default()
+        );
+    }
+
+    /// Two fields of one name are one list (RFC 9110 §5.3); fields not read are ignored.
+    #[test]
+    fn headers_join_repeated_fields() {
+        let mut h = Headers::default();
+        h.add("accept", "text/html");
+        h.add("ACCEPT", "application/xml;q=0.9");
+        h.add("Cookie", "a=b");
+        assert_eq!(
+            h,
+            Headers {
+                accept: Some("text/html, application/xml;q=0.9".into()),
+                ..Headers::default()
+            }
+        );
+    }
 
     /// The reason phrases of RFC 9110 §15 for every status this program sends.
     #[test]

@@ -67,6 +67,8 @@ pub struct Request<'a> {
     /// POSIX second its head was read: the time the service answers at, and the answer's
     /// `Date`.
     pub now: i64,
+    /// The request's header fields, as received.
+    pub headers: &'a [httparse::Header<'a>],
 }
 
 /// An answer's body.
@@ -345,6 +347,7 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
                 target,
                 client,
                 now,
+                headers: parsed.headers,
             })
         };
         let shown_target: String = target.chars().take(200).collect();

@@ -41,6 +41,64 @@ pub struct Request<'a> {
     pub client: Option<IpAddr>,
     /// The Archive (`IBI_ARCHIVE_ROOT`; `None` when it is not set).
     pub root: Option<&'a Path>,
+    /// The request headers the pages and files answer by (none for the service itself).
+    pub headers: &'a Headers,
+}
+
+/// The request headers an Archive's pages and files depend on, as received (several
+/// fields of one name joined with `, `). The service (`urlRequest` and the other
+/// subjects) reads none of them, and the CGI does not even look them up for it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Headers {
+    pub accept: Option<String>,
+    pub accept_language: Option<String>,
+    pub range: Option<String>,
+    pub if_range: Option<String>,
+    pub if_none_match: Option<String>,
+    pub if_modified_since: Option<String>,
+}
+
+impl Headers {
+    /// The names of the fields read, in HTTP's spelling, each with the slot it fills.
+    pub const NAMES: [&'static str; 6] = [
+        "Accept",
+        "Accept-Language",
+        "Range",
+        "If-Range",
+        "If-None-Match",
+        "If-Modified-Since",
+    ];
+
+    /// The slot of the field `name` (any case), if it is one of [`Headers::NAMES`].
+    pub fn slot(&mut self, name: &str) -> Option<&mut Option<String>> {
+        let slots = [
+            &mut self.accept,
+            &mut self.accept_language,
+            &mut self.range,
+            &mut self.if_range,
+            &mut self.if_none_match,
+            &mut self.if_modified_since,
+        ];
+        Self::NAMES
+            .iter()
+            .zip(slots)
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, slot)| slot)
+    }
+
+    /// Adds one received field `name: value` (a field not read is ignored; a second one
+    /// of a name is joined to the first with `, `, RFC 9110 §5.3).
+    pub fn add(&mut self, name: &str, value: &str) {
+        if let Some(slot) = self.slot(name) {
+            match slot {
+                Some(v) => {
+                    v.push_str(", ");
+                    v.push_str(value);
+                }
+                None => *slot = Some(value.to_string()),
+            }
+        }
+    }
 }
 
 /// What a request asks for, as far as what received it has routed it.
@@ -250,6 +308,8 @@ pub struct StaticFile {
     pub content_type: &'static str,
     /// Seconds since the epoch of its last modification.
     pub modified: i64,
+    /// `Link` header values (RFC 8288), sent as one field joined with `, `.
+    pub links: Vec<String>,
 }
 
 impl StaticFile {
@@ -274,6 +334,9 @@ impl StaticFile {
         }
         if let Some(m) = modified {
             h.push(("Last-Modified", m));
+        }
+        if !self.links.is_empty() {
+            h.push(("Link", self.links.join(", ")));
         }
         h
     }
@@ -364,6 +427,7 @@ pub fn file(
             file: f.file,
             len: f.len,
             modified: f.modified,
+            links: Vec::new(),
         }),
         Ok(DocEntry::Dir) | Err(Refusal::Absent | Refusal::BadName) => not_found(),
         Err(e) => logged(

@@ -226,11 +226,16 @@ fn some_items(root: &Path, n: usize) -> Vec<String> {
 /// The answer to one request: the same dispatch as under a web server (`routes`).
 fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
     let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
+    let mut headers = routes::Headers::default();
+    for h in req.headers {
+        headers.add(h.name, String::from_utf8_lossy(h.value).trim());
+    }
     let routed = routes::Request {
         method: req.method,
         query: query.as_bytes(),
         client: Some(req.client),
         root: Some(root),
+        headers: &headers,
     };
     let reply = routes::answer(&routed, &Target::Path(path), req.now);
     match reply {
