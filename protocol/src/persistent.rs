@@ -34,6 +34,7 @@ use std::fmt;
 
 use percent_encoding::{percent_decode_str, AsciiSet, CONTROLS};
 
+use crate::accept::Wanted;
 use crate::query::Query;
 use crate::relation::{Lang, Relation, Step, Verb, VerbList};
 use crate::{Ibi, Ibip, Rep};
@@ -295,6 +296,32 @@ impl PersistentUrl {
         let relation = Relation::from_steps(steps)
             .expect("dropping a translation step keeps a relation in the grammar");
         self.for_related(self.ibi.clone(), &relation)
+    }
+
+    /// The persistent URL that asks for the description content negotiation chose
+    /// (`crate::accept`): the landing page (`GetFileList`) for JSON-LD, which the landing
+    /// page answers by the same `Accept`, or the metadata item (`:(oai_dc)`) for its
+    /// record. None when the reader wants the default or this URL asks for something
+    /// itself (a modifier or a verb list, or a file path), which wins over `Accept`.
+    pub fn negotiated(&self, wanted: Wanted) -> Option<PersistentUrl> {
+        if !self.verbs.is_empty() || self.filepath.is_some() {
+            return None;
+        }
+        match wanted {
+            Wanted::Default => None,
+            Wanted::OaiDc => Some(
+                self.for_related(
+                    self.ibi.clone(),
+                    &Relation::from_steps(vec![Step::Metadata { oai_dc: true }])
+                        .expect("the metadata step alone is a relation"),
+                ),
+            ),
+            Wanted::JsonLd => Some(PersistentUrl {
+                verbs: vec![Verb::GetFileList],
+                verblist: VerbList::parse("GetFileList").expect("GetFileList is a verb list"),
+                ..self.clone()
+            }),
+        }
     }
 
     /// The persistent URL of the next round for a related item an Archive named without
@@ -723,6 +750,38 @@ mod tests {
         }
         let words: Vec<String> = verbs.iter().map(Verb::to_string).collect();
         words.join(" ")
+    }
+
+    /// Content negotiation asks for the landing page or the metadata record of a bare
+    /// persistent URL only: a modifier, a verb list or a file path wins over `Accept`.
+    #[test]
+    fn negotiated_urls() {
+        let url = |path: &str, query: Option<&str>| PersistentUrl::parse(path, query).unwrap();
+        let bare = url("/8JMKD3MGP8W/35MME4E", Some("x=1"));
+        assert_eq!(bare.negotiated(Wanted::Default), None);
+        let json = bare.negotiated(Wanted::JsonLd).unwrap();
+        assert_eq!(json.verblist_text(), "GetFileList");
+        assert!(json.wants_file_list());
+        assert!(json.relation().steps().is_empty());
+        assert_eq!(json.query(), Some("x=1"));
+        let xml = bare.negotiated(Wanted::OaiDc).unwrap();
+        assert_eq!(xml.verblist_text(), "GetMetadata(oai_dc)");
+        assert_eq!(xml.to_string(), "/8JMKD3MGP8W/35MME4E:(oai_dc)?x=1");
+        for (path, query) in [
+            ("/8JMKD3MGP8W/35MME4E!", None),
+            ("/8JMKD3MGP8W/35MME4E:", None),
+            (
+                "/8JMKD3MGP8W/35MME4E",
+                Some("ibiurl.verblist=GetTranslation"),
+            ),
+            ("/8JMKD3MGP8W/35MME4E", Some("ibiurl.verblist=GetFileList")),
+            ("/LK47B6W/362SFKH/reference.bib", None),
+        ] {
+            let u = url(path, query);
+            for wanted in [Wanted::JsonLd, Wanted::OaiDc] {
+                assert_eq!(u.negotiated(wanted), None, "{path} {query:?}");
+            }
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ use hyper::body::Body as _;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
+use ibi::accept;
 use ibi::pairs::{PairList, Value};
 use ibi::persistent::PersistentUrl;
 use ibi::query::Query;
@@ -345,16 +346,49 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
         ips: req.ips.to_vec(),
         languages: req.languages.clone(),
     };
+    // The persistent URL as asked is what the answer cites, whatever `Accept` makes of
+    // it; the inspection view shows the resolution of the URL itself.
+    let cite_as = persistent_url(&state.config.publicurl, &url);
+    let negotiated = if inspect {
+        None
+    } else {
+        let accept = req
+            .headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok());
+        url.negotiated(accept::negotiate(accept))
+    };
     resolve(
         state,
-        &url,
+        negotiated.as_ref().unwrap_or(&url),
         reader,
         inspect,
         req.method == Method::HEAD,
         req.headers,
+        &cite_as,
     )
     .await
 }
+
+/// The Signposting `Link` header (RFC 8288) that cites `url`, a persistent URL:
+/// `<url>; rel="cite-as"`, with what may not stand between `<` and `>` %-escaped.
+fn cite_as_link(url: &str) -> Option<HeaderValue> {
+    let target = percent_encoding::utf8_percent_encode(url, LINK_TARGET);
+    HeaderValue::from_str(&format!("<{target}>; rel=\"cite-as\"")).ok()
+}
+
+/// What a URI reference in a `Link` header may not hold as is (RFC 3986 §2, RFC 8288 §3).
+const LINK_TARGET: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'<')
+    .add(b'>')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
 
 /// Resolves `url` for `reader` within the per-client bounds and the resolver's, and
 /// answers: the redirect (with the acknowledgment, but for HEAD and the inspection
@@ -366,6 +400,7 @@ async fn resolve(
     inspect: bool,
     head: bool,
     headers: &HeaderMap,
+    cite_as: &str,
 ) -> Answer {
     let page_lang = PageLang::of(&reader.languages);
     let client = reader.ips[0];
@@ -440,6 +475,12 @@ async fn resolve(
     let mut r = page_response(pages::outcome(page_lang, &trace, url.ibi().as_str()));
     *r.status_mut() =
         StatusCode::from_u16(pages::status_of(&trace.outcome)).unwrap_or(StatusCode::NOT_FOUND);
+    // Signposting: the redirect to an item, and its tombstone, cite the persistent URL.
+    if matches!(trace.outcome, Outcome::Found(_) | Outcome::Deleted { .. }) {
+        if let Some(link) = cite_as_link(cite_as) {
+            r.headers_mut().insert(header::LINK, link);
+        }
+    }
     match &trace.outcome {
         Outcome::Found(found) => {
             // A HEAD is no access to the item: no acknowledgment is sent.

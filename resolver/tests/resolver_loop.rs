@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use common::resolver::{
-    archive, configure, get, include_at, include_peer, inclusion_request, Resolver, KEY,
+    archive, configure, get, get_with, include_at, include_peer, inclusion_request, Resolver, KEY,
 };
 use common::{free_port, http_get, http_request_with_body, Response, Serve};
 
@@ -194,9 +194,23 @@ impl Network {
     /// the giving Archive's col/), followed and compared byte for byte; the Archive that
     /// gave it.
     fn redirect(&self, path: &str, accept_language: &str, file: &str) -> PathBuf {
+        let headers: &[(&str, &str)] = if accept_language.is_empty() {
+            &[]
+        } else {
+            &[("Accept-Language", accept_language)]
+        };
+        self.redirect_with(path, headers, file)
+    }
+
+    /// [`Network::redirect`] for a request with `headers`.
+    fn redirect_with(&self, path: &str, headers: &[(&str, &str)], file: &str) -> PathBuf {
+        let accept_language = headers
+            .iter()
+            .find(|(n, _)| *n == "Accept-Language")
+            .map_or("", |(_, v)| *v);
         let mut giver = None;
         for resolver in &self.resolvers {
-            let r = get(&format!("{}{path}", resolver.base()), accept_language);
+            let r = get_with(&format!("{}{path}", resolver.base()), headers);
             let inspect = || {
                 let sep = if path.contains('?') { '&' } else { '?' };
                 get(
@@ -243,6 +257,100 @@ impl Network {
             &format!("{}{path}", self.resolvers[which].base()),
             accept_language,
         )
+    }
+}
+
+/// Content negotiation on a persistent URL: `Accept` asks for the item's oai_dc record
+/// (wherever its metadata item is kept) or, for JSON-LD, for its landing page, which the
+/// Archive answers by the same `Accept`; a browser, anything else and every modifier get
+/// what they get without it. Each redirect to the item cites the persistent URL asked.
+#[test]
+fn accept_asks_for_a_description_and_a_modifier_wins() {
+    let n = network();
+    let (a2, a3) = (n.a[1].clone(), n.a[2].clone());
+    let oai_dc = format!("{REPORT_METADATA}/doc/oai_dc.xml");
+    let report = format!("{REPORT}/doc/report.txt");
+    let spanish = format!("{REPORT_ES}/doc/informe.txt");
+    let path = format!("/{REPORT}");
+    for accept in [
+        "application/xml",
+        "text/xml",
+        "application/xml;profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\"",
+        "application/xml, */*;q=0.1",
+    ] {
+        assert_eq!(n.redirect_with(&path, &[("Accept", accept)], &oai_dc), a3);
+    }
+    for accept in [
+        "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8",
+        "*/*",
+        "application/pdf",
+        "application/xml;q=0.5, text/plain",
+    ] {
+        assert_eq!(n.redirect_with(&path, &[("Accept", accept)], &report), a2);
+    }
+    // A modifier or a verb list wins over Accept.
+    let json_ld = [("Accept", "application/ld+json")];
+    for asked in [
+        format!("/{REPORT}+(es)"),
+        format!("/{REPORT}?ibiurl.verblist=GetTranslation(es)"),
+    ] {
+        assert_eq!(n.redirect_with(&asked, &json_ld, &spanish), a3);
+        let xml = [("Accept", "application/xml")];
+        assert_eq!(n.redirect_with(&asked, &xml, &spanish), a3);
+    }
+    // JSON-LD: the landing page of the item, at the Archive that holds it.
+    let a2_address = n
+        .roots
+        .iter()
+        .find(|(_, root)| **root == a2)
+        .map(|(address, _)| address.clone())
+        .unwrap();
+    for resolver in &n.resolvers {
+        for accept in [
+            "application/ld+json",
+            "application/ld+json; profile=\"https://schema.org\"",
+            "application/ld+json, */*",
+        ] {
+            let r = get_with(&format!("{}{path}", resolver.base()), &[("Accept", accept)]);
+            assert_eq!(r.status, 302, "{accept}: {}", r.text());
+            assert_eq!(
+                r.header("location"),
+                Some(format!("http://{a2_address}/{A2}/filelist/{REPORT}").as_str()),
+                "{accept}"
+            );
+            assert_eq!(
+                r.header("link"),
+                Some(format!("<{}/{REPORT}>; rel=\"cite-as\"", resolver.base()).as_str())
+            );
+            assert!(
+                r.header("vary")
+                    .is_some_and(|v| v.split(',').any(|v| v.trim() == "Accept")),
+                "{:?}",
+                r.header("vary")
+            );
+        }
+        // The persistent URL cited is the one asked, its modifier and its verb list
+        // included, and none of the reader's own pairs.
+        let asked = format!("/{REPORT}+(es)?ibiurl.verblist=GetMetadata&x=%3C1%3E");
+        let r = get(&format!("{}{asked}", resolver.base()), "");
+        assert_eq!(r.status, 302, "{}", r.text());
+        assert_eq!(
+            r.header("link"),
+            Some(
+                format!(
+                    "<{}/{REPORT}+(es)?ibiurl.verblist=GetMetadata>; rel=\"cite-as\"",
+                    resolver.base()
+                )
+                .as_str()
+            )
+        );
+        // No item, no citation.
+        let r = get(
+            &format!("{}/ex.org/tr/2020/04.01.00.58", resolver.base()),
+            "",
+        );
+        assert_eq!(r.status, 404, "{}", r.text());
+        assert_eq!(r.header("link"), None);
     }
 }
 
@@ -640,4 +748,25 @@ fn the_readers_own_query_pairs_reach_the_chosen_url() {
             assert_eq!(r.header("location"), Some(location.as_str()), "{path}");
         }
     }
+}
+
+/// A tombstone still cites its persistent URL (Signposting `cite-as` on the 410).
+#[test]
+fn a_tombstone_still_cites_its_persistent_url() {
+    const DELETED: &str = "urlib.net/www/2021/01.01.06.01";
+    let dir = tempfile::tempdir().unwrap();
+    let r = Resolver::start(dir.path(), "5s", "");
+    let peer = common::peer::archive(|ibi, s| match ibi {
+        DELETED => {
+            common::peer::answer_200(s, b"state Deleted\r\ntimestamp 2021-01-02T03:04:05Z\r\n")
+        }
+        _ => common::peer::answer_200(s, b""),
+    });
+    include_peer(&r, &peer, common::resolver::SAMPLE_SERVICE);
+    let gone = get(&format!("{}/{DELETED}", r.base()), "");
+    assert_eq!(gone.status, 410, "{}", gone.text());
+    assert_eq!(
+        gone.header("link"),
+        Some(format!("<{}/{DELETED}>; rel=\"cite-as\"", r.base()).as_str())
+    );
 }

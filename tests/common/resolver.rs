@@ -394,12 +394,22 @@ pub fn include_at(resolver: &Resolver, address: &str, service: &str) {
 
 /// `GET url` with `Connection: close` and, unless empty, an Accept-Language header.
 pub fn get(url: &str, accept_language: &str) -> Response {
+    let headers: &[(&str, &str)] = if accept_language.is_empty() {
+        &[]
+    } else {
+        &[("Accept-Language", accept_language)]
+    };
+    get_with(url, headers)
+}
+
+/// `GET url` with `Connection: close` and `headers`.
+pub fn get_with(url: &str, headers: &[(&str, &str)]) -> Response {
     let rest = url.strip_prefix("http://").unwrap();
     let (authority, target) = rest.split_at(rest.find('/').unwrap());
     let mut request =
         format!("GET {target} HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\n");
-    if !accept_language.is_empty() {
-        request.push_str(&format!("Accept-Language: {accept_language}\r\n"));
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
     http_raw(authority, request.as_bytes(), false)
