@@ -4,7 +4,8 @@
 //! If-Modified-Since; one range answered 206 with its Content-Range and its bytes, and
 //! 416 past the end; If-Range; HEAD; a 50 MB file cut off halfway and resumed with
 //! `curl -C -` equals the file byte for byte. Neither server ranges the program's 206
-//! again. `serve` sends the 50 MB without growing.
+//! again; lighttpd ranges a 200 itself when the program ignored the Range (several
+//! ranges, a malformed one). `serve` sends the 50 MB without growing.
 //!
 //! Under `CI=true` a missing apache2, lighttpd or curl fails the test.
 
@@ -175,7 +176,8 @@ fn installed(program: &str) -> bool {
 }
 
 /// Every check, against the server at `base`; `log` says what the server logged.
-fn suite(base: &str, big: &Path, work: &Path, log: &dyn Fn() -> String) {
+/// `lighttpd`: the server ranges a 200 itself when the program ignored the Range.
+fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> String) {
     let url = format!("{base}/col/{ITEM}/doc/data.bin");
     let (etag, last_modified) = validators(big);
     let len = LEN.to_string();
@@ -328,6 +330,25 @@ fn suite(base: &str, big: &Path, work: &Path, log: &dyn Fn() -> String) {
         r.header("Content-Range"),
         Some(format!("bytes */{LEN}").as_str())
     );
+
+    // Several ranges, or a malformed one: the program answers the whole file, which
+    // lighttpd then ranges itself (a multipart answer; its own 416).
+    let small = format!("{base}/col/{ITEM}/doc/reference.bib");
+    let size = fs::metadata(big.with_file_name("reference.bib"))
+        .unwrap()
+        .len();
+    let r = curl(work, "several", &["-r", "0-0,-1"], &small);
+    if lighttpd {
+        assert_eq!(r.status, 206, "{}", log());
+        assert!(r
+            .header("Content-Type")
+            .is_some_and(|t| t.starts_with("multipart/byteranges")));
+    } else {
+        assert_eq!(r.status, 200, "{}", log());
+        assert_eq!(r.downloaded, size);
+    }
+    let r = curl(work, "malformed", &["-H", "Range: bytes=5-1"], &small);
+    assert_eq!(r.status, if lighttpd { 416 } else { 200 }, "{}", log());
 }
 
 /// The resident memory high-water mark of process `pid`, in kB.
@@ -350,7 +371,7 @@ fn serve_serves_downloads() {
     let log_path = tmp.path().join("serve.log");
     let serve = Serve::start(&root, fs::File::create(&log_path).unwrap());
     let before = peak_rss_kb(serve.pid());
-    suite(&serve.base_url(), &big, tmp.path(), &|| {
+    suite(&serve.base_url(), &big, tmp.path(), false, &|| {
         fs::read_to_string(&log_path).unwrap_or_default()
     });
     // Three whole downloads and a resumed one of 50 MB: sent from the descriptor, not
@@ -367,7 +388,9 @@ fn apache2_serves_downloads() {
     }
     let (tmp, root, big) = archive();
     let server = common::start_apache2(&root, &common::ibi_archive_bin(), SERVICE);
-    suite(&server.base_url, &big, tmp.path(), &|| server.error_log());
+    suite(&server.base_url, &big, tmp.path(), false, &|| {
+        server.error_log()
+    });
 }
 
 #[test]
@@ -378,5 +401,7 @@ fn lighttpd_serves_downloads() {
     }
     let (tmp, root, big) = archive();
     let server = common::start_lighttpd(&root, &common::ibi_archive_bin(), SERVICE);
-    suite(&server.base_url, &big, tmp.path(), &|| server.error_log());
+    suite(&server.base_url, &big, tmp.path(), true, &|| {
+        server.error_log()
+    });
 }
