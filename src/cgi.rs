@@ -135,14 +135,22 @@ pub fn write_reply(out: &mut impl Write, reply: Reply, head_only: bool) -> io::R
         Reply::Page(answer) => write(out, &answer, head_only),
         Reply::File(f) => {
             let mut head = String::new();
+            let status = f.status();
+            if status != 200 {
+                head.push_str(&format!("Status: {status} {}\r\n", reason(status)));
+            }
             for (name, value) in f.headers() {
                 head.push_str(&format!("{name}: {value}\r\n"));
             }
             head.push_str("\r\n");
             out.write_all(head.as_bytes())?;
-            if !head_only {
-                let copied = io::copy(&mut io::Read::take(&f.file, f.len), out)?;
-                if copied < f.len {
+            if let Some((start, len)) = f.body().filter(|_| !head_only) {
+                let mut file = &f.file;
+                if start > 0 {
+                    io::Seek::seek(&mut file, io::SeekFrom::Start(start))?;
+                }
+                let copied = io::copy(&mut io::Read::take(file, len), out)?;
+                if copied < len {
                     // The file shrank while it was sent: the answer is cut short, and the
                     // server must not take it for whole.
                     return Err(io::Error::new(
@@ -187,13 +195,16 @@ pub fn write(out: &mut impl Write, answer: &Answer, head_only: bool) -> io::Resu
 pub fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
+        206 => "Partial Content",
         301 => "Moved Permanently",
+        304 => "Not Modified",
         400 => "Bad Request",
         403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
         410 => "Gone",
+        416 => "Range Not Satisfiable",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
@@ -280,13 +291,16 @@ mod tests {
     fn reason_phrases_are_the_standard_ones() {
         let sent = [
             (200, "OK"),
+            (206, "Partial Content"),
             (301, "Moved Permanently"),
+            (304, "Not Modified"),
             (400, "Bad Request"),
             (403, "Forbidden"),
             (404, "Not Found"),
             (405, "Method Not Allowed"),
             (408, "Request Timeout"),
             (410, "Gone"),
+            (416, "Range Not Satisfiable"),
             (431, "Request Header Fields Too Large"),
             (500, "Internal Server Error"),
             (503, "Service Unavailable"),

@@ -74,8 +74,9 @@ pub struct Request<'a> {
 /// An answer's body.
 pub enum Body {
     Bytes(Vec<u8>),
-    /// `len` bytes of a file, copied from its descriptor.
-    File(File, u64),
+    /// `len` bytes of a file from offset `start` (`File(file, start, len)`), copied from
+    /// its descriptor.
+    File(File, u64, u64),
 }
 
 /// An answer.
@@ -101,7 +102,7 @@ impl Response {
     fn len(&self) -> u64 {
         match &self.body {
             Body::Bytes(b) => b.len() as u64,
-            Body::File(_, len) => *len,
+            Body::File(_, _, len) => *len,
         }
     }
 }
@@ -453,9 +454,12 @@ fn send(
     for (name, value) in &response.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
+    // A 304 has no body, and no Content-Length but the 200's (RFC 9110 §8.6): none.
+    if response.status != 304 {
+        head.push_str(&format!("Content-Length: {}\r\n", response.len()));
+    }
     head.push_str(&format!(
-        "Content-Length: {}\r\nDate: {}\r\nConnection: {}\r\n\r\n",
-        response.len(),
+        "Date: {}\r\nConnection: {}\r\n\r\n",
         http_date(date).unwrap_or_default(),
         if keep_alive { "keep-alive" } else { "close" }
     ));
@@ -467,42 +471,50 @@ fn send(
             }
             stream.write_all(&bytes)?;
         }
-        Body::File(file, len) => {
+        Body::File(file, start, len) => {
             stream.write_all(&bytes)?;
             if !head_only {
-                send_file(stream, &file, len, write_timeout)?;
+                send_file(stream, &file, start, len, write_timeout)?;
             }
         }
     }
     stream.flush()
 }
 
-/// Sends `len` bytes of `file` with sendfile(2), the socket non-blocking: each step
-/// waits at most `timeout` for the client to make room, so a client that stops reading
-/// loses its connection instead of holding a thread for good.
-fn send_file(stream: &TcpStream, file: &File, len: u64, timeout: Duration) -> io::Result<()> {
+/// Sends `len` bytes of `file` from offset `start` with sendfile(2), the socket
+/// non-blocking: each step waits at most `timeout` for the client to make room, so a
+/// client that stops reading loses its connection instead of holding a thread for good.
+fn send_file(
+    stream: &TcpStream,
+    file: &File,
+    start: u64,
+    len: u64,
+    timeout: Duration,
+) -> io::Result<()> {
     use rustix::event::{poll, PollFd, PollFlags, Timespec};
     let wait = Timespec {
         tv_sec: timeout.as_secs() as i64,
         tv_nsec: i64::from(timeout.subsec_nanos()),
     };
     stream.set_nonblocking(true)?;
-    let mut offset = 0u64;
+    // sendfile(2) moves `offset` on; `end - offset` is what is left.
+    let mut offset = start;
+    let end = start.saturating_add(len);
     let started = Instant::now();
     let result = loop {
-        if offset >= len {
+        if offset >= end {
             break Ok(());
         }
         // A client that reads a byte now and then keeps its connection no longer than
         // the write timeout: past it, it must have taken MIN_RATE bytes a second.
         let elapsed = started.elapsed();
-        if elapsed > timeout && (offset as f64) < MIN_RATE * elapsed.as_secs_f64() {
+        if elapsed > timeout && ((offset - start) as f64) < MIN_RATE * elapsed.as_secs_f64() {
             break Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 "the client reads slower than the minimum rate",
             ));
         }
-        let chunk = (len - offset).min(1 << 20) as usize;
+        let chunk = (end - offset).min(1 << 20) as usize;
         match rustix::fs::sendfile(stream, file, Some(&mut offset), chunk) {
             // The file shrank while it was sent: the framing is broken, so the
             // connection must end.

@@ -309,6 +309,19 @@ pub struct DocFile {
     pub len: u64,
     /// Seconds since the epoch of its last modification.
     pub modified: i64,
+    /// What its entity tag is made of, from the same fstat.
+    pub stamp: Stamp,
+}
+
+/// What tells one version of a file's bytes from another (`download::etag`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stamp {
+    pub inode: u64,
+    pub len: u64,
+    /// Nanoseconds since the epoch of its last modification, and of its last change
+    /// (of its bytes or its inode: no one sets that back).
+    pub modified_ns: i128,
+    pub changed_ns: i128,
 }
 
 /// What a name in doc/ leads to.
@@ -384,6 +397,12 @@ impl ItemDir {
             file: File::from(fd),
             len: st.st_size as u64,
             modified: st.st_mtime,
+            stamp: Stamp {
+                inode: st.st_ino,
+                len: st.st_size as u64,
+                modified_ns: i128::from(st.st_mtime) * 1_000_000_000 + i128::from(st.st_mtime_nsec),
+                changed_ns: i128::from(st.st_ctime) * 1_000_000_000 + i128::from(st.st_ctime_nsec),
+            },
         }))
     }
 

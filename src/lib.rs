@@ -13,6 +13,7 @@ pub mod atomic;
 pub mod cgi;
 pub mod col_prefixes;
 pub mod config;
+pub mod download;
 pub mod filelist;
 pub mod httpd;
 pub mod ibi;

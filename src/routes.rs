@@ -23,6 +23,7 @@ use std::net::IpAddr;
 use std::path::Path;
 
 use crate::config::Config;
+use crate::download::{self, Part};
 use crate::filelist;
 use crate::ibi::Rep;
 use crate::item::{Access, Item};
@@ -150,7 +151,9 @@ pub fn answer(req: &Request<'_>, target: &Target<'_>, now: i64) -> Reply {
     };
     match route {
         Route::Service { path_info } => Reply::Page(service(req, root, config, &path_info, now)),
-        Route::File { rep, path } => file(root, &config, &rep, path.as_deref(), req.client),
+        Route::File { rep, path } => {
+            download::answer(file(root, &config, &rep, path.as_deref(), req.client), req)
+        }
         Route::NotFound => not_found(),
     }
 }
@@ -310,28 +313,60 @@ pub struct StaticFile {
     pub modified: i64,
     /// `Link` header values (RFC 8288), sent as one field joined with `, `.
     pub links: Vec<String>,
+    /// Its strong entity tag ([`download::etag`]).
+    pub etag: String,
+    /// What of it the answer carries ([`download::answer`] decides).
+    pub part: Part,
 }
 
 impl StaticFile {
-    /// The headers of the answer, besides its status, as `(name, value)`.
+    /// The status of the answer: 200, 206 (a part) or 304.
+    pub fn status(&self) -> u16 {
+        match self.part {
+            Part::Whole => 200,
+            Part::Range { .. } => 206,
+            Part::NotModified => 304,
+        }
+    }
+
+    /// The bytes the answer carries, as `(start, len)`; none for a 304.
+    pub fn body(&self) -> Option<(u64, u64)> {
+        match self.part {
+            Part::Whole => Some((0, self.len)),
+            Part::Range { start, len } => Some((start, len)),
+            Part::NotModified => None,
+        }
+    }
+
+    /// The headers of the answer, besides its status, as `(name, value)`. A 304 has the
+    /// validators and the links a 200 would have, and nothing that describes a body.
     pub fn headers(&self) -> Vec<(&'static str, String)> {
         let modified = crate::time::http_date(self.modified);
-        let mut h = vec![
-            ("Content-Type", self.content_type.to_string()),
-            ("Content-Length", self.len.to_string()),
+        let mut h = Vec::with_capacity(9);
+        if let Some((start, len)) = self.body() {
+            h.push(("Content-Type", self.content_type.to_string()));
+            h.push(("Content-Length", len.to_string()));
+            if self.part != Part::Whole {
+                h.push((
+                    "Content-Range",
+                    format!("bytes {start}-{}/{}", start + len - 1, self.len),
+                ));
+            }
+            h.push(("Accept-Ranges", "bytes".to_string()));
             // Deposited files are data: a browser must not sniff them into HTML.
-            ("X-Content-Type-Options", "nosniff".to_string()),
-        ];
-        // A deposited page runs in a sandbox, with an origin of its own: its scripts
-        // cannot read this Archive's other files (a restricted item's among them) through
-        // a licensed reader's browser. PDFs and images, which browsers refuse to show
-        // sandboxed, are not active content and go without.
-        if ACTIVE_TYPES.contains(&self.content_type) {
-            h.push((
-                "Content-Security-Policy",
-                "sandbox allow-scripts allow-forms allow-popups allow-downloads".to_string(),
-            ));
+            h.push(("X-Content-Type-Options", "nosniff".to_string()));
+            // A deposited page runs in a sandbox, with an origin of its own: its scripts
+            // cannot read this Archive's other files (a restricted item's among them)
+            // through a licensed reader's browser. PDFs and images, which browsers refuse
+            // to show sandboxed, are not active content and go without.
+            if ACTIVE_TYPES.contains(&self.content_type) {
+                h.push((
+                    "Content-Security-Policy",
+                    "sandbox allow-scripts allow-forms allow-popups allow-downloads".to_string(),
+                ));
+            }
         }
+        h.push(("ETag", self.etag.clone()));
         if let Some(m) = modified {
             h.push(("Last-Modified", m));
         }
@@ -428,6 +463,8 @@ pub fn file(
             len: f.len,
             modified: f.modified,
             links: Vec::new(),
+            etag: download::etag(&f.stamp),
+            part: Part::Whole,
         }),
         Ok(DocEntry::Dir) | Err(Refusal::Absent | Refusal::BadName) => not_found(),
         Err(e) => logged(

@@ -19,6 +19,7 @@ mod deploy_access;
 mod deploy_e2e;
 mod deploy_smoke;
 mod deploy_tls;
+mod downloads;
 mod filter_equivalence;
 mod harness;
 mod hostile_cases;

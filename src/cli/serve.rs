@@ -250,7 +250,7 @@ fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
             }
         }
         Reply::File(f) => Response {
-            status: 200,
+            status: f.status(),
             headers: f
                 .headers()
                 .into_iter()
@@ -258,7 +258,10 @@ fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
                 .map(|(n, v)| (n.to_string(), v))
                 .collect(),
             log: Vec::new(),
-            body: Body::File(f.file, f.len),
+            body: match f.body() {
+                Some((start, len)) => Body::File(f.file, start, len),
+                None => Body::Bytes(Vec::new()),
+            },
         },
     }
 }

@@ -1,0 +1,407 @@
+//! Downloads of an item's files as a web server serves them, with curl as the client,
+//! the same through Apache, lighttpd and `ibi-archive serve`: Content-Length, a strong
+//! ETag, Last-Modified and Accept-Ranges on the 200; 304 for If-None-Match and
+//! If-Modified-Since; one range answered 206 with its Content-Range and its bytes, and
+//! 416 past the end; If-Range; HEAD; a 50 MB file cut off halfway and resumed with
+//! `curl -C -` equals the file byte for byte. Neither server ranges the program's 206
+//! again; lighttpd ranges a 200 itself when the program ignored the Range (several
+//! ranges, a malformed one). `serve` sends the 50 MB without growing.
+//!
+//! Under `CI=true` a missing apache2, lighttpd or curl fails the test.
+
+use std::fs;
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::Serve;
+
+const SERVICE: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+const ITEM: &str = "iconet.com.br/banon/2009/09.09.22.01";
+/// The size of the large file: 50 MiB and 7 bytes, so that no part is a round number.
+const LEN: u64 = 50 * 1024 * 1024 + 7;
+/// Where the first download is cut off.
+const CUT: u64 = 20_000_003;
+
+/// sample-archive/ with a 50 MB file of pseudo-random bytes in one item's doc/; the
+/// path of that file.
+fn archive() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = common::archive_tempdir();
+    let root = tmp.path().join("archive");
+    common::copy_sample(&root);
+    let big = root.join("col").join(ITEM).join("doc/data.bin");
+    let mut out = BufWriter::new(fs::File::create(&big).unwrap());
+    // xorshift64: bytes that no offset error can leave equal.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut written = 0;
+    while written < LEN {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let n = (LEN - written).min(8);
+        out.write_all(&x.to_le_bytes()[..n as usize]).unwrap();
+        written += n;
+    }
+    out.flush().unwrap();
+    drop(out);
+    common::prepare_archive(&root);
+    (tmp, root, big)
+}
+
+/// The ETag and Last-Modified the file must be answered with, worked out from its
+/// metadata: inode, size, modification and change times in nanoseconds, in hex.
+fn validators(path: &Path) -> (String, String) {
+    let m = fs::metadata(path).unwrap();
+    let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+    let etag = format!(
+        "\"{:x}-{:x}-{:x}-{:x}\"",
+        m.ino(),
+        m.len(),
+        ns(m.mtime(), m.mtime_nsec()),
+        ns(m.ctime(), m.ctime_nsec())
+    );
+    (etag, ibi_archive::time::http_date(m.mtime()).unwrap())
+}
+
+/// What curl got: the status and headers of the (last) answer, where its body went, and
+/// how many bytes of body came (`%{size_download}`).
+struct Got {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: PathBuf,
+    downloaded: u64,
+}
+
+impl Got {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn bytes(&self) -> Vec<u8> {
+        fs::read(&self.body).unwrap_or_default()
+    }
+}
+
+/// `curl -sS -D HEAD -o BODY ARGS URL` in `dir` (the body goes to `body`, a name there);
+/// it must succeed.
+fn curl(dir: &Path, body: &str, args: &[&str], url: &str) -> Got {
+    let head = dir.join("head.txt");
+    let body = dir.join(body);
+    let out = Command::new("curl")
+        .args(["-sS", "-w", "%{size_download}", "-D"])
+        .arg(&head)
+        .arg("-o")
+        .arg(&body)
+        .args(args)
+        .arg(url)
+        .output()
+        .expect("curl runs");
+    assert!(
+        out.status.success(),
+        "curl {args:?} {url}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = fs::read_to_string(&head).unwrap();
+    // The last answer's head (after any 100 Continue).
+    let last = text
+        .trim_end()
+        .rsplit("\r\n\r\n")
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let mut lines = last.lines();
+    let status_line = lines.next().unwrap_or_default();
+    let status = status_line
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {text:?}"));
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let downloaded = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("curl wrote {:?}", out.stdout));
+    Got {
+        status,
+        headers,
+        body,
+        downloaded,
+    }
+}
+
+/// Whether two files hold the same bytes, read in bounded pieces.
+fn same_bytes(a: &Path, b: &Path) -> bool {
+    let (mut fa, mut fb) = (fs::File::open(a).unwrap(), fs::File::open(b).unwrap());
+    if fa.metadata().unwrap().len() != fb.metadata().unwrap().len() {
+        return false;
+    }
+    let (mut ba, mut bb) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    loop {
+        let n = fa.read(&mut ba).unwrap();
+        if n == 0 {
+            return true;
+        }
+        fb.read_exact(&mut bb[..n]).unwrap();
+        if ba[..n] != bb[..n] {
+            return false;
+        }
+    }
+}
+
+/// The bytes `start..start+len` of the file at `path`.
+fn slice(path: &Path, start: u64, len: u64) -> Vec<u8> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = fs::File::open(path).unwrap();
+    f.seek(SeekFrom::Start(start)).unwrap();
+    let mut buf = vec![0u8; len as usize];
+    f.read_exact(&mut buf).unwrap();
+    buf
+}
+
+/// Whether `program` runs; under `CI=true` it must.
+fn installed(program: &str) -> bool {
+    let found = Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    common::required_under_ci(found, program)
+}
+
+/// Every check, against the server at `base`; `log` says what the server logged.
+/// `lighttpd`: the server ranges a 200 itself when the program ignored the Range.
+fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> String) {
+    let url = format!("{base}/col/{ITEM}/doc/data.bin");
+    let (etag, last_modified) = validators(big);
+    let len = LEN.to_string();
+
+    // The whole file: its size, validators, and that ranges are answered.
+    let r = curl(work, "whole", &[], &url);
+    assert_eq!(r.status, 200, "{}", log());
+    assert_eq!(r.header("Content-Length"), Some(len.as_str()));
+    assert_eq!(r.header("Transfer-Encoding"), None);
+    assert_eq!(r.header("ETag"), Some(etag.as_str()));
+    assert_eq!(r.header("Last-Modified"), Some(last_modified.as_str()));
+    assert_eq!(r.header("Accept-Ranges"), Some("bytes"));
+    assert_eq!(r.header("Content-Type"), Some("application/octet-stream"));
+    assert!(
+        same_bytes(&r.body, big),
+        "the download differs from the file"
+    );
+    fs::remove_file(&r.body).unwrap();
+
+    // Cut off after CUT bytes (the client goes away), then resumed where it stopped.
+    let part = work.join("part");
+    let cut = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "curl -s \"$0\" | head -c {CUT} > \"$1\"; exit \"${{PIPESTATUS[1]}}\""
+        ))
+        .arg(&url)
+        .arg(&part)
+        .status()
+        .unwrap();
+    assert!(cut.success());
+    assert_eq!(fs::metadata(&part).unwrap().len(), CUT);
+    let r = curl(work, "part", &["-C", "-"], &url);
+    assert_eq!(r.status, 206, "{}", log());
+    assert_eq!(
+        r.header("Content-Range"),
+        Some(format!("bytes {CUT}-{}/{LEN}", LEN - 1).as_str())
+    );
+    assert_eq!(
+        r.header("Content-Length"),
+        Some((LEN - CUT).to_string().as_str())
+    );
+    assert!(same_bytes(&part, big), "the resumed download differs");
+    fs::remove_file(&part).unwrap();
+
+    // HEAD: the headers of GET, no body.
+    let r = curl(work, "head", &["--head"], &url);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("Content-Length"), Some(len.as_str()));
+    assert_eq!(r.header("ETag"), Some(etag.as_str()));
+    assert_eq!(r.header("Last-Modified"), Some(last_modified.as_str()));
+    assert_eq!(r.header("Accept-Ranges"), Some("bytes"));
+    assert_eq!(r.downloaded, 0);
+
+    // Conditional GET and HEAD: the copy the client holds is current.
+    let inm = format!("If-None-Match: {etag}");
+    let weak = format!("If-None-Match: W/{etag}");
+    let ims = format!("If-Modified-Since: {last_modified}");
+    for args in [
+        vec!["-H", &inm],
+        vec!["-H", &weak],
+        vec!["-H", "If-None-Match: *"],
+        vec!["-H", &ims],
+        vec!["--head", "-H", &inm],
+        // The conditions come first: no part of a current copy.
+        vec!["-H", &inm, "-r", "0-9"],
+    ] {
+        let r = curl(work, "nm", &args, &url);
+        assert_eq!(r.status, 304, "{args:?}: {}", log());
+        assert_eq!(r.downloaded, 0, "{args:?}");
+        assert_eq!(r.header("Content-Length"), None, "{args:?}");
+        assert_eq!(r.header("ETag"), Some(etag.as_str()), "{args:?}");
+        assert_eq!(
+            r.header("Last-Modified"),
+            Some(last_modified.as_str()),
+            "{args:?}"
+        );
+    }
+    // Not current: the whole file (If-None-Match wins over a current date).
+    let earlier = format!(
+        "If-Modified-Since: {}",
+        ibi_archive::time::http_date(fs::metadata(big).unwrap().mtime() - 1).unwrap()
+    );
+    for args in [
+        vec!["-H", "If-None-Match: \"other\""],
+        vec!["-H", "If-None-Match: \"other\"", "-H", &ims],
+        vec!["-H", &earlier],
+    ] {
+        let r = curl(work, "changed", &[&["--head"][..], &args].concat(), &url);
+        assert_eq!(r.status, 200, "{args:?}: {}", log());
+        assert_eq!(r.header("Content-Length"), Some(len.as_str()));
+    }
+
+    // One range: its bytes, and neither server ranges them again.
+    for (spec, start, end) in [
+        ("100-199", 100, 199),
+        ("0-0", 0, 0),
+        (&format!("{}-", LEN - 10) as &str, LEN - 10, LEN - 1),
+        ("-5", LEN - 5, LEN - 1),
+        (&format!("{}-{}", LEN - 3, LEN + 100), LEN - 3, LEN - 1),
+    ] {
+        let r = curl(work, "range", &["-r", spec], &url);
+        assert_eq!(r.status, 206, "{spec}: {}", log());
+        assert_eq!(
+            r.header("Content-Range"),
+            Some(format!("bytes {start}-{end}/{LEN}").as_str()),
+            "{spec}"
+        );
+        let n = end - start + 1;
+        assert_eq!(
+            r.header("Content-Length"),
+            Some(n.to_string().as_str()),
+            "{spec}"
+        );
+        assert_eq!(r.header("ETag"), Some(etag.as_str()), "{spec}");
+        assert_eq!(r.bytes(), slice(big, start, n), "{spec}");
+    }
+
+    // If-Range: the range only while the file is the client's version.
+    let r = curl(
+        work,
+        "ifrange",
+        &["-r", "10-19", "-H", &format!("If-Range: {etag}")],
+        &url,
+    );
+    assert_eq!(r.status, 206);
+    assert_eq!(r.bytes(), slice(big, 10, 10));
+    let r = curl(
+        work,
+        "ifrange",
+        &["-r", "10-19", "-H", &format!("If-Range: {last_modified}")],
+        &url,
+    );
+    assert_eq!(r.status, 206);
+    assert_eq!(r.bytes(), slice(big, 10, 10));
+    let r = curl(
+        work,
+        "ifrange",
+        &["-r", "10-19", "-H", "If-Range: \"older\""],
+        &url,
+    );
+    assert_eq!(r.status, 200, "{}", log());
+    assert_eq!(r.downloaded, LEN);
+    fs::remove_file(&r.body).unwrap();
+
+    // Past the end: 416, with the size.
+    let r = curl(work, "past", &["-H", &format!("Range: bytes={LEN}-")], &url);
+    assert_eq!(r.status, 416, "{}", log());
+    assert_eq!(
+        r.header("Content-Range"),
+        Some(format!("bytes */{LEN}").as_str())
+    );
+
+    // Several ranges, or a malformed one: the program answers the whole file, which
+    // lighttpd then ranges itself (a multipart answer; its own 416).
+    let small = format!("{base}/col/{ITEM}/doc/reference.bib");
+    let size = fs::metadata(big.with_file_name("reference.bib"))
+        .unwrap()
+        .len();
+    let r = curl(work, "several", &["-r", "0-0,-1"], &small);
+    if lighttpd {
+        assert_eq!(r.status, 206, "{}", log());
+        assert!(r
+            .header("Content-Type")
+            .is_some_and(|t| t.starts_with("multipart/byteranges")));
+    } else {
+        assert_eq!(r.status, 200, "{}", log());
+        assert_eq!(r.downloaded, size);
+    }
+    let r = curl(work, "malformed", &["-H", "Range: bytes=5-1"], &small);
+    assert_eq!(r.status, if lighttpd { 416 } else { 200 }, "{}", log());
+}
+
+/// The resident memory high-water mark of process `pid`, in kB.
+fn peak_rss_kb(pid: u32) -> u64 {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status")
+}
+
+#[test]
+fn serve_serves_downloads() {
+    if !installed("curl") {
+        eprintln!("skipping: curl is not installed");
+        return;
+    }
+    let (tmp, root, big) = archive();
+    let log_path = tmp.path().join("serve.log");
+    let serve = Serve::start(&root, fs::File::create(&log_path).unwrap());
+    let before = peak_rss_kb(serve.pid());
+    suite(&serve.base_url(), &big, tmp.path(), false, &|| {
+        fs::read_to_string(&log_path).unwrap_or_default()
+    });
+    // Three whole downloads and a resumed one of 50 MB: sent from the descriptor, not
+    // read into memory.
+    let grown = peak_rss_kb(serve.pid()).saturating_sub(before);
+    assert!(grown < 8 * 1024, "serve grew by {grown} kB");
+}
+
+#[test]
+fn apache2_serves_downloads() {
+    if !common::apache2_available() || !installed("curl") {
+        eprintln!("skipping: apache2 with mod_cgid and curl are needed");
+        return;
+    }
+    let (tmp, root, big) = archive();
+    let server = common::start_apache2(&root, &common::ibi_archive_bin(), SERVICE);
+    suite(&server.base_url, &big, tmp.path(), false, &|| {
+        server.error_log()
+    });
+}
+
+#[test]
+fn lighttpd_serves_downloads() {
+    if !common::lighttpd_available() || !installed("curl") {
+        eprintln!("skipping: lighttpd with mod_cgi and curl are needed");
+        return;
+    }
+    let (tmp, root, big) = archive();
+    let server = common::start_lighttpd(&root, &common::ibi_archive_bin(), SERVICE);
+    suite(&server.base_url, &big, tmp.path(), true, &|| {
+        server.error_log()
+    });
+}
