@@ -29,7 +29,7 @@ use ibi_archive::cgi::{self, CgiRequest};
 use ibi_archive::config::Config;
 use ibi_archive::ibi::Rep;
 use ibi_archive::query::Query;
-use ibi_archive::routes::{self, Reply, Route};
+use ibi_archive::routes::{self, Headers, Reply, Route};
 use ibi_archive::urlkey::UrlKeys;
 use libfuzzer_sys::fuzz_target;
 
@@ -216,7 +216,16 @@ fn html_unescape(s: &str) -> String {
 fuzz_target!(|data: &[u8]| {
     let f = fixture();
     let mut parts = data.splitn(4, |&b| b == b'\n');
-    let method = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+    // The first line: the method, then any request headers after `|` (`GET|Range: bytes=0-9`).
+    let first = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
+    let mut fields = first.split('|');
+    let method = fields.next().unwrap_or_default().to_string();
+    let mut headers = Headers::default();
+    for field in fields {
+        if let Some((name, value)) = field.split_once(':') {
+            headers.add(name.trim(), value.trim());
+        }
+    }
     let path_info = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
     let remote = String::from_utf8_lossy(parts.next().unwrap_or_default()).into_owned();
     let mut query = parts.next().unwrap_or_default().to_vec();
@@ -251,6 +260,7 @@ fuzz_target!(|data: &[u8]| {
         request_uri,
         remote_addr: remote.parse().ok(),
         root: Some(f.root.clone()),
+        headers,
     };
     let answer = match cgi::respond(&req, NOW) {
         Reply::Page(a) => a,
@@ -260,7 +270,7 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     assert!(
-        [200, 301, 400, 403, 404, 405, 410, 500].contains(&answer.status),
+        [200, 301, 400, 403, 404, 405, 410, 416, 500].contains(&answer.status),
         "status {}",
         answer.status
     );
