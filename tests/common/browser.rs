@@ -98,7 +98,11 @@ pub struct Violation {
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let html: String = self.html.chars().take(200).collect();
-        let more = if html.len() < self.html.len() { "…" } else { "" };
+        let more = if html.len() < self.html.len() {
+            "…"
+        } else {
+            ""
+        };
         write!(
             f,
             "{} ({}, {}): {}; {} element(s), the first {} {html}{more}",
