@@ -185,6 +185,7 @@ fn every_page_of_the_resolver_in_a_browser_is_accessible_in_both_languages() {
         for (lang, title) in [("pt-BR", *title_pt), ("en", *title_en)] {
             let report = browser::check(&url, lang, &format!("resolver-{name}-{lang}"));
             assert_eq!(report.title, title, "{target} ({lang})");
+            assert_eq!(report.status, *status, "{target} ({lang})");
             assert_eq!(report.final_url, url);
             assert_eq!(report.screenshots.len(), 3);
             report.assert_accessible();
@@ -208,6 +209,7 @@ fn every_page_of_the_resolver_in_a_browser_is_accessible_in_both_languages() {
             &[("X-Forwarded-For", BUSY_READER)],
         );
         assert_eq!(report.title, title, "{}", s.resolver.log());
+        assert_eq!(report.status, 429);
         report.assert_accessible();
         checked.push(report);
     }
@@ -259,10 +261,12 @@ fn the_home_page_form_in_a_browser_leads_to_the_item() {
         b.open(&format!("{base}/"));
         b.navigate_by(&fill(&format!("  {METADATA} ")));
         assert_eq!(b.location(), location, "{}", s.resolver.log());
+        assert_eq!(b.status(), 200);
         // Something that is no IBI: the 400 page, the form holding it.
         b.open(&format!("{base}/"));
         b.navigate_by(&fill("<b>no IBI</b>"));
         assert_eq!(b.location(), format!("{base}/?ibi=%3Cb%3Eno+IBI%3C%2Fb%3E"));
+        assert_eq!(b.status(), 400);
         assert_eq!(
             b.title(),
             if lang == "en" {

@@ -120,6 +120,8 @@ pub struct Report {
     /// view.
     pub final_url: String,
     pub title: String,
+    /// The status of the page's answer, the last of its redirects, in the first view.
+    pub status: u16,
     /// The screenshots written, one per view.
     pub screenshots: Vec<PathBuf>,
     /// Every violation of every view.
@@ -175,6 +177,7 @@ pub fn check_with(url: &str, lang: &str, name: &str, headers: &[(&str, &str)]) -
         lang: lang.to_string(),
         final_url: String::new(),
         title: String::new(),
+        status: 0,
         screenshots: Vec::new(),
         violations: Vec::new(),
     };
@@ -184,6 +187,7 @@ pub fn check_with(url: &str, lang: &str, name: &str, headers: &[(&str, &str)]) -
         if report.final_url.is_empty() {
             report.final_url = browser.location();
             report.title = browser.title();
+            report.status = browser.status();
         }
         report
             .screenshots
@@ -446,6 +450,15 @@ impl Browser {
             .as_str()
             .unwrap_or_default()
             .to_string()
+    }
+
+    /// The status of the answer the page was read from (the last of its redirects).
+    pub fn status(&mut self) -> u16 {
+        let status = self.evaluate("performance.getEntriesByType('navigation')[0].responseStatus");
+        status
+            .as_u64()
+            .and_then(|s| u16::try_from(s).ok())
+            .unwrap_or(0)
     }
 
     /// A PNG of the whole page written as `<name>.png` in [`artefacts`]; its path.
