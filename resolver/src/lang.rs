@@ -154,6 +154,13 @@ texts! {
     ArchivesIncludedOne: "1 Arquivo incluído", "1 Archive included";
     ArchivesIncludedMany: "{n} Arquivos incluídos", "{n} Archives included";
     ResolverService: "Serviço do resolvedor: <code>{service}</code>.", "Resolver service: <code>{service}</code>.";
+    // The home page's form, and what it answers.
+    FormLabel: "IBI ou URL persistente", "IBI or persistent URL";
+    FormButton: "Resolver", "Resolve";
+    FormRefusedTitle: "IBI inválido", "Invalid IBI";
+    FormRefusedIntro: "O que foi digitado não é um IBI:", "What was typed is not an IBI:";
+    FormEmpty: "Nenhum IBI foi digitado.", "No IBI was typed.";
+    SeeOtherTitle: "URL persistente", "Persistent URL";
     // 503 and 429 of the resolver's own bounds.
     OverloadedTitle: "Resolvedor sobrecarregado", "Resolver overloaded";
     OverloadedText:

@@ -19,23 +19,72 @@ pub struct Page {
 /// The `<meta>` of a page that fits a phone's width.
 const VIEWPORT: &str = "<meta name=\"viewport\" content=\"width=device-width\">";
 
-/// The page shell: `title` (escaped) as title and heading, then `body` (HTML), after
-/// the `<meta>` elements of `meta` in the head.
-fn shell(status: u16, lang: PageLang, meta: &str, title: &str, body: &str) -> Page {
+/// The one stylesheet of every page, in its `<style>` (the pages' CSP allows inline
+/// styles and nothing else: no file, font or image is fetched). A column of readable
+/// width that fits a phone, long IBIs and URLs wrapped, colours of WCAG AA contrast at
+/// least in light and in dark mode, a visible focus. It holds none of `<`, `>`, `"`, `'`
+/// and `&`, so that it reads as the same text in any HTML parser.
+pub const STYLE: &str = concat!(
+    ":root{color-scheme:light dark;--bg:#fff;--fg:#1b1b1b;--muted:#505050;--link:#0a4fb5;--line:#c4c4c4;--code:#f0f0f0;--focus:#b3261e}",
+    "@media (prefers-color-scheme:dark){:root{--bg:#141414;--fg:#ececec;--muted:#b8b8b8;--link:#8cb8ff;--line:#5a5a5a;--code:#262626;--focus:#ffb4a9}}",
+    "html{background:var(--bg);color:var(--fg);font:1.0625rem/1.55 system-ui,-apple-system,Segoe UI,Roboto,Noto Sans,sans-serif;-webkit-text-size-adjust:100%;text-size-adjust:100%}",
+    "body{max-width:46rem;margin:0 auto;padding:.75rem 1rem 2rem}",
+    "header{border-bottom:1px solid var(--line);padding:.25rem 0 .5rem}",
+    "header a{font-weight:600}",
+    "h1{font-size:1.6rem;line-height:1.25;margin:1rem 0}",
+    "h2{font-size:1.2rem;line-height:1.3;margin:1.75rem 0 .5rem}",
+    "a{color:var(--link)}",
+    ":focus-visible{outline:3px solid var(--focus);outline-offset:2px}",
+    "p,li,h1,h2,td,code,a{overflow-wrap:anywhere}",
+    "code,pre{font-family:ui-monospace,DejaVu Sans Mono,monospace;font-size:.92em}",
+    "code{background:var(--code);border-radius:3px;padding:0 .2em}",
+    "pre{white-space:pre-wrap;overflow-wrap:anywhere;margin:0}",
+    "ul{padding-left:1.25rem}",
+    "table{border-collapse:collapse;width:100%;table-layout:fixed;font-size:.95em}",
+    "th,td{border:1px solid var(--line);padding:.3rem .45rem;text-align:left;vertical-align:top}",
+    "th:nth-child(1){width:28%}th:nth-child(2){width:20%}th:nth-child(3){width:3em}",
+    "@media (max-width:30rem){table{font-size:.85em}th,td{padding:.25rem .3rem}}",
+    "form{display:flex;flex-wrap:wrap;gap:.5rem;margin:1.5rem 0}",
+    "label{flex-basis:100%;font-weight:600}",
+    "input{flex:1 1 14rem;min-width:0;font:inherit;padding:.5rem .6rem;border:2px solid var(--muted);border-radius:4px;background:var(--bg);color:var(--fg)}",
+    "button{font:inherit;font-weight:600;padding:.5rem 1.1rem;border:2px solid var(--link);border-radius:4px;background:var(--link);color:var(--bg);cursor:pointer}",
+);
+
+/// The page shell, the same for every page: `title` (escaped) as title and heading, the
+/// stylesheet, a link to the home page (but on the home page), then `body` (HTML) in
+/// `<main>`.
+fn shell(status: u16, lang: PageLang, title: &str, body: &str, home_link: bool) -> Page {
+    let header = if home_link {
+        format!(
+            "<header><a href=\"/\">{}</a></header>\n",
+            Text::HomeTitle.get(lang)
+        )
+    } else {
+        String::new()
+    };
+    let title = escape_html(title);
     Page {
         status,
         content_type: "text/html; charset=utf-8",
         body: format!(
-            "<!DOCTYPE html>\n<html lang=\"{}\">\n<head><meta charset=\"utf-8\">{meta}<title>{}</title></head>\n<body>\n<h1>{}</h1>\n{body}</body>\n</html>\n",
+            "<!DOCTYPE html>\n<html lang=\"{}\">\n<head><meta charset=\"utf-8\">{VIEWPORT}<title>{title}</title><style>{STYLE}</style></head>\n<body>\n{header}<main>\n<h1>{title}</h1>\n{body}</main>\n</body>\n</html>\n",
             lang.code(),
-            escape_html(title),
-            escape_html(title)
         ),
     }
 }
 
 fn html(status: u16, lang: PageLang, title: Text, body: &str) -> Page {
-    shell(status, lang, VIEWPORT, title.get(lang), body)
+    shell(status, lang, title.get(lang), body, true)
+}
+
+/// The form that resolves an IBI: `GET /?ibi=…`, its field holding `value` (escaped).
+fn form(lang: PageLang, value: &str) -> String {
+    format!(
+        "<form action=\"/\" method=\"get\">\n<label for=\"ibi\">{}</label>\n<input id=\"ibi\" name=\"ibi\" type=\"text\" value=\"{}\" required autocapitalize=\"off\" spellcheck=\"false\">\n<button type=\"submit\">{}</button>\n</form>\n",
+        Text::FormLabel.get(lang),
+        escape_html(value),
+        Text::FormButton.get(lang)
+    )
 }
 
 /// `<code>value</code>`, the value escaped.
@@ -63,8 +112,9 @@ pub fn home(
     example: Option<&str>,
 ) -> Page {
     let mut body = format!(
-        "<p>{}</p>\n",
-        Text::HomeIntro.fill(lang, &[("publicurl", &escape_html(publicurl))])
+        "<p>{}</p>\n{}",
+        Text::HomeIntro.fill(lang, &[("publicurl", &escape_html(publicurl))]),
+        form(lang, "")
     );
     if let Some(ibi) = example {
         let url = escape_html(&format!("{publicurl}/{ibi}"));
@@ -90,7 +140,41 @@ pub fn home(
             )]
         )
     ));
-    shell(200, lang, "", Text::HomeTitle.get(lang), &body)
+    shell(200, lang, Text::HomeTitle.get(lang), &body, false)
+}
+
+/// 400: what was typed in the home page's form, `typed`, is no IBI (none was typed when
+/// it is empty); `refusal` says why. The form again, holding it.
+pub fn form_refused(lang: PageLang, typed: &str, refusal: Option<&Refusal>) -> Page {
+    let said = if typed.is_empty() {
+        format!("<p>{}</p>\n", Text::FormEmpty.get(lang))
+    } else {
+        format!(
+            "<p>{}</p>\n<p>{}</p>\n{}",
+            Text::FormRefusedIntro.get(lang),
+            code(typed),
+            refusal
+                .map(|r| format!("<p>{}</p>\n", why(lang, r)))
+                .unwrap_or_default()
+        )
+    };
+    html(
+        400,
+        lang,
+        Text::FormRefusedTitle,
+        &format!("{said}{}", form(lang, typed)),
+    )
+}
+
+/// 303: the persistent URL the home page's form asked for, `location`.
+pub fn see_other(lang: PageLang, location: &str) -> Page {
+    let location = escape_html(location);
+    html(
+        303,
+        lang,
+        Text::SeeOtherTitle,
+        &format!("<p><a href=\"{location}\">{location}</a></p>\n"),
+    )
 }
 
 /// 503: as many resolutions as allowed are under way.
@@ -588,11 +672,72 @@ mod tests {
         assert!(count(PageLang::Pt, 0).contains("<p>Nenhum Arquivo incluído. "));
         assert!(count(PageLang::Pt, 1).contains("<p>1 Arquivo incluído. "));
         assert!(count(PageLang::Pt, 2).contains("<p>2 Arquivos incluídos. "));
-        assert!(count(PageLang::Pt, 1).contains(
-            "<title>Resolvedor de IBI</title></head>\n<body>\n<h1>Resolvedor de IBI</h1>"
-        ));
+        assert!(count(PageLang::Pt, 1).contains("<title>Resolvedor de IBI</title><style>"));
+        assert!(count(PageLang::Pt, 1)
+            .contains("</style></head>\n<body>\n<main>\n<h1>Resolvedor de IBI</h1>"));
         assert!(count(PageLang::En, 1)
-            .contains("<title>IBI resolver</title></head>\n<body>\n<h1>IBI resolver</h1>"));
+            .contains("</style></head>\n<body>\n<main>\n<h1>IBI resolver</h1>"));
+    }
+
+    /// The home page, whole: its form first, the example, the Archives included; no link
+    /// to itself.
+    #[test]
+    fn the_home_page_has_a_form_to_resolve_an_ibi() {
+        let ibi = Ibi::parse("J8LNKB5R7W/3FUQHC5").unwrap();
+        let page = home(
+            PageLang::En,
+            "http://r.example",
+            &ibi,
+            2,
+            Some("8JMKD3MGP8W/35MME4E"),
+        );
+        assert_eq!(page.status, 200);
+        assert_eq!(
+            page.body,
+            format!("<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>IBI resolver</title><style>{STYLE}</style></head>\n<body>\n<main>\n<h1>IBI resolver</h1>\n<p>This is an IBI resolver: add an IBI to this address, <code>http://r.example/</code>, to reach the item; add <code>?noredirect</code> to see the resolution without following it.</p>\n<form action=\"/\" method=\"get\">\n<label for=\"ibi\">IBI or persistent URL</label>\n<input id=\"ibi\" name=\"ibi\" type=\"text\" value=\"\" required autocapitalize=\"off\" spellcheck=\"false\">\n<button type=\"submit\">Resolve</button>\n</form>\n<p>For example: <a href=\"http://r.example/8JMKD3MGP8W/35MME4E\">http://r.example/8JMKD3MGP8W/35MME4E</a></p>\n<p>2 Archives included. Resolver service: <code>http://r.example/J8LNKB5R7W/3FUQHC5</code>.</p>\n</main>\n</body>\n</html>\n")
+        );
+        let pt = home(PageLang::Pt, "http://r.example", &ibi, 0, None).body;
+        assert!(pt.contains("<form action=\"/\" method=\"get\">\n<label for=\"ibi\">IBI ou URL persistente</label>\n<input id=\"ibi\" name=\"ibi\" type=\"text\" value=\"\" required autocapitalize=\"off\" spellcheck=\"false\">\n<button type=\"submit\">Resolver</button>\n</form>\n<p>Nenhum Arquivo incluído. "), "{pt}");
+    }
+
+    /// What the form answers: 400 with the form again holding what was typed (escaped),
+    /// and why; 303 with a link to the persistent URL.
+    #[test]
+    fn the_forms_answers_in_the_readers_language() {
+        let refusal = Refusal::OneSegment {
+            segment: "\"<x>\"".into(),
+        };
+        let page = form_refused(PageLang::Pt, "<x>", Some(&refusal));
+        assert_eq!(page.status, 400);
+        assert_eq!(
+            page.body,
+            format!("<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>IBI inválido</title><style>{STYLE}</style></head>\n<body>\n<header><a href=\"/\">Resolvedor de IBI</a></header>\n<main>\n<h1>IBI inválido</h1>\n<p>O que foi digitado não é um IBI:</p>\n<p><code>&lt;x&gt;</code></p>\n<p>Nenhum IBI no início do caminho: &quot;&lt;x&gt;&quot; é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.</p>\n<form action=\"/\" method=\"get\">\n<label for=\"ibi\">IBI ou URL persistente</label>\n<input id=\"ibi\" name=\"ibi\" type=\"text\" value=\"&lt;x&gt;\" required autocapitalize=\"off\" spellcheck=\"false\">\n<button type=\"submit\">Resolver</button>\n</form>\n</main>\n</body>\n</html>\n")
+        );
+        let page = form_refused(PageLang::En, "", None);
+        assert!(page.body.contains("<h1>Invalid IBI</h1>\n<p>No IBI was typed.</p>\n<form action=\"/\" method=\"get\">\n<label for=\"ibi\">IBI or persistent URL</label>\n<input id=\"ibi\" name=\"ibi\" type=\"text\" value=\"\" "), "{}", page.body);
+        let page = see_other(PageLang::En, "http://r.example/8JMKD3MGP8W/35MME4E+(pt-BR)");
+        assert_eq!(page.status, 303);
+        assert_eq!(
+            page.body,
+            format!("<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Persistent URL</title><style>{STYLE}</style></head>\n<body>\n<header><a href=\"/\">IBI resolver</a></header>\n<main>\n<h1>Persistent URL</h1>\n<p><a href=\"http://r.example/8JMKD3MGP8W/35MME4E+(pt-BR)\">http://r.example/8JMKD3MGP8W/35MME4E+(pt-BR)</a></p>\n</main>\n</body>\n</html>\n")
+        );
+    }
+
+    /// The stylesheet reads as text in any parser (nothing that could end `<style>` or
+    /// start a reference), fetches nothing, and has what a phone and a keyboard need.
+    #[test]
+    fn the_stylesheet_is_inert_text_and_fits_a_phone() {
+        assert!(!STYLE.contains(['<', '>', '"', '\'', '&']), "{STYLE}");
+        assert!(!STYLE.contains("url("), "{STYLE}");
+        assert!(!STYLE.contains("@import"), "{STYLE}");
+        for rule in [
+            "max-width:46rem",
+            "overflow-wrap:anywhere",
+            ":focus-visible{outline:3px solid",
+            "@media (prefers-color-scheme:dark)",
+        ] {
+            assert!(STYLE.contains(rule), "{rule}");
+        }
     }
 
     /// Why a round was asked and why a chain of related items ends, in words in each
@@ -637,17 +782,17 @@ mod tests {
         assert_eq!(page.status, 400);
         assert_eq!(
             page.body,
-            "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Invalid persistent URL</title></head>\n<body>\n<h1>Invalid persistent URL</h1>\n<p>The address asked for is not a persistent URL:</p>\n<p><code>/&lt;b&gt;&amp;&quot;&#39;x</code></p>\n<p>No IBI at the start of the path: &quot;it&#39;s &lt;wrong&gt;&quot; is one segment; an IBIp has two, a uniform repository name four.</p>\n</body>\n</html>\n"
+            format!("<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Invalid persistent URL</title><style>{STYLE}</style></head>\n<body>\n<header><a href=\"/\">IBI resolver</a></header>\n<main>\n<h1>Invalid persistent URL</h1>\n<p>The address asked for is not a persistent URL:</p>\n<p><code>/&lt;b&gt;&amp;&quot;&#39;x</code></p>\n<p>No IBI at the start of the path: &quot;it&#39;s &lt;wrong&gt;&quot; is one segment; an IBIp has two, a uniform repository name four.</p>\n</main>\n</body>\n</html>\n")
         );
         let page = bad_request(PageLang::Pt, "/x", Some(&refusal));
         assert_eq!(
             page.body,
-            "<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>URL persistente inválida</title></head>\n<body>\n<h1>URL persistente inválida</h1>\n<p>O endereço pedido não é uma URL persistente:</p>\n<p><code>/x</code></p>\n<p>Nenhum IBI no início do caminho: &quot;it&#39;s &lt;wrong&gt;&quot; é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.</p>\n</body>\n</html>\n"
+            format!("<!DOCTYPE html>\n<html lang=\"pt-BR\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>URL persistente inválida</title><style>{STYLE}</style></head>\n<body>\n<header><a href=\"/\">Resolvedor de IBI</a></header>\n<main>\n<h1>URL persistente inválida</h1>\n<p>O endereço pedido não é uma URL persistente:</p>\n<p><code>/x</code></p>\n<p>Nenhum IBI no início do caminho: &quot;it&#39;s &lt;wrong&gt;&quot; é um só segmento; um IBIp tem dois, um nome uniforme de repositório, quatro.</p>\n</main>\n</body>\n</html>\n")
         );
         // Without a reason (the path named a key): no paragraph for it.
         assert!(bad_request(PageLang::Pt, "/x", None)
             .body
-            .ends_with("<p><code>/x</code></p>\n</body>\n</html>\n"));
+            .ends_with("<p><code>/x</code></p>\n</main>\n</body>\n</html>\n"));
     }
 
     /// Values an Archive or a reader may have put in a page: markup, attribute and
@@ -815,6 +960,20 @@ mod tests {
                     bad_request(l, "/x", Some(&refusal))
                 }),
             ),
+            (
+                "400 form, typed".into(),
+                400,
+                Box::new(|l, v| form_refused(l, v, Some(&Refusal::NoIbi))),
+            ),
+            (
+                "400 form, why".into(),
+                400,
+                Box::new(|l, v| {
+                    let refusal = Refusal::OneSegment { segment: v.into() };
+                    form_refused(l, "x", Some(&refusal))
+                }),
+            ),
+            ("303 form, location".into(), 303, Box::new(see_other)),
             (
                 "302, url".into(),
                 302,
@@ -1019,8 +1178,9 @@ mod tests {
                 }
             }
         }
-        // 19 outcome and 400 pages and 18 places of the inspection view, in 2 languages.
-        assert_eq!(checked, (19 + INSPECTION_SLOTS) * 2 * HOSTILE.len());
+        // 19 outcome and 400 pages, 3 of the home page's form and 18 places of the
+        // inspection view, in 2 languages.
+        assert_eq!(checked, (19 + 3 + INSPECTION_SLOTS) * 2 * HOSTILE.len());
         // The JSON inspection view gives back each value as it was.
         for slot in 0..INSPECTION_SLOTS {
             for value in HOSTILE {

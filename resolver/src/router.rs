@@ -249,7 +249,19 @@ async fn service(state: &AppState, req: &Received<'_>) -> Answer {
     r
 }
 
+/// The home page, or, for `/?ibi=X` (its form), the way to X's persistent URL
+/// ([`home_form`]).
 fn home(state: &AppState, req: &Received) -> Answer {
+    let typed = req
+        .query
+        .and_then(|q| Query::parse(q.as_bytes()).ok())
+        .and_then(|q| {
+            q.get("ibi")
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+        });
+    if let Some(typed) = typed {
+        return home_form(state, req.page_lang, &typed);
+    }
     let archives = state.archives();
     // An item this resolver has resolved, at an Archive still included.
     let example = state
@@ -265,6 +277,71 @@ fn home(state: &AppState, req: &Received) -> Answer {
     );
     Answer::new(page_response(page), "")
 }
+
+/// What the home page's form sends, `typed`: an IBI (and modifier, file path, query),
+/// or a persistent URL of this resolver (`publicurl/…`), spaces around it ignored. A
+/// persistent URL path answers 303 to the persistent URL on `publicurl` (as
+/// [`persistent_url`] writes it: never elsewhere); anything else, the 400 page with the
+/// form again.
+fn home_form(state: &AppState, lang: PageLang, typed: &str) -> Answer {
+    let typed = typed.trim();
+    let refused = |refusal: Option<&ibi::persistent::Refusal>| {
+        Answer::new(
+            page_response(pages::form_refused(lang, typed, refusal)),
+            "the home page's form: not a persistent URL",
+        )
+    };
+    if typed.is_empty() {
+        return refused(None);
+    }
+    let config = &state.config;
+    let path = [&config.publicurl, &config.publicurl_with_port]
+        .iter()
+        .find_map(|base| {
+            typed
+                .get(..base.len())
+                .filter(|start| start.eq_ignore_ascii_case(base))
+                .and_then(|_| typed[base.len()..].strip_prefix('/'))
+        })
+        .unwrap_or(typed);
+    let (path, query) = match path.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (path, None),
+    };
+    let url = match PersistentUrl::parse(&format!("/{path}"), query) {
+        Ok(url) => url,
+        Err(e) => return refused(Some(&e.refusal)),
+    };
+    // What a Location may not hold as it is (spaces and controls in the query typed,
+    // say) is percent-encoded.
+    let location = percent_encoding::utf8_percent_encode(
+        &persistent_url(&config.publicurl, &url),
+        LOCATION_ESCAPED,
+    )
+    .to_string();
+    let Ok(value) = HeaderValue::from_str(&location) else {
+        return refused(None);
+    };
+    Answer::new(
+        page_response(pages::see_other(lang, &location)),
+        "the home page's form",
+    )
+    .header(header::LOCATION, value)
+}
+
+/// Bytes percent-encoded in the Location of the home page's form (and every byte that
+/// is not ASCII).
+const LOCATION_ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'<')
+    .add(b'>')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
 
 fn metrics(state: &AppState, req: &Received) -> Answer {
     if !state.config.may_see_metrics(req.ips[0]) {

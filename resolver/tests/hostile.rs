@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use common::http::{read_response, response_of, responses_of, whole_response, Response as Answer};
 use ibi_resolver::client::MAX_ANSWER;
+use ibi_resolver::pages::STYLE;
 use ibi_resolver::server::{HEAD_TIMEOUT, MAX_HEAD, MAX_TARGET, STOP_GRACE};
 
 const BIN: &str = env!("CARGO_BIN_EXE_ibi-resolver");
@@ -461,7 +462,7 @@ fn include_second(r: &Resolver, peer: &Peer) {
 /// knew the IBI.
 fn not_found_page(ibi: &str) -> String {
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Item not found</title></head>\n<body>\n<h1>Item not found</h1>\n<p>No Archive knows the IBI <code>{ibi}</code>.</p>\n</body>\n</html>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Item not found</title><style>{STYLE}</style></head>\n<body>\n<header><a href=\"/\">IBI resolver</a></header>\n<main>\n<h1>Item not found</h1>\n<p>No Archive knows the IBI <code>{ibi}</code>.</p>\n</main>\n</body>\n</html>\n"
     )
 }
 
@@ -473,7 +474,7 @@ fn unavailable_page(ibi: &str, address: &str, asked: usize) -> String {
         n => format!("{n} Archives were asked."),
     };
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Archives unavailable</title></head>\n<body>\n<h1>Archives unavailable</h1>\n<p>No Archive that answered knows the IBI <code>{ibi}</code>. {asked} This one did not answer:</p>\n<ul>\n<li>{address} ({SERVICE})</li>\n</ul>\n<p>It may hold the item. Try again later.</p>\n</body>\n</html>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Archives unavailable</title><style>{STYLE}</style></head>\n<body>\n<header><a href=\"/\">IBI resolver</a></header>\n<main>\n<h1>Archives unavailable</h1>\n<p>No Archive that answered knows the IBI <code>{ibi}</code>. {asked} This one did not answer:</p>\n<ul>\n<li>{address} ({SERVICE})</li>\n</ul>\n<p>It may hold the item. Try again later.</p>\n</main>\n</body>\n</html>\n"
     )
 }
 
@@ -2222,8 +2223,15 @@ fn tags_and_text(html: &str) -> (Vec<String>, String) {
 }
 
 /// The tags the resolver's pages are made of (the links' URLs aside).
-const PAGE_TAGS: [&str; 36] = [
+const PAGE_TAGS: [&str; 43] = [
     "<!DOCTYPE html>",
+    "<style>",
+    "</style>",
+    "<header>",
+    "</header>",
+    "<a href=\"/\">",
+    "<main>",
+    "</main>",
     "<html lang=\"en\">",
     "<html lang=\"pt-BR\">",
     "</html>",

@@ -4,6 +4,7 @@
 //! executable cargo built beside this package's: `cargo test` at the top builds both.
 
 mod backup;
+mod browser_pages;
 mod cli;
 mod hostile;
 mod init;

@@ -59,6 +59,7 @@
 //! configuration for more ports after the Archive's snippet (an https site, say);
 //! [`apache2_available_with_archive`] says whether they are installed.
 
+pub mod browser;
 pub mod cases;
 pub mod cgi;
 pub mod commands;
