@@ -635,25 +635,13 @@ fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
     );
 }
 
-/// Debian's headless Chromium: chromium-headless-shell, else chromium.
-fn chromium() -> PathBuf {
-    ["chromium-headless-shell", "chromium"]
-        .iter()
-        .flat_map(|name| {
-            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-                .map(move |dir| dir.join(name))
-                .collect::<Vec<_>>()
-        })
-        .find(|p| p.is_file())
-        .expect(
-            "this test needs Debian's chromium-headless-shell (or chromium): .ci/run installs it",
-        )
-}
-
 /// The DOM Chromium holds once `url` has loaded (every redirect followed), asking for
 /// `lang` as a reader whose browser speaks it would.
 fn browse(url: &str, lang: &str, profile: &Path) -> String {
-    let mut child = Command::new(chromium())
+    let chromium = common::browser::chromium().expect(
+        "this test needs Debian's chromium-headless-shell (or chromium): .ci/run installs it",
+    );
+    let mut child = Command::new(chromium)
         .args([
             "--headless",
             "--no-sandbox",
