@@ -1029,3 +1029,63 @@ fn html(status: u16, title: &str, body: &str) -> Answer {
         ..Answer::text(status, text)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dc_types_map_to_schema_org_types() {
+        assert_eq!(schema_type(["Text"].into_iter()), "CreativeWork");
+        assert_eq!(schema_type([].into_iter()), "CreativeWork");
+        assert_eq!(schema_type(["dataset"].into_iter()), "Dataset");
+        assert_eq!(
+            schema_type(["Text", "http://purl.org/dc/dcmitype/StillImage"].into_iter()),
+            "ImageObject"
+        );
+        assert_eq!(schema_type(["Software"].into_iter()), "SoftwareSourceCode");
+        assert_eq!(schema_type(["MovingImage"].into_iter()), "VideoObject");
+        assert_eq!(schema_type(["Sound"].into_iter()), "AudioObject");
+        assert_eq!(schema_type(["Collection"].into_iter()), "Collection");
+    }
+
+    #[test]
+    fn creators_with_a_comma_are_persons() {
+        assert_eq!(Agent::of("Banon, Gerald").type_, "Person");
+        assert_eq!(Agent::of("CCSDS").type_, "Organization");
+        assert_eq!(
+            Agent::of("Instituto Nacional de Pesquisas Espaciais").type_,
+            "Organization"
+        );
+    }
+
+    #[test]
+    fn link_targets_are_uri_references() {
+        assert_eq!(
+            link_target("http://h/col/a/doc/<b>&\"'.txt"),
+            "http://h/col/a/doc/%3Cb%3E&%22'.txt"
+        );
+        assert_eq!(link_target("http://h/a%20b@c"), "http://h/a%20b@c");
+        assert_eq!(link_target("a b\\c^{|}`"), "a%20b%5Cc%5E%7B%7C%7D%60");
+    }
+
+    #[test]
+    fn sizes_for_people() {
+        assert_eq!(human_size(0, PageLang::En), "0 bytes");
+        assert_eq!(human_size(1, PageLang::Pt), "1 byte");
+        assert_eq!(human_size(999, PageLang::En), "999 bytes");
+        assert_eq!(human_size(1000, PageLang::En), "1.0 kB");
+        assert_eq!(human_size(52_428_800, PageLang::En), "52.4 MB");
+        assert_eq!(human_size(52_428_800, PageLang::Pt), "52,4 MB");
+        assert_eq!(human_size(2_000_000_000_000, PageLang::En), "2.0 TB");
+    }
+
+    #[test]
+    fn every_text_in_both_languages() {
+        for t in [&EN, &PT] {
+            for text in [t.item_named, t.more, t.more_unknown] {
+                assert!(text.contains("{}"), "{text}");
+            }
+        }
+    }
+}
