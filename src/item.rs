@@ -20,6 +20,9 @@ pub use ::ibi::item::{ContentType, State};
 /// Largest item.toml we read; a bigger one is a fault, not an item.
 pub const MAX_ITEM_TOML: u64 = 64 * 1024;
 
+/// Most bytes of a tombstone's `reason` its landing page shows.
+pub const MAX_REASON: usize = 500;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawItem {
@@ -33,6 +36,7 @@ struct RawItem {
     nextedition: Option<String>,
     metadata: Option<String>,
     restricted: Option<bool>,
+    reason: Option<String>,
     #[serde(default)]
     translations: BTreeMap<String, String>,
     #[serde(default)]
@@ -63,6 +67,9 @@ pub struct Item {
     pub nextedition: Option<Ibi>,
     pub metadata: Option<Ibi>,
     pub restricted: bool,
+    /// Why a tombstone was removed, as its landing page says it (at most
+    /// [`MAX_REASON`] bytes of it are shown; `ibi-archive check` reports a longer one).
+    pub reason: Option<String>,
     pub translations: Vec<(Lang, Ibi)>,
     pub formats: BTreeMap<String, String>,
 }
@@ -169,6 +176,7 @@ impl Item {
             nextedition,
             metadata,
             restricted: raw.restricted.unwrap_or(false),
+            reason: raw.reason,
             translations,
             formats: raw.formats,
         })

@@ -339,6 +339,12 @@ pub struct DocListing {
     pub files: Vec<(Vec<u8>, u64)>,
     /// Whether every entry was looked at (false: the listing stopped at a bound).
     pub complete: bool,
+    /// Entries read but not looked at once `max_files` were listed (files, folders,
+    /// anything): what a page can say it left out, without looking.
+    pub unlisted: usize,
+    /// Whether the listing stopped at [`MAX_LISTED_ENTRIES`] entries read: then more
+    /// than [`DocListing::unlisted`] were left out.
+    pub exhausted: bool,
 }
 
 impl ItemDir {
@@ -473,6 +479,7 @@ impl ItemDir {
         let mut listing = DocListing {
             files: Vec::new(),
             complete: true,
+            ..DocListing::default()
         };
         let Ok(fd) = open_beneath(
             self.fd.as_fd(),
@@ -603,6 +610,7 @@ fn list_into(
         }
         if *budget == 0 {
             out.complete = false;
+            out.exhausted = true;
             break;
         }
         *budget -= 1;
@@ -612,9 +620,10 @@ fn list_into(
     let Ok(dfd) = dir.fd() else {
         return;
     };
-    for name in names {
+    for (i, name) in names.iter().enumerate() {
         if out.files.len() >= max_files {
             out.complete = false;
+            out.unlisted += names.len() - i;
             return;
         }
         let Ok(st) = rfs::statat(dfd, name.as_slice(), AtFlags::SYMLINK_NOFOLLOW) else {
@@ -624,10 +633,10 @@ fn list_into(
         if !prefix.is_empty() {
             prefix.push(b'/');
         }
-        prefix.extend_from_slice(&name);
+        prefix.extend_from_slice(name);
         match FileType::from_raw_mode(st.st_mode) {
             FileType::Directory if depth < MAX_DEPTH => {
-                if let Ok(sub) = open_beneath(dfd, &name, OFlags::RDONLY | OFlags::DIRECTORY) {
+                if let Ok(sub) = open_beneath(dfd, name, OFlags::RDONLY | OFlags::DIRECTORY) {
                     list_into(sub, prefix, max_files, budget, out, depth + 1);
                 }
             }

@@ -19,6 +19,7 @@ pub mod httpd;
 pub mod ibi;
 pub mod item;
 pub mod layout;
+pub mod oai_dc;
 pub mod routes;
 pub mod service;
 pub mod store;

@@ -5,7 +5,7 @@
 //! | path | answer |
 //! |---|---|
 //! | `/<archiveserviceibi>` | the Archive service |
-//! | `/<archiveserviceibi>/filelist/<rep>` | an item's file-list page |
+//! | `/<archiveserviceibi>/filelist/<rep>` | an item's landing page (`filelist`) |
 //! | `/col/<rep>/doc/<file>` | a file of an item's doc/, when `layout` says it may be served and `Item::access` that this client may have it |
 //!
 //! Nothing else under `col/` (item.toml, item directories, links, hard links, pipes),
@@ -190,7 +190,7 @@ fn service(req: &Request<'_>, root: &Path, config: Config, path_info: &str, now:
         };
     }
     if let Some(ibi) = layout::split_file_list_path(path.as_bytes()) {
-        return filelist::page(&archive, ibi, req.client);
+        return filelist::page(&archive, ibi, req.client, req.headers);
     }
     let shown: String = path.chars().take(200).collect();
     Answer::error(404, "not found", format!("no such page {shown:?}"))
@@ -462,7 +462,7 @@ pub fn file(
             file: f.file,
             len: f.len,
             modified: f.modified,
-            links: Vec::new(),
+            links: filelist::file_links(config, &item),
             etag: download::etag(&f.stamp),
             part: Part::Whole,
         }),

@@ -770,3 +770,49 @@ fn relations_to_other_archives_are_notes() {
         )
     );
 }
+
+/// A tombstone's `reason` is shown on its landing page: a reason on an item that is no
+/// tombstone, one longer than the page shows, and an empty one are faults.
+#[test]
+fn a_reason_is_a_tombstones_and_bounded() {
+    let f = Fixture::sample();
+    let m19 = "sid.inpe.br/mtc-m19/2015";
+    item(
+        &f,
+        &format!("{m19}/06.01.00.00"),
+        "state = \"Original\"\nreason = \"withdrawn\"\n",
+        &["a.pdf"],
+    );
+    item(
+        &f,
+        &format!("{m19}/06.02.00.00"),
+        &format!("state = \"Deleted\"\nreason = \"{}\"\n", "é".repeat(251)),
+        &[],
+    );
+    item(
+        &f,
+        &format!("{m19}/06.03.00.00"),
+        "state = \"Deleted\"\nreason = \" \"\n",
+        &[],
+    );
+    // Within the bound, on a tombstone: clean.
+    item(
+        &f,
+        &format!("{m19}/06.04.00.00"),
+        &format!("state = \"Deleted\"\nreason = \"{}\"\n", "é".repeat(250)),
+        &[],
+    );
+    assert_eq!(
+        check(f.root()),
+        (
+            1,
+            format!(
+                "col/{m19}/06.01.00.00/item.toml: reason is for tombstones (state = \"Deleted\"), not an item in state Original: no page shows it\n\
+                 col/{m19}/06.02.00.00/item.toml: reason is 502 bytes long: the landing page shows only its first 500\n\
+                 col/{m19}/06.03.00.00/item.toml: reason is empty: give one, or leave the key out\n\
+                 checked 18 items: 3 faults\n"
+            ),
+            FAULTY.to_string()
+        )
+    );
+}

@@ -435,17 +435,17 @@ fn the_persistent_url_is_the_archives_first_resolvers() {
         }
         .run();
         assert_eq!(page.status, 200);
-        assert_eq!(
-            page.text(),
-            format!(
-                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Files of {d}</title></head>\n\
-                 <body><h1>Files of {d}</h1>\n\
-                 <p>Persistent URL: <a href=\"{publicurl}/{dp}\">{publicurl}/{dp}</a></p>\n\
-                 <ul>\n\
-                 <li><a href=\"http://localhost:8080/col/{d}/doc/data.csv\">data.csv</a> (4 bytes)</li>\n\
-                 </ul>\n</body></html>\n"
-            )
-        );
+        // The landing page cites the item by the first resolver's persistent URL, and
+        // shows the metadata item's title.
+        let text = page.text();
+        for part in [
+            "<h1>A &lt;report&gt;</h1>\n".to_string(),
+            format!("<p class=\"cite\">A &lt;report&gt;. {publicurl}/{dp}.</p>\n"),
+            format!("<link rel=\"cite-as\" href=\"{publicurl}/{dp}\">\n"),
+            format!("<tr><th scope=\"row\"><a href=\"http://localhost:8080/col/{d}/doc/data.csv\" type=\"text/csv\">data.csv</a></th><td>4 bytes</td><td>text/csv</td></tr>\n"),
+        ] {
+            assert!(text.contains(&part), "{part}\nnot in\n{text}");
+        }
     }
 }
 

@@ -114,10 +114,21 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     let meta = format!("/col/{RESTRICTED}.09/doc/metadata.html");
     assert_eq!(get(outside(), base, &meta).status, 200, "{}", log());
 
-    // The file list of a restricted item, by the connection's address too.
+    // The landing page of a restricted item, by the connection's address too: its files
+    // listed inside; outside, its metadata and citation, its files withheld.
     let list = format!("/{SERVICE}/filelist/{RESTRICTED}");
-    assert_eq!(get(inside(), base, &list).status, 200, "{}", log());
-    assert_eq!(get(outside(), base, &list).status, 403, "{}", log());
+    let inside_page = get(inside(), base, &list);
+    assert_eq!(inside_page.status, 200, "{}", log());
+    assert!(inside_page
+        .text()
+        .contains(&format!("href=\"{base}{pdf}\"")));
+    let outside_page = get(outside(), base, &list);
+    assert_eq!(outside_page.status, 200, "{}", log());
+    let text = outside_page.text();
+    assert!(!text.contains(&pdf), "{text}");
+    assert!(text.contains(
+        "<p>The files of this item are open only to the networks the Archive licenses.</p>"
+    ));
 
     // A tombstone keeps its doc/, which is never served again.
     let gone = format!("/col/{TOMBSTONE}/doc/ibi-resolucao.pdf");

@@ -30,6 +30,7 @@ mod ibi_distributor_procs;
 mod ibi_roundtrip;
 mod ibi_vectors;
 mod inclusion_unit;
+mod landing;
 mod persistent_urls;
 mod readme_demo;
 mod readme_walkthrough;

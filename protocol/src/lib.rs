@@ -9,7 +9,8 @@
 //! requests and answers are made of:
 //! pair lists ([`pairs`]), query strings ([`query`]), relations and verb lists
 //! ([`relation`]), persistent URLs ([`persistent`]), escaping ([`escape`], [`markup`]),
-//! an item's state ([`item`]) and the address blocks of access rules ([`network`]); and
+//! an item's state ([`item`]), the address blocks of access rules ([`network`]) and the
+//! content negotiation of an Archive's pages ([`negotiate`]); and
 //! what both servers write and read around them: log lines ([`logline`]), times
 //! ([`time`]), a TOML fault's place ([`toml_error`]), text cut at a character boundary
 //! ([`text`]) and the open-file limit ([`process`]).
@@ -27,6 +28,7 @@ pub mod item;
 pub mod logline;
 pub mod markup;
 pub mod mint;
+pub mod negotiate;
 pub mod network;
 pub mod pairs;
 pub mod persistent;

@@ -57,7 +57,7 @@ use super::registration::{prepare, Direction};
 use crate::atomic::TEMP_PREFIX;
 use crate::config::Config;
 use crate::ibi::{Ibi, Ibip, Rep};
-use crate::item::{Item, State};
+use crate::item::{Item, State, MAX_REASON};
 use crate::layout::{Col, ItemDir, Refusal};
 use crate::store::Store;
 use crate::toml_error::{located, Position};
@@ -623,6 +623,9 @@ impl Checker<'_> {
             self.editions
                 .insert(rep.canonical().into(), (rep_of_rel(rel).into(), next));
         }
+        if let Some(reason) = &item.reason {
+            self.check_reason(&item, reason, &toml_rel);
+        }
         if item.state == State::Deleted {
             return;
         }
@@ -656,6 +659,30 @@ impl Checker<'_> {
                 self.fault(rel, format!("cannot be opened as an item: {e}"));
                 None
             }
+        }
+    }
+
+    /// A tombstone's `reason` is shown on its landing page: only a tombstone's, and at
+    /// most [`MAX_REASON`] bytes of it.
+    fn check_reason(&mut self, item: &Item, reason: &str, toml_rel: &str) {
+        if item.state != State::Deleted {
+            self.fault(
+                toml_rel,
+                format!(
+                    "reason is for tombstones (state = \"Deleted\"), not an item in state {}: no page shows it",
+                    item.state.as_str()
+                ),
+            );
+        } else if reason.len() > MAX_REASON {
+            self.fault(
+                toml_rel,
+                format!(
+                    "reason is {} bytes long: the landing page shows only its first {MAX_REASON}",
+                    reason.len()
+                ),
+            );
+        } else if reason.trim().is_empty() {
+            self.fault(toml_rel, "reason is empty: give one, or leave the key out");
         }
     }
 

@@ -32,6 +32,7 @@ pub struct Draft {
     pub nextedition: Option<String>,
     pub metadata: Option<String>,
     pub restricted: Option<bool>,
+    pub reason: Option<String>,
     pub translations: BTreeMap<String, String>,
     pub formats: BTreeMap<String, String>,
 }
@@ -50,6 +51,7 @@ impl Draft {
             nextedition: item.nextedition.as_ref().map(|i| i.as_str().to_string()),
             metadata: item.metadata.as_ref().map(|i| i.as_str().to_string()),
             restricted: Some(item.restricted),
+            reason: item.reason.clone(),
             translations: item
                 .translations
                 .iter()
@@ -90,6 +92,9 @@ impl Draft {
         }
         if self.restricted == Some(true) {
             top.push(("restricted", "true".into()));
+        }
+        if let Some(r) = &self.reason {
+            top.push(("reason", quoted(r)));
         }
         let width = top.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
         let mut out = String::new();

@@ -1,0 +1,539 @@
+//! The landing page of an item (`…/filelist/<rep>`), the same through `ibi-archive serve`,
+//! Apache and lighttpd: its Signposting `Link` header (worked out by hand) and every link
+//! of it followed, answering 200 with the type it announces; its schema.org JSON-LD
+//! (worked out by hand), served for `Accept: application/ld+json` and expanded by a
+//! JSON-LD processor (pyld) into the schema.org IRIs; its language by Accept-Language; a
+//! restricted item's page inside and outside the licensed networks; tombstones that keep
+//! the citation, with and without their metadata item; an item of 10,050 files answered
+//! in bounded work.
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{run_cmd, Response, Serve};
+use serde_json::{json, Value};
+
+const SERVICE: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+/// An item with a metadata item and a translation.
+const PLAIN: &str = "sid.inpe.br/mtc-m18@80/2009/07.21.13.23";
+/// An item with a next edition.
+const EDITION: &str = "sid.inpe.br/mtc-m18@80/2009/07.21.14.43";
+const RESTRICTED: &str = "sid.inpe.br/mtc-m19/2014/05.06.07.08";
+/// The sample's tombstone, with a reason and no metadata item.
+const TOMBSTONE: &str = "sid.inpe.br/mtc-m19/2013/02.10.11.12";
+/// A tombstone whose metadata item is still there.
+const GONE_WITH_METADATA: &str = "sid.inpe.br/mtc-m19/2015/07.01.00.00";
+const MANY: &str = "example.org/many/2020/01.01.00.00";
+/// Files of MANY: more than the 10,000 entries a listing reads.
+const MANY_FILES: usize = 10_050;
+const RESOLVER: &str = "http://localhost:8090";
+
+fn inside() -> IpAddr {
+    "127.0.0.1".parse().unwrap()
+}
+
+fn outside() -> IpAddr {
+    "127.0.0.2".parse().unwrap()
+}
+
+/// sample-archive/ with only 127.0.0.1 licensed, a tombstone whose metadata item is still
+/// there, and an item of [`MANY_FILES`] files.
+fn archive() -> (tempfile::TempDir, PathBuf) {
+    let tmp = common::archive_tempdir();
+    let root = tmp.path().join("archive");
+    common::copy_sample(&root);
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    let toml = toml.replace(
+        "networks = [\"150.163.0.0/16\", \"127.0.0.0/8\"]",
+        "networks = [\"127.0.0.1/32\"]",
+    );
+    assert!(toml.contains("\"127.0.0.1/32\""));
+    std::fs::write(root.join("archive.toml"), toml).unwrap();
+    let gone = root.join("col").join(GONE_WITH_METADATA);
+    std::fs::create_dir_all(&gone).unwrap();
+    std::fs::write(
+        gone.join("item.toml"),
+        "state     = \"Deleted\"\n\
+         timestamp = 2015-07-01T10:00:00Z\n\
+         metadata  = \"sid.inpe.br/mtc-m18/2012/07.12.18.08.49\"\n\
+         reason    = \"A copy of <b>8JMKD3MGP8W/3C9EP6P</b> & nothing more\"\n",
+    )
+    .unwrap();
+    let many = root.join("col").join(MANY);
+    std::fs::create_dir_all(many.join("doc")).unwrap();
+    std::fs::write(
+        many.join("item.toml"),
+        "state = \"Original\"\ntarget = \"f00000.txt\"\n",
+    )
+    .unwrap();
+    for i in 0..MANY_FILES {
+        std::fs::write(many.join(format!("doc/f{i:05}.txt")), b"x").unwrap();
+    }
+    let (code, out, err) = run_cmd(&["check", "--root", root.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    common::prepare_archive(&root);
+    (tmp, root)
+}
+
+/// GET `path` from `from` with `headers`.
+fn get(from: IpAddr, base: &str, path: &str, headers: &[(&str, &str)]) -> Response {
+    let authority = base.trim_start_matches("http://");
+    let mut req = format!(
+        "GET {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: ibi-archive-tests\r\nConnection: close\r\n"
+    );
+    for (name, value) in headers {
+        req.push_str(&format!("{name}: {value}\r\n"));
+    }
+    req.push_str("\r\n");
+    common::http_raw_from(Some(from), authority, req.as_bytes(), false)
+}
+
+fn landing(rep: &str) -> String {
+    format!("/{SERVICE}/filelist/{rep}")
+}
+
+/// The links of a `Link` header: (target, rel, type).
+fn links(header: &str) -> Vec<(String, String, Option<String>)> {
+    let param = |part: &str, name: &str| {
+        part.split("; ")
+            .find_map(|p| p.strip_prefix(&format!("{name}=\"")))
+            .map(|v| v.trim_end_matches('"').to_string())
+    };
+    header
+        .split(", <")
+        .map(|l| {
+            let l = l.trim_start_matches('<');
+            let (target, params) = l.split_once('>').unwrap();
+            (
+                target.to_string(),
+                param(params, "rel").unwrap(),
+                param(params, "type"),
+            )
+        })
+        .collect()
+}
+
+/// The fields a Vary header names (Apache writes the list without spaces).
+fn vary(r: &Response) -> Vec<&str> {
+    r.header("vary")
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .collect()
+}
+
+/// The media type of a Content-Type, without its parameters.
+fn media_type(content_type: &str) -> &str {
+    content_type.split(';').next().unwrap_or("").trim()
+}
+
+/// Follows every link of `page`'s Link header that leads into this Archive (the
+/// persistent URL leads to the resolver, the types are schema.org's names): each answers
+/// 200 with the type announced; a file's own links are followed too. Returns the links.
+fn follow_signposting(base: &str, page: &Response, log: &dyn Fn() -> String) -> usize {
+    let header = page.header("link").expect("a Link header");
+    let mut followed = 0;
+    for (target, rel, announced) in links(header) {
+        match rel.as_str() {
+            "cite-as" => assert!(target.starts_with(RESOLVER), "{target}"),
+            "type" => assert!(target.starts_with("https://schema.org/"), "{target}"),
+            "describedby" | "item" | "collection" => {
+                let path = target
+                    .strip_prefix(base)
+                    .unwrap_or_else(|| panic!("{target}"));
+                let r = get(inside(), base, path, &[]);
+                let announced = announced.unwrap_or_else(|| panic!("{rel} {target}: no type"));
+                assert_eq!(
+                    (r.status, media_type(r.content_type())),
+                    (200, announced.as_str()),
+                    "{rel} {target}\n{}",
+                    log()
+                );
+                followed += 1;
+                if rel == "item" {
+                    followed += follow_signposting(base, &r, log);
+                }
+            }
+            other => panic!("unexpected rel {other} in {header}"),
+        }
+    }
+    followed
+}
+
+/// The JSON-LD expanded by pyld (`None` when pyld is not installed, outside CI).
+fn expanded(json_ld: &str) -> Option<Value> {
+    let has_pyld = Command::new("python3")
+        .args(["-c", "import pyld"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !common::required_under_ci(has_pyld, "python3-pyld") {
+        eprintln!("skipping the JSON-LD expansion: pyld is not installed");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("item.jsonld");
+    std::fs::write(&file, json_ld).unwrap();
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import json, sys\nfrom pyld import jsonld\n\
+             print(json.dumps(jsonld.expand(json.load(open(sys.argv[1])))))",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+/// The JSON-LD block of an HTML page, its escapes undone.
+fn embedded_json_ld(page: &str) -> String {
+    let start = page
+        .find("<script type=\"application/ld+json\">\n")
+        .unwrap();
+    let rest = &page[start + "<script type=\"application/ld+json\">\n".len()..];
+    let json = &rest[..rest.find("\n</script>").unwrap()];
+    assert!(!json.contains('<'));
+    json.to_string()
+}
+
+fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
+    // The service answers for the Archive as the server reaches it.
+    let addr = base.trim_start_matches("http://");
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    let toml = toml.replace("\"localhost:8080\"", &format!("\"{addr}\""));
+    std::fs::write(root.join("archive.toml"), toml).unwrap();
+    let html = [("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")];
+    let ld = [("Accept", "application/ld+json")];
+    let plain_id = format!("{RESOLVER}/8JMKD3MGP8W/35MME4E");
+    let meta = format!("{base}/col/{PLAIN}.47/doc");
+    let pdf = format!("{base}/col/{PLAIN}/doc/CCSDS%20643.0-B-1.pdf");
+
+    // A plain item: its Signposting, by hand.
+    let page = get(inside(), base, &landing(PLAIN), &html);
+    assert_eq!(page.status, 200, "{}", log());
+    let want_links = format!(
+        "<{plain_id}>; rel=\"cite-as\", \
+         <https://schema.org/AboutPage>; rel=\"type\", \
+         <https://schema.org/CreativeWork>; rel=\"type\", \
+         <{meta}/oai_dc.xml>; rel=\"describedby\"; type=\"application/xml\"; profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\", \
+         <{meta}/metadata.html>; rel=\"describedby\"; type=\"text/html\", \
+         <{pdf}>; rel=\"item\"; type=\"application/pdf\""
+    );
+    assert_eq!(page.header("link"), Some(want_links.as_str()));
+    assert_eq!(vary(&page), ["Accept", "Accept-Language"]);
+    for (name, value) in [
+        ("content-type", "text/html; charset=utf-8"),
+        ("content-language", "en"),
+        (
+            "content-security-policy",
+            "default-src 'none'; style-src 'unsafe-inline'",
+        ),
+        ("x-content-type-options", "nosniff"),
+    ] {
+        assert_eq!(page.header(name), Some(value), "{name}");
+    }
+    let text = page.text();
+    for part in [
+        "<html lang=\"en\">\n".to_string(),
+        "<h1>Space Link Identifiers</h1>\n".to_string(),
+        format!("<p class=\"cite\">CCSDS. Space Link Identifiers. {plain_id}.</p>\n"),
+        format!("<link rel=\"cite-as\" href=\"{plain_id}\">\n"),
+        format!("<link rel=\"describedby\" href=\"{meta}/oai_dc.xml\" type=\"application/xml\">\n"),
+        format!("<link rel=\"item\" href=\"{pdf}\" type=\"application/pdf\">\n"),
+        "<dt>Creators</dt><dd>CCSDS</dd>\n".to_string(),
+        format!("<li>Translation (<span lang=\"pt\">pt</span>): <a href=\"{RESOLVER}/{p}\" hreflang=\"pt\">{RESOLVER}/{p}</a></li>\n", p = "sid.inpe.br/mtc-m18@80/2009/08.25.19.43"),
+    ] {
+        assert!(text.contains(&part), "{part}\nnot in\n{text}");
+    }
+    // Every link followed: the two formats, the file, and the file's landing page.
+    assert_eq!(follow_signposting(base, &page, log), 4);
+
+    // Its JSON-LD, by hand: alone for a client that prefers it, the same in the page.
+    let want_json = format!(
+        r#"{{
+  "@context": {{
+    "@vocab": "https://schema.org/"
+  }},
+  "@type": "CreativeWork",
+  "@id": "{plain_id}",
+  "identifier": "{plain_id}",
+  "url": "{plain_id}",
+  "name": "Space Link Identifiers",
+  "creator": [
+    {{
+      "@type": "Organization",
+      "name": "CCSDS"
+    }}
+  ],
+  "inLanguage": "en",
+  "dateModified": "2009-07-21T13:23:45Z",
+  "encoding": [
+    {{
+      "@type": "MediaObject",
+      "name": "CCSDS 643.0-B-1.pdf",
+      "contentUrl": "{pdf}",
+      "encodingFormat": "application/pdf",
+      "contentSize": "614 bytes"
+    }}
+  ],
+  "workTranslation": [
+    {{
+      "@id": "{RESOLVER}/sid.inpe.br/mtc-m18@80/2009/08.25.19.43",
+      "inLanguage": "pt"
+    }}
+  ]
+}}
+"#
+    );
+    for accept in [
+        "application/ld+json",
+        "application/ld+json; profile=\"https://schema.org\"",
+        "text/html;q=0.5, application/ld+json",
+    ] {
+        let r = get(inside(), base, &landing(PLAIN), &[("Accept", accept)]);
+        assert_eq!(
+            (r.status, r.content_type(), r.text()),
+            (200, "application/ld+json", want_json.clone()),
+            "{accept}"
+        );
+        assert_eq!(r.header("link"), Some(want_links.as_str()));
+        assert_eq!(vary(&r), ["Accept", "Accept-Language"]);
+    }
+    assert_eq!(embedded_json_ld(&text) + "\n", want_json);
+    // Expanded by a JSON-LD processor: the schema.org terms by their IRIs.
+    if let Some(expanded) = expanded(&want_json) {
+        let s = |v: &str| json!([{ "@value": v }]);
+        assert_eq!(
+            expanded,
+            json!([{
+                "@id": plain_id,
+                "@type": ["https://schema.org/CreativeWork"],
+                "https://schema.org/identifier": s(&plain_id),
+                "https://schema.org/url": s(&plain_id),
+                "https://schema.org/name": s("Space Link Identifiers"),
+                "https://schema.org/creator": [{
+                    "@type": ["https://schema.org/Organization"],
+                    "https://schema.org/name": s("CCSDS"),
+                }],
+                "https://schema.org/inLanguage": s("en"),
+                "https://schema.org/dateModified": s("2009-07-21T13:23:45Z"),
+                "https://schema.org/encoding": [{
+                    "@type": ["https://schema.org/MediaObject"],
+                    "https://schema.org/name": s("CCSDS 643.0-B-1.pdf"),
+                    "https://schema.org/contentUrl": s(&pdf),
+                    "https://schema.org/encodingFormat": s("application/pdf"),
+                    "https://schema.org/contentSize": s("614 bytes"),
+                }],
+                "https://schema.org/workTranslation": [{
+                    "@id": format!("{RESOLVER}/sid.inpe.br/mtc-m18@80/2009/08.25.19.43"),
+                    "https://schema.org/inLanguage": s("pt"),
+                }],
+            }])
+        );
+    }
+
+    // In Portuguese for a reader who prefers it.
+    let pt = get(
+        inside(),
+        base,
+        &landing(PLAIN),
+        &[("Accept-Language", "pt-BR,pt;q=0.9,en;q=0.8")],
+    );
+    assert_eq!(pt.header("content-language"), Some("pt-BR"));
+    let text = pt.text();
+    for part in [
+        "<html lang=\"pt-BR\">\n",
+        "<h2>Como citar</h2>\n",
+        "<dt>Autoria</dt><dd>CCSDS</dd>\n",
+        "<td>614 bytes</td>",
+    ] {
+        assert!(text.contains(part), "{part}\nnot in\n{text}");
+    }
+
+    // An item with a next edition: linked, and in its JSON-LD the next edition is based
+    // on it.
+    let r = get(inside(), base, &landing(EDITION), &ld);
+    assert_eq!(r.status, 200, "{}", log());
+    let next = format!("{RESOLVER}/sid.inpe.br/mtc-m18/2012/07.12.18.08");
+    assert!(r.text().ends_with(&format!(
+        "  \"@reverse\": {{\n    \"isBasedOn\": {{\n      \"@id\": \"{next}\"\n    }}\n  }}\n}}\n"
+    )));
+    if let Some(expanded) = expanded(&r.text()) {
+        assert_eq!(
+            expanded[0]["@reverse"],
+            json!({ "https://schema.org/isBasedOn": [{ "@id": next }] })
+        );
+    }
+    let page = get(inside(), base, &landing(EDITION), &[]);
+    assert!(page.text().contains(&format!(
+        "<li>Next edition: <a href=\"{next}\">{next}</a></li>\n"
+    )));
+    assert_eq!(follow_signposting(base, &page, log), 2);
+
+    // A restricted item: its files listed inside the licensed networks only; its
+    // metadata and citation for every reader.
+    let restricted_id = format!("{RESOLVER}/{RESTRICTED}");
+    let meta = format!("{base}/col/{RESTRICTED}.09/doc");
+    let described = format!(
+        "<{restricted_id}>; rel=\"cite-as\", \
+         <https://schema.org/AboutPage>; rel=\"type\", \
+         <https://schema.org/CreativeWork>; rel=\"type\", \
+         <{meta}/oai_dc.xml>; rel=\"describedby\"; type=\"application/xml\"; profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\", \
+         <{meta}/metadata.html>; rel=\"describedby\"; type=\"text/html\""
+    );
+    let out = get(outside(), base, &landing(RESTRICTED), &[]);
+    assert_eq!(out.status, 200, "{}", log());
+    assert_eq!(out.header("link"), Some(described.as_str()));
+    assert!(out.text().contains("<h1>A published article under a publisher licence</h1>\n<h2>How to cite</h2>\n<p class=\"cite\">A published article under a publisher licence. "));
+    assert!(out.text().contains("<h2>Files</h2>\n<p>The files of this item are open only to the networks the Archive licenses.</p>\n"));
+    assert!(!out.text().contains("article.pdf"));
+    assert_eq!(follow_signposting(base, &out, log), 2);
+    let inside_page = get(inside(), base, &landing(RESTRICTED), &[]);
+    assert_eq!(
+        inside_page.header("link"),
+        Some(
+            format!(
+                "{described}, <{base}/col/{RESTRICTED}/doc/article.pdf>; rel=\"item\"; type=\"application/pdf\""
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(follow_signposting(base, &inside_page, log), 4);
+
+    // The sample's tombstone: 410, the citation, the removal date and the reason.
+    let tomb_id = format!("{RESOLVER}/{TOMBSTONE}");
+    let gone = get(inside(), base, &landing(TOMBSTONE), &[]);
+    assert_eq!(gone.status, 410, "{}", log());
+    assert_eq!(
+        gone.header("link"),
+        Some(
+            format!(
+                "<{tomb_id}>; rel=\"cite-as\", <https://schema.org/AboutPage>; rel=\"type\", <https://schema.org/CreativeWork>; rel=\"type\""
+            )
+            .as_str()
+        )
+    );
+    let text = gone.text();
+    for part in [
+        format!("<h1>Item {TOMBSTONE}</h1>\n<p class=\"gone\">This item has been removed from the Archive. Its persistent URL still cites it.</p>\n"),
+        format!("<p class=\"cite\">{TOMBSTONE}. {tomb_id}.</p>\n"),
+        "<dt>Removed on</dt><dd><time datetime=\"2014-01-02T17:23:57Z\">2014-01-02</time></dd>\n<dt>Reason</dt><dd>Withdrawn at the authors&#39; request</dd>\n</dl>\n</main>\n".to_string(),
+    ] {
+        assert!(text.contains(&part), "{part}\nnot in\n{text}");
+    }
+    let r = get(inside(), base, &landing(TOMBSTONE), &ld);
+    let want = format!(
+        r#"{{
+  "@context": {{
+    "@vocab": "https://schema.org/"
+  }},
+  "@type": "CreativeWork",
+  "@id": "{tomb_id}",
+  "identifier": "{tomb_id}",
+  "url": "{tomb_id}",
+  "dateModified": "2014-01-02T17:23:57Z",
+  "creativeWorkStatus": "Deleted",
+  "expires": "2014-01-02T17:23:57Z",
+  "correction": {{
+    "@type": "CorrectionComment",
+    "text": "Withdrawn at the authors' request",
+    "datePublished": "2014-01-02T17:23:57Z"
+  }}
+}}
+"#
+    );
+    assert_eq!(
+        (r.status, r.content_type(), r.text()),
+        (410, "application/ld+json", want.clone())
+    );
+    if let Some(expanded) = expanded(&want) {
+        assert_eq!(
+            expanded[0]["https://schema.org/creativeWorkStatus"],
+            json!([{ "@value": "Deleted" }])
+        );
+        assert_eq!(
+            expanded[0]["https://schema.org/correction"][0]["https://schema.org/text"],
+            json!([{ "@value": "Withdrawn at the authors' request" }])
+        );
+    }
+
+    // A tombstone whose metadata item is still there keeps its title and creators; its
+    // reason is text.
+    let gone = get(
+        inside(),
+        base,
+        &landing(GONE_WITH_METADATA),
+        &[("Accept-Language", "pt")],
+    );
+    assert_eq!(gone.status, 410, "{}", log());
+    let text = gone.text();
+    let id = format!("{RESOLVER}/{GONE_WITH_METADATA}");
+    for part in [
+        "<h1>Reference Model for an Open Archival Information System (OAIS)</h1>\n<p class=\"gone\">Este item foi removido do Arquivo. Sua URL persistente continua a citá-lo.</p>\n".to_string(),
+        format!("<p class=\"cite\">CCSDS. Reference Model for an Open Archival Information System (OAIS). 2012-06. {id}.</p>\n"),
+        "<dt>Motivo</dt><dd>A copy of &lt;b&gt;8JMKD3MGP8W/3C9EP6P&lt;/b&gt; &amp; nothing more</dd>\n".to_string(),
+        "\"text\": \"A copy of \\u003cb\\u003e8JMKD3MGP8W/3C9EP6P\\u003c/b\\u003e \\u0026 nothing more\",\n".to_string(),
+    ] {
+        assert!(text.contains(&part), "{part}\nnot in\n{text}");
+    }
+    assert!(!text.contains("<h2>Arquivos</h2>"));
+    assert_eq!(follow_signposting(base, &gone, log), 2);
+
+    // 10,050 files: 100 shown, 32 announced, what was left out said; the listing read its
+    // 10,000 entries and stopped.
+    let many = get(inside(), base, &landing(MANY), &[]);
+    assert_eq!(many.status, 200, "{}", log());
+    let text = many.text();
+    assert_eq!(text.matches("<tr><th scope=\"row\">").count(), 100);
+    assert!(text.contains(
+        "doc/f00099.txt\" type=\"text/plain\">f00099.txt</a></th><td>1 byte</td><td>text/plain</td></tr>\n</tbody>\n</table>\n<p>… and more than 9900 entries not listed here.</p>\n"
+    ));
+    assert_eq!(text.matches("\"@type\": \"MediaObject\"").count(), 100);
+    assert!(text.len() < 100_000, "{} bytes", text.len());
+    let header = many.header("link").unwrap();
+    assert!(header.len() <= 6000, "{} bytes", header.len());
+    let items = links(header)
+        .into_iter()
+        .filter(|(_, rel, _)| rel == "item")
+        .count();
+    assert_eq!(items, 32);
+    assert_eq!(text.matches("<link rel=\"item\"").count(), 32);
+}
+
+#[test]
+fn serve_answers_landing_pages() {
+    let (_tmp, root) = archive();
+    let log_path = root.parent().unwrap().join("serve.log");
+    let serve = Serve::start(&root, std::fs::File::create(&log_path).unwrap());
+    suite(&serve.base_url(), &root, &|| {
+        std::fs::read_to_string(&log_path).unwrap_or_default()
+    });
+}
+
+#[test]
+fn apache2_answers_landing_pages() {
+    if !common::apache2_available() {
+        eprintln!("skipping: apache2 with mod_cgid is not installed");
+        return;
+    }
+    let (_tmp, root) = archive();
+    let server = common::start_apache2(&root, &common::ibi_archive_bin(), SERVICE);
+    suite(&server.base_url, &root, &|| server.error_log());
+}
+
+#[test]
+fn lighttpd_answers_landing_pages() {
+    if !common::lighttpd_available() {
+        eprintln!("skipping: lighttpd is not installed");
+        return;
+    }
+    let (_tmp, root) = archive();
+    let server = common::start_lighttpd(&root, &common::ibi_archive_bin(), SERVICE);
+    suite(&server.base_url, &root, &|| server.error_log());
+}
