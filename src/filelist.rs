@@ -26,7 +26,7 @@ use crate::markup::escape_html;
 use crate::oai_dc::{DublinCore, MAX_RECORD};
 use crate::routes::{content_type, Headers};
 use crate::service::{Answer, Archive};
-use ::ibi::negotiate::{prefers_json_ld, PageLang};
+use ::ibi::negotiate::{negotiate, preferences, Given, PageLang, Wanted, OAI_DC_PROFILE};
 
 /// Most files a page shows (and its JSON-LD lists).
 pub const MAX_SHOWN: usize = 100;
@@ -41,8 +41,6 @@ pub const MAX_RELATED: usize = 32;
 
 /// The media type of an item's HTML landing page.
 const HTML: &str = "text/html; charset=utf-8";
-/// The profile of an `oai_dc` record.
-pub const OAI_DC_PROFILE: &str = "http://www.openarchives.org/OAI/2.0/oai_dc/";
 /// The Content-Security-Policy of the pages: no script, no external resource; the one
 /// inline style.
 pub const PAGE_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
@@ -61,9 +59,9 @@ pub fn page(archive: &Archive, ibi: &[u8], client: Option<IpAddr>, headers: &Hea
     let mut log = found.log.into_lines();
     let mut answer = match &found.item {
         Some(item) => {
-            let lang = PageLang::of(headers.accept_language.as_deref());
+            let lang = PageLang::of(&preferences(headers.accept_language.as_deref()));
             let landing = Landing::of(archive, item, client, lang, &mut log);
-            if prefers_json_ld(headers.accept.as_deref()) {
+            if negotiate(headers.accept.as_deref(), Given::Html) == Wanted::JsonLd {
                 landing.json_ld_answer()
             } else {
                 landing.html_answer()

@@ -17,7 +17,6 @@
 
 #![forbid(unsafe_code)]
 
-pub mod accept;
 pub mod base27;
 pub mod date;
 pub mod dirfd;

@@ -1,18 +1,59 @@
-//! Content negotiation of an Archive's pages: the reader's language among those a page is
-//! written in (Accept-Language, RFC 9110 §12.5.4), and whether a client prefers the
-//! schema.org JSON-LD of an item to its HTML page (Accept, RFC 9110 §12.5.1).
+//! Content negotiation, as the resolver and the Archive both do it: the reader's languages
+//! (Accept-Language, RFC 9110 §12.5.4), for a bare translation and for the language of
+//! pages, and whether a client prefers one of an item's descriptions (schema.org JSON-LD,
+//! the `oai_dc` record) to what a server gives by default (Accept, RFC 9110 §12.5.1).
 //!
 //! Both headers are weighted lists (`value;param=x;q=0.5, value`); at most
 //! [`MAX_HEADER`] bytes and [`MAX_ELEMENTS`] elements of one are read, so a hostile header
 //! costs no more than a usual one. An element whose q-value is not one (`q=2`, `q=x`) is
 //! left out.
 
+use crate::relation::Lang;
+
 /// At most this many bytes of a header are read...
 pub const MAX_HEADER: usize = 1024;
 /// ... and this many of its elements.
 pub const MAX_ELEMENTS: usize = 32;
 
-/// The languages an Archive's pages are written in.
+/// The languages of an Accept-Language header, most preferred first (by q-value, then in
+/// the order written); `q=0`, `*` and tags that are not `ll[-CC…]` are left out. The
+/// resolver chooses a bare translation by them.
+pub fn preferences(header: Option<&str>) -> Vec<Lang> {
+    let Some(header) = header else {
+        return Vec::new();
+    };
+    let header = crate::text::prefix(header, MAX_HEADER);
+    let mut out: Vec<Lang> = Vec::new();
+    for (tag, q) in accept_language::parse_with_quality(header) {
+        if !(q > 0.0 && q <= 1.0) {
+            continue;
+        }
+        if let Some(lang) = primary(&tag) {
+            if !out.contains(&lang) {
+                out.push(lang);
+            }
+        }
+        if out.len() == MAX_ELEMENTS {
+            break;
+        }
+    }
+    out
+}
+
+/// `pt-BR` → pt-BR, `zh-Hant-TW` → zh, `*` → none.
+fn primary(tag: &str) -> Option<Lang> {
+    let mut parts = tag.split('-');
+    let language = parts.next()?;
+    if language.len() != 2 {
+        return None;
+    }
+    match parts.next() {
+        Some(c) if c.len() == 2 => Lang::parse(&format!("{language}-{c}")).ok(),
+        _ => Lang::parse(language).ok(),
+    }
+}
+
+/// The languages the resolver's and the Archive's pages are written in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PageLang {
     En,
@@ -21,6 +62,18 @@ pub enum PageLang {
 }
 
 impl PageLang {
+    /// Portuguese when the reader prefers it to English ([`preferences`]), else English.
+    pub fn of(prefs: &[Lang]) -> PageLang {
+        for p in prefs {
+            match p.to_string().get(..2) {
+                Some("pt") => return PageLang::Pt,
+                Some("en") => return PageLang::En,
+                _ => {}
+            }
+        }
+        PageLang::En
+    }
+
     /// The page's `lang` attribute (and `Content-Language`).
     pub fn code(self) -> &'static str {
         match self {
@@ -28,40 +81,85 @@ impl PageLang {
             PageLang::Pt => "pt-BR",
         }
     }
+}
 
-    /// The language of the page for `accept_language`: the one of highest q-value among
-    /// Portuguese (any `pt`) and English (any `en`, or `*`), the first written on a tie;
-    /// English when the header names neither.
-    pub fn of(accept_language: Option<&str>) -> PageLang {
-        let mut best: Option<(u16, PageLang)> = None;
-        for e in elements(accept_language.unwrap_or("")) {
-            let primary = e.value.split('-').next().unwrap_or("");
-            let lang = if primary.eq_ignore_ascii_case("pt") {
-                PageLang::Pt
-            } else if primary.eq_ignore_ascii_case("en") || primary == "*" {
-                PageLang::En
-            } else {
-                continue;
-            };
-            if e.q > 0 && best.is_none_or(|(q, _)| e.q > q) {
-                best = Some((e.q, lang));
-            }
-        }
-        best.map_or(PageLang::En, |(_, lang)| lang)
+/// The media type of schema.org JSON-LD.
+pub const JSON_LD: &str = "application/ld+json";
+/// The media type of an `oai_dc` record.
+pub const XML: &str = "application/xml";
+/// The profile of an `oai_dc` record (its XML Schema's namespace), for `Link` headers.
+pub const OAI_DC_PROFILE: &str = "http://www.openarchives.org/OAI/2.0/oai_dc/";
+
+/// What a reader's `Accept` asks of an item: besides what a server gives by default (the
+/// resolver's redirect to the item; an Archive's HTML landing page), an item has two
+/// machine-readable descriptions, schema.org JSON-LD and its `oai_dc` record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wanted {
+    /// What the server gives by default.
+    Default,
+    /// schema.org JSON-LD (`application/ld+json`, with or without a `profile`).
+    JsonLd,
+    /// The `oai_dc` record (`application/xml`, `text/xml`).
+    OaiDc,
+}
+
+/// What a server gives when no description is wanted, as far as `Accept` can name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Given {
+    /// An HTML page (`text/html`).
+    Html,
+    /// The item itself, whatever it is (a redirect to it): any media type but the
+    /// descriptions'.
+    Item,
+}
+
+/// What `accept` asks for, given what the server gives by `default`. Each is weighed by
+/// the most specific element of the list that names it (`type/subtype`, then `type/*`,
+/// then `*/*`; [`Given::Item`] by the best of the elements that name neither
+/// description); a description is chosen only when its q-value is higher than the
+/// default's, or the same and named more specifically (`application/ld+json, */*`:
+/// JSON-LD). Between the two descriptions the same rule, JSON-LD first when they are even. So a browser's
+/// `text/html,…,application/xml;q=0.9,*/*;q=0.8` gets the default, and no header too.
+pub fn negotiate(accept: Option<&str>, default: Given) -> Wanted {
+    let Some(accept) = accept else {
+        return Wanted::Default;
+    };
+    let list = elements(accept);
+    let ld = quality(&list, "application", "ld+json");
+    let xml = quality(&list, "application", "xml").max(quality(&list, "text", "xml"));
+    let by_default = match default {
+        Given::Html => quality(&list, "text", "html"),
+        Given::Item => list
+            .iter()
+            .filter(|e| !is_description(e.value))
+            .map(|e| (e.q, specificity(e.value)))
+            .max()
+            .unwrap_or((0, 0)),
+    };
+    // (q-value, specificity) compare in that order.
+    if ld.0 > 0 && ld > by_default && ld >= xml {
+        Wanted::JsonLd
+    } else if xml.0 > 0 && xml > by_default && xml > ld {
+        Wanted::OaiDc
+    } else {
+        Wanted::Default
     }
 }
 
-/// Whether `accept` prefers `application/ld+json` (with or without a `profile`) to
-/// `text/html`: its q-value is higher, or the same and given by a more specific element
-/// (`application/ld+json` itself against `text/*` or `*/*`). No header: HTML.
-pub fn prefers_json_ld(accept: Option<&str>) -> bool {
-    let Some(accept) = accept else {
-        return false;
-    };
-    let list = elements(accept);
-    let (ld, ld_specific) = quality(&list, "application", "ld+json");
-    let (html, html_specific) = quality(&list, "text", "html");
-    ld > 0 && (ld > html || (ld == html && ld_specific > html_specific))
+/// Whether a media range names one of the descriptions itself.
+fn is_description(value: &str) -> bool {
+    [JSON_LD, XML, "text/xml"]
+        .iter()
+        .any(|t| t.eq_ignore_ascii_case(value))
+}
+
+/// How specific a media range is: 3 a type, 2 `type/*`, 1 `*/*`.
+fn specificity(value: &str) -> u8 {
+    match value.split_once('/') {
+        Some(("*", "*")) => 1,
+        Some((_, "*")) => 2,
+        _ => 3,
+    }
 }
 
 /// The q-value `list` gives `type/subtype` by its most specific element that matches
@@ -161,59 +259,130 @@ fn qvalue(s: &str) -> Option<u16> {
 mod tests {
     use super::*;
 
+    fn langs(v: &[Lang]) -> Vec<String> {
+        v.iter().map(|l| l.to_string()).collect()
+    }
+
+    #[test]
+    fn example_8_8_preference_in_order() {
+        let p = preferences(Some("pt-br,fr;q=0.8,en;q=0.5,pt;q=0.3"));
+        assert_eq!(langs(&p), ["pt-BR", "fr", "en", "pt"]);
+        // q-values, not the order written, decide; q=0 and * are dropped.
+        let p = preferences(Some("en;q=0.2, *;q=0.5, de;q=0, pt-BR"));
+        assert_eq!(langs(&p), ["pt-BR", "en"]);
+        assert!(preferences(Some(";;;,,,q=")).is_empty());
+        assert!(preferences(None).is_empty());
+    }
+
     #[test]
     fn the_page_language_by_q_value() {
-        assert_eq!(PageLang::of(None), PageLang::En);
-        assert_eq!(PageLang::of(Some("")), PageLang::En);
-        assert_eq!(PageLang::of(Some("pt-BR,pt;q=0.9,en;q=0.8")), PageLang::Pt);
-        assert_eq!(PageLang::of(Some("PT-pt")), PageLang::Pt);
-        assert_eq!(PageLang::of(Some("en-US,pt;q=0.9")), PageLang::En);
-        assert_eq!(PageLang::of(Some("en;q=0.5, pt;q=0.6")), PageLang::Pt);
+        let of = |h: Option<&str>| PageLang::of(&preferences(h));
+        assert_eq!(of(None), PageLang::En);
+        assert_eq!(of(Some("")), PageLang::En);
+        assert_eq!(of(Some("pt-BR,pt;q=0.9,en;q=0.8")), PageLang::Pt);
+        assert_eq!(of(Some("PT-pt")), PageLang::Pt);
+        assert_eq!(of(Some("en-US,pt;q=0.9")), PageLang::En);
+        assert_eq!(of(Some("en;q=0.5, pt;q=0.6")), PageLang::Pt);
+        assert_eq!(of(Some("fr,en;q=0.5,pt;q=0.4")), PageLang::En);
         // Neither: English; a language refused is never chosen.
-        assert_eq!(PageLang::of(Some("fr, de")), PageLang::En);
-        assert_eq!(PageLang::of(Some("fr, pt;q=0")), PageLang::En);
-        assert_eq!(PageLang::of(Some("*;q=0.5, pt;q=0.4")), PageLang::En);
-        // The first written on a tie; a malformed q-value leaves its element out.
-        assert_eq!(PageLang::of(Some("pt, en")), PageLang::Pt);
-        assert_eq!(PageLang::of(Some("pt;q=2, en;q=0.1")), PageLang::En);
-        assert_eq!(PageLang::of(Some("pt;q=0.1234, en;q=0.1")), PageLang::En);
+        assert_eq!(of(Some("fr, de")), PageLang::En);
+        assert_eq!(of(Some("fr, pt;q=0")), PageLang::En);
+        // The first written on a tie; an impossible q-value leaves its element out.
+        assert_eq!(of(Some("pt, en")), PageLang::Pt);
+        assert_eq!(of(Some("pt;q=2, en;q=0.1")), PageLang::En);
         assert_eq!(PageLang::Pt.code(), "pt-BR");
         assert_eq!(PageLang::En.code(), "en");
     }
 
+    /// What an Archive's landing page gives: its HTML, or its JSON-LD.
     #[test]
     fn json_ld_when_preferred_to_html() {
-        assert!(!prefers_json_ld(None));
-        assert!(prefers_json_ld(Some("application/ld+json")));
-        assert!(prefers_json_ld(Some(
+        let json_ld = |accept: Option<&str>| negotiate(accept, Given::Html) == Wanted::JsonLd;
+        assert!(!json_ld(None));
+        assert!(json_ld(Some("application/ld+json")));
+        assert!(json_ld(Some(
             "application/ld+json; profile=\"https://schema.org\""
         )));
-        assert!(prefers_json_ld(Some(
+        assert!(json_ld(Some(
             "Application/LD+JSON;profile=\"a, b\";q=0.9, text/html;q=0.8"
         )));
         // A browser's header: HTML.
-        assert!(!prefers_json_ld(Some(
+        assert!(!json_ld(Some(
             "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
         )));
-        assert!(!prefers_json_ld(Some("*/*")));
-        assert!(!prefers_json_ld(Some("text/html, application/ld+json")));
-        assert!(!prefers_json_ld(Some(
-            "application/ld+json;q=0.5, text/html;q=0.9"
-        )));
-        assert!(!prefers_json_ld(Some("application/ld+json;q=0")));
+        assert!(!json_ld(Some("*/*")));
+        assert!(!json_ld(Some("text/html, application/ld+json")));
+        assert!(!json_ld(Some("application/ld+json;q=0.5, text/html;q=0.9")));
+        assert!(!json_ld(Some("application/ld+json;q=0")));
         // The same q-value as HTML's, but by name against a wildcard: JSON-LD.
-        assert!(prefers_json_ld(Some("application/ld+json, */*")));
-        assert!(prefers_json_ld(Some("text/*;q=0.5, application/*")));
-        assert!(!prefers_json_ld(Some("application/json")));
+        assert!(json_ld(Some("application/ld+json, */*")));
+        assert!(json_ld(Some("text/*;q=0.5, application/*")));
+        assert!(!json_ld(Some("application/json")));
+        // Against HTML, a type the page is not is no rival.
+        assert!(json_ld(Some("application/pdf, application/ld+json")));
+    }
+
+    /// What the resolver gives for a bare persistent URL: the redirect to the item, or one
+    /// of its descriptions.
+    #[test]
+    fn a_description_when_preferred_to_the_item() {
+        let cases = [
+            (None, Wanted::Default),
+            (Some(""), Wanted::Default),
+            (Some(" , ,"), Wanted::Default),
+            (Some("*/*"), Wanted::Default),
+            (Some("text/html"), Wanted::Default),
+            (Some("application/ld+json"), Wanted::JsonLd),
+            (Some("application/ld+json; profile=\"https://schema.org\""), Wanted::JsonLd),
+            (Some("APPLICATION/LD+JSON"), Wanted::JsonLd),
+            (Some("application/xml"), Wanted::OaiDc),
+            (Some("text/xml"), Wanted::OaiDc),
+            (
+                Some("application/xml;profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\""),
+                Wanted::OaiDc,
+            ),
+            // A range does not outweigh a type named at the same q-value...
+            (Some("application/ld+json, */*"), Wanted::JsonLd),
+            (Some("*/*, application/xml"), Wanted::OaiDc),
+            (Some("application/*, application/ld+json"), Wanted::JsonLd),
+            // ... nor does a range alone name a description.
+            (Some("application/*"), Wanted::Default),
+            // JSON-LD first at one q-value.
+            (Some("application/xml, application/ld+json"), Wanted::JsonLd),
+            (Some("application/xml, application/ld+json;q=0.5"), Wanted::OaiDc),
+            // Chromium's and Firefox's navigation.
+            (
+                Some("text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8"),
+                Wanted::Default,
+            ),
+            // Another type preferred, or named at the same q-value.
+            (Some("application/xml, text/html"), Wanted::Default),
+            (Some("application/pdf, application/ld+json"), Wanted::Default),
+            (Some("application/ld+json;q=0.5, */*"), Wanted::Default),
+            (Some("application/ld+json;q=0, */*;q=0.1"), Wanted::Default),
+            (Some("application/xml;q=0"), Wanted::Default),
+            // An unreadable q-value leaves the element out; so does what is no media type.
+            (Some("application/ld+json;q=high"), Wanted::Default),
+            (Some("application/ld+json;q=2"), Wanted::Default),
+            (Some("ld+json"), Wanted::Default),
+            // A comma inside quotes ends no element.
+            (
+                Some("text/html;q=0.1;x=\"a, application/ld+json\", application/xml;q=0.2"),
+                Wanted::OaiDc,
+            ),
+        ];
+        for (accept, wanted) in cases {
+            assert_eq!(negotiate(accept, Given::Item), wanted, "{accept:?}");
+        }
     }
 
     #[test]
     fn weighted_lists_are_bounded() {
         let long = "x, ".repeat(1000) + "application/ld+json";
-        assert!(!prefers_json_ld(Some(&long)));
+        assert_eq!(negotiate(Some(&long), Given::Html), Wanted::Default);
         let many = "a/b,".repeat(MAX_ELEMENTS) + "application/ld+json";
         assert_eq!(elements(&many).len(), MAX_ELEMENTS);
-        assert!(!prefers_json_ld(Some(&many)));
+        assert_eq!(negotiate(Some(&many), Given::Item), Wanted::Default);
         assert_eq!(qvalue("0.5"), Some(500));
         assert_eq!(qvalue("1.000"), Some(1000));
         assert_eq!(qvalue("1.001"), None);

@@ -34,7 +34,7 @@ use std::fmt;
 
 use percent_encoding::{percent_decode_str, AsciiSet, CONTROLS};
 
-use crate::accept::Wanted;
+use crate::negotiate::Wanted;
 use crate::query::Query;
 use crate::relation::{Lang, Relation, Step, Verb, VerbList};
 use crate::{Ibi, Ibip, Rep};
@@ -299,7 +299,7 @@ impl PersistentUrl {
     }
 
     /// The persistent URL that asks for the description content negotiation chose
-    /// (`crate::accept`): the landing page (`GetFileList`) for JSON-LD, which the landing
+    /// (`crate::negotiate`): the landing page (`GetFileList`) for JSON-LD, which the landing
     /// page answers by the same `Accept`, or the metadata item (`:(oai_dc)`) for its
     /// record. None when the reader wants the default or this URL asks for something
     /// itself (a modifier or a verb list, or a file path), which wins over `Accept`.

@@ -4,46 +4,7 @@
 
 use ibi::relation::Lang;
 
-/// At most this many bytes of the header, and this many languages, are read.
-const MAX_HEADER: usize = 1024;
-const MAX_LANGUAGES: usize = 32;
-
-/// The languages of an Accept-Language header, most preferred first (by q-value, then in
-/// the order written); `q=0` and tags that are not `ll[-CC…]` are left out.
-pub fn preferences(header: Option<&str>) -> Vec<Lang> {
-    let Some(header) = header else {
-        return Vec::new();
-    };
-    let header = ibi::text::prefix(header, MAX_HEADER);
-    let mut out: Vec<Lang> = Vec::new();
-    for (tag, q) in accept_language::parse_with_quality(header) {
-        if !(q > 0.0 && q <= 1.0) {
-            continue;
-        }
-        if let Some(lang) = primary(&tag) {
-            if !out.contains(&lang) {
-                out.push(lang);
-            }
-        }
-        if out.len() == MAX_LANGUAGES {
-            break;
-        }
-    }
-    out
-}
-
-/// `pt-BR` → pt-BR, `zh-Hant-TW` → zh, `*` → none.
-fn primary(tag: &str) -> Option<Lang> {
-    let mut parts = tag.split('-');
-    let language = parts.next()?;
-    if language.len() != 2 {
-        return None;
-    }
-    match parts.next() {
-        Some(c) if c.len() == 2 => Lang::parse(&format!("{language}-{c}")).ok(),
-        _ => Lang::parse(language).ok(),
-    }
-}
+pub use ibi::negotiate::{preferences, PageLang};
 
 /// How well a language suits the reader: the place of the first preference it answers,
 /// and how closely: the tag itself, then the language alone (`pt` for `pt-BR`), then the
@@ -80,34 +41,6 @@ pub fn rank(prefs: &[Lang], lang: &Lang) -> Option<Rank> {
             closeness,
         })
     })
-}
-
-/// The language of the resolver's pages.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PageLang {
-    En,
-    Pt,
-}
-
-impl PageLang {
-    /// Portuguese when the reader prefers it to English, else English.
-    pub fn of(prefs: &[Lang]) -> PageLang {
-        for p in prefs {
-            match p.to_string().get(..2) {
-                Some("pt") => return PageLang::Pt,
-                Some("en") => return PageLang::En,
-                _ => {}
-            }
-        }
-        PageLang::En
-    }
-
-    pub fn code(self) -> &'static str {
-        match self {
-            PageLang::En => "en",
-            PageLang::Pt => "pt-BR",
-        }
-    }
 }
 
 /// The texts of the resolver's pages, each in Portuguese and in English: `{name}` in a
@@ -412,21 +345,6 @@ pub fn decimal(lang: PageLang, x: f64) -> String {
 mod tests {
     use super::*;
 
-    fn langs(v: &[Lang]) -> Vec<String> {
-        v.iter().map(|l| l.to_string()).collect()
-    }
-
-    #[test]
-    fn example_8_8_preference_in_order() {
-        let p = preferences(Some("pt-br,fr;q=0.8,en;q=0.5,pt;q=0.3"));
-        assert_eq!(langs(&p), ["pt-BR", "fr", "en", "pt"]);
-        // q-values, not the order written, decide; q=0 and * are dropped.
-        let p = preferences(Some("en;q=0.2, *;q=0.5, de;q=0, pt-BR"));
-        assert_eq!(langs(&p), ["pt-BR", "en"]);
-        assert!(preferences(Some(";;;,,,q=")).is_empty());
-        assert!(preferences(None).is_empty());
-    }
-
     /// The one of `available` the reader prefers: the best rank, the first of equals.
     fn choose<T: Copy>(prefs: &[Lang], available: &[(Lang, T)]) -> Option<T> {
         available
@@ -464,19 +382,6 @@ mod tests {
                 < rank(&prefs, &Lang::parse("pt-PT").unwrap())
         );
         assert_eq!(rank(&prefs, &Lang::parse("en").unwrap()), None);
-    }
-
-    #[test]
-    fn page_language() {
-        assert_eq!(
-            PageLang::of(&preferences(Some("pt-BR,en;q=0.5"))),
-            PageLang::Pt
-        );
-        assert_eq!(
-            PageLang::of(&preferences(Some("fr,en;q=0.5,pt;q=0.4"))),
-            PageLang::En
-        );
-        assert_eq!(PageLang::of(&[]), PageLang::En);
     }
 
     /// Texts that are the same in Portuguese and in English, and why.

@@ -16,7 +16,7 @@ use hyper::body::Body as _;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
-use ibi::accept;
+use ibi::negotiate::{negotiate, Given};
 use ibi::pairs::{PairList, Value};
 use ibi::persistent::PersistentUrl;
 use ibi::query::Query;
@@ -433,7 +433,7 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
             .headers
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok());
-        url.negotiated(accept::negotiate(accept))
+        url.negotiated(negotiate(accept, Given::Item))
     };
     resolve(
         state,

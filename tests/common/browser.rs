@@ -34,7 +34,8 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 /// What a test that skips says it lacks.
-pub const MISSING: &str = "headless Chromium (chromium-headless-shell) or axe-core (npm ci --prefix tests/browser) is missing";
+pub const MISSING: &str =
+    "headless Chromium (chromium-headless-shell) or axe-core (npm ci --prefix tests/browser)";
 
 /// The longest wait for one answer or event of the browser.
 pub const BROWSER_TIMEOUT: Duration = Duration::from_secs(60);
