@@ -537,3 +537,52 @@ fn lighttpd_answers_landing_pages() {
     let server = common::start_lighttpd(&root, &common::ibi_archive_bin(), SERVICE);
     suite(&server.base_url, &root, &|| server.error_log());
 }
+
+/// The landing pages as a reader's browser shows them, in Portuguese and in English, at a
+/// phone's and a desktop's width (the screenshots are kept among the test artefacts): an
+/// item, one with a next edition, the restricted item (from a licensed network) and both
+/// tombstones; none with a serious or critical accessibility fault.
+#[test]
+fn landing_pages_in_a_browser_are_accessible_in_both_languages() {
+    if !common::browser::available() {
+        eprintln!("skipping: {}", common::browser::MISSING);
+        return;
+    }
+    let (_tmp, root) = archive();
+    let log_path = root.parent().unwrap().join("serve.log");
+    let serve = Serve::start(&root, std::fs::File::create(&log_path).unwrap());
+    let pages = [
+        (PLAIN, "item", 200, "Space Link Identifiers"),
+        (EDITION, "edition", 200, "Item 8JMKD3MGP8W/35MMLL8"),
+        (
+            RESTRICTED,
+            "restricted",
+            200,
+            "A published article under a publisher licence",
+        ),
+        (
+            TOMBSTONE,
+            "tombstone",
+            410,
+            "Item sid.inpe.br/mtc-m19/2013/02.10.11.12",
+        ),
+        (
+            GONE_WITH_METADATA,
+            "tombstone-cited",
+            410,
+            "Reference Model for an Open Archival Information System (OAIS)",
+        ),
+    ];
+    for (rep, name, status, title) in pages {
+        let url = format!("{}{}", serve.base_url(), landing(rep));
+        for lang in ["pt-BR", "en"] {
+            let report = common::browser::check(&url, lang, &format!("landing-{name}-{lang}"));
+            let log = std::fs::read_to_string(&log_path).unwrap_or_default();
+            assert_eq!(report.status, status, "{url} ({lang})\n{log}");
+            assert_eq!(report.title, title, "{url} ({lang})");
+            assert_eq!(report.final_url, url);
+            assert_eq!(report.screenshots.len(), 3);
+            report.assert_accessible();
+        }
+    }
+}
