@@ -9,10 +9,9 @@
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{run_cmd, Response, Serve};
-use serde_json::{json, Value};
+use serde_json::json;
 
 const SERVICE: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
 /// An item with a metadata item and a translation.
@@ -161,36 +160,6 @@ fn follow_signposting(base: &str, page: &Response, log: &dyn Fn() -> String) -> 
     followed
 }
 
-/// The JSON-LD expanded by pyld (`None` when pyld is not installed, outside CI).
-fn expanded(json_ld: &str) -> Option<Value> {
-    let has_pyld = Command::new("python3")
-        .args(["-c", "import pyld"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !common::required_under_ci(has_pyld, "python3-pyld") {
-        eprintln!("skipping the JSON-LD expansion: pyld is not installed");
-        return None;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("item.jsonld");
-    std::fs::write(&file, json_ld).unwrap();
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import json, sys\nfrom pyld import jsonld\n\
-             print(json.dumps(jsonld.expand(json.load(open(sys.argv[1])))))",
-        ])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(serde_json::from_slice(&out.stdout).unwrap())
-}
-
 /// The JSON-LD block of an HTML page, its escapes undone.
 fn embedded_json_ld(page: &str) -> String {
     let start = page
@@ -307,7 +276,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     }
     assert_eq!(embedded_json_ld(&text) + "\n", want_json);
     // Expanded by a JSON-LD processor: the schema.org terms by their IRIs.
-    if let Some(expanded) = expanded(&want_json) {
+    if let Some(expanded) = common::jsonld::expanded(&want_json) {
         let s = |v: &str| json!([{ "@value": v }]);
         assert_eq!(
             expanded,
@@ -364,7 +333,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     assert!(r.text().ends_with(&format!(
         "  \"@reverse\": {{\n    \"isBasedOn\": {{\n      \"@id\": \"{next}\"\n    }}\n  }}\n}}\n"
     )));
-    if let Some(expanded) = expanded(&r.text()) {
+    if let Some(expanded) = common::jsonld::expanded(&r.text()) {
         assert_eq!(
             expanded[0]["@reverse"],
             json!({ "https://schema.org/isBasedOn": [{ "@id": next }] })
@@ -452,7 +421,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         (r.status, r.content_type(), r.text()),
         (410, "application/ld+json", want.clone())
     );
-    if let Some(expanded) = expanded(&want) {
+    if let Some(expanded) = common::jsonld::expanded(&want) {
         assert_eq!(
             expanded[0]["https://schema.org/creativeWorkStatus"],
             json!([{ "@value": "Deleted" }])

@@ -305,6 +305,12 @@ fn accept_asks_for_a_description_and_a_modifier_wins() {
         .find(|(_, root)| **root == a2)
         .map(|(address, _)| address.clone())
         .unwrap();
+    let a1_address = n
+        .roots
+        .iter()
+        .find(|(_, root)| **root == n.a[0])
+        .map(|(address, _)| address.clone())
+        .unwrap();
     for resolver in &n.resolvers {
         for accept in [
             "application/ld+json",
@@ -327,6 +333,38 @@ fn accept_asks_for_a_description_and_a_modifier_wins() {
                     .is_some_and(|v| v.split(',').any(|v| v.trim() == "Accept")),
                 "{:?}",
                 r.header("vary")
+            );
+        }
+        // Followed as a client does, with the same Accept: the landing page of the
+        // Original (in A1; A2 has a Copy without its metadata) answers its JSON-LD, which
+        // a JSON-LD processor reads as schema.org.
+        let r = get_with(
+            &format!(
+                "{}/8JMKD3MGP8W/35MME4E?ibiurl.requireditemstatus=Original",
+                resolver.base()
+            ),
+            &json_ld,
+        );
+        assert_eq!(r.status, 302, "{}", r.text());
+        let location = r.header("location").unwrap().to_string();
+        assert_eq!(
+            location,
+            format!("http://{a1_address}/{A1}/filelist/sid.inpe.br/mtc-m18@80/2009/07.21.13.23")
+        );
+        let doc = get_with(&location, &json_ld);
+        assert_eq!(doc.status, 200, "{}", doc.text());
+        assert_eq!(doc.header("content-type"), Some("application/ld+json"));
+        if let Some(expanded) = common::jsonld::expanded(&doc.text()) {
+            // A1 cites its items on the first resolver.
+            let cited = format!("{}/8JMKD3MGP8W/35MME4E", n.resolvers[0].base());
+            assert_eq!(expanded[0]["@id"], cited.as_str(), "{expanded}");
+            assert_eq!(
+                expanded[0]["https://schema.org/name"][0]["@value"], "Space Link Identifiers",
+                "{expanded}"
+            );
+            assert_eq!(
+                expanded[0]["@type"][0], "https://schema.org/CreativeWork",
+                "{expanded}"
             );
         }
         // The persistent URL cited is the one asked, its modifier and its verb list

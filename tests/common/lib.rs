@@ -66,6 +66,7 @@ pub mod commands;
 pub mod fixture;
 pub mod fsutil;
 pub mod http;
+pub mod jsonld;
 pub mod peer;
 pub mod pg;
 pub mod resolver;
