@@ -173,7 +173,7 @@ fn refusals_change_nothing() {
             2,
             "ibi-archive: delete: invalid IBI \"not-an-ibi\": it has 0 '/', expected 3 (rep) or 1 (IBIp)\n",
         ),
-        (vec![], 2, "ibi-archive: delete: missing IBI; usage: ibi-archive delete [--root R] [--keep-content] IBI\n"),
+        (vec![], 2, "ibi-archive: delete: missing IBI; usage: ibi-archive delete [--root R] [--keep-content] [--reason TEXT] IBI\n"),
         (
             vec!["--force", "LK47B6W/362SFKH"],
             2,
@@ -198,4 +198,59 @@ fn refusals_change_nothing() {
     )
     .unwrap();
     assert_eq!(snapshot(), before);
+}
+
+/// `--reason` writes why the item was removed into the tombstone's item.toml, for its
+/// landing page; an empty one or one longer than the page shows is refused, and nothing
+/// changes.
+#[test]
+fn a_reason_given_is_kept_in_the_tombstone() {
+    let f = Fixture::sample();
+    let rep = "sid.inpe.br/mtc-m19/2013/09.04.12.27.57";
+    let toml = f.path(&format!("col/{rep}/item.toml"));
+    let text = std::fs::read_to_string(&toml).unwrap();
+    let long = "x".repeat(ibi_archive::item::MAX_REASON + 1);
+    for (reason, why) in [
+        (
+            "",
+            "ibi-archive: delete: --reason is empty: give one, or leave the flag out\n",
+        ),
+        (
+            long.as_str(),
+            "ibi-archive: delete: --reason is 501 bytes long: the landing page shows at most 500\n",
+        ),
+    ] {
+        let (code, out, err) = delete(f.root(), &["--reason", reason, "8JMKD3MGP7W/3EPGUE5"]);
+        assert_eq!((code, out.as_str(), err.as_str()), (2, "", why));
+        assert_eq!(std::fs::read_to_string(&toml).unwrap(), text);
+    }
+    let before = ibi_archive::time::SystemClock::now();
+    let (code, out, err) = delete(
+        f.root(),
+        &[
+            "--reason",
+            "Withdrawn: a \"duplicate\" of 8JMKD3MGP7W/3EPGUE6",
+            "8JMKD3MGP7W/3EPGUE5",
+        ],
+    );
+    assert_eq!((code, err.as_str()), (0, ""));
+    let ts = stamped(&out, before);
+    assert_eq!(
+        std::fs::read_to_string(&toml).unwrap(),
+        format!("state     = \"Deleted\"\nibip      = \"8JMKD3MGP7W/3EPGUE5\"\ntimestamp = {ts}\nlanguage  = \"pt\"\nmetadata  = \"sid.inpe.br/mtc-m19/2013/09.04.12.27.58\"\nreason    = 'Withdrawn: a \"duplicate\" of 8JMKD3MGP7W/3EPGUE6'\n")
+    );
+    // `check` accepts the tombstone (var/ is the test's user's, as its web server's).
+    let me = std::process::Command::new("id")
+        .arg("-un")
+        .output()
+        .unwrap();
+    let user = String::from_utf8(me.stdout).unwrap().trim().to_string();
+    let (code, out, err) = run_cmd(&[
+        "check",
+        "--root",
+        f.root().to_str().unwrap(),
+        "--web-user",
+        &user,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
 }

@@ -28,9 +28,9 @@ const COMMANDS: &[(&str, &str, &[&str], &str)] = &[
     ),
     (
         "delete",
-        "usage: ibi-archive delete [--root R] [--keep-content] IBI",
+        "usage: ibi-archive delete [--root R] [--keep-content] [--reason TEXT] IBI",
         &["delete"],
-        "ibi-archive: delete: missing IBI; usage: ibi-archive delete [--root R] [--keep-content] IBI",
+        "ibi-archive: delete: missing IBI; usage: ibi-archive delete [--root R] [--keep-content] [--reason TEXT] IBI",
     ),
     (
         "prefixes",

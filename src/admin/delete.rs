@@ -1,5 +1,5 @@
-//! `delete`: turns an item into a tombstone — state Deleted, timestamp now, its doc/
-//! removed (or kept) — so that the service answers `state Deleted` and its timestamp
+//! `delete`: turns an item into a tombstone — state Deleted, timestamp now, the reason
+//! given, its doc/ removed (or kept) — so that the service answers `state Deleted` and its timestamp
 //! (Algorithm 2, lines 11–15 of the resolution standard).
 //!
 //! Order, so that the service never sees a half state:
@@ -37,8 +37,15 @@ pub struct Deleted {
     pub content_removed: bool,
 }
 
-/// Turns the item `ibi` of the Archive at `root` into a tombstone at POSIX second `now`.
-pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<Deleted, AdminError> {
+/// Turns the item `ibi` of the Archive at `root` into a tombstone at POSIX second `now`,
+/// with the `reason` given, if any.
+pub fn delete(
+    root: &Path,
+    ibi: &Ibi,
+    keep_content: bool,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<Deleted, AdminError> {
     let config = Config::load(root).map_err(|e| AdminError::new(e.to_string()))?;
     let _lock = ItemsLock::take(root)?;
     let found = Store::new(root).find(ibi);
@@ -68,13 +75,12 @@ pub fn delete(root: &Path, ibi: &Ibi, keep_content: bool, now: i64) -> Result<De
     let text = dir
         .item_toml_text(MAX_ITEM_TOML)
         .map_err(|e| AdminError::new(format!("cannot read {}: {e}", path.display())))?;
-    let edited = edit(
-        &text,
-        &item.dir,
-        &item.rep,
-        &[Edit::State(State::Deleted), Edit::Timestamp(now)],
-    )
-    .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
+    let mut edits = vec![Edit::State(State::Deleted), Edit::Timestamp(now)];
+    if let Some(r) = reason {
+        edits.push(Edit::Reason(r.to_string()));
+    }
+    let edited = edit(&text, &item.dir, &item.rep, &edits)
+        .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
     dir.replace_item_toml(edited.as_bytes())
         .map_err(|e| io_err("cannot write", &path, e))?;
 

@@ -136,6 +136,8 @@ pub enum Edit {
     NextEdition(String),
     /// An entry of `[translations]`: language and the IBI of the translation.
     Translation(Lang, String),
+    /// Why a tombstone was removed.
+    Reason(String),
 }
 
 impl Edit {
@@ -148,6 +150,7 @@ impl Edit {
             Edit::Translation(l, i) => {
                 d.translations.insert(l.to_string(), i.clone());
             }
+            Edit::Reason(r) => d.reason = Some(r.clone()),
         }
     }
 
@@ -164,6 +167,7 @@ impl Edit {
             }
             Edit::NextEdition(i) => set_top_key(doc, "nextedition", Value::from(i.as_str())),
             Edit::Translation(l, i) => set_translation(doc, l, Value::from(i.as_str())),
+            Edit::Reason(r) => set_top_key(doc, "reason", Value::from(r.as_str())),
         }
         Ok(())
     }

@@ -146,13 +146,18 @@ status 1 when there are faults.
         },
         Command {
             name: "delete",
-            synopsis: "delete [--root R] [--keep-content] IBI",
+            synopsis: "delete [--root R] [--keep-content] [--reason TEXT] IBI",
             about: "make an item a tombstone",
             help: delete::HELP,
             man: &[r"Turns the item
 .I IBI
 into a tombstone: state Deleted, timestamp now, its doc/ removed (kept with
-.BR \-\-keep\-content ).
+.BR \-\-keep\-content ),
+and
+.I TEXT
+of
+.BR \-\-reason ,
+when given, as its reason, which its landing page shows (at most 500 bytes).
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -494,6 +499,7 @@ and
             value: None,
             ..valued(&["keep-content"], "", &["delete"])
         },
+        valued(&["reason"], "TEXT", &["delete"]),
         valued(&["resolver"], "URL", &["init", "include", "exclude"]),
         Flag {
             value: None,

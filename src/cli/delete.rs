@@ -5,29 +5,51 @@ use std::path::PathBuf;
 
 use ibi_archive::admin::delete::delete;
 use ibi_archive::ibi::Ibi;
+use ibi_archive::item::MAX_REASON;
 use ibi_archive::pairs::PairList;
 use ibi_archive::time::{iso8601, SystemClock};
 
 use super::{root_flag, CliError, CliResult};
 
 pub const HELP: &str = "\
-usage: ibi-archive delete [--root R] [--keep-content] IBI
+usage: ibi-archive delete [--root R] [--keep-content] [--reason TEXT] IBI
 
 Turns the item IBI into a tombstone: state Deleted, timestamp now, its doc/ removed
-(kept with --keep-content). The service then answers state Deleted and the timestamp.
-Refuses an unknown item, an item already Deleted and the Archive service item.
+(kept with --keep-content), and TEXT, when given, as its reason (item.toml's `reason`,
+at most 500 bytes), which its landing page shows. The service then answers state
+Deleted and the timestamp. Refuses an unknown item, an item already Deleted and the
+Archive service item.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::Arg::{Long, Short, Value};
     let mut root: Option<PathBuf> = None;
     let mut keep = false;
+    let mut reason: Option<String> = None;
     let mut ibi: Option<Ibi> = None;
     while let Some(arg) = parser.next()? {
         match arg {
             Short('h') | Long("help") => return super::print_text(HELP),
             Long("root") => root = Some(parser.value()?.into()),
             Long("keep-content") => keep = true,
+            Long("reason") => {
+                let text = parser
+                    .value()?
+                    .into_string()
+                    .map_err(|_| CliError::usage("delete: --reason is not UTF-8"))?;
+                if text.trim().is_empty() {
+                    return Err(CliError::usage(
+                        "delete: --reason is empty: give one, or leave the flag out",
+                    ));
+                }
+                if text.len() > MAX_REASON {
+                    return Err(CliError::usage(format!(
+                        "delete: --reason is {} bytes long: the landing page shows at most {MAX_REASON}",
+                        text.len()
+                    )));
+                }
+                reason = Some(text);
+            }
             Value(v) if ibi.is_none() => {
                 let s = v
                     .into_string()
@@ -39,7 +61,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     }
     let ibi = ibi.ok_or_else(|| CliError::missing("delete", "IBI"))?;
     let now = SystemClock::now();
-    let done = delete(&root_flag(root), &ibi, keep, now)
+    let done = delete(&root_flag(root), &ibi, keep, reason.as_deref(), now)
         .map_err(|e| CliError::failed(format!("delete: {e}")))?;
     let mut pairs = PairList::new();
     pairs.push_word("rep", done.rep.as_str());
