@@ -142,9 +142,18 @@ pub fn write_reply(out: &mut impl Write, reply: Reply, head_only: bool) -> io::R
             for (name, value) in f.headers() {
                 head.push_str(&format!("{name}: {value}\r\n"));
             }
+            let body = f.body().filter(|_| !head_only);
+            if body.is_some() {
+                // The file may shrink while it is copied, and a CGI program cannot tell
+                // the web server that its answer fell short of the Content-Length it
+                // sent: Apache (which keeps it, `ap_trust_cgilike_cl`) would then take
+                // the next answer on the connection for the rest of this body. The
+                // connection ends with the body instead.
+                head.push_str("Connection: close\r\n");
+            }
             head.push_str("\r\n");
             out.write_all(head.as_bytes())?;
-            if let Some((start, len)) = f.body().filter(|_| !head_only) {
+            if let Some((start, len)) = body {
                 let mut file = &f.file;
                 if start > 0 {
                     io::Seek::seek(&mut file, io::SeekFrom::Start(start))?;

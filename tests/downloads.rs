@@ -405,3 +405,108 @@ fn lighttpd_serves_downloads() {
         server.error_log()
     });
 }
+
+/// A file cut short while it is sent (truncated under a client that has read only the
+/// head and the first bytes) must not desynchronise the connection: the answer promised
+/// `LEN` bytes, so either all of them come, each where it belongs, or the connection
+/// ends after what was sent; never the answer to the next request (pipelined behind
+/// it) read as the rest of the body. `address` is the server's `host:port`. Apache keeps
+/// the program's Content-Length (`ap_trust_cgilike_cl`) and, unless the program's answer
+/// says `Connection: close`, answers the next request right after the short body.
+fn shrink_while_sent(address: &str, big: &Path) {
+    use std::net::TcpStream;
+    use std::time::Duration;
+    let mut conn = TcpStream::connect(address).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let host = format!("Host: {address}\r\n");
+    let requests = format!(
+        "GET /col/{ITEM}/doc/data.bin HTTP/1.1\r\n{host}\r\n\
+         GET /col/{ITEM}/doc/reference.bib HTTP/1.1\r\n{host}\r\n"
+    );
+    conn.write_all(requests.as_bytes()).unwrap();
+    // The head of the first answer, and the first bytes of its body.
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let head_end = loop {
+        if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = conn.read(&mut buf).unwrap();
+        assert!(n > 0, "no head: {:?}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&got[..head_end]).to_string();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains(&format!("content-length: {LEN}\r\n")),
+        "{head}"
+    );
+    // The file shrinks to 1 MB while the server has sent no more than the buffers
+    // between it and this client hold (far less than 50 MB).
+    fs::OpenOptions::new()
+        .write(true)
+        .open(big)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    // Everything else, until the server closes the connection (or the read times out,
+    // which fails).
+    let mut rest = got.split_off(head_end);
+    loop {
+        match conn.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => rest.extend_from_slice(&buf[..n]),
+            Err(e) => panic!("the connection stays open after {} bytes: {e}", rest.len()),
+        }
+    }
+    let body_len = rest.len().min(LEN as usize);
+    let next = &rest[body_len..];
+    // Pseudo-random bytes hold "HTTP/1." by chance once in 2^56 places.
+    let stray = rest[..body_len].windows(7).position(|w| w == b"HTTP/1.");
+    assert_eq!(
+        stray,
+        None,
+        "the next answer came inside the body ({} bytes of body)",
+        rest.len()
+    );
+    assert!(
+        next.is_empty() || next.starts_with(b"HTTP/1.1 200"),
+        "after the body: {:?}",
+        String::from_utf8_lossy(&next[..next.len().min(200)])
+    );
+}
+
+#[test]
+fn serve_closes_the_connection_of_a_file_that_shrinks() {
+    let (tmp, root, big) = archive();
+    let serve = Serve::start(&root, fs::File::create(tmp.path().join("log")).unwrap());
+    shrink_while_sent(&serve.address, &big);
+}
+
+#[test]
+fn apache2_closes_the_connection_of_a_file_that_shrinks() {
+    if !common::apache2_available() {
+        eprintln!("skipping: apache2 with mod_cgid is needed");
+        return;
+    }
+    let (_tmp, root, big) = archive();
+    let server = common::start_apache2(&root, &common::ibi_archive_bin(), SERVICE);
+    let address = server.base_url.trim_start_matches("http://").to_string();
+    shrink_while_sent(&address, &big);
+}
+
+/// lighttpd (with mod_cgi's defaults) has taken all of the program's output by the time
+/// the file shrinks: the client gets the whole file, then the end of the connection.
+#[test]
+fn lighttpd_closes_the_connection_of_a_file_that_shrinks() {
+    if !common::lighttpd_available() {
+        eprintln!("skipping: lighttpd with mod_cgi is needed");
+        return;
+    }
+    let (_tmp, root, big) = archive();
+    let server = common::start_lighttpd(&root, &common::ibi_archive_bin(), SERVICE);
+    let address = server.base_url.trim_start_matches("http://").to_string();
+    shrink_while_sent(&address, &big);
+}
