@@ -128,9 +128,14 @@ pub fn handle(req: &CgiRequest, now: i64) -> Answer {
     routes::answer_service(&req.routed(), &req.path_info, now)
 }
 
-/// Writes a [`Reply`] as CGI output (headers, blank line, body unless `head_only`); a
-/// file is copied from its descriptor.
-pub fn write_reply(out: &mut impl Write, reply: Reply, head_only: bool) -> io::Result<()> {
+/// Writes a [`Reply`] made at POSIX second `now` as CGI output (headers, blank line, body
+/// unless `head_only`); a file is copied from its descriptor.
+pub fn write_reply(
+    out: &mut impl Write,
+    reply: Reply,
+    head_only: bool,
+    now: i64,
+) -> io::Result<()> {
     match reply {
         Reply::Page(answer) => write(out, &answer, head_only),
         Reply::File(f) => {
@@ -141,6 +146,12 @@ pub fn write_reply(out: &mut impl Write, reply: Reply, head_only: bool) -> io::R
             }
             for (name, value) in f.headers() {
                 head.push_str(&format!("{name}: {value}\r\n"));
+            }
+            // The Date of the clock Last-Modified was held to (never later than it,
+            // RFC 9110 §8.8.2.1): the web server's own may be a second behind
+            // (lighttpd's is the second its event loop last saw).
+            if let Some(date) = crate::time::http_date(now) {
+                head.push_str(&format!("Date: {date}\r\n"));
             }
             let body = f.body().filter(|_| !head_only);
             if body.is_some() {

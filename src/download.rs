@@ -14,6 +14,7 @@
 //! - An `If-Range` date matches when it is the `Last-Modified` instant (in any of the
 //!   three HTTP-date forms); an `If-Range` entity tag only when it is the strong ETag.
 //! - An `If-None-Match` or `If-Modified-Since` that does not parse is ignored.
+//! - A modification time in the future is sent (and compared) as the time of the answer.
 //!
 //! [`answer`] is called on [`routes::file`](crate::routes::file)'s reply; the service
 //! (`urlRequest` and the other subjects) never comes here.
@@ -53,11 +54,14 @@ pub fn etag(stamp: &Stamp) -> String {
 }
 
 /// `reply` ([`routes::file`](crate::routes::file)'s) with what `req`'s conditions and
-/// `Range` make of a file: all of it, a part, 304, or a 416 page.
-pub fn answer(reply: Reply, req: &Request<'_>) -> Reply {
+/// `Range` make of a file at POSIX second `now`: all of it, a part, 304, or a 416 page.
+/// A modification time later than `now` is taken as `now` (§8.8.2.1: `Last-Modified`
+/// is never later than `Date`), for the answer's `Last-Modified` and its conditions.
+pub fn answer(reply: Reply, req: &Request<'_>, now: i64) -> Reply {
     let Reply::File(mut f) = reply else {
         return reply;
     };
+    f.modified = f.modified.min(now);
     match decide(req.method, req.headers, &f.etag, f.modified, f.len) {
         Decision::Send(part) => {
             f.part = part;

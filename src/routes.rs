@@ -151,9 +151,11 @@ pub fn answer(req: &Request<'_>, target: &Target<'_>, now: i64) -> Reply {
     };
     match route {
         Route::Service { path_info } => Reply::Page(service(req, root, config, &path_info, now)),
-        Route::File { rep, path } => {
-            download::answer(file(root, &config, &rep, path.as_deref(), req.client), req)
-        }
+        Route::File { rep, path } => download::answer(
+            file(root, &config, &rep, path.as_deref(), req.client),
+            req,
+            now,
+        ),
         Route::NotFound => not_found(),
     }
 }

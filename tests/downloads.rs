@@ -349,6 +349,30 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
     }
     let r = curl(work, "malformed", &["-H", "Range: bytes=5-1"], &small);
     assert_eq!(r.status, if lighttpd { 416 } else { 200 }, "{}", log());
+
+    // A modification time in the future (a clock set wrong, a copy that kept it) is not
+    // sent as it is: Last-Modified is never later than Date (RFC 9110 §8.8.2.1).
+    let future = std::time::SystemTime::now() + std::time::Duration::from_secs(86_400);
+    fs::File::options()
+        .write(true)
+        .open(big.with_file_name("reference.bib"))
+        .unwrap()
+        .set_modified(future)
+        .unwrap();
+    let r = curl(work, "future", &["--head"], &small);
+    assert_eq!(r.status, 200, "{}", log());
+    let dates = r.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case("Date"));
+    assert_eq!(dates.count(), 1, "{:?}", r.headers);
+    let date = |name: &str| {
+        let text = r.header(name).unwrap_or_else(|| panic!("no {name}"));
+        ibi_archive::download::parse_date(text).unwrap_or_else(|| panic!("{name}: {text}"))
+    };
+    assert!(
+        date("Last-Modified") <= date("Date"),
+        "Last-Modified {:?} is later than Date {:?}",
+        r.header("Last-Modified"),
+        r.header("Date")
+    );
 }
 
 /// The resident memory high-water mark of process `pid`, in kB.
