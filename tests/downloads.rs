@@ -349,6 +349,13 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
     }
     let r = curl(work, "malformed", &["-H", "Range: bytes=5-1"], &small);
     assert_eq!(r.status, if lighttpd { 416 } else { 200 }, "{}", log());
+    // An If-Range that does not hold: the whole file, which no server ranges again (the
+    // client's part is of another version).
+    for if_range in ["If-Range: \"older\"", "If-Range: Sun, 06 Nov 1994 08:49:37 GMT"] {
+        let r = curl(work, "ifrange", &["-r", "10-19", "-H", if_range], &small);
+        assert_eq!(r.status, 200, "{if_range}: {}", log());
+        assert_eq!(r.downloaded, size, "{if_range}");
+    }
 
     // A modification time in the future (a clock set wrong, a copy that kept it) is not
     // sent as it is: Last-Modified is never later than Date (RFC 9110 §8.8.2.1).
