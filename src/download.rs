@@ -204,10 +204,11 @@ fn parse_range(field: &str) -> Option<Spec> {
 /// One range-spec: `first-last`, `first-` or `-suffix`.
 fn parse_spec(s: &str) -> Option<Spec> {
     let (first, last) = s.split_once('-')?;
+    // 1*DIGIT, of any length: one a u64 cannot hold is past the end of any file, and
+    // is taken as u64::MAX.
     let number = |t: &str| {
         (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| t.parse::<u64>().ok())
-            .flatten()
+            .then(|| t.parse::<u64>().unwrap_or(u64::MAX))
     };
     if first.is_empty() {
         return number(last).map(Spec::Suffix);
@@ -304,6 +305,22 @@ mod tests {
         assert_eq!(r("bytes=-0"), Decision::Unsatisfiable);
     }
 
+    /// Positions of any number of digits are valid (§14.1.1): one past what a u64 holds
+    /// is past the end of any file, a suffix that long is all of it.
+    #[test]
+    fn huge_positions() {
+        let r = |spec: &str| get(&[("Range", spec)], 1000);
+        assert_eq!(r("bytes=18446744073709551615-"), Decision::Unsatisfiable);
+        assert_eq!(r("bytes=18446744073709551616-"), Decision::Unsatisfiable);
+        assert_eq!(
+            r("bytes=99999999999999999999999999999-99999999999999999999999999999"),
+            Decision::Unsatisfiable
+        );
+        assert_eq!(r("bytes=0-18446744073709551616"), range(0, 1000));
+        assert_eq!(r("bytes=-18446744073709551616"), range(0, 1000));
+        assert_eq!(r("bytes=-18446744073709551615"), range(0, 1000));
+    }
+
     #[test]
     fn an_empty_file() {
         let r = |spec: &str| get(&[("Range", spec)], 0);
@@ -324,7 +341,6 @@ mod tests {
             "bytes=1-2-3",
             "bytes=+1-2",
             "bytes=1 -2",
-            "bytes=18446744073709551616-",
             "bytes=1-2,x",
             "bytes 1-2",
             "items=0-1",

@@ -351,7 +351,10 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
     assert_eq!(r.status, if lighttpd { 416 } else { 200 }, "{}", log());
     // An If-Range that does not hold: the whole file, which no server ranges again (the
     // client's part is of another version).
-    for if_range in ["If-Range: \"older\"", "If-Range: Sun, 06 Nov 1994 08:49:37 GMT"] {
+    for if_range in [
+        "If-Range: \"older\"",
+        "If-Range: Sun, 06 Nov 1994 08:49:37 GMT",
+    ] {
         let r = curl(work, "ifrange", &["-r", "10-19", "-H", if_range], &small);
         assert_eq!(r.status, 200, "{if_range}: {}", log());
         assert_eq!(r.downloaded, size, "{if_range}");
@@ -368,7 +371,10 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
         .unwrap();
     let r = curl(work, "future", &["--head"], &small);
     assert_eq!(r.status, 200, "{}", log());
-    let dates = r.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case("Date"));
+    let dates = r
+        .headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("Date"));
     assert_eq!(dates.count(), 1, "{:?}", r.headers);
     let date = |name: &str| {
         let text = r.header(name).unwrap_or_else(|| panic!("no {name}"));
