@@ -224,6 +224,7 @@ pub fn reason(status: u16) -> &'static str {
         405 => "Method Not Allowed",
         408 => "Request Timeout",
         410 => "Gone",
+        412 => "Precondition Failed",
         416 => "Range Not Satisfiable",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
@@ -257,6 +258,8 @@ mod tests {
             ("HTTP_IF_RANGE", "\"x\""),
             ("HTTP_IF_NONE_MATCH", "\"y\""),
             ("HTTP_IF_MODIFIED_SINCE", "Sun, 06 Nov 1994 08:49:37 GMT"),
+            ("HTTP_IF_MATCH", "\"z\""),
+            ("HTTP_IF_UNMODIFIED_SINCE", "Sun, 06 Nov 1994 08:49:38 GMT"),
             ("HTTP_COOKIE", "a=b"),
         ];
         let read = Headers {
@@ -266,6 +269,8 @@ mod tests {
             if_range: Some("\"x\"".into()),
             if_none_match: Some("\"y\"".into()),
             if_modified_since: Some("Sun, 06 Nov 1994 08:49:37 GMT".into()),
+            if_match: Some("\"z\"".into()),
+            if_unmodified_since: Some("Sun, 06 Nov 1994 08:49:38 GMT".into()),
         };
         let with = |extra: &[(&'static str, &'static str)]| {
             let mut env = sent.to_vec();
@@ -320,6 +325,7 @@ mod tests {
             (405, "Method Not Allowed"),
             (408, "Request Timeout"),
             (410, "Gone"),
+            (412, "Precondition Failed"),
             (416, "Range Not Satisfiable"),
             (431, "Request Header Fields Too Large"),
             (500, "Internal Server Error"),

@@ -1,6 +1,7 @@
 //! Files answered as a web server answers them, the same from the CGI and from `serve`
 //! (RFC 9110): the validators (a strong `ETag`, `Last-Modified`), conditional GET
-//! (§13: `If-None-Match`, else `If-Modified-Since` → 304), one byte range (§14: `Range`,
+//! (§13: `If-Match`, else `If-Unmodified-Since` → 412; `If-None-Match`, else
+//! `If-Modified-Since` → 304), one byte range (§14: `Range`,
 //! `If-Range` → 206, or 416 when it lies past the end), HEAD with the headers of GET.
 //!
 //! Choices where RFC 9110 leaves one:
@@ -40,6 +41,8 @@ pub enum Decision {
     Send(Part),
     /// Its one range starts past the end: 416, `Content-Range: bytes */LEN`.
     Unsatisfiable,
+    /// `If-Match` or `If-Unmodified-Since` does not hold: 412.
+    PreconditionFailed,
 }
 
 /// The strong entity tag (RFC 9110 §8.8.3) of a file's bytes, from its fstat: inode,
@@ -68,6 +71,7 @@ pub fn answer(reply: Reply, req: &Request<'_>, now: i64) -> Reply {
             Reply::File(f)
         }
         Decision::Unsatisfiable => Reply::Page(unsatisfiable(&f)),
+        Decision::PreconditionFailed => Reply::Page(Answer::text(412, "precondition failed\n")),
     }
 }
 
@@ -81,12 +85,22 @@ fn unsatisfiable(f: &StaticFile) -> Answer {
 
 /// What a `method` request with `headers` gets of a file of `len` bytes whose ETag is
 /// `etag` and whose last modification was at POSIX second `modified`, in the order of
-/// RFC 9110 §13.2.2 (`If-Match` and `If-Unmodified-Since` are not read: nothing here is
-/// written).
+/// RFC 9110 §13.2.2 (`If-Match` and `If-Unmodified-Since` hold for GET and HEAD too: a
+/// client may send them with `Range` to get a part of its version or nothing).
 pub fn decide(method: &str, headers: &Headers, etag: &str, modified: i64, len: u64) -> Decision {
+    // Step 1, else step 2.
+    if let Some(field) = &headers.if_match {
+        if !list_matches(field, etag, false) {
+            return Decision::PreconditionFailed;
+        }
+    } else if let Some(since) = headers.if_unmodified_since.as_deref().and_then(parse_date) {
+        if modified > since {
+            return Decision::PreconditionFailed;
+        }
+    }
     // Step 3, else step 4.
     if let Some(field) = &headers.if_none_match {
-        if none_match_matches(field, etag) {
+        if list_matches(field, etag, true) {
             return Decision::Send(Part::NotModified);
         }
     } else if let Some(since) = headers.if_modified_since.as_deref().and_then(parse_date) {
@@ -131,9 +145,10 @@ pub fn decide(method: &str, headers: &Headers, etag: &str, modified: i64, len: u
     }
 }
 
-/// Whether an `If-None-Match` field names `etag` (weak comparison, §8.8.3.2), or is `*`
-/// (the file exists). A member that does not parse ends the list.
-fn none_match_matches(field: &str, etag: &str) -> bool {
+/// Whether an `If-None-Match` (`weak` comparison, §8.8.3.2) or `If-Match` field (strong
+/// comparison: a weak tag never matches) names `etag`, or is `*` (the file exists). A
+/// member that does not parse ends the list.
+fn list_matches(field: &str, etag: &str, weak: bool) -> bool {
     let field = field.trim();
     if field == "*" {
         return true;
@@ -146,13 +161,14 @@ fn none_match_matches(field: &str, etag: &str) -> bool {
             return false;
         }
         let tag = rest.strip_prefix("W/").unwrap_or(rest);
+        let is_weak = tag.len() < rest.len();
         let Some(after_quote) = tag.strip_prefix('"') else {
             return false;
         };
         let Some(end) = after_quote.find('"') else {
             return false;
         };
-        if &tag[..end + 2] == opaque {
+        if &tag[..end + 2] == opaque && (weak || !is_weak) {
             return true;
         }
         rest = &after_quote[end + 1..];
@@ -468,6 +484,59 @@ mod tests {
                 100
             ),
             NOT_MODIFIED
+        );
+    }
+
+    /// If-Match and If-Unmodified-Since hold for GET and HEAD too (§13.1.1, §13.1.4):
+    /// a client that asks for a part of the version it holds gets 412, not a part of
+    /// another version.
+    #[test]
+    fn if_match_compares_strongly() {
+        let r = |field: &str| get(&[("If-Match", field), ("Range", "bytes=10-19")], 100);
+        assert_eq!(r(TAG), range(10, 10));
+        assert_eq!(r("\"a\", \"1f-400-2-3\""), range(10, 10));
+        assert_eq!(r("*"), range(10, 10));
+        assert_eq!(r("\"other\""), Decision::PreconditionFailed);
+        // A weak tag never matches, not even its own.
+        assert_eq!(r("W/\"1f-400-2-3\""), Decision::PreconditionFailed);
+        assert_eq!(r("garbage"), Decision::PreconditionFailed);
+        let h = with(&[("If-Match", "\"other\"")]);
+        assert_eq!(
+            decide("HEAD", &h, TAG, T, 100),
+            Decision::PreconditionFailed
+        );
+        // It comes before If-None-Match and the range.
+        assert_eq!(
+            get(&[("If-Match", "\"other\""), ("If-None-Match", TAG)], 100),
+            Decision::PreconditionFailed
+        );
+        assert_eq!(
+            get(&[("If-Match", "\"other\""), ("Range", "bytes=500-")], 100),
+            Decision::PreconditionFailed
+        );
+    }
+
+    #[test]
+    fn if_unmodified_since() {
+        let r = |field: &str| get(&[("If-Unmodified-Since", field)], 100);
+        assert_eq!(r("Sun, 06 Nov 1994 08:49:37 GMT"), WHOLE);
+        assert_eq!(r("Sun, 06 Nov 1994 08:49:38 GMT"), WHOLE);
+        assert_eq!(
+            r("Sun, 06 Nov 1994 08:49:36 GMT"),
+            Decision::PreconditionFailed
+        );
+        // Not an HTTP-date: ignored.
+        assert_eq!(r("yesterday"), WHOLE);
+        // If-Match present: the date is not looked at.
+        assert_eq!(
+            get(
+                &[
+                    ("If-Match", TAG),
+                    ("If-Unmodified-Since", "Sun, 06 Nov 1994 08:49:36 GMT")
+                ],
+                100
+            ),
+            WHOLE
         );
     }
 

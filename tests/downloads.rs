@@ -323,6 +323,30 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
     assert_eq!(r.downloaded, LEN);
     fs::remove_file(&r.body).unwrap();
 
+    // If-Match (and If-Unmodified-Since): a part of the client's version, or 412.
+    let r = curl(
+        work,
+        "ifmatch",
+        &["-r", "10-19", "-H", &format!("If-Match: {etag}")],
+        &url,
+    );
+    assert_eq!(r.status, 206, "{}", log());
+    assert_eq!(r.bytes(), slice(big, 10, 10));
+    let earlier_ius = format!(
+        "If-Unmodified-Since: {}",
+        ibi_archive::time::http_date(fs::metadata(big).unwrap().mtime() - 1).unwrap()
+    );
+    for args in [
+        vec!["-r", "10-19", "-H", "If-Match: \"older\""],
+        vec!["-H", "If-Match: \"older\""],
+        vec!["--head", "-H", "If-Match: \"older\""],
+        vec!["-r", "10-19", "-H", &earlier_ius],
+    ] {
+        let r = curl(work, "ifmatch", &args, &url);
+        assert_eq!(r.status, 412, "{args:?}: {}", log());
+        assert!(r.downloaded < 100, "{args:?}");
+    }
+
     // Past the end: 416, with the size.
     let r = curl(work, "past", &["-H", &format!("Range: bytes={LEN}-")], &url);
     assert_eq!(r.status, 416, "{}", log());
