@@ -542,8 +542,13 @@ fn shrink_while_sent(address: &str, big: &Path) {
 #[test]
 fn serve_closes_the_connection_of_a_file_that_shrinks() {
     let (tmp, root, big) = archive();
-    let serve = Serve::start(&root, fs::File::create(tmp.path().join("log")).unwrap());
+    let log_path = tmp.path().join("log");
+    let serve = Serve::start(&root, fs::File::create(&log_path).unwrap());
     shrink_while_sent(&serve.address, &big);
+    // Logged before the connection ends: the administrator learns why a download broke.
+    let log = fs::read_to_string(&log_path).unwrap();
+    let line = format!("ibi-archive: /col/{ITEM}/doc/data.bin: the file shrank while it was sent");
+    assert!(log.lines().any(|l| l == line), "{log}");
 }
 
 #[test]
