@@ -14,7 +14,9 @@
 //! - `Range` applies to GET only (§14.2): HEAD answers the headers of the whole file.
 //! - An `If-Range` date matches when it is the `Last-Modified` instant (in any of the
 //!   three HTTP-date forms); an `If-Range` entity tag only when it is the strong ETag.
-//! - An `If-None-Match` or `If-Modified-Since` that does not parse is ignored.
+//! - An `If-Match` or `If-None-Match` member that does not parse matches nothing (and the
+//!   date condition beside it is still not looked at, §13.1.3, §13.1.4); an
+//!   `If-Modified-Since` or `If-Unmodified-Since` that does not parse is ignored.
 //! - A modification time in the future is sent (and compared) as the time of the answer.
 //!
 //! [`answer`] is called on [`routes::file`](crate::routes::file)'s reply; the service

@@ -371,6 +371,11 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
         assert_eq!(r.status, 200, "{}", log());
         assert_eq!(r.downloaded, size);
     }
+    // Overlapping ranges do not multiply what one request costs: no more than the file
+    // (and the headers of a few parts) is sent (RFC 9110 §14.2, §15.3.7.2).
+    let r = curl(work, "overlapping", &["-r", "0-,0-,0-,0-"], &url);
+    assert!(r.downloaded <= LEN + 4096, "{} bytes: {}", r.downloaded, log());
+    fs::remove_file(&r.body).unwrap();
     let r = curl(work, "malformed", &["-H", "Range: bytes=5-1"], &small);
     assert_eq!(r.status, if lighttpd { 416 } else { 200 }, "{}", log());
     // An If-Range that does not hold: the whole file, which no server ranges again (the
