@@ -311,6 +311,55 @@ mod tests {
         );
     }
 
+    /// A file's answer as CGI output: its status line unless 200, the answer's Date,
+    /// `Connection: close` whenever bytes of the file follow (a file that shrinks cannot
+    /// leave the web server's connection out of step), and exactly the promised bytes.
+    #[test]
+    fn a_file_answer_ends_its_connection_when_it_has_a_body() {
+        use crate::download::Part;
+        use crate::routes::{Reply, StaticFile};
+        use std::io::Write;
+        let mut tmp = tempfile::NamedTempFile::new().unwrap();
+        tmp.write_all(b"0123456789").unwrap();
+        let written = |part: Part, head_only: bool| {
+            let f = StaticFile {
+                // Opened anew, as each request opens it: at offset 0.
+                file: std::fs::File::open(tmp.path()).unwrap(),
+                len: 10,
+                content_type: "text/plain",
+                modified: 784_111_777,
+                links: Vec::new(),
+                etag: "\"e\"".into(),
+                part,
+            };
+            let mut out = Vec::new();
+            super::write_reply(&mut out, Reply::File(f), head_only, 784_111_778).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let date = "Date: Sun, 06 Nov 1994 08:49:38 GMT\r\n";
+        let part = written(Part::Range { start: 2, len: 3 }, false);
+        assert!(
+            part.starts_with("Status: 206 Partial Content\r\n"),
+            "{part}"
+        );
+        assert!(part.contains("Content-Range: bytes 2-4/10\r\n"), "{part}");
+        assert!(part.contains(date), "{part}");
+        assert!(part.ends_with("Connection: close\r\n\r\n234"), "{part}");
+        let whole = written(Part::Whole, false);
+        assert!(!whole.starts_with("Status:"), "{whole}");
+        assert!(
+            whole.ends_with("Connection: close\r\n\r\n0123456789"),
+            "{whole}"
+        );
+        // No body, nothing to fall short: the connection may serve the next request.
+        for (part, head_only) in [(Part::Whole, true), (Part::NotModified, false)] {
+            let out = written(part, head_only);
+            assert!(out.contains(date), "{out}");
+            assert!(!out.contains("Connection:"), "{out}");
+            assert!(out.ends_with("\r\n\r\n"), "{out}");
+        }
+    }
+
     /// The reason phrases of RFC 9110 §15 for every status this program sends.
     #[test]
     fn reason_phrases_are_the_standard_ones() {

@@ -374,7 +374,12 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
     // Overlapping ranges do not multiply what one request costs: no more than the file
     // (and the headers of a few parts) is sent (RFC 9110 §14.2, §15.3.7.2).
     let r = curl(work, "overlapping", &["-r", "0-,0-,0-,0-"], &url);
-    assert!(r.downloaded <= LEN + 4096, "{} bytes: {}", r.downloaded, log());
+    assert!(
+        r.downloaded <= LEN + 4096,
+        "{} bytes: {}",
+        r.downloaded,
+        log()
+    );
     fs::remove_file(&r.body).unwrap();
     let r = curl(work, "malformed", &["-H", "Range: bytes=5-1"], &small);
     assert_eq!(r.status, if lighttpd { 416 } else { 200 }, "{}", log());
