@@ -586,3 +586,62 @@ fn lighttpd_closes_the_connection_of_a_file_that_shrinks() {
     let address = server.base_url.trim_start_matches("http://").to_string();
     shrink_while_sent(&address, &big);
 }
+
+/// Debian enables mod_deflate for text types by default. It leaves a part alone (a
+/// `Content-Range`), but would compress a whole text file on the way: no Content-Length
+/// once it is large, and an ETag with `-gzip` added, which the program never finds its
+/// own, so never a 304. `/col` turns it off (`no-gzip`): files go as they are.
+#[test]
+fn apache2_with_mod_deflate_sends_files_as_they_are() {
+    if !common::apache2_available() || !installed("curl") {
+        eprintln!("skipping: apache2 with mod_cgid and curl are needed");
+        return;
+    }
+    let (tmp, root, big) = archive();
+    let text = big.with_file_name("notes.txt");
+    let body: String = (0..2000)
+        .map(|i| format!("line {i} of the notes\n"))
+        .collect();
+    fs::write(&text, &body).unwrap();
+    let server = common::start_apache2_with(
+        &root,
+        &common::ibi_archive_bin(),
+        SERVICE,
+        &["mod_filter.so", "mod_deflate.so"],
+        0,
+        &|_| "AddOutputFilterByType DEFLATE text/html text/plain\n".to_string(),
+    );
+    let url = format!("{}/col/{ITEM}/doc/notes.txt", server.base_url);
+    let work = tmp.path();
+    let r = curl(
+        work,
+        "gz",
+        &["-H", "Accept-Encoding: gzip", "-r", "100-199"],
+        &url,
+    );
+    assert_eq!(r.status, 206, "{}", server.error_log());
+    assert_eq!(
+        r.header("Content-Range"),
+        Some(format!("bytes 100-199/{}", body.len()).as_str())
+    );
+    assert_eq!(r.header("Content-Encoding"), None);
+    assert_eq!(r.bytes(), &body.as_bytes()[100..200]);
+    // The file as it is: its size, and the ETag the program answers If-None-Match by.
+    let (etag, _) = validators(&text);
+    let r = curl(work, "gz", &["--compressed"], &url);
+    assert_eq!(r.status, 200, "{}", server.error_log());
+    assert_eq!(r.header("Content-Encoding"), None);
+    assert_eq!(
+        r.header("Content-Length"),
+        Some(body.len().to_string().as_str())
+    );
+    assert_eq!(r.header("ETag"), Some(etag.as_str()));
+    assert_eq!(r.bytes(), body.as_bytes());
+    let r = curl(
+        work,
+        "gz",
+        &["--compressed", "-H", &format!("If-None-Match: {etag}")],
+        &url,
+    );
+    assert_eq!(r.status, 304, "{}", server.error_log());
+}
