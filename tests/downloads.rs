@@ -5,7 +5,10 @@
 //! 416 past the end; If-Range; HEAD; a 50 MB file cut off halfway and resumed with
 //! `curl -C -` equals the file byte for byte. Neither server ranges the program's 206
 //! again; lighttpd ranges a 200 itself when the program ignored the Range (several
-//! ranges, a malformed one). `serve` sends the 50 MB without growing.
+//! ranges, a malformed one). `serve` sends the 50 MB without growing. If-Match and
+//! If-Unmodified-Since answer 412; Last-Modified is never later than Date; a file that
+//! shrinks under a pipelined download ends its connection, never shifts the next answer
+//! into the body; mod_deflate leaves files as they are.
 //!
 //! Under `CI=true` a missing apache2, lighttpd or curl fails the test.
 
