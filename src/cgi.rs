@@ -128,9 +128,14 @@ pub fn handle(req: &CgiRequest, now: i64) -> Answer {
     routes::answer_service(&req.routed(), &req.path_info, now)
 }
 
-/// Writes a [`Reply`] as CGI output (headers, blank line, body unless `head_only`); a
-/// file is copied from its descriptor.
-pub fn write_reply(out: &mut impl Write, reply: Reply, head_only: bool) -> io::Result<()> {
+/// Writes a [`Reply`] made at POSIX second `now` as CGI output (headers, blank line, body
+/// unless `head_only`); a file is copied from its descriptor.
+pub fn write_reply(
+    out: &mut impl Write,
+    reply: Reply,
+    head_only: bool,
+    now: i64,
+) -> io::Result<()> {
     match reply {
         Reply::Page(answer) => write(out, &answer, head_only),
         Reply::File(f) => {
@@ -142,9 +147,24 @@ pub fn write_reply(out: &mut impl Write, reply: Reply, head_only: bool) -> io::R
             for (name, value) in f.headers() {
                 head.push_str(&format!("{name}: {value}\r\n"));
             }
+            // The Date of the clock Last-Modified was held to (never later than it,
+            // RFC 9110 §8.8.2.1): the web server's own may be a second behind
+            // (lighttpd's is the second its event loop last saw).
+            if let Some(date) = crate::time::http_date(now) {
+                head.push_str(&format!("Date: {date}\r\n"));
+            }
+            let body = f.body().filter(|_| !head_only);
+            if body.is_some() {
+                // The file may shrink while it is copied, and a CGI program cannot tell
+                // the web server that its answer fell short of the Content-Length it
+                // sent: Apache (which keeps it, `ap_trust_cgilike_cl`) would then take
+                // the next answer on the connection for the rest of this body. The
+                // connection ends with the body instead.
+                head.push_str("Connection: close\r\n");
+            }
             head.push_str("\r\n");
             out.write_all(head.as_bytes())?;
-            if let Some((start, len)) = f.body().filter(|_| !head_only) {
+            if let Some((start, len)) = body {
                 let mut file = &f.file;
                 if start > 0 {
                     io::Seek::seek(&mut file, io::SeekFrom::Start(start))?;
@@ -204,6 +224,7 @@ pub fn reason(status: u16) -> &'static str {
         405 => "Method Not Allowed",
         408 => "Request Timeout",
         410 => "Gone",
+        412 => "Precondition Failed",
         416 => "Range Not Satisfiable",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
@@ -237,6 +258,8 @@ mod tests {
             ("HTTP_IF_RANGE", "\"x\""),
             ("HTTP_IF_NONE_MATCH", "\"y\""),
             ("HTTP_IF_MODIFIED_SINCE", "Sun, 06 Nov 1994 08:49:37 GMT"),
+            ("HTTP_IF_MATCH", "\"z\""),
+            ("HTTP_IF_UNMODIFIED_SINCE", "Sun, 06 Nov 1994 08:49:38 GMT"),
             ("HTTP_COOKIE", "a=b"),
         ];
         let read = Headers {
@@ -246,6 +269,8 @@ mod tests {
             if_range: Some("\"x\"".into()),
             if_none_match: Some("\"y\"".into()),
             if_modified_since: Some("Sun, 06 Nov 1994 08:49:37 GMT".into()),
+            if_match: Some("\"z\"".into()),
+            if_unmodified_since: Some("Sun, 06 Nov 1994 08:49:38 GMT".into()),
         };
         let with = |extra: &[(&'static str, &'static str)]| {
             let mut env = sent.to_vec();
@@ -286,6 +311,55 @@ mod tests {
         );
     }
 
+    /// A file's answer as CGI output: its status line unless 200, the answer's Date,
+    /// `Connection: close` whenever bytes of the file follow (a file that shrinks cannot
+    /// leave the web server's connection out of step), and exactly the promised bytes.
+    #[test]
+    fn a_file_answer_ends_its_connection_when_it_has_a_body() {
+        use crate::download::Part;
+        use crate::routes::{Reply, StaticFile};
+        use std::io::Write;
+        let mut tmp = tempfile::NamedTempFile::new().unwrap();
+        tmp.write_all(b"0123456789").unwrap();
+        let written = |part: Part, head_only: bool| {
+            let f = StaticFile {
+                // Opened anew, as each request opens it: at offset 0.
+                file: std::fs::File::open(tmp.path()).unwrap(),
+                len: 10,
+                content_type: "text/plain",
+                modified: 784_111_777,
+                links: Vec::new(),
+                etag: "\"e\"".into(),
+                part,
+            };
+            let mut out = Vec::new();
+            super::write_reply(&mut out, Reply::File(f), head_only, 784_111_778).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let date = "Date: Sun, 06 Nov 1994 08:49:38 GMT\r\n";
+        let part = written(Part::Range { start: 2, len: 3 }, false);
+        assert!(
+            part.starts_with("Status: 206 Partial Content\r\n"),
+            "{part}"
+        );
+        assert!(part.contains("Content-Range: bytes 2-4/10\r\n"), "{part}");
+        assert!(part.contains(date), "{part}");
+        assert!(part.ends_with("Connection: close\r\n\r\n234"), "{part}");
+        let whole = written(Part::Whole, false);
+        assert!(!whole.starts_with("Status:"), "{whole}");
+        assert!(
+            whole.ends_with("Connection: close\r\n\r\n0123456789"),
+            "{whole}"
+        );
+        // No body, nothing to fall short: the connection may serve the next request.
+        for (part, head_only) in [(Part::Whole, true), (Part::NotModified, false)] {
+            let out = written(part, head_only);
+            assert!(out.contains(date), "{out}");
+            assert!(!out.contains("Connection:"), "{out}");
+            assert!(out.ends_with("\r\n\r\n"), "{out}");
+        }
+    }
+
     /// The reason phrases of RFC 9110 §15 for every status this program sends.
     #[test]
     fn reason_phrases_are_the_standard_ones() {
@@ -300,6 +374,7 @@ mod tests {
             (405, "Method Not Allowed"),
             (408, "Request Timeout"),
             (410, "Gone"),
+            (412, "Precondition Failed"),
             (416, "Range Not Satisfiable"),
             (431, "Request Header Fields Too Large"),
             (500, "Internal Server Error"),

@@ -78,7 +78,7 @@ pub fn answer() -> ExitCode {
         }
     }
     let mut out = std::io::stdout().lock();
-    match ibi_archive::cgi::write_reply(&mut out, reply, req.method == "HEAD") {
+    match ibi_archive::cgi::write_reply(&mut out, reply, req.method == "HEAD", now) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = writeln!(err, "ibi-archive: cannot write the answer: {e}");

@@ -1,6 +1,7 @@
 //! Files answered as a web server answers them, the same from the CGI and from `serve`
 //! (RFC 9110): the validators (a strong `ETag`, `Last-Modified`), conditional GET
-//! (§13: `If-None-Match`, else `If-Modified-Since` → 304), one byte range (§14: `Range`,
+//! (§13: `If-Match`, else `If-Unmodified-Since` → 412; `If-None-Match`, else
+//! `If-Modified-Since` → 304), one byte range (§14: `Range`,
 //! `If-Range` → 206, or 416 when it lies past the end), HEAD with the headers of GET.
 //!
 //! Choices where RFC 9110 leaves one:
@@ -13,7 +14,10 @@
 //! - `Range` applies to GET only (§14.2): HEAD answers the headers of the whole file.
 //! - An `If-Range` date matches when it is the `Last-Modified` instant (in any of the
 //!   three HTTP-date forms); an `If-Range` entity tag only when it is the strong ETag.
-//! - An `If-None-Match` or `If-Modified-Since` that does not parse is ignored.
+//! - An `If-Match` or `If-None-Match` member that does not parse matches nothing (and the
+//!   date condition beside it is still not looked at, §13.1.3, §13.1.4); an
+//!   `If-Modified-Since` or `If-Unmodified-Since` that does not parse is ignored.
+//! - A modification time in the future is sent (and compared) as the time of the answer.
 //!
 //! [`answer`] is called on [`routes::file`](crate::routes::file)'s reply; the service
 //! (`urlRequest` and the other subjects) never comes here.
@@ -39,6 +43,8 @@ pub enum Decision {
     Send(Part),
     /// Its one range starts past the end: 416, `Content-Range: bytes */LEN`.
     Unsatisfiable,
+    /// `If-Match` or `If-Unmodified-Since` does not hold: 412.
+    PreconditionFailed,
 }
 
 /// The strong entity tag (RFC 9110 §8.8.3) of a file's bytes, from its fstat: inode,
@@ -53,17 +59,21 @@ pub fn etag(stamp: &Stamp) -> String {
 }
 
 /// `reply` ([`routes::file`](crate::routes::file)'s) with what `req`'s conditions and
-/// `Range` make of a file: all of it, a part, 304, or a 416 page.
-pub fn answer(reply: Reply, req: &Request<'_>) -> Reply {
+/// `Range` make of a file at POSIX second `now`: all of it, a part, 304, or a 416 page.
+/// A modification time later than `now` is taken as `now` (§8.8.2.1: `Last-Modified`
+/// is never later than `Date`), for the answer's `Last-Modified` and its conditions.
+pub fn answer(reply: Reply, req: &Request<'_>, now: i64) -> Reply {
     let Reply::File(mut f) = reply else {
         return reply;
     };
+    f.modified = f.modified.min(now);
     match decide(req.method, req.headers, &f.etag, f.modified, f.len) {
         Decision::Send(part) => {
             f.part = part;
             Reply::File(f)
         }
         Decision::Unsatisfiable => Reply::Page(unsatisfiable(&f)),
+        Decision::PreconditionFailed => Reply::Page(Answer::text(412, "precondition failed\n")),
     }
 }
 
@@ -77,12 +87,22 @@ fn unsatisfiable(f: &StaticFile) -> Answer {
 
 /// What a `method` request with `headers` gets of a file of `len` bytes whose ETag is
 /// `etag` and whose last modification was at POSIX second `modified`, in the order of
-/// RFC 9110 §13.2.2 (`If-Match` and `If-Unmodified-Since` are not read: nothing here is
-/// written).
+/// RFC 9110 §13.2.2 (`If-Match` and `If-Unmodified-Since` hold for GET and HEAD too: a
+/// client may send them with `Range` to get a part of its version or nothing).
 pub fn decide(method: &str, headers: &Headers, etag: &str, modified: i64, len: u64) -> Decision {
+    // Step 1, else step 2.
+    if let Some(field) = &headers.if_match {
+        if !list_matches(field, etag, false) {
+            return Decision::PreconditionFailed;
+        }
+    } else if let Some(since) = headers.if_unmodified_since.as_deref().and_then(parse_date) {
+        if modified > since {
+            return Decision::PreconditionFailed;
+        }
+    }
     // Step 3, else step 4.
     if let Some(field) = &headers.if_none_match {
-        if none_match_matches(field, etag) {
+        if list_matches(field, etag, true) {
             return Decision::Send(Part::NotModified);
         }
     } else if let Some(since) = headers.if_modified_since.as_deref().and_then(parse_date) {
@@ -127,9 +147,10 @@ pub fn decide(method: &str, headers: &Headers, etag: &str, modified: i64, len: u
     }
 }
 
-/// Whether an `If-None-Match` field names `etag` (weak comparison, §8.8.3.2), or is `*`
-/// (the file exists). A member that does not parse ends the list.
-fn none_match_matches(field: &str, etag: &str) -> bool {
+/// Whether an `If-None-Match` (`weak` comparison, §8.8.3.2) or `If-Match` field (strong
+/// comparison: a weak tag never matches) names `etag`, or is `*` (the file exists). A
+/// member that does not parse ends the list.
+fn list_matches(field: &str, etag: &str, weak: bool) -> bool {
     let field = field.trim();
     if field == "*" {
         return true;
@@ -142,13 +163,14 @@ fn none_match_matches(field: &str, etag: &str) -> bool {
             return false;
         }
         let tag = rest.strip_prefix("W/").unwrap_or(rest);
+        let is_weak = tag.len() < rest.len();
         let Some(after_quote) = tag.strip_prefix('"') else {
             return false;
         };
         let Some(end) = after_quote.find('"') else {
             return false;
         };
-        if &tag[..end + 2] == opaque {
+        if &tag[..end + 2] == opaque && (weak || !is_weak) {
             return true;
         }
         rest = &after_quote[end + 1..];
@@ -200,10 +222,11 @@ fn parse_range(field: &str) -> Option<Spec> {
 /// One range-spec: `first-last`, `first-` or `-suffix`.
 fn parse_spec(s: &str) -> Option<Spec> {
     let (first, last) = s.split_once('-')?;
+    // 1*DIGIT, of any length: one a u64 cannot hold is past the end of any file, and
+    // is taken as u64::MAX.
     let number = |t: &str| {
         (!t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
-            .then(|| t.parse::<u64>().ok())
-            .flatten()
+            .then(|| t.parse::<u64>().unwrap_or(u64::MAX))
     };
     if first.is_empty() {
         return number(last).map(Spec::Suffix);
@@ -300,6 +323,22 @@ mod tests {
         assert_eq!(r("bytes=-0"), Decision::Unsatisfiable);
     }
 
+    /// Positions of any number of digits are valid (§14.1.1): one past what a u64 holds
+    /// is past the end of any file, a suffix that long is all of it.
+    #[test]
+    fn huge_positions() {
+        let r = |spec: &str| get(&[("Range", spec)], 1000);
+        assert_eq!(r("bytes=18446744073709551615-"), Decision::Unsatisfiable);
+        assert_eq!(r("bytes=18446744073709551616-"), Decision::Unsatisfiable);
+        assert_eq!(
+            r("bytes=99999999999999999999999999999-99999999999999999999999999999"),
+            Decision::Unsatisfiable
+        );
+        assert_eq!(r("bytes=0-18446744073709551616"), range(0, 1000));
+        assert_eq!(r("bytes=-18446744073709551616"), range(0, 1000));
+        assert_eq!(r("bytes=-18446744073709551615"), range(0, 1000));
+    }
+
     #[test]
     fn an_empty_file() {
         let r = |spec: &str| get(&[("Range", spec)], 0);
@@ -320,7 +359,6 @@ mod tests {
             "bytes=1-2-3",
             "bytes=+1-2",
             "bytes=1 -2",
-            "bytes=18446744073709551616-",
             "bytes=1-2,x",
             "bytes 1-2",
             "items=0-1",
@@ -448,6 +486,59 @@ mod tests {
                 100
             ),
             NOT_MODIFIED
+        );
+    }
+
+    /// If-Match and If-Unmodified-Since hold for GET and HEAD too (§13.1.1, §13.1.4):
+    /// a client that asks for a part of the version it holds gets 412, not a part of
+    /// another version.
+    #[test]
+    fn if_match_compares_strongly() {
+        let r = |field: &str| get(&[("If-Match", field), ("Range", "bytes=10-19")], 100);
+        assert_eq!(r(TAG), range(10, 10));
+        assert_eq!(r("\"a\", \"1f-400-2-3\""), range(10, 10));
+        assert_eq!(r("*"), range(10, 10));
+        assert_eq!(r("\"other\""), Decision::PreconditionFailed);
+        // A weak tag never matches, not even its own.
+        assert_eq!(r("W/\"1f-400-2-3\""), Decision::PreconditionFailed);
+        assert_eq!(r("garbage"), Decision::PreconditionFailed);
+        let h = with(&[("If-Match", "\"other\"")]);
+        assert_eq!(
+            decide("HEAD", &h, TAG, T, 100),
+            Decision::PreconditionFailed
+        );
+        // It comes before If-None-Match and the range.
+        assert_eq!(
+            get(&[("If-Match", "\"other\""), ("If-None-Match", TAG)], 100),
+            Decision::PreconditionFailed
+        );
+        assert_eq!(
+            get(&[("If-Match", "\"other\""), ("Range", "bytes=500-")], 100),
+            Decision::PreconditionFailed
+        );
+    }
+
+    #[test]
+    fn if_unmodified_since() {
+        let r = |field: &str| get(&[("If-Unmodified-Since", field)], 100);
+        assert_eq!(r("Sun, 06 Nov 1994 08:49:37 GMT"), WHOLE);
+        assert_eq!(r("Sun, 06 Nov 1994 08:49:38 GMT"), WHOLE);
+        assert_eq!(
+            r("Sun, 06 Nov 1994 08:49:36 GMT"),
+            Decision::PreconditionFailed
+        );
+        // Not an HTTP-date: ignored.
+        assert_eq!(r("yesterday"), WHOLE);
+        // If-Match present: the date is not looked at.
+        assert_eq!(
+            get(
+                &[
+                    ("If-Match", TAG),
+                    ("If-Unmodified-Since", "Sun, 06 Nov 1994 08:49:36 GMT")
+                ],
+                100
+            ),
+            WHOLE
         );
     }
 

@@ -364,6 +364,13 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
             now,
             limits.write_timeout,
         );
+        // A client that goes away or stops reading is its own affair; a file cut short
+        // is the Archive's (what the CGI program logs too).
+        if let Err(e) = &sent {
+            if e.kind() == io::ErrorKind::UnexpectedEof {
+                log(&format!("ibi-archive: {shown_target}: {e}"));
+            }
+        }
         log(&format!(
             "{client} \"{method} {shown_target}\" {status} {len}"
         ));

@@ -57,17 +57,21 @@ pub struct Headers {
     pub if_range: Option<String>,
     pub if_none_match: Option<String>,
     pub if_modified_since: Option<String>,
+    pub if_match: Option<String>,
+    pub if_unmodified_since: Option<String>,
 }
 
 impl Headers {
     /// The names of the fields read, in HTTP's spelling, each with the slot it fills.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 8] = [
         "Accept",
         "Accept-Language",
         "Range",
         "If-Range",
         "If-None-Match",
         "If-Modified-Since",
+        "If-Match",
+        "If-Unmodified-Since",
     ];
 
     /// The slot of the field `name` (any case), if it is one of [`Headers::NAMES`].
@@ -79,6 +83,8 @@ impl Headers {
             &mut self.if_range,
             &mut self.if_none_match,
             &mut self.if_modified_since,
+            &mut self.if_match,
+            &mut self.if_unmodified_since,
         ];
         Self::NAMES
             .iter()
@@ -151,9 +157,11 @@ pub fn answer(req: &Request<'_>, target: &Target<'_>, now: i64) -> Reply {
     };
     match route {
         Route::Service { path_info } => Reply::Page(service(req, root, config, &path_info, now)),
-        Route::File { rep, path } => {
-            download::answer(file(root, &config, &rep, path.as_deref(), req.client), req)
-        }
+        Route::File { rep, path } => download::answer(
+            file(root, &config, &rep, path.as_deref(), req.client),
+            req,
+            now,
+        ),
         Route::NotFound => not_found(),
     }
 }

@@ -5,7 +5,10 @@
 //! 416 past the end; If-Range; HEAD; a 50 MB file cut off halfway and resumed with
 //! `curl -C -` equals the file byte for byte. Neither server ranges the program's 206
 //! again; lighttpd ranges a 200 itself when the program ignored the Range (several
-//! ranges, a malformed one). `serve` sends the 50 MB without growing.
+//! ranges, a malformed one). `serve` sends the 50 MB without growing. If-Match and
+//! If-Unmodified-Since answer 412; Last-Modified is never later than Date; a file that
+//! shrinks under a pipelined download ends its connection, never shifts the next answer
+//! into the body; mod_deflate leaves files as they are.
 //!
 //! Under `CI=true` a missing apache2, lighttpd or curl fails the test.
 
@@ -323,6 +326,30 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
     assert_eq!(r.downloaded, LEN);
     fs::remove_file(&r.body).unwrap();
 
+    // If-Match (and If-Unmodified-Since): a part of the client's version, or 412.
+    let r = curl(
+        work,
+        "ifmatch",
+        &["-r", "10-19", "-H", &format!("If-Match: {etag}")],
+        &url,
+    );
+    assert_eq!(r.status, 206, "{}", log());
+    assert_eq!(r.bytes(), slice(big, 10, 10));
+    let earlier_ius = format!(
+        "If-Unmodified-Since: {}",
+        ibi_archive::time::http_date(fs::metadata(big).unwrap().mtime() - 1).unwrap()
+    );
+    for args in [
+        vec!["-r", "10-19", "-H", "If-Match: \"older\""],
+        vec!["-H", "If-Match: \"older\""],
+        vec!["--head", "-H", "If-Match: \"older\""],
+        vec!["-r", "10-19", "-H", &earlier_ius],
+    ] {
+        let r = curl(work, "ifmatch", &args, &url);
+        assert_eq!(r.status, 412, "{args:?}: {}", log());
+        assert!(r.downloaded < 100, "{args:?}");
+    }
+
     // Past the end: 416, with the size.
     let r = curl(work, "past", &["-H", &format!("Range: bytes={LEN}-")], &url);
     assert_eq!(r.status, 416, "{}", log());
@@ -347,8 +374,55 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
         assert_eq!(r.status, 200, "{}", log());
         assert_eq!(r.downloaded, size);
     }
+    // Overlapping ranges do not multiply what one request costs: no more than the file
+    // (and the headers of a few parts) is sent (RFC 9110 §14.2, §15.3.7.2).
+    let r = curl(work, "overlapping", &["-r", "0-,0-,0-,0-"], &url);
+    assert!(
+        r.downloaded <= LEN + 4096,
+        "{} bytes: {}",
+        r.downloaded,
+        log()
+    );
+    fs::remove_file(&r.body).unwrap();
     let r = curl(work, "malformed", &["-H", "Range: bytes=5-1"], &small);
     assert_eq!(r.status, if lighttpd { 416 } else { 200 }, "{}", log());
+    // An If-Range that does not hold: the whole file, which no server ranges again (the
+    // client's part is of another version).
+    for if_range in [
+        "If-Range: \"older\"",
+        "If-Range: Sun, 06 Nov 1994 08:49:37 GMT",
+    ] {
+        let r = curl(work, "ifrange", &["-r", "10-19", "-H", if_range], &small);
+        assert_eq!(r.status, 200, "{if_range}: {}", log());
+        assert_eq!(r.downloaded, size, "{if_range}");
+    }
+
+    // A modification time in the future (a clock set wrong, a copy that kept it) is not
+    // sent as it is: Last-Modified is never later than Date (RFC 9110 §8.8.2.1).
+    let future = std::time::SystemTime::now() + std::time::Duration::from_secs(86_400);
+    fs::File::options()
+        .write(true)
+        .open(big.with_file_name("reference.bib"))
+        .unwrap()
+        .set_modified(future)
+        .unwrap();
+    let r = curl(work, "future", &["--head"], &small);
+    assert_eq!(r.status, 200, "{}", log());
+    let dates = r
+        .headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("Date"));
+    assert_eq!(dates.count(), 1, "{:?}", r.headers);
+    let date = |name: &str| {
+        let text = r.header(name).unwrap_or_else(|| panic!("no {name}"));
+        ibi_archive::download::parse_date(text).unwrap_or_else(|| panic!("{name}: {text}"))
+    };
+    assert!(
+        date("Last-Modified") <= date("Date"),
+        "Last-Modified {:?} is later than Date {:?}",
+        r.header("Last-Modified"),
+        r.header("Date")
+    );
 }
 
 /// The resident memory high-water mark of process `pid`, in kB.
@@ -404,4 +478,173 @@ fn lighttpd_serves_downloads() {
     suite(&server.base_url, &big, tmp.path(), true, &|| {
         server.error_log()
     });
+}
+
+/// A file cut short while it is sent (truncated under a client that has read only the
+/// head and the first bytes) must not desynchronise the connection: the answer promised
+/// `LEN` bytes, so either all of them come, each where it belongs, or the connection
+/// ends after what was sent; never the answer to the next request (pipelined behind
+/// it) read as the rest of the body. `address` is the server's `host:port`. Apache keeps
+/// the program's Content-Length (`ap_trust_cgilike_cl`) and, unless the program's answer
+/// says `Connection: close`, answers the next request right after the short body.
+fn shrink_while_sent(address: &str, big: &Path) {
+    use std::net::TcpStream;
+    use std::time::Duration;
+    let mut conn = TcpStream::connect(address).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let host = format!("Host: {address}\r\n");
+    let requests = format!(
+        "GET /col/{ITEM}/doc/data.bin HTTP/1.1\r\n{host}\r\n\
+         GET /col/{ITEM}/doc/reference.bib HTTP/1.1\r\n{host}\r\n"
+    );
+    conn.write_all(requests.as_bytes()).unwrap();
+    // The head of the first answer, and the first bytes of its body.
+    let mut got = Vec::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    let head_end = loop {
+        if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        let n = conn.read(&mut buf).unwrap();
+        assert!(n > 0, "no head: {:?}", String::from_utf8_lossy(&got));
+        got.extend_from_slice(&buf[..n]);
+    };
+    let head = String::from_utf8_lossy(&got[..head_end]).to_string();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains(&format!("content-length: {LEN}\r\n")),
+        "{head}"
+    );
+    // The file shrinks to 1 MB while the server has sent no more than the buffers
+    // between it and this client hold (far less than 50 MB).
+    fs::OpenOptions::new()
+        .write(true)
+        .open(big)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    // Everything else, until the server closes the connection (or the read times out,
+    // which fails).
+    let mut rest = got.split_off(head_end);
+    loop {
+        match conn.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => rest.extend_from_slice(&buf[..n]),
+            Err(e) => panic!("the connection stays open after {} bytes: {e}", rest.len()),
+        }
+    }
+    let body_len = rest.len().min(LEN as usize);
+    let next = &rest[body_len..];
+    // Pseudo-random bytes hold "HTTP/1." by chance once in 2^56 places.
+    let stray = rest[..body_len].windows(7).position(|w| w == b"HTTP/1.");
+    assert_eq!(
+        stray,
+        None,
+        "the next answer came inside the body ({} bytes of body)",
+        rest.len()
+    );
+    assert!(
+        next.is_empty() || next.starts_with(b"HTTP/1.1 200"),
+        "after the body: {:?}",
+        String::from_utf8_lossy(&next[..next.len().min(200)])
+    );
+}
+
+#[test]
+fn serve_closes_the_connection_of_a_file_that_shrinks() {
+    let (tmp, root, big) = archive();
+    let log_path = tmp.path().join("log");
+    let serve = Serve::start(&root, fs::File::create(&log_path).unwrap());
+    shrink_while_sent(&serve.address, &big);
+    // Logged before the connection ends: the administrator learns why a download broke.
+    let log = fs::read_to_string(&log_path).unwrap();
+    let line = format!("ibi-archive: /col/{ITEM}/doc/data.bin: the file shrank while it was sent");
+    assert!(log.lines().any(|l| l == line), "{log}");
+}
+
+#[test]
+fn apache2_closes_the_connection_of_a_file_that_shrinks() {
+    if !common::apache2_available() {
+        eprintln!("skipping: apache2 with mod_cgid is needed");
+        return;
+    }
+    let (_tmp, root, big) = archive();
+    let server = common::start_apache2(&root, &common::ibi_archive_bin(), SERVICE);
+    let address = server.base_url.trim_start_matches("http://").to_string();
+    shrink_while_sent(&address, &big);
+}
+
+/// lighttpd (with mod_cgi's defaults) has taken all of the program's output by the time
+/// the file shrinks: the client gets the whole file, then the end of the connection.
+#[test]
+fn lighttpd_closes_the_connection_of_a_file_that_shrinks() {
+    if !common::lighttpd_available() {
+        eprintln!("skipping: lighttpd with mod_cgi is needed");
+        return;
+    }
+    let (_tmp, root, big) = archive();
+    let server = common::start_lighttpd(&root, &common::ibi_archive_bin(), SERVICE);
+    let address = server.base_url.trim_start_matches("http://").to_string();
+    shrink_while_sent(&address, &big);
+}
+
+/// Debian enables mod_deflate for text types by default. It leaves a part alone (a
+/// `Content-Range`), but would compress a whole text file on the way: no Content-Length
+/// once it is large, and an ETag with `-gzip` added, which the program never finds its
+/// own, so never a 304. `/col` turns it off (`no-gzip`): files go as they are.
+#[test]
+fn apache2_with_mod_deflate_sends_files_as_they_are() {
+    if !common::apache2_available() || !installed("curl") {
+        eprintln!("skipping: apache2 with mod_cgid and curl are needed");
+        return;
+    }
+    let (tmp, root, big) = archive();
+    let text = big.with_file_name("notes.txt");
+    let body: String = (0..2000)
+        .map(|i| format!("line {i} of the notes\n"))
+        .collect();
+    fs::write(&text, &body).unwrap();
+    let server = common::start_apache2_with(
+        &root,
+        &common::ibi_archive_bin(),
+        SERVICE,
+        &["mod_filter.so", "mod_deflate.so"],
+        0,
+        &|_| "AddOutputFilterByType DEFLATE text/html text/plain\n".to_string(),
+    );
+    let url = format!("{}/col/{ITEM}/doc/notes.txt", server.base_url);
+    let work = tmp.path();
+    let r = curl(
+        work,
+        "gz",
+        &["-H", "Accept-Encoding: gzip", "-r", "100-199"],
+        &url,
+    );
+    assert_eq!(r.status, 206, "{}", server.error_log());
+    assert_eq!(
+        r.header("Content-Range"),
+        Some(format!("bytes 100-199/{}", body.len()).as_str())
+    );
+    assert_eq!(r.header("Content-Encoding"), None);
+    assert_eq!(r.bytes(), &body.as_bytes()[100..200]);
+    // The file as it is: its size, and the ETag the program answers If-None-Match by.
+    let (etag, _) = validators(&text);
+    let r = curl(work, "gz", &["--compressed"], &url);
+    assert_eq!(r.status, 200, "{}", server.error_log());
+    assert_eq!(r.header("Content-Encoding"), None);
+    assert_eq!(
+        r.header("Content-Length"),
+        Some(body.len().to_string().as_str())
+    );
+    assert_eq!(r.header("ETag"), Some(etag.as_str()));
+    assert_eq!(r.bytes(), body.as_bytes());
+    let r = curl(
+        work,
+        "gz",
+        &["--compressed", "-H", &format!("If-None-Match: {etag}")],
+        &url,
+    );
+    assert_eq!(r.status, 304, "{}", server.error_log());
 }

@@ -8,7 +8,7 @@
 //! that follows. A `{KEY}` in the query is replaced by a urlkey that this Archive really
 //! issued for the query's `url`, so that acknowledgments get counted and logged too.
 //!
-//! Checked: no panic; the status is one of 200 301 400 403 404 405 410 500; a text/plain
+//! Checked: no panic; the status is one of 200 301 400 403 404 405 410 412 416 500; a text/plain
 //! body is a well-formed pair list (Table 6.2); every URL handed out (pairs `url…`, links
 //! of file-list pages) is the service's own address, a file-list page, an item.toml
 //! `url`, or `<baseurl>/col/<rep>/doc/<file>` naming a regular file that, symlinks
@@ -270,7 +270,7 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     assert!(
-        [200, 301, 400, 403, 404, 405, 410, 416, 500].contains(&answer.status),
+        [200, 301, 400, 403, 404, 405, 410, 412, 416, 500].contains(&answer.status),
         "status {}",
         answer.status
     );
