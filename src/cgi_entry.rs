@@ -66,6 +66,10 @@ fn open_standard_fds() {
 /// One CGI request: environment in, answer out, one line per problem on stderr (the web
 /// server's error log), each with its control bytes escaped and cut to a bounded length.
 pub fn answer() -> ExitCode {
+    // The standard output's buffer is made first, on a heap nothing has been freed into
+    // yet: made later, after the small allocations of the request were freed, glibc's
+    // malloc first sorts those (3 % of a whole request's instructions).
+    let stdout = std::io::stdout();
     discard_request_body();
     let req = ibi_archive::cgi::CgiRequest::from_env(|name| std::env::var_os(name));
     let now = ibi_archive::time::SystemClock::now();
@@ -77,7 +81,7 @@ pub fn answer() -> ExitCode {
             let _ = writeln!(err, "{}", ibi_archive::logline::clean(&line));
         }
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = stdout.lock();
     match ibi_archive::cgi::write_reply(&mut out, reply, req.method == "HEAD", now) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
