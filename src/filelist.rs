@@ -636,7 +636,10 @@ fn metadata(
 /// (under its name stored as Latin-1 bytes too, `ItemDir::stored_doc_name`).
 fn read_record(meta: &Item, file: &str) -> Result<DublinCore, String> {
     let dir = meta.handle.as_ref().ok_or("no directory")?;
-    let Ok(DocEntry::File(f)) = dir.open_doc(file.as_bytes()) else {
+    let stored = dir
+        .stored_doc_name(file.as_bytes())
+        .map_err(|_| "cannot be opened")?;
+    let Ok(DocEntry::File(f)) = dir.open_doc(&stored) else {
         return Err("cannot be opened".into());
     };
     if f.len > MAX_RECORD {
