@@ -608,7 +608,7 @@ fn metadata(
     if let Some(file) = meta.formats.get("oai_dc") {
         if let Some(url) = archive.doc_url(meta, file.as_bytes()) {
             formats.push(Format {
-                url: String::from_utf8_lossy(&url).into_owned(),
+                url: link_target(&String::from_utf8_lossy(&url)),
                 media_type: content_type(file.as_bytes()),
                 profile: Some(OAI_DC_PROFILE),
                 oai_dc: true,
@@ -622,7 +622,7 @@ fn metadata(
     if let Some(target) = &meta.target {
         if let Some(url) = archive.doc_url(meta, target.as_bytes()) {
             formats.push(Format {
-                url: String::from_utf8_lossy(&url).into_owned(),
+                url: link_target(&String::from_utf8_lossy(&url)),
                 media_type: content_type(target.as_bytes()),
                 profile: None,
                 oai_dc: false,
@@ -670,7 +670,8 @@ fn list_files(config: &Config, item: &Item) -> Files {
             layout::push_doc_url_path(&mut url, item.rep.as_str(), rel);
             FileRow {
                 name: display_name(rel),
-                url,
+                // A URI reference in the page and the JSON-LD as in the Link header.
+                url: link_target(&url),
                 size: *size,
                 media_type: content_type(rel),
             }
