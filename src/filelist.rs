@@ -33,7 +33,7 @@ pub const MAX_SHOWN: usize = 100;
 /// Most files announced as `rel="item"` links...
 pub const MAX_ITEM_LINKS: usize = 32;
 /// ... and most bytes of the whole `Link` header: Apache refuses a CGI header line longer
-/// than 8 KB. The links past it are left out of the header (item links first: the
+/// than 8 KB. A link that would pass it is left out of the header (item links first: the
 /// others come before them), and the page's `<link>` elements are the same.
 pub const MAX_LINK_HEADER: usize = 6000;
 /// Most translations a page links to.
@@ -269,16 +269,13 @@ impl<'a> Landing<'a> {
     }
 
     /// The Signposting links, in order: `cite-as`, `type`, `describedby`, `license`, then
-    /// `item` links while the whole stays under [`MAX_LINK_HEADER`] bytes.
+    /// `item` links, each after `cite-as` only while the whole `Link` header stays under
+    /// [`MAX_LINK_HEADER`] bytes (a long URL of the metadata item or of the licence is
+    /// left out; the page's text still links to it).
     fn links(&self) -> Vec<Link> {
-        let mut links = vec![Link {
-            url: self.persistent.clone(),
-            rel: "cite-as",
-            media_type: None,
-            profile: None,
-        }];
+        let mut candidates = Vec::new();
         for t in ["AboutPage", self.schema_type] {
-            links.push(Link {
+            candidates.push(Link {
                 url: format!("https://schema.org/{t}"),
                 rel: "type",
                 media_type: None,
@@ -286,7 +283,7 @@ impl<'a> Landing<'a> {
             });
         }
         for f in &self.formats {
-            links.push(Link {
+            candidates.push(Link {
                 url: f.url.clone(),
                 rel: "describedby",
                 media_type: Some(f.media_type),
@@ -294,7 +291,7 @@ impl<'a> Landing<'a> {
             });
         }
         if let Some(l) = &self.license {
-            links.push(Link {
+            candidates.push(Link {
                 url: l.clone(),
                 rel: "license",
                 media_type: None,
@@ -302,18 +299,28 @@ impl<'a> Landing<'a> {
             });
         }
         if let Files::Listed { rows, .. } = &self.files {
-            let mut length: usize = links.iter().map(|l| l.header_value().len() + 2).sum();
             for r in rows.iter().take(MAX_ITEM_LINKS) {
-                let link = Link {
+                candidates.push(Link {
                     url: r.url.clone(),
                     rel: "item",
                     media_type: Some(r.media_type),
                     profile: None,
-                };
-                length += link.header_value().len() + 2;
-                if length > MAX_LINK_HEADER {
-                    break;
-                }
+                });
+            }
+        }
+        let cite_as = Link {
+            url: self.persistent.clone(),
+            rel: "cite-as",
+            media_type: None,
+            profile: None,
+        };
+        // The header joins its links with `, `.
+        let mut length = cite_as.header_value().len();
+        let mut links = vec![cite_as];
+        for link in candidates {
+            let more = link.header_value().len() + 2;
+            if length + more <= MAX_LINK_HEADER {
+                length += more;
                 links.push(link);
             }
         }
@@ -601,7 +608,7 @@ fn metadata(
     if let Some(file) = meta.formats.get("oai_dc") {
         if let Some(url) = archive.doc_url(meta, file.as_bytes()) {
             formats.push(Format {
-                url: String::from_utf8_lossy(&url).into_owned(),
+                url: link_target(&String::from_utf8_lossy(&url)),
                 media_type: content_type(file.as_bytes()),
                 profile: Some(OAI_DC_PROFILE),
                 oai_dc: true,
@@ -615,7 +622,7 @@ fn metadata(
     if let Some(target) = &meta.target {
         if let Some(url) = archive.doc_url(meta, target.as_bytes()) {
             formats.push(Format {
-                url: String::from_utf8_lossy(&url).into_owned(),
+                url: link_target(&String::from_utf8_lossy(&url)),
                 media_type: content_type(target.as_bytes()),
                 profile: None,
                 oai_dc: false,
@@ -625,10 +632,14 @@ fn metadata(
     (dc, formats)
 }
 
-/// The Dublin Core record `file` of the metadata item `meta`, opened as it is served.
+/// The Dublin Core record `file` of the metadata item `meta`, opened as it is served
+/// (under its name stored as Latin-1 bytes too, `ItemDir::stored_doc_name`).
 fn read_record(meta: &Item, file: &str) -> Result<DublinCore, String> {
     let dir = meta.handle.as_ref().ok_or("no directory")?;
-    let Ok(DocEntry::File(f)) = dir.open_doc(file.as_bytes()) else {
+    let stored = dir
+        .stored_doc_name(file.as_bytes())
+        .map_err(|_| "cannot be opened")?;
+    let Ok(DocEntry::File(f)) = dir.open_doc(&stored) else {
         return Err("cannot be opened".into());
     };
     if f.len > MAX_RECORD {
@@ -659,7 +670,8 @@ fn list_files(config: &Config, item: &Item) -> Files {
             layout::push_doc_url_path(&mut url, item.rep.as_str(), rel);
             FileRow {
                 name: display_name(rel),
-                url,
+                // A URI reference in the page and the JSON-LD as in the Link header.
+                url: link_target(&url),
                 size: *size,
                 media_type: content_type(rel),
             }

@@ -61,10 +61,8 @@ impl DublinCore {
                     let Some(element) = element else {
                         continue;
                     };
-                    let raw = reader
-                        .read_text(e.name())
-                        .map_err(|e| format!("not well-formed XML: {e}"))?;
-                    let Ok(text) = quick_xml::escape::unescape(&raw) else {
+                    let text = character_data(&mut reader)?;
+                    let Some(text) = text else {
                         continue;
                     };
                     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -79,6 +77,43 @@ impl DublinCore {
         }
         Ok(dc)
     }
+}
+
+/// The character data of the element whose start `reader` has just read, up to its end:
+/// its text, references to the predefined entities and to characters resolved, CDATA
+/// sections as they are, the text of the elements inside; comments and processing
+/// instructions are not text. None (the element read all the same) when it refers to an
+/// entity the record defines (none is expanded) or to a character XML does not allow.
+fn character_data(reader: &mut NsReader<&[u8]>) -> Result<Option<String>, String> {
+    let bad = |e: &dyn std::fmt::Display| format!("not well-formed XML: {e}");
+    let mut text = String::new();
+    let mut readable = true;
+    let mut depth = 0usize;
+    loop {
+        match reader.read_event().map_err(|e| bad(&e))? {
+            Event::Start(_) => depth += 1,
+            Event::End(_) if depth == 0 => break,
+            Event::End(_) => depth -= 1,
+            Event::Text(t) => text.push_str(&t.decode().map_err(|e| bad(&e))?),
+            Event::CData(t) => text.push_str(&t.decode().map_err(|e| bad(&e))?),
+            Event::GeneralRef(r) => {
+                let name = r.decode().map_err(|e| bad(&e))?;
+                let c = match r.resolve_char_ref() {
+                    Ok(Some(c)) => Some(c),
+                    Ok(None) => quick_xml::escape::resolve_predefined_entity(&name)
+                        .and_then(|s| s.chars().next()),
+                    Err(_) => None,
+                };
+                match c {
+                    Some(c) if !c.is_control() || c.is_whitespace() => text.push(c),
+                    _ => readable = false,
+                }
+            }
+            Event::Eof => return Err(bad(&"the record ends inside an element")),
+            _ => {}
+        }
+    }
+    Ok(readable.then_some(text))
 }
 
 #[cfg(test)]
@@ -104,7 +139,7 @@ mod tests {
         assert_eq!(
             dc.values,
             [
-                ("title", "Relatório & <!-- c -->dados finais".to_string()),
+                ("title", "Relatório & dados finais".to_string()),
                 ("creator", "Banon, Gerald".to_string()),
                 ("creator", "INPE".to_string()),
                 ("date", "2012-06".to_string()),
@@ -113,6 +148,35 @@ mod tests {
         assert_eq!(dc.first("date"), Some("2012-06"));
         assert_eq!(dc.all("creator").count(), 2);
         assert_eq!(dc.first("language"), None);
+    }
+
+    /// The value of an element is its character data, as XML defines it: CDATA sections
+    /// are text as they are, comments and processing instructions are none of it, an
+    /// element inside gives its text; a reference to an entity the record does not define
+    /// (nothing is expanded, nothing fetched) leaves the value out, and so does a
+    /// character XML does not allow.
+    #[test]
+    fn the_value_is_the_character_data() {
+        let xml = r#"<?xml version="1.0"?>
+<!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;"><!ENTITY ext SYSTEM "file:///etc/passwd">]>
+<r xmlns:dc="http://purl.org/dc/elements/1.1/">
+  <dc:title><![CDATA[AT&T <b>and</b>]]> <!-- not text --> &lt;x&gt; &#233;<?pi no?></dc:title>
+  <dc:creator><![CDATA[Banon, Gerald]]></dc:creator>
+  <dc:creator>&b;</dc:creator>
+  <dc:creator>&ext;</dc:creator>
+  <dc:subject>A <i>nested</i> element</dc:subject>
+  <dc:description>bell&#7;</dc:description>
+  <dc:date><!-- only a comment --></dc:date>
+</r>"#;
+        let dc = DublinCore::parse(xml).unwrap();
+        assert_eq!(
+            dc.values,
+            [
+                ("title", "AT&T <b>and</b> <x> é".to_string()),
+                ("creator", "Banon, Gerald".to_string()),
+                ("subject", "A nested element".to_string()),
+            ]
+        );
     }
 
     #[test]

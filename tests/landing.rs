@@ -27,6 +27,22 @@ const MANY: &str = "example.org/many/2020/01.01.00.00";
 /// Files of MANY: more than the 10,000 entries a listing reads.
 const MANY_FILES: usize = 10_050;
 const RESOLVER: &str = "http://localhost:8090";
+/// An item whose metadata item has long URLs: its target nested deep in folders of long
+/// names, its record's licence a long URL.
+const LONG: &str = "example.org/long/2020/01.01.00.00";
+const LONG_META: &str = "example.org/long/2020/01.01.00.01";
+/// An item whose metadata item's record has a name stored as Latin-1 bytes, as older
+/// Archives store names, and given as UTF-8 in its item.toml.
+const LATIN: &str = "example.org/latin/2020/01.01.00.00";
+const LATIN_META: &str = "example.org/latin/2020/01.01.00.01";
+/// A folder name of 240 bytes (120 `é`), and the target of [`LONG_META`] 14 of them deep.
+fn long_folder() -> String {
+    "é".repeat(120)
+}
+/// [`LONG_META`]'s licence URL, 988 bytes long.
+fn long_licence() -> String {
+    format!("https://example.org/l/{}", "é".repeat(483))
+}
 
 fn inside() -> IpAddr {
     "127.0.0.1".parse().unwrap()
@@ -69,6 +85,48 @@ fn archive() -> (tempfile::TempDir, PathBuf) {
     for i in 0..MANY_FILES {
         std::fs::write(many.join(format!("doc/f{i:05}.txt")), b"x").unwrap();
     }
+    let dc = |title: &str, rights: &str| {
+        format!("<oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:title>{title}</dc:title>{rights}</oai_dc:dc>\n")
+    };
+    for (item, meta) in [(LONG, LONG_META), (LATIN, LATIN_META)] {
+        let dir = root.join("col").join(item);
+        std::fs::create_dir_all(dir.join("doc")).unwrap();
+        std::fs::write(dir.join("doc/x.txt"), b"x").unwrap();
+        std::fs::write(
+            dir.join("item.toml"),
+            format!("state = \"Original\"\ntarget = \"x.txt\"\nmetadata = \"{meta}\"\n"),
+        )
+        .unwrap();
+    }
+    let long = root.join("col").join(LONG_META);
+    let deep = vec![long_folder(); 14].join("/");
+    std::fs::create_dir_all(long.join("doc").join(&deep)).unwrap();
+    std::fs::write(long.join("doc").join(&deep).join("m.html"), "<p>m</p>\n").unwrap();
+    std::fs::write(
+        long.join("doc/oai_dc.xml"),
+        dc(
+            "Long",
+            &format!("<dc:rights>{}</dc:rights>", long_licence()),
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        long.join("item.toml"),
+        format!("state = \"Original\"\ncontenttype = \"Metadata\"\ntarget = \"{deep}/m.html\"\n[formats]\noai_dc = \"oai_dc.xml\"\n"),
+    )
+    .unwrap();
+    let latin = root.join("col").join(LATIN_META);
+    std::fs::create_dir_all(latin.join("doc")).unwrap();
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let name = std::ffi::OsStr::from_bytes(b"registro-\xe9.xml");
+        std::fs::write(latin.join("doc").join(name), dc("Registro em Latin-1", "")).unwrap();
+    }
+    std::fs::write(
+        latin.join("item.toml"),
+        "state = \"Original\"\ncontenttype = \"Metadata\"\ntarget = \"registro-é.xml\"\n[formats]\noai_dc = \"registro-é.xml\"\n",
+    )
+    .unwrap();
     let (code, out, err) = run_cmd(&["check", "--root", root.to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
     common::prepare_archive(&root);
@@ -473,6 +531,60 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         .count();
     assert_eq!(items, 32);
     assert_eq!(text.matches("<link rel=\"item\"").count(), 32);
+
+    // A metadata item's long URLs: the Link header stays under its bound all the same
+    // (a web server refuses a longer header line of the program), the link that would
+    // pass it left out of the header and of the page's <link> elements; the page still
+    // links to it.
+    let page = get(inside(), base, &landing(LONG), &html);
+    assert_eq!(page.status, 200, "{}", log());
+    let header = page.header("link").unwrap_or_default();
+    assert!(header.len() <= 6000, "{} bytes: {header}", header.len());
+    let licence = format!("https://example.org/l/{}", "%C3%A9".repeat(483));
+    let long_meta = format!("{base}/col/{LONG_META}/doc");
+    assert_eq!(
+        links(header),
+        [
+            (format!("{RESOLVER}/{LONG}"), "cite-as".into(), None),
+            ("https://schema.org/AboutPage".into(), "type".into(), None),
+            (
+                "https://schema.org/CreativeWork".into(),
+                "type".into(),
+                None
+            ),
+            (
+                format!("{long_meta}/oai_dc.xml"),
+                "describedby".into(),
+                Some("application/xml".into())
+            ),
+            (licence.clone(), "license".into(), None),
+            (
+                format!("{base}/col/{LONG}/doc/x.txt"),
+                "item".into(),
+                Some("text/plain".into())
+            ),
+        ]
+    );
+    let text = page.text();
+    assert_eq!(text.matches("<link rel=").count(), 6, "{text}");
+    let folder = "%c3%a9".repeat(120);
+    let target = format!("{long_meta}/{}/m.html", vec![folder; 14].join("/"));
+    assert!(
+        text.contains(&format!(
+            "<li><a href=\"{target}\" type=\"text/html\">Metadata page</a></li>\n"
+        )),
+        "{text}"
+    );
+
+    // A record stored under a Latin-1 name is read as it is served.
+    let page = get(inside(), base, &landing(LATIN), &html);
+    assert_eq!(page.status, 200, "{}", log());
+    let text = page.text();
+    assert!(text.contains("<h1>Registro em Latin-1</h1>\n"), "{text}");
+    assert!(
+        text.contains(&format!("<link rel=\"describedby\" href=\"{base}/col/{LATIN_META}/doc/registro-%e9.xml\" type=\"application/xml\">\n")),
+        "{text}"
+    );
 }
 
 #[test]

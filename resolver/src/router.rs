@@ -280,9 +280,8 @@ fn home(state: &AppState, req: &Received) -> Answer {
 
 /// What the home page's form sends, `typed`: an IBI (and modifier, file path, query),
 /// or a persistent URL of this resolver (`publicurl/…`), spaces around it ignored. A
-/// persistent URL path answers 303 to the persistent URL on `publicurl` (as
-/// [`persistent_url`] writes it: never elsewhere); anything else, the 400 page with the
-/// form again.
+/// persistent URL path answers 303 to the persistent URL on `publicurl` (never
+/// elsewhere), its query as typed; anything else, the 400 page with the form again.
 fn home_form(state: &AppState, lang: PageLang, typed: &str) -> Answer {
     let typed = typed.trim();
     let refused = |refusal: Option<&ibi::persistent::Refusal>| {
@@ -312,10 +311,12 @@ fn home_form(state: &AppState, lang: PageLang, typed: &str) -> Answer {
         Ok(url) => url,
         Err(e) => return refused(Some(&e.refusal)),
     };
-    // What a Location may not hold as it is (spaces and controls in the query typed,
-    // say) is percent-encoded.
+    // The persistent URL on publicurl with its whole query, as if typed in the address
+    // bar (`noredirect`, the item's own pairs: `persistent_url` would keep only the
+    // resolver's); what a Location may not hold as it is (spaces and controls in the
+    // query typed, say) percent-encoded.
     let location = percent_encoding::utf8_percent_encode(
-        &persistent_url(&config.publicurl, &url),
+        &format!("{}{url}", config.publicurl),
         LOCATION_ESCAPED,
     )
     .to_string();

@@ -245,9 +245,12 @@ fn the_home_page_form_sends_to_the_persistent_url() {
         // A persistent URL of this resolver, pasted.
         ("http%3A%2F%2Fresolver.example%2F8JMKD3MGP8W%2F35MME4E", "http://resolver.example/8JMKD3MGP8W/35MME4E"),
         ("http%3A%2F%2Fresolver.example%3A80%2F8JMKD3MGP8W%2F35MME4E%21", "http://resolver.example/8JMKD3MGP8W/35MME4E!"),
-        // A file path, its space encoded; of the query, only the resolver's pairs.
+        // A file path, its space encoded; the query as typed: the resolver's pairs, the
+        // inspection view the home page tells of, the item's own pairs.
         ("sid.inpe.br%2Fmtc-m18%4080%2F2009%2F07.21.13.23%2Fdoc%2FCCSDS+643.0-B-1.pdf", "http://resolver.example/sid.inpe.br/mtc-m18@80/2009/07.21.13.23/doc/CCSDS%20643.0-B-1.pdf"),
-        ("8JMKD3MGP8W%2F35MME4E%3Fibiurl.verblist%3DGetMetadata%26x%3D1", "http://resolver.example/8JMKD3MGP8W/35MME4E?ibiurl.verblist=GetMetadata"),
+        ("8JMKD3MGP8W%2F35MME4E%3Fibiurl.verblist%3DGetMetadata%26x%3D1", "http://resolver.example/8JMKD3MGP8W/35MME4E?ibiurl.verblist=GetMetadata&x=1"),
+        ("8JMKD3MGP8W%2F35MME4E%3Fnoredirect", "http://resolver.example/8JMKD3MGP8W/35MME4E?noredirect"),
+        ("http%3A%2F%2Fresolver.example%2F8JMKD3MGP8W%2F35MME4E%3Fnoredirect", "http://resolver.example/8JMKD3MGP8W/35MME4E?noredirect"),
     ] {
         let a = form(value, "");
         assert_eq!(
@@ -260,8 +263,9 @@ fn the_home_page_form_sends_to_the_persistent_url() {
             a.header("content-security-policy"),
             Some("default-src 'none'; style-src 'unsafe-inline'")
         );
+        let shown = location.replace('&', "&amp;");
         assert!(
-            a.text().contains(&format!("<p><a href=\"{location}\">{location}</a></p>\n")),
+            a.text().contains(&format!("<p><a href=\"{shown}\">{shown}</a></p>\n")),
             "{}",
             a.text()
         );
