@@ -32,6 +32,27 @@ pub const TABLE_6_1: &AsciiSet = &CONTROLS
 /// request sent as written, by a client that does not escape the URL it is given.
 pub const QUERY_VALUE: &AsciiSet = &TABLE_6_1.add(b'"').add(b'<').add(b'>').add(b'\'');
 
+/// What a URI reference cannot hold as itself (RFC 3986 §2): the controls, space, `"`,
+/// `<`, `>`, `\`, `^`, `` ` ``, `{`, `|`, `}` and every byte beyond ASCII. `%` is not in
+/// it: a URL's own escapes stay as they are.
+pub const URI_REFERENCE: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'<')
+    .add(b'>')
+    .add(b'\\')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// `url` as a URI reference ([`URI_REFERENCE`] %-escaped), for a `Location` or a `Link`
+/// header, a page's links or JSON-LD: the file names of the standard may hold any byte.
+pub fn uri_reference(url: &str) -> String {
+    percent_encoding::utf8_percent_encode(url, URI_REFERENCE).to_string()
+}
+
 /// Rule `caractere` of Table 6.2: the bytes a word may hold as they are.
 pub fn is_word_byte(b: u8) -> bool {
     matches!(b, 0x21..=0x7A | 0x7C | 0x7E)
@@ -69,6 +90,17 @@ fn push_escaped<const URL_PATH: bool>(out: &mut String, bytes: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn uri_references() {
+        assert_eq!(
+            uri_reference("http://h/col/a/doc/<b>&\"'.txt"),
+            "http://h/col/a/doc/%3Cb%3E&%22'.txt"
+        );
+        assert_eq!(uri_reference("http://h/a%20b@c"), "http://h/a%20b@c");
+        assert_eq!(uri_reference("a b\\c^{|}`"), "a%20b%5Cc%5E%7B%7C%7D%60");
+        assert_eq!(uri_reference("r\r\n\u{7f}é"), "r%0D%0A%7F%C3%A9");
+    }
 
     /// A value sent in a request's query: Table 6.1's characters and the bytes an http
     /// URL's query does not carry as they are, nothing else.

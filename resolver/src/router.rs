@@ -16,6 +16,7 @@ use hyper::body::Body as _;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
+use ibi::escape::uri_reference;
 use ibi::negotiate::{negotiate, Given};
 use ibi::pairs::{PairList, Value};
 use ibi::persistent::PersistentUrl;
@@ -315,11 +316,7 @@ fn home_form(state: &AppState, lang: PageLang, typed: &str) -> Answer {
     // bar (`noredirect`, the item's own pairs: `persistent_url` would keep only the
     // resolver's); what a Location may not hold as it is (spaces and controls in the
     // query typed, say) percent-encoded.
-    let location = percent_encoding::utf8_percent_encode(
-        &format!("{}{url}", config.publicurl),
-        LOCATION_ESCAPED,
-    )
-    .to_string();
+    let location = uri_reference(&format!("{}{url}", config.publicurl));
     let Ok(value) = HeaderValue::from_str(&location) else {
         return refused(None);
     };
@@ -329,20 +326,6 @@ fn home_form(state: &AppState, lang: PageLang, typed: &str) -> Answer {
     )
     .header(header::LOCATION, value)
 }
-
-/// Bytes percent-encoded in the Location of the home page's form (and every byte that
-/// is not ASCII).
-const LOCATION_ESCAPED: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'<')
-    .add(b'>')
-    .add(b'\\')
-    .add(b'^')
-    .add(b'`')
-    .add(b'{')
-    .add(b'|')
-    .add(b'}');
 
 fn metrics(state: &AppState, req: &Received) -> Answer {
     if !state.config.may_see_metrics(req.ips[0]) {
@@ -451,22 +434,9 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
 /// The Signposting `Link` header (RFC 8288) that cites `url`, a persistent URL:
 /// `<url>; rel="cite-as"`, with what may not stand between `<` and `>` %-escaped.
 fn cite_as_link(url: &str) -> Option<HeaderValue> {
-    let target = percent_encoding::utf8_percent_encode(url, LINK_TARGET);
+    let target = uri_reference(url);
     HeaderValue::from_str(&format!("<{target}>; rel=\"cite-as\"")).ok()
 }
-
-/// What a URI reference in a `Link` header may not hold as is (RFC 3986 §2, RFC 8288 §3).
-const LINK_TARGET: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'<')
-    .add(b'>')
-    .add(b'\\')
-    .add(b'^')
-    .add(b'`')
-    .add(b'{')
-    .add(b'|')
-    .add(b'}');
 
 /// Resolves `url` for `reader` within the per-client bounds and the resolver's, and
 /// answers: the redirect (with the acknowledgment, but for HEAD and the inspection
