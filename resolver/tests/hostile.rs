@@ -2760,6 +2760,8 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
         "location",
         // A 503 (an Archive that did not answer) says when to come back.
         "retry-after",
+        // Signposting: the persistent URL asked, cited (checked below).
+        "link",
         "content-length",
         "connection",
         "date",
@@ -2793,6 +2795,13 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
                 assert_eq!(
                     names.iter().filter(|n| *n == "location").count(),
                     1,
+                    "{}",
+                    a.head
+                );
+                // Nothing the Archive said reaches the citation.
+                assert_eq!(
+                    a.header("link"),
+                    Some(format!("<http://127.0.0.1/{}>; rel=\"cite-as\"", c.ibi).as_str()),
                     "{}",
                     a.head
                 );
