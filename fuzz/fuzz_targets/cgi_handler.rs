@@ -157,6 +157,14 @@ fn check_url(f: &Fixture, url: &str, client: Option<IpAddr>) {
         );
         return;
     }
+    // A landing page's Signposting `type` links: schema.org's name of what it is.
+    if let Some(name) = url.strip_prefix("https://schema.org/") {
+        assert!(
+            !name.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric()),
+            "schema.org type {url:?}"
+        );
+        return;
+    }
     let path = url
         .strip_prefix(base.as_str())
         .unwrap_or_else(|| panic!("URL {url:?} is not under {base}"));
@@ -328,6 +336,13 @@ fuzz_target!(|data: &[u8]| {
                 pairs.iter().any(|(n, _)| n == "urlkey"),
                 "URLs without a urlkey"
             );
+        }
+    } else if answer.content_type == "application/ld+json" {
+        // A landing page's JSON-LD alone: every file URL in it is served as the page's.
+        let text = std::str::from_utf8(body).expect("JSON-LD is UTF-8");
+        assert!(text.starts_with('{') && text.contains("\"@context\""), "{text:?}");
+        for piece in text.split("\"contentUrl\": \"").skip(1) {
+            check_url(f, piece.split('"').next().unwrap(), req.remote_addr);
         }
     } else {
         assert_eq!(answer.content_type, "text/html; charset=utf-8");
