@@ -26,6 +26,15 @@ struct RawConfig {
     registration: Option<RawRegistration>,
     minting: Option<RawMinting>,
     access: Option<RawAccess>,
+    oai: Option<RawOai>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOai {
+    repositoryname: Option<String>,
+    adminemail: Option<String>,
+    page_size: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -112,6 +121,36 @@ pub struct Config {
     minting: Option<RawMinting>,
     /// Networks whose clients get the data of restricted items.
     pub networks: Vec<Network>,
+    /// `[oai]`: what the OAI-PMH data provider says of itself, and its page size.
+    pub oai: Oai,
+}
+
+/// `[oai]`: the OAI-PMH data provider's settings (see `crate::oai`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Oai {
+    /// Identify's repositoryName; default `IBI Archive <archiveaddress>`.
+    pub repositoryname: Option<String>,
+    /// Identify's adminEmail; default `[registration].adminemail`.
+    pub adminemail: Option<String>,
+    /// Records (or headers) per page of a list.
+    pub page_size: usize,
+}
+
+impl Oai {
+    /// Records per page when archive.toml does not say.
+    pub const DEFAULT_PAGE_SIZE: usize = 100;
+    /// The most records a page may be set to hold.
+    pub const MAX_PAGE_SIZE: usize = 1000;
+}
+
+impl Default for Oai {
+    fn default() -> Oai {
+        Oai {
+            repositoryname: None,
+            adminemail: None,
+            page_size: Oai::DEFAULT_PAGE_SIZE,
+        }
+    }
 }
 
 /// `[registration]`: what inclusion and exclusion requests send (Table 7.2).
@@ -227,6 +266,7 @@ impl Config {
             .iter()
             .map(|n| Network::parse(n))
             .collect::<Result<Vec<_>, _>>()?;
+        let oai = raw.oai.map(check_oai).transpose()?.unwrap_or_default();
         Ok(Config {
             archiveaddress,
             service,
@@ -236,6 +276,7 @@ impl Config {
             registration,
             minting,
             networks,
+            oai,
         })
     }
 
@@ -291,6 +332,49 @@ fn check_relations(list: &[String]) -> Result<Vec<Relation>, String> {
         return Err("relations must hold the empty relation \"\"".into());
     }
     Ok(out)
+}
+
+/// `[oai]`, checked: a page size in 1..=1000, names and addresses of one line of at most
+/// 200 characters, none of them a control character (they are written into XML).
+fn check_oai(raw: RawOai) -> Result<Oai, String> {
+    let text = |name: &str, v: Option<String>| -> Result<Option<String>, String> {
+        match v {
+            Some(v)
+                if v.trim().is_empty()
+                    || v.chars().count() > 200
+                    || v.chars().any(char::is_control) =>
+            {
+                Err(format!(
+                    "[oai] {name} must be one line of 1 to 200 characters"
+                ))
+            }
+            v => Ok(v),
+        }
+    };
+    let page_size = match raw.page_size {
+        None => Oai::DEFAULT_PAGE_SIZE,
+        Some(n) if (1..=Oai::MAX_PAGE_SIZE as i64).contains(&n) => n as usize,
+        Some(n) => {
+            return Err(format!(
+                "[oai] page_size must be from 1 to {}, not {n}",
+                Oai::MAX_PAGE_SIZE
+            ))
+        }
+    };
+    let adminemail = text("adminemail", raw.adminemail)?;
+    if let Some(a) = &adminemail {
+        if !crate::admin::registration::is_email(a) {
+            return Err(format!(
+                "[oai] adminemail is not an e-mail address: {}",
+                crate::ibi::shown(a)
+            ));
+        }
+    }
+    Ok(Oai {
+        repositoryname: text("repositoryname", raw.repositoryname)?,
+        adminemail,
+        page_size,
+    })
 }
 
 impl Config {

@@ -152,6 +152,11 @@ impl Archive {
         &self.store
     }
 
+    /// The Archive's root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
     pub fn var(&self) -> PathBuf {
         self.root.join("var")
     }
@@ -164,6 +169,7 @@ impl Archive {
             Err(e) => return Answer::error(400, "malformed query string", e.to_string()),
         };
         let mut answer = match subject {
+            None if crate::oai::is_oai(query) => crate::oai::answer(self, query, now),
             None => Answer::pairs(&self.identity()),
             Some("inclusionConfirmationRequest") => Answer::text(200, "confirmation yes"),
             Some("acknowledgment") => self.acknowledge(query, now),
@@ -668,6 +674,12 @@ impl Archive {
     /// entries, and [`MAX_TIMESTAMP_ENTRIES_PER_ANSWER`] for all the items of an answer
     /// (an item with more is given item.toml's own modification time, and the log says
     /// to record a timestamp).
+    /// The item's timestamp: recorded in its item.toml, else the newest modification in
+    /// its directory (bounded, see [`MAX_TIMESTAMP_ENTRIES_PER_ANSWER`]).
+    pub fn timestamp_of(&self, item: &Item) -> i64 {
+        self.timestamp(item)
+    }
+
     fn timestamp(&self, item: &Item) -> i64 {
         if let Some(t) = item.timestamp {
             return t;

@@ -38,6 +38,11 @@ impl Query {
         Ok(Query { pairs })
     }
 
+    /// Every pair, in the order given (repeated names too).
+    pub fn pairs(&self) -> &[(Vec<u8>, Vec<u8>)] {
+        &self.pairs
+    }
+
     /// DECODQS(qs, name): the value of the first pair called `name`.
     pub fn get(&self, name: &str) -> Option<&[u8]> {
         self.pairs

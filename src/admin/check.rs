@@ -135,6 +135,7 @@ pub fn check(
         editions: HashMap::new(),
         summary: Summary::default(),
         report,
+        oai: Vec::new(),
     };
     c.run(progress);
     c.summary
@@ -162,6 +163,8 @@ struct Checker<'a> {
     editions: HashMap<Box<str>, (Box<str>, Next)>,
     summary: Summary,
     report: &'a mut dyn FnMut(Fault),
+    /// The metadata items that load, for `var/oai-records`.
+    oai: Vec<crate::oai_index::Entry>,
 }
 
 impl Checker<'_> {
@@ -252,8 +255,27 @@ impl Checker<'_> {
         self.real_col = std::fs::canonicalize(&self.col).ok();
         self.check_service_item();
         self.read_groups();
+        let started = crate::time::SystemClock::now();
         self.walk(progress);
         self.check_edition_loops();
+        self.write_oai_records(started);
+    }
+
+    /// Writes `var/oai-records` from the walk (see [`crate::oai_index`]), with the lines
+    /// `new` and `delete` added while it walked; nothing when var/ does not exist.
+    fn write_oai_records(&mut self, started: i64) {
+        let var = self.root.join("var");
+        if !var.is_dir() {
+            return;
+        }
+        let Ok(_lock) = super::ItemsLock::take(&self.root) else {
+            return;
+        };
+        let mut entries = std::mem::take(&mut self.oai);
+        if let Some(recent) = crate::oai_index::read_all(&var) {
+            entries.extend(recent.into_iter().filter(|e| e.seconds >= started - 2));
+        }
+        crate::oai_index::write(&var, entries);
     }
 
     /// [registration] as `include` and `exclude` check it before sending anything.
@@ -625,6 +647,9 @@ impl Checker<'_> {
         }
         if let Some(reason) = &item.reason {
             self.check_reason(&item, reason, &toml_rel);
+        }
+        if let Some(entry) = crate::oai_index::entry_of(&item) {
+            self.oai.push(entry);
         }
         if item.state == State::Deleted {
             return;

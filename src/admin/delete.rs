@@ -83,6 +83,12 @@ pub fn delete(
         .map_err(|e| AdminError::new(format!("{}: {e}", path.display())))?;
     dir.replace_item_toml(edited.as_bytes())
         .map_err(|e| io_err("cannot write", &path, e))?;
+    if let Some(mut entry) = crate::oai_index::entry_of(&item) {
+        // A deleted record from now, for the OAI-PMH data provider's index.
+        entry.seconds = now;
+        entry.deleted = true;
+        crate::oai_index::add(&root.join("var"), entry);
+    }
 
     let mut content_removed = false;
     if !keep_content {

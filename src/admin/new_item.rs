@@ -117,6 +117,19 @@ pub fn create(root: &Path, req: &NewItem, clock: &dyn Clock) -> Result<Created, 
     }
     let dir = install(&col, &rep, &draft, |doc| copy_planned(&plan, doc))?;
     link_related(root, &rep, &related)?;
+    if let Some((meta_rep, _)) = &meta_ids {
+        // Its record, for the OAI-PMH data provider's index (when there is one).
+        let _lock = ItemsLock::take(root)?;
+        crate::oai_index::add(
+            &root.join("var"),
+            crate::oai_index::Entry {
+                seconds: now,
+                deleted: false,
+                rep: meta_rep.as_str().to_string(),
+                formats: vec!["oai_dc".into()],
+            },
+        );
+    }
     notes.extend(refresh_prefixes(root, clock));
     Ok(Created {
         rep,

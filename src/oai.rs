@@ -1,0 +1,1444 @@
+//! The OAI-PMH 2.0 data provider (the Open Archives Initiative Protocol for Metadata
+//! Harvesting), at the Archive service URL: a request to the service with a `verb` and no
+//! `servicesubject` is answered here, the same under the CGI and `serve`.
+//!
+//! - Records are the Archive's metadata items (`contenttype = "Metadata"`): one record per
+//!   item, in each format of its `[formats]`, the XML of that file of its doc/. A data item
+//!   without a metadata item has no record (Identify says so).
+//! - The OAI identifier of a record is its metadata item's persistent URL
+//!   ([`Config::persistent_url`] of its IBIp, else its rep): a URI, the same whichever
+//!   Archive holds the item, and what a reader follows.
+//! - The datestamp is the item's timestamp (seconds, UTC); a tombstone (state Deleted) is a
+//!   deleted record, kept for ever (`deletedRecord` persistent).
+//! - No sets.
+//! - Lists come in pages of `[oai] page_size` records (100 by default), in the order of
+//!   `var/oai-records` ([`crate::oai_index`]: datestamp, then rep), found there by a binary
+//!   search; without that file, in the order of the tree, walked from where the last page
+//!   ended. A resumption token holds where the next page starts (no state is kept between
+//!   requests, and nothing is written: the service may sit on a read-only mount).
+//! - Every answer is written by quick-xml's writer; a record's metadata is the file's XML
+//!   read by quick-xml and written again, so that a file that is not well-formed UTF-8
+//!   XML, or larger than [`MAX_METADATA`], is left out (one line in the log) and never
+//!   breaks the answer.
+
+use std::borrow::Cow;
+use std::io::Read;
+use std::ops::ControlFlow;
+
+use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime};
+use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
+use quick_xml::Writer;
+use sha2::{Digest, Sha256};
+
+use crate::config::Config;
+use crate::ibi::{Ibi, Rep};
+use crate::item::{ContentType, Item, State};
+use crate::layout::{Col, DocEntry};
+use crate::oai_index::{self, Index};
+use crate::query::Query;
+use crate::service::{Answer, Archive};
+
+/// The media type of every answer.
+pub const CONTENT_TYPE: &str = "text/xml; charset=utf-8";
+/// Largest metadata file answered.
+pub const MAX_METADATA: u64 = 1024 * 1024;
+/// Most bytes of metadata in one page: the page ends early past it.
+const MAX_PAGE_METADATA: usize = 8 * 1024 * 1024;
+
+const OAI_NS: &str = "http://www.openarchives.org/OAI/2.0/";
+const OAI_SCHEMA: &str =
+    "http://www.openarchives.org/OAI/2.0/ http://www.openarchives.org/OAI/2.0/OAI-PMH.xsd";
+const XSI_NS: &str = "http://www.w3.org/2001/XMLSchema-instance";
+
+/// The formats whose schema and namespace are known; the others are announced with what
+/// their file's root element declares.
+const KNOWN_FORMATS: &[(&str, &str, &str)] = &[
+    (
+        "oai_dc",
+        "http://www.openarchives.org/OAI/2.0/oai_dc.xsd",
+        "http://www.openarchives.org/OAI/2.0/oai_dc/",
+    ),
+    (
+        "marcxml",
+        "http://www.loc.gov/standards/marcxml/schema/MARC21slim.xsd",
+        "http://www.loc.gov/MARC21/slim",
+    ),
+    (
+        "mods",
+        "http://www.loc.gov/standards/mods/v3/mods-3-8.xsd",
+        "http://www.loc.gov/mods/v3",
+    ),
+    (
+        "oai_datacite",
+        "http://schema.datacite.org/oai/oai-1.1/oai.xsd",
+        "http://schema.datacite.org/oai/oai-1.1/",
+    ),
+    (
+        "datacite",
+        "http://schema.datacite.org/meta/kernel-4/metadata.xsd",
+        "http://datacite.org/schema/kernel-4",
+    ),
+];
+
+/// Whether a service request is one for the data provider: a `verb`, no `servicesubject`.
+pub fn is_oai(query: &Query) -> bool {
+    query.get("verb").is_some()
+}
+
+/// The protocol's verbs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Identify,
+    ListMetadataFormats,
+    ListSets,
+    GetRecord,
+    ListIdentifiers,
+    ListRecords,
+}
+
+impl Verb {
+    fn parse(s: &str) -> Option<Verb> {
+        Some(match s {
+            "Identify" => Verb::Identify,
+            "ListMetadataFormats" => Verb::ListMetadataFormats,
+            "ListSets" => Verb::ListSets,
+            "GetRecord" => Verb::GetRecord,
+            "ListIdentifiers" => Verb::ListIdentifiers,
+            "ListRecords" => Verb::ListRecords,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Verb::Identify => "Identify",
+            Verb::ListMetadataFormats => "ListMetadataFormats",
+            Verb::ListSets => "ListSets",
+            Verb::GetRecord => "GetRecord",
+            Verb::ListIdentifiers => "ListIdentifiers",
+            Verb::ListRecords => "ListRecords",
+        }
+    }
+
+    /// The arguments it takes: (name, required).
+    fn arguments(self) -> &'static [(&'static str, bool)] {
+        match self {
+            Verb::Identify => &[],
+            Verb::ListMetadataFormats => &[("identifier", false)],
+            Verb::ListSets => &[("resumptionToken", false)],
+            Verb::GetRecord => &[("identifier", true), ("metadataPrefix", true)],
+            Verb::ListIdentifiers | Verb::ListRecords => &[
+                ("metadataPrefix", true),
+                ("from", false),
+                ("until", false),
+                ("set", false),
+                ("resumptionToken", false),
+            ],
+        }
+    }
+}
+
+/// An error condition of the protocol: its code and what to tell the harvester.
+#[derive(Debug)]
+struct OaiError {
+    code: &'static str,
+    message: String,
+}
+
+fn error(code: &'static str, message: impl Into<String>) -> OaiError {
+    OaiError {
+        code,
+        message: message.into(),
+    }
+}
+
+/// The arguments of a request, checked for its verb.
+#[derive(Debug, Default)]
+struct Args {
+    /// Every argument as given (for the `request` element of an answer).
+    given: Vec<(String, String)>,
+}
+
+impl Args {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.given
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The verb and arguments of `query`, or the error the protocol gives (badVerb before
+/// badArgument: a request whose verb is not one cannot have its arguments judged).
+fn parse_request(query: &Query) -> Result<(Verb, Args), OaiError> {
+    let mut verb = None;
+    let mut args = Args::default();
+    let mut bad: Option<OaiError> = None;
+    for (name, value) in query.pairs() {
+        let name = std::str::from_utf8(name).unwrap_or("");
+        let Ok(value) = std::str::from_utf8(value) else {
+            bad.get_or_insert(error(
+                "badArgument",
+                format!("the value of {} is not UTF-8", shown(name)),
+            ));
+            continue;
+        };
+        if name == "verb" {
+            if verb.is_some() {
+                return Err(error("badVerb", "the verb is repeated"));
+            }
+            verb = Some(value);
+            continue;
+        }
+        if args.get(name).is_some() {
+            bad.get_or_insert(error(
+                "badArgument",
+                format!("the argument {} is repeated", shown(name)),
+            ));
+            continue;
+        }
+        args.given.push((name.to_string(), value.to_string()));
+    }
+    let verb = verb.unwrap_or("");
+    let Some(verb) = Verb::parse(verb) else {
+        return Err(error(
+            "badVerb",
+            format!("{} is not a verb of OAI-PMH 2.0", shown(verb)),
+        ));
+    };
+    if let Some(e) = bad {
+        return Err(e);
+    }
+    let allowed = verb.arguments();
+    for (name, value) in &args.given {
+        if !allowed.iter().any(|(n, _)| n == name) {
+            return Err(error(
+                "badArgument",
+                format!("{} takes no argument {}", verb.name(), shown(name)),
+            ));
+        }
+        if value.is_empty() {
+            return Err(error(
+                "badArgument",
+                format!("the argument {name} is empty"),
+            ));
+        }
+    }
+    if args.get("resumptionToken").is_some() {
+        // The exclusive argument: nothing else may come with it.
+        if args.given.len() > 1 {
+            return Err(error(
+                "badArgument",
+                "resumptionToken is an exclusive argument: no other argument may be given with it",
+            ));
+        }
+    } else {
+        for (name, required) in allowed {
+            if *required && args.get(name).is_none() {
+                return Err(error(
+                    "badArgument",
+                    format!("{} needs the argument {name}", verb.name()),
+                ));
+            }
+        }
+    }
+    Ok((verb, args))
+}
+
+/// `s` for a message: at most 64 characters, control characters dropped, quoted.
+fn shown(s: &str) -> String {
+    let kept: String = s.chars().filter(|c| !c.is_control()).take(64).collect();
+    format!("{kept:?}")
+}
+
+/// The answer to an OAI-PMH request `query` at POSIX second `now`.
+pub fn answer(archive: &Archive, query: &Query, now: i64) -> Answer {
+    let mut doc = Document::new(now, &base_url(archive.config()));
+    let mut log = Vec::new();
+    match parse_request(query) {
+        Err(e) => {
+            // badVerb and badArgument: the request element has no attributes.
+            doc.request(&[]);
+            doc.error(&e);
+        }
+        Ok((verb, args)) => {
+            let attributes: Vec<(&str, &str)> = std::iter::once(("verb", verb.name()))
+                .chain(args.given.iter().map(|(n, v)| (n.as_str(), v.as_str())))
+                .collect();
+            let provider = Provider {
+                archive,
+                log: &mut log,
+            };
+            match provider.answer(verb, &args, &mut doc, &attributes) {
+                Ok(()) => {}
+                Err(e) => {
+                    let attrs = if matches!(e.code, "badArgument" | "badVerb") {
+                        &[][..]
+                    } else {
+                        &attributes[..]
+                    };
+                    doc.restart(now);
+                    doc.request(attrs);
+                    doc.error(&e);
+                }
+            }
+        }
+    }
+    Answer {
+        status: 200,
+        content_type: CONTENT_TYPE,
+        body: doc.finish(),
+        headers: Vec::new(),
+        log,
+    }
+}
+
+/// The base URL of the provider: the Archive service URL.
+fn base_url(config: &Config) -> String {
+    format!("{}/{}", config.baseurl, config.service.as_str())
+}
+
+/// An answer being written.
+struct Document {
+    w: Writer<Vec<u8>>,
+    base_url: String,
+}
+
+impl Document {
+    fn new(now: i64, base_url: &str) -> Document {
+        let mut d = Document {
+            w: Writer::new(Vec::with_capacity(16 * 1024)),
+            base_url: base_url.to_string(),
+        };
+        d.start(now);
+        d
+    }
+
+    fn start(&mut self, now: i64) {
+        let _ = self
+            .w
+            .write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)));
+        self.text("\n");
+        let root = BytesStart::new("OAI-PMH").with_attributes([
+            ("xmlns", OAI_NS),
+            ("xmlns:xsi", XSI_NS),
+            ("xsi:schemaLocation", OAI_SCHEMA),
+        ]);
+        let _ = self.w.write_event(Event::Start(root));
+        self.text("\n");
+        self.element("responseDate", &datestamp(now));
+    }
+
+    /// Starts again (an error found after some of the answer was written).
+    fn restart(&mut self, now: i64) {
+        self.w.get_mut().clear();
+        self.start(now);
+    }
+
+    fn request(&mut self, attributes: &[(&str, &str)]) {
+        let clean: Vec<(&str, Cow<'_, str>)> =
+            attributes.iter().map(|(n, v)| (*n, xml_chars(v))).collect();
+        let start =
+            BytesStart::new("request").with_attributes(clean.iter().map(|(n, v)| (*n, v.as_ref())));
+        let _ = self.w.write_event(Event::Start(start));
+        let base = self.base_url.clone();
+        self.text(&base);
+        self.end("request");
+    }
+
+    fn error(&mut self, e: &OaiError) {
+        let start = BytesStart::new("error").with_attributes([("code", e.code)]);
+        let _ = self.w.write_event(Event::Start(start));
+        self.text(&e.message);
+        self.end("error");
+    }
+
+    fn open(&mut self, name: &str) {
+        let _ = self.w.write_event(Event::Start(BytesStart::new(name)));
+    }
+
+    fn open_with(&mut self, name: &str, attributes: &[(&str, &str)]) {
+        let start = BytesStart::new(name).with_attributes(attributes.iter().copied());
+        let _ = self.w.write_event(Event::Start(start));
+    }
+
+    fn end(&mut self, name: &str) {
+        let _ = self.w.write_event(Event::End(BytesEnd::new(name)));
+        self.text("\n");
+    }
+
+    fn empty_with(&mut self, name: &str, attributes: &[(&str, &str)]) {
+        let start = BytesStart::new(name).with_attributes(attributes.iter().copied());
+        let _ = self.w.write_event(Event::Empty(start));
+        self.text("\n");
+    }
+
+    fn text(&mut self, s: &str) {
+        let s = xml_chars(s);
+        let _ = self.w.write_event(Event::Text(BytesText::new(&s)));
+    }
+
+    fn element(&mut self, name: &str, value: &str) {
+        self.open(name);
+        self.text(value);
+        self.end(name);
+    }
+
+    /// Appends an XML fragment that quick-xml's writer has already written (a record's
+    /// metadata, checked whole before).
+    fn fragment(&mut self, xml: &[u8]) {
+        self.w.get_mut().extend_from_slice(xml);
+    }
+
+    fn len(&self) -> usize {
+        self.w.get_ref().len()
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.end("OAI-PMH");
+        self.w.into_inner()
+    }
+}
+
+/// `s` with the characters XML 1.0 cannot hold dropped (controls but tab, newline and
+/// carriage return; U+FFFE and U+FFFF).
+fn xml_chars(s: &str) -> Cow<'_, str> {
+    let bad = |c: char| {
+        (c.is_control() && !matches!(c, '\t' | '\n' | '\r') && (c as u32) < 0x20)
+            || c == '\u{fffe}'
+            || c == '\u{ffff}'
+    };
+    if s.chars().any(bad) {
+        Cow::Owned(s.chars().filter(|&c| !bad(c)).collect())
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// POSIX second `t` as an OAI-PMH datestamp, `YYYY-MM-DDThh:mm:ssZ`.
+fn datestamp(t: i64) -> String {
+    DateTime::from_timestamp(t, 0)
+        .map(|d| d.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| "1970-01-01T00:00:00Z".into())
+}
+
+/// A `from` or `until` argument: `YYYY-MM-DD` or `YYYY-MM-DDThh:mm:ssZ`, as POSIX
+/// seconds (a day as its first second for `from`, its last for `until`), and whether it
+/// was given to the second.
+fn parse_date(s: &str, until: bool) -> Option<(i64, bool)> {
+    if s.len() == 10 {
+        let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()?;
+        let t = if until {
+            NaiveTime::from_hms_opt(23, 59, 59)?
+        } else {
+            NaiveTime::MIN
+        };
+        return Some((d.and_time(t).and_utc().timestamp(), false));
+    }
+    if s.len() == 20 && s.ends_with('Z') && s.as_bytes()[10] == b'T' {
+        let d = NaiveDateTime::parse_from_str(&s[..19], "%Y-%m-%dT%H:%M:%S").ok()?;
+        return Some((d.and_utc().timestamp(), true));
+    }
+    None
+}
+
+/// What a list asks for: the format, the dates, where this page starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ListState {
+    headers_only: bool,
+    prefix: String,
+    from: Option<i64>,
+    until: Option<i64>,
+    /// Records handed out before this page.
+    cursor: u64,
+    /// The size of the whole list, when known (from the index).
+    total: Option<u64>,
+    /// Where the last page ended.
+    after: Option<Position>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Position {
+    /// After this line of the index (datestamp, rep).
+    Index(i64, String),
+    /// After this item directory of the walk.
+    Walk(String),
+}
+
+impl ListState {
+    /// The resumption token of the page that starts here: the fields, separated by `,`
+    /// (which no rep, format or number holds), then the first 8 hex digits of their
+    /// SHA-256, so that a token altered or cut is told from one this Archive gave.
+    fn token(&self) -> String {
+        let opt = |v: Option<i64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
+        let (mode, at_seconds, at_rep) = match &self.after {
+            Some(Position::Index(s, r)) => ("i", s.to_string(), r.as_str()),
+            Some(Position::Walk(r)) => ("w", "-".to_string(), r.as_str()),
+            None => ("-", "-".to_string(), ""),
+        };
+        let body = format!(
+            "1,{},{},{},{},{},{},{},{},{}",
+            if self.headers_only { "I" } else { "R" },
+            self.prefix,
+            opt(self.from),
+            opt(self.until),
+            self.cursor,
+            self.total
+                .map_or_else(|| "-".to_string(), |t| t.to_string()),
+            mode,
+            at_seconds,
+            at_rep
+        );
+        let sum = Sha256::digest(body.as_bytes());
+        format!(
+            "{body},{:02x}{:02x}{:02x}{:02x}",
+            sum[0], sum[1], sum[2], sum[3]
+        )
+    }
+
+    fn from_token(token: &str, headers_only: bool) -> Option<ListState> {
+        let (body, sum) = token.rsplit_once(',')?;
+        let want = Sha256::digest(body.as_bytes());
+        let want = format!(
+            "{:02x}{:02x}{:02x}{:02x}",
+            want[0], want[1], want[2], want[3]
+        );
+        if sum != want {
+            return None;
+        }
+        let f: Vec<&str> = body.split(',').collect();
+        let [version, verb, prefix, from, until, cursor, total, mode, at_seconds, at_rep] =
+            f.as_slice()
+        else {
+            return None;
+        };
+        let opt = |s: &str| -> Option<Option<i64>> {
+            if s == "-" {
+                Some(None)
+            } else {
+                s.parse().ok().map(Some)
+            }
+        };
+        if *version != "1" || *verb != if headers_only { "I" } else { "R" } {
+            return None;
+        }
+        if !oai_index::is_format_name(prefix) {
+            return None;
+        }
+        let after = match *mode {
+            "i" => Some(Position::Index(at_seconds.parse().ok()?, rep_of(at_rep)?)),
+            "w" => Some(Position::Walk(rep_of(at_rep)?)),
+            _ => return None,
+        };
+        Some(ListState {
+            headers_only,
+            prefix: prefix.to_string(),
+            from: opt(from)?,
+            until: opt(until)?,
+            cursor: cursor.parse().ok()?,
+            total: opt(total)?.map(|t| t as u64),
+            after,
+        })
+    }
+}
+
+fn rep_of(s: &str) -> Option<String> {
+    Rep::parse(s).ok().map(|_| s.to_string())
+}
+
+/// One record found for a page: the item and its datestamp.
+struct Found {
+    item: Item,
+    seconds: i64,
+}
+
+/// A page of a list: its records, and where the next begins (`None`: this is the last).
+struct Page {
+    records: Vec<Found>,
+    next: Option<Position>,
+    total: Option<u64>,
+    /// Whether it was found by the walk (else in the index).
+    walked: bool,
+}
+
+impl Page {
+    /// Where a list continues after `found`.
+    fn position_after(&self, found: &Found) -> Position {
+        let rep = found.item.rep.as_str().to_string();
+        if self.walked {
+            Position::Walk(rep)
+        } else {
+            Position::Index(found.seconds, rep)
+        }
+    }
+}
+
+struct Provider<'a> {
+    archive: &'a Archive,
+    log: &'a mut Vec<String>,
+}
+
+impl Provider<'_> {
+    fn config(&self) -> &Config {
+        self.archive.config()
+    }
+
+    fn answer(
+        mut self,
+        verb: Verb,
+        args: &Args,
+        doc: &mut Document,
+        attributes: &[(&str, &str)],
+    ) -> Result<(), OaiError> {
+        // The checks that need no reading come first, so that the request element is
+        // written only for an answer that is not an error of the arguments.
+        match verb {
+            Verb::Identify => {
+                doc.request(attributes);
+                self.identify(doc);
+            }
+            Verb::ListSets => {
+                if let Some(t) = args.get("resumptionToken") {
+                    return Err(error(
+                        "badResumptionToken",
+                        format!(
+                            "{} is not a token this Archive gave: it has no sets",
+                            shown(t)
+                        ),
+                    ));
+                }
+                return Err(error("noSetHierarchy", "this Archive has no sets"));
+            }
+            Verb::ListMetadataFormats => {
+                let formats = match args.get("identifier") {
+                    Some(id) => {
+                        let item = self.record_item(id)?;
+                        let formats: Vec<String> = item.formats.keys().cloned().collect();
+                        if formats.is_empty() {
+                            return Err(error(
+                                "noMetadataFormats",
+                                "this item has no metadata format",
+                            ));
+                        }
+                        formats
+                    }
+                    None => self.all_formats(),
+                };
+                doc.request(attributes);
+                doc.open("ListMetadataFormats");
+                doc.text("\n");
+                for f in formats {
+                    let (schema, namespace) = self.format_schema(&f);
+                    doc.open("metadataFormat");
+                    doc.element("metadataPrefix", &f);
+                    doc.element("schema", &schema);
+                    doc.element("metadataNamespace", &namespace);
+                    doc.end("metadataFormat");
+                }
+                doc.end("ListMetadataFormats");
+            }
+            Verb::GetRecord => {
+                let id = args.get("identifier").unwrap_or_default();
+                let prefix = args.get("metadataPrefix").unwrap_or_default();
+                let item = self.record_item(id)?;
+                let seconds = self.archive.timestamp_of(&item);
+                let metadata = if item.state == State::Deleted {
+                    if !disseminates(&item, prefix) {
+                        return Err(cannot_disseminate(prefix));
+                    }
+                    None
+                } else {
+                    let file = item
+                        .formats
+                        .get(prefix)
+                        .ok_or_else(|| cannot_disseminate(prefix))?;
+                    Some(
+                        self.metadata(&item, file)
+                            .ok_or_else(|| cannot_disseminate(prefix))?,
+                    )
+                };
+                doc.request(attributes);
+                doc.open("GetRecord");
+                doc.text("\n");
+                self.record(doc, &item, seconds, metadata.as_deref());
+                doc.end("GetRecord");
+            }
+            Verb::ListIdentifiers | Verb::ListRecords => {
+                let headers_only = verb == Verb::ListIdentifiers;
+                let state = match args.get("resumptionToken") {
+                    Some(t) => ListState::from_token(t, headers_only).ok_or_else(|| {
+                        error(
+                            "badResumptionToken",
+                            format!(
+                                "{} is not a token this Archive gave for {}",
+                                shown(t),
+                                verb.name()
+                            ),
+                        )
+                    })?,
+                    None => self.new_list(args, headers_only)?,
+                };
+                let fresh = state.after.is_none() && state.cursor == 0;
+                let page = self.page(&state)?;
+                if page.records.is_empty() {
+                    if fresh {
+                        return Err(error(
+                            "noRecordsMatch",
+                            "no record has that format and a datestamp in those dates",
+                        ));
+                    }
+                    return Err(error(
+                        "badResumptionToken",
+                        "the list has changed since this token was given: harvest again from its start",
+                    ));
+                }
+                doc.request(attributes);
+                doc.open(verb.name());
+                doc.text("\n");
+                let mut handed = 0u64;
+                let mut next = page.next.clone();
+                for (i, found) in page.records.iter().enumerate() {
+                    if headers_only {
+                        self.header(doc, &found.item, found.seconds);
+                    } else {
+                        let metadata = match found.item.state {
+                            State::Deleted => None,
+                            _ => {
+                                let file = found
+                                    .item
+                                    .formats
+                                    .get(&state.prefix)
+                                    .cloned()
+                                    .unwrap_or_default();
+                                match self.metadata(&found.item, &file) {
+                                    Some(m) => Some(m),
+                                    // Left out, with its line in the log.
+                                    None => continue,
+                                }
+                            }
+                        };
+                        self.record(doc, &found.item, found.seconds, metadata.as_deref());
+                    }
+                    handed += 1;
+                    if doc.len() > MAX_PAGE_METADATA && i + 1 < page.records.len() {
+                        // A page of large records ends early.
+                        next = Some(page.position_after(found));
+                        break;
+                    }
+                }
+                let total = state.total.or(page.total);
+                if next.is_some() || !fresh {
+                    let cursor = state.cursor.to_string();
+                    let size = total.map(|t| t.max(state.cursor + handed).to_string());
+                    let mut attrs: Vec<(&str, &str)> = Vec::new();
+                    if let Some(s) = &size {
+                        attrs.push(("completeListSize", s));
+                    }
+                    attrs.push(("cursor", &cursor));
+                    match next {
+                        Some(at) => {
+                            let token = ListState {
+                                cursor: state.cursor + handed,
+                                total,
+                                after: Some(at),
+                                ..state.clone()
+                            }
+                            .token();
+                            doc.open_with("resumptionToken", &attrs);
+                            doc.text(&token);
+                            doc.end("resumptionToken");
+                        }
+                        None => doc.empty_with("resumptionToken", &attrs),
+                    }
+                }
+                doc.end(verb.name());
+            }
+        }
+        Ok(())
+    }
+
+    fn identify(&mut self, doc: &mut Document) {
+        let config = self.config();
+        let name = config
+            .oai
+            .repositoryname
+            .clone()
+            .unwrap_or_else(|| format!("IBI Archive {}", config.archiveaddress));
+        let email = config
+            .oai
+            .adminemail
+            .clone()
+            .or_else(|| config.registration.as_ref().map(|r| r.adminemail.clone()))
+            .unwrap_or_else(|| format!("postmaster@{}", host_of(&config.archiveaddress)));
+        let earliest = self.earliest();
+        let base = base_url(config);
+        doc.open("Identify");
+        doc.text("\n");
+        doc.element("repositoryName", &name);
+        doc.element("baseURL", &base);
+        doc.element("protocolVersion", "2.0");
+        doc.element("adminEmail", &email);
+        doc.element("earliestDatestamp", &datestamp(earliest));
+        doc.element("deletedRecord", "persistent");
+        doc.element("granularity", "YYYY-MM-DDThh:mm:ssZ");
+        // What is exposed, in Dublin Core (the description the protocol's guidelines
+        // suggest for free text).
+        doc.open("description");
+        doc.open_with(
+            "oai_dc:dc",
+            &[
+                ("xmlns:oai_dc", "http://www.openarchives.org/OAI/2.0/oai_dc/"),
+                ("xmlns:dc", "http://purl.org/dc/elements/1.1/"),
+                ("xsi:schemaLocation", "http://www.openarchives.org/OAI/2.0/oai_dc/ http://www.openarchives.org/OAI/2.0/oai_dc.xsd"),
+            ],
+        );
+        doc.element(
+            "dc:description",
+            "Records are the metadata items of this IBI Archive, one per item, in each format the item holds; a data item without a metadata item has no record. The identifier of a record is its metadata item's persistent URL, which stays the same when the item moves to another Archive. A metadata item removed is kept as a deleted record.",
+        );
+        doc.end("oai_dc:dc");
+        doc.end("description");
+        doc.end("Identify");
+    }
+
+    /// The earliest datestamp: the index's first line; else the epoch (a lower bound the
+    /// protocol allows, found without reading every item).
+    fn earliest(&self) -> i64 {
+        Index::open(&self.archive.var())
+            .and_then(|i| i.line_at(i.start()))
+            .and_then(Result::ok)
+            .map_or(0, |(e, _)| e.seconds.max(0))
+    }
+
+    /// Every format announced: oai_dc, and those the index lists.
+    fn all_formats(&self) -> Vec<String> {
+        let mut formats = std::collections::BTreeSet::from(["oai_dc".to_string()]);
+        if let Some(all) = oai_index::read_all(&self.archive.var()) {
+            for e in all {
+                formats.extend(e.formats);
+            }
+        }
+        formats.into_iter().collect()
+    }
+
+    /// The schema and namespace of a format: known, else what the root element of one of
+    /// its files declares (as it is in the index), else the format's name.
+    fn format_schema(&mut self, prefix: &str) -> (String, String) {
+        if let Some((_, schema, ns)) = KNOWN_FORMATS.iter().find(|(p, _, _)| *p == prefix) {
+            return (schema.to_string(), ns.to_string());
+        }
+        let found = oai_index::read_all(&self.archive.var()).and_then(|all| {
+            all.into_iter()
+                .filter(|e| !e.deleted && e.formats.iter().any(|f| f == prefix))
+                .find_map(|e| {
+                    let item = self.load(&e.rep)?;
+                    let file = item.formats.get(prefix)?.clone();
+                    let xml = self.metadata(&item, &file)?;
+                    root_schema(&xml)
+                })
+        });
+        found.unwrap_or_else(|| (String::new(), String::new()))
+    }
+
+    /// The metadata item `id` names (its persistent URL, any spelling of its IBI), or
+    /// idDoesNotExist.
+    fn record_item(&mut self, id: &str) -> Result<Item, OaiError> {
+        let prefix = self.config().persistent_url("");
+        let not_here = || {
+            error(
+                "idDoesNotExist",
+                format!(
+                    "{} is not the identifier of a record of this Archive",
+                    shown(id)
+                ),
+            )
+        };
+        let rest = match id.get(..prefix.len()) {
+            Some(p) if p.eq_ignore_ascii_case(&prefix) => &id[prefix.len()..],
+            _ => return Err(not_here()),
+        };
+        let ibi = Ibi::parse(rest).map_err(|_| not_here())?;
+        let lookup = self.archive.store().find(&ibi);
+        self.log.extend(lookup.log.into_lines());
+        match lookup.item {
+            Some(item) if item.contenttype == ContentType::Metadata => Ok(item),
+            _ => Err(not_here()),
+        }
+    }
+
+    /// The item in `col/<rel>`, if it loads.
+    fn load(&mut self, rel: &str) -> Option<Item> {
+        let rep = Rep::parse(rel).ok()?;
+        let col = Col::open(self.archive.root()).ok()?;
+        let dir = col.item(rel).ok()?;
+        match Item::load(&dir, rep) {
+            Ok(item) => Some(item),
+            Err(e) => {
+                self.log.push(e.to_string());
+                None
+            }
+        }
+    }
+
+    /// A new list's state from its arguments.
+    fn new_list(&self, args: &Args, headers_only: bool) -> Result<ListState, OaiError> {
+        if args.get("set").is_some() {
+            return Err(error("noSetHierarchy", "this Archive has no sets"));
+        }
+        let prefix = args.get("metadataPrefix").unwrap_or_default();
+        let date = |name: &str, until: bool| -> Result<Option<(i64, bool)>, OaiError> {
+            match args.get(name) {
+                None => Ok(None),
+                Some(v) => parse_date(v, until).map(Some).ok_or_else(|| {
+                    error(
+                        "badArgument",
+                        format!("{name} {} is not a date of the form YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ", shown(v)),
+                    )
+                }),
+            }
+        };
+        let from = date("from", false)?;
+        let until = date("until", true)?;
+        if let (Some((f, fs)), Some((u, us))) = (from, until) {
+            if fs != us {
+                return Err(error(
+                    "badArgument",
+                    "from and until are not of the same granularity",
+                ));
+            }
+            if f > u {
+                return Err(error("badArgument", "from is later than until"));
+            }
+        }
+        if !oai_index::is_format_name(prefix) {
+            return Err(cannot_disseminate(prefix));
+        }
+        Ok(ListState {
+            headers_only,
+            prefix: prefix.to_string(),
+            from: from.map(|(s, _)| s),
+            until: until.map(|(s, _)| s),
+            cursor: 0,
+            total: None,
+            after: None,
+        })
+    }
+
+    /// One page of the list `state`, from the index when there is one (or the token came
+    /// from it), else from the walk.
+    fn page(&mut self, state: &ListState) -> Result<Page, OaiError> {
+        let var = self.archive.var();
+        match (&state.after, Index::open(&var)) {
+            (None | Some(Position::Index(..)), Some(index)) => match self.index_page(&index, state)
+            {
+                Ok(page) => return Ok(page),
+                Err(e) => {
+                    self.log.push(format!(
+                        "{}: {e}; the tree is walked (run ibi-archive check to write it again)",
+                        var.join(oai_index::FILE_NAME).display()
+                    ));
+                    if state.after.is_some() {
+                        return Err(error("badResumptionToken", "the list has changed since this token was given: harvest again from its start"));
+                    }
+                }
+            },
+            (Some(Position::Index(..)), None) => {
+                return Err(error(
+                    "badResumptionToken",
+                    "the list has changed since this token was given: harvest again from its start",
+                ));
+            }
+            _ => {}
+        }
+        Ok(self.walk_page(state))
+    }
+
+    fn index_page(&mut self, index: &Index, state: &ListState) -> std::io::Result<Page> {
+        let size = self.config().oai.page_size;
+        let mut at = match &state.after {
+            Some(Position::Index(s, r)) => index.seek((*s, r), true)?,
+            _ => index.seek((state.from.unwrap_or(i64::MIN), ""), false)?,
+        };
+        let total = match (state.total, &state.after) {
+            (Some(t), _) => Some(t),
+            (None, None) => Some(self.count(index, at, state)?),
+            (None, Some(_)) => None,
+        };
+        let mut records = Vec::new();
+        let mut next = None;
+        while let Some(line) = index.line_at(at) {
+            let (entry, after) = line?;
+            at = after;
+            if state.until.is_some_and(|u| entry.seconds > u) {
+                break;
+            }
+            if !entry_has(&entry, &state.prefix) {
+                continue;
+            }
+            let Some(item) = self.load(&entry.rep) else {
+                continue;
+            };
+            // Believed only while the item says the same.
+            if item.contenttype != ContentType::Metadata
+                || (item.state == State::Deleted) != entry.deleted
+                || self.archive.timestamp_of(&item) != entry.seconds
+                || !disseminates(&item, &state.prefix)
+            {
+                continue;
+            }
+            if records.len() == size {
+                // One more there: this page ends before it.
+                next = records
+                    .last()
+                    .map(|f: &Found| Position::Index(f.seconds, f.item.rep.as_str().to_string()));
+                break;
+            }
+            records.push(Found {
+                seconds: entry.seconds,
+                item,
+            });
+        }
+        Ok(Page {
+            records,
+            next,
+            total,
+            walked: false,
+        })
+    }
+
+    /// How many lines of the index from `at` are in the list (their format and dates;
+    /// a line whose item has changed since is counted: the size is then a bound). Read
+    /// in blocks, once per list: a few tens of milliseconds for a million lines.
+    fn count(&self, index: &Index, at: u64, state: &ListState) -> std::io::Result<u64> {
+        let end = match state.until {
+            Some(u) => index.seek((u, "\u{10ffff}"), true)?,
+            None => index.end(),
+        };
+        index.count(at, end, |e| entry_has(e, &state.prefix))
+    }
+
+    /// A page of the walk of col/ in the order of its names, from after the item where
+    /// the last page ended. It goes on past a page's records to the next record, so that
+    /// a page says there is more only when there is; without the index, a harvest of few
+    /// records from a large Archive therefore reads much of the tree.
+    fn walk_page(&mut self, state: &ListState) -> Page {
+        let size = self.config().oai.page_size;
+        let mut records: Vec<Found> = Vec::new();
+        let mut next = None;
+        if let Ok(col) = Col::open(self.archive.root()) {
+            let after = match &state.after {
+                Some(Position::Walk(r)) => Some(r.clone()),
+                _ => None,
+            };
+            let after_parts: Option<Vec<&str>> = after.as_deref().map(|a| a.split('/').collect());
+            let _ = walk(&col, "", 0, after_parts.as_deref(), &mut |rel: &str| {
+                let Some(found) = self.walked_item(&col, rel, state) else {
+                    return ControlFlow::Continue(());
+                };
+                if records.len() == size {
+                    next = records
+                        .last()
+                        .map(|f: &Found| Position::Walk(f.item.rep.as_str().to_string()));
+                    return ControlFlow::Break(());
+                }
+                records.push(found);
+                ControlFlow::Continue(())
+            });
+        }
+        Page {
+            records,
+            next,
+            total: None,
+            walked: true,
+        }
+    }
+
+    /// The item at `rel`, when it is a record of the list `state`.
+    fn walked_item(&mut self, col: &Col, rel: &str, state: &ListState) -> Option<Found> {
+        let rep = Rep::parse(rel).ok()?;
+        let dir = col.item(rel).ok()?;
+        if !dir.has_item_toml() {
+            return None;
+        }
+        let item = match Item::load(&dir, rep) {
+            Ok(item) => item,
+            Err(e) => {
+                if self.log.len() < 8 {
+                    self.log.push(e.to_string());
+                }
+                return None;
+            }
+        };
+        if item.contenttype != ContentType::Metadata || !disseminates(&item, &state.prefix) {
+            return None;
+        }
+        let seconds = self.archive.timestamp_of(&item);
+        if state.from.is_some_and(|f| seconds < f) || state.until.is_some_and(|u| seconds > u) {
+            return None;
+        }
+        Some(Found { item, seconds })
+    }
+
+    fn header(&self, doc: &mut Document, item: &Item, seconds: i64) {
+        if item.state == State::Deleted {
+            doc.open_with("header", &[("status", "deleted")]);
+        } else {
+            doc.open("header");
+        }
+        doc.element("identifier", &identifier(self.config(), item));
+        doc.element("datestamp", &datestamp(seconds));
+        doc.end("header");
+    }
+
+    fn record(&self, doc: &mut Document, item: &Item, seconds: i64, metadata: Option<&[u8]>) {
+        doc.open("record");
+        self.header(doc, item, seconds);
+        if let Some(xml) = metadata {
+            doc.open("metadata");
+            doc.fragment(xml);
+            doc.end("metadata");
+        }
+        doc.end("record");
+    }
+
+    /// The metadata file `file` of `item`, as XML to put inside `metadata`; `None`, with a
+    /// line in the log, when it cannot be read or is not one well-formed element.
+    fn metadata(&mut self, item: &Item, file: &str) -> Option<Vec<u8>> {
+        match read_metadata(item, file) {
+            Ok(xml) => Some(xml),
+            Err(e) => {
+                self.log.push(format!(
+                    "{}/{file}: {e}: left out of OAI-PMH answers",
+                    item.doc().display()
+                ));
+                None
+            }
+        }
+    }
+}
+
+/// Whether a line of the index is in the list of format `prefix`.
+fn entry_has(entry: &oai_index::Entry, prefix: &str) -> bool {
+    entry.formats.iter().any(|f| f == prefix) || (entry.deleted && prefix == "oai_dc")
+}
+
+/// Whether `item` has a record in `prefix`: a format of it, or, for a tombstone, oai_dc
+/// (every record of a repository is in oai_dc).
+fn disseminates(item: &Item, prefix: &str) -> bool {
+    item.formats.contains_key(prefix) || (item.state == State::Deleted && prefix == "oai_dc")
+}
+
+fn cannot_disseminate(prefix: &str) -> OaiError {
+    error(
+        "cannotDisseminateFormat",
+        format!(
+            "{} is not a metadata format of this record or Archive",
+            shown(prefix)
+        ),
+    )
+}
+
+/// A record's OAI identifier: its item's persistent URL.
+pub fn identifier(config: &Config, item: &Item) -> String {
+    crate::filelist::persistent_url(config, item)
+}
+
+/// The host of `hostport`.
+fn host_of(hostport: &str) -> &str {
+    if let Some(rest) = hostport.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    hostport.split(':').next().unwrap_or(hostport)
+}
+
+/// Calls `visit` with each item directory of col/ below `dir` (at `depth` 0..=3 of the
+/// four levels of a rep) in the order of the names, after `after` when given.
+fn walk(
+    col: &Col,
+    dir: &str,
+    depth: usize,
+    after: Option<&[&str]>,
+    visit: &mut dyn FnMut(&str) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    for name in col.dir_names(dir) {
+        let rel = if dir.is_empty() {
+            name.clone()
+        } else {
+            format!("{dir}/{name}")
+        };
+        let bound = after.and_then(|a| a.get(depth).copied());
+        match bound {
+            Some(b) if name.as_str() < b => continue,
+            Some(b) if name.as_str() == b && depth == 3 => continue,
+            _ => {}
+        }
+        let rest = match bound {
+            Some(b) if name == b => after,
+            _ => None,
+        };
+        if depth == 3 {
+            visit(&rel)?;
+        } else {
+            walk(col, &rel, depth + 1, rest, visit)?;
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// The metadata file `file` of `item` (opened as it is served), read (at most
+/// [`MAX_METADATA`] bytes) and written again by quick-xml: its one root element and what
+/// it holds, comments kept; the XML declaration, a document type and processing
+/// instructions left out. Refused: not UTF-8, a character XML cannot hold, an entity
+/// other than the five of XML, not one well-formed element.
+fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
+    use quick_xml::Reader;
+    let dir = item.handle.as_ref().ok_or("no directory")?;
+    let stored = dir
+        .stored_doc_name(file.as_bytes())
+        .map_err(|_| "cannot be opened")?;
+    let Ok(DocEntry::File(f)) = dir.open_doc(&stored) else {
+        return Err("cannot be opened".into());
+    };
+    if f.len > MAX_METADATA {
+        return Err(format!("larger than {MAX_METADATA} bytes"));
+    }
+    let mut bytes = Vec::with_capacity(f.len as usize);
+    (&f.file)
+        .take(MAX_METADATA + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_METADATA {
+        return Err(format!("larger than {MAX_METADATA} bytes"));
+    }
+    let text = std::str::from_utf8(&bytes).map_err(|_| "not UTF-8")?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if xml_chars(text).len() != text.len() {
+        return Err("holds a character XML cannot hold".into());
+    }
+    let mut reader = Reader::from_str(text);
+    reader.config_mut().check_end_names = true;
+    let mut out = Writer::new(Vec::with_capacity(text.len()));
+    let mut depth = 0usize;
+    let mut roots = 0usize;
+    loop {
+        let event = reader
+            .read_event()
+            .map_err(|e| format!("not well-formed XML: {e}"))?;
+        let inside = depth > 0;
+        match &event {
+            Event::Eof => break,
+            Event::Decl(d) => {
+                if let Some(Ok(enc)) = d.encoding() {
+                    if !enc.eq_ignore_ascii_case(b"utf-8") {
+                        return Err("not declared UTF-8".into());
+                    }
+                }
+                continue;
+            }
+            Event::DocType(_) | Event::PI(_) => continue,
+            Event::Start(e) | Event::Empty(e) => {
+                if depth == 0 {
+                    roots += 1;
+                    if roots > 1 {
+                        return Err("more than one root element".into());
+                    }
+                }
+                for a in e.attributes() {
+                    let a = a.map_err(|e| format!("not well-formed XML: {e}"))?;
+                    a.unescape_value()
+                        .map_err(|e| format!("an attribute that does not read: {e}"))?;
+                }
+                if matches!(event, Event::Start(_)) {
+                    depth += 1;
+                }
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            Event::Text(t) => {
+                if !inside {
+                    if t.iter().all(|b| b.is_ascii_whitespace()) {
+                        continue;
+                    }
+                    return Err("text outside the root element".into());
+                }
+            }
+            Event::GeneralRef(r) => {
+                if !inside {
+                    return Err("a reference outside the root element".into());
+                }
+                let known = if r.is_char_ref() {
+                    matches!(r.resolve_char_ref(), Ok(Some(c)) if xml_chars(&c.to_string()).len() == c.len_utf8())
+                } else {
+                    let name = r.decode().map_err(|e| e.to_string())?;
+                    quick_xml::escape::resolve_predefined_entity(&name).is_some()
+                };
+                if !known {
+                    return Err("a reference to an entity that is not one of XML's".into());
+                }
+            }
+            Event::CData(_) | Event::Comment(_) => {
+                if !inside {
+                    continue;
+                }
+            }
+        }
+        out.write_event(event).map_err(|e| e.to_string())?;
+    }
+    if roots != 1 || depth != 0 {
+        return Err("not one well-formed element".into());
+    }
+    Ok(out.into_inner())
+}
+
+/// The schema and namespace a metadata file's root element declares
+/// (`xsi:schemaLocation`'s pair for the root's namespace).
+fn root_schema(xml: &[u8]) -> Option<(String, String)> {
+    use quick_xml::events::attributes::Attribute;
+    let mut reader = quick_xml::Reader::from_reader(xml);
+    loop {
+        match reader.read_event().ok()? {
+            Event::Start(e) | Event::Empty(e) => {
+                let name = e.name();
+                let prefix = name.prefix().map(|p| p.as_ref().to_vec());
+                let ns_attr: Vec<u8> = match &prefix {
+                    Some(p) => [b"xmlns:".as_slice(), p].concat(),
+                    None => b"xmlns".to_vec(),
+                };
+                let attrs: Vec<Attribute> = e.attributes().filter_map(Result::ok).collect();
+                let value = |key: &[u8]| {
+                    attrs
+                        .iter()
+                        .find(|a| a.key.as_ref() == key)
+                        .and_then(|a| a.unescape_value().ok())
+                        .map(|v| v.into_owned())
+                };
+                let ns = value(&ns_attr)?;
+                let locations = value(b"xsi:schemaLocation").unwrap_or_default();
+                let words: Vec<&str> = locations.split_whitespace().collect();
+                let schema = words
+                    .chunks(2)
+                    .find(|pair| pair.first() == Some(&ns.as_str()))
+                    .and_then(|pair| pair.get(1))
+                    .map(|s| s.to_string())?;
+                return Some((schema, ns));
+            }
+            Event::Eof => return None,
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_at_both_granularities() {
+        assert_eq!(
+            parse_date("2009-07-21", false),
+            Some((1_248_134_400, false))
+        );
+        assert_eq!(parse_date("2009-07-21", true), Some((1_248_220_799, false)));
+        assert_eq!(
+            parse_date("2009-07-21T13:23:45Z", false),
+            Some((1_248_182_625, true))
+        );
+        for bad in [
+            "2009-7-21",
+            "2009-07-21T13:23:45",
+            "2009-07-21T13:23Z",
+            "2009-02-30",
+            "2009-07-21T25:00:00Z",
+            "2009-07-21 13:23:45Z",
+            "",
+        ] {
+            assert_eq!(parse_date(bad, false), None, "{bad}");
+        }
+        assert_eq!(datestamp(1_248_182_625), "2009-07-21T13:23:45Z");
+    }
+
+    #[test]
+    fn tokens_read_back_and_altered_ones_do_not() {
+        let state = ListState {
+            headers_only: false,
+            prefix: "oai_dc".into(),
+            from: Some(1000),
+            until: None,
+            cursor: 100,
+            total: Some(250),
+            after: Some(Position::Index(
+                1234,
+                "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47".into(),
+            )),
+        };
+        let token = state.token();
+        assert_eq!(ListState::from_token(&token, false), Some(state.clone()));
+        // For the other list verb, not.
+        assert_eq!(ListState::from_token(&token, true), None);
+        let altered = token.replacen(",100,", ",200,", 1);
+        assert_ne!(altered, token);
+        assert_eq!(ListState::from_token(&altered, false), None);
+        assert_eq!(
+            ListState::from_token(&token[..token.len() - 1], false),
+            None
+        );
+        assert_eq!(ListState::from_token("garbage", false), None);
+        let walk = ListState {
+            after: Some(Position::Walk("a.b/c/2009/07.21.13.23".into())),
+            total: None,
+            ..state
+        };
+        assert_eq!(ListState::from_token(&walk.token(), false), Some(walk));
+    }
+
+    #[test]
+    fn requests_are_judged_as_the_protocol_says() {
+        let code = |qs: &str| match parse_request(&Query::parse(qs.as_bytes()).unwrap()) {
+            Ok((v, _)) => v.name().to_string(),
+            Err(e) => e.code.to_string(),
+        };
+        assert_eq!(code("verb=Identify"), "Identify");
+        assert_eq!(code("verb=Nonsense"), "badVerb");
+        assert_eq!(code("verb=Identify&verb=Identify"), "badVerb");
+        assert_eq!(code("verb=Identify&x=1"), "badArgument");
+        assert_eq!(code("verb=ListRecords"), "badArgument");
+        assert_eq!(
+            code("verb=ListRecords&metadataPrefix=oai_dc"),
+            "ListRecords"
+        );
+        assert_eq!(
+            code("verb=ListRecords&metadataPrefix=oai_dc&metadataPrefix=oai_dc"),
+            "badArgument"
+        );
+        assert_eq!(code("verb=ListRecords&resumptionToken=x"), "ListRecords");
+        assert_eq!(
+            code("verb=ListRecords&resumptionToken=x&metadataPrefix=oai_dc"),
+            "badArgument"
+        );
+        assert_eq!(code("verb=GetRecord&identifier=x"), "badArgument");
+        assert_eq!(
+            code("verb=GetRecord&identifier=x&metadataPrefix=oai_dc"),
+            "GetRecord"
+        );
+        assert_eq!(code("verb=ListIdentifiers&metadataPrefix="), "badArgument");
+        assert_eq!(code("verb=ListSets&resumptionToken=x"), "ListSets");
+    }
+
+    #[test]
+    fn xml_cannot_hold_controls() {
+        assert_eq!(xml_chars("a\u{1}b\tc\u{ffff}"), "ab\tc");
+        assert!(matches!(xml_chars("plain é"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_root_element_tells_its_schema() {
+        let xml = br#"<m:mods xmlns:m="http://www.loc.gov/mods/v3" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.loc.gov/mods/v3 http://example.org/mods.xsd"/>"#;
+        assert_eq!(
+            root_schema(xml),
+            Some((
+                "http://example.org/mods.xsd".into(),
+                "http://www.loc.gov/mods/v3".into()
+            ))
+        );
+        assert_eq!(root_schema(b"<a/>"), None);
+    }
+}

@@ -1,0 +1,493 @@
+//! `var/oai-records`: the metadata items of the Archive in the order the OAI-PMH data
+//! provider ([`crate::oai`]) hands them out — by datestamp, then rep — so that a harvest
+//! from a date finds its first record by a binary search in the file, and reads from there
+//! only the lines its page needs, however many items the Archive holds.
+//!
+//! The file is an optimisation only, in the spirit of `var/col-prefixes`: every line the
+//! service reads is checked against the item's own item.toml before it is answered (a line
+//! that no longer says what the item says is skipped), and without the file (absent,
+//! unreadable, not in the format) the service walks `col/` instead. `ibi-archive check`
+//! writes it whole from its walk; `new` and `delete` add the line of each metadata item
+//! they make or turn into a tombstone (appended while it keeps the order, else the file is
+//! rewritten). An item copied into `col/` by hand is harvested by the walk at once, and
+//! through the file after the next `check`.
+//!
+//! Format: a header line, then one line per metadata item,
+//! `<datestamp> <L|D> <rep> <format>[,<format>…]` — POSIX seconds, live or deleted, the
+//! rep as its directory spells it, the keys of its `[formats]` — sorted by datestamp, then
+//! rep (as bytes). A line after its item was changed again by `delete` stays until the
+//! next `check`, and is skipped.
+
+use std::cmp::Ordering;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::AsFd;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use crate::ibi::Rep;
+
+/// The file, under the Archive's `var/`.
+pub const FILE_NAME: &str = "oai-records";
+
+const HEADER: &[u8] = b"ibi-archive oai-records 1\n";
+/// Longest line believed (a rep is at most a few hundred bytes, formats a few).
+const MAX_LINE: usize = 2048;
+
+/// One line: a metadata item, its datestamp, whether it is a tombstone, its formats.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub seconds: i64,
+    pub deleted: bool,
+    /// The rep as the item's directory spells it (its path below `col/`).
+    pub rep: String,
+    pub formats: Vec<String>,
+}
+
+impl Entry {
+    /// The order of the file: datestamp, then rep as bytes.
+    pub fn key(&self) -> (i64, &str) {
+        (self.seconds, &self.rep)
+    }
+
+    fn line(&self) -> Option<String> {
+        if !self.formats.iter().all(|f| is_format_name(f)) || Rep::parse(&self.rep).is_err() {
+            return None;
+        }
+        if self.rep.bytes().any(|b| b == b' ' || b.is_ascii_control()) {
+            return None;
+        }
+        Some(format!(
+            "{} {} {} {}\n",
+            self.seconds,
+            if self.deleted { 'D' } else { 'L' },
+            self.rep,
+            self.formats.join(",")
+        ))
+    }
+
+    fn parse(line: &[u8]) -> Option<Entry> {
+        let line = std::str::from_utf8(line).ok()?;
+        let mut fields = line.split(' ');
+        let seconds: i64 = fields.next()?.parse().ok()?;
+        let deleted = match fields.next()? {
+            "L" => false,
+            "D" => true,
+            _ => return None,
+        };
+        let rep = fields.next()?;
+        Rep::parse(rep).ok()?;
+        let formats = fields.next()?;
+        if fields.next().is_some() {
+            return None;
+        }
+        let formats: Vec<String> = if formats.is_empty() {
+            Vec::new()
+        } else {
+            formats.split(',').map(str::to_string).collect()
+        };
+        if !formats.iter().all(|f| is_format_name(f)) {
+            return None;
+        }
+        Some(Entry {
+            seconds,
+            deleted,
+            rep: rep.to_string(),
+            formats,
+        })
+    }
+}
+
+/// The line of `item` when it is a metadata item (its datestamp as the service works it
+/// out: its timestamp, else the newest modification in its directory).
+pub fn entry_of(item: &crate::item::Item) -> Option<Entry> {
+    if item.contenttype != crate::item::ContentType::Metadata {
+        return None;
+    }
+    let seconds = match item.timestamp {
+        Some(t) => t,
+        None => {
+            let dir = item.handle.as_ref()?;
+            let (newest, _) = dir.newest_mtime(crate::layout::MAX_TIMESTAMP_ENTRIES);
+            newest.or_else(|| dir.item_toml_mtime()).unwrap_or(0)
+        }
+    };
+    Some(Entry {
+        seconds,
+        deleted: item.state == crate::item::State::Deleted,
+        rep: item.rep.as_str().to_string(),
+        formats: item.formats.keys().cloned().collect(),
+    })
+}
+
+/// Whether `name` can be an OAI-PMH metadataPrefix (the protocol's schema:
+/// `[A-Za-z0-9\-_\.!~\*'\(\)]+`), and so a format this file and the provider know.
+pub fn is_format_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b))
+}
+
+/// The file, opened for reading by the service.
+pub struct Index {
+    file: File,
+    len: u64,
+}
+
+impl Index {
+    /// Opens `var/oai-records`; `None` when it is absent, unreadable or has not the header.
+    pub fn open(var: &Path) -> Option<Index> {
+        let file = File::open(var.join(FILE_NAME)).ok()?;
+        let len = file.metadata().ok()?.len();
+        let mut head = [0u8; HEADER.len()];
+        file.read_exact_at(&mut head, 0).ok()?;
+        (head == HEADER).then_some(Index { file, len })
+    }
+
+    /// Where the lines begin.
+    pub fn start(&self) -> u64 {
+        HEADER.len() as u64
+    }
+
+    /// Where they end.
+    pub fn end(&self) -> u64 {
+        self.len
+    }
+
+    /// The line that starts at `at`, and where the next one starts; `None` at the end,
+    /// `Some(Err)` for a line that does not read (the file is then not believed).
+    pub fn line_at(&self, at: u64) -> Option<io::Result<(Entry, u64)>> {
+        if at >= self.len {
+            return None;
+        }
+        let mut buf = vec![0u8; MAX_LINE.min((self.len - at) as usize)];
+        if let Err(e) = self.file.read_exact_at(&mut buf, at) {
+            return Some(Err(e));
+        }
+        let Some(end) = buf.iter().position(|&b| b == b'\n') else {
+            return Some(Err(bad_line(at)));
+        };
+        match Entry::parse(&buf[..end]) {
+            Some(e) => Some(Ok((e, at + end as u64 + 1))),
+            None => Some(Err(bad_line(at))),
+        }
+    }
+
+    /// The first line starting at or after byte `at` (`at` itself when a line starts there).
+    fn line_start_from(&self, at: u64) -> io::Result<u64> {
+        if at <= self.start() {
+            return Ok(self.start());
+        }
+        let from = at - 1;
+        let mut buf = vec![0u8; MAX_LINE.min((self.len - from) as usize)];
+        self.file.read_exact_at(&mut buf, from)?;
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => Ok(from + i as u64 + 1),
+            None if from + (buf.len() as u64) >= self.len => Ok(self.len),
+            None => Err(bad_line(at)),
+        }
+    }
+
+    /// Where the first line whose key is not before `key` starts (or strictly after it,
+    /// `after`): a binary search over the bytes of the file, lines found by their ends.
+    pub fn seek(&self, key: (i64, &str), after: bool) -> io::Result<u64> {
+        let mut lo = self.start();
+        let mut hi = self.len;
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let s = self.line_start_from(mid)?;
+            if s >= hi {
+                hi = mid;
+                continue;
+            }
+            let (entry, next) = match self.line_at(s) {
+                Some(r) => r?,
+                None => break,
+            };
+            let before = match entry.key().cmp(&key) {
+                Ordering::Less => true,
+                Ordering::Equal => after,
+                Ordering::Greater => false,
+            };
+            if before {
+                lo = next;
+            } else {
+                hi = s;
+            }
+        }
+        Ok(lo)
+    }
+
+    /// How many lines in the bytes `from..to` (both line starts) `keep` keeps, the file
+    /// read in blocks.
+    pub fn count(&self, from: u64, to: u64, keep: impl Fn(&Entry) -> bool) -> io::Result<u64> {
+        let mut buf = vec![0u8; 1 << 16];
+        let mut carry: Vec<u8> = Vec::new();
+        let mut at = from;
+        let mut n = 0u64;
+        while at < to {
+            let want = ((to - at) as usize).min(buf.len());
+            let got = self.file.read_at(&mut buf[..want], at)?;
+            if got == 0 {
+                break;
+            }
+            at += got as u64;
+            carry.extend_from_slice(&buf[..got]);
+            let mut start = 0;
+            while let Some(i) = carry[start..].iter().position(|&b| b == b'\n') {
+                let line = &carry[start..start + i];
+                let entry = Entry::parse(line).ok_or_else(|| bad_line(at))?;
+                if keep(&entry) {
+                    n += 1;
+                }
+                start += i + 1;
+            }
+            carry.drain(..start);
+            if carry.len() > MAX_LINE {
+                return Err(bad_line(at));
+            }
+        }
+        Ok(n)
+    }
+}
+
+fn bad_line(at: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("{FILE_NAME}: the line at byte {at} is not in the format"),
+    )
+}
+
+/// Writes the whole file from `entries` (sorted here), atomically, as `var/`'s owner's
+/// (see [`crate::col_prefixes::Listing::write`] for the same rule); whether it was written.
+/// An entry that cannot be written in the format (a name with a space) is left out: the
+/// walk finds its item.
+pub fn write(var: &Path, mut entries: Vec<Entry>) -> bool {
+    entries.sort_by(|a, b| a.key().cmp(&b.key()));
+    entries.dedup_by(|a, b| a.rep == b.rep && a.seconds == b.seconds);
+    let mut text = Vec::with_capacity(HEADER.len() + entries.len() * 64);
+    text.extend_from_slice(HEADER);
+    for e in &entries {
+        if let Some(line) = e.line() {
+            text.extend_from_slice(line.as_bytes());
+        }
+    }
+    let Ok(dir) = crate::var_owner::open_dir(var) else {
+        return false;
+    };
+    let Ok(owner) = crate::var_owner::owner_for_new(dir.as_fd(), var) else {
+        return false;
+    };
+    crate::atomic::write_owned_at(dir.as_fd(), FILE_NAME, &text, 0o666, owner).is_ok()
+}
+
+/// Every line of the file at `var`, in its order; `None` when it is absent or a line
+/// does not read.
+pub fn read_all(var: &Path) -> Option<Vec<Entry>> {
+    let mut text = Vec::new();
+    File::open(var.join(FILE_NAME))
+        .ok()?
+        .read_to_end(&mut text)
+        .ok()?;
+    let body = text.strip_prefix(HEADER)?;
+    if body.is_empty() {
+        return Some(Vec::new());
+    }
+    let body = body.strip_suffix(b"\n")?;
+    body.split(|&b| b == b'\n').map(Entry::parse).collect()
+}
+
+/// Adds the line of one item that `new` or `delete` has just made or changed (the caller
+/// holds `var/items.lock`): appended when it sorts after the last line, else the file is
+/// rewritten with it in its place. Nothing is done when the file does not exist (the
+/// service walks; `check` writes it) or does not read (`check` rewrites it). Whether
+/// the file holds the line.
+pub fn add(var: &Path, entry: Entry) -> bool {
+    let Some(line) = entry.line() else {
+        return false;
+    };
+    let Some(index) = Index::open(var) else {
+        return false;
+    };
+    let last = last_line(&index);
+    match last {
+        Some(Ok(last)) if last.key() > entry.key() => {}
+        Some(Err(_)) => return false,
+        _ => {
+            let Ok(mut f) = std::fs::OpenOptions::new()
+                .append(true)
+                .open(var.join(FILE_NAME))
+            else {
+                return false;
+            };
+            return f.write_all(line.as_bytes()).is_ok() && f.sync_data().is_ok();
+        }
+    }
+    // Out of order (a clock set back, a timestamp given by hand): the whole file again.
+    let Some(mut all) = read_all(var) else {
+        return false;
+    };
+    all.push(entry);
+    write(var, all)
+}
+
+/// The last line of the file.
+fn last_line(index: &Index) -> Option<io::Result<Entry>> {
+    if index.end() <= index.start() {
+        return None;
+    }
+    let from = index
+        .end()
+        .saturating_sub(MAX_LINE as u64)
+        .max(index.start());
+    let start = match index.line_start_from(from) {
+        Ok(s) => s,
+        Err(e) => return Some(Err(e)),
+    };
+    let mut at = start;
+    let mut last = None;
+    while let Some(r) = index.line_at(at) {
+        match r {
+            Ok((e, next)) => {
+                last = Some(Ok(e));
+                at = next;
+            }
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(seconds: i64, rep: &str, deleted: bool) -> Entry {
+        Entry {
+            seconds,
+            deleted,
+            rep: rep.into(),
+            formats: vec!["oai_dc".into()],
+        }
+    }
+
+    fn var() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
+    }
+
+    #[test]
+    fn lines_read_back_and_bad_ones_do_not() {
+        let e = entry(
+            1_400_000_000,
+            "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47",
+            true,
+        );
+        let line = e.line().unwrap();
+        assert_eq!(
+            line,
+            "1400000000 D sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47 oai_dc\n"
+        );
+        assert_eq!(Entry::parse(line.trim_end().as_bytes()), Some(e));
+        for bad in [
+            "x D a.b/c/2009/07.21.13.23 oai_dc",
+            "1 X a.b/c/2009/07.21.13.23 oai_dc",
+            "1 L not-a-rep oai_dc",
+            "1 L a.b/c/2009/07.21.13.23 oai_dc extra",
+            "1 L a.b/c/2009/07.21.13.23 oai<dc",
+            "1 L a.b/c/2009/07.21.13.23",
+        ] {
+            assert_eq!(Entry::parse(bad.as_bytes()), None, "{bad}");
+        }
+        let mut spaced = entry(1, "a.b/c/2009/07.21.13.23", false);
+        spaced.formats = vec!["a b".into()];
+        assert_eq!(spaced.line(), None);
+    }
+
+    #[test]
+    fn the_search_finds_the_first_line_at_or_after_a_key() {
+        let var = var();
+        // 500 items, two per second, from second 1000.
+        let entries: Vec<Entry> = (0..500)
+            .map(|i| {
+                entry(
+                    1000 + i / 2,
+                    &format!("a.b/c/2009/07.21.13.{:02}.{:02}", i / 60, i % 60),
+                    false,
+                )
+            })
+            .collect();
+        assert!(write(var.path(), entries.clone()));
+        let index = Index::open(var.path()).unwrap();
+        let mut sorted = entries.clone();
+        sorted.sort_by(|a, b| a.key().cmp(&b.key()));
+        for probe in [0usize, 1, 2, 77, 250, 498, 499] {
+            let want = &sorted[probe];
+            let at = index.seek(want.key(), false).unwrap();
+            assert_eq!(index.line_at(at).unwrap().unwrap().0, *want, "{probe}");
+            let after = index.seek(want.key(), true).unwrap();
+            match sorted.get(probe + 1) {
+                Some(next) => assert_eq!(index.line_at(after).unwrap().unwrap().0, *next),
+                None => assert_eq!(after, index.end()),
+            }
+        }
+        assert_eq!(index.seek((0, ""), false).unwrap(), index.start());
+        assert_eq!(index.seek((1_000_000, ""), false).unwrap(), index.end());
+        // Second 1100 holds items 200 and 201.
+        let from = index.seek((1100, ""), false).unwrap();
+        let to = index.seek((1100, "\u{10ffff}"), true).unwrap();
+        assert_eq!(index.count(from, to, |_| true).unwrap(), 2);
+        assert_eq!(
+            index.count(index.start(), index.end(), |_| true).unwrap(),
+            500
+        );
+        assert_eq!(
+            index
+                .count(index.start(), index.end(), |e| e.seconds % 10 == 0)
+                .unwrap(),
+            50
+        );
+    }
+
+    #[test]
+    fn added_lines_keep_the_order() {
+        let var = var();
+        // No file: nothing added (the service walks until check writes one).
+        assert!(!add(var.path(), entry(5, "a.b/c/2009/07.21.13.23", false)));
+        assert!(write(
+            var.path(),
+            vec![entry(10, "a.b/c/2009/07.21.13.23", false)]
+        ));
+        assert!(add(var.path(), entry(20, "a.b/c/2009/07.21.13.24", false)));
+        assert!(add(var.path(), entry(20, "a.b/c/2009/07.21.13.23", true)));
+        let all = read_all(var.path()).unwrap();
+        let keys: Vec<(i64, &str)> = all.iter().map(Entry::key).collect();
+        assert_eq!(
+            keys,
+            [
+                (10, "a.b/c/2009/07.21.13.23"),
+                (20, "a.b/c/2009/07.21.13.23"),
+                (20, "a.b/c/2009/07.21.13.24")
+            ]
+        );
+        // The second, out of order: the file was rewritten sorted.
+        assert!(all[1].deleted);
+    }
+
+    #[test]
+    fn a_file_not_in_the_format_is_not_believed() {
+        let var = var();
+        std::fs::write(var.path().join(FILE_NAME), "something else\n").unwrap();
+        assert!(Index::open(var.path()).is_none());
+        std::fs::write(
+            var.path().join(FILE_NAME),
+            "ibi-archive oai-records 1\n1 L a.b/c/2009/07.21.13.23 oai_dc\ngarbage\n",
+        )
+        .unwrap();
+        let index = Index::open(var.path()).unwrap();
+        let (_, next) = index.line_at(index.start()).unwrap().unwrap();
+        assert!(index.line_at(next).unwrap().is_err());
+        assert!(read_all(var.path()).is_none());
+    }
+}
