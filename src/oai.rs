@@ -861,7 +861,7 @@ impl Provider<'_> {
         let lookup = self.archive.store().find(&ibi);
         self.log.extend(lookup.log.into_lines());
         match lookup.item {
-            Some(item) if item.contenttype == ContentType::Metadata => Ok(item),
+            Some(item) if is_record(&item) => Ok(item),
             _ => Err(not_here()),
         }
     }
@@ -979,7 +979,7 @@ impl Provider<'_> {
                 continue;
             };
             // Believed only while the item says the same.
-            if item.contenttype != ContentType::Metadata
+            if !is_record(&item)
                 || (item.state == State::Deleted) != entry.deleted
                 || self.archive.timestamp_of(&item) != entry.seconds
                 || !disseminates(&item, &state.prefix)
@@ -1069,7 +1069,7 @@ impl Provider<'_> {
                 return None;
             }
         };
-        if item.contenttype != ContentType::Metadata || !disseminates(&item, &state.prefix) {
+        if !is_record(&item) || !disseminates(&item, &state.prefix) {
             return None;
         }
         let seconds = self.archive.timestamp_of(&item);
@@ -1115,6 +1115,13 @@ impl Provider<'_> {
             }
         }
     }
+}
+
+/// Whether `item` is a record: a metadata item, not restricted (the metadata of a
+/// restricted metadata item is for the licensed networks only, and a harvester's list is
+/// the same for every client).
+pub fn is_record(item: &Item) -> bool {
+    item.contenttype == ContentType::Metadata && !item.restricted
 }
 
 /// Whether a line of the index is in the list of format `prefix`.

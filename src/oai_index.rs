@@ -98,10 +98,10 @@ impl Entry {
     }
 }
 
-/// The line of `item` when it is a metadata item (its datestamp as the service works it
+/// The line of `item` when it is a record of the data provider (its datestamp as the service works it
 /// out: its timestamp, else the newest modification in its directory).
 pub fn entry_of(item: &crate::item::Item) -> Option<Entry> {
-    if item.contenttype != crate::item::ContentType::Metadata {
+    if !crate::oai::is_record(item) {
         return None;
     }
     let seconds = match item.timestamp {

@@ -46,8 +46,13 @@
 //! Notes (neither faults nor warnings): what check could not judge, and the relations to
 //! IBIs held elsewhere. Warnings and notes are counted apart from the faults.
 //!
-//! Memory: one entry per item with an IBIp (IBIp → rep) and one per item with a next
-//! edition (rep → next); nothing else is kept per item.
+//! After the checks, `var/oai-records` (the OAI-PMH data provider's index, see
+//! [`crate::oai_index`]) is written from the metadata items the walk loaded, with the
+//! lines `new` and `delete` added meanwhile.
+//!
+//! Memory: one entry per metadata item (for `var/oai-records`), one per item with an
+//! IBIp (IBIp → rep) and one per item with a next edition (rep → next); nothing else is
+//! kept per item.
 
 use std::collections::HashMap;
 use std::fmt;

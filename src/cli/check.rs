@@ -27,7 +27,8 @@ too: a nextedition, metadata or translation naming an IBI this Archive does not 
 (item.toml allows one held elsewhere: the resolver looks for it in the other
 Archives), and, when archive.toml does not load, which checks depending on it were
 skipped. Exit status 1 when there are faults (warnings and notes alone exit 0).
-Shows progress on stderr when it is a terminal.
+Shows progress on stderr when it is a terminal. Writes var/oai-records, the index of
+the OAI-PMH data provider's records, from its walk (when var/ exists).
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {

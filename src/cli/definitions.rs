@@ -139,6 +139,8 @@ Warns when archive.toml or var/urlkey.secret is readable by every local user. No
 (not faults) a next edition, metadata or translation naming an IBI this Archive does
 not hold, which the resolver looks for in the other Archives. Exit
 status 1 when there are faults.
+Writes var/oai-records, the index of the OAI-PMH data provider's records, from its
+walk (when var/ exists).
 "#],
             subcommands: &[],
             operands: Complete::Nothing,
