@@ -14,7 +14,9 @@
 //! `url`, or `<baseurl>/col/<rep>/doc/<file>` naming a regular file that, symlinks
 //! resolved, lies inside that item's doc/ and that the file route serves to that client;
 //! every file the file route serves is a regular file with one link inside the real doc/
-//! of its item; every line of var/acknowledgments.log is a well-formed record.
+//! of its item; every line of var/acknowledgments.log is a well-formed record; an OAI-PMH
+//! answer (`verb=…`, over the index check writes, with a line naming an item outside col/)
+//! is well-formed XML whose records are identified by persistent URLs.
 
 #![no_main]
 
@@ -85,6 +87,18 @@ fn fixture() -> &'static Fixture {
         copy_tree(&root.join("col/urlib.net/www/2014/03.25.23.20"), &outside);
         std::os::unix::fs::symlink(&outside, root.join("col/urlib.net/www/2014/03.25.23.21"))
             .unwrap();
+        // The OAI-PMH records' index as check writes it, and a line naming the item
+        // reached through a link out of col/ (never believed: it is not loaded).
+        std::fs::create_dir_all(root.join("var")).unwrap();
+        ibi_archive::admin::check::check(&root, "root", &mut |_| {}, &mut |_| {});
+        let mut lines = ibi_archive::oai_index::read_all(&root.join("var")).unwrap();
+        lines.push(ibi_archive::oai_index::Entry {
+            seconds: 1_500_000_000,
+            deleted: false,
+            rep: "urlib.net/www/2014/03.25.23.21".into(),
+            formats: vec!["oai_dc".into()],
+        });
+        assert!(ibi_archive::oai_index::write(&root.join("var"), lines));
         let config = Config::load(&root).unwrap();
         let mut item_urls = Vec::new();
         for e in walk(&root.join("col")) {
@@ -138,6 +152,46 @@ fn check_served(f: &Fixture, file: &std::fs::File) {
 }
 
 /// Checks one URL the Archive handed out to a client at `client`.
+/// An OAI-PMH answer read whole by quick-xml: well-formed, its root `OAI-PMH`, no
+/// character XML cannot hold, each `identifier` on the Archive's resolver.
+fn check_oai_xml(text: &str) {
+    use quick_xml::events::Event;
+    assert!(
+        !text
+            .chars()
+            .any(|c| (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{fffe}' || c == '\u{ffff}'),
+        "{text:?}"
+    );
+    let mut reader = quick_xml::Reader::from_str(text);
+    let mut depth = 0usize;
+    let mut roots = 0;
+    let mut in_identifier = false;
+    loop {
+        match reader.read_event() {
+            Ok(Event::Eof) => break,
+            Ok(Event::Start(e)) => {
+                if depth == 0 {
+                    roots += 1;
+                    assert_eq!(e.name().as_ref(), b"OAI-PMH");
+                }
+                in_identifier = e.name().as_ref() == b"identifier";
+                depth += 1;
+            }
+            Ok(Event::End(_)) => {
+                depth -= 1;
+                in_identifier = false;
+            }
+            Ok(Event::Text(t)) if in_identifier => {
+                let id = t.decode().unwrap();
+                assert!(id.starts_with("http://localhost:8090/"), "{id:?}");
+            }
+            Ok(_) => {}
+            Err(e) => panic!("not well-formed: {e}: {text:?}"),
+        }
+    }
+    assert_eq!((roots, depth), (1, 0), "{text:?}");
+}
+
 fn check_url(f: &Fixture, url: &str, client: Option<IpAddr>) {
     let base = &f.config.baseurl;
     let service = format!("{base}/{}", f.config.service);
@@ -337,6 +391,11 @@ fuzz_target!(|data: &[u8]| {
                 "URLs without a urlkey"
             );
         }
+    } else if answer.content_type == "text/xml; charset=utf-8" {
+        // An OAI-PMH answer: well-formed UTF-8 XML, one OAI-PMH element, every record's
+        // identifier a persistent URL.
+        let text = std::str::from_utf8(body).expect("XML in UTF-8");
+        check_oai_xml(text);
     } else if answer.content_type == "application/ld+json" {
         // A landing page's JSON-LD alone: every file URL in it is served as the page's.
         let text = std::str::from_utf8(body).expect("JSON-LD is UTF-8");
