@@ -280,6 +280,10 @@ impl Checker<'_> {
         if let Some(recent) = crate::oai_index::read_all(&var) {
             entries.extend(recent.into_iter().filter(|e| e.seconds >= started - 2));
         }
+        // One line per item: its newest (a deletion over the line of its making).
+        entries.sort_by(|a, b| (&a.rep, a.seconds, a.deleted).cmp(&(&b.rep, b.seconds, b.deleted)));
+        entries.reverse();
+        entries.dedup_by(|later, kept| later.rep == kept.rep);
         crate::oai_index::write(&var, entries);
     }
 
