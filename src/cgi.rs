@@ -32,6 +32,9 @@ pub struct CgiRequest {
     pub root: Option<PathBuf>,
     /// The request headers pages and files answer by (`HTTP_*`), read only for them.
     pub headers: Headers,
+    /// The body of a POST of an HTML form (`application/x-www-form-urlencoded`), as an
+    /// OAI-PMH harvester may send its arguments; set by the caller, which reads stdin.
+    pub form: Option<Vec<u8>>,
 }
 
 impl CgiRequest {
@@ -53,6 +56,7 @@ impl CgiRequest {
                 .filter(|r| !r.is_empty())
                 .map(PathBuf::from),
             headers: Headers::default(),
+            form: None,
         };
         // The service itself (an empty PATH_INFO below it) depends on no header: the
         // urlRequest path does not look them up.
@@ -96,6 +100,7 @@ impl CgiRequest {
             client: self.remote_addr,
             root: self.root.as_deref(),
             headers: &self.headers,
+            form: self.form.as_deref(),
         }
     }
 }
@@ -225,6 +230,7 @@ pub fn reason(status: u16) -> &'static str {
         408 => "Request Timeout",
         410 => "Gone",
         412 => "Precondition Failed",
+        413 => "Content Too Large",
         416 => "Range Not Satisfiable",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
@@ -375,6 +381,7 @@ mod tests {
             (408, "Request Timeout"),
             (410, "Gone"),
             (412, "Precondition Failed"),
+            (413, "Content Too Large"),
             (416, "Range Not Satisfiable"),
             (431, "Request Header Fields Too Large"),
             (500, "Internal Server Error"),

@@ -70,8 +70,9 @@ pub fn answer() -> ExitCode {
     // yet: made later, after the small allocations of the request were freed, glibc's
     // malloc first sorts those (3 % of a whole request's instructions).
     let stdout = std::io::stdout();
-    discard_request_body();
-    let req = ibi_archive::cgi::CgiRequest::from_env(|name| std::env::var_os(name));
+    let form = read_request_body();
+    let mut req = ibi_archive::cgi::CgiRequest::from_env(|name| std::env::var_os(name));
+    req.form = form;
     let now = ibi_archive::time::SystemClock::now();
     let reply = ibi_archive::cgi::respond(&req, now);
     let mut err = std::io::stderr().lock();
@@ -91,19 +92,36 @@ pub fn answer() -> ExitCode {
     }
 }
 
-/// Reads (and drops) a request body the server sends: under Apache's mod_cgid, a program
-/// that exits without reading it gets its answer cut off. Bodies are never used, so at
-/// most 1 MiB is read.
-fn discard_request_body() {
+/// Reads a request body the server sends: the form of a POST
+/// (`application/x-www-form-urlencoded`, at most [`ibi_archive::query::MAX_QUERY_LEN`]
+/// bytes), which an OAI-PMH harvester may send its arguments in; any other is read and
+/// dropped (under Apache's mod_cgid, a program that exits without reading it gets its
+/// answer cut off), at most 1 MiB of it.
+fn read_request_body() -> Option<Vec<u8>> {
     use std::io::Read;
     let length = std::env::var("CONTENT_LENGTH")
         .ok()
         .and_then(|l| l.trim().parse::<u64>().ok())
         .unwrap_or(0);
-    if length > 0 {
-        let _ = std::io::copy(
-            &mut std::io::stdin().lock().take(length.min(1 << 20)),
-            &mut std::io::sink(),
-        );
+    if length == 0 {
+        return None;
     }
+    let is_form = std::env::var("REQUEST_METHOD").is_ok_and(|m| m == "POST")
+        && std::env::var("CONTENT_TYPE").is_ok_and(|t| {
+            t.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case("application/x-www-form-urlencoded")
+        });
+    if is_form && length <= ibi_archive::query::MAX_QUERY_LEN as u64 {
+        let mut body = Vec::with_capacity(length as usize);
+        let read = std::io::stdin().lock().take(length).read_to_end(&mut body);
+        return (read.is_ok() && body.len() as u64 == length).then_some(body);
+    }
+    let _ = std::io::copy(
+        &mut std::io::stdin().lock().take(length.min(1 << 20)),
+        &mut std::io::sink(),
+    );
+    None
 }

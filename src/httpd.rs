@@ -69,6 +69,9 @@ pub struct Request<'a> {
     pub now: i64,
     /// The request's header fields, as received.
     pub headers: &'a [httparse::Header<'a>],
+    /// The body of a POST of an HTML form (`application/x-www-form-urlencoded`, at most
+    /// [`crate::query::MAX_QUERY_LEN`] bytes); no other body is ever read.
+    pub form: Option<&'a [u8]>,
 }
 
 /// An answer's body.
@@ -339,6 +342,29 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
                 _ => connection_header.contains("keep-alive"),
             };
         let target = crate::routes::origin_form(target);
+        // The one body read: a form POSTed (OAI-PMH lets a harvester send its arguments
+        // so), of a length given and bounded, within the head's timeout.
+        let form_type = values("content-type").first().is_some_and(|t| {
+            t.split(';').next().unwrap_or("").trim() == "application/x-www-form-urlencoded"
+        });
+        let mut form = None;
+        if method == "POST" && form_type && !chunked {
+            match lengths.first().map(|l| l.parse::<usize>()) {
+                Some(Ok(n)) if n <= crate::query::MAX_QUERY_LEN => {
+                    match read_body(&mut stream, &buf[head_len..], n, limits) {
+                        Ok(body) => form = Some(body),
+                        Err(NoHead::Gone) => return,
+                        Err(_) => {
+                            return refuse_and_close(&mut stream, limits, 408, "request timeout\n")
+                        }
+                    }
+                }
+                Some(Ok(_)) => {
+                    return refuse_and_close(&mut stream, limits, 413, "request body too large\n")
+                }
+                _ => {}
+            }
+        }
         let now = SystemClock::now();
         let response = if has_body && (method == "GET" || method == "HEAD") {
             Response::text(400, "a GET or HEAD request has no body\n")
@@ -349,6 +375,7 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
                 client,
                 now,
                 headers: parsed.headers,
+                form: form.as_deref(),
             })
         };
         let shown_target: String = target.chars().take(200).collect();
@@ -381,6 +408,39 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
         buf.drain(..head_len);
     }
     let _ = stream.shutdown(Shutdown::Both);
+}
+
+/// The `length` bytes of a request body, `read` of them already received, the rest read
+/// within [`Limits::head_timeout`].
+fn read_body(
+    stream: &mut TcpStream,
+    read: &[u8],
+    length: usize,
+    limits: &Limits,
+) -> Result<Vec<u8>, NoHead> {
+    let mut body = read[..read.len().min(length)].to_vec();
+    let deadline = Instant::now() + limits.head_timeout;
+    while body.len() < length {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(NoHead::TooSlow);
+        }
+        let _ = stream.set_read_timeout(Some(left));
+        let mut chunk = [0u8; 4096];
+        let room = (length - body.len()).min(chunk.len());
+        match stream.read(&mut chunk[..room]) {
+            Ok(0) => return Err(NoHead::Gone),
+            Ok(n) => body.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return Err(NoHead::Gone),
+        }
+    }
+    Ok(body)
 }
 
 /// Reads until `buf` holds a whole request head, as httparse reads one (lines may end

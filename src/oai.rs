@@ -80,9 +80,16 @@ const KNOWN_FORMATS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Whether a service request is one for the data provider: a `verb`, no `servicesubject`.
+/// Whether a service request without `servicesubject` is one for the data provider: a
+/// `verb` (the service looks at `servicesubject` first).
 pub fn is_oai(query: &Query) -> bool {
     query.get("verb").is_some()
+}
+
+/// Whether a whole request is one for the data provider: a `verb` and no
+/// `servicesubject` (what may be POSTed).
+pub fn is_oai_request(query: &Query) -> bool {
+    is_oai(query) && query.get("servicesubject").is_none()
 }
 
 /// The protocol's verbs.

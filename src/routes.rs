@@ -44,6 +44,10 @@ pub struct Request<'a> {
     pub root: Option<&'a Path>,
     /// The request headers the pages and files answer by (none for the service itself).
     pub headers: &'a Headers,
+    /// The body of a POST of an HTML form (`application/x-www-form-urlencoded`, at most
+    /// [`crate::query::MAX_QUERY_LEN`] bytes): the arguments of an OAI-PMH request, which
+    /// the protocol lets a harvester POST. Every other POST is refused.
+    pub form: Option<&'a [u8]>,
 }
 
 /// The request headers an Archive's pages and files depend on, as received (several
@@ -157,6 +161,7 @@ pub fn answer(req: &Request<'_>, target: &Target<'_>, now: i64) -> Reply {
     };
     match route {
         Route::Service { path_info } => Reply::Page(service(req, root, config, &path_info, now)),
+        Route::File { .. } if req.method == "POST" => Reply::Page(post_refused()),
         Route::File { rep, path } => download::answer(
             file(root, &config, &rep, path.as_deref(), req.client),
             req,
@@ -181,6 +186,10 @@ fn admit<'a>(
     req: &Request<'a>,
     opened: Option<Result<(&'a Path, Config), Answer>>,
 ) -> Result<(&'a Path, Config), Answer> {
+    if req.method == "POST" && req.form.is_some() {
+        // Judged by what it asks: only an OAI-PMH request may be POSTed.
+        return opened.unwrap_or_else(|| open(req.root));
+    }
     if let Some(refused) = refuse_method(req.method) {
         return Err(refused);
     }
@@ -191,17 +200,32 @@ fn admit<'a>(
 fn service(req: &Request<'_>, root: &Path, config: Config, path_info: &str, now: i64) -> Answer {
     let archive = Archive::new(root, config);
     let path = path_info.trim_end_matches('/');
+    let post = req.method == "POST";
     if path.is_empty() {
-        return match Query::parse(req.query) {
+        // A POSTed form holds the arguments (OAI-PMH's POST), the query string none.
+        let query = match (post, req.form) {
+            (true, Some(form)) => form,
+            _ => req.query,
+        };
+        return match Query::parse(query) {
+            Ok(q) if post && !crate::oai::is_oai_request(&q) => post_refused(),
             Ok(q) => archive.respond(&q, now),
             Err(e) => Answer::error(400, "malformed query string", e.to_string()),
         };
+    }
+    if post {
+        return post_refused();
     }
     if let Some(ibi) = layout::split_file_list_path(path.as_bytes()) {
         return filelist::page(&archive, ibi, req.client, req.headers);
     }
     let shown: String = path.chars().take(200).collect();
     Answer::error(404, "not found", format!("no such page {shown:?}"))
+}
+
+/// The 405 answer to a POST of a form that is no OAI-PMH request.
+fn post_refused() -> Answer {
+    refuse_method("POST").unwrap_or_else(|| Answer::text(405, ""))
 }
 
 /// The 405 answer to any method but GET and HEAD.

@@ -245,3 +245,79 @@ fn the_walk_answers_the_same_records_as_the_index() {
     );
     assert!(query(&root, &qs).contains("<error code=\"badResumptionToken\">"));
 }
+
+/// curl's status line and body for a POST of `form` to `url`.
+fn post(url: &str, form: &str) -> (u16, String) {
+    let out = std::process::Command::new("curl")
+        .args([
+            "-s",
+            "-o",
+            "-",
+            "-w",
+            "\n%{http_code}",
+            "--data-binary",
+            "@-",
+        ])
+        .args(["-H", "Content-Type: application/x-www-form-urlencoded", url])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(form.as_bytes())?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (body, status) = text.rsplit_once('\n').unwrap();
+    (status.parse().unwrap(), body.to_string())
+}
+
+/// OAI-PMH lets a harvester POST its arguments as a form: answered as the same GET,
+/// through `serve`, Apache and lighttpd; any other POST is still refused.
+#[test]
+fn a_harvester_may_post_its_arguments() {
+    let (_tmp, root) = archive();
+    const SERVICE: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+    let record = "verb=GetRecord&metadataPrefix=oai_dc&identifier=http%3A%2F%2Flocalhost%3A8090%2Fsid.inpe.br%2Fmtc-m18%4080%2F2009%2F07.21.13.23.47";
+    let get = query(&root, record);
+    let response_date = |s: &str| s.split("<responseDate>").nth(1).unwrap()[..20].to_string();
+    let serve = common::Serve::start(&root, std::process::Stdio::null());
+    let mut bases = vec![("serve", serve.base_url())];
+    let apache = common::apache2_available()
+        .then(|| common::start_apache2(&root, &common::ibi_archive_bin(), SERVICE));
+    let lighttpd = common::lighttpd_available()
+        .then(|| common::start_lighttpd(&root, &common::ibi_archive_bin(), SERVICE));
+    for (name, server) in [("apache2", &apache), ("lighttpd", &lighttpd)] {
+        match server {
+            Some(s) => bases.push((name, s.base_url.clone())),
+            None => eprintln!("skipping {name}: not installed"),
+        }
+    }
+    assert_eq!(bases.len(), 3, "serve, apache2 and lighttpd");
+    for (name, base) in &bases {
+        let url = format!("{base}/{SERVICE}");
+        let (status, body) = post(&url, record);
+        assert_eq!(status, 200, "{name}: {body}");
+        // The same answer as the GET's, but for the time it was made.
+        assert_eq!(
+            body.replace(&response_date(&body), "T"),
+            get.replace(&response_date(&get), "T"),
+            "{name}"
+        );
+        let (status, _) = post(
+            &url,
+            "servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/35MME4E",
+        );
+        assert_eq!(status, 405, "{name}: a urlRequest is not POSTed");
+        let (status, _) = post(
+            &format!("{url}/filelist/sid.inpe.br/mtc-m18@80/2009/07.21.13.23"),
+            "verb=Identify",
+        );
+        assert_eq!(status, 405, "{name}: a page is not POSTed");
+        // A form longer than any query string: refused (413 by serve, which reads no
+        // more; 405 by the CGI, which reads and drops it).
+        let (status, _) = post(&url, &format!("verb=Identify&x={}", "a".repeat(20_000)));
+        assert!(status == 413 || status == 405, "{name}: {status}");
+    }
+}

@@ -313,7 +313,10 @@ fuzz_target!(|data: &[u8]| {
         Some(target) => ("/col".to_string(), Some(target.to_string())),
         None => (String::new(), None),
     };
+    // A POST sends the query as its form (OAI-PMH's POST), a GET in the URL.
+    let form = (method == "POST").then(|| query.clone());
     let req = CgiRequest {
+        form,
         method,
         query,
         path_info_bytes: path_info.as_bytes().to_vec(),

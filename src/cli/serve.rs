@@ -231,6 +231,7 @@ fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
         headers.add(h.name, String::from_utf8_lossy(h.value).trim());
     }
     let routed = routes::Request {
+        form: req.form,
         method: req.method,
         query: query.as_bytes(),
         client: Some(req.client),
