@@ -817,13 +817,11 @@ impl Provider<'_> {
             .map_or(0, |(e, _)| e.seconds.max(0))
     }
 
-    /// Every format announced: oai_dc, and those the index lists.
+    /// Every format announced: oai_dc, and those of the index's line of formats.
     fn all_formats(&self) -> Vec<String> {
         let mut formats = std::collections::BTreeSet::from(["oai_dc".to_string()]);
-        if let Some(all) = oai_index::read_all(&self.archive.var()) {
-            for e in all {
-                formats.extend(e.formats);
-            }
+        if let Some(index) = Index::open(&self.archive.var()) {
+            formats.extend(index.formats);
         }
         formats.into_iter().collect()
     }
@@ -834,16 +832,32 @@ impl Provider<'_> {
         if let Some((_, schema, ns)) = KNOWN_FORMATS.iter().find(|(p, _, _)| *p == prefix) {
             return (schema.to_string(), ns.to_string());
         }
-        let found = oai_index::read_all(&self.archive.var()).and_then(|all| {
-            all.into_iter()
-                .filter(|e| !e.deleted && e.formats.iter().any(|f| f == prefix))
-                .find_map(|e| {
-                    let item = self.load(&e.rep)?;
+        // The first record of that format in the index whose file tells it: at most 8
+        // files read, among the first 10,000 lines.
+        let mut found = None;
+        if let Some(index) = Index::open(&self.archive.var()) {
+            let mut at = index.start();
+            let (mut tried, mut scanned) = (0, 0);
+            while let Some(Ok((e, next))) = index.line_at(at) {
+                at = next;
+                scanned += 1;
+                if scanned > 10_000 {
+                    break;
+                }
+                if e.deleted || !e.formats.iter().any(|f| f == prefix) {
+                    continue;
+                }
+                tried += 1;
+                let xml = self.load(&e.rep).and_then(|item| {
                     let file = item.formats.get(prefix)?.clone();
-                    let xml = self.metadata(&item, &file)?;
-                    root_schema(&xml)
-                })
-        });
+                    self.metadata(&item, &file)
+                });
+                found = xml.as_deref().and_then(root_schema);
+                if found.is_some() || tried == 8 {
+                    break;
+                }
+            }
+        }
         found.unwrap_or_else(|| (String::new(), String::new()))
     }
 

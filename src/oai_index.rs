@@ -12,7 +12,8 @@
 //! rewritten). An item copied into `col/` by hand is harvested by the walk at once, and
 //! through the file after the next `check`.
 //!
-//! Format: a header line, then one line per metadata item,
+//! Format: a header line, a line `formats <format>[,<format>…]` (every format of the
+//! lines, for ListMetadataFormats), then one line per metadata item,
 //! `<datestamp> <L|D> <rep> <format>[,<format>…]` — POSIX seconds, live or deleted, the
 //! rep as its directory spells it, the keys of its `[formats]` — sorted by datestamp, then
 //! rep (as bytes). A line after its item was changed again by `delete` stays until the
@@ -134,21 +135,34 @@ pub fn is_format_name(name: &str) -> bool {
 pub struct Index {
     file: File,
     len: u64,
+    /// Where the lines of items begin.
+    start: u64,
+    /// Every format of the lines.
+    pub formats: Vec<String>,
 }
 
 impl Index {
-    /// Opens `var/oai-records`; `None` when it is absent, unreadable or has not the header.
+    /// Opens `var/oai-records`; `None` when it is absent, unreadable or has not the header
+    /// and the line of formats.
     pub fn open(var: &Path) -> Option<Index> {
         let file = File::open(var.join(FILE_NAME)).ok()?;
         let len = file.metadata().ok()?.len();
-        let mut head = [0u8; HEADER.len()];
+        let mut head = vec![0u8; (HEADER.len() + MAX_LINE).min(len as usize)];
         file.read_exact_at(&mut head, 0).ok()?;
-        (head == HEADER).then_some(Index { file, len })
+        let rest = head.strip_prefix(HEADER)?;
+        let end = rest.iter().position(|&b| b == b'\n')?;
+        let formats = parse_formats(&rest[..end])?;
+        Some(Index {
+            file,
+            len,
+            start: (HEADER.len() + end + 1) as u64,
+            formats,
+        })
     }
 
     /// Where the lines begin.
     pub fn start(&self) -> u64 {
-        HEADER.len() as u64
+        self.start
     }
 
     /// Where they end.
@@ -167,6 +181,10 @@ impl Index {
             return Some(Err(e));
         }
         let Some(end) = buf.iter().position(|&b| b == b'\n') else {
+            // The last line, still being appended when the file was opened: not yet.
+            if at + buf.len() as u64 == self.len {
+                return None;
+            }
             return Some(Err(bad_line(at)));
         };
         match Entry::parse(&buf[..end]) {
@@ -269,6 +287,14 @@ pub fn write(var: &Path, mut entries: Vec<Entry>) -> bool {
     entries.dedup_by(|a, b| a.rep == b.rep && a.seconds == b.seconds);
     let mut text = Vec::with_capacity(HEADER.len() + entries.len() * 64);
     text.extend_from_slice(HEADER);
+    let mut formats: Vec<&str> = entries
+        .iter()
+        .filter(|e| e.line().is_some())
+        .flat_map(|e| e.formats.iter().map(String::as_str))
+        .collect();
+    formats.sort_unstable();
+    formats.dedup();
+    text.extend_from_slice(format!("formats {}\n", formats.join(",")).as_bytes());
     for e in &entries {
         if let Some(line) = e.line() {
             text.extend_from_slice(line.as_bytes());
@@ -291,7 +317,10 @@ pub fn read_all(var: &Path) -> Option<Vec<Entry>> {
         .ok()?
         .read_to_end(&mut text)
         .ok()?;
-    let body = text.strip_prefix(HEADER)?;
+    let rest = text.strip_prefix(HEADER)?;
+    let end = rest.iter().position(|&b| b == b'\n')?;
+    parse_formats(&rest[..end])?;
+    let body = &rest[end + 1..];
     if body.is_empty() {
         return Some(Vec::new());
     }
@@ -311,8 +340,11 @@ pub fn add(var: &Path, entry: Entry) -> bool {
     let Some(index) = Index::open(var) else {
         return false;
     };
+    let new_format = entry.formats.iter().any(|f| !index.formats.contains(f));
     let last = last_line(&index);
     match last {
+        // A format the line of formats does not hold yet: the whole file again.
+        _ if new_format => {}
         Some(Ok(last)) if last.key() > entry.key() => {}
         Some(Err(_)) => return false,
         _ => {
@@ -331,6 +363,16 @@ pub fn add(var: &Path, entry: Entry) -> bool {
     };
     all.push(entry);
     write(var, all)
+}
+
+/// The line of formats: `formats ` and the names, separated by `,`.
+fn parse_formats(line: &[u8]) -> Option<Vec<String>> {
+    let list = std::str::from_utf8(line.strip_prefix(b"formats ")?).ok()?;
+    if list.is_empty() {
+        return Some(Vec::new());
+    }
+    let formats: Vec<String> = list.split(',').map(str::to_string).collect();
+    formats.iter().all(|f| is_format_name(f)).then_some(formats)
 }
 
 /// The last line of the file.
@@ -473,6 +515,26 @@ mod tests {
         );
         // The second, out of order: the file was rewritten sorted.
         assert!(all[1].deleted);
+        // A format not yet in the line of formats: the file written again with it.
+        let mut mods = entry(30, "a.b/c/2009/07.21.13.25", false);
+        mods.formats.push("mods".into());
+        assert!(add(var.path(), mods));
+        assert_eq!(Index::open(var.path()).unwrap().formats, ["mods", "oai_dc"]);
+        assert_eq!(read_all(var.path()).unwrap().len(), 4);
+        // A last line being appended (no newline yet) is not read, and is no fault.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(var.path().join(FILE_NAME))
+            .unwrap();
+        f.write_all(b"40 L a.b/c/20").unwrap();
+        let index = Index::open(var.path()).unwrap();
+        let mut at = index.start();
+        let mut n = 0;
+        while let Some(line) = index.line_at(at) {
+            at = line.unwrap().1;
+            n += 1;
+        }
+        assert_eq!(n, 4);
     }
 
     #[test]
@@ -480,9 +542,16 @@ mod tests {
         let var = var();
         std::fs::write(var.path().join(FILE_NAME), "something else\n").unwrap();
         assert!(Index::open(var.path()).is_none());
+        // No line of formats.
         std::fs::write(
             var.path().join(FILE_NAME),
-            "ibi-archive oai-records 1\n1 L a.b/c/2009/07.21.13.23 oai_dc\ngarbage\n",
+            "ibi-archive oai-records 1\n1 L a.b/c/2009/07.21.13.23 oai_dc\n",
+        )
+        .unwrap();
+        assert!(Index::open(var.path()).is_none());
+        std::fs::write(
+            var.path().join(FILE_NAME),
+            "ibi-archive oai-records 1\nformats oai_dc\n1 L a.b/c/2009/07.21.13.23 oai_dc\ngarbage\n",
         )
         .unwrap();
         let index = Index::open(var.path()).unwrap();

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use common::run_cmd;
 
-const HEADER: &str = "ibi-archive oai-records 1\n";
+const HEADER: &str = "ibi-archive oai-records 1\nformats oai_dc\n";
 /// The sample's four metadata items, by timestamp (the seconds worked out from each
 /// item.toml's `timestamp`: 2013-10-04T14:32:15Z, 2014-04-04T17:36:01Z,
 /// 2014-04-04T17:39:54Z, 2014-05-06T07:08:40Z).
