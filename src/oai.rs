@@ -836,10 +836,8 @@ impl Provider<'_> {
         // files read, among the first 10,000 lines.
         let mut found = None;
         if let Some(index) = Index::open(&self.archive.var()) {
-            let mut at = index.start();
             let (mut tried, mut scanned) = (0, 0);
-            while let Some(Ok((e, next))) = index.line_at(at) {
-                at = next;
+            for (e, _) in index.lines_from(index.start()).map_while(Result::ok) {
                 scanned += 1;
                 if scanned > 10_000 {
                     break;
@@ -976,7 +974,7 @@ impl Provider<'_> {
 
     fn index_page(&mut self, index: &Index, state: &ListState) -> std::io::Result<Page> {
         let size = self.config().oai.page_size;
-        let mut at = match &state.after {
+        let at = match &state.after {
             Some(Position::Index(s, r)) => index.seek((*s, r), true)?,
             _ => index.seek((state.from.unwrap_or(i64::MIN), ""), false)?,
         };
@@ -987,9 +985,8 @@ impl Provider<'_> {
         };
         let mut records = Vec::new();
         let mut next = None;
-        while let Some(line) = index.line_at(at) {
-            let (entry, after) = line?;
-            at = after;
+        for line in index.lines_from(at) {
+            let (entry, _) = line?;
             if state.until.is_some_and(|u| entry.seconds > u) {
                 break;
             }
@@ -999,10 +996,12 @@ impl Provider<'_> {
             let Some(item) = self.load(&entry.rep) else {
                 continue;
             };
-            // Believed only while the item says the same.
+            // Believed only while the item says the same (the datestamp of an item.toml
+            // without timestamp is the newest modification in its directory, as check
+            // worked it out: not worked out again here).
             if !is_record(&item)
                 || (item.state == State::Deleted) != entry.deleted
-                || self.archive.timestamp_of(&item) != entry.seconds
+                || item.timestamp.is_some_and(|t| t != entry.seconds)
                 || !disseminates(&item, &state.prefix)
             {
                 continue;

@@ -193,6 +193,17 @@ impl Index {
         }
     }
 
+    /// The lines from `at` on, read in blocks of 64 KiB: each with where the next starts.
+    pub fn lines_from(&self, at: u64) -> Lines<'_> {
+        Lines {
+            index: self,
+            at,
+            buf: Vec::new(),
+            used: 0,
+            failed: false,
+        }
+    }
+
     /// The first line starting at or after byte `at` (`at` itself when a line starts there).
     fn line_start_from(&self, at: u64) -> io::Result<u64> {
         if at <= self.start() {
@@ -268,6 +279,68 @@ impl Index {
             }
         }
         Ok(n)
+    }
+}
+
+/// The lines of the index from a place on (see [`Index::lines_from`]); a line that does
+/// not read ends them with an error.
+pub struct Lines<'a> {
+    index: &'a Index,
+    /// Where `buf` begins in the file.
+    at: u64,
+    buf: Vec<u8>,
+    /// Bytes of `buf` already handed out.
+    used: usize,
+    failed: bool,
+}
+
+impl Iterator for Lines<'_> {
+    type Item = io::Result<(Entry, u64)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        loop {
+            let start = self.at + self.used as u64;
+            if let Some(i) = self.buf[self.used..].iter().position(|&b| b == b'\n') {
+                let line = &self.buf[self.used..self.used + i];
+                self.used += i + 1;
+                return match Entry::parse(line) {
+                    Some(e) => Some(Ok((e, self.at + self.used as u64))),
+                    None => {
+                        self.failed = true;
+                        Some(Err(bad_line(start)))
+                    }
+                };
+            }
+            if start >= self.index.len {
+                return None;
+            }
+            // The rest of the block, then the next one.
+            self.buf.drain(..self.used);
+            self.at = start;
+            self.used = 0;
+            if self.buf.len() > MAX_LINE {
+                self.failed = true;
+                return Some(Err(bad_line(start)));
+            }
+            let have = self.buf.len();
+            let want = (64 * 1024).min((self.index.len - start) as usize - have);
+            if want == 0 {
+                // A last line being appended when the file was opened: not yet.
+                return None;
+            }
+            self.buf.resize(have + want, 0);
+            if let Err(e) = self
+                .index
+                .file
+                .read_exact_at(&mut self.buf[have..], start + have as u64)
+            {
+                self.failed = true;
+                return Some(Err(e));
+            }
+        }
     }
 }
 
@@ -535,6 +608,12 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, 4);
+        let read: Vec<_> = index
+            .lines_from(index.start())
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(read.len(), 4);
+        assert_eq!(read[3].1, at);
     }
 
     #[test]
