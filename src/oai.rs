@@ -929,7 +929,13 @@ impl Provider<'_> {
                 return Err(error("badArgument", "from is later than until"));
             }
         }
-        if !oai_index::is_format_name(prefix) {
+        // A format none of the records has (as the index knows them: without it, any
+        // name is looked for).
+        let known = match Index::open(&self.archive.var()) {
+            Some(index) => prefix == "oai_dc" || index.formats.iter().any(|f| f == prefix),
+            None => true,
+        };
+        if !oai_index::is_format_name(prefix) || !known {
             return Err(cannot_disseminate(prefix));
         }
         Ok(ListState {
