@@ -381,8 +381,12 @@ impl Document {
     }
 
     fn text(&mut self, s: &str) {
+        // `<`, `>` and `&` escaped (quotes need none in text).
         let s = xml_chars(s);
-        let _ = self.w.write_event(Event::Text(BytesText::new(&s)));
+        let escaped = quick_xml::escape::partial_escape(&s);
+        let _ = self
+            .w
+            .write_event(Event::Text(BytesText::from_escaped(escaped)));
     }
 
     fn element(&mut self, name: &str, value: &str) {
