@@ -383,7 +383,7 @@ impl Document {
     fn text(&mut self, s: &str) {
         // `<`, `>` and `&` escaped (quotes need none in text).
         let s = xml_chars(s);
-        let escaped = quick_xml::escape::partial_escape(&s);
+        let escaped = quick_xml::escape::partial_escape(s.as_ref());
         let _ = self
             .w
             .write_event(Event::Text(BytesText::from_escaped(escaped)));
