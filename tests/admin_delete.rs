@@ -5,6 +5,9 @@ use std::path::Path;
 
 use common::{run_cmd, Cgi, Fixture};
 
+/// What `delete` notes of the sample's item 8JMKD3MGP7W/3EPGUE5, whose metadata item is here.
+const STILL_HARVESTED: &str = "ibi-archive: note: its metadata item sid.inpe.br/mtc-m19/2013/09.04.12.27.58 is still harvested (OAI-PMH) as a live record: delete it too to withdraw the description from harvesters\n";
+
 const IDENTITY: [&str; 3] = [
     "archiveaddress localhost:8080",
     "ibi.archiveservice {rep sid.inpe.br/mtc-m18@80/2008/03.17.15.17}",
@@ -54,7 +57,7 @@ fn a_tombstone_answers_deleted_with_its_timestamp() {
     std::fs::write(&toml, format!("# Relatório final, 2013\n{text}")).unwrap();
     let before = ibi_archive::time::SystemClock::now();
     let (code, out, err) = delete(f.root(), &["8JMKD3MGP7W/3EPGUE5"]);
-    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!((code, err.as_str()), (0, STILL_HARVESTED));
     let ts = stamped(&out, before);
     assert_eq!(
         out,
@@ -233,7 +236,7 @@ fn a_reason_given_is_kept_in_the_tombstone() {
             "8JMKD3MGP7W/3EPGUE5",
         ],
     );
-    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!((code, err.as_str()), (0, STILL_HARVESTED));
     let ts = stamped(&out, before);
     assert_eq!(
         std::fs::read_to_string(&toml).unwrap(),
@@ -253,4 +256,22 @@ fn a_reason_given_is_kept_in_the_tombstone() {
         &user,
     ]);
     assert_eq!(code, 0, "{out}{err}");
+}
+
+/// Deleting a data item whose metadata item is here and live says that harvesters still
+/// get the description; deleting one without, or the metadata item itself, says nothing.
+#[test]
+fn deleting_a_described_item_notes_its_metadata_item_is_still_harvested() {
+    let fx = Fixture::sample();
+    let root = fx.root();
+    let (code, _, err) = delete(root, &["sid.inpe.br/mtc-m18@80/2009/07.21.13.23"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err,
+        "ibi-archive: note: its metadata item sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47 is still harvested (OAI-PMH) as a live record: delete it too to withdraw the description from harvesters\n"
+    );
+    let (code, _, err) = delete(root, &["sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    let (code, _, err) = delete(root, &["sid.inpe.br/mtc-m18@80/2009/08.25.19.43"]);
+    assert_eq!((code, err.as_str()), (0, ""));
 }

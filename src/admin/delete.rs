@@ -35,6 +35,9 @@ pub struct Deleted {
     pub timestamp: i64,
     /// Whether doc/ was removed (false with keep_content, or when there was none).
     pub content_removed: bool,
+    /// Things the administrator should know: a metadata item of the item, held here and
+    /// not deleted, whose record harvesters still get.
+    pub notes: Vec<String>,
 }
 
 /// Turns the item `ibi` of the Archive at `root` into a tombstone at POSIX second `now`,
@@ -111,10 +114,23 @@ pub fn delete(
             content_removed = true;
         }
     }
+    let mut notes = Vec::new();
+    if let Some(meta) = &item.metadata {
+        let kept = Store::new(root)
+            .find(meta)
+            .item
+            .is_some_and(|m| crate::oai::is_record(&m) && m.state != State::Deleted);
+        if kept {
+            notes.push(format!(
+                "its metadata item {meta} is still harvested (OAI-PMH) as a live record: delete it too to withdraw the description from harvesters"
+            ));
+        }
+    }
     Ok(Deleted {
         rep: item.rep.clone(),
         ibip: item.ibip.clone(),
         timestamp: now,
         content_removed,
+        notes,
     })
 }

@@ -63,6 +63,9 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let now = SystemClock::now();
     let done = delete(&root_flag(root), &ibi, keep, reason.as_deref(), now)
         .map_err(|e| CliError::failed(format!("delete: {e}")))?;
+    for note in &done.notes {
+        super::say(&format!("note: {note}"));
+    }
     let mut pairs = PairList::new();
     pairs.push_word("rep", done.rep.as_str());
     if let Some(p) = &done.ibip {
