@@ -541,13 +541,24 @@ impl ListState {
             "w" => Some(Position::Walk(rep_of(at_rep)?)),
             _ => return None,
         };
+        // Counts no list reaches past, and never negative: a cursor and a page added
+        // cannot overflow (the checksum is no secret, so a token may be forged).
+        let count = |s: &str| -> Option<u64> { u64::try_from(s.parse::<i64>().ok()?).ok() };
+        let cursor = count(cursor)?;
+        let total = match *total {
+            "-" => None,
+            t => Some(count(t)?),
+        };
+        if total.is_some_and(|t| cursor > t) {
+            return None;
+        }
         Some(ListState {
             headers_only,
             prefix: prefix.to_string(),
             from: opt(from)?,
             until: opt(until)?,
-            cursor: cursor.parse().ok()?,
-            total: opt(total)?.map(|t| t as u64),
+            cursor,
+            total,
             after,
         })
     }
@@ -1419,6 +1430,23 @@ mod tests {
             None
         );
         assert_eq!(ListState::from_token("garbage", false), None);
+        // Forged with their checksum: a cursor or size past any list, or negative.
+        for (cursor, total) in [(u64::MAX, None), (1 << 63, None), (300, Some(250))] {
+            let forged = ListState {
+                cursor,
+                total,
+                ..state.clone()
+            };
+            assert_eq!(ListState::from_token(&forged.token(), false), None);
+        }
+        let negative = state.token().replacen(",250,", ",-1,", 1);
+        let (body, _) = negative.rsplit_once(',').unwrap();
+        let sum = Sha256::digest(body.as_bytes());
+        let negative = format!(
+            "{body},{:02x}{:02x}{:02x}{:02x}",
+            sum[0], sum[1], sum[2], sum[3]
+        );
+        assert_eq!(ListState::from_token(&negative, false), None);
         let walk = ListState {
             after: Some(Position::Walk("a.b/c/2009/07.21.13.23".into())),
             total: None,
