@@ -1334,7 +1334,22 @@ fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
     if roots != 1 || depth != 0 {
         return Err("not one well-formed element".into());
     }
-    Ok(out.into_inner())
+    let out = out.into_inner();
+    well_formed_in_metadata(&out)?;
+    Ok(out)
+}
+
+/// Whether `fragment` is well-formed XML with namespaces where an answer puts it, inside
+/// `metadata` (the OAI-PMH namespace by default, `xsi` declared): read by xml-rs, which
+/// judges what quick-xml's reader lets through (names, attributes, `]]>` in text, `--`
+/// in comments, character references, prefixes not declared).
+fn well_formed_in_metadata(fragment: &[u8]) -> Result<(), String> {
+    let head = format!(r#"<metadata xmlns="{OAI_NS}" xmlns:xsi="{XSI_NS}">"#);
+    let whole = [head.as_bytes(), fragment, b"</metadata>"].concat();
+    for event in xml::EventReader::new(whole.as_slice()) {
+        event.map_err(|e| format!("not well-formed XML: {}", e.msg()))?;
+    }
+    Ok(())
 }
 
 /// The schema and namespace a metadata file's root element declares

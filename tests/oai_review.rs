@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use common::run_cmd;
 use sha2::{Digest, Sha256};
 
-/// The sample's first metadata item by datestamp.
+/// The sample's first metadata item by datestamp, and its OAI identifier.
 const FIRST: &str = "sid.inpe.br/mtc-m19/2013/09.04.12.27.58";
+const FIRST_ID: &str = "http://localhost:8090/sid.inpe.br/mtc-m19/2013/09.04.12.27.58";
 
 fn archive(page_size: usize) -> (tempfile::TempDir, PathBuf) {
     let tmp = common::archive_tempdir();
@@ -66,5 +67,64 @@ fn a_forged_token_with_the_largest_cursor_or_a_negative_size_is_refused() {
             Some("badResumptionToken"),
             "{token}: {out}"
         );
+    }
+}
+
+fn put_metadata(root: &Path, xml: &[u8]) {
+    std::fs::write(root.join("col").join(FIRST).join("doc/oai_dc.xml"), xml).unwrap();
+}
+
+#[test]
+fn metadata_that_is_not_well_formed_xml_is_left_out() {
+    let (_tmp, root) = archive(100);
+    // Each read by quick-xml without a fault, and none well-formed (or namespace-
+    // well-formed) XML: copied into an answer, each made the whole page unreadable.
+    let bad: &[&[u8]] = &[
+        b"<r><1x/></r>",
+        b"<r><a&b/></r>",
+        b"<r a=\"<\"/>",
+        b"<r a=\"&#x1;\"/>",
+        b"<r a=\"&#xFFFE;\"/>",
+        b"<r a=\"1\"b=\"2\"/>",
+        b"<r>]]></r>",
+        b"<r><!-- a -- b --></r>",
+        b"<r><-a/></r>",
+        b"<r><.c/></r>",
+        b"<r\xc2\xa0/>",
+        b"<r><p:x/></r>",
+        b"<r p:a=\"1\"/>",
+        b"<r><:a/></r>",
+        b"<r xmlns:p=\"\"/>",
+        b"<r xmlns:xmlns=\"u\"/>",
+        b"<r xmlns:xml=\"http://bad\"/>",
+        b"<r xmlns:a=\"u\" xmlns:b=\"u\"><x a:k=\"1\" b:k=\"2\"/></r>",
+    ];
+    let get = format!("verb=GetRecord&identifier={FIRST_ID}&metadataPrefix=oai_dc");
+    for xml in bad {
+        put_metadata(&root, xml);
+        let out = query(&root, &get);
+        assert_eq!(
+            error_code(&out),
+            Some("cannotDisseminateFormat"),
+            "{}: {out}",
+            String::from_utf8_lossy(xml)
+        );
+        let list = query(&root, "verb=ListRecords&metadataPrefix=oai_dc");
+        assert!(
+            !list.contains(FIRST_ID),
+            "{}: {list}",
+            String::from_utf8_lossy(xml)
+        );
+    }
+    // Well-formed, with what the provider drops or keeps, still answered.
+    let good: &[&[u8]] = &[
+        b"<?xml version=\"1.0\"?>\n<!DOCTYPE r>\n<r><?pi x?><![CDATA[<]]>&amp;&#65;</r>\n",
+        b"<r xmlns:p=\"u\"><p:x p:a=\"1\" xsi:type=\"t\"/></r>",
+    ];
+    for xml in good {
+        put_metadata(&root, xml);
+        let out = query(&root, &get);
+        assert_eq!(error_code(&out), None, "{out}");
+        assert!(out.contains("<metadata><r"), "{out}");
     }
 }
