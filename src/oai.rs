@@ -748,6 +748,14 @@ impl Provider<'_> {
                         break;
                     }
                 }
+                if handed == 0 && fresh && next.is_none() {
+                    // Its only records left out (their files do not read): a list holds
+                    // at least one record.
+                    return Err(error(
+                        "noRecordsMatch",
+                        "no record has that format and a datestamp in those dates",
+                    ));
+                }
                 let total = state.total.or(page.total);
                 if next.is_some() || !fresh {
                     let cursor = state.cursor.to_string();

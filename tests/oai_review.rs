@@ -128,3 +128,16 @@ fn metadata_that_is_not_well_formed_xml_is_left_out() {
         assert!(out.contains("<metadata><r"), "{out}");
     }
 }
+
+#[test]
+fn a_list_whose_only_record_is_left_out_is_no_records_match() {
+    let (_tmp, root) = archive(100);
+    put_metadata(&root, b"<r>");
+    // The first metadata item's datestamp, 2013-10-04T14:32:15Z: it alone is in the list.
+    let out = query(
+        &root,
+        "verb=ListRecords&metadataPrefix=oai_dc&until=2013-10-04T14:32:15Z",
+    );
+    assert_eq!(error_code(&out), Some("noRecordsMatch"), "{out}");
+    assert!(!out.contains("<ListRecords>"), "{out}");
+}
