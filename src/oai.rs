@@ -437,6 +437,19 @@ fn datestamp(t: i64) -> String {
 /// seconds (a day as its first second for `from`, its last for `until`), and whether it
 /// was given to the second.
 fn parse_date(s: &str, until: bool) -> Option<(i64, bool)> {
+    // Digits where the forms have digits (chrono's `%Y` would take a sign or a space).
+    let form = b"dddd-dd-ddTdd:dd:ddZ";
+    if !(s.len() == 10 || s.len() == 20)
+        || s.bytes().zip(form).any(|(b, &f)| {
+            if f == b'd' {
+                !b.is_ascii_digit()
+            } else {
+                b != f
+            }
+        })
+    {
+        return None;
+    }
     if s.len() == 10 {
         let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()?;
         let t = if until {
@@ -1421,6 +1434,13 @@ mod tests {
             "2009-07-21T25:00:00Z",
             "2009-07-21 13:23:45Z",
             "",
+            "-999-07-21",
+            "+999-07-21",
+            " 999-07-21",
+            "2009-07-+1",
+            "+999-07-21T13:23:45Z",
+            "2009-07-21T+3:23:45Z",
+            "2009-07-21T13:23:+5Z",
         ] {
             assert_eq!(parse_date(bad, false), None, "{bad}");
         }
