@@ -1289,6 +1289,9 @@ fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
     let mut out = Writer::new(Vec::with_capacity(text.len()));
     let mut depth = 0usize;
     let mut roots = 0usize;
+    // The length of the root's name, whether it declares a default namespace, whether an
+    // element has no prefix.
+    let (mut root_name, mut root_default_ns, mut unprefixed) = (0, false, false);
     loop {
         let event = reader
             .read_event()
@@ -1316,7 +1319,14 @@ fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
                     let a = a.map_err(|e| format!("not well-formed XML: {e}"))?;
                     a.unescape_value()
                         .map_err(|e| format!("an attribute that does not read: {e}"))?;
+                    if depth == 0 && a.key.as_ref() == b"xmlns" {
+                        root_default_ns = true;
+                    }
                 }
+                if depth == 0 {
+                    root_name = e.name().as_ref().len();
+                }
+                unprefixed |= e.name().prefix().is_none();
                 if matches!(event, Event::Start(_)) {
                     depth += 1;
                 }
@@ -1355,7 +1365,12 @@ fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
     if roots != 1 || depth != 0 {
         return Err("not one well-formed element".into());
     }
-    let out = out.into_inner();
+    let mut out = out.into_inner();
+    if unprefixed && !root_default_ns {
+        // What is in no namespace in the file stays in none inside `metadata`, whose
+        // default is the OAI-PMH namespace: the root undeclares it (after `<` and its name).
+        out.splice(1 + root_name..1 + root_name, *br#" xmlns="""#);
+    }
     well_formed_in_metadata(&out)?;
     Ok(out)
 }

@@ -141,3 +141,37 @@ fn a_list_whose_only_record_is_left_out_is_no_records_match() {
     assert_eq!(error_code(&out), Some("noRecordsMatch"), "{out}");
     assert!(!out.contains("<ListRecords>"), "{out}");
 }
+
+#[test]
+fn metadata_in_no_namespace_stays_in_none() {
+    let (_tmp, root) = archive(100);
+    let get = format!("verb=GetRecord&identifier={FIRST_ID}&metadataPrefix=oai_dc");
+    // Standalone, neither r nor t is in a namespace; inside `metadata` they would be in
+    // the OAI-PMH one, its default.
+    put_metadata(&root, b"<r><t>x</t></r>");
+    let out = query(&root, &get);
+    assert!(
+        out.contains("<metadata><r xmlns=\"\"><t>x</t></r></metadata>"),
+        "{out}"
+    );
+    put_metadata(&root, b"<p:r xmlns:p=\"u\"><t/></p:r>");
+    let out = query(&root, &get);
+    assert!(
+        out.contains("<metadata><p:r xmlns=\"\" xmlns:p=\"u\"><t/></p:r></metadata>"),
+        "{out}"
+    );
+    // A default namespace of its own is kept as it is, and every element prefixed needs
+    // nothing.
+    put_metadata(&root, b"<p:r xmlns:p=\"u\"><p:t/></p:r>");
+    let out = query(&root, &get);
+    assert!(
+        out.contains("<metadata><p:r xmlns:p=\"u\"><p:t/></p:r></metadata>"),
+        "{out}"
+    );
+    put_metadata(&root, b"<r xmlns=\"u\"><t/></r>");
+    let out = query(&root, &get);
+    assert!(
+        out.contains("<metadata><r xmlns=\"u\"><t/></r></metadata>"),
+        "{out}"
+    );
+}
