@@ -145,7 +145,7 @@ impl Index {
     /// Opens `var/oai-records`; `None` when it is absent, unreadable or has not the header
     /// and the line of formats.
     pub fn open(var: &Path) -> Option<Index> {
-        let file = File::open(var.join(FILE_NAME)).ok()?;
+        let file = open_regular(var)?;
         let len = file.metadata().ok()?.len();
         let mut head = vec![0u8; (HEADER.len() + MAX_LINE).min(len as usize)];
         file.read_exact_at(&mut head, 0).ok()?;
@@ -344,6 +344,18 @@ impl Iterator for Lines<'_> {
     }
 }
 
+/// The file, opened for reading when it is a regular file: without blocking (a FIFO put
+/// in its place would block every request), then its type checked.
+fn open_regular(var: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(var.join(FILE_NAME))
+        .ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
 fn bad_line(at: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
@@ -386,10 +398,7 @@ pub fn write(var: &Path, mut entries: Vec<Entry>) -> bool {
 /// by a crash, left out); `None` when it is absent or a line does not read.
 pub fn read_all(var: &Path) -> Option<Vec<Entry>> {
     let mut text = Vec::new();
-    File::open(var.join(FILE_NAME))
-        .ok()?
-        .read_to_end(&mut text)
-        .ok()?;
+    open_regular(var)?.read_to_end(&mut text).ok()?;
     let rest = text.strip_prefix(HEADER)?;
     let end = rest.iter().position(|&b| b == b'\n')?;
     parse_formats(&rest[..end])?;
@@ -645,6 +654,26 @@ mod tests {
                 (20, "a.b/c/2009/07.21.13.24")
             ]
         );
+    }
+
+    #[test]
+    fn a_fifo_or_a_directory_in_its_place_is_no_index() {
+        let var = var();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            var.path().join(FILE_NAME),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o666),
+            0,
+        )
+        .unwrap();
+        // Opened for reading, a FIFO without a writer would block every request.
+        assert!(Index::open(var.path()).is_none());
+        assert!(!add(var.path(), entry(20, "a.b/c/2009/07.21.13.24", false)));
+        std::fs::remove_file(var.path().join(FILE_NAME)).unwrap();
+        std::fs::create_dir(var.path().join(FILE_NAME)).unwrap();
+        assert!(Index::open(var.path()).is_none());
+        assert!(read_all(var.path()).is_none());
     }
 
     #[test]
