@@ -1009,6 +1009,18 @@ impl Provider<'_> {
                     "the list has changed since this token was given: harvest again from its start",
                 ));
             }
+            // A token of the walk while the index reads (written since the list began, or
+            // the token forged: from anywhere, for a format or dates no record has, it
+            // would walk the whole tree): the list comes from the index now. Checking
+            // that it reads costs what a new list's count does.
+            (Some(Position::Walk(_)), Some(index))
+                if index.count(index.start(), index.end(), |_| true).is_ok() =>
+            {
+                return Err(error(
+                    "badResumptionToken",
+                    "the list has changed since this token was given: harvest again from its start",
+                ));
+            }
             _ => {}
         }
         Ok(self.walk_page(state))
