@@ -446,6 +446,19 @@ fn datestamp(t: i64) -> String {
 /// seconds (a day as its first second for `from`, its last for `until`), and whether it
 /// was given to the second.
 fn parse_date(s: &str, until: bool) -> Option<(i64, bool)> {
+    // Digits where the forms have digits (chrono's `%Y` would take a sign or a space).
+    let form = b"dddd-dd-ddTdd:dd:ddZ";
+    if !(s.len() == 10 || s.len() == 20)
+        || s.bytes().zip(form).any(|(b, &f)| {
+            if f == b'd' {
+                !b.is_ascii_digit()
+            } else {
+                b != f
+            }
+        })
+    {
+        return None;
+    }
     if s.len() == 10 {
         let d = NaiveDate::parse_from_str(s, "%Y-%m-%d").ok()?;
         let t = if until {
@@ -550,13 +563,24 @@ impl ListState {
             "w" => Some(Position::Walk(rep_of(at_rep)?)),
             _ => return None,
         };
+        // Counts no list reaches past, and never negative: a cursor and a page added
+        // cannot overflow (the checksum is no secret, so a token may be forged).
+        let count = |s: &str| -> Option<u64> { u64::try_from(s.parse::<i64>().ok()?).ok() };
+        let cursor = count(cursor)?;
+        let total = match *total {
+            "-" => None,
+            t => Some(count(t)?),
+        };
+        if total.is_some_and(|t| cursor > t) {
+            return None;
+        }
         Some(ListState {
             headers_only,
             prefix: prefix.to_string(),
             from: opt(from)?,
             until: opt(until)?,
-            cursor: cursor.parse().ok()?,
-            total: opt(total)?.map(|t| t as u64),
+            cursor,
+            total,
             after,
         })
     }
@@ -744,6 +768,14 @@ impl Provider<'_> {
                         next = Some(page.position_after(found));
                         break;
                     }
+                }
+                if handed == 0 && fresh && next.is_none() {
+                    // Its only records left out (their files do not read): a list holds
+                    // at least one record.
+                    return Err(error(
+                        "noRecordsMatch",
+                        "no record has that format and a datestamp in those dates",
+                    ));
                 }
                 let total = state.total.or(page.total);
                 if next.is_some() || !fresh {
@@ -1053,6 +1085,18 @@ impl Provider<'_> {
                     "the list has changed since this token was given: harvest again from its start",
                 ));
             }
+            // A token of the walk while the index reads (written since the list began, or
+            // the token forged: from anywhere, for a format or dates no record has, it
+            // would walk the whole tree): the list comes from the index now. Checking
+            // that it reads costs what a new list's count does.
+            (Some(Position::Walk(_)), Some(index))
+                if index.count(index.start(), index.end(), |_| true).is_ok() =>
+            {
+                return Err(error(
+                    "badResumptionToken",
+                    "the list has changed since this token was given: harvest again from its start",
+                ));
+            }
             _ => {}
         }
         Ok(self.walk_page(state))
@@ -1347,6 +1391,9 @@ fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
     let mut out = Writer::new(Vec::with_capacity(text.len()));
     let mut depth = 0usize;
     let mut roots = 0usize;
+    // The length of the root's name, whether it declares a default namespace, whether an
+    // element has no prefix.
+    let (mut root_name, mut root_default_ns, mut unprefixed) = (0, false, false);
     loop {
         let event = reader
             .read_event()
@@ -1374,7 +1421,14 @@ fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
                     let a = a.map_err(|e| format!("not well-formed XML: {e}"))?;
                     a.unescape_value()
                         .map_err(|e| format!("an attribute that does not read: {e}"))?;
+                    if depth == 0 && a.key.as_ref() == b"xmlns" {
+                        root_default_ns = true;
+                    }
                 }
+                if depth == 0 {
+                    root_name = e.name().as_ref().len();
+                }
+                unprefixed |= e.name().prefix().is_none();
                 if matches!(event, Event::Start(_)) {
                     depth += 1;
                 }
@@ -1413,7 +1467,27 @@ fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
     if roots != 1 || depth != 0 {
         return Err("not one well-formed element".into());
     }
-    Ok(out.into_inner())
+    let mut out = out.into_inner();
+    if unprefixed && !root_default_ns {
+        // What is in no namespace in the file stays in none inside `metadata`, whose
+        // default is the OAI-PMH namespace: the root undeclares it (after `<` and its name).
+        out.splice(1 + root_name..1 + root_name, *br#" xmlns="""#);
+    }
+    well_formed_in_metadata(&out)?;
+    Ok(out)
+}
+
+/// Whether `fragment` is well-formed XML with namespaces where an answer puts it, inside
+/// `metadata` (the OAI-PMH namespace by default, `xsi` declared): read by xml-rs, which
+/// judges what quick-xml's reader lets through (names, attributes, `]]>` in text, `--`
+/// in comments, character references, prefixes not declared).
+fn well_formed_in_metadata(fragment: &[u8]) -> Result<(), String> {
+    let head = format!(r#"<metadata xmlns="{OAI_NS}" xmlns:xsi="{XSI_NS}">"#);
+    let whole = [head.as_bytes(), fragment, b"</metadata>"].concat();
+    for event in xml::EventReader::new(whole.as_slice()) {
+        event.map_err(|e| format!("not well-formed XML: {}", e.msg()))?;
+    }
+    Ok(())
 }
 
 /// Whether the metadata file `file` of `item` can be answered (see [`read_metadata`]).
@@ -1483,6 +1557,13 @@ mod tests {
             "2009-07-21T25:00:00Z",
             "2009-07-21 13:23:45Z",
             "",
+            "-999-07-21",
+            "+999-07-21",
+            " 999-07-21",
+            "2009-07-+1",
+            "+999-07-21T13:23:45Z",
+            "2009-07-21T+3:23:45Z",
+            "2009-07-21T13:23:+5Z",
         ] {
             assert_eq!(parse_date(bad, false), None, "{bad}");
         }
@@ -1515,6 +1596,23 @@ mod tests {
             None
         );
         assert_eq!(ListState::from_token("garbage", false), None);
+        // Forged with their checksum: a cursor or size past any list, or negative.
+        for (cursor, total) in [(u64::MAX, None), (1 << 63, None), (300, Some(250))] {
+            let forged = ListState {
+                cursor,
+                total,
+                ..state.clone()
+            };
+            assert_eq!(ListState::from_token(&forged.token(), false), None);
+        }
+        let negative = state.token().replacen(",250,", ",-1,", 1);
+        let (body, _) = negative.rsplit_once(',').unwrap();
+        let sum = Sha256::digest(body.as_bytes());
+        let negative = format!(
+            "{body},{:02x}{:02x}{:02x}{:02x}",
+            sum[0], sum[1], sum[2], sum[3]
+        );
+        assert_eq!(ListState::from_token(&negative, false), None);
         let walk = ListState {
             after: Some(Position::Walk("a.b/c/2009/07.21.13.23".into())),
             total: None,

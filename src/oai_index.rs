@@ -145,7 +145,7 @@ impl Index {
     /// Opens `var/oai-records`; `None` when it is absent, unreadable or has not the header
     /// and the line of formats.
     pub fn open(var: &Path) -> Option<Index> {
-        let file = File::open(var.join(FILE_NAME)).ok()?;
+        let file = open_regular(var)?;
         let len = file.metadata().ok()?.len();
         let mut head = vec![0u8; (HEADER.len() + MAX_LINE).min(len as usize)];
         file.read_exact_at(&mut head, 0).ok()?;
@@ -344,6 +344,18 @@ impl Iterator for Lines<'_> {
     }
 }
 
+/// The file, opened for reading when it is a regular file: without blocking (a FIFO put
+/// in its place would block every request), then its type checked.
+fn open_regular(var: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(var.join(FILE_NAME))
+        .ok()?;
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
 fn bad_line(at: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
@@ -382,22 +394,19 @@ pub fn write(var: &Path, mut entries: Vec<Entry>) -> bool {
     crate::atomic::write_owned_at(dir.as_fd(), FILE_NAME, &text, 0o666, owner).is_ok()
 }
 
-/// Every line of the file at `var`, in its order; `None` when it is absent or a line
-/// does not read.
+/// Every line of the file at `var`, in its order (a last line without its newline, cut
+/// by a crash, left out); `None` when it is absent or a line does not read.
 pub fn read_all(var: &Path) -> Option<Vec<Entry>> {
     let mut text = Vec::new();
-    File::open(var.join(FILE_NAME))
-        .ok()?
-        .read_to_end(&mut text)
-        .ok()?;
+    open_regular(var)?.read_to_end(&mut text).ok()?;
     let rest = text.strip_prefix(HEADER)?;
     let end = rest.iter().position(|&b| b == b'\n')?;
     parse_formats(&rest[..end])?;
     let body = &rest[end + 1..];
-    if body.is_empty() {
-        return Some(Vec::new());
-    }
-    let body = body.strip_suffix(b"\n")?;
+    let body = match body.iter().rposition(|&b| b == b'\n') {
+        Some(last) => &body[..last],
+        None => return Some(Vec::new()),
+    };
     body.split(|&b| b == b'\n').map(Entry::parse).collect()
 }
 
@@ -414,10 +423,16 @@ pub fn add(var: &Path, entry: Entry) -> bool {
         return false;
     };
     let new_format = entry.formats.iter().any(|f| !index.formats.contains(f));
+    // A last line without its newline was cut by a crash (the caller holds the lock, so
+    // none is being appended): a line appended to it would be joined to it.
+    let mut end = [0u8];
+    let cut = index.end() > index.start()
+        && (index.file.read_exact_at(&mut end, index.end() - 1).is_err() || end[0] != b'\n');
     let last = last_line(&index);
     match last {
-        // A format the line of formats does not hold yet: the whole file again.
-        _ if new_format => {}
+        // A format the line of formats does not hold yet, or a cut line: the whole file
+        // again.
+        _ if new_format || cut => {}
         Some(Ok(last)) if last.key() > entry.key() => {}
         Some(Err(_)) => return false,
         _ => {
@@ -614,6 +629,51 @@ mod tests {
             .collect();
         assert_eq!(read.len(), 4);
         assert_eq!(read[3].1, at);
+    }
+
+    #[test]
+    fn a_line_cut_by_a_crash_is_not_joined_to_the_next() {
+        let var = var();
+        assert!(write(
+            var.path(),
+            vec![entry(10, "a.b/c/2009/07.21.13.23", false)]
+        ));
+        // A crash while `new` appended its line: the first bytes of a datestamp.
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(var.path().join(FILE_NAME))
+            .unwrap();
+        f.write_all(b"17").unwrap();
+        assert!(add(var.path(), entry(20, "a.b/c/2009/07.21.13.24", false)));
+        let all = read_all(var.path()).unwrap();
+        let keys: Vec<(i64, &str)> = all.iter().map(Entry::key).collect();
+        assert_eq!(
+            keys,
+            [
+                (10, "a.b/c/2009/07.21.13.23"),
+                (20, "a.b/c/2009/07.21.13.24")
+            ]
+        );
+    }
+
+    #[test]
+    fn a_fifo_or_a_directory_in_its_place_is_no_index() {
+        let var = var();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            var.path().join(FILE_NAME),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o666),
+            0,
+        )
+        .unwrap();
+        // Opened for reading, a FIFO without a writer would block every request.
+        assert!(Index::open(var.path()).is_none());
+        assert!(!add(var.path(), entry(20, "a.b/c/2009/07.21.13.24", false)));
+        std::fs::remove_file(var.path().join(FILE_NAME)).unwrap();
+        std::fs::create_dir(var.path().join(FILE_NAME)).unwrap();
+        assert!(Index::open(var.path()).is_none());
+        assert!(read_all(var.path()).is_none());
     }
 
     #[test]

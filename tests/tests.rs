@@ -32,6 +32,7 @@ mod ibi_vectors;
 mod inclusion_unit;
 mod landing;
 mod oai_records;
+mod oai_review;
 mod persistent_urls;
 mod readme_demo;
 mod readme_walkthrough;

@@ -1,0 +1,210 @@
+//! The OAI-PMH data provider against a hostile harvester and a careless administrator:
+//! forged resumption tokens, metadata files that quick-xml reads but that are not
+//! well-formed XML, records left out of a page. Through `ibi-archive query`, which prints
+//! the CGI's body.
+
+use std::path::{Path, PathBuf};
+
+use common::run_cmd;
+use sha2::{Digest, Sha256};
+
+/// The sample's first metadata item by datestamp, and its OAI identifier.
+const FIRST: &str = "sid.inpe.br/mtc-m19/2013/09.04.12.27.58";
+const FIRST_ID: &str = "http://localhost:8090/sid.inpe.br/mtc-m19/2013/09.04.12.27.58";
+
+fn archive(page_size: usize) -> (tempfile::TempDir, PathBuf) {
+    let tmp = common::archive_tempdir();
+    let root = tmp.path().join("archive");
+    common::copy_sample(&root);
+    std::fs::create_dir_all(root.join("var")).unwrap();
+    let mut toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    toml.push_str(&format!("\n[oai]\npage_size = {page_size}\n"));
+    std::fs::write(root.join("archive.toml"), toml).unwrap();
+    // var/oai-records, as check writes it.
+    let (code, out, err) = run_cmd(&["check", "--root", root.to_str().unwrap()]);
+    // The copy's var/ is root's, not the web server's user's: that fault only.
+    assert!(code <= 1, "{out}{err}");
+    assert!(root.join("var/oai-records").exists(), "{out}{err}");
+    (tmp, root)
+}
+
+fn query(root: &Path, qs: &str) -> String {
+    let (code, out, err) = run_cmd(&["query", "--root", root.to_str().unwrap(), qs]);
+    assert_eq!(code, 0, "{qs}: {err}");
+    assert!(!err.contains("panicked"), "{qs}: {err}");
+    out
+}
+
+/// The error code of an answer, if it is an error.
+fn error_code(xml: &str) -> Option<&str> {
+    let rest = xml.split("<error code=\"").nth(1)?;
+    rest.split('"').next()
+}
+
+/// A token as the provider writes them: the fields, then the first 8 hex digits of their
+/// SHA-256 (a checksum anyone can compute).
+fn forged(body: &str) -> String {
+    let sum = Sha256::digest(body.as_bytes());
+    format!(
+        "{body},{:02x}{:02x}{:02x}{:02x}",
+        sum[0], sum[1], sum[2], sum[3]
+    )
+}
+
+#[test]
+fn a_forged_token_with_the_largest_cursor_or_a_negative_size_is_refused() {
+    let (_tmp, root) = archive(1);
+    for (cursor, total) in [("18446744073709551615", "-"), ("1", "-1"), ("0", "-5")] {
+        let token = forged(&format!(
+            "1,I,oai_dc,-,-,{cursor},{total},i,1380897135,{FIRST}"
+        ));
+        let out = query(
+            &root,
+            &format!("verb=ListIdentifiers&resumptionToken={token}"),
+        );
+        assert_eq!(
+            error_code(&out),
+            Some("badResumptionToken"),
+            "{token}: {out}"
+        );
+    }
+}
+
+fn put_metadata(root: &Path, xml: &[u8]) {
+    std::fs::write(root.join("col").join(FIRST).join("doc/oai_dc.xml"), xml).unwrap();
+}
+
+#[test]
+fn metadata_that_is_not_well_formed_xml_is_left_out() {
+    let (_tmp, root) = archive(100);
+    // Each read by quick-xml without a fault, and none well-formed (or namespace-
+    // well-formed) XML: copied into an answer, each made the whole page unreadable.
+    let bad: &[&[u8]] = &[
+        b"<r><1x/></r>",
+        b"<r><a&b/></r>",
+        b"<r a=\"<\"/>",
+        b"<r a=\"&#x1;\"/>",
+        b"<r a=\"&#xFFFE;\"/>",
+        b"<r a=\"1\"b=\"2\"/>",
+        b"<r>]]></r>",
+        b"<r><!-- a -- b --></r>",
+        b"<r><-a/></r>",
+        b"<r><.c/></r>",
+        b"<r\xc2\xa0/>",
+        b"<r><p:x/></r>",
+        b"<r p:a=\"1\"/>",
+        b"<r><:a/></r>",
+        b"<r xmlns:p=\"\"/>",
+        b"<r xmlns:xmlns=\"u\"/>",
+        b"<r xmlns:xml=\"http://bad\"/>",
+        b"<r xmlns:a=\"u\" xmlns:b=\"u\"><x a:k=\"1\" b:k=\"2\"/></r>",
+    ];
+    let get = format!("verb=GetRecord&identifier={FIRST_ID}&metadataPrefix=oai_dc");
+    for xml in bad {
+        put_metadata(&root, xml);
+        let out = query(&root, &get);
+        assert_eq!(
+            error_code(&out),
+            Some("cannotDisseminateFormat"),
+            "{}: {out}",
+            String::from_utf8_lossy(xml)
+        );
+        let list = query(&root, "verb=ListRecords&metadataPrefix=oai_dc");
+        assert!(
+            !list.contains(FIRST_ID),
+            "{}: {list}",
+            String::from_utf8_lossy(xml)
+        );
+    }
+    // Well-formed, with what the provider drops or keeps, still answered.
+    let good: &[&[u8]] = &[
+        b"<?xml version=\"1.0\"?>\n<!DOCTYPE r>\n<r><?pi x?><![CDATA[<]]>&amp;&#65;</r>\n",
+        b"<r xmlns:p=\"u\"><p:x p:a=\"1\" xsi:type=\"t\"/></r>",
+    ];
+    for xml in good {
+        put_metadata(&root, xml);
+        let out = query(&root, &get);
+        assert_eq!(error_code(&out), None, "{out}");
+        assert!(out.contains("<metadata><r"), "{out}");
+    }
+}
+
+#[test]
+fn a_list_whose_only_record_is_left_out_is_no_records_match() {
+    let (_tmp, root) = archive(100);
+    put_metadata(&root, b"<r>");
+    // The first metadata item's datestamp, 2013-10-04T14:32:15Z: it alone is in the list.
+    let out = query(
+        &root,
+        "verb=ListRecords&metadataPrefix=oai_dc&until=2013-10-04T14:32:15Z",
+    );
+    assert_eq!(error_code(&out), Some("noRecordsMatch"), "{out}");
+    assert!(!out.contains("<ListRecords>"), "{out}");
+}
+
+#[test]
+fn metadata_in_no_namespace_stays_in_none() {
+    let (_tmp, root) = archive(100);
+    let get = format!("verb=GetRecord&identifier={FIRST_ID}&metadataPrefix=oai_dc");
+    // Standalone, neither r nor t is in a namespace; inside `metadata` they would be in
+    // the OAI-PMH one, its default.
+    put_metadata(&root, b"<r><t>x</t></r>");
+    let out = query(&root, &get);
+    assert!(
+        out.contains("<metadata><r xmlns=\"\"><t>x</t></r></metadata>"),
+        "{out}"
+    );
+    put_metadata(&root, b"<p:r xmlns:p=\"u\"><t/></p:r>");
+    let out = query(&root, &get);
+    assert!(
+        out.contains("<metadata><p:r xmlns=\"\" xmlns:p=\"u\"><t/></p:r></metadata>"),
+        "{out}"
+    );
+    // A default namespace of its own is kept as it is, and every element prefixed needs
+    // nothing.
+    put_metadata(&root, b"<p:r xmlns:p=\"u\"><p:t/></p:r>");
+    let out = query(&root, &get);
+    assert!(
+        out.contains("<metadata><p:r xmlns:p=\"u\"><p:t/></p:r></metadata>"),
+        "{out}"
+    );
+    put_metadata(&root, b"<r xmlns=\"u\"><t/></r>");
+    let out = query(&root, &get);
+    assert!(
+        out.contains("<metadata><r xmlns=\"u\"><t/></r></metadata>"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_token_of_the_walk_is_refused_once_the_index_reads() {
+    let (_tmp, root) = archive(1);
+    // A page of the walk: as without the index.
+    std::fs::rename(root.join("var/oai-records"), root.join("var/kept")).unwrap();
+    let first = query(&root, "verb=ListIdentifiers&metadataPrefix=oai_dc");
+    let token = first
+        .split("<resumptionToken")
+        .nth(1)
+        .and_then(|t| t.split('>').nth(1))
+        .and_then(|t| t.split('<').next())
+        .unwrap()
+        .to_string();
+    assert!(token.contains(",w,"), "{first}");
+    let next = format!("verb=ListIdentifiers&resumptionToken={token}");
+    assert_eq!(error_code(&query(&root, &next)), None);
+    // With the index there, such a token (which anyone can forge, from anywhere, for a
+    // format or dates nothing has) would walk the whole tree for one page: the list is
+    // harvested again, from the index.
+    std::fs::rename(root.join("var/kept"), root.join("var/oai-records")).unwrap();
+    assert_eq!(error_code(&query(&root, &next)), Some("badResumptionToken"));
+    let forged = forged(&format!("1,I,zzz,-,-,0,-,w,-,{FIRST}"));
+    let out = query(
+        &root,
+        &format!("verb=ListIdentifiers&resumptionToken={forged}"),
+    );
+    assert_eq!(error_code(&out), Some("badResumptionToken"), "{out}");
+    // An index that does not read is no reason: the walk goes on.
+    let index = std::fs::read_to_string(root.join("var/oai-records")).unwrap();
+    std::fs::write(root.join("var/oai-records"), format!("{index}garbage\n")).unwrap();
+    assert_eq!(error_code(&query(&root, &next)), None);
+}
