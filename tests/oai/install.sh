@@ -17,7 +17,8 @@ if ! command -v xmllint >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip'
 fi
 mkdir -p target/oai
 if ! compgen -G 'target/oai/python3-gavo_*.deb' >/dev/null; then
-    (cd target/oai && apt-get download python3-gavo)
+    # (Debian's package lists are read first when the download does not find it.)
+    (cd target/oai && { apt-get download python3-gavo || { apt-get update && apt-get download python3-gavo; }; })
 fi
 if [ ! -x target/oai-venv/bin/python ]; then
     python3 -m venv target/oai-venv
