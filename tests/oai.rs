@@ -713,6 +713,37 @@ fn pages(base: &str, verb: &str, prefix: &str, xml: &Xmllint, total: usize) -> V
     all
 }
 
+/// The headers of every page of a list (each page checked by xmllint).
+fn list_headers(base: &str, first: &str, xml: &Xmllint) -> Vec<Rec> {
+    let verb = between(first, "verb=", "&").unwrap().to_string();
+    let mut all = vec![];
+    let mut page = oai_get(base, first, xml);
+    loop {
+        for h in page.split("<header").skip(1) {
+            all.push(Rec {
+                identifier: between(h, "<identifier>", "</identifier>")
+                    .unwrap()
+                    .to_string(),
+                datestamp: between(h, "<datestamp>", "</datestamp>")
+                    .unwrap()
+                    .to_string(),
+                deleted: h.starts_with(" status=\"deleted\""),
+            });
+        }
+        match token(&page) {
+            Some((t, _, _)) if !t.is_empty() => {
+                page = oai_get(
+                    base,
+                    &format!("verb={verb}&resumptionToken={}", enc(&t)),
+                    xml,
+                );
+            }
+            _ => break,
+        }
+    }
+    all
+}
+
 /// The answers to bad requests: each its error code, the answer valid.
 fn bad_requests(base: &str, xml: &Xmllint, second_format: bool) {
     let data = format!("{PERSISTENT}{DATA_ITEM}");
@@ -821,13 +852,57 @@ fn bad_requests(base: &str, xml: &Xmllint, second_format: bool) {
 /// answer valid), GetRecord of a live, a deleted and a two-format record.
 fn own_requests(base: &str, xml: &Xmllint, root: &Path, second_format: bool) {
     let identify = oai_get(base, "verb=Identify", xml);
+    // The sample's baseurl is http:// and its archiveaddress.
     assert!(
-        identify.contains(&format!("<baseURL>{base}/{SERVICE}</baseURL>"))
-            || identify.contains(&format!("/{SERVICE}</baseURL>")),
+        identify.contains(&format!(
+            "<baseURL>http://localhost:8080/{SERVICE}</baseURL>"
+        )),
         "{identify}"
     );
     assert!(identify.contains("<deletedRecord>persistent</deletedRecord>"));
     assert!(identify.contains("<granularity>YYYY-MM-DDThh:mm:ssZ</granularity>"));
+    // A lower limit of every datestamp (the index's first line).
+    let earliest = between(&identify, "<earliestDatestamp>", "<").unwrap();
+    let all = expected(root, None);
+    let first = all
+        .values()
+        .map(|(r, _)| r.datestamp.as_str())
+        .min()
+        .unwrap();
+    assert!(earliest <= first, "{earliest} is after {first}");
+    // Selective harvests, inclusive at both ends, at both granularities.
+    let dc = expected(root, Some("oai_dc"));
+    for (from, until) in [
+        ("2020-03-04T05:01:00Z", "2020-03-04T05:02:00Z"),
+        ("2020-03-04T05:00:00Z", "2020-03-04T05:00:00Z"),
+        ("2020-03-04", "2020-03-04"),
+        ("2019-06-07", "2020-03-04"),
+        ("2013-10-04T14:32:15Z", "2014-05-06T07:08:40Z"),
+    ] {
+        let day = from.len() == 10;
+        let (lo, hi) = if day {
+            (format!("{from}T00:00:00Z"), format!("{until}T23:59:59Z"))
+        } else {
+            (from.to_string(), until.to_string())
+        };
+        let want: BTreeSet<Rec> = dc
+            .values()
+            .map(|(r, _)| r.clone())
+            .filter(|r| r.datestamp >= lo && r.datestamp <= hi)
+            .collect();
+        assert!(!want.is_empty());
+        let got = list_headers(
+            base,
+            &format!("verb=ListIdentifiers&metadataPrefix=oai_dc&from={from}&until={until}"),
+            xml,
+        );
+        assert_eq!(got.len(), want.len(), "{from} {until}: a record twice");
+        assert_eq!(
+            got.into_iter().collect::<BTreeSet<_>>(),
+            want,
+            "{from} {until}"
+        );
+    }
     let formats = oai_get(base, "verb=ListMetadataFormats", xml);
     let prefixes: BTreeSet<&str> = formats
         .split("<metadataPrefix>")
@@ -951,6 +1026,21 @@ fn incremental(python: &Path, second_format: bool, base: &str, root: &Path) {
     let dc = want_of("oai_dc");
     assert_eq!(dc.len(), 2);
     assert!(!dc[&new_meta].0.deleted && dc[&gone].0.deleted);
+    // Asked by its rep, the record of an item with an IBIp is named by its IBIp.
+    let by_rep = format!("{PERSISTENT}{}", value("metadata.rep"));
+    let xml = Xmllint::new().unwrap();
+    let r = oai_get(
+        base,
+        &format!(
+            "verb=GetRecord&identifier={}&metadataPrefix=oai_dc",
+            enc(&by_rep)
+        ),
+        &xml,
+    );
+    assert!(
+        r.contains(&format!("<identifier>{new_meta}</identifier>")),
+        "{r}"
+    );
     let what = "from the index, after new and delete";
     harvest_all(python, second_format, base, Some(&from), &want_of, what);
     std::fs::remove_file(root.join("var/oai-records")).unwrap();
@@ -978,6 +1068,9 @@ fn suite(base: &str, root: &Path, second_format: bool, log: &dyn Fn() -> String)
         bad_requests(base, &xml, second_format);
         let all = |prefix: &str| expected(root, Some(prefix));
         harvest_all(&python, second_format, base, None, &all, "from the index");
+        // The protocol's other way of asking: the arguments as a POSTed form.
+        let got = harvest(&python, "scythe-post", base, "ListRecords", "oai_dc", None);
+        assert_harvest("POSTed", &got, &all("oai_dc"), true);
         incremental(&python, second_format, base, root);
     }));
     eprintln!("oai suite at {base}: {:?}", start.elapsed());
@@ -1028,4 +1121,60 @@ fn lighttpd_is_harvested() {
     let (_tmp, root) = archive(false);
     let server = common::start_lighttpd(&root, &common::ibi_archive_bin(), SERVICE);
     suite(&server.base_url, &root, false, &|| server.error_log());
+}
+
+/// A record whose file is not well-formed XML is left out (README): then out of every list
+/// of its format, ListIdentifiers as ListRecords (the protocol's ListIdentifiers lists a
+/// record only when it is available in the format), and out of `completeListSize`.
+#[test]
+fn a_record_that_cannot_be_read_is_in_no_list() {
+    let Some(xml) = Xmllint::new() else {
+        return;
+    };
+    let (_tmp, root) = archive(false);
+    let broken = "sid.inpe.br/mtc-m21/2021/01.02.03.07";
+    write_item(
+        &root,
+        broken,
+        "state = \"Original\"\ntimestamp = 2020-03-04T05:01:00Z\ncontenttype = \"Metadata\"\ntarget = \"oai_dc.xml\"\n[formats]\noai_dc = \"oai_dc.xml\"\n",
+        &[(
+            "oai_dc.xml",
+            "<oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\"><broken></oai_dc:dc>\n",
+        )],
+    );
+    let (code, out, err) = run_cmd(&["check", "--root", root.to_str().unwrap()]);
+    assert!(code <= 1, "{out}{err}");
+    assert!(
+        std::fs::read_to_string(root.join("var/oai-records"))
+            .unwrap()
+            .contains(broken),
+        "{out}{err}"
+    );
+    common::prepare_archive(&root);
+    let log_path = root.parent().unwrap().join("serve.log");
+    let serve = Serve::start(&root, std::fs::File::create(&log_path).unwrap());
+    let base = serve.base_url();
+    let id = format!("{PERSISTENT}{broken}");
+    let r = oai_get(
+        &base,
+        &format!(
+            "verb=GetRecord&identifier={}&metadataPrefix=oai_dc",
+            enc(&id)
+        ),
+        &xml,
+    );
+    assert_eq!(error_codes(&r), ["cannotDisseminateFormat"], "{r}");
+    // The records that can be read: the tree's, less the broken one.
+    let mut want = expected(&root, Some("oai_dc"));
+    assert!(want.remove(&id).is_some());
+    let want: BTreeSet<Rec> = want.into_values().map(|(r, _)| r).collect();
+    for verb in ["ListIdentifiers", "ListRecords"] {
+        let got = list_headers(&base, &format!("verb={verb}&metadataPrefix=oai_dc"), &xml);
+        let ids: Vec<&str> = got.iter().map(|r| r.identifier.as_str()).collect();
+        assert!(!ids.contains(&id.as_str()), "{verb} lists {id}");
+        assert_eq!(got.iter().cloned().collect::<BTreeSet<_>>(), want, "{verb}");
+        let first = oai_get(&base, &format!("verb={verb}&metadataPrefix=oai_dc"), &xml);
+        let (_, size, _) = token(&first).unwrap();
+        assert_eq!(size, Some(want.len()), "{verb}: completeListSize");
+    }
 }

@@ -2,7 +2,8 @@
 
     python harvest.py HARVESTER BASE_URL VERB METADATA_PREFIX [FROM]
 
-HARVESTER is sickle or scythe (oaipmh-scythe), VERB ListRecords or ListIdentifiers. Every
+HARVESTER is sickle, scythe (oaipmh-scythe) or scythe-post (oaipmh-scythe sending its
+arguments as a POSTed form), VERB ListRecords or ListIdentifiers. Every
 page is followed through its resumption token by the harvester itself. Prints one JSON
 line per record, as the harvester gives it: identifier, datestamp, deleted, and metadata
 (the XML of the element inside <metadata>, serialised by lxml; null for a deleted record
@@ -60,11 +61,11 @@ def with_sickle(base, verb, prefix, from_):
         pass
 
 
-def with_scythe(base, verb, prefix, from_):
-    from oaipmh_scythe import Scythe
+def with_scythe(base, verb, prefix, from_, method="GET"):
+    from oaipmh_scythe import HTTPConfig, Scythe
     from oaipmh_scythe.exceptions import NoRecordsMatch
 
-    with Scythe(base) as client:
+    with Scythe(base, http_config=HTTPConfig(http_method=method, timeout=30)) as client:
         try:
             if verb == "ListRecords":
                 for record in client.list_records(from_=from_, metadata_prefix=prefix):
@@ -81,9 +82,13 @@ def main(argv):
         raise SystemExit(__doc__)
     harvester, base, verb, prefix = argv[1:5]
     from_ = argv[5] if len(argv) == 6 else None
-    harvest = {"sickle": with_sickle, "scythe": with_scythe}.get(harvester)
+    harvest = {
+        "sickle": with_sickle,
+        "scythe": with_scythe,
+        "scythe-post": lambda *a: with_scythe(*a, method="POST"),
+    }.get(harvester)
     if harvest is None:
-        raise SystemExit("no harvester %r: sickle or scythe" % harvester)
+        raise SystemExit("no harvester %r: sickle, scythe or scythe-post" % harvester)
     harvest(base, verb, prefix, from_)
 
 
