@@ -149,9 +149,13 @@ impl Item {
         for (format, file) in &raw.formats {
             check_relative_file(file).map_err(|e| format!("formats.{format}: {e}"))?;
         }
+        // Any format a harvester can ask for by name (OAI-PMH's metadataPrefix): the
+        // resolution standard's relations name oai_dc only, the data provider every one.
         for f in raw.formats.keys() {
-            if f != "oai_dc" {
-                return Err(format!("formats: unknown format {f:?} (known: oai_dc)"));
+            if !crate::oai_index::is_format_name(f) {
+                return Err(format!(
+                    "formats: {f:?} is not a format name (letters, digits and -_.!~*'(), at most 64)"
+                ));
             }
         }
         if let Some(url) = &raw.url {
@@ -269,3 +273,26 @@ impl fmt::Display for ItemError {
 }
 
 impl std::error::Error for ItemError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Item, String> {
+        let rep = Rep::parse("a.b/c/2020/01.01.00.00").unwrap();
+        Item::parse(text, Path::new("col/a.b/c/2020/01.01.00.00"), rep)
+    }
+
+    #[test]
+    fn formats_are_any_a_harvester_can_name() {
+        let item = parse(
+            "state = \"Original\"\ncontenttype = \"Metadata\"\n[formats]\noai_dc = \"oai_dc.xml\"\nmods = \"mods.xml\"\n",
+        )
+        .unwrap();
+        assert_eq!(item.formats.keys().collect::<Vec<_>>(), ["mods", "oai_dc"]);
+        let bad = parse("state = \"Original\"\n[formats]\n\"mo ds\" = \"mods.xml\"\n").unwrap_err();
+        assert!(bad.contains("\"mo ds\" is not a format name"), "{bad}");
+        let outside = parse("state = \"Original\"\n[formats]\nmods = \"../x.xml\"\n").unwrap_err();
+        assert!(outside.starts_with("formats.mods: "), "{outside}");
+    }
+}

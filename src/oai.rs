@@ -1102,6 +1102,20 @@ impl Provider<'_> {
         if !is_record(&item) || !disseminates(&item, &state.prefix) {
             return None;
         }
+        // A live record whose file cannot be answered is in no list of its format (as
+        // check leaves it out of the index).
+        if item.state != State::Deleted {
+            if let Err(e) = read_metadata(&item, &item.formats[&state.prefix]) {
+                if self.log.len() < 8 {
+                    self.log.push(format!(
+                        "{}/{}: {e}: left out of OAI-PMH answers",
+                        item.doc().display(),
+                        item.formats[&state.prefix]
+                    ));
+                }
+                return None;
+            }
+        }
         let seconds = self.archive.timestamp_of(&item);
         if state.from.is_some_and(|f| seconds < f) || state.until.is_some_and(|u| seconds > u) {
             return None;
@@ -1324,6 +1338,11 @@ fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
         return Err("not one well-formed element".into());
     }
     Ok(out.into_inner())
+}
+
+/// Whether the metadata file `file` of `item` can be answered (see [`read_metadata`]).
+pub fn check_metadata(item: &Item, file: &str) -> Result<(), String> {
+    read_metadata(item, file).map(|_| ())
 }
 
 /// The schema and namespace a metadata file's root element declares

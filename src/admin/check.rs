@@ -657,7 +657,30 @@ impl Checker<'_> {
         if let Some(reason) = &item.reason {
             self.check_reason(&item, reason, &toml_rel);
         }
-        if let Some(entry) = crate::oai_index::entry_of(&item) {
+        if let Some(mut entry) = crate::oai_index::entry_of(&item) {
+            // A format whose file the data provider cannot answer is not in the index,
+            // so that no list names the record in it.
+            if item.state != State::Deleted {
+                entry.formats.retain(|f| {
+                    let file = &item.formats[f];
+                    let servable = item
+                        .handle
+                        .as_ref()
+                        .is_some_and(|d| d.stored_doc_name(file.as_bytes()).is_ok());
+                    match crate::oai::check_metadata(&item, file) {
+                        Ok(()) => true,
+                        // Not servable: check_files says so.
+                        Err(_) if !servable => false,
+                        Err(e) => {
+                            self.fault(
+                                &toml_rel,
+                                format!("formats.{f}: {file}: {e}: left out of OAI-PMH answers"),
+                            );
+                            false
+                        }
+                    }
+                });
+            }
             self.oai.push(entry);
         }
         if item.state == State::Deleted {
