@@ -37,6 +37,10 @@ const PERSISTENT: &str = "http://localhost:8090/";
 const PAGE_SIZE: usize = 7;
 /// The made-up format besides oai_dc, with a schema the test writes.
 const TEST_NS: &str = "urn:example:ibi-test";
+/// Where the test format's files say its schema is (xsi:schemaLocation).
+const TEST_SCHEMA: &str = "http://example.org/ibi-test.xsd";
+/// A third format, whose one file declares its namespace and no schema (announced only).
+const NOTE_NS: &str = "urn:example:ibi-note";
 const TEST_XSD: &str = r#"<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:example:ibi-test" xmlns="urn:example:ibi-test" elementFormDefault="qualified">
   <xs:element name="record">
     <xs:complexType>
@@ -275,7 +279,7 @@ fn archive(second_format: bool) -> (tempfile::TempDir, PathBuf) {
         if second_format && rep == TWO_FORMATS {
             formats.push_str("ibi_test = \"test.xml\"\n");
             test_record = format!(
-                "<t:record xmlns:t=\"{TEST_NS}\" lang=\"en\"><t:title>Two formats</t:title><t:title>Deux</t:title></t:record>\n"
+                "<t:record xmlns:t=\"{TEST_NS}\" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:schemaLocation=\"{TEST_NS} {TEST_SCHEMA}\" lang=\"en\"><t:title>Two formats</t:title><t:title>Deux</t:title></t:record>\n"
             );
             files.push(("test.xml", &test_record));
         }
@@ -293,8 +297,11 @@ fn archive(second_format: bool) -> (tempfile::TempDir, PathBuf) {
         write_item(
         &root,
         TEST_ONLY,
-        "state = \"Original\"\ntimestamp = 2021-01-02T03:04:00Z\ncontenttype = \"Metadata\"\ntarget = \"t.xml\"\n[formats]\nibi_test = \"t.xml\"\n",
-        &[("t.xml", &format!("<?xml version=\"1.0\"?>\n<record xmlns=\"{TEST_NS}\"><title>Only the test format</title></record>\n"))],
+        "state = \"Original\"\ntimestamp = 2021-01-02T03:04:00Z\ncontenttype = \"Metadata\"\ntarget = \"t.xml\"\n[formats]\nibi_test = \"t.xml\"\nibi_note = \"note.xml\"\n",
+        &[
+            ("t.xml", &format!("<?xml version=\"1.0\"?>\n<record xmlns=\"{TEST_NS}\"><title>Only the test format</title></record>\n")),
+            ("note.xml", &format!("<n:note xmlns:n=\"{NOTE_NS}\">A note</n:note>\n")),
+        ],
     );
     }
     write_item(
@@ -871,34 +878,7 @@ fn own_requests(base: &str, xml: &Xmllint, root: &Path, second_format: bool) {
         .unwrap();
     assert!(earliest <= first, "{earliest} is after {first}");
     selective(base, xml, root);
-    let formats = oai_get(base, "verb=ListMetadataFormats", xml);
-    let prefixes: BTreeSet<&str> = formats
-        .split("<metadataPrefix>")
-        .skip(1)
-        .map(|s| s.split('<').next().unwrap())
-        .collect();
-    let want: BTreeSet<&str> = if second_format {
-        BTreeSet::from(["ibi_test", "oai_dc"])
-    } else {
-        BTreeSet::from(["oai_dc"])
-    };
-    assert_eq!(prefixes, want, "{formats}");
-    let two = format!("{PERSISTENT}{TWO_FORMATS}");
-    let formats = oai_get(
-        base,
-        &format!("verb=ListMetadataFormats&identifier={}", enc(&two)),
-        xml,
-    );
-    assert_eq!(
-        formats.matches("<metadataFormat>").count(),
-        want.len(),
-        "{formats}"
-    );
-    assert_eq!(
-        formats.contains(&format!("<metadataNamespace>{TEST_NS}</metadataNamespace>")),
-        second_format,
-        "{formats}"
-    );
+    formats(base, xml, second_format);
     let dc = expected(root, Some("oai_dc"));
     let pages_dc = pages(base, "ListRecords", "oai_dc", xml, dc.len());
     assert!(pages_dc.len() >= 3, "{} pages", pages_dc.len());
@@ -924,6 +904,72 @@ fn own_requests(base: &str, xml: &Xmllint, root: &Path, second_format: bool) {
             "{r}"
         );
     }
+}
+
+/// The formats of a ListMetadataFormats answer: prefix -> (schema, namespace).
+fn announced(body: &str) -> BTreeMap<String, (String, String)> {
+    body.split("<metadataFormat>")
+        .skip(1)
+        .map(|f| {
+            let v = |e: &str| {
+                between(f, &format!("<{e}>"), &format!("</{e}>"))
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            (v("metadataPrefix"), (v("schema"), v("metadataNamespace")))
+        })
+        .collect()
+}
+
+/// ListMetadataFormats of the Archive and of items: each format with its schema and its
+/// namespace (oai_dc's; the test format's as its files declare them; the third format's
+/// namespace, which its file declares, without schema).
+fn formats(base: &str, xml: &Xmllint, second_format: bool) {
+    let dc = (
+        "http://www.openarchives.org/OAI/2.0/oai_dc.xsd".to_string(),
+        "http://www.openarchives.org/OAI/2.0/oai_dc/".to_string(),
+    );
+    let test = (TEST_SCHEMA.to_string(), TEST_NS.to_string());
+    let whole = announced(&oai_get(base, "verb=ListMetadataFormats", xml));
+    let of = |rep: &str| {
+        let id = format!("{PERSISTENT}{rep}");
+        let qs = format!("verb=ListMetadataFormats&identifier={}", enc(&id));
+        announced(&oai_get(base, &qs, xml))
+    };
+    let two = of(TWO_FORMATS);
+    if !second_format {
+        assert_eq!(whole, BTreeMap::from([("oai_dc".to_string(), dc.clone())]));
+        assert_eq!(two, whole);
+        return;
+    }
+    let mut problems = vec![];
+    let keys = |m: &BTreeMap<String, (String, String)>| m.keys().cloned().collect::<Vec<_>>();
+    if keys(&whole) != ["ibi_note", "ibi_test", "oai_dc"] {
+        problems.push(format!("the Archive's formats: {whole:?}"));
+    }
+    if keys(&two) != ["ibi_test", "oai_dc"] {
+        problems.push(format!("{TWO_FORMATS}'s formats: {two:?}"));
+    }
+    let only = of(TEST_ONLY);
+    if keys(&only) != ["ibi_note", "ibi_test"] {
+        problems.push(format!("{TEST_ONLY}'s formats: {only:?}"));
+    }
+    for (what, m) in [
+        ("the Archive", &whole),
+        (TWO_FORMATS, &two),
+        (TEST_ONLY, &only),
+    ] {
+        if m.get("oai_dc").is_some_and(|f| *f != dc) {
+            problems.push(format!("{what}: oai_dc {:?}", m["oai_dc"]));
+        }
+        if m.get("ibi_test").is_some_and(|f| *f != test) {
+            problems.push(format!("{what}: ibi_test {:?}", m["ibi_test"]));
+        }
+        if m.get("ibi_note").is_some_and(|(_, ns)| ns != NOTE_NS) {
+            problems.push(format!("{what}: ibi_note {:?}", m["ibi_note"]));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 /// Selective harvests by the test, inclusive at both ends, at both granularities: the
@@ -1050,6 +1096,7 @@ fn incremental(python: &Path, second_format: bool, base: &str, root: &Path) {
     harvest_all(python, second_format, base, Some(&from), &want_of, what);
     std::fs::remove_file(root.join("var/oai-records")).unwrap();
     selective(base, &xml, root);
+    formats(base, &xml, second_format);
     let what = "from the walk, after new and delete";
     harvest_all(python, second_format, base, Some(&from), &want_of, what);
     let all = |prefix: &str| expected(root, Some(prefix));
