@@ -78,7 +78,7 @@ fn harvester_python() -> Option<PathBuf> {
         .is_ok_and(|o| o.status.success());
     if !common::required_under_ci(
         found,
-        "the OAI-PMH harvesters of tests/oai/requirements.txt (bash tests/oai/install.sh)",
+        "the harvesters' virtualenv target/oai-venv (bash tests/oai/install.sh)",
     ) {
         eprintln!(
             "skipping: no harvesters in target/oai-venv (bash tests/oai/install.sh installs them)"
@@ -802,6 +802,8 @@ fn bad_requests(base: &str, xml: &Xmllint, second_format: bool) {
         ("verb=ListIdentifiers&metadataPrefix=oai_dc2".into(), "cannotDisseminateFormat"),
         (format!("verb=GetRecord&identifier={}&metadataPrefix=ibi_test", enc(&live)), "cannotDisseminateFormat"),
         (format!("verb=GetRecord&identifier={}&metadataPrefix=oai_dc", enc(&format!("{PERSISTENT}{NO_FORMAT}"))), "cannotDisseminateFormat"),
+        // A deleted record, in a format it never had.
+        (format!("verb=GetRecord&identifier={}&metadataPrefix=ibi_test", enc(&format!("{PERSISTENT}{SETUP_DELETED}"))), "cannotDisseminateFormat"),
         (format!("verb=GetRecord&identifier={}&metadataPrefix=oai_dc", enc(&format!("{PERSISTENT}sid.inpe.br/mtc-m21/2020/03.04.05.59"))), "idDoesNotExist"),
         ("verb=GetRecord&identifier=garbage&metadataPrefix=oai_dc".into(), "idDoesNotExist"),
         (format!("verb=GetRecord&identifier={}&metadataPrefix=oai_dc", enc(&format!("http://elsewhere.example.org/{GEN_PREFIX}.01"))), "idDoesNotExist"),
