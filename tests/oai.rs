@@ -1219,6 +1219,13 @@ fn a_record_that_cannot_be_read_is_in_no_list() {
         &xml,
     );
     assert_eq!(error_codes(&r), ["cannotDisseminateFormat"], "{r}");
+    // Nor is its one format available for it.
+    let r = oai_get(
+        &base,
+        &format!("verb=ListMetadataFormats&identifier={}", enc(&id)),
+        &xml,
+    );
+    assert_eq!(error_codes(&r), ["noMetadataFormats"], "{r}");
     // The records that can be read: the tree's, less the broken one.
     let mut want = expected(&root, Some("oai_dc"));
     assert!(want.remove(&id).is_some());
