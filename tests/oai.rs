@@ -1,13 +1,17 @@
 //! The OAI-PMH data provider as aggregators meet it, through `serve`, Apache and lighttpd:
 //! two real harvesters from PyPI (sickle and oaipmh-scythe, pinned in
 //! tests/oai/requirements.txt, installed in target/oai-venv by tests/oai/install.sh, run
-//! by tests/oai/harvest.py) harvest a test Archive whole, then again incrementally after a
-//! `new` and a `delete`, with the index var/oai-records and without it (the walk); bad
-//! requests get their error codes; every answer the test reads itself is checked by
-//! xmllint against the protocol's XML schemas (OAI-PMH.xsd and oai_dc.xsd, taken from
-//! Debian's python3-gavo package, which install.sh downloads into target/oai/; an XML
-//! catalog maps the schemas' network locations to those copies, and xmllint runs with
-//! `--nonet`).
+//! by tests/oai/harvest.py) harvest a test Archive whole (oaipmh-scythe also POSTing its
+//! arguments as a form), then again incrementally after a `new` and a `delete`, with the
+//! index var/oai-records and without it (the walk); the test's own selective harvests,
+//! pages (cursor, completeListSize), formats and GetRecords; a table of bad requests with
+//! their error codes; a second and a third format written by hand
+//! (`serve_harvests_a_second_format`) and a record whose file cannot be read
+//! (`a_record_that_cannot_be_read_is_in_no_list`). Every answer the test reads itself is
+//! checked by xmllint against the protocol's XML schemas (OAI-PMH.xsd and oai_dc.xsd,
+//! taken from Debian's python3-gavo package, which install.sh downloads into target/oai/;
+//! an XML catalog maps the schemas' network locations to those copies, and xmllint runs
+//! with `--nonet`; the second format's schema is the test's own).
 //!
 //! What is expected is worked out from the tree, not from the service: every item.toml with
 //! `contenttype = "Metadata"` and not `restricted` is a record, its identifier
