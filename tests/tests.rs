@@ -31,6 +31,7 @@ mod ibi_roundtrip;
 mod ibi_vectors;
 mod inclusion_unit;
 mod landing;
+mod oai;
 mod oai_records;
 mod oai_review;
 mod persistent_urls;
