@@ -22,7 +22,6 @@
 //!   breaks the answer.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::ops::ControlFlow;
 
@@ -879,12 +878,10 @@ impl Provider<'_> {
         }
         let mut out = Vec::new();
         for (f, file) in &item.formats {
-            let Some(xml) = self.metadata(item, file) else {
+            if self.metadata(item, file).is_none() {
                 continue;
-            };
-            let schema = known_schema(f)
-                .or_else(|| root_schema(&xml))
-                .unwrap_or_default();
+            }
+            let schema = self.format_schema(f);
             out.push((f.clone(), schema));
         }
         out
@@ -897,45 +894,23 @@ impl Provider<'_> {
         let mut names = std::collections::BTreeSet::from(["oai_dc".to_string()]);
         if let Some(index) = Index::open(&self.archive.var()) {
             names.extend(index.formats);
-            return names
-                .into_iter()
-                .map(|f| {
-                    let schema = self.format_schema(&f);
-                    (f, schema)
-                })
-                .collect();
-        }
-        let mut found: BTreeMap<String, (String, String)> = names
-            .into_iter()
-            .map(|f| {
-                let schema = known_schema(&f).unwrap_or_default();
-                (f, schema)
-            })
-            .collect();
-        if let Ok(col) = Col::open(self.archive.root()) {
+        } else if let Ok(col) = Col::open(self.archive.root()) {
             let _ = walk(&col, "", 0, None, &mut |rel: &str| {
-                let Some(item) = self.load(rel) else {
-                    return ControlFlow::Continue(());
-                };
-                if !is_record(&item) || item.state == State::Deleted {
-                    return ControlFlow::Continue(());
-                }
-                for (f, file) in &item.formats {
-                    let known = found.get(f).is_some_and(|(_, ns)| !ns.is_empty());
-                    if known {
-                        continue;
-                    }
-                    if let Some(xml) = self.metadata(&item, file) {
-                        let schema = known_schema(f)
-                            .or_else(|| root_schema(&xml))
-                            .unwrap_or_default();
-                        found.insert(f.clone(), schema);
+                if let Some(item) = self.load(rel) {
+                    if is_record(&item) && item.state != State::Deleted {
+                        names.extend(item.formats.keys().cloned());
                     }
                 }
                 ControlFlow::Continue(())
             });
         }
-        found.into_iter().collect()
+        names
+            .into_iter()
+            .map(|f| {
+                let schema = self.format_schema(&f);
+                (f, schema)
+            })
+            .collect()
     }
 
     /// The schema and namespace of a format: known, else what the root element of one of
@@ -944,31 +919,59 @@ impl Provider<'_> {
         if let Some(known) = known_schema(prefix) {
             return known;
         }
-        // The first record of that format in the index whose file tells it: at most 8
-        // files read, among the first 10,000 lines.
-        let mut found = None;
+        // The first records of that format, in the index's order (at most 8 files read,
+        // among its first 10,000 lines), else in the walk's: the first whose file names
+        // a schema, else the first whose root has a namespace. One answer per format,
+        // whichever record is asked about.
+        let mut first: Option<(String, String)> = None;
+        let mut tried = 0;
+        let mut consider = |xml: Option<Vec<u8>>| -> bool {
+            tried += 1;
+            if let Some(found) = xml.as_deref().and_then(root_schema) {
+                if !found.0.is_empty() {
+                    first = Some(found);
+                    return true;
+                }
+                first.get_or_insert(found);
+            }
+            tried == 8
+        };
         if let Some(index) = Index::open(&self.archive.var()) {
-            let (mut tried, mut scanned) = (0, 0);
-            for (e, _) in index.lines_from(index.start()).map_while(Result::ok) {
-                scanned += 1;
-                if scanned > 10_000 {
-                    break;
-                }
-                if e.deleted || !e.formats.iter().any(|f| f == prefix) {
-                    continue;
-                }
-                tried += 1;
-                let xml = self.load(&e.rep).and_then(|item| {
+            let lines: Vec<String> = index
+                .lines_from(index.start())
+                .map_while(Result::ok)
+                .take(10_000)
+                .filter(|(e, _)| !e.deleted && e.formats.iter().any(|f| f == prefix))
+                .map(|(e, _)| e.rep)
+                .take(8)
+                .collect();
+            for rep in lines {
+                let xml = self.load(&rep).and_then(|item| {
                     let file = item.formats.get(prefix)?.clone();
                     self.metadata(&item, &file)
                 });
-                found = xml.as_deref().and_then(root_schema);
-                if found.is_some() || tried == 8 {
+                if consider(xml) {
                     break;
                 }
             }
+        } else if let Ok(col) = Col::open(self.archive.root()) {
+            let _ = walk(&col, "", 0, None, &mut |rel: &str| {
+                let Some(item) = self.load(rel) else {
+                    return ControlFlow::Continue(());
+                };
+                let Some(file) = item.formats.get(prefix).cloned() else {
+                    return ControlFlow::Continue(());
+                };
+                if !is_record(&item) || item.state == State::Deleted {
+                    return ControlFlow::Continue(());
+                }
+                match consider(self.metadata(&item, &file)) {
+                    true => ControlFlow::Break(()),
+                    false => ControlFlow::Continue(()),
+                }
+            });
         }
-        found.unwrap_or_else(|| (String::new(), String::new()))
+        first.unwrap_or_default()
     }
 
     /// The metadata item `id` names (its persistent URL, any spelling of its IBI), or
