@@ -42,6 +42,9 @@ use crate::service::{Answer, Archive};
 pub const CONTENT_TYPE: &str = "text/xml; charset=utf-8";
 /// Largest metadata file answered.
 pub const MAX_METADATA: u64 = 1024 * 1024;
+/// Most bytes of the index a new list counts its size in (about 130,000 lines): past
+/// them, the size is estimated.
+const MAX_COUNTED: u64 = 8 * 1024 * 1024;
 /// Most bytes of metadata in one page: the page ends early past it.
 const MAX_PAGE_METADATA: usize = 8 * 1024 * 1024;
 
@@ -1093,7 +1096,7 @@ impl Provider<'_> {
             // would walk the whole tree): the list comes from the index now. Checking
             // that it reads costs what a new list's count does.
             (Some(Position::Walk(_)), Some(index))
-                if index.count(index.start(), index.end(), |_| true).is_ok() =>
+                if index.count(index.start(), index.end(), "", None).is_ok() =>
             {
                 return Err(error(
                     "badResumptionToken",
@@ -1160,14 +1163,17 @@ impl Provider<'_> {
     }
 
     /// How many lines of the index from `at` are in the list (their format and dates;
-    /// a line whose item has changed since is counted: the size is then a bound). Read
-    /// in blocks, once per list: a few tens of milliseconds for a million lines.
+    /// a line whose item has changed since is counted: the size is then a bound), once
+    /// per list: counted in the first [`MAX_COUNTED`] bytes of the list's lines, past
+    /// them estimated in proportion (completeListSize, which the protocol makes
+    /// optional, is a guide to the harvester, not a promise: the list may change while
+    /// it is harvested).
     fn count(&self, index: &Index, at: u64, state: &ListState) -> std::io::Result<u64> {
         let end = match state.until {
             Some(u) => index.seek((u, "\u{10ffff}"), true)?,
             None => index.end(),
         };
-        index.count(at, end, |e| entry_has(e, &state.prefix))
+        Ok(index.count(at, end, &state.prefix, Some(MAX_COUNTED))?.0)
     }
 
     /// A page of the walk of col/ in the order of its names, from after the item where
