@@ -412,10 +412,6 @@ impl Document {
         self.w.get_mut().extend_from_slice(xml);
     }
 
-    fn len(&self) -> usize {
-        self.w.get_ref().len()
-    }
-
     fn finish(mut self) -> Vec<u8> {
         self.end("OAI-PMH");
         self.w.into_inner()
@@ -724,60 +720,85 @@ impl Provider<'_> {
                     None => self.new_list(args, headers_only)?,
                 };
                 let fresh = state.after.is_none() && state.cursor == 0;
-                let page = self.page(&state)?;
-                if page.records.is_empty() {
-                    if fresh {
+                let mut state = state;
+                // A page, and what of it is answered (its index, and its metadata for
+                // ListRecords): a live record whose file does not read is left out, and
+                // a page whose every record is left out gives way to the next, since a
+                // list holds at least one record.
+                let (page, kept) = loop {
+                    let page = self.page(&state)?;
+                    if page.records.is_empty() {
+                        if fresh {
+                            return Err(error(
+                                "noRecordsMatch",
+                                "no record has that format and a datestamp in those dates",
+                            ));
+                        }
                         return Err(error(
-                            "noRecordsMatch",
-                            "no record has that format and a datestamp in those dates",
+                            "badResumptionToken",
+                            "the list has changed since this token was given: harvest again from its start",
                         ));
                     }
-                    return Err(error(
-                        "badResumptionToken",
-                        "the list has changed since this token was given: harvest again from its start",
-                    ));
-                }
+                    let mut kept: Vec<(usize, Option<Vec<u8>>)> = Vec::new();
+                    let mut bytes = 0;
+                    for (i, found) in page.records.iter().enumerate() {
+                        let metadata = if headers_only || found.item.state == State::Deleted {
+                            None
+                        } else {
+                            let file = found
+                                .item
+                                .formats
+                                .get(&state.prefix)
+                                .cloned()
+                                .unwrap_or_default();
+                            match self.metadata(&found.item, &file) {
+                                Some(m) => Some(m),
+                                // Left out, with its line in the log.
+                                None => continue,
+                            }
+                        };
+                        bytes += metadata.as_ref().map_or(0, Vec::len);
+                        kept.push((i, metadata));
+                        if bytes > MAX_PAGE_METADATA {
+                            // A page of large records ends early.
+                            break;
+                        }
+                    }
+                    if !kept.is_empty() {
+                        break (page, kept);
+                    }
+                    match page.next {
+                        Some(next) => {
+                            state = ListState {
+                                after: Some(next),
+                                ..state
+                            };
+                        }
+                        None => {
+                            return Err(error(
+                                "noRecordsMatch",
+                                "no record of the rest of the list can be answered in that format",
+                            ))
+                        }
+                    }
+                };
+                let last = kept.last().map_or(0, |(i, _)| *i);
+                let next = if last + 1 < page.records.len() {
+                    Some(page.position_after(&page.records[last]))
+                } else {
+                    page.next.clone()
+                };
                 doc.request(attributes);
                 doc.open(verb.name());
                 doc.text("\n");
-                let mut handed = 0u64;
-                let mut next = page.next.clone();
-                for (i, found) in page.records.iter().enumerate() {
+                let handed = kept.len() as u64;
+                for (i, metadata) in kept {
+                    let found = &page.records[i];
                     if headers_only {
                         self.header(doc, &found.item, found.seconds);
                     } else {
-                        let metadata = match found.item.state {
-                            State::Deleted => None,
-                            _ => {
-                                let file = found
-                                    .item
-                                    .formats
-                                    .get(&state.prefix)
-                                    .cloned()
-                                    .unwrap_or_default();
-                                match self.metadata(&found.item, &file) {
-                                    Some(m) => Some(m),
-                                    // Left out, with its line in the log.
-                                    None => continue,
-                                }
-                            }
-                        };
                         self.record(doc, &found.item, found.seconds, metadata.as_deref());
                     }
-                    handed += 1;
-                    if doc.len() > MAX_PAGE_METADATA && i + 1 < page.records.len() {
-                        // A page of large records ends early.
-                        next = Some(page.position_after(found));
-                        break;
-                    }
-                }
-                if handed == 0 && fresh && next.is_none() {
-                    // Its only records left out (their files do not read): a list holds
-                    // at least one record.
-                    return Err(error(
-                        "noRecordsMatch",
-                        "no record has that format and a datestamp in those dates",
-                    ));
                 }
                 let total = state.total.or(page.total);
                 if next.is_some() || !fresh {

@@ -321,3 +321,44 @@ fn a_harvester_may_post_its_arguments() {
         assert!(status == 413 || status == 405, "{name}: {status}");
     }
 }
+
+/// A page in the middle of a list whose every record is left out (its file broken since
+/// check wrote the index) gives way to the next page: every answer holds a record.
+#[test]
+fn a_page_whose_records_are_all_left_out_gives_way_to_the_next() {
+    let (_tmp, root) = archive();
+    let mut toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    toml.push_str("\n[oai]\npage_size = 1\n");
+    std::fs::write(root.join("archive.toml"), toml).unwrap();
+    check(&root);
+    // The second record by datestamp.
+    std::fs::write(
+        root.join("col/sid.inpe.br/mtc-m18/2012/07.12.18.08.49/doc/oai_dc.xml"),
+        "<broken>",
+    )
+    .unwrap();
+    let list = "verb=ListRecords&metadataPrefix=oai_dc";
+    let mut ids = Vec::new();
+    let mut answer = query(&root, list);
+    loop {
+        let (page, token) = headers(&answer);
+        assert_eq!(page.len(), 1, "{answer}");
+        ids.extend(page.into_iter().map(|(id, _, _)| id));
+        let Some(t) = token else { break };
+        answer = query(
+            &root,
+            &format!(
+                "verb=ListRecords&resumptionToken={}",
+                percent_encoding::utf8_percent_encode(&t, percent_encoding::NON_ALPHANUMERIC)
+            ),
+        );
+    }
+    assert_eq!(
+        ids,
+        [
+            "http://localhost:8090/sid.inpe.br/mtc-m19/2013/09.04.12.27.58",
+            "http://localhost:8090/sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47",
+            "http://localhost:8090/sid.inpe.br/mtc-m19/2014/05.06.07.08.09",
+        ]
+    );
+}
