@@ -218,7 +218,15 @@ impl ListingText {
     /// Reads `var/col-prefixes`; `None` when absent or its header, `col/` line or names
     /// are not exactly in the format.
     pub fn read(var: &Path) -> Option<ListingText> {
-        let file = std::fs::File::open(var.join(FILE_NAME)).ok()?;
+        // Without blocking: a FIFO in its place (no writer) reads as empty, not for ever.
+        let file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NONBLOCK)
+                .open(var.join(FILE_NAME))
+                .ok()?
+        };
         // Through `take`, so that std does not `stat` the file for a size hint.
         let mut text = String::with_capacity(4096);
         file.take(MAX_LEN).read_to_string(&mut text).ok()?;
@@ -338,6 +346,21 @@ fn storable(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fifo_in_its_place_is_no_listing() {
+        let var = tempfile::tempdir().unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            var.path().join(FILE_NAME),
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o666),
+            0,
+        )
+        .unwrap();
+        // Opened for reading without a writer, a FIFO would block every request.
+        assert!(ListingText::read(var.path()).is_none());
+    }
 
     fn stamp(n: i64) -> Stamp {
         Stamp {

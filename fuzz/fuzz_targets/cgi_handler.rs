@@ -152,7 +152,7 @@ fn check_served(f: &Fixture, file: &std::fs::File) {
 }
 
 /// Checks one URL the Archive handed out to a client at `client`.
-/// An OAI-PMH answer read whole by quick-xml: well-formed, its root `OAI-PMH`, no
+/// An OAI-PMH answer read whole by quick-xml and by xml-rs: well-formed, its root `OAI-PMH`, no
 /// character XML cannot hold, each `identifier` on the Archive's resolver.
 fn check_oai_xml(text: &str) {
     use quick_xml::events::Event;
@@ -190,6 +190,12 @@ fn check_oai_xml(text: &str) {
         }
     }
     assert_eq!((roots, depth), (1, 0), "{text:?}");
+    // And by xml-rs, which judges names, attribute values, comments and namespaces.
+    for event in xml::EventReader::new(text.as_bytes()) {
+        if let Err(e) = event {
+            panic!("not well-formed XML with namespaces: {e}: {text:?}");
+        }
+    }
 }
 
 fn check_url(f: &Fixture, url: &str, client: Option<IpAddr>) {
