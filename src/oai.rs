@@ -22,6 +22,7 @@
 //!   breaks the answer.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::ops::ControlFlow;
 
@@ -79,6 +80,14 @@ const KNOWN_FORMATS: &[(&str, &str, &str)] = &[
         "http://datacite.org/schema/kernel-4",
     ),
 ];
+
+/// The schema and namespace of a format of [`KNOWN_FORMATS`].
+fn known_schema(prefix: &str) -> Option<(String, String)> {
+    KNOWN_FORMATS
+        .iter()
+        .find(|(p, _, _)| *p == prefix)
+        .map(|(_, schema, ns)| (schema.to_string(), ns.to_string()))
+}
 
 /// Whether a service request without `servicesubject` is one for the data provider: a
 /// `verb` (the service looks at `servicesubject` first).
@@ -624,11 +633,11 @@ impl Provider<'_> {
                 let formats = match args.get("identifier") {
                     Some(id) => {
                         let item = self.record_item(id)?;
-                        let formats: Vec<String> = item.formats.keys().cloned().collect();
+                        let formats = self.item_formats(&item);
                         if formats.is_empty() {
                             return Err(error(
                                 "noMetadataFormats",
-                                "this item has no metadata format",
+                                "this item has no metadata format that can be answered",
                             ));
                         }
                         formats
@@ -638,8 +647,7 @@ impl Provider<'_> {
                 doc.request(attributes);
                 doc.open("ListMetadataFormats");
                 doc.text("\n");
-                for f in formats {
-                    let (schema, namespace) = self.format_schema(&f);
+                for (f, (schema, namespace)) in formats {
                     doc.open("metadataFormat");
                     doc.element("metadataPrefix", &f);
                     doc.element("schema", &schema);
@@ -821,20 +829,88 @@ impl Provider<'_> {
             .map_or(0, |(e, _)| e.seconds.max(0))
     }
 
-    /// Every format announced: oai_dc, and those of the index's line of formats.
-    fn all_formats(&self) -> Vec<String> {
-        let mut formats = std::collections::BTreeSet::from(["oai_dc".to_string()]);
-        if let Some(index) = Index::open(&self.archive.var()) {
-            formats.extend(index.formats);
+    /// The formats of one record with their schemas and namespaces: those whose file
+    /// can be answered (a tombstone: those it had, else oai_dc).
+    fn item_formats(&mut self, item: &Item) -> Vec<(String, (String, String))> {
+        if item.state == State::Deleted {
+            let mut names: Vec<String> = item.formats.keys().cloned().collect();
+            if names.is_empty() {
+                names.push("oai_dc".into());
+            }
+            return names
+                .into_iter()
+                .map(|f| {
+                    let schema = self.format_schema(&f);
+                    (f, schema)
+                })
+                .collect();
         }
-        formats.into_iter().collect()
+        let mut out = Vec::new();
+        for (f, file) in &item.formats {
+            let Some(xml) = self.metadata(item, file) else {
+                continue;
+            };
+            let schema = known_schema(f)
+                .or_else(|| root_schema(&xml))
+                .unwrap_or_default();
+            out.push((f.clone(), schema));
+        }
+        out
+    }
+
+    /// Every format announced, with its schema and namespace: oai_dc, and those of the
+    /// index's line of formats; without the index, those the walk of col/ finds (the
+    /// whole tree read, as any list without the index may).
+    fn all_formats(&mut self) -> Vec<(String, (String, String))> {
+        let mut names = std::collections::BTreeSet::from(["oai_dc".to_string()]);
+        if let Some(index) = Index::open(&self.archive.var()) {
+            names.extend(index.formats);
+            return names
+                .into_iter()
+                .map(|f| {
+                    let schema = self.format_schema(&f);
+                    (f, schema)
+                })
+                .collect();
+        }
+        let mut found: BTreeMap<String, (String, String)> = names
+            .into_iter()
+            .map(|f| {
+                let schema = known_schema(&f).unwrap_or_default();
+                (f, schema)
+            })
+            .collect();
+        if let Ok(col) = Col::open(self.archive.root()) {
+            let _ = walk(&col, "", 0, None, &mut |rel: &str| {
+                let Some(item) = self.load(rel) else {
+                    return ControlFlow::Continue(());
+                };
+                if !is_record(&item) || item.state == State::Deleted {
+                    return ControlFlow::Continue(());
+                }
+                for (f, file) in &item.formats {
+                    let known = found.get(f).is_some_and(|(_, ns)| !ns.is_empty());
+                    if known {
+                        continue;
+                    }
+                    if let Some(xml) = self.metadata(&item, file) {
+                        let schema = known_schema(f)
+                            .or_else(|| root_schema(&xml))
+                            .unwrap_or_default();
+                        found.insert(f.clone(), schema);
+                    }
+                }
+                ControlFlow::Continue(())
+            });
+        }
+        found.into_iter().collect()
     }
 
     /// The schema and namespace of a format: known, else what the root element of one of
     /// its files declares (as it is in the index), else the format's name.
     fn format_schema(&mut self, prefix: &str) -> (String, String) {
-        if let Some((_, schema, ns)) = KNOWN_FORMATS.iter().find(|(p, _, _)| *p == prefix) {
-            return (schema.to_string(), ns.to_string());
+        if let Some(known) = known_schema(prefix) {
+            return known;
         }
         // The first record of that format in the index whose file tells it: at most 8
         // files read, among the first 10,000 lines.
@@ -1345,36 +1421,37 @@ pub fn check_metadata(item: &Item, file: &str) -> Result<(), String> {
     read_metadata(item, file).map(|_| ())
 }
 
-/// The schema and namespace a metadata file's root element declares
-/// (`xsi:schemaLocation`'s pair for the root's namespace).
+/// The schema and namespace of a metadata file's root element: its namespace as resolved
+/// (whatever its prefix), and the schema `xsi:schemaLocation` (the attribute of the XML
+/// Schema instance namespace, whatever its prefix) pairs with it, empty when none does.
+/// `None` when the root is in no namespace.
 fn root_schema(xml: &[u8]) -> Option<(String, String)> {
-    use quick_xml::events::attributes::Attribute;
-    let mut reader = quick_xml::Reader::from_reader(xml);
+    use quick_xml::name::{Namespace, ResolveResult};
+    let mut reader = quick_xml::NsReader::from_reader(xml);
     loop {
-        match reader.read_event().ok()? {
+        let (resolved, event) = reader.read_resolved_event().ok()?;
+        let ns = match resolved {
+            ResolveResult::Bound(Namespace(ns)) => String::from_utf8(ns.to_vec()).ok(),
+            _ => None,
+        };
+        match event {
             Event::Start(e) | Event::Empty(e) => {
-                let name = e.name();
-                let prefix = name.prefix().map(|p| p.as_ref().to_vec());
-                let ns_attr: Vec<u8> = match &prefix {
-                    Some(p) => [b"xmlns:".as_slice(), p].concat(),
-                    None => b"xmlns".to_vec(),
-                };
-                let attrs: Vec<Attribute> = e.attributes().filter_map(Result::ok).collect();
-                let value = |key: &[u8]| {
-                    attrs
-                        .iter()
-                        .find(|a| a.key.as_ref() == key)
-                        .and_then(|a| a.unescape_value().ok())
-                        .map(|v| v.into_owned())
-                };
-                let ns = value(&ns_attr)?;
-                let locations = value(b"xsi:schemaLocation").unwrap_or_default();
-                let words: Vec<&str> = locations.split_whitespace().collect();
-                let schema = words
-                    .chunks(2)
-                    .find(|pair| pair.first() == Some(&ns.as_str()))
-                    .and_then(|pair| pair.get(1))
-                    .map(|s| s.to_string())?;
+                let ns = ns?;
+                let mut schema = String::new();
+                for a in e.attributes().filter_map(Result::ok) {
+                    let (attr_ns, local) = reader.resolve_attribute(a.key);
+                    let is_xsi = matches!(attr_ns, ResolveResult::Bound(Namespace(n)) if n == XSI_NS.as_bytes());
+                    if !is_xsi || local.as_ref() != b"schemaLocation" {
+                        continue;
+                    }
+                    let Ok(locations) = a.unescape_value() else {
+                        continue;
+                    };
+                    let words: Vec<&str> = locations.split_whitespace().collect();
+                    if let Some(pair) = words.chunks(2).find(|p| p.first() == Some(&ns.as_str())) {
+                        schema = pair.get(1).map_or_else(String::new, |s| s.to_string());
+                    }
+                }
                 return Some((schema, ns));
             }
             Event::Eof => return None,
@@ -1487,6 +1564,16 @@ mod tests {
 
     #[test]
     fn a_root_element_tells_its_schema() {
+        // Whatever the prefixes, the namespace as resolved; no schema given: empty.
+        let xml = br#"<record xmlns="urn:example:a" xmlns:i="http://www.w3.org/2001/XMLSchema-instance" i:schemaLocation="urn:example:other http://example.org/o.xsd urn:example:a http://example.org/a.xsd"/>"#;
+        assert_eq!(
+            root_schema(xml),
+            Some(("http://example.org/a.xsd".into(), "urn:example:a".into()))
+        );
+        assert_eq!(
+            root_schema(br#"<n:note xmlns:n="urn:example:note">x</n:note>"#),
+            Some((String::new(), "urn:example:note".into()))
+        );
         let xml = br#"<m:mods xmlns:m="http://www.loc.gov/mods/v3" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="http://www.loc.gov/mods/v3 http://example.org/mods.xsd"/>"#;
         assert_eq!(
             root_schema(xml),
