@@ -13,6 +13,12 @@
 //! items and a few chains that leave the Archive. IBIps on ~90 % of data items. File names
 //! with spaces, Latin-1 bytes and characters that URLs escape. Everything follows from the
 //! seed: the same seed and N give the same tree, whatever the number of threads.
+//!
+//! `Options::oai` (off by default, which leaves the tree above unchanged) makes an Archive
+//! for the OAI-PMH data provider instead: every original has a metadata item, as `ibi-archive
+//! new --dc` makes them, whose oai_dc.xml is a namespaced Dublin Core record; ~2 % of the
+//! metadata items are tombstones (state Deleted, contenttype and formats kept, no doc/), as
+//! `delete` leaves them.
 
 #![allow(dead_code)]
 
@@ -138,6 +144,9 @@ pub struct Options {
     pub address: String,
     /// Print progress on stderr.
     pub progress: bool,
+    /// A metadata item for every original, ~2 % of them tombstones, oai_dc.xml a namespaced
+    /// record (see the module's documentation); off, the tree is the default one.
+    pub oai: bool,
 }
 
 /// Requests a benchmark makes, all of them for items that exist (or surely do not).
@@ -253,6 +262,8 @@ struct Spec {
     translations: Vec<(&'static str, usize)>,
     restricted: bool,
     files: Files,
+    /// A metadata item turned into a tombstone (`Options::oai` only).
+    withdrawn: bool,
 }
 
 /// What one prefix contributes to the samples.
@@ -469,8 +480,15 @@ fn write_prefix(
             translations: Vec::new(),
             restricted: false,
             files,
+            withdrawn: false,
         };
-        if kind == Kind::Original && i + 1 < n && rng.chance(30) {
+        if opts.oai {
+            if let Kind::Metadata(_) = kind {
+                spec.withdrawn = rng.chance(2);
+            }
+        }
+        let metadata_percent = if opts.oai { 100 } else { 30 };
+        if kind == Kind::Original && i + 1 < n && rng.chance(metadata_percent) {
             spec.metadata = Some(i + 1);
             spec.restricted = rng.chance(3);
         }
@@ -634,10 +652,10 @@ fn write_prefix(
         if s.kind == Kind::Service {
             report.service = Some(s.rep.as_str().to_string());
         }
-        if !matches!(s.kind, Kind::Deleted | Kind::Service) {
+        if !matches!(s.kind, Kind::Deleted | Kind::Service) && !s.withdrawn {
             let doc = item_dir.join("doc");
             fs::create_dir(&doc)?;
-            let first = write_doc(&doc, s, i)?;
+            let first = write_doc(&doc, s, i, opts.oai)?;
             if report.doc_path.is_none() && matches!(s.files, Files::Named { .. }) {
                 let mut url = format!("/col/{}/doc/", s.rep.as_str());
                 ibi_archive::escape::push_url_path(&mut url, &first);
@@ -671,6 +689,7 @@ fn item_toml(out: &mut String, s: &Spec, specs: &[Spec]) {
     let state = match s.kind {
         Kind::Copy => "Copy",
         Kind::Deleted => "Deleted",
+        _ if s.withdrawn => "Deleted",
         _ => "Original",
     };
     let _ = writeln!(out, "state = \"{state}\"");
@@ -720,6 +739,29 @@ fn item_toml(out: &mut String, s: &Spec, specs: &[Spec]) {
     }
 }
 
+/// The oai_dc.xml of a metadata item under `Options::oai`: a Dublin Core record with its
+/// namespaces and schema location, as `ibi-archive new --dc` writes one.
+fn oai_dc_record(s: &Spec) -> String {
+    let title = TITLES[(s.seconds as usize / 60) % TITLES.len()];
+    let date = IbiDate::new(s.seconds, "").expect("date").to_iso();
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" \
+         xmlns:dc=\"http://purl.org/dc/elements/1.1/\" \
+         xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" \
+         xsi:schemaLocation=\"http://www.openarchives.org/OAI/2.0/oai_dc/ \
+         http://www.openarchives.org/OAI/2.0/oai_dc.xsd\">\n\
+         \x20 <dc:title>{title} &amp; notes</dc:title>\n\
+         \x20 <dc:creator>Silva, João</dc:creator>\n\
+         \x20 <dc:date>{}</dc:date>\n\
+         \x20 <dc:type>Text</dc:type>\n\
+         \x20 <dc:identifier>{}</dc:identifier>\n\
+         </oai_dc:dc>\n",
+        &date[..10],
+        s.rep.as_str()
+    )
+}
+
 fn named_file(s: &Spec) -> String {
     let title = TITLES[(s.seconds as usize / 60) % TITLES.len()];
     format!("{title} {}.pdf", s.rep.day_time())
@@ -730,7 +772,7 @@ fn odd_file(s: &Spec) -> String {
 }
 
 /// Writes the item's files; returns the name of the first (the target), as bytes.
-fn write_doc(doc: &Path, s: &Spec, i: usize) -> io::Result<Vec<u8>> {
+fn write_doc(doc: &Path, s: &Spec, i: usize, oai: bool) -> io::Result<Vec<u8>> {
     use std::os::unix::ffi::OsStrExt;
     let body = format!("item {i}\n");
     if let Kind::Metadata(_) = s.kind {
@@ -740,7 +782,11 @@ fn write_doc(doc: &Path, s: &Spec, i: usize) -> io::Result<Vec<u8>> {
         )?;
         fs::write(
             doc.join("oai_dc.xml"),
-            "<oai_dc:dc><dc:title>t</dc:title></oai_dc:dc>\n",
+            if oai {
+                oai_dc_record(s)
+            } else {
+                "<oai_dc:dc><dc:title>t</dc:title></oai_dc:dc>\n".to_string()
+            },
         )?;
         return Ok(b"metadata.html".to_vec());
     }
@@ -842,6 +888,7 @@ pub fn cached(dir: &Path, items: usize, seed: u64) -> io::Result<(PathBuf, Sampl
         jobs: std::thread::available_parallelism().map_or(2, |n| n.get()),
         address: "127.0.0.1:8080".into(),
         progress: true,
+        oai: false,
     };
     let samples = generate(&opts)?;
     remember(&root);

@@ -1,5 +1,5 @@
 //! `cargo run --release --example gen-archive -- --root DIR --items N [--seed S] [--jobs J]
-//! [--address HOST:PORT]`: writes a realistic Archive of N items into DIR (which must not
+//! [--address HOST:PORT] [--oai]`: writes a realistic Archive of N items into DIR (which must not
 //! hold a col/ yet) and its sample requests into DIR.samples.env. See bench/README.md.
 
 #[path = "archive_gen.rs"]
@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 const USAGE: &str =
-    "usage: gen-archive --root DIR --items N [--seed S] [--jobs J] [--address HOST:PORT]";
+    "usage: gen-archive --root DIR --items N [--seed S] [--jobs J] [--address HOST:PORT] [--oai]";
 
 fn main() -> ExitCode {
     let mut root: Option<PathBuf> = None;
@@ -17,6 +17,7 @@ fn main() -> ExitCode {
     let mut seed = 1u64;
     let mut jobs = std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut address = "127.0.0.1:8080".to_string();
+    let mut oai = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = || args.next().unwrap_or_default();
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
             "--seed" => seed = value().parse().unwrap_or(seed),
             "--jobs" => jobs = value().parse().unwrap_or(jobs),
             "--address" => address = value(),
+            "--oai" => oai = true,
             "-h" | "--help" => {
                 println!("{USAGE}");
                 return ExitCode::SUCCESS;
@@ -51,6 +53,7 @@ fn main() -> ExitCode {
         jobs,
         address,
         progress: true,
+        oai,
     };
     match archive_gen::generate(&opts) {
         Ok(samples) => {
