@@ -42,9 +42,9 @@ use crate::service::{Answer, Archive};
 pub const CONTENT_TYPE: &str = "text/xml; charset=utf-8";
 /// Largest metadata file answered.
 pub const MAX_METADATA: u64 = 1024 * 1024;
-/// Most bytes of the index a new list counts its size in (about 130,000 lines): past
+/// Most bytes of the index a new list counts its size in (about 35,000 lines): past
 /// them, the size is estimated.
-const MAX_COUNTED: u64 = 8 * 1024 * 1024;
+const MAX_COUNTED: u64 = 2 * 1024 * 1024;
 /// Most bytes of metadata in one page: the page ends early past it.
 const MAX_PAGE_METADATA: usize = 8 * 1024 * 1024;
 
