@@ -425,22 +425,42 @@ fn read_body(
         if left.is_zero() {
             return Err(NoHead::TooSlow);
         }
-        let _ = stream.set_read_timeout(Some(left));
-        let mut chunk = [0u8; 4096];
-        let room = (length - body.len()).min(chunk.len());
-        match stream.read(&mut chunk[..room]) {
-            Ok(0) => return Err(NoHead::Gone),
-            Ok(n) => body.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return Err(NoHead::Gone),
-        }
+        let room = length - body.len();
+        read_some(stream, &mut body, room, left)?;
     }
     Ok(body)
+}
+
+/// One read of at most `room` bytes (and 4 KiB) appended to `buf`, waiting at most
+/// `left`: how many came, 0 when the wait ended or was interrupted (the caller looks at
+/// its deadline); `Gone` when the client closed the connection or the read failed.
+fn read_some(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    room: usize,
+    left: Duration,
+) -> Result<usize, NoHead> {
+    let _ = stream.set_read_timeout(Some(left));
+    let mut chunk = [0u8; 4096];
+    let room = room.min(chunk.len());
+    match stream.read(&mut chunk[..room]) {
+        Ok(0) => Err(NoHead::Gone),
+        Ok(n) => {
+            buf.extend_from_slice(&chunk[..n]);
+            Ok(n)
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(0),
+        // The read timeout: the loop sees the deadline passed.
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ) =>
+        {
+            Ok(0)
+        }
+        Err(_) => Err(NoHead::Gone),
+    }
 }
 
 /// Reads until `buf` holds a whole request head, as httparse reads one (lines may end
@@ -479,25 +499,10 @@ fn read_head(
                 NoHead::TooSlow
             });
         }
-        let _ = stream.set_read_timeout(Some(left));
-        let mut chunk = [0u8; 4096];
-        let room = (limits.max_head - buf.len()).min(chunk.len());
-        match stream.read(&mut chunk[..room]) {
-            Ok(0) => return Err(NoHead::Gone),
-            Ok(n) => {
-                if buf.is_empty() {
-                    deadline = Instant::now() + limits.head_timeout;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            // The read timeout: the loop sees the deadline passed.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
-            Err(_) => return Err(NoHead::Gone),
+        let was_empty = buf.is_empty();
+        let room = limits.max_head - buf.len();
+        if read_some(stream, buf, room, left)? > 0 && was_empty {
+            deadline = Instant::now() + limits.head_timeout;
         }
     }
 }
