@@ -1392,7 +1392,6 @@ fn walk(
 /// instructions left out. Refused: not UTF-8, a character XML cannot hold, an entity
 /// other than the five of XML, not one well-formed element.
 fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
-    use quick_xml::Reader;
     let dir = item.handle.as_ref().ok_or("no directory")?;
     let stored = dir
         .stored_doc_name(file.as_bytes())
@@ -1416,14 +1415,30 @@ fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
     if xml_chars(text).len() != text.len() {
         return Err("holds a character XML cannot hold".into());
     }
+    let (out, undeclare) = copy_metadata(text, false)?;
+    // What is in no namespace in the file stays in none inside `metadata`, whose default
+    // is the OAI-PMH namespace: written again, the root undeclaring it.
+    let out = if undeclare {
+        copy_metadata(text, true)?.0
+    } else {
+        out
+    };
+    well_formed_in_metadata(&out)?;
+    Ok(out)
+}
+
+/// The XML of a metadata file (`text`) written again by quick-xml, checked as
+/// [`read_metadata`] says, its root given `xmlns=""` when `undeclare`; and whether it
+/// should be (an element has no prefix, and the root declares no default namespace).
+fn copy_metadata(text: &str, undeclare: bool) -> Result<(Vec<u8>, bool), String> {
+    use quick_xml::Reader;
     let mut reader = Reader::from_str(text);
     reader.config_mut().check_end_names = true;
     let mut out = Writer::new(Vec::with_capacity(text.len()));
     let mut depth = 0usize;
     let mut roots = 0usize;
-    // The length of the root's name, whether it declares a default namespace, whether an
-    // element has no prefix.
-    let (mut root_name, mut root_default_ns, mut unprefixed) = (0, false, false);
+    // Whether the root declares a default namespace, whether an element has no prefix.
+    let (mut root_default_ns, mut unprefixed) = (false, false);
     loop {
         let event = reader
             .read_event()
@@ -1455,10 +1470,20 @@ fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
                         root_default_ns = true;
                     }
                 }
-                if depth == 0 {
-                    root_name = e.name().as_ref().len();
-                }
                 unprefixed |= e.name().prefix().is_none();
+                if depth == 0 && undeclare {
+                    let mut root = e.clone().into_owned();
+                    root.push_attribute(("xmlns", ""));
+                    let root = match event {
+                        Event::Start(_) => Event::Start(root),
+                        _ => Event::Empty(root),
+                    };
+                    out.write_event(root).map_err(|e| e.to_string())?;
+                    if matches!(event, Event::Start(_)) {
+                        depth += 1;
+                    }
+                    continue;
+                }
                 if matches!(event, Event::Start(_)) {
                     depth += 1;
                 }
@@ -1497,14 +1522,7 @@ fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
     if roots != 1 || depth != 0 {
         return Err("not one well-formed element".into());
     }
-    let mut out = out.into_inner();
-    if unprefixed && !root_default_ns {
-        // What is in no namespace in the file stays in none inside `metadata`, whose
-        // default is the OAI-PMH namespace: the root undeclares it (after `<` and its name).
-        out.splice(1 + root_name..1 + root_name, *br#" xmlns="""#);
-    }
-    well_formed_in_metadata(&out)?;
-    Ok(out)
+    Ok((out.into_inner(), unprefixed && !root_default_ns))
 }
 
 /// Whether `fragment` is well-formed XML with namespaces where an answer puts it, inside

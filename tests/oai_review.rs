@@ -157,7 +157,7 @@ fn metadata_in_no_namespace_stays_in_none() {
     put_metadata(&root, b"<p:r xmlns:p=\"u\"><t/></p:r>");
     let out = query(&root, &get);
     assert!(
-        out.contains("<metadata><p:r xmlns=\"\" xmlns:p=\"u\"><t/></p:r></metadata>"),
+        out.contains("<metadata><p:r xmlns:p=\"u\" xmlns=\"\"><t/></p:r></metadata>"),
         "{out}"
     );
     // A default namespace of its own is kept as it is, and every element prefixed needs
