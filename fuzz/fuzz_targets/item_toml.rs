@@ -1,7 +1,8 @@
 //! `Item::parse` never panics on arbitrary text, and what it accepts keeps its promises:
-//! file names stay inside doc/, a `url` is an http(s) URL of pair-list word bytes. The same
-//! text is also read as an archive.toml (`Config::parse`), which must not panic either and
-//! whose error messages never carry the registration key.
+//! file names stay inside doc/, format names are OAI-PMH metadataPrefixes, a `url` is an
+//! http(s) URL of pair-list word bytes. The same text is also read as an archive.toml
+//! (`Config::parse`), which must not panic either and whose error messages never carry
+//! the registration key.
 
 #![no_main]
 
@@ -26,7 +27,15 @@ fuzz_target!(|data: &[u8]| {
             );
         }
         for (format, file) in &item.formats {
-            assert_eq!(format, "oai_dc");
+            // A name a harvester can ask for (OAI-PMH's metadataPrefix).
+            assert!(
+                !format.is_empty()
+                    && format.len() <= 64
+                    && format
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b)),
+                "format {format:?}"
+            );
             assert!(
                 check_relative_file(file).is_ok(),
                 "formats.{format} {file:?}"
