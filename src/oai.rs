@@ -24,6 +24,7 @@
 use std::borrow::Cow;
 use std::io::Read;
 use std::ops::ControlFlow;
+use std::rc::Rc;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime};
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
@@ -31,7 +32,7 @@ use quick_xml::Writer;
 use sha2::{Digest, Sha256};
 
 use crate::config::Config;
-use crate::ibi::{Ibi, Rep};
+use crate::ibi::{shown, Ibi, Rep};
 use crate::item::{ContentType, Item, State};
 use crate::layout::{Col, DocEntry};
 use crate::oai_index::{self, Index};
@@ -263,12 +264,6 @@ fn parse_request(query: &Query) -> Result<(Verb, Args), OaiError> {
     Ok((verb, args))
 }
 
-/// `s` for a message: at most 64 characters, control characters dropped, quoted.
-fn shown(s: &str) -> String {
-    let kept: String = s.chars().filter(|c| !c.is_control()).take(64).collect();
-    format!("{kept:?}")
-}
-
 /// The answer to an OAI-PMH request `query` at POSIX second `now`.
 pub fn answer(archive: &Archive, query: &Query, now: i64) -> Answer {
     let mut doc = Document::new(now, &base_url(archive.config()));
@@ -286,6 +281,7 @@ pub fn answer(archive: &Archive, query: &Query, now: i64) -> Answer {
             let provider = Provider {
                 archive,
                 log: &mut log,
+                col: Col::open(archive.root()).ok().map(Rc::new),
             };
             match provider.answer(verb, &args, &mut doc, &attributes) {
                 Ok(()) => {}
@@ -618,6 +614,8 @@ impl Page {
 struct Provider<'a> {
     archive: &'a Archive,
     log: &'a mut Vec<String>,
+    /// `col/`, opened once for the request (shared with a walk that loads items).
+    col: Option<Rc<Col>>,
 }
 
 impl Provider<'_> {
@@ -918,7 +916,7 @@ impl Provider<'_> {
         let mut names = std::collections::BTreeSet::from(["oai_dc".to_string()]);
         if let Some(index) = Index::open(&self.archive.var()) {
             names.extend(index.formats);
-        } else if let Ok(col) = Col::open(self.archive.root()) {
+        } else if let Some(col) = self.col.clone() {
             let _ = walk(&col, "", 0, None, &mut |rel: &str| {
                 if let Some(item) = self.load(rel) {
                     if is_record(&item) && item.state != State::Deleted {
@@ -978,7 +976,7 @@ impl Provider<'_> {
                     break;
                 }
             }
-        } else if let Ok(col) = Col::open(self.archive.root()) {
+        } else if let Some(col) = self.col.clone() {
             let _ = walk(&col, "", 0, None, &mut |rel: &str| {
                 let Some(item) = self.load(rel) else {
                     return ControlFlow::Continue(());
@@ -1025,14 +1023,20 @@ impl Provider<'_> {
     }
 
     /// The item in `col/<rel>`, if it loads.
+    /// (A directory without item.toml is no item, and says nothing; at most 8 lines go
+    /// to the log, however many items a walk finds faulty.)
     fn load(&mut self, rel: &str) -> Option<Item> {
         let rep = Rep::parse(rel).ok()?;
-        let col = Col::open(self.archive.root()).ok()?;
-        let dir = col.item(rel).ok()?;
+        let dir = self.col.as_ref()?.item(rel).ok()?;
+        if !dir.has_item_toml() {
+            return None;
+        }
         match Item::load(&dir, rep) {
             Ok(item) => Some(item),
             Err(e) => {
-                self.log.push(e.to_string());
+                if self.log.len() < 8 {
+                    self.log.push(e.to_string());
+                }
                 None
             }
         }
@@ -1205,14 +1209,14 @@ impl Provider<'_> {
         let size = self.config().oai.page_size;
         let mut records: Vec<Found> = Vec::new();
         let mut next = None;
-        if let Ok(col) = Col::open(self.archive.root()) {
+        if let Some(col) = self.col.clone() {
             let after = match &state.after {
                 Some(Position::Walk(r)) => Some(r.clone()),
                 _ => None,
             };
             let after_parts: Option<Vec<&str>> = after.as_deref().map(|a| a.split('/').collect());
             let _ = walk(&col, "", 0, after_parts.as_deref(), &mut |rel: &str| {
-                let Some(found) = self.walked_item(&col, rel, state) else {
+                let Some(found) = self.walked_item(rel, state) else {
                     return ControlFlow::Continue(());
                 };
                 if records.len() == size {
@@ -1234,21 +1238,8 @@ impl Provider<'_> {
     }
 
     /// The item at `rel`, when it is a record of the list `state`.
-    fn walked_item(&mut self, col: &Col, rel: &str, state: &ListState) -> Option<Found> {
-        let rep = Rep::parse(rel).ok()?;
-        let dir = col.item(rel).ok()?;
-        if !dir.has_item_toml() {
-            return None;
-        }
-        let item = match Item::load(&dir, rep) {
-            Ok(item) => item,
-            Err(e) => {
-                if self.log.len() < 8 {
-                    self.log.push(e.to_string());
-                }
-                return None;
-            }
-        };
+    fn walked_item(&mut self, rel: &str, state: &ListState) -> Option<Found> {
+        let item = self.load(rel)?;
         if !is_record(&item) || !disseminates(&item, &state.prefix) {
             return None;
         }
