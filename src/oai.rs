@@ -1270,7 +1270,9 @@ impl Provider<'_> {
         } else {
             doc.open("header");
         }
-        doc.element("identifier", &identifier(self.config(), item));
+        // A record's identifier: its item's persistent URL.
+        let identifier = crate::filelist::persistent_url(self.config(), item);
+        doc.element("identifier", &identifier);
         doc.element("datestamp", &datestamp(seconds));
         doc.end("header");
     }
@@ -1328,11 +1330,6 @@ fn cannot_disseminate(prefix: &str) -> OaiError {
             shown(prefix)
         ),
     )
-}
-
-/// A record's OAI identifier: its item's persistent URL.
-pub fn identifier(config: &Config, item: &Item) -> String {
-    crate::filelist::persistent_url(config, item)
 }
 
 /// The host of `hostport`.
