@@ -12,11 +12,29 @@
 //! a day, so the directories of hours older than that are removed, a few entries per
 //! acknowledgment. The line is appended under an exclusive lock on the log, whole or not
 //! at all.
+//!
+//! An acknowledgment is counted once its line is on stable storage, and many share one
+//! sync (group commit), whether they come from threads of `serve` or from CGI processes:
+//! the line is written under the log's lock, the lock released, and then the writer takes
+//! the lock of `var/acknowledgments.synced`, which records how far the log is known to be
+//! synced (its inode and a length). When that length already covers its line, another's
+//! sync made it durable and the writer is done at once; otherwise it takes the length of
+//! the log (under a shared lock of the log: whole lines only), `fdatasync`s the log, which
+//! makes every line written before durable, and records that length. While one sync runs,
+//! the writers behind it wait for the lock and then, mostly, find their lines covered.
+//! That record is a hint: lost or stale, it costs a sync, never a line (it is only ever
+//! trusted for the inode it names and up to the log's length).
+//!
+//! Failures: a write that fails (a full disk) is cut back under the lock and its mark
+//! removed, so no partial line stays and the key may be counted again. A sync that fails
+//! (`EIO`) is answered "not counted"; its line cannot be cut (other lines may follow it)
+//! and its mark stays: whether the line reached the disk is unknown after such an error,
+//! and a key is never logged twice, so a retry is answered "already counted".
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Seek, SeekFrom, Write};
 use std::os::fd::{AsFd, BorrowedFd};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
@@ -34,6 +52,9 @@ pub fn log_path(var: &Path) -> PathBuf {
 
 /// The log's name in var/.
 pub const LOG_NAME: &str = "acknowledgments.log";
+
+/// How far the log is known to be on stable storage (see the module header), in var/.
+pub const SYNCED_NAME: &str = "acknowledgments.synced";
 
 /// Where the counted keys are marked, one directory per hour of issue.
 pub const MARKS_DIR: &str = "acknowledged";
@@ -98,9 +119,11 @@ pub enum Outcome {
     AlreadyCounted,
 }
 
-/// Appends `rec` unless its key was already counted. `issued` is the key's date of issue.
-/// What it makes in `var` (the log, the marks and their directories) is var/'s owner's,
-/// the user the service runs as, whoever makes it (see [`crate::var_owner`]).
+/// Appends `rec` unless its key was already counted, and returns `Counted` only once the
+/// line is on stable storage (see the module header). `issued` is the key's date of
+/// issue. What it makes in `var` (the log, its synced record, the marks and their
+/// directories) is var/'s owner's, the user the service runs as, whoever makes it (see
+/// [`crate::var_owner`]).
 pub fn record_once(var: &Path, rec: &Record, issued: i64) -> io::Result<Outcome> {
     if rec.key.is_empty() || !rec.key.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
         return Err(io::Error::new(
@@ -112,32 +135,39 @@ pub fn record_once(var: &Path, rec: &Record, issued: i64) -> io::Result<Outcome>
     let owner = var_owner::owner_for_new(var_dir.as_fd(), var)?;
     let marks = var_owner::make_dir_at(var_dir.as_fd(), MARKS_DIR, owner)?;
     let hour = var_owner::make_dir_at(marks.as_fd(), &issued.div_euclid(3600).to_string(), owner)?;
-    let mut file = open_log(var_dir.as_fd(), owner)?;
+    let mut file = open_or_make(var_dir.as_fd(), LOG_NAME, true, owner)?;
     file.lock()?;
     let result = append_if_new(&mut file, rec, hour.as_fd(), owner);
     let unlocked = file.unlock();
     prune(&var.join(MARKS_DIR), rec.time);
-    let outcome = result?;
+    let end = result?;
     unlocked?;
-    Ok(outcome)
+    let Some(end) = end else {
+        return Ok(Outcome::AlreadyCounted);
+    };
+    make_durable(var_dir.as_fd(), &file, end, owner)?;
+    Ok(Outcome::Counted)
 }
 
-/// The log, opened to be read and appended to; made (empty, given to `owner`) if missing.
-fn open_log(var: BorrowedFd<'_>, owner: Option<var_owner::Owner>) -> io::Result<File> {
-    let open = || {
-        rfs::openat(
-            var,
-            LOG_NAME,
-            OFlags::RDWR | OFlags::APPEND | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-    };
+/// The file `name` of var/, opened to be read and written (`append`: written at its
+/// end only); made (empty, given to `owner`) if missing.
+fn open_or_make(
+    var: BorrowedFd<'_>,
+    name: &str,
+    append: bool,
+    owner: Option<var_owner::Owner>,
+) -> io::Result<File> {
+    let mut flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    if append {
+        flags |= OFlags::APPEND;
+    }
+    let open = || rfs::openat(var, name, flags, Mode::empty());
     match open() {
         Ok(fd) => return Ok(File::from(fd)),
         Err(Errno::NOENT) => {}
         Err(e) => return Err(e.into()),
     }
-    match crate::atomic::create_owned_at(var, LOG_NAME, b"", 0o666, owner) {
+    match crate::atomic::create_owned_at(var, name, b"", 0o666, owner) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
@@ -145,12 +175,14 @@ fn open_log(var: BorrowedFd<'_>, owner: Option<var_owner::Owner>) -> io::Result<
     Ok(File::from(open()?))
 }
 
+/// Appends `rec`'s line unless its key is marked; the log's length after the line, or
+/// `None` when the key was already counted. The caller holds the log's lock.
 fn append_if_new(
     file: &mut File,
     rec: &Record,
     hour: BorrowedFd<'_>,
     owner: Option<var_owner::Owner>,
-) -> io::Result<Outcome> {
+) -> io::Result<Option<u64>> {
     let mark = rec.key.as_str();
     match rfs::openat(
         hour,
@@ -164,7 +196,7 @@ fn append_if_new(
                 return Err(e);
             }
         }
-        Err(Errno::EXIST) => return Ok(Outcome::AlreadyCounted),
+        Err(Errno::EXIST) => return Ok(None),
         Err(e) => return Err(e.into()),
     }
     let len = file.seek(SeekFrom::End(0))?;
@@ -176,10 +208,7 @@ fn append_if_new(
         // A writer died mid-line: end that line so ours stands whole.
         line.insert(0, '\n');
     }
-    if let Err(e) = file
-        .write_all(line.as_bytes())
-        .and_then(|()| file.sync_data())
-    {
+    if let Err(e) = file.write_all(line.as_bytes()) {
         // A full disk takes part of a line and refuses the rest: cut the log back to
         // where it was (we hold the lock), so that no partial record is left to be read
         // as a counted one, nor glued to the next; and the key may be counted again.
@@ -187,7 +216,72 @@ fn append_if_new(
         let _ = rfs::unlinkat(hour, mark, AtFlags::empty());
         return Err(e);
     }
-    Ok(Outcome::Counted)
+    Ok(Some(len + line.len() as u64))
+}
+
+/// Returns once the log `log` is on stable storage up to `end` (group commit, see the
+/// module header): at once when a sync since the line was written covered it, else after
+/// a sync of its own, which covers the lines of the writers waiting behind it as well.
+fn make_durable(
+    var: BorrowedFd<'_>,
+    log: &File,
+    end: u64,
+    owner: Option<var_owner::Owner>,
+) -> io::Result<()> {
+    let record = open_or_make(var, SYNCED_NAME, false, owner)?;
+    // Held until the record is dropped (closed), over the sync.
+    record.lock()?;
+    let meta = log.metadata()?;
+    if read_synced(&record, meta.ino()).is_some_and(|synced| end <= synced && synced <= meta.len())
+    {
+        return Ok(());
+    }
+    // Whole lines only: a writer holds the log's lock exclusively while it writes (and
+    // while it cuts back a line a full disk refused).
+    log.lock_shared()?;
+    let whole = log.metadata().map(|m| m.len());
+    log.unlock()?;
+    let whole = whole?;
+    log.sync_data().map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("its line was written but could not be synced to stable storage: {e}"),
+        )
+    })?;
+    // A hint for the writers that follow: if it cannot be written they sync themselves.
+    let _ = record.write_all_at(synced_line(meta.ino(), whole).as_bytes(), 0);
+    Ok(())
+}
+
+/// Bytes of the record of `var/acknowledgments.synced`.
+const SYNCED_LEN: usize = 63;
+
+/// The record: the log's inode, the length known synced, and a check of both (so that a
+/// record torn by a crash is not taken for another), each in 20 digits.
+fn synced_line(ino: u64, len: u64) -> String {
+    format!("{ino:020} {len:020} {:020}\n", synced_check(ino, len))
+}
+
+fn synced_check(ino: u64, len: u64) -> u64 {
+    (ino ^ len.rotate_left(32) ^ 0x6962_692d_6163_6b73).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// The length of the log of inode `ino` known synced, when the record is of that inode
+/// and whole.
+fn read_synced(record: &File, ino: u64) -> Option<u64> {
+    let mut buf = [0u8; SYNCED_LEN];
+    record.read_exact_at(&mut buf, 0).ok()?;
+    let text = std::str::from_utf8(&buf).ok()?.strip_suffix('\n')?;
+    let mut fields = text.split(' ').map(|f| f.parse::<u64>().ok());
+    let (Some(i), Some(len), Some(check), None) = (
+        fields.next()?,
+        fields.next()?,
+        fields.next()?,
+        fields.next(),
+    ) else {
+        return None;
+    };
+    (i == ino && check == synced_check(i, len)).then_some(len)
 }
 
 /// Removes a few marks of hours no key of which can still be acknowledged (and their
@@ -359,6 +453,69 @@ mod tests {
         assert_eq!(std::fs::read_dir(&old).unwrap().count(), 4);
         record_once(dir.path(), &rec(now, "7-8"), now).unwrap();
         assert!(!old.exists());
+    }
+
+    fn synced_of(var: &Path) -> Option<u64> {
+        let log = std::fs::metadata(log_path(var)).unwrap();
+        let record = File::open(var.join(SYNCED_NAME)).unwrap();
+        read_synced(&record, log.ino())
+    }
+
+    #[test]
+    fn a_counted_line_is_covered_by_the_synced_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let var = dir.path();
+        record_once(var, &rec(1000, "1-1"), 990).unwrap();
+        let one = std::fs::metadata(log_path(var)).unwrap().len();
+        assert_eq!(synced_of(var), Some(one));
+        record_once(var, &rec(1001, "1-2"), 990).unwrap();
+        let two = std::fs::metadata(log_path(var)).unwrap().len();
+        assert_eq!(two, 2 * one);
+        assert_eq!(synced_of(var), Some(two));
+        // A replay writes nothing and leaves the record as it is.
+        assert_eq!(
+            record_once(var, &rec(1002, "1-1"), 990).unwrap(),
+            Outcome::AlreadyCounted
+        );
+        assert_eq!(synced_of(var), Some(two));
+    }
+
+    #[test]
+    fn a_stale_or_torn_synced_record_is_not_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let var = dir.path();
+        record_once(var, &rec(1000, "1-1"), 990).unwrap();
+        // The log moved away and a new one begun: the record names the old inode.
+        std::fs::rename(log_path(var), var.join("old.log")).unwrap();
+        assert_eq!(
+            std::fs::read(var.join(SYNCED_NAME)).unwrap().len(),
+            SYNCED_LEN
+        );
+        record_once(var, &rec(1001, "1-2"), 990).unwrap();
+        let len = std::fs::metadata(log_path(var)).unwrap().len();
+        assert_eq!(synced_of(var), Some(len));
+
+        let ino = std::fs::metadata(log_path(var)).unwrap().ino();
+        let record = File::open(var.join(SYNCED_NAME)).unwrap();
+        assert_eq!(read_synced(&record, ino + 1), None);
+        // 20 digits each, the check of both, a newline: 63 bytes.
+        let line = synced_line(7, 120);
+        assert_eq!(line.len(), SYNCED_LEN);
+        assert!(line.starts_with("00000000000000000007 00000000000000000120 "));
+        // A record torn by a crash (its length from one write, its check from another).
+        let torn = format!("{}{}", &synced_line(7, 999)[..42], &line[42..]);
+        for text in [line.as_str(), torn.as_str(), "garbage\n"] {
+            std::fs::write(var.join(SYNCED_NAME), text).unwrap();
+            let record = File::open(var.join(SYNCED_NAME)).unwrap();
+            let expected = (text == line).then_some(120);
+            assert_eq!(read_synced(&record, 7), expected, "{text:?}");
+        }
+        // A record beyond the log's length (the log cut in place) is not trusted either:
+        // the next line is synced and the record set back.
+        std::fs::write(var.join(SYNCED_NAME), synced_line(ino, 1 << 40)).unwrap();
+        record_once(var, &rec(1003, "1-3"), 990).unwrap();
+        let len = std::fs::metadata(log_path(var)).unwrap().len();
+        assert_eq!(synced_of(var), Some(len));
     }
 
     #[test]

@@ -13,6 +13,7 @@ mod cli_table;
 mod concurrency_acks;
 mod concurrency_faults;
 mod concurrency_flip;
+mod concurrency_kill;
 mod debian_assets;
 mod debian_package;
 mod deploy_access;

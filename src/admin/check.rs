@@ -382,6 +382,15 @@ impl Checker<'_> {
                 UNCOUNTED,
             ),
             (
+                var.join(crate::acklog::SYNCED_NAME),
+                Access {
+                    read: true,
+                    write: true,
+                    search: false,
+                },
+                UNCOUNTED,
+            ),
+            (
                 crate::urlkey::secret_path(&var),
                 Access {
                     read: true,

@@ -199,6 +199,12 @@ impl Serve {
         self.wait("SIGINT")
     }
 
+    /// SIGKILL, and the exit status once it is reaped (waited for, not polled).
+    pub fn kill(&mut self) -> ExitStatus {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap()
+    }
+
     /// Sends the signal `name` (`TERM`, `INT`) and returns at once.
     pub fn signal(&self, name: &str) {
         let pid = self.child.id().to_string();
