@@ -407,9 +407,12 @@ fn var_files_the_web_servers_user_cannot_use_are_faults() {
     );
     assert_eq!(check_as(Some("www-data")), check_as(None));
 
-    // The access log, written by root, and the marks of counted keys.
+    // The access log and its synced record, written by root, and the marks of counted
+    // keys.
     f.write("var/acknowledgments.log", b"");
     mode("var/acknowledgments.log", 0o644);
+    f.write("var/acknowledgments.synced", b"");
+    mode("var/acknowledgments.synced", 0o644);
     std::fs::create_dir_all(f.path("var/acknowledged/493000")).unwrap();
     mode("var/acknowledged", 0o755);
     mode("var/acknowledged/493000", 0o755);
@@ -418,7 +421,7 @@ fn var_files_the_web_servers_user_cannot_use_are_faults() {
         check_as(None),
         (
             1,
-            format!("var/acknowledged/493000: www-data (the web server's user) cannot write it (owner root, group root, mode 755), so accesses are not counted; chown -R www-data: var\nvar/acknowledgments.log: www-data (the web server's user) cannot write it (owner root, group root, mode 644), so accesses are not counted; chown -R www-data: var\n{secret_fault}checked 14 items: 3 faults\n"),
+            format!("var/acknowledged/493000: www-data (the web server's user) cannot write it (owner root, group root, mode 755), so accesses are not counted; chown -R www-data: var\nvar/acknowledgments.log: www-data (the web server's user) cannot write it (owner root, group root, mode 644), so accesses are not counted; chown -R www-data: var\nvar/acknowledgments.synced: www-data (the web server's user) cannot write it (owner root, group root, mode 644), so accesses are not counted; chown -R www-data: var\n{secret_fault}checked 14 items: 4 faults\n"),
             FAULTY.to_string()
         )
     );
@@ -427,6 +430,7 @@ fn var_files_the_web_servers_user_cannot_use_are_faults() {
     for rel in [
         "var/urlkey.secret",
         "var/acknowledgments.log",
+        "var/acknowledgments.synced",
         "var/acknowledged/493000",
     ] {
         chown(f.path(rel), Some(www.0), Some(www.1)).unwrap();

@@ -146,12 +146,14 @@ fn what_root_makes_in_var_belongs_to_the_owner_of_var() {
         .iter()
         .map(|(p, _, _)| p.strip_prefix(var.to_str().unwrap()).unwrap().to_string())
         .collect();
-    // var/, the secret, the prefixes, the log, the marks' directory, one hour's, one mark.
-    assert_eq!(names.len(), 7, "{names:?}");
+    // var/, the secret, the prefixes, the log and its synced record, the marks'
+    // directory, one hour's, one mark.
+    assert_eq!(names.len(), 8, "{names:?}");
     for n in [
         "",
         "/acknowledged",
         "/acknowledgments.log",
+        "/acknowledgments.synced",
         "/col-prefixes",
         "/urlkey.secret",
     ] {
