@@ -20,9 +20,9 @@ TOML error), paths relative to the Archive root and control characters escaped, 
 var/urlkey.secret, readable by every local user) are `<path>: warning: ...` lines,
 counted in the summary. var/ and what the service uses in it must be usable by the
 web server's user, USER (default www-data): var/ writable and searchable,
-var/urlkey.secret readable, var/acknowledgments.log and var/acknowledged/ writable;
-each that is not is a fault, said with the chown to run (no such user here: a note,
-and this is not checked). Notes are `<path>: note: ...` lines, counted in the summary
+var/urlkey.secret readable, var/acknowledgments.log, var/acknowledgments.synced and
+var/acknowledged/ writable; each that is not is a fault, said with the chown to run
+(no such user here: a note, and this is not checked). Notes are `<path>: note: ...` lines, counted in the summary
 too: a nextedition, metadata or translation naming an IBI this Archive does not hold
 (item.toml allows one held elsewhere: the resolver looks for it in the other
 Archives), and, when archive.toml does not load, which checks depending on it were

@@ -132,7 +132,8 @@ Prints one line per fault, then
 .RI "checked " N " items: " K " faults" .
 Reports as a fault var/, or a file of it the service uses, that the web server's user
 cannot use (var/ writable and searchable, var/urlkey.secret readable,
-var/acknowledgments.log and var/acknowledged/ writable), with the
+var/acknowledgments.log, var/acknowledgments.synced and var/acknowledged/
+writable), with the
 .B chown
 to run.
 Warns when archive.toml or var/urlkey.secret is readable by every local user. Notes
