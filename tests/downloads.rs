@@ -791,3 +791,53 @@ fn serve_frames_small_and_large_files_on_one_connection() {
         String::from_utf8_lossy(&rest[..rest.len().min(200)])
     );
 }
+
+/// `serve` keeps archive.toml between requests, yet answers by the file as it is: an
+/// edit in place that keeps its size (another archiveaddress, hence another baseurl in a
+/// file's `Link`), a new file renamed over it, and its removal each show in the next
+/// answer.
+#[test]
+fn serve_answers_by_archive_toml_as_it_is_now() {
+    let tmp = common::archive_tempdir();
+    let root = tmp.path().join("archive");
+    common::copy_sample(&root);
+    common::prepare_archive(&root);
+    let serve = Serve::start(&root, fs::File::create(tmp.path().join("log")).unwrap());
+    let url = format!("{}/col/{ITEM}/doc/reference.bib", serve.base_url());
+    let collection = || {
+        let r = common::http_get(&url);
+        assert_eq!(r.status, 200, "{}", r.text());
+        let link = r.header("Link").unwrap_or_default().to_string();
+        link.split(", ")
+            .find(|l| l.ends_with("rel=\"collection\"; type=\"text/html\""))
+            .and_then(|l| l.strip_prefix("<http://"))
+            .and_then(|l| l.split('/').next())
+            .unwrap_or_else(|| panic!("Link: {link}"))
+            .to_string()
+    };
+    let toml = root.join("archive.toml");
+    let text = fs::read_to_string(&toml).unwrap();
+    assert_eq!(collection(), "localhost:8080");
+    assert_eq!(collection(), "localhost:8080");
+    // Rewritten in place, the same size: the same inode.
+    let edited = text.replace("\"localhost:8080\"", "\"localhost:8081\"");
+    assert_eq!(edited.len(), text.len());
+    let inode = fs::metadata(&toml).unwrap().ino();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&toml)
+        .unwrap()
+        .write_all(edited.as_bytes())
+        .unwrap();
+    assert_eq!(fs::metadata(&toml).unwrap().ino(), inode);
+    assert_eq!(collection(), "localhost:8081");
+    // Another file renamed over it.
+    let new = root.join("archive.toml.new");
+    fs::write(&new, text.replace("\"localhost:8080\"", "\"127.0.0.1:9\"")).unwrap();
+    fs::rename(&new, &toml).unwrap();
+    assert_eq!(collection(), "127.0.0.1:9");
+    // Gone: what a missing archive.toml answers.
+    fs::remove_file(&toml).unwrap();
+    let r = common::http_get(&url);
+    assert_eq!(r.status, 500, "{}", r.text());
+}
