@@ -4,12 +4,14 @@
 #
 #   bench/run.sh [--items 100000,1000000] [--process-items 1000,100000,1000000]
 #                [--duration 10] [--runs 3] [--out FILE] [--skip-criterion]
-#                [--skip-servers] [--skip-process] [--servers lighttpd,apache2]
+#                [--skip-servers] [--skip-process] [--servers lighttpd,apache2,serve]
+#                [--bin FILE]
 #
 # What it does:
-#  1. builds ibi-archive (release, as configured in .cargo/config.toml), the gen-archive
-#     example, the C floor (bench/floor.c, gcc -O2 -static) and the Rust floor
-#     (bench/floor.rs, built like the product);
+#  1. builds ibi-archive (release, as configured in .cargo/config.toml; --bin FILE
+#     measures that executable instead, a build of another commit, say), the gen-archive
+#     example (when an Archive must be made), the C floor (bench/floor.c, gcc -O2
+#     -static) and the Rust floor (bench/floor.rs, built like the product);
 #  2. generates the Archives it needs (cached in <target>/bench-archives/, shared with
 #     `cargo bench`);
 #  3. process start: `hyperfine -N` of the CGI with its environment set (no server) for
@@ -24,6 +26,10 @@
 #     executable) and the server's static-file rate (a file of its document root, the
 #     ceiling). The server is restarted before every measurement;
 #     every figure is the median of --runs runs, interleaved;
+#     `serve` (not among the defaults): the same doc/ file through `ibi-archive serve`
+#     over the same Archive (default limits, its log on a file), beside lighttpd's static
+#     file of the same size (a copy of that doc/ file in lighttpd's document root), the
+#     two interleaved in one run: its "× floor" is ÷ that static file;
 #  5. in-process: `cargo bench --bench handler` medians (criterion), unless skipped.
 #
 # Every server started is stopped by its PID (and its process group) on exit, failure
@@ -40,6 +46,7 @@ SKIP_CRITERION=0
 SKIP_SERVERS=0
 SKIP_PROCESS=0
 SERVERS="lighttpd,apache2"
+GIVEN_BIN=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --items) SIZES="$2"; shift 2 ;;
@@ -51,7 +58,8 @@ while [ $# -gt 0 ]; do
         --skip-criterion) SKIP_CRITERION=1; shift ;;
         --skip-servers) SKIP_SERVERS=1; shift ;;
         --skip-process) SKIP_PROCESS=1; shift ;;
-        -h|--help) sed -n '2,32p' "$0"; exit 0 ;;
+        --bin) GIVEN_BIN="$2"; shift 2 ;;
+        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -102,10 +110,11 @@ trap 'exit 130' INT TERM
 log() { echo "run.sh: $*" >&2; }
 
 # --- 1. build -------------------------------------------------------------------------
-log "building (release)"
 BUILD_JSON="$WORK/build.json"
-cargo build --release --bin ibi-archive --example gen-archive \
-    --message-format=json-render-diagnostics >"$BUILD_JSON"
+build() { # cargo build arguments -> the artifacts' messages in $BUILD_JSON
+    log "building $* (release)"
+    cargo build --release "$@" --message-format=json-render-diagnostics >"$BUILD_JSON"
+}
 executable() {
     python3 - "$BUILD_JSON" "$1" <<'PY'
 import json, sys
@@ -119,8 +128,14 @@ for line in open(sys.argv[1]):
 PY
 }
 mkdir -p "$WORK/bin"
-cp "$(executable ibi-archive)" "$WORK/bin/ibi-archive"
-GEN="$(executable gen-archive)"
+GEN=""
+if [ -n "$GIVEN_BIN" ]; then
+    cp "$GIVEN_BIN" "$WORK/bin/ibi-archive"
+else
+    build --bin ibi-archive --example gen-archive
+    cp "$(executable ibi-archive)" "$WORK/bin/ibi-archive"
+    GEN="$(executable gen-archive)"
+fi
 gcc -O2 -static -o "$WORK/bin/floor-c" bench/floor.c
 RUST_FLOOR_FLAGS=(-O -C panic=abort)
 if [ "$(uname -m)" = x86_64 ]; then
@@ -141,6 +156,10 @@ archive() { # N -> prints the root; generates it when missing
     local n="$1" root="$CACHE/archive-v$GEN_VERSION-n$1-s1"
     if [ ! -s "$root.samples.env" ]; then
         rm -rf "$root"
+        if [ -z "$GEN" ]; then
+            build --example gen-archive
+            GEN="$(executable gen-archive)"
+        fi
         log "generating $n items into $root"
         "$GEN" --root "$root" --items "$n" >/dev/null
     fi
@@ -258,6 +277,10 @@ start_server() { # kind root bin service_ibi -> sets SERVER_PID SERVER_PORT SERV
     chmod 755 "$SERVER_DIR"
     mkdir -p "$SERVER_DIR/htdocs" "$SERVER_DIR/uploads"
     echo "bench server" >"$SERVER_DIR/htdocs/index.html"
+    # A copy of the doc/ file asked for, for a static file of the same size.
+    python3 -c 'import os, shutil, sys, urllib.parse
+shutil.copyfile(os.fsencode(sys.argv[1]) + urllib.parse.unquote_to_bytes(sys.argv[2]), sys.argv[3])' \
+        "$root" "$DOC_PATH" "$SERVER_DIR/htdocs/$DOC_COPY"
     chmod -R a+rX "$SERVER_DIR"
     : >"$SERVER_DIR/error.log"
     if [ -n "$WWW_IDS" ]; then chown "$WWW_IDS" "$SERVER_DIR/error.log" "$SERVER_DIR/uploads"; fi
@@ -273,6 +296,12 @@ start_server() { # kind root bin service_ibi -> sets SERVER_PID SERVER_PORT SERV
         lighttpd)
             lighttpd_config "${site[@]}" >"$SERVER_DIR/lighttpd.conf"
             setsid "$LIGHTTPD_BIN" -D -f "$SERVER_DIR/lighttpd.conf" \
+                </dev/null >>"$SERVER_DIR/stdio.log" 2>&1 &
+            ;;
+        serve)
+            # Default limits, as an administrator runs it; its line per request goes to
+            # a file, as an administrator's would.
+            setsid "$bin" serve --root "$root" --listen "127.0.0.1:$SERVER_PORT" --no-inclusion \
                 </dev/null >>"$SERVER_DIR/stdio.log" 2>&1 &
             ;;
     esac
@@ -332,7 +361,10 @@ if [ "$SKIP_SERVERS" = 0 ]; then
         echo "Restarted before every measurement; runs interleaved. floor = the same server and"
         echo "configuration (cgi-bin/ snippet) with the C floor as the executable; file = a"
         echo "doc/ file of the Archive (answered by the program: it decides what may be served);"
-        echo "static = a file of the server's own document root (the ceiling)."
+        echo "static = a file of the server's own document root (the ceiling). serve's file ="
+        echo "that doc/ file through \`ibi-archive serve\` (default limits), its × being ÷"
+        echo "static_same: lighttpd's static file of the same size (a copy of it in lighttpd's"
+        echo "document root), measured in the same run."
         echo
         echo "| server | N | request | req/s | × floor | p50 µs | p99 µs | load avg |"
         echo "|---|---|---|---|---|---|---|---|"
@@ -341,16 +373,22 @@ if [ "$SKIP_SERVERS" = 0 ]; then
         for n in "${SNS[@]}"; do
             root="$(archive "$n")"
             load_samples "$root"
+            DOC_COPY="same-size.${DOC_PATH##*.}"
             # The secret for urlkeys, as the first hit would make it (owned by www-data).
             env -i GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET IBI_ARCHIVE_ROOT="$root" \
                 QUERY_STRING="$(query "$HIT_REP")" "$BIN" >/dev/null
             if [ -n "$WWW_IDS" ]; then chown -R "$WWW_IDS" "$root/var"; fi
             cases=(floor hit_rep hit_ibip miss_rep miss_ibip file static)
+            # serve: its doc/ file beside lighttpd's static file of that size (the floor
+            # of its ratio).
+            ref=floor
+            [ "$kind" = serve ] && { cases=(static_same file); ref=static_same; }
             declare -A R=()
             for run in $(seq 1 "$RUNS"); do
                 for c in "${cases[@]}"; do
                     bin="$BIN"; [ "$c" = floor ] && bin="$WORK/bin/floor-c"
-                    start_server "$kind" "$root" "$bin" "$SERVICE_IBI"
+                    server="$kind"; [ "$c" = static_same ] && server=lighttpd
+                    start_server "$server" "$root" "$bin" "$SERVICE_IBI"
                     base="http://127.0.0.1:$SERVER_PORT"
                     case "$c" in
                         floor) url="$base/$SERVICE_IBI?$(query "$HIT_REP")"; expect=floor ;;
@@ -360,23 +398,25 @@ if [ "$SKIP_SERVERS" = 0 ]; then
                         miss_ibip) url="$base/$SERVICE_IBI?$(query "$MISS_IBIP")"; expect=miss ;;
                         file) url="$base$DOC_PATH"; expect=static ;;
                         static) url="$base/index.html"; expect=static ;;
+                        static_same) url="$base/$DOC_COPY"; expect=static ;;
                     esac
                     check_answer "$url" "$expect"
                     la="$(cut -d' ' -f1 /proc/loadavg)"
                     read -r rps p50 p99 <<<"$(wrk_once "$url")"
-                    log "$kind N=$n run $run $c: $rps req/s p50 $p50 µs p99 $p99 µs (load $la)"
+                    log "$server N=$n run $run $c: $rps req/s p50 $p50 µs p99 $p99 µs (load $la)"
                     R[$c]="${R[$c]:-} $rps/$p50/$p99/$la"
                     stop_current
                 done
             done
-            fl="$(median $(for x in ${R[floor]}; do echo "${x%%/*}"; done))"
+            fl="$(median $(for x in ${R[$ref]}; do echo "${x%%/*}"; done))"
             for c in "${cases[@]}"; do
                 vals=(${R[$c]})
                 rps="$(median $(for x in "${vals[@]}"; do echo "$x" | cut -d/ -f1; done))"
                 p50="$(median $(for x in "${vals[@]}"; do echo "$x" | cut -d/ -f2; done))"
                 p99="$(median $(for x in "${vals[@]}"; do echo "$x" | cut -d/ -f3; done))"
                 la="$(median $(for x in "${vals[@]}"; do echo "$x" | cut -d/ -f4; done))"
-                printf '| %s | %s | %s | %.0f | %.2f | %.0f | %.0f | %.2f |\n' "$kind" "$n" "$c" \
+                server="$kind"; [ "$c" = static_same ] && server=lighttpd
+                printf '| %s | %s | %s | %.0f | %.2f | %.0f | %.0f | %.2f |\n' "$server" "$n" "$c" \
                     "$rps" "$(python3 -c "print($rps/$fl)")" "$p50" "$p99" "$la" >>"$OUT"
             done
             unset R

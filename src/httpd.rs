@@ -53,6 +53,9 @@ impl Default for Limits {
 const MAX_HEADERS: usize = 64;
 /// Bytes a second a client must read a file at, once past the write timeout.
 const MIN_RATE: f64 = 1024.0;
+/// A file of at most this many bytes goes out with its head in one write, read from its
+/// descriptor (as lighttpd sends a small file); a larger one goes by sendfile(2).
+const SMALL_FILE: u64 = 16 * 1024;
 /// Stack of a connection's thread (the service's work is shallow; parsing is bounded).
 const THREAD_STACK: usize = 1 << 20;
 
@@ -543,6 +546,22 @@ fn send(
             }
             stream.write_all(&bytes)?;
         }
+        // One write, one segment: the head and the bytes of a small file together.
+        Body::File(file, start, len) if !head_only && len <= SMALL_FILE => {
+            let head_len = bytes.len();
+            bytes.resize(head_len + len as usize, 0);
+            let read = read_at(&file, &mut bytes[head_len..], start)?;
+            bytes.truncate(head_len + read);
+            stream.write_all(&bytes)?;
+            // The file shrank since it was opened: what there was is sent, and the
+            // connection must end, its framing broken (as by sendfile below).
+            if (read as u64) < len {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the file shrank while it was sent",
+                ));
+            }
+        }
         Body::File(file, start, len) => {
             stream.write_all(&bytes)?;
             if !head_only {
@@ -551,6 +570,22 @@ fn send(
         }
     }
     stream.flush()
+}
+
+/// Reads `buf.len()` bytes of `file` from offset `offset`, fewer only at its end: how
+/// many.
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], offset + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(done)
 }
 
 /// Sends `len` bytes of `file` from offset `start` with sendfile(2), the socket

@@ -21,6 +21,7 @@
 use std::fs::File;
 use std::net::IpAddr;
 use std::path::Path;
+use std::sync::Mutex;
 
 use crate::config::Config;
 use crate::download::{self, Part};
@@ -129,6 +130,16 @@ pub enum Target<'a> {
 
 /// The one dispatch: the answer to `req` for `target` at POSIX second `now`.
 pub fn answer(req: &Request<'_>, target: &Target<'_>, now: i64) -> Reply {
+    dispatch(req, target, now, None)
+}
+
+/// [`answer`] for a process that answers many requests (`serve`): archive.toml as
+/// `kept` holds it, read again only when it changed.
+pub fn answer_kept(req: &Request<'_>, target: &Target<'_>, now: i64, kept: &KeptConfig) -> Reply {
+    dispatch(req, target, now, Some(kept))
+}
+
+fn dispatch(req: &Request<'_>, target: &Target<'_>, now: i64, kept: Option<&KeptConfig>) -> Reply {
     let (route, opened) = match target {
         Target::Service(path_info) => return Reply::Page(answer_service(req, path_info, now)),
         Target::Col(raw) => (
@@ -139,7 +150,10 @@ pub fn answer(req: &Request<'_>, target: &Target<'_>, now: i64) -> Reply {
         // No web server has routed this path: the service's own is in archive.toml,
         // read here, once.
         Target::Path(raw) => {
-            let opened = open(req.root);
+            let opened = match (kept, req.root) {
+                (Some(kept), Some(root)) => kept.get(root, now).map(|c| (root, c)),
+                _ => open(req.root),
+            };
             let route = match &opened {
                 Ok((_, config)) => route(config, raw),
                 // The service answers 500 and logs why.
@@ -259,6 +273,67 @@ fn open(root: Option<&Path>) -> Result<(&Path, Config), Answer> {
             "archive configuration unavailable",
             e.to_string(),
         )),
+    }
+}
+
+/// archive.toml as a process that answers many requests keeps it: read again when the
+/// file is another one (inode, device), or its size, modification or change time
+/// differ; kept only once its change time is [`KeptConfig::SETTLED_SECS`] in the past, so
+/// that a file written twice within one tick of the file system's clock (the same times
+/// after both writes) is read again until it has settled. What it answers is what
+/// reading the file answers: the same configuration, the same error.
+#[derive(Default)]
+pub struct KeptConfig {
+    kept: Mutex<Option<(FileStamp, Config)>>,
+}
+
+/// What tells one archive.toml from another: device, inode, size, and the modification
+/// and change times to the nanosecond.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp([i128; 7]);
+
+impl FileStamp {
+    /// Its change time, in seconds.
+    fn changed(&self) -> i128 {
+        self.0[5]
+    }
+}
+
+impl KeptConfig {
+    /// Seconds a file's change time must lie in the past for it to be kept.
+    pub const SETTLED_SECS: i64 = 2;
+
+    /// The configuration of the Archive at `root` at POSIX second `now`.
+    pub fn get(&self, root: &Path, now: i64) -> Result<Config, Answer> {
+        let stamp = rustix::fs::stat(root.join("archive.toml")).ok().map(|st| {
+            FileStamp([
+                i128::from(st.st_dev),
+                i128::from(st.st_ino),
+                i128::from(st.st_size),
+                i128::from(st.st_mtime),
+                i128::from(st.st_mtime_nsec),
+                i128::from(st.st_ctime),
+                i128::from(st.st_ctime_nsec),
+            ])
+        });
+        if let Some(stamp) = stamp {
+            let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((at, config)) = &*kept {
+                if *at == stamp {
+                    return Ok(config.clone());
+                }
+            }
+        }
+        // Read after its stamp was taken: a change in between gives the next request
+        // another stamp, and a read again.
+        let read = open(Some(root)).map(|(_, config)| config);
+        let settled =
+            |s: &FileStamp| s.changed() <= i128::from(now) - i128::from(KeptConfig::SETTLED_SECS);
+        *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = match (&read, stamp) {
+            (Ok(config), Some(stamp)) if settled(&stamp) => Some((stamp, config.clone())),
+            _ => None,
+        };
+        read
     }
 }
 
@@ -654,6 +729,44 @@ mod tests {
         ] {
             assert_eq!(route(&c, bad), Route::NotFound, "{bad}");
         }
+    }
+
+    /// archive.toml of a copy of sample-archive with `address` for its archiveaddress.
+    fn write_config(root: &Path, address: &str) {
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-archive/archive.toml");
+        let text = std::fs::read_to_string(sample).unwrap();
+        let text = text.replace("\"localhost:8080\"", &format!("\"{address}\""));
+        let new = root.join("archive.toml.new");
+        std::fs::write(&new, text).unwrap();
+        std::fs::rename(&new, root.join("archive.toml")).unwrap();
+    }
+
+    #[test]
+    fn a_kept_config_is_the_file_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write_config(root, "localhost:8080");
+        let kept = KeptConfig::default();
+        let now = crate::time::SystemClock::now();
+        let address = |now: i64| kept.get(root, now).unwrap().archiveaddress;
+        // Changed less than SETTLED_SECS ago: read, and not kept.
+        assert_eq!(address(now), "localhost:8080");
+        assert!(kept.kept.lock().unwrap().is_none());
+        // Settled: kept, and given while the file is the same.
+        let later = now + 100;
+        assert_eq!(address(later), "localhost:8080");
+        assert!(kept.kept.lock().unwrap().is_some());
+        assert_eq!(address(later), "localhost:8080");
+        // Another size; another file of the same size (another inode).
+        write_config(root, "localhost:80");
+        assert_eq!(address(later), "localhost:80");
+        write_config(root, "localhost:81");
+        assert_eq!(address(later), "localhost:81");
+        // Gone: the answer of a missing archive.toml, and nothing kept.
+        std::fs::remove_file(root.join("archive.toml")).unwrap();
+        let e = kept.get(root, later).unwrap_err();
+        assert_eq!(e.status, 500);
+        assert!(kept.kept.lock().unwrap().is_none());
     }
 
     #[test]

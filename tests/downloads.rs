@@ -8,7 +8,9 @@
 //! ranges, a malformed one). `serve` sends the 50 MB without growing. If-Match and
 //! If-Unmodified-Since answer 412; Last-Modified is never later than Date; a file that
 //! shrinks under a pipelined download ends its connection, never shifts the next answer
-//! into the body; mod_deflate leaves files as they are.
+//! into the body; mod_deflate leaves files as they are. `serve` frames files on both sides
+//! of the size it sends with their head in one write (16 KiB), pipelined on one
+//! connection: whole, a range in the middle, the last bytes, HEAD.
 //!
 //! Under `CI=true` a missing apache2, lighttpd or curl fails the test.
 
@@ -647,4 +649,195 @@ fn apache2_with_mod_deflate_sends_files_as_they_are() {
         &url,
     );
     assert_eq!(r.status, 304, "{}", server.error_log());
+}
+
+/// Pseudo-random bytes (xorshift64 from `seed`): no offset error leaves them equal.
+fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
+/// One answer read off a connection: its status line, its header fields, and the body
+/// its Content-Length frames (none for a HEAD).
+fn read_answer(
+    conn: &mut std::io::BufReader<std::net::TcpStream>,
+    head_only: bool,
+) -> (String, Vec<(String, String)>, Vec<u8>) {
+    use std::io::BufRead;
+    let mut status = String::new();
+    conn.read_line(&mut status).unwrap();
+    let mut fields = Vec::new();
+    loop {
+        let mut line = String::new();
+        conn.read_line(&mut line).unwrap();
+        assert!(!line.is_empty(), "the connection ended inside a head");
+        if line == "\r\n" {
+            break;
+        }
+        let (name, value) = line.split_once(':').unwrap();
+        fields.push((name.to_ascii_lowercase(), value.trim().to_string()));
+    }
+    let len: usize = fields
+        .iter()
+        .find(|(n, _)| n == "content-length")
+        .map_or(0, |(_, v)| v.parse().unwrap());
+    let mut body = vec![0u8; if head_only { 0 } else { len }];
+    conn.read_exact(&mut body).unwrap();
+    (status.trim_end().to_string(), fields, body)
+}
+
+/// `serve` sends a file of at most 16 KiB in one write with its head, read from the
+/// descriptor it checked, and a larger one by sendfile(2): files on both sides of that
+/// size (0, 1 and 614 bytes, 16 KiB less one, 16 KiB, 16 KiB and one, 300,001 bytes), each
+/// asked whole, for a range in its middle, for its last 10 bytes, and by HEAD, all of it
+/// pipelined on one connection: every answer has the status, Content-Length,
+/// Content-Range and bytes worked out from the file, and ends where the next begins.
+#[test]
+fn serve_frames_small_and_large_files_on_one_connection() {
+    use std::io::BufReader;
+    use std::net::TcpStream;
+    use std::time::Duration;
+    let tmp = common::archive_tempdir();
+    let root = tmp.path().join("archive");
+    common::copy_sample(&root);
+    let doc = root.join("col").join(ITEM).join("doc");
+    let sizes = [
+        0usize,
+        1,
+        614,
+        16 * 1024 - 1,
+        16 * 1024,
+        16 * 1024 + 1,
+        300_001,
+    ];
+    let files: Vec<(String, Vec<u8>)> = sizes
+        .iter()
+        .map(|&len| {
+            let bytes = noise(len, len as u64 + 7);
+            let name = format!("size-{len}.bin");
+            fs::write(doc.join(&name), &bytes).unwrap();
+            (name, bytes)
+        })
+        .collect();
+    common::prepare_archive(&root);
+    let log_path = tmp.path().join("serve.log");
+    let serve = Serve::start(&root, fs::File::create(&log_path).unwrap());
+    // (method, file, Range, expected status, expected part as (start, len)).
+    let mut asked = Vec::new();
+    for (name, bytes) in &files {
+        let len = bytes.len();
+        asked.push(("GET", name, None, 200, (0, len)));
+        if len >= 3 {
+            let (first, last) = (len / 3, 2 * len / 3);
+            let range = format!("bytes={first}-{last}");
+            asked.push(("GET", name, Some(range), 206, (first, last - first + 1)));
+        }
+        if len >= 10 {
+            asked.push(("GET", name, Some("bytes=-10".into()), 206, (len - 10, 10)));
+        }
+        asked.push(("HEAD", name, None, 200, (0, len)));
+    }
+    let mut requests = String::new();
+    for (method, name, range, _, _) in &asked {
+        requests.push_str(&format!(
+            "{method} /col/{ITEM}/doc/{name} HTTP/1.1\r\nHost: x\r\n"
+        ));
+        if let Some(r) = range {
+            requests.push_str(&format!("Range: {r}\r\n"));
+        }
+        requests.push_str("\r\n");
+    }
+    let mut conn = TcpStream::connect(&serve.address).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    conn.write_all(requests.as_bytes()).unwrap();
+    let mut conn = BufReader::new(conn);
+    for (method, name, range, status, (start, len)) in &asked {
+        let what = format!("{method} {name} {range:?}");
+        let (line, fields, body) = read_answer(&mut conn, *method == "HEAD");
+        let field = |n: &str| fields.iter().find(|(f, _)| f == n).map(|(_, v)| v.as_str());
+        assert!(
+            line.starts_with(&format!("HTTP/1.1 {status} ")),
+            "{what}: {line}"
+        );
+        assert_eq!(
+            field("content-length"),
+            Some(len.to_string().as_str()),
+            "{what}"
+        );
+        let whole = &files.iter().find(|(n, _)| n == *name).unwrap().1;
+        if *status == 206 {
+            let range = format!("bytes {start}-{}/{}", start + len - 1, whole.len());
+            assert_eq!(field("content-range"), Some(range.as_str()), "{what}");
+        }
+        if *method == "GET" {
+            assert!(body == whole[*start..*start + *len], "{what}: other bytes");
+        }
+    }
+    // Nothing more than the answers asked for came.
+    let mut rest = Vec::new();
+    conn.get_mut().shutdown(std::net::Shutdown::Write).unwrap();
+    conn.read_to_end(&mut rest).unwrap();
+    assert!(
+        rest.is_empty(),
+        "after the answers: {:?}",
+        String::from_utf8_lossy(&rest[..rest.len().min(200)])
+    );
+}
+
+/// `serve` keeps archive.toml between requests, yet answers by the file as it is: an
+/// edit in place that keeps its size (another archiveaddress, hence another baseurl in a
+/// file's `Link`), a new file renamed over it, and its removal each show in the next
+/// answer.
+#[test]
+fn serve_answers_by_archive_toml_as_it_is_now() {
+    let tmp = common::archive_tempdir();
+    let root = tmp.path().join("archive");
+    common::copy_sample(&root);
+    common::prepare_archive(&root);
+    let serve = Serve::start(&root, fs::File::create(tmp.path().join("log")).unwrap());
+    let url = format!("{}/col/{ITEM}/doc/reference.bib", serve.base_url());
+    let collection = || {
+        let r = common::http_get(&url);
+        assert_eq!(r.status, 200, "{}", r.text());
+        let link = r.header("Link").unwrap_or_default().to_string();
+        link.split(", ")
+            .find(|l| l.ends_with("rel=\"collection\"; type=\"text/html\""))
+            .and_then(|l| l.strip_prefix("<http://"))
+            .and_then(|l| l.split('/').next())
+            .unwrap_or_else(|| panic!("Link: {link}"))
+            .to_string()
+    };
+    let toml = root.join("archive.toml");
+    let text = fs::read_to_string(&toml).unwrap();
+    assert_eq!(collection(), "localhost:8080");
+    assert_eq!(collection(), "localhost:8080");
+    // Rewritten in place, the same size: the same inode.
+    let edited = text.replace("\"localhost:8080\"", "\"localhost:8081\"");
+    assert_eq!(edited.len(), text.len());
+    let inode = fs::metadata(&toml).unwrap().ino();
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&toml)
+        .unwrap()
+        .write_all(edited.as_bytes())
+        .unwrap();
+    assert_eq!(fs::metadata(&toml).unwrap().ino(), inode);
+    assert_eq!(collection(), "localhost:8081");
+    // Another file renamed over it.
+    let new = root.join("archive.toml.new");
+    fs::write(&new, text.replace("\"localhost:8080\"", "\"127.0.0.1:9\"")).unwrap();
+    fs::rename(&new, &toml).unwrap();
+    assert_eq!(collection(), "127.0.0.1:9");
+    // Gone: what a missing archive.toml answers.
+    fs::remove_file(&toml).unwrap();
+    let r = common::http_get(&url);
+    assert_eq!(r.status, 500, "{}", r.text());
 }

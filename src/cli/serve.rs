@@ -109,10 +109,16 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         .map_err(|e| CliError::failed(format!("cannot catch SIGINT and SIGTERM: {e}")))?;
     }
     let handler_root = root.clone();
-    let handler = Arc::new(move |req: &httpd::Request<'_>| answer(&handler_root, req));
+    // archive.toml read again only when it changes, not for every request.
+    let config_kept = routes::KeptConfig::default();
+    let handler =
+        Arc::new(move |req: &httpd::Request<'_>| answer(&handler_root, &config_kept, req));
+    // One write per line (stderr is unbuffered: a `writeln!` writes the line and its
+    // newline apart).
     let log: Arc<httpd::Log> = Arc::new(|line: &str| {
-        let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "{}", ibi_archive::logline::clean(line));
+        let mut text = ibi_archive::logline::clean(line).into_owned();
+        text.push('\n');
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
     });
     // The listener is bound: a resolver's confirmation request waits in its backlog until
     // the loop below, which starts at once, accepts it.
@@ -224,7 +230,7 @@ fn some_items(root: &Path, n: usize) -> Vec<String> {
 }
 
 /// The answer to one request: the same dispatch as under a web server (`routes`).
-fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
+fn answer(root: &Path, config: &routes::KeptConfig, req: &httpd::Request<'_>) -> Response {
     let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
     let mut headers = routes::Headers::default();
     for h in req.headers {
@@ -238,7 +244,7 @@ fn answer(root: &Path, req: &httpd::Request<'_>) -> Response {
         root: Some(root),
         headers: &headers,
     };
-    let reply = routes::answer(&routed, &Target::Path(path), req.now);
+    let reply = routes::answer_kept(&routed, &Target::Path(path), req.now, config);
     match reply {
         Reply::Page(a) => {
             let mut headers = vec![("Content-Type".to_string(), a.content_type.to_string())];
