@@ -43,14 +43,33 @@ extern "C" fn before_main() {
     std::process::exit(code)
 }
 
-/// Opens /dev/null on each of fds 0-2 that is closed, as std's start-up does. Any later
-/// open then gets a descriptor above 2.
+/// Opens /dev/null on each of fds 0-2 that is closed, as std's start-up does (one
+/// `poll` tells which: `POLLNVAL`). Any later open then gets a descriptor above 2.
 #[cfg(target_os = "linux")]
 fn open_standard_fds() {
-    for fd in 0..3 {
-        // SAFETY: fcntl(2) F_GETFD on any number only reads the descriptor's flags.
-        let closed = unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF);
+    let mut fds = [0, 1, 2].map(|fd| libc::pollfd {
+        fd,
+        events: 0,
+        revents: 0,
+    });
+    let polled = loop {
+        // SAFETY: poll(2) of three valid pollfd entries, which it only reads and writes;
+        // a zero timeout: it does not wait.
+        if unsafe { libc::poll(fds.as_mut_ptr(), 3, 0) } != -1 {
+            break true;
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            break false;
+        }
+    };
+    for (fd, entry) in (0..3).zip(fds) {
+        let closed = if polled {
+            entry.revents & libc::POLLNVAL != 0
+        } else {
+            // SAFETY: fcntl(2) F_GETFD on any number only reads the descriptor's flags.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+            flags == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF)
+        };
         if closed {
             // SAFETY: open(2) of a constant NUL-terminated path; it takes the lowest
             // free descriptor, which is `fd`. Nothing can be done if it fails.
@@ -82,13 +101,34 @@ pub fn answer() -> ExitCode {
             let _ = writeln!(err, "{}", ibi_archive::logline::clean(&line));
         }
     }
-    let mut out = stdout.lock();
-    match ibi_archive::cgi::write_reply(&mut out, reply, req.method == "HEAD", now) {
+    let head_only = req.method == "HEAD";
+    let written = if matches!(reply, ibi_archive::routes::Reply::Page(_)) {
+        ibi_archive::cgi::write_reply(&mut Unbuffered(&stdout), reply, head_only, now)
+    } else {
+        // A file is copied from its descriptor to stdout's (io::copy: sendfile, splice).
+        ibi_archive::cgi::write_reply(&mut stdout.lock(), reply, head_only, now)
+    };
+    match written {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = writeln!(err, "ibi-archive: cannot write the answer: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The standard output without its buffer: a page, made in one buffer, leaves in one
+/// write(2). (std's stdout is line-buffered: it would write up to the last newline, then
+/// the rest on flush, two writes and two wake-ups of the web server.)
+struct Unbuffered<'a>(&'a std::io::Stdout);
+
+impl Write for Unbuffered<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        Ok(rustix::io::write(self.0, buf)?)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

@@ -27,9 +27,10 @@ const MAC_DIGITS: usize = 10;
 /// Longest key checked (an answer's URLs are few; a longer key is malformed).
 pub const MAX_KEY_LEN: usize = 2048;
 
-/// The secret that signs keys.
+/// The secret that signs keys, held as the HMAC state it keys (the inner and outer
+/// blocks of the secret hashed once, not again for every key or every check).
 pub struct UrlKeys {
-    secret: [u8; 32],
+    keyed: HmacSha256,
 }
 
 impl fmt::Debug for UrlKeys {
@@ -52,7 +53,7 @@ impl UrlKeys {
     pub fn load_or_create(var: &Path) -> (UrlKeys, Option<String>) {
         let path = secret_path(var);
         match read_secret(&path) {
-            Ok(secret) => return (UrlKeys { secret }, None),
+            Ok(secret) => return (UrlKeys::new(secret), None),
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 return (
                     UrlKeys::ephemeral(),
@@ -65,7 +66,7 @@ impl UrlKeys {
             Err(_) => {}
         }
         match create_secret(&path) {
-            Ok(secret) => (UrlKeys { secret }, None),
+            Ok(secret) => (UrlKeys::new(secret), None),
             Err(e) => (
                 UrlKeys::ephemeral(),
                 Some(format!(
@@ -78,20 +79,24 @@ impl UrlKeys {
 
     /// A key for this process only.
     pub fn ephemeral() -> UrlKeys {
+        UrlKeys::new(rand::random())
+    }
+
+    fn new(secret: [u8; 32]) -> UrlKeys {
         UrlKeys {
-            secret: rand::random(),
+            keyed: HmacSha256::new_from_slice(&secret).expect("HMAC takes keys of any length"),
         }
     }
 
     #[cfg(test)]
     fn from_secret(secret: [u8; 32]) -> UrlKeys {
-        UrlKeys { secret }
+        UrlKeys::new(secret)
     }
 
     /// A new key for an answer holding `urls`, each with the canonical rep of the item
     /// it serves and as written in the pair list, issued at POSIX second `now`.
     pub fn issue(&self, now: i64, urls: &[(&str, &[u8])]) -> String {
-        let nonce: u32 = rand::random_range(0..1_000_000);
+        let nonce = nonce();
         let mut key = format!("{now:010}-{nonce:0NONCE_DIGITS$}");
         for (item, url) in urls {
             key.push_str(&self.mac_digits(now, nonce, item, &canonical_url(url)));
@@ -159,14 +164,37 @@ impl UrlKeys {
     }
 
     fn mac_digits(&self, t: i64, nonce: u32, item: &str, url: &[u8]) -> String {
-        let mut mac =
-            HmacSha256::new_from_slice(&self.secret).expect("HMAC takes keys of any length");
+        let mut mac = self.keyed.clone();
         mac.update(format!("{t}|{nonce}|{item}|").as_bytes());
         mac.update(url);
         let bytes = mac.finalize().into_bytes();
         let n = u64::from_be_bytes(bytes[..8].try_into().expect("32-byte digest"));
         format!("{:0MAC_DIGITS$}", n % 10u64.pow(MAC_DIGITS as u32))
     }
+}
+
+/// A key's nonce: [`NONCE_DIGITS`] random digits, uniform, from one `getrandom` system
+/// call. (`rand`'s thread-local generator would first seed itself from the system, with a
+/// probe call of its own, and expand the seed: a fifth of a CGI hit's instructions; one
+/// CGI run draws one nonce.)
+fn nonce() -> u32 {
+    const RANGE: u32 = 10u32.pow(NONCE_DIGITS as u32);
+    // The largest multiple of RANGE a u32 holds: below it, `x % RANGE` is uniform.
+    const LIMIT: u32 = u32::MAX - u32::MAX % RANGE;
+    // Almost never more than one draw (a 4-in-10^6 chance each), but bounded.
+    for _ in 0..8 {
+        let mut bytes = [0u8; 4];
+        match rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty()) {
+            Ok(filled) if filled == bytes.len() => {}
+            // No getrandom(2) (or a short read): rand finds another source.
+            _ => break,
+        }
+        let x = u32::from_ne_bytes(bytes);
+        if x < LIMIT {
+            return x % RANGE;
+        }
+    }
+    rand::random_range(0..RANGE)
 }
 
 /// A URL with its %-escapes decoded: the form both sides of a key agree on.
@@ -314,6 +342,35 @@ mod tests {
         assert_eq!(
             k.verify(&long, &[B], b"http://a/doc/b.pdf", NOW),
             Err(KeyError::Malformed)
+        );
+    }
+
+    #[test]
+    fn nonces_are_six_digits_and_differ() {
+        let drawn: Vec<u32> = (0..64).map(|_| nonce()).collect();
+        assert!(drawn.iter().all(|n| *n < 1_000_000), "{drawn:?}");
+        // 64 draws of 10^6 values, all the same: a chance of 10^-378.
+        assert!(drawn.iter().any(|n| *n != drawn[0]), "{drawn:?}");
+    }
+
+    #[test]
+    fn keys_issued_by_earlier_releases_still_check_out() {
+        // HMAC-SHA256(secret, "1426203276|42|<A>|http://a/col/x/doc/f.pdf") begins with
+        // 97 39 3b de e6 ef 21 b3: as a big-endian u64, modulo 10^10, 1942835635 (worked out apart,
+        // with Python's hmac module). The nonce 42 is written 000042 in the key.
+        let k = keys();
+        let key = "1426203276-0000421942835635";
+        assert_eq!(
+            k.verify(key, &[B, A], b"http://a/col/x/doc/f.pdf", NOW + 60),
+            Ok(IssuedKey {
+                issued: NOW,
+                item: 1,
+                canonical: key.to_string(),
+            })
+        );
+        assert_eq!(
+            k.verify(key, &[B], b"http://a/col/x/doc/f.pdf", NOW + 60),
+            Err(KeyError::NotIssuedForUrl)
         );
     }
 
