@@ -19,7 +19,7 @@ use crate::time::{http_date, SystemClock};
 /// What a client may hold, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Connections open at once; beyond, a client gets `503` at once.
+    /// Connections open at once; beyond, a client gets `503` (see `REFUSING`).
     pub max_connections: usize,
     /// Connections open at once from one client address.
     pub max_per_client: usize,
