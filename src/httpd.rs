@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -19,7 +19,7 @@ use crate::time::{http_date, SystemClock};
 /// What a client may hold, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Connections open at once; beyond, a client gets `503` at once.
+    /// Connections open at once; beyond, a client gets `503` (see `REFUSING`).
     pub max_connections: usize,
     /// Connections open at once from one client address.
     pub max_per_client: usize,
@@ -58,6 +58,17 @@ const MIN_RATE: f64 = 1024.0;
 const SMALL_FILE: u64 = 16 * 1024;
 /// Stack of a connection's thread (the service's work is shallow; parsing is bounded).
 const THREAD_STACK: usize = 1 << 20;
+/// Connections refused (beyond the limits) that get a thread of their own, at most: it
+/// reads the request before it answers `503`, so that a client which opened the
+/// connection and sent its request reads the refusal as the answer to it (an answer come
+/// before the request, or a close with the request unread, is a broken connection to an
+/// HTTP client, not a `503` to try again after). Beyond these, a refusal is written at
+/// once, the request unread.
+const REFUSING: usize = 16;
+/// How long such a refusal waits for the request, and for the client to take the answer.
+const REFUSAL_WAIT: Duration = Duration::from_secs(1);
+/// The text of a refusal beyond the limits.
+const TOO_MANY: &str = "too many connections; try again later\n";
 
 /// A request, as the handler sees it.
 #[derive(Debug)]
@@ -128,6 +139,7 @@ pub fn serve(
 ) -> io::Result<()> {
     listener.set_nonblocking(true)?;
     let open = Arc::new(Open::default());
+    let refusing = Arc::new(AtomicUsize::new(0));
     let mut complaints = Complaints::dropped(Duration::from_secs(10));
     while !stop.load(Ordering::SeqCst) {
         let mut fds = [rustix::event::PollFd::new(
@@ -171,15 +183,21 @@ pub fn serve(
         };
         let client = peer.ip().to_canonical();
         let Some(slot) = open.take(client, &limits) else {
-            refuse(stream, 503, "too many connections; try again later\n");
+            refuse_after_request(stream, &refusing, &limits);
             continue;
         };
         let (handler, log2) = (handler.clone(), log.clone());
         let spawned = std::thread::Builder::new()
             .stack_size(THREAD_STACK)
             .spawn(move || {
-                let _slot = slot;
-                connection(stream, client, &limits, &*handler, &*log2);
+                let mut stream = stream;
+                connection(&mut stream, client, &limits, &*handler, &*log2);
+                // The connection stops counting before its client can see it closed: a
+                // client that opens its next connection once it sees this one closed (a
+                // resolver keeping to the connections allowed per client does) is never
+                // refused for this one.
+                drop(slot);
+                let _ = stream.shutdown(Shutdown::Both);
             });
         if let Err(e) = spawned {
             let line = format!("cannot start a connection's thread: {e}");
@@ -246,6 +264,37 @@ impl Drop for Slot {
     }
 }
 
+/// Answers `503` ([`TOO_MANY`]) and closes: after reading the request, in a thread of its
+/// own, when fewer than [`REFUSING`] are; else at once (see [`REFUSING`]).
+fn refuse_after_request(stream: TcpStream, refusing: &Arc<AtomicUsize>, limits: &Limits) {
+    if refusing.fetch_add(1, Ordering::SeqCst) >= REFUSING {
+        refusing.fetch_sub(1, Ordering::SeqCst);
+        return refuse(stream, 503, TOO_MANY);
+    }
+    let limits = Limits {
+        head_timeout: limits.head_timeout.min(REFUSAL_WAIT),
+        write_timeout: limits.write_timeout.min(REFUSAL_WAIT),
+        ..*limits
+    };
+    let ended = refusing.clone();
+    let spawned = std::thread::Builder::new()
+        .stack_size(THREAD_STACK)
+        .spawn(move || {
+            let mut stream = stream;
+            let _ = stream.set_write_timeout(Some(limits.write_timeout));
+            let mut buf = Vec::new();
+            // Whatever came (or nothing, within the wait), the answer is the refusal.
+            let _ = read_head(&mut stream, &mut buf, REFUSAL_WAIT, &limits);
+            refuse_and_close(&mut stream, &limits, 503, TOO_MANY);
+            ended.fetch_sub(1, Ordering::SeqCst);
+            let _ = stream.shutdown(Shutdown::Both);
+        });
+    if spawned.is_err() {
+        // The connection, in the closure not run, is closed.
+        refusing.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// Answers `status` and closes, without reading the request, never waiting on the client.
 fn refuse(stream: TcpStream, status: u16, text: &str) {
     let _ = stream.set_nonblocking(true);
@@ -267,7 +316,7 @@ enum NoHead {
     TooLarge,
 }
 
-/// An answer that ends the connection.
+/// An answer that ends the connection (closed by the caller of [`connection`]).
 fn refuse_and_close(stream: &mut TcpStream, limits: &Limits, status: u16, text: &str) {
     let _ = send(
         stream,
@@ -277,14 +326,18 @@ fn refuse_and_close(stream: &mut TcpStream, limits: &Limits, status: u16, text: 
         SystemClock::now(),
         limits.write_timeout,
     );
-    let _ = stream.shutdown(Shutdown::Both);
 }
 
-/// Serves the requests of one connection.
-fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Handler, log: &Log) {
+/// Serves the requests of one connection; its caller closes it once it returns.
+fn connection(
+    stream: &mut TcpStream,
+    client: IpAddr,
+    limits: &Limits,
+    handler: &Handler,
+    log: &Log,
+) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_write_timeout(Some(limits.write_timeout));
-    let mut stream = stream;
     let mut buf: Vec<u8> = Vec::with_capacity(4096);
     for served in 0..limits.max_requests {
         let first_wait = if served == 0 {
@@ -292,19 +345,14 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
         } else {
             limits.idle_timeout
         };
-        let head_len = match read_head(&mut stream, &mut buf, first_wait, limits) {
+        let head_len = match read_head(stream, &mut buf, first_wait, limits) {
             Ok(n) => n,
             Err(NoHead::Gone) => return,
             Err(NoHead::TooSlow) => {
-                return refuse_and_close(&mut stream, limits, 408, "request timeout\n")
+                return refuse_and_close(stream, limits, 408, "request timeout\n")
             }
             Err(NoHead::TooLarge) => {
-                return refuse_and_close(
-                    &mut stream,
-                    limits,
-                    431,
-                    "request header fields too large\n",
-                )
+                return refuse_and_close(stream, limits, 431, "request header fields too large\n")
             }
         };
         let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -312,7 +360,7 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
         let status = parsed.parse(&buf[..head_len]);
         let (method, target, version) = match (status, parsed.method, parsed.path, parsed.version) {
             (Ok(httparse::Status::Complete(_)), Some(m), Some(p), Some(v)) => (m, p, v),
-            _ => return refuse_and_close(&mut stream, limits, 400, "bad request\n"),
+            _ => return refuse_and_close(stream, limits, 400, "bad request\n"),
         };
         let values = |name: &str| -> Vec<String> {
             parsed
@@ -327,11 +375,11 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
         // RFC 9112 §6.3: two Content-Lengths, or one beside Transfer-Encoding, is how
         // requests are smuggled past a proxy: refused, and the connection closed.
         if lengths.len() > 1 || (chunked && !lengths.is_empty()) {
-            return refuse_and_close(&mut stream, limits, 400, "ambiguous request length\n");
+            return refuse_and_close(stream, limits, 400, "ambiguous request length\n");
         }
         // RFC 9112 §3.2: an HTTP/1.1 request without exactly one Host is refused.
         if version == 1 && values("host").len() != 1 {
-            return refuse_and_close(&mut stream, limits, 400, "one Host header is required\n");
+            return refuse_and_close(stream, limits, 400, "one Host header is required\n");
         }
         let has_body = chunked || lengths.first().is_some_and(|l| l != "0");
         let connection_header = values("connection").join(",");
@@ -354,16 +402,16 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
         if method == "POST" && form_type && !chunked {
             match lengths.first().map(|l| l.parse::<usize>()) {
                 Some(Ok(n)) if n <= crate::query::MAX_QUERY_LEN => {
-                    match read_body(&mut stream, &buf[head_len..], n, limits) {
+                    match read_body(stream, &buf[head_len..], n, limits) {
                         Ok(body) => form = Some(body),
                         Err(NoHead::Gone) => return,
                         Err(_) => {
-                            return refuse_and_close(&mut stream, limits, 408, "request timeout\n")
+                            return refuse_and_close(stream, limits, 408, "request timeout\n")
                         }
                     }
                 }
                 Some(Ok(_)) => {
-                    return refuse_and_close(&mut stream, limits, 413, "request body too large\n")
+                    return refuse_and_close(stream, limits, 413, "request body too large\n")
                 }
                 _ => {}
             }
@@ -387,7 +435,7 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
         }
         let (status, len) = (response.status, response.len());
         let sent = send(
-            &mut stream,
+            stream,
             response,
             method == "HEAD",
             keep_alive,
@@ -405,12 +453,10 @@ fn connection(stream: TcpStream, client: IpAddr, limits: &Limits, handler: &Hand
             "{client} \"{method} {shown_target}\" {status} {len}"
         ));
         if sent.is_err() || !keep_alive {
-            let _ = stream.shutdown(Shutdown::Both);
             return;
         }
         buf.drain(..head_len);
     }
-    let _ = stream.shutdown(Shutdown::Both);
 }
 
 /// The `length` bytes of a request body, `read` of them already received, the rest read

@@ -220,11 +220,13 @@ struct Shared {
 // The connections to one Archive address are at most `per_archive`, by construction:
 //
 // - Each socket holds one of its lane's `sockets` permits (`per_archive` of them) from
-//   before its connect starts until it is closed: the connection's task gives the permit
-//   back after hyper dropped the socket. A connection dropped anywhere (a request cut off
-//   by its timeout, an answer not read to its end, an idle connection given up) is closed
-//   by its task a moment later, and its permit is not free before. So the sockets open to
-//   the address (connecting, in use, idle or closing) are never more than `per_archive`.
+//   before its connect starts until it is closed by both sides: the connection's task
+//   gives the permit back once hyper is done with the socket and the Archive closed its
+//   side too (or did not within `CLOSING`). A connection dropped anywhere (a request cut
+//   off by its timeout, an answer not read to its end, an idle connection given up) is
+//   closed by its task a moment later, and its permit is not free before. So the sockets
+//   open to the address (connecting, in use, idle or closing) are never more than
+//   `per_archive`, as the Archive counts them too.
 // - So that a request never waits for a socket while one sits idle: a request holds one
 //   of the lane's `requests` permits (`per_archive`, first come first served) for as long
 //   as it uses a connection. It takes an idle connection if one is usable, and asks for a
@@ -236,9 +238,13 @@ struct Shared {
 //   connections are idle (a retry, below, or one put back meanwhile) gives up the oldest
 //   idle one for it.
 //
-// An Archive server still counts a connection until it sees it closed, a moment after the
-// resolver closed it: one opened just then may be refused with `503`, which is retried
-// (see `ArchiveClient::ask`) and never counted as the Archive's failure.
+// An Archive server counts a connection until it sees it closed, a moment after the
+// resolver closed it (or after it closed it itself, after its 100th answer say): so a
+// socket's permit waits for the Archive's side to close as well (`closed_by_both`), and
+// `ibi-archive serve` stops counting a connection before it closes its side. Should an
+// Archive refuse a connection all the same (`503`: another client at the resolver's
+// address holds some, say), that is retried (see `ArchiveClient::ask`) and never
+// counted as the Archive's failure.
 /// The connections to one Archive address.
 struct Lane {
     requests: Semaphore,
@@ -702,9 +708,11 @@ impl ArchiveClient {
             .map_err(|e| Exchange::Failed(describe("cannot connect", &e)))?;
         tokio::spawn(async move {
             let _socket = socket;
-            // Ends once the connection is closed, by either side; the socket is dropped
-            // here, then the permit given back.
-            let _ = connection.await;
+            // Ends once the connection is done with, by either side; then the Archive is
+            // let close it (see `closed_by_both`) before the permit is given back.
+            if let Ok(parts) = connection.without_shutdown().await {
+                closed_by_both(parts.io.into_inner()).await;
+            }
         });
         Ok(send)
     }
@@ -791,6 +799,42 @@ fn literal(policy: &Policy, ip: IpAddr, target: &Target) -> Result<Vec<SocketAdd
     }
     Ok(vec![SocketAddr::new(ip, target.port)])
 }
+
+/// Closes a connection done with, once the Archive has closed it too, waiting at most
+/// [`CLOSING`] and reading (and dropping) at most [`MAX_ANSWER`] bytes meanwhile. An
+/// Archive counts a connection among its client's until it sees it closed
+/// (`ibi-archive serve` counts at most [`ibi::CONNECTIONS_PER_CLIENT`]): its socket's
+/// permit given back only then, a new connection to it never finds this one still
+/// counted, and is not refused for it.
+async fn closed_by_both(mut stream: TcpStream) {
+    use tokio::io::AsyncWrite;
+    let mut pinned = std::pin::Pin::new(&mut stream);
+    if std::future::poll_fn(|cx| pinned.as_mut().poll_shutdown(cx))
+        .await
+        .is_err()
+    {
+        return;
+    }
+    let until_closed = async {
+        let mut chunk = [0u8; 4096];
+        let mut read = 0;
+        while read <= MAX_ANSWER {
+            if stream.readable().await.is_err() {
+                return;
+            }
+            match stream.try_read(&mut chunk) {
+                Ok(0) => return,
+                Ok(n) => read += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => return,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(CLOSING, until_closed).await;
+}
+
+/// How long a connection done with waits at most for the Archive to close it too.
+const CLOSING: Duration = Duration::from_secs(1);
 
 /// The body of an answer, at most [`MAX_ANSWER`] bytes of UTF-8.
 async fn read_body(incoming: &mut Incoming) -> Result<String, String> {
@@ -1071,6 +1115,9 @@ mod tests {
         Answer(String),
         /// Writes this answer and closes the connection (without saying so in the answer).
         AnswerThenClose(String),
+        /// Writes this answer, and closes the connection after this pause (counting it
+        /// among those open until then).
+        AnswerThenCloseAfter(String, Duration),
         /// Closes the connection without answering.
         Close,
     }
@@ -1139,6 +1186,11 @@ mod tests {
                             }
                             Reply::AnswerThenClose(a) => {
                                 let _ = stream.get_mut().write_all(a.as_bytes());
+                                break;
+                            }
+                            Reply::AnswerThenCloseAfter(a, pause) => {
+                                let _ = stream.get_mut().write_all(a.as_bytes());
+                                std::thread::sleep(pause);
                                 break;
                             }
                             Reply::Close => break,
@@ -1291,6 +1343,31 @@ mod tests {
             assert!(is_answer(&fetched), "{i}: {fetched:?}");
         }
         assert_eq!((archive.requests(), archive.accepted()), (20, 20));
+    }
+
+    #[tokio::test]
+    async fn a_connection_counts_until_the_archive_has_closed_it_too() {
+        // The Archive closes each connection 50 ms after its answer, which says so (as
+        // `ibi-archive serve` does after its 100th answer on a connection), and counts it
+        // among those open until then: the next connection waits for it to be closed, and
+        // the Archive never counts more than 2 open at once.
+        let closing = "HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 24\r\n\r\nurl http://127.0.0.1/a\r\n";
+        let archive = test_archive(move |_, _| {
+            Reply::AnswerThenCloseAfter(closing.into(), Duration::from_millis(50))
+        });
+        let client = loopback(2);
+        let mut requests = tokio::task::JoinSet::new();
+        for _ in 0..20 {
+            let (client, url) = (client.clone(), archive.url());
+            requests.spawn(async move { client.get(&url, PATIENCE).await.0 });
+        }
+        while let Some(fetched) = requests.join_next().await {
+            let fetched = fetched.unwrap();
+            assert!(is_answer(&fetched), "{fetched:?}");
+        }
+        assert_eq!((archive.requests(), archive.accepted()), (20, 20));
+        let peak = archive.peak.load(Ordering::SeqCst);
+        assert!(peak <= 2, "{peak} open at once");
     }
 
     #[tokio::test]

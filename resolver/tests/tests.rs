@@ -6,6 +6,7 @@
 mod backup;
 mod browser_pages;
 mod cli;
+mod default_serve;
 mod hostile;
 mod init;
 mod log_time;
