@@ -6,9 +6,13 @@
 //! or `-`, and the url escaped as a pair-list word and cut to 200 bytes — no field can
 //! hold a tab, a line break or another control byte, and a line stays short.
 //!
-//! Each key counts once. That is known without reading the log: counting a key creates
-//! `var/acknowledged/<hour of issue>/<key>` with `O_EXCL`, which fails when it exists; so
-//! an acknowledgment costs the same on a log of a gigabyte as on an empty one. Keys live
+//! Each key counts once. That is known without reading the log: counting a key makes
+//! `var/acknowledged/<hour of issue>/<key>`, which fails when it exists; so an
+//! acknowledgment costs the same on a log of a gigabyte as on an empty one. A mark is a
+//! hard link to one file of its hour, `.mark` (made when missing; a fresh one when it has
+//! as many links as the file system allows): a directory entry, not an inode, per
+//! acknowledgment, for the allocation of an inode was most of what an acknowledgment cost
+//! the file system (ext4 searches its inode bitmaps past the recently deleted ones). Keys live
 //! a day, so the directories of hours older than that are removed, a few entries per
 //! acknowledgment. The line is appended under an exclusive lock on the log, whole or not
 //! at all.
@@ -184,20 +188,8 @@ fn append_if_new(
     owner: Option<var_owner::Owner>,
 ) -> io::Result<Option<u64>> {
     let mark = rec.key.as_str();
-    match rfs::openat(
-        hour,
-        mark,
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    ) {
-        Ok(fd) => {
-            if let Err(e) = var_owner::give(fd.as_fd(), owner) {
-                let _ = rfs::unlinkat(hour, mark, AtFlags::empty());
-                return Err(e);
-            }
-        }
-        Err(Errno::EXIST) => return Ok(None),
-        Err(e) => return Err(e.into()),
+    if !make_mark(hour, mark, owner)? {
+        return Ok(None);
     }
     let len = file.seek(SeekFrom::End(0))?;
     let mut last = [0u8; 1];
@@ -217,6 +209,45 @@ fn append_if_new(
         return Err(e);
     }
     Ok(Some(len + line.len() as u64))
+}
+
+/// The file every mark of an hour is a hard link to; no key has its name (a key is
+/// digits and a dash).
+const MARK_INODE: &str = ".mark";
+
+/// Marks `key` counted in `hour`: false when it was already. The caller holds the log's
+/// lock, so no other writer makes or replaces [`MARK_INODE`] meanwhile.
+fn make_mark(hour: BorrowedFd<'_>, key: &str, owner: Option<var_owner::Owner>) -> io::Result<bool> {
+    // At most: the link, the shared file made (missing) or made anew (full), the link.
+    for _ in 0..2 {
+        match rfs::linkat(hour, MARK_INODE, hour, key, AtFlags::empty()) {
+            Ok(()) => return Ok(true),
+            Err(Errno::EXIST) => return Ok(false),
+            Err(Errno::NOENT) => {}
+            // As many links as the file system allows (65,000 on ext4): the marks made
+            // keep that file; the next ones share a new one.
+            Err(Errno::MLINK) => rfs::unlinkat(hour, MARK_INODE, AtFlags::empty())?,
+            Err(e) => return Err(e.into()),
+        }
+        match rfs::openat(
+            hour,
+            MARK_INODE,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        ) {
+            Ok(fd) => {
+                if let Err(e) = var_owner::give(fd.as_fd(), owner) {
+                    let _ = rfs::unlinkat(hour, MARK_INODE, AtFlags::empty());
+                    return Err(e);
+                }
+            }
+            Err(Errno::EXIST) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(io::Error::other(format!(
+        "cannot link the mark of {key} to {MARK_INODE}"
+    )))
 }
 
 /// Returns once the log `log` is on stable storage up to `end` (group commit, see the
@@ -420,6 +451,34 @@ mod tests {
             (vec![rec(1000, "1-1"), rec(1001, "1-2")], 0)
         );
         assert!(record_once(dir.path(), &rec(1003, "../x"), 990).is_err());
+    }
+
+    #[test]
+    fn the_marks_of_an_hour_share_one_inode() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let hour = dir.path().join(MARKS_DIR).join("0");
+        let ino = |name: &str| std::fs::symlink_metadata(hour.join(name)).unwrap().ino();
+        for key in ["1-1", "1-2", "1-3"] {
+            let outcome = record_once(dir.path(), &rec(1000, key), 990).unwrap();
+            assert_eq!(outcome, Outcome::Counted);
+        }
+        let shared = ino(MARK_INODE);
+        assert_eq!([ino("1-1"), ino("1-2"), ino("1-3")], [shared; 3]);
+        let meta = std::fs::symlink_metadata(hour.join(MARK_INODE)).unwrap();
+        assert_eq!(meta.nlink(), 4);
+        assert!(meta.is_file());
+        // The shared file gone (pruned, or left behind when it had all its links): the
+        // next mark makes a new one, and the marks made before still count.
+        std::fs::remove_file(hour.join(MARK_INODE)).unwrap();
+        let outcome = record_once(dir.path(), &rec(1001, "1-4"), 990).unwrap();
+        assert_eq!(outcome, Outcome::Counted);
+        assert_ne!(ino(MARK_INODE), shared);
+        assert_eq!(ino("1-4"), ino(MARK_INODE));
+        let again = record_once(dir.path(), &rec(1002, "1-2"), 990).unwrap();
+        assert_eq!(again, Outcome::AlreadyCounted);
+        let (records, malformed) = read_all(dir.path());
+        assert_eq!((records.len(), malformed), (4, 0));
     }
 
     #[test]
