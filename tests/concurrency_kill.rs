@@ -17,15 +17,7 @@ use ibi_archive::acklog;
 
 const SERVICE: &str = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
 
-/// Items whose answers carry one URL, asked by rep and by IBIp.
-const IBIS: [&str; 6] = [
-    "LK47B6W/362SFKH",
-    "8JMKD3MGP8W/35MME4E",
-    "8JMKD3MGP7W/3EPGUE5",
-    "sid.inpe.br/mtc-m18@80/2009/08.25.19.43",
-    "urlib.net/www/2014/03.25.23.20",
-    "8JMKD3MGP8W/3C9EP6P",
-];
+use common::ONE_URL_IBIS as IBIS;
 
 /// Clients at once, each from its own loopback address (serve's per-client limit).
 const CLIENTS: u8 = 16;

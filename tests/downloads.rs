@@ -651,19 +651,6 @@ fn apache2_with_mod_deflate_sends_files_as_they_are() {
     assert_eq!(r.status, 304, "{}", server.error_log());
 }
 
-/// Pseudo-random bytes (xorshift64 from `seed`): no offset error leaves them equal.
-fn noise(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
-}
-
 /// One answer read off a connection: its status line, its header fields, and the body
 /// its Content-Length frames (none for a HEAD).
 fn read_answer(
@@ -720,7 +707,7 @@ fn serve_frames_small_and_large_files_on_one_connection() {
     let files: Vec<(String, Vec<u8>)> = sizes
         .iter()
         .map(|&len| {
-            let bytes = noise(len, len as u64 + 7);
+            let bytes = common::noise(len, len as u64 + 7);
             let name = format!("size-{len}.bin");
             fs::write(doc.join(&name), &bytes).unwrap();
             (name, bytes)

@@ -646,17 +646,9 @@ fn usage_errors_of_serve_exit_2_with_one_line_pointing_to_its_help() {
 // ---------------------------------------------------------------------------------------
 // 2. The registry file
 
-/// Deterministic bytes that are no database (xorshift).
+/// Deterministic bytes that are no database.
 fn noise(len: usize) -> Vec<u8> {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
+    common::noise(len, 0x9e37_79b9_7f4a_7c15)
 }
 
 /// A real registry with [`SERVICE`] registered, as bytes.

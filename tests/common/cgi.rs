@@ -184,3 +184,13 @@ pub const LK47_ANSWER: &str = "archiveaddress localhost:8080\r\ncontenttype Data
      timestamp 2009-09-09T22:01:00Z\r\n\
      url http://localhost:8080/col/iconet.com.br/banon/2009/09.09.22.01/doc/@relatorio.pdf\r\n\
      urlkey <urlkey>";
+
+/// Items of the sample Archive whose answers carry one URL, asked by rep and by IBIp.
+pub const ONE_URL_IBIS: [&str; 6] = [
+    "LK47B6W/362SFKH",
+    "8JMKD3MGP8W/35MME4E",
+    "8JMKD3MGP7W/3EPGUE5",
+    "sid.inpe.br/mtc-m18@80/2009/08.25.19.43",
+    "urlib.net/www/2014/03.25.23.20",
+    "8JMKD3MGP8W/3C9EP6P",
+];

@@ -209,3 +209,17 @@ pub fn os(bytes: &[u8]) -> &OsStr {
     use std::os::unix::ffi::OsStrExt;
     OsStr::from_bytes(bytes)
 }
+
+/// Pseudo-random bytes (xorshift64 from `seed`): deterministic, with no run of equal
+/// bytes that an offset error would leave unchanged, and no file format's signature.
+pub fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}

@@ -74,7 +74,9 @@ pub mod server;
 pub mod systemd;
 
 pub use cases::{check_cases, compare_masked, Case};
-pub use cgi::{mask_urlkey, pair_value, pairs_of, parse_cgi, Cgi, CgiOutput, LK47, LK47_ANSWER};
+pub use cgi::{
+    mask_urlkey, pair_value, pairs_of, parse_cgi, Cgi, CgiOutput, LK47, LK47_ANSWER, ONE_URL_IBIS,
+};
 pub use commands::{
     command, ibi_archive_bin, ibi_resolver_bin, output_or_hang, pairs_of_run, run_cmd,
     run_with_stdin, Serve, HANG_GUARD,
@@ -84,8 +86,8 @@ pub use fixture::{
     RELATIONS_OF_EXAMPLE_9_2,
 };
 pub use fsutil::{
-    archive_tempdir, copy_tree, executable_by_others, make_world_readable, os, prepare_archive,
-    runnable_by_others, running_as_root, user_ids,
+    archive_tempdir, copy_tree, executable_by_others, make_world_readable, noise, os,
+    prepare_archive, runnable_by_others, running_as_root, user_ids,
 };
 pub use http::{
     connect_from, decode_chunked, http_get, http_get_from, http_raw, http_raw_from, http_request,
