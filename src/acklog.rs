@@ -294,7 +294,9 @@ fn synced_line(ino: u64, len: u64) -> String {
 }
 
 fn synced_check(ino: u64, len: u64) -> u64 {
-    (ino ^ len.rotate_left(32) ^ 0x6962_692d_6163_6b73).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+    use sha2::{Digest, Sha256};
+    let sum = Sha256::digest(format!("{ino} {len}"));
+    u64::from_be_bytes(sum[..8].try_into().expect("a SHA-256 sum has 32 bytes"))
 }
 
 /// The length of the log of inode `ino` known synced, when the record is of that inode
