@@ -288,15 +288,14 @@ pub struct KeptConfig {
 }
 
 /// What tells one archive.toml from another: device, inode, size, and the modification
-/// and change times to the nanosecond.
+/// and change times (seconds, nanoseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileStamp([i128; 7]);
-
-impl FileStamp {
-    /// Its change time, in seconds.
-    fn changed(&self) -> i128 {
-        self.0[5]
-    }
+struct FileStamp {
+    dev: u64,
+    ino: u64,
+    size: i64,
+    modified: (i64, i64),
+    changed: (i64, i64),
 }
 
 impl KeptConfig {
@@ -305,17 +304,15 @@ impl KeptConfig {
 
     /// The configuration of the Archive at `root` at POSIX second `now`.
     pub fn get(&self, root: &Path, now: i64) -> Result<Config, Answer> {
-        let stamp = rustix::fs::stat(root.join("archive.toml")).ok().map(|st| {
-            FileStamp([
-                i128::from(st.st_dev),
-                i128::from(st.st_ino),
-                i128::from(st.st_size),
-                i128::from(st.st_mtime),
-                i128::from(st.st_mtime_nsec),
-                i128::from(st.st_ctime),
-                i128::from(st.st_ctime_nsec),
-            ])
-        });
+        let stamp = rustix::fs::stat(root.join("archive.toml"))
+            .ok()
+            .map(|st| FileStamp {
+                dev: st.st_dev,
+                ino: st.st_ino,
+                size: st.st_size,
+                modified: (st.st_mtime, st.st_mtime_nsec as i64),
+                changed: (st.st_ctime, st.st_ctime_nsec as i64),
+            });
         if let Some(stamp) = stamp {
             let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
             if let Some((at, config)) = &*kept {
@@ -327,8 +324,7 @@ impl KeptConfig {
         // Read after its stamp was taken: a change in between gives the next request
         // another stamp, and a read again.
         let read = open(Some(root)).map(|(_, config)| config);
-        let settled =
-            |s: &FileStamp| s.changed() <= i128::from(now) - i128::from(KeptConfig::SETTLED_SECS);
+        let settled = |s: &FileStamp| s.changed.0 <= now.saturating_sub(KeptConfig::SETTLED_SECS);
         *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = match (&read, stamp) {
             (Ok(config), Some(stamp)) if settled(&stamp) => Some((stamp, config.clone())),
             _ => None,
