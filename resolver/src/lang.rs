@@ -182,6 +182,30 @@ texts! {
         "The last IBI asked for was <code>{last}</code>, named by an Archive for {ibi}.";
     NotFoundTitle: "Item não encontrado", "Item not found";
     NotFoundText: "Nenhum Arquivo conhece o IBI {ibi}.", "No Archive knows the IBI {ibi}.";
+    NoFileTitle: "Arquivo do item não encontrado", "File not found";
+    NoMetadataTitle: "Metadados não encontrados", "Metadata not found";
+    NothingFoundTitle: "Não encontrado", "Not found";
+    NoSuchFile:
+        "Um Arquivo tem o item {ibi}, mas não o arquivo {path}.",
+        "An Archive has the item {ibi}, but not the file {path}.";
+    NoMetadata:
+        "Um Arquivo tem o item {ibi}, mas sem metadados.",
+        "An Archive has the item {ibi}, but no metadata for it.";
+    NoMetadataIn:
+        "Um Arquivo tem o item {ibi}, mas não metadados em {format}.",
+        "An Archive has the item {ibi}, but no metadata in {format}.";
+    NothingFor:
+        "Um Arquivo tem o item {ibi}, mas nada para {verbs}.",
+        "An Archive has the item {ibi}, but nothing for {verbs}.";
+    NoUrlGiven:
+        "Um Arquivo tem o item {ibi}, mas não dá URL para ele.",
+        "An Archive has the item {ibi}, but gives no URL for it.";
+    UnaskedOne:
+        "Este Arquivo não pôde ser perguntado; não é onde o IBI foi criado nem o Arquivo lembrado para ele:",
+        "This Archive could not be asked; it is neither where the IBI was minted nor the Archive remembered for it:";
+    UnaskedMany:
+        "Estes Arquivos não puderam ser perguntados; nenhum é onde o IBI foi criado nem o Arquivo lembrado para ele:",
+        "These Archives could not be asked; none is where the IBI was minted or the Archive remembered for it:";
     NoArchiveIncluded: "Nenhum Arquivo está incluído neste resolvedor.", "No Archive is included in this resolver.";
     UnavailableTitle: "Arquivos indisponíveis", "Archives unavailable";
     UnavailableText: "Nenhum Arquivo que respondeu conhece o IBI {ibi}.", "No Archive that answered knows the IBI {ibi}.";
@@ -204,11 +228,23 @@ texts! {
     InvestigationNeeded: "Uma investigação é necessária.", "An investigation is needed.";
     NoOriginalTitle: "Original não encontrado", "Original not found";
     NoOriginalOne:
-        "Nenhum Arquivo afirma ter o original de {ibi}; todos responderam, e esta cópia foi encontrada:",
-        "No Archive claims to hold the original of {ibi}; every Archive answered, and this copy was found:";
+        "Nenhum Arquivo afirma ter o original de {ibi}; todos responderam, e este tem o item:",
+        "No Archive claims to hold the original of {ibi}; every Archive answered, and this one has the item:";
     NoOriginalMany:
-        "Nenhum Arquivo afirma ter o original de {ibi}; todos responderam, e estas cópias foram encontradas:",
-        "No Archive claims to hold the original of {ibi}; every Archive answered, and these copies were found:";
+        "Nenhum Arquivo afirma ter o original de {ibi}; todos responderam, e estes têm o item:",
+        "No Archive claims to hold the original of {ibi}; every Archive answered, and these have the item:";
+    NoOriginalAnsweredOne:
+        "Nenhum Arquivo que respondeu afirma ter o original de {ibi}; este tem o item:",
+        "No Archive that answered claims to hold the original of {ibi}; this one has the item:";
+    NoOriginalAnsweredMany:
+        "Nenhum Arquivo que respondeu afirma ter o original de {ibi}; estes têm o item:",
+        "No Archive that answered claims to hold the original of {ibi}; these have the item:";
+    SaysCopy: "uma cópia", "a copy";
+    SaysNoState: "sem estado declarado", "it says no state";
+    SaysState: "estado {state}", "state {state}";
+    MeanwhileFound:
+        "Enquanto isso, estes responderam, sem afirmar ter o original:",
+        "Meanwhile these answered, claiming no original:";
     UnverifiableTitle: "Verificação do original impossível agora", "The original cannot be checked now";
     UnverifiableOne:
         "Só um Arquivo pode afirmar ter o original de {ibi}, mas este Arquivo não respondeu:",
@@ -232,6 +268,9 @@ texts! {
     ResolvedIn: "<code>{url}</code> — resolvida em {ms} ms", "<code>{url}</code> — resolved in {ms} ms";
     Round: "Rodada {n}", "Round {n}";
     RememberedArchive: " (Arquivo lembrado)", " (remembered Archive)";
+    HomeArchive: " (Arquivo de origem do IBI)", " (the IBI's home Archive)";
+    MayHoldHome: "origem do IBI: pode tê-lo", "the IBI's home: may hold it";
+    MayHoldRemembered: "lembrado: pode tê-lo", "remembered: may hold it";
     AskedBecause: "Pedida porque {why}", "Asked because {why}";
     WhyNamed:
         "{address} ({archive}) o indicou como {pair} de {ibi}, sem a sua URL",

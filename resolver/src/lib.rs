@@ -8,11 +8,13 @@
 //! Archives (hyper) and the registry (SQLite).
 
 pub mod acknowledge;
+pub mod answer;
 pub mod client;
 pub mod clients;
 pub mod clock;
 pub mod config;
 pub mod health;
+pub mod homes;
 pub mod keys;
 pub mod lang;
 pub mod listen;

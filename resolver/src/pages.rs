@@ -2,12 +2,15 @@
 //! or English, without script, and the inspection view (HTML, or JSON for
 //! `Accept: application/json`). Every text of them is one of [`Text`]'s.
 
+use ibi::item::State;
 use ibi::markup::escape_html;
 use ibi::persistent::Refusal;
 use ibi::Ibi;
 
 use crate::lang::{count, decimal, PageLang, Text};
-use crate::resolve::{AskResult, ChainEnd, Outcome, Trace, Why};
+use crate::resolve::{
+    AskResult, ChainEnd, Found, MayHold, Missing, Outcome, SaidState, Trace, Why,
+};
 
 /// A page: status, content type and body.
 pub struct Page {
@@ -339,21 +342,60 @@ fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String
                 format!("<p><a href=\"{location}\">{location}</a></p>\n"),
             )
         }
-        Outcome::NotFound { asked } => {
-            let mut body = format!("<p>{}</p>\n", Text::NotFoundText.fill(lang, &ibi_value));
+        Outcome::NotFound {
+            asked,
+            missing,
+            unasked,
+        } => {
+            let mut body = match missing {
+                Some(m) => format!(
+                    "<p>{}</p>
+",
+                    missing_text(lang, m, &ibi_html)
+                ),
+                None if unasked.is_empty() => {
+                    format!(
+                        "<p>{}</p>
+",
+                        Text::NotFoundText.fill(lang, &ibi_value)
+                    )
+                }
+                None => format!(
+                    "<p>{}</p>
+",
+                    Text::UnavailableText.fill(lang, &ibi_value)
+                ),
+            };
             if *asked == 0 {
-                body.push_str(&format!("<p>{}</p>\n", Text::NoArchiveIncluded.get(lang)));
+                body.push_str(&format!(
+                    "<p>{}</p>
+",
+                    Text::NoArchiveIncluded.get(lang)
+                ));
             }
+            body.push_str(&unasked_list(lang, unasked));
             body.push_str(&related);
-            (status, Text::NotFoundTitle, body)
+            let title = match missing {
+                None => Text::NotFoundTitle,
+                Some(Missing::File(_)) => Text::NoFileTitle,
+                Some(Missing::Metadata(_)) => Text::NoMetadataTitle,
+                Some(_) => Text::NothingFoundTitle,
+            };
+            (status, title, body)
         }
-        Outcome::Unavailable { archives, asked } => {
+        Outcome::Unavailable {
+            archives,
+            asked,
+            unasked,
+        } => {
             let one = archives.len() == 1;
             (
                 status,
                 Text::UnavailableTitle,
                 format!(
-                    "<p>{} {} {}</p>\n{}{related}<p>{}</p>\n",
+                    "<p>{} {} {}</p>
+{}{related}<p>{}</p>
+{}",
                     Text::UnavailableText.fill(lang, &ibi_value),
                     count(
                         lang,
@@ -374,7 +416,8 @@ fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String
                     } else {
                         Text::MayHoldMany
                     }
-                    .get(lang)
+                    .get(lang),
+                    unasked_list(lang, unasked)
                 ),
             )
         }
@@ -407,44 +450,48 @@ fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String
                 Text::InvestigationNeeded.get(lang)
             ),
         ),
-        Outcome::NoOriginal { copies } => {
-            let items: String = copies
-                .iter()
-                .map(|f| {
-                    format!(
-                        "<li>{} ({}): <a href=\"{}\">{}</a></li>\n",
-                        escape_html(&f.address),
-                        escape_html(&f.archive),
-                        escape_html(&f.url),
-                        escape_html(&f.url)
-                    )
-                })
-                .collect();
-            let text = if copies.len() == 1 {
-                Text::NoOriginalOne
-            } else {
-                Text::NoOriginalMany
+        Outcome::NoOriginal { copies, unasked } => {
+            let text = match (copies.len() == 1, unasked.is_empty()) {
+                (true, true) => Text::NoOriginalOne,
+                (false, true) => Text::NoOriginalMany,
+                (true, false) => Text::NoOriginalAnsweredOne,
+                (false, false) => Text::NoOriginalAnsweredMany,
             };
             (
                 status,
                 Text::NoOriginalTitle,
                 format!(
-                    "<p>{}</p>\n<ul>\n{items}</ul>\n",
-                    text.fill(lang, &ibi_value)
+                    "<p>{}</p>
+{}{}",
+                    text.fill(lang, &ibi_value),
+                    answers_found(lang, copies),
+                    unasked_list(lang, unasked)
                 ),
             )
         }
-        Outcome::Unverifiable { archives } => {
+        Outcome::Unverifiable { archives, copies } => {
             let text = if archives.len() == 1 {
                 Text::UnverifiableOne
             } else {
                 Text::UnverifiableMany
             };
+            let found = if copies.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "<p>{}</p>
+{}",
+                    Text::MeanwhileFound.get(lang),
+                    answers_found(lang, copies)
+                )
+            };
             (
                 status,
                 Text::UnverifiableTitle,
                 format!(
-                    "<p>{}</p>\n{}<p>{}</p>\n",
+                    "<p>{}</p>
+{}{found}<p>{}</p>
+",
                     text.fill(lang, &ibi_value),
                     list(archives),
                     Text::TryLater.get(lang)
@@ -481,6 +528,63 @@ fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String
             (status, Text::ChainTitle, format!("<p>{text}</p>\n"))
         }
     }
+}
+
+/// What an Archive that has the item `ibi` (HTML) has it without, in words.
+fn missing_text(lang: PageLang, missing: &Missing, ibi: &str) -> String {
+    match missing {
+        Missing::File(path) => Text::NoSuchFile.fill(lang, &[("ibi", ibi), ("path", &code(path))]),
+        Missing::Metadata(None) => Text::NoMetadata.fill(lang, &[("ibi", ibi)]),
+        Missing::Metadata(Some(format)) => {
+            Text::NoMetadataIn.fill(lang, &[("ibi", ibi), ("format", &code(format))])
+        }
+        Missing::Relation(verbs) => {
+            Text::NothingFor.fill(lang, &[("ibi", ibi), ("verbs", &code(verbs))])
+        }
+        Missing::Url => Text::NoUrlGiven.fill(lang, &[("ibi", ibi)]),
+    }
+}
+
+/// The Archives that could not be asked, none of which may hold the IBI (nothing when
+/// none).
+fn unasked_list(lang: PageLang, unasked: &[String]) -> String {
+    if unasked.is_empty() {
+        return String::new();
+    }
+    let text = if unasked.len() == 1 {
+        Text::UnaskedOne
+    } else {
+        Text::UnaskedMany
+    };
+    format!(
+        "<p>{}</p>
+{}",
+        text.get(lang),
+        list(unasked)
+    )
+}
+
+/// Each answer found, with its link and what it says it is: a copy, no state, or the
+/// word it said.
+fn answers_found(lang: PageLang, found: &[Found]) -> String {
+    let items: String = found
+        .iter()
+        .map(|f| {
+            let said = match &f.state {
+                Some(SaidState::Known(State::Copy)) => Text::SaysCopy.get(lang).to_string(),
+                None => Text::SaysNoState.get(lang).to_string(),
+                Some(other) => Text::SaysState.fill(lang, &[("state", &code(other.as_str()))]),
+            };
+            format!(
+                "<li>{} ({}): <a href=\"{}\">{}</a> — {said}</li>\n",
+                escape_html(&f.address),
+                escape_html(&f.archive),
+                escape_html(&f.url),
+                escape_html(&f.url)
+            )
+        })
+        .collect();
+    format!("<ul>\n{items}</ul>\n")
 }
 
 /// The page of an outcome other than a redirect (for a redirect, the page of its
@@ -587,7 +691,7 @@ pub fn inspection(
             Text::Round.fill(lang, &[("n", &(n + 1).to_string())]),
             escape_html(&round.ibi),
             if round.verblist.is_empty() { String::new() } else { format!(" {}", code(&round.verblist)) },
-            if round.remembered { Text::RememberedArchive.get(lang) } else { "" },
+            if round.remembered { Text::RememberedArchive.get(lang) } else if round.home { Text::HomeArchive.get(lang) } else { "" },
             round.why.as_ref().map(|why| format!("<p>{}</p>\n", Text::AskedBecause.fill(lang, &[("why", &why_asked(lang, why))]))).unwrap_or_default(),
             Text::ColumnArchive.get(lang),
             Text::ColumnResult.get(lang),
@@ -600,8 +704,13 @@ pub fn inspection(
                 .iter()
                 .map(|(n, v)| format!("{} {}\n", escape_html(n), escape_html(v)))
                 .collect();
+            let may_hold = match a.may_hold {
+                Some(MayHold::Home) => format!("<br>{}", Text::MayHoldHome.get(lang)),
+                Some(MayHold::Remembered) => format!("<br>{}", Text::MayHoldRemembered.get(lang)),
+                None => String::new(),
+            };
             body.push_str(&format!(
-                "<tr><td>{}<br><code>{}</code></td><td>{}{}</td><td>{}</td><td><pre>{pairs}</pre></td></tr>\n",
+                "<tr><td>{}<br><code>{}</code>{may_hold}</td><td>{}{}</td><td>{}</td><td><pre>{pairs}</pre></td></tr>\n",
                 escape_html(&a.address),
                 escape_html(&a.archive),
                 result_text(a.result).get(lang),
@@ -886,6 +995,7 @@ mod tests {
                 ibi: at(1, "8JMKD3MGP8W/35MME4E"),
                 verblist: at(2, "GetMetadata"),
                 remembered: false,
+                home: false,
                 why: Some(Why::Named {
                     address: at(13, "a.b:80"),
                     archive: "a.b/c/2020/01.01.01.01".into(),
@@ -897,6 +1007,7 @@ mod tests {
                     address: at(4, "mtc-m16c.sid.inpe.br"),
                     result: AskResult::Answered,
                     detail: Some(at(5, "detail")),
+                    may_hold: Some(MayHold::Home),
                     pairs: vec![(at(6, "state"), at(7, "Original"))],
                     ms: 1.5,
                 }],
@@ -983,8 +1094,60 @@ mod tests {
                 "404 not found, IBI".into(),
                 404,
                 Box::new(move |l, v| {
-                    let t = trace(Outcome::NotFound { asked: 2 });
+                    let t = trace(Outcome::NotFound {
+                        asked: 2,
+                        missing: None,
+                        unasked: Vec::new(),
+                    });
                     outcome(l, &t, v)
+                }),
+            ),
+            (
+                "404 not found, Archive not asked".into(),
+                404,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::NotFound {
+                        asked: 3,
+                        missing: None,
+                        unasked: two(v),
+                    });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
+                }),
+            ),
+            (
+                "404 no such file, path".into(),
+                404,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::NotFound {
+                        asked: 2,
+                        missing: Some(Missing::File(v.into())),
+                        unasked: Vec::new(),
+                    });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
+                }),
+            ),
+            (
+                "404 no metadata, format".into(),
+                404,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::NotFound {
+                        asked: 2,
+                        missing: Some(Missing::Metadata(Some(v.into()))),
+                        unasked: Vec::new(),
+                    });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
+                }),
+            ),
+            (
+                "404 nothing for, verbs".into(),
+                404,
+                Box::new(move |l, v| {
+                    let t = trace(Outcome::NotFound {
+                        asked: 2,
+                        missing: Some(Missing::Relation(v.into())),
+                        unasked: Vec::new(),
+                    });
+                    outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
             ),
             (
@@ -994,6 +1157,7 @@ mod tests {
                     let t = trace(Outcome::Unavailable {
                         archives: two("x.y/z/2020/01.01.01.02"),
                         asked: 3,
+                        unasked: Vec::new(),
                     });
                     outcome(l, &t, v)
                 }),
@@ -1005,6 +1169,7 @@ mod tests {
                     let t = trace(Outcome::Unavailable {
                         archives: two(v),
                         asked: 3,
+                        unasked: two(v),
                     });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
@@ -1069,6 +1234,7 @@ mod tests {
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoOriginal {
                         copies: copies("http://c.d/col/x/doc/a.pdf", "c.d"),
+                        unasked: Vec::new(),
                     });
                     outcome(l, &t, v)
                 }),
@@ -1079,6 +1245,7 @@ mod tests {
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoOriginal {
                         copies: copies("http://c.d/col/x/doc/a.pdf", v),
+                        unasked: two(v),
                     });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
@@ -1089,6 +1256,7 @@ mod tests {
                 Box::new(move |l, v| {
                     let t = trace(Outcome::NoOriginal {
                         copies: copies(v, "c.d"),
+                        unasked: Vec::new(),
                     });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
@@ -1099,6 +1267,7 @@ mod tests {
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Unverifiable {
                         archives: two("x.y/z/2020/01.01.01.02"),
+                        copies: Vec::new(),
                     });
                     outcome(l, &t, v)
                 }),
@@ -1107,7 +1276,10 @@ mod tests {
                 "503 unverifiable, Archive".into(),
                 503,
                 Box::new(move |l, v| {
-                    let t = trace(Outcome::Unverifiable { archives: two(v) });
+                    let t = trace(Outcome::Unverifiable {
+                        archives: two(v),
+                        copies: copies(v, v),
+                    });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
             ),
@@ -1178,9 +1350,9 @@ mod tests {
                 }
             }
         }
-        // 19 outcome and 400 pages, 3 of the home page's form and 18 places of the
+        // 23 outcome and 400 pages, 3 of the home page's form and 18 places of the
         // inspection view, in 2 languages.
-        assert_eq!(checked, (19 + 3 + INSPECTION_SLOTS) * 2 * HOSTILE.len());
+        assert_eq!(checked, (23 + 3 + INSPECTION_SLOTS) * 2 * HOSTILE.len());
         // The JSON inspection view gives back each value as it was.
         for slot in 0..INSPECTION_SLOTS {
             for value in HOSTILE {

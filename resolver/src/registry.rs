@@ -144,6 +144,9 @@ pub struct Included {
     /// Its service IBI as it spelt it when included: the path it is asked at.
     pub serviceibi: Ibi,
     pub address: String,
+    /// Its `archiveip`, once the resolver reached its service at that address: what makes
+    /// it the home of the IBIps minted there ([`crate::homes`]).
+    pub ip: Option<std::net::IpAddr>,
     /// Its health as last recorded.
     pub recorded: Snapshot,
 }
@@ -156,6 +159,8 @@ pub struct Inclusion<'a> {
     pub platformversion: &'a str,
     pub email: &'a str,
     pub confirmed: bool,
+    /// Its service answered `confirmation yes` at `ip` too.
+    pub ip_reached: bool,
 }
 
 /// A registry error, for the operator or the log: its kind, and what happened.
@@ -593,7 +598,7 @@ impl Registry {
     pub fn included(&mut self) -> Result<Vec<Included>, RegistryError> {
         let rows = self.conn.query(
             "SELECT coalesce(spelling, serviceibi), address, failures, dormant, latencyms,
-                    serviceibi
+                    serviceibi, CASE WHEN ipreached = 1 THEN ip END
              FROM archives WHERE included = 1 AND address IS NOT NULL ORDER BY serviceibi",
             &[],
         )?;
@@ -603,6 +608,7 @@ impl Registry {
                     key: r.text(5)?,
                     serviceibi: spelt_ibi(r.text(0)?)?,
                     address: r.text(1)?,
+                    ip: r.opt_text(6)?.and_then(|ip| ip.parse().ok()),
                     recorded: Snapshot {
                         failures: r.int(2)?.clamp(0, u32::MAX as i64) as u32,
                         dormant: r.int(3)? != 0,
@@ -632,7 +638,7 @@ impl Registry {
             let n = tx.execute(
                 "UPDATE archives SET address = ?2, ip = ?3, platformversion = ?4,
                         reportedemail = ?5, included = 1, confirmation = ?6, changed = ?7,
-                        failures = 0, dormant = 0, spelling = ?8,
+                        failures = 0, dormant = 0, spelling = ?8, ipreached = ?9,
                         lastsuccess = CASE WHEN ?6 = 'successful' THEN ?7 ELSE lastsuccess END
                  WHERE serviceibi = ?1",
                 values![
@@ -647,7 +653,8 @@ impl Registry {
                         "unsuccessful"
                     },
                     now,
-                    serviceibi.as_str()
+                    serviceibi.as_str(),
+                    i64::from(inc.ip_reached)
                 ],
             )?;
             one_row(n, serviceibi)?;
@@ -1197,6 +1204,7 @@ mod tests {
                         platformversion: "2014:11.09.02.16.15",
                         email: "banon@dpi.inpe.br",
                         confirmed: false,
+                        ip_reached: false,
                     },
                 )
                 .unwrap();
@@ -1208,6 +1216,7 @@ mod tests {
                     key: "sid.inpe.br/mtc-m21/2012/06.05.15.34.39".into(),
                     serviceibi: Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap(),
                     address: "mtc-m21.sid.inpe.br".into(),
+                    ip: None,
                     recorded: Snapshot::default(),
                 }]
             );
@@ -1284,6 +1293,7 @@ mod tests {
                 key: "urlib.net/www/2012/01.01.01.01".into(),
                 serviceibi: Ibi::parse("urlib.net/www/2012/01.01.01.01").unwrap(),
                 address: "a.example.org".into(),
+                ip: None,
                 recorded: Snapshot {
                     failures: 3,
                     ..Snapshot::default()
@@ -1433,6 +1443,7 @@ mod tests {
                 platformversion: "1",
                 email: "a@example.org",
                 confirmed: true,
+                ip_reached: true,
             };
             for (registered, asked) in [(&upper, &lower), (&lower, &upper)] {
                 r.register(registered, "a@example.org", "1234567890")
@@ -1451,6 +1462,7 @@ mod tests {
                         key: "LK47B6W/32NSFRP".into(),
                         serviceibi: Ibi::parse(asked.as_str()).unwrap(),
                         address: "a.example.org".into(),
+                        ip: Some("127.0.0.1".parse().unwrap()),
                         recorded: Snapshot::default(),
                     }]
                 );
@@ -1523,12 +1535,14 @@ mod tests {
                     key: "LK47B6W/32NSFRP".into(),
                     serviceibi: Ibi::parse("lk47b6w/32nsfrp").unwrap(),
                     address: "a.example.org".into(),
+                    ip: None,
                     recorded: Snapshot::default(),
                 },
                 Included {
                     key: "urlib.net/www/2012/01.01.01.01".into(),
                     serviceibi: Ibi::parse("urlib.net/www/2012/01.01.01.01").unwrap(),
                     address: "b.example.org".into(),
+                    ip: None,
                     recorded: Snapshot::default(),
                 },
             ]

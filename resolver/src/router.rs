@@ -79,7 +79,7 @@ pub async fn handle(
     // Logged when the client goes away before the answer: hyper drops this future then.
     let mut line = LogLine {
         state: state.clone(),
-        client: ips.first().copied().unwrap_or(peer.ip()),
+        client: ips.client,
         method: parts.method.clone(),
         shown: shown_request(parts.uri.path(), parts.uri.query()),
         start: Instant::now(),
@@ -117,15 +117,18 @@ struct Received<'a> {
     headers: &'a HeaderMap,
     path: &'a str,
     query: Option<&'a str>,
-    /// The reader, then its trusted proxies ([`client_ips`]).
+    /// The reader, then its proxies ([`client_ips`]).
     ips: &'a [IpAddr],
+    /// The client as far as trusted proxies vouch for it ([`client_ips`]): what the
+    /// per-client bounds and the networks that may see the metrics go by.
+    client: IpAddr,
     /// The reader's `Accept-Language`, parsed.
     languages: Vec<Lang>,
     page_lang: PageLang,
 }
 
 impl<'a> Received<'a> {
-    fn of(parts: &'a Parts, ips: &'a [IpAddr]) -> Received<'a> {
+    fn of(parts: &'a Parts, ips: &'a ClientIps) -> Received<'a> {
         let languages = lang::preferences(
             parts
                 .headers
@@ -137,7 +140,8 @@ impl<'a> Received<'a> {
             headers: &parts.headers,
             path: parts.uri.path(),
             query: parts.uri.query(),
-            ips,
+            ips: &ips.list,
+            client: ips.client,
             page_lang: PageLang::of(&languages),
             languages,
         }
@@ -242,7 +246,7 @@ fn too_long(req: &Received, length: usize) -> Answer {
 }
 
 async fn service(state: &AppState, req: &Received<'_>) -> Answer {
-    let answer = service::answer(state, req.query, req.ips[0]).await;
+    let answer = service::answer(state, req.query, req.client).await;
     let mut r = Answer::new(pair_list(answer.status, answer.pairs), answer.note);
     if let Some(seconds) = answer.retry_after {
         r = r.header(header::RETRY_AFTER, HeaderValue::from(seconds));
@@ -328,7 +332,7 @@ fn home_form(state: &AppState, lang: PageLang, typed: &str) -> Answer {
 }
 
 fn metrics(state: &AppState, req: &Received) -> Answer {
-    if !state.config.may_see_metrics(req.ips[0]) {
+    if !state.config.may_see_metrics(req.client) {
         return Answer::new(text(404, ""), "metrics refused");
     }
     let r = Response::new(Body::from(state.engine.metrics.render()));
@@ -351,7 +355,7 @@ fn health(state: &AppState, req: &Received) -> Answer {
                 "ready: resolving with the {n} included Archive{} held; the registry has not answered since {since}",
                 if n == 1 { "" } else { "s" }
             );
-            if state.config.may_see_metrics(req.ips[0]) {
+            if state.config.may_see_metrics(req.client) {
                 format!("{held}: {}\n", cut(&reason, 500))
             } else {
                 format!("{held}\n")
@@ -422,7 +426,7 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
     resolve(
         state,
         negotiated.as_ref().unwrap_or(&url),
-        reader,
+        (reader, req.client),
         inspect,
         req.method == Method::HEAD,
         req.headers,
@@ -444,14 +448,13 @@ fn cite_as_link(url: &str) -> Option<HeaderValue> {
 async fn resolve(
     state: &Arc<AppState>,
     url: &PersistentUrl,
-    reader: Reader,
+    (reader, client): (Reader, IpAddr),
     inspect: bool,
     head: bool,
     headers: &HeaderMap,
     cite_as: &str,
 ) -> Answer {
     let page_lang = PageLang::of(&reader.languages);
-    let client = reader.ips[0];
     let _mine = match state.clients.resolution(client) {
         Ok(held) => held,
         Err(refused) => return throttled(state, page_lang, refused),
@@ -636,16 +639,43 @@ fn summary(trace: &Trace) -> String {
     let rounds = trace.rounds.len();
     match &trace.outcome {
         Outcome::Found(f) => format!("found at {} in {rounds} round(s)", f.address),
-        Outcome::NotFound { asked } => format!("not found ({asked} asked, 0 did not answer)"),
-        Outcome::Unavailable { archives, asked } => format!(
+        Outcome::NotFound {
+            asked,
+            missing,
+            unasked,
+        } => {
+            let silent = if unasked.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", unasked.join(", "))
+            };
+            let missing = missing
+                .as_ref()
+                .map(|m| format!("; an Archive has the item, {m}"))
+                .unwrap_or_default();
+            format!(
+                "not found ({asked} asked, {} did not answer{silent}){missing}",
+                unasked.len()
+            )
+        }
+        Outcome::Unavailable {
+            archives,
+            asked,
+            unasked,
+        } => format!(
             "not found ({asked} asked, {} did not answer: {})",
-            archives.len(),
-            archives.join(", ")
+            archives.len() + unasked.len(),
+            archives
+                .iter()
+                .chain(unasked)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         Outcome::NoTranslation { language } => format!("no translation in {language}"),
         Outcome::Deleted { date } => format!("deleted on {date}"),
         Outcome::Suspicion { archives } => format!("suspicion: {}", archives.join(", ")),
-        Outcome::NoOriginal { copies } => format!(
+        Outcome::NoOriginal { copies, .. } => format!(
             "no original, copies at {}",
             copies
                 .iter()
@@ -653,7 +683,7 @@ fn summary(trace: &Trace) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-        Outcome::Unverifiable { archives } => {
+        Outcome::Unverifiable { archives, .. } => {
             format!(
                 "the Original cannot be checked: no answer from {}",
                 archives.join(", ")
@@ -664,17 +694,33 @@ fn summary(trace: &Trace) -> String {
     }
 }
 
-/// `clientinformation.ipaddress` (Table 8.10): the connection's address, or, when it is a
-/// trusted proxy, the X-Forwarded-For chain read from the right up to the first address
-/// that is not a trusted proxy — the reader first, then its proxies (Example 10.1).
-pub fn client_ips(config: &Config, peer: IpAddr, headers: &HeaderMap) -> Vec<IpAddr> {
+/// Who sent a request: `clientinformation.ipaddress` (Table 8.10), and the client the
+/// resolver's bounds go by.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientIps {
+    /// The reader, then its successive proxies (Example 10.1: `172.16.44.200
+    /// 150.163.68.1`): the connection's address, after the X-Forwarded-For chain when the
+    /// connection comes from a trusted proxy, as far as it reads as addresses.
+    pub list: Vec<IpAddr>,
+    /// The first address of the chain, from the right, that is not a trusted proxy: the
+    /// one address of the list no one but a trusted proxy wrote. The per-client bounds,
+    /// the key checks' slowdown and the networks that may see the metrics go by it;
+    /// what lies left of it is passed on to the Archives as the proxies said it.
+    pub client: IpAddr,
+}
+
+/// Who sent a request from `peer` with `headers` ([`ClientIps`]): at most 16 addresses of
+/// X-Forwarded-For are read, from the right, and the chain ends at the first entry that is
+/// not an address.
+pub fn client_ips(config: &Config, peer: IpAddr, headers: &HeaderMap) -> ClientIps {
     let peer = match peer {
         IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(peer, IpAddr::V4),
         v4 => v4,
     };
-    let mut chain = vec![peer];
+    let mut list = vec![peer];
+    let mut client = peer;
     if !config.is_trusted_proxy(peer) {
-        return chain;
+        return ClientIps { list, client };
     }
     let forwarded: Vec<&str> = headers
         .get_all("x-forwarded-for")
@@ -683,16 +729,18 @@ pub fn client_ips(config: &Config, peer: IpAddr, headers: &HeaderMap) -> Vec<IpA
         .flat_map(|v| v.split(','))
         .map(str::trim)
         .collect();
+    let mut vouched = true;
     for entry in forwarded.iter().rev().take(16) {
         let Ok(ip) = entry.parse::<IpAddr>() else {
             break;
         };
-        chain.insert(0, ip);
-        if !config.is_trusted_proxy(ip) {
-            break;
+        list.insert(0, ip);
+        if vouched {
+            client = ip;
+            vouched = config.is_trusted_proxy(ip);
         }
     }
-    chain
+    ClientIps { list, client }
 }
 
 /// The log line of one request: written once it is answered, or, if the client closed
@@ -816,32 +864,79 @@ mod tests {
     use super::*;
 
     #[test]
-    fn forwarded_for_is_believed_only_from_trusted_proxies() {
+    fn forwarded_for_is_passed_on_reader_first_and_believed_only_from_trusted_proxies() {
         let config = Config::parse(
             "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://r\"\ntrustedproxies = [\"127.0.0.1/32\", \"150.163.68.1\"]\n",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let ips = |peer: &str, forwarded: &'static str| -> (Vec<String>, String) {
+            let mut h = HeaderMap::new();
+            if !forwarded.is_empty() {
+                h.insert("x-forwarded-for", HeaderValue::from_static(forwarded));
+            }
+            let got = client_ips(&config, peer.parse().unwrap(), &h);
+            (
+                got.list.iter().map(|i| i.to_string()).collect(),
+                got.client.to_string(),
+            )
+        };
+        let owned = |list: &[&str], client: &str| {
+            (
+                list.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                client.to_string(),
+            )
+        };
+        // Example 10.1 behind this resolver's own proxy: the reader 172.16.44.200 behind
+        // its institution's proxy 150.163.68.1, which this resolver does not trust: the
+        // list is the reader first, then the proxies; the bounds go by 150.163.68.1, the
+        // address the trusted proxy saw.
+        let untrusting = Config::parse(
+            "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://r\"\ntrustedproxies = [\"127.0.0.1/32\"]\n",
             std::path::Path::new("."),
         )
         .unwrap();
         let mut h = HeaderMap::new();
         h.insert(
             "x-forwarded-for",
-            HeaderValue::from_static("6.6.6.6, 172.16.44.200, 150.163.68.1"),
+            HeaderValue::from_static("172.16.44.200, 150.163.68.1"),
         );
-        let ips = |peer: &str, h: &HeaderMap| -> Vec<String> {
-            client_ips(&config, peer.parse().unwrap(), h)
-                .iter()
-                .map(|i| i.to_string())
-                .collect()
-        };
-        // From the local proxy: 150.163.68.1 is trusted too, 172.16.44.200 is the reader;
-        // 6.6.6.6 is what the reader claimed and is not believed.
+        let got = client_ips(&untrusting, "127.0.0.1".parse().unwrap(), &h);
         assert_eq!(
-            ips("127.0.0.1", &h),
-            ["172.16.44.200", "150.163.68.1", "127.0.0.1"]
+            ip_list_text(&got.list),
+            "172.16.44.200 150.163.68.1 127.0.0.1"
+        );
+        assert_eq!(got.client.to_string(), "150.163.68.1");
+        // When 150.163.68.1 is trusted too, 172.16.44.200 is the client; what the reader
+        // itself wrote (6.6.6.6) is passed on, and the bounds do not go by it.
+        assert_eq!(
+            ips("127.0.0.1", "6.6.6.6, 172.16.44.200, 150.163.68.1"),
+            owned(
+                &["6.6.6.6", "172.16.44.200", "150.163.68.1", "127.0.0.1"],
+                "172.16.44.200"
+            )
         );
         // From anyone else the header is ignored.
-        assert_eq!(ips("203.0.113.9", &h), ["203.0.113.9"]);
-        h.insert("x-forwarded-for", HeaderValue::from_static("garbage"));
-        assert_eq!(ips("127.0.0.1", &h), ["127.0.0.1"]);
+        assert_eq!(
+            ips("203.0.113.9", "6.6.6.6, 172.16.44.200, 150.163.68.1"),
+            owned(&["203.0.113.9"], "203.0.113.9")
+        );
+        // The chain ends at the first entry that is not an address.
+        assert_eq!(
+            ips("127.0.0.1", "6.6.6.6, garbage, 172.16.44.200"),
+            owned(&["172.16.44.200", "127.0.0.1"], "172.16.44.200")
+        );
+        assert_eq!(
+            ips("127.0.0.1", "garbage"),
+            owned(&["127.0.0.1"], "127.0.0.1")
+        );
+    }
+
+    /// The addresses as `clientinformation.ipaddress` carries them.
+    fn ip_list_text(ips: &[IpAddr]) -> String {
+        ips.iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }

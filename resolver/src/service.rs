@@ -257,6 +257,7 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
         );
     }
     let confirmed = confirmation == Confirmation::Yes;
+    let ip_reached = confirmed && reached_at(state, req.address, &req.serviceibi, req.ip).await;
     let address = req.address.to_string();
     let ip = req.ip.to_string();
     let version = req.platformversion.to_string();
@@ -272,6 +273,7 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
                     platformversion: &version,
                     email: &email,
                     confirmed,
+                    ip_reached,
                 },
             )
         })
@@ -303,6 +305,29 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
         }
         Err(e) => unavailable(&id, &e.to_string()),
     }
+}
+
+/// Whether the service of the Archive at `address` answers `confirmation yes` as
+/// `serviceibi` at `ip` too, on its address's port: only an `archiveip` the resolver
+/// reached makes the Archive the home of the IBIps minted there ([`crate::homes`]).
+async fn reached_at(state: &AppState, address: &str, serviceibi: &Ibi, ip: IpAddr) -> bool {
+    if literal_ip(address) == Some(ip) {
+        return true;
+    }
+    let port = url::Url::parse(&format!("http://{address}/"))
+        .ok()
+        .and_then(|u| u.port_or_known_default())
+        .unwrap_or(80);
+    let at = match ip {
+        IpAddr::V4(v4) => format!("{v4}:{port}"),
+        IpAddr::V6(v6) => format!("[{v6}]:{port}"),
+    };
+    state
+        .engine
+        .client
+        .confirm(&at, serviceibi.as_str(), state.config.archives.timeout)
+        .await
+        == Confirmation::Yes
 }
 
 /// The registry cannot be written now (its database out of reach): `503`, to be asked

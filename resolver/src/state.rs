@@ -19,10 +19,11 @@ use crate::client::{Confirmation, Counted};
 use crate::clients::{ClientBook, Network};
 use crate::clock::{self, Clock};
 use crate::config::Config;
+use crate::homes::Archives;
 use crate::keys::{KeyCheck, KeyTurn, Slowdown, KEY_CHECKS, MAX_KEY_CHECKS_WAITING};
 use crate::log::say;
 use crate::memory::LocationMemory;
-use crate::registry::{self, Included, Registry, RegistryError, RegistryErrorKind};
+use crate::registry::{self, Registry, RegistryError, RegistryErrorKind};
 use crate::resolve::Engine;
 
 /// How long a call of the registry may take before its caller takes the registry for out
@@ -36,7 +37,7 @@ pub struct AppState {
     pub config: Config,
     pub engine: Engine,
     registry: Arc<tokio::sync::Mutex<Registry>>,
-    archives: RwLock<Arc<Vec<Included>>>,
+    archives: RwLock<Arc<Archives>>,
     slowdown: Mutex<Slowdown>,
     /// Key checks (argon2id, 19 MiB each) under way at once, their work included.
     key_checks: Arc<Semaphore>,
@@ -116,7 +117,7 @@ impl AppState {
             config,
             engine,
             registry: Arc::new(tokio::sync::Mutex::new(registry)),
-            archives: RwLock::new(Arc::new(archives)),
+            archives: RwLock::new(Arc::new(Archives::new(archives))),
             slowdown: Mutex::new(Slowdown::new()),
             // argon2id works in 19 MiB per check.
             key_checks: Arc::new(Semaphore::new(KEY_CHECKS)),
@@ -126,7 +127,7 @@ impl AppState {
     }
 
     /// The included Archives now.
-    pub fn archives(&self) -> Arc<Vec<Included>> {
+    pub fn archives(&self) -> Arc<Archives> {
         self.archives.read().map(|a| a.clone()).unwrap_or_default()
     }
 
@@ -176,7 +177,7 @@ impl AppState {
             .fit(&list.iter().map(|a| a.address.as_str()).collect::<Vec<_>>());
         self.acknowledgments.retain(&names);
         if let Ok(mut a) = self.archives.write() {
-            *a = Arc::new(list);
+            *a = Arc::new(Archives::new(list));
         }
         // What `ibi-resolver forget` removed from the table leaves the memory too.
         let since = self.forgotten.load(Ordering::Relaxed);

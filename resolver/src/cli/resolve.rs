@@ -118,7 +118,7 @@ async fn resolve(
 ) -> CliResult {
     let engine = Engine::new(config);
     let trace = engine
-        .resolve(Arc::new(archives), url, reader, false, &Unbounded)
+        .resolve(Arc::new(archives.into()), url, reader, false, &Unbounded)
         .await;
     let spelled = ibi_resolver::resolve::persistent_url(&config.publicurl, url);
     super::print_text(&trace_text(&spelled, &trace))?;
