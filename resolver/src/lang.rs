@@ -268,8 +268,8 @@ texts! {
     ResolvedIn: "<code>{url}</code> — resolvida em {ms} ms", "<code>{url}</code> — resolved in {ms} ms";
     Round: "Rodada {n}", "Round {n}";
     RememberedArchive: " (Arquivo lembrado)", " (remembered Archive)";
-    HomeArchive: " (Arquivo de origem do IBI)", " (the IBI's home Archive)";
-    MayHoldHome: "origem do IBI: pode tê-lo", "the IBI's home: may hold it";
+    HomeArchive: " (Arquivo de origem do IBI)", " (home Archive of the IBI)";
+    MayHoldHome: "origem do IBI: pode tê-lo", "home of the IBI: may hold it";
     MayHoldRemembered: "lembrado: pode tê-lo", "remembered: may hold it";
     AskedBecause: "Pedida porque {why}", "Asked because {why}";
     WhyNamed:

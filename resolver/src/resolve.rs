@@ -632,7 +632,7 @@ impl Engine {
             }
         };
         Trace {
-            persistent_url: format!("{}{url}", self.publicurl_with_port),
+            persistent_url: as_given(&self.publicurl_with_port, url),
             rounds,
             location: match &outcome {
                 Outcome::Found(found) => Some(location(&found.url, url)),
@@ -765,29 +765,27 @@ impl Engine {
         };
         let by_home = holder.is_none();
         let learns = may_remember && recalled.is_none();
+        // The home, asked alone, teaches the memory as a fan-out does (every one of the
+        // homes heard, exactly one claiming the Original): verified by every Archive
+        // once stale.
+        let admit_home = (by_home && learns).then(|| Admit {
+            key: key.clone(),
+            holder: None,
+        });
         let alone = if first.is_empty() {
             None
         } else {
-            Some(self.alone(archives, url, reader, &first).await)
+            Some(self.alone(archives, url, reader, &first, admit_home).await)
         };
         if let Some(a) = &alone {
             if let Some(round) = &a.round {
                 rounds.push(round.clone());
             }
-            if a.next.as_ref().is_some_and(Next::satisfied) && a.settled {
-                self.metrics.memory(if by_home { "home" } else { "hit" });
-                if by_home && learns {
-                    // The home claimed the Original of the IBI itself: remembered, and
-                    // verified by every Archive once stale, as an entry made by a fan-out.
-                    if let [(h, Said::Holds { original: true })] = a.said.as_slice() {
-                        self.memory.remember(&key, &archives[*h].key);
-                    }
+            if let (Some(next), true) = (&a.next, a.settled) {
+                if next.satisfied() {
+                    self.metrics.memory(if by_home { "home" } else { "hit" });
+                    return next.clone();
                 }
-                return a.next.clone().unwrap_or(Next::Done(Outcome::NotFound {
-                    asked: 0,
-                    missing: None,
-                    unasked: Vec::new(),
-                }));
             }
         }
         self.metrics.memory(match (holder, &alone) {
@@ -808,15 +806,18 @@ impl Engine {
             }
         }
         // What was asked alone did not satisfy the request: every other Archive is asked,
-        // and one asked alone again only when it failed at once (a moment of overload may
-        // be over) or its translation is to be weighed against every other's: one that
-        // answered, timed out or was overloaded was heard, or waited for, enough.
+        // and one asked alone again only when its translation is to be weighed against
+        // every other's, or it is the remembered one and failed at once (a moment of
+        // overload may be over): one that answered, timed out or was overloaded was
+        // heard, or waited for, enough.
         let unsettled = alone
             .as_ref()
             .is_some_and(|a| a.next.as_ref().is_some_and(Next::satisfied));
         let again: Vec<usize> = said_first
             .iter()
-            .filter(|(_, _, result)| unsettled || *result == AskResult::Failed)
+            .filter(|(i, _, result)| {
+                unsettled || (*result == AskResult::Failed && Some(*i) == holder)
+            })
             .map(|(i, _, _)| *i)
             .collect();
         let heard_before: Vec<usize> = first
@@ -827,8 +828,12 @@ impl Engine {
         let asked_now: Vec<usize> = (0..archives.len())
             .filter(|i| !heard_before.contains(i))
             .collect();
-        if let Err(retry_after) = budget.fan_out() {
-            return Next::Done(Outcome::Throttled { retry_after });
+        // Every Archive was asked alone already (one included, say): what they said is
+        // weighed as a round would, and nothing more is asked.
+        if !asked_now.is_empty() {
+            if let Err(retry_after) = budget.fan_out() {
+                return Next::Done(Outcome::Throttled { retry_after });
+            }
         }
         let subset: Vec<Included> = asked_now.iter().map(|&i| archives[i].clone()).collect();
         let position = |i: usize| asked_now.iter().position(|&n| n == i);
@@ -878,7 +883,9 @@ impl Engine {
                 },
             )
             .await;
-        rounds.push(ended.round);
+        if !subset.is_empty() {
+            rounds.push(ended.round);
+        }
         let first_next = alone.and_then(|a| a.next);
         match (ended.next, first_next) {
             // Its translation, weighed against every other Archive's, stands when the
@@ -896,13 +903,14 @@ impl Engine {
     }
 
     /// The Archives of `first` asked alone (but dormant ones): what they gave, and what
-    /// each said.
+    /// each said; with `admit`, what the memory learns from them ([`Admission`]).
     async fn alone(
         &self,
         archives: &Archives,
         url: &PersistentUrl,
         reader: &Reader,
         first: &[(usize, MayHold)],
+        admit: Option<Admit>,
     ) -> Alone {
         let awake: Vec<(usize, MayHold)> = first
             .iter()
@@ -925,7 +933,6 @@ impl Engine {
                 round: None,
                 next: None,
                 heard,
-                said: Vec::new(),
                 settled: false,
             };
         }
@@ -939,6 +946,7 @@ impl Engine {
                     .collect(),
                 before: Vec::new(),
             },
+            admit,
             ..Ask::default()
         };
         let mut ended = self.round(&subset, url, reader, ask).await;
@@ -952,11 +960,6 @@ impl Engine {
                 .map(|(p, (i, _))| (*i, ended.said[p], ended.round.asked[p].result)),
         );
         Alone {
-            said: awake
-                .iter()
-                .enumerate()
-                .map(|(p, (i, _))| (*i, ended.said[p]))
-                .collect(),
             round: Some(ended.round),
             next: Some(ended.next),
             heard,
@@ -1143,8 +1146,6 @@ struct Alone {
     /// Each Archive of the first ask (its index among all), what it said and how its
     /// request ended (dormant ones too).
     heard: Vec<(usize, Said, AskResult)>,
-    /// What each one asked said (index among all).
-    said: Vec<(usize, Said)>,
     /// No other Archive could have answered better ([`Ended::settled`]).
     settled: bool,
 }
@@ -2057,6 +2058,27 @@ pub fn persistent_url(base: &str, url: &PersistentUrl) -> String {
     }
 }
 
+/// `url` as the reader gave it, after `base`: `url.persistent` of Table 8.11 — its path,
+/// and its whole query (the item's own pairs and the resolver's) but `noredirect`, which
+/// asks this resolver for its inspection view and is no part of the persistent URL, and
+/// a `registrationkey`, which no log of an Archive's is to hold.
+pub fn as_given(base: &str, url: &PersistentUrl) -> String {
+    let text = url.to_string();
+    // The file path escapes `?`: the first one starts the query.
+    let (path, query) = match text.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (text.as_str(), None),
+    };
+    let kept = query.map_or(Vec::new(), |q| {
+        kept_pairs(q, |name| !matches!(name, "noredirect" | "registrationkey")).0
+    });
+    if kept.is_empty() {
+        format!("{base}{path}")
+    } else {
+        format!("{base}{path}?{}", kept.join("&"))
+    }
+}
+
 /// The URL a reader is sent to for `found`, an Archive's URL: with the query pairs of
 /// `url` that are not the resolver's (`ibiurl.*`) after its own — pairs meant for the item
 /// itself, a web service's parameters say (§8.1) — as the reader sent them, but what may
@@ -2229,6 +2251,36 @@ mod tests {
         );
         assert_eq!(
             shown("/LK47B6W/362SFKH", None),
+            "http://urlib.net:80/LK47B6W/362SFKH"
+        );
+    }
+
+    #[test]
+    fn url_persistent_is_the_persistent_url_as_the_reader_gave_it() {
+        let given = |path: &str, query: Option<&str>| {
+            as_given(
+                "http://urlib.net:80",
+                &PersistentUrl::parse(path, query).unwrap(),
+            )
+        };
+        // The item's own pairs and the resolver's, in the reader's order and spelling.
+        assert_eq!(
+            given(
+                "/LK47B6W/362SFKH+",
+                Some("session=s&ibiurl.verblist=GetMetadata&page=2")
+            ),
+            "http://urlib.net:80/LK47B6W/362SFKH+?session=s&ibiurl.verblist=GetMetadata&page=2"
+        );
+        // Not the inspection view's pair, nor a registration key.
+        assert_eq!(
+            given(
+                "/LK47B6W/362SFKH/a%3Fb.pdf",
+                Some("noredirect&registrationkey=12345678901&q=a%20b")
+            ),
+            "http://urlib.net:80/LK47B6W/362SFKH/a%3Fb.pdf?q=a%20b"
+        );
+        assert_eq!(
+            given("/LK47B6W/362SFKH", Some("noredirect")),
             "http://urlib.net:80/LK47B6W/362SFKH"
         );
     }

@@ -466,6 +466,14 @@ fn not_found_page(ibi: &str) -> String {
     )
 }
 
+/// The English 404 page of a resolution whose one Archive has the item but gave no URL
+/// the resolver takes.
+fn no_url_page(ibi: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Not found</title><style>{STYLE}</style></head>\n<body>\n<header><a href=\"/\">IBI resolver</a></header>\n<main>\n<h1>Not found</h1>\n<p>An Archive has the item <code>{ibi}</code>, but gives no URL for it.</p>\n</main>\n</body>\n</html>\n"
+    )
+}
+
 /// The English 503 page of a resolution that found nothing while the Archive at
 /// `address` ([`SERVICE`]) did not answer, of `asked` Archives.
 fn unavailable_page(ibi: &str, address: &str, asked: usize) -> String {
@@ -2813,10 +2821,11 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
                         unavailable_line(&format!("/{}", c.ibi), &address, 1),
                     )
                 } else {
+                    // It answered for the item (`state Original`), with no URL taken.
                     (
-                        (404, not_found_page(c.ibi)),
+                        (404, no_url_page(c.ibi)),
                         format!(
-                            "ibi-resolver: 127.0.0.1 \"GET /{}\" 404 Tms not found (1 asked, 0 did not answer)",
+                            "ibi-resolver: 127.0.0.1 \"GET /{}\" 404 Tms not found (1 asked, 0 did not answer); an Archive has the item, without a URL for it",
                             c.ibi
                         ),
                     )

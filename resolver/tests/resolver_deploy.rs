@@ -520,12 +520,26 @@ fn the_resolver_sees_the_reader_behind_apache_and_no_forged_address() {
     check_redirect(&s, licensed(), &target, "", &data);
     check_redirect(&s, reader(), &target, "", &metadata);
 
-    // An X-Forwarded-For the reader sends is not believed: Apache appends the address it
-    // sees, which is not a trusted proxy, so the resolver stops there.
+    // An X-Forwarded-For the reader sends through Apache is passed on as what it is, the
+    // address a proxy says its reader has, first (Example 10.1: the reader, then its
+    // proxies): the Archive chooses by it, but serves the restricted file only to the
+    // address that connects to it, and the resolver's log and bounds go by the address
+    // Apache saw.
     let forged = [("X-Forwarded-For", "127.0.0.1")];
+    let mark = s.resolver.mark();
     let r = s.through_apache(reader(), &target, &forged, reader());
-    assert_eq!(r.header("location"), Some(s.file(&metadata).0.as_str()));
-    // Nor when sent to the resolver directly, from an address that is no proxy of it.
+    let (data_url, _) = s.file(&data);
+    assert_eq!(r.header("location"), Some(data_url.as_str()));
+    let followed = get(reader(), &s.archive, &data_url[s.archive.len()..], &[]);
+    assert_eq!(followed.status, 403, "{}", followed.text());
+    let lines = s.resolver.requests_since(mark);
+    assert!(
+        lines.len() == 1
+            && lines[0].starts_with(&format!("ibi-resolver: 127.0.0.2 \"GET {target}\" 302 ")),
+        "{lines:#?}"
+    );
+    // Sent to the resolver directly, from an address that is no proxy of it, it is not
+    // read at all.
     let mark = s.resolver.mark();
     let r = s.direct(reader(), &target, &forged);
     assert_eq!(r.header("location"), Some(s.file(&metadata).0.as_str()));

@@ -10,7 +10,8 @@
 //!
 //! A relation an answer names without its URL starts the next round for the IBI it
 //! names; a bare translation is chosen among every answer by the reader's languages; an
-//! outage is a 503, not a 404; the reader's own query pairs reach the chosen URL.
+//! outage of an Archive that may hold the item is a 503, not a 404; the reader's own
+//! query pairs reach the chosen URL.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -617,35 +618,65 @@ fn the_remembered_archive_does_not_decide_a_bare_translation_it_lacks_the_reader
     assert_eq!(trace["outcome"]["archive"], A2, "{}", r.text());
 }
 
+/// A3 down: its silence stands in the way only where it may hold the item. The resolver
+/// with the memory remembers A3 for the metadata item (one resolution while it is up):
+/// a 503 naming it; the one without memory, for which A3 is neither remembered nor the
+/// item's home (A3's service IBI is of another prefix), answers 404 and names A3 among
+/// the Archives that could not be asked.
 #[test]
-fn an_outage_is_a_503_naming_the_archive_and_a_404_once_every_archive_answered() {
+fn an_outage_is_a_503_where_the_archive_may_hold_the_item_and_a_404_elsewhere() {
     let mut n = network();
     let a3_address = n.serves[2].address.clone();
-    n.serves[2].interrupt();
-    for which in [0, 1] {
-        let r = n.page(which, &format!("/{REPORT_METADATA}"), "en");
-        assert_eq!(r.status, 503, "{}", r.text());
-        assert!(r.header("retry-after").is_some(), "{:?}", r.headers);
+    // Remembered at A3 by the resolver with the memory.
+    let r = n.page(0, &format!("/{REPORT_METADATA}"), "en");
+    assert_eq!(r.status, 302, "{}", r.text());
+    let deadline = std::time::Instant::now() + common::HANG_GUARD;
+    loop {
+        let (code, out, err) = n.resolvers[0].command(&["memory", REPORT_METADATA], "");
+        if code == 0 && out.starts_with(&format!("{REPORT_METADATA}  {A3}  used ")) {
+            break;
+        }
         assert!(
-            r.text().contains(&format!("<li>{a3_address} ({A3})</li>")),
-            "{}",
-            r.text()
+            std::time::Instant::now() < deadline,
+            "not remembered: {out}{err}"
         );
-        assert!(
-            n.resolvers[which]
-                .metrics()
-                .contains("ibi_resolver_resolutions_total{outcome=\"unavailable\"} 1\n"),
-            "{}",
-            n.resolvers[which].metrics()
-        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    n.serves[2].interrupt();
+    let silent = format!("<li>{a3_address} ({A3})</li>");
+    let r = n.page(0, &format!("/{REPORT_METADATA}"), "en");
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(r.header("retry-after").is_some(), "{:?}", r.headers);
+    assert!(
+        r.text().contains(&format!(
+            "This one did not answer:</p>\n<ul>\n{silent}\n</ul>\n<p>It may hold the item. Try again later.</p>"
+        )),
+        "{}",
+        r.text()
+    );
+    assert!(
+        n.resolvers[0]
+            .metrics()
+            .contains("ibi_resolver_resolutions_total{outcome=\"unavailable\"} 1\n"),
+        "{}",
+        n.resolvers[0].metrics()
+    );
+    let r = n.page(1, &format!("/{REPORT_METADATA}"), "en");
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert!(
+        r.text().contains(&format!(
+            "<p>No Archive that answered knows the IBI <code>{REPORT_METADATA}</code>.</p>\n<p>This Archive could not be asked; it is neither where the IBI was minted nor the Archive remembered for it:</p>\n<ul>\n{silent}\n</ul>\n"
+        )),
+        "{}",
+        r.text()
+    );
     // A related item kept in A3: the page says which item could not be found.
-    for which in [0, 1] {
+    let related = format!(
+        "<p>The last IBI asked for was <code>{REPORT_METADATA}</code>, named by an Archive for <code>{REPORT}</code>.</p>"
+    );
+    for (which, status) in [(0, 503), (1, 404)] {
         let r = n.page(which, &format!("/{REPORT}:"), "en");
-        assert_eq!(r.status, 503, "{}", r.text());
-        let related = format!(
-            "<p>The last IBI asked for was <code>{REPORT_METADATA}</code>, named by an Archive for <code>{REPORT}</code>.</p>"
-        );
+        assert_eq!(r.status, status, "{}", r.text());
         assert!(r.text().contains(&related), "{}", r.text());
     }
     // A3 leaves the resolvers: every included Archive answers, and the IBI is unknown.
@@ -664,7 +695,9 @@ fn an_outage_is_a_503_naming_the_archive_and_a_404_once_every_archive_answered()
         let r = n.page(which, &format!("/{REPORT_METADATA}"), "en");
         assert_eq!(r.status, 404, "{}", r.text());
         assert!(
-            r.text().contains("No Archive knows the IBI"),
+            r.text().contains(&format!(
+                "<p>No Archive knows the IBI <code>{REPORT_METADATA}</code>.</p>\n</main>"
+            )),
             "{}",
             r.text()
         );
@@ -682,7 +715,7 @@ fn copies_only_under_requireditemstatus_names_the_copies() {
         );
         assert_eq!(r.status, 404, "{}", r.text());
         let copy = format!(
-            "<li>{} ({A2}): <a href=\"http://{0}/col/{REPORT}/doc/report.txt\">http://{0}/col/{REPORT}/doc/report.txt</a></li>",
+            "<p>No Archive claims to hold the original of <code>{REPORT}</code>; every Archive answered, and this one has the item:</p>\n<ul>\n<li>{} ({A2}): <a href=\"http://{0}/col/{REPORT}/doc/report.txt\">http://{0}/col/{REPORT}/doc/report.txt</a> — a copy</li>\n</ul>\n",
             n.serves[1].address
         );
         assert!(r.text().contains(&copy), "{copy}\n{}", r.text());
