@@ -1,11 +1,14 @@
 //! `ibi-archive include` / `exclude` against a stand-in resolver on 127.0.0.1 that checks
 //! the eight pairs of Table 7.2 and, like the real resolver (Example 7.4), asks the Archive
 //! service for its confirmation — the real binary, served by `ibi-archive serve` (or run as
-//! a CGI program: one function apart).
+//! a CGI program: one function apart). The stand-in may also refuse its first requests as
+//! a busy resolver does (`429` or `503`, with or without `Retry-After`), for the retries
+//! of `include`, `exclude` and `serve`.
 
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use common::{run_cmd, Cgi, Fixture, Serve};
 
@@ -43,8 +46,38 @@ impl Confirmer {
 struct Seen {
     /// Raw query strings received.
     requests: Vec<String>,
+    /// When each was received.
+    times: Vec<Instant>,
     /// Whether each confirmation asked for succeeded.
     confirmations: Vec<bool>,
+}
+
+/// The requests the stand-in refuses as a busy resolver does: `status` (429 or 503),
+/// with `Retry-After: retry_after` when given, to the requests `refused` says (by their
+/// number, the first 1).
+#[derive(Clone, Copy)]
+struct Busy {
+    status: u16,
+    retry_after: Option<u64>,
+    refused: fn(usize) -> bool,
+}
+
+impl Busy {
+    /// Never busy.
+    const NEVER: Busy = Busy {
+        status: 200,
+        retry_after: None,
+        refused: |_| false,
+    };
+
+    /// The body of its refusal.
+    fn body(&self) -> &'static str {
+        if self.status == 503 {
+            "error {registry unavailable}"
+        } else {
+            "error {too many key checks from your network waiting}"
+        }
+    }
 }
 
 /// A resolver with one registered Archive.
@@ -57,6 +90,11 @@ struct StandIn {
 
 impl StandIn {
     fn start(archiveaddress: String, confirmer: Confirmer) -> StandIn {
+        StandIn::start_busy(archiveaddress, confirmer, Busy::NEVER)
+    }
+
+    /// A stand-in that refuses its first requests as `busy` says.
+    fn start_busy(archiveaddress: String, confirmer: Confirmer, busy: Busy) -> StandIn {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let port = server.server_addr().to_ip().unwrap().port();
         let seen = Arc::new(Mutex::new(Seen::default()));
@@ -66,21 +104,36 @@ impl StandIn {
                 for req in server.incoming_requests() {
                     let url = req.url().to_string();
                     let (path, query) = url.split_once('?').unwrap_or((&url, ""));
-                    seen.lock().unwrap().requests.push(query.to_string());
+                    let received = {
+                        let mut seen = seen.lock().unwrap();
+                        seen.requests.push(query.to_string());
+                        seen.times.push(Instant::now());
+                        seen.requests.len()
+                    };
+                    let mut retry_after = None;
                     let (status, body) = if path != "/J8LNKB5R7W/3FUQHC5" {
                         (404, "error {not found}".to_string())
+                    } else if (busy.refused)(received) {
+                        retry_after = busy.retry_after;
+                        (busy.status, busy.body().to_string())
                     } else {
                         answer(query, &archiveaddress, &confirmer, &seen)
                     };
-                    let _ = req.respond(
-                        tiny_http::Response::from_string(body)
-                            .with_status_code(status)
-                            .with_header(
-                                "Content-Type: text/plain"
-                                    .parse::<tiny_http::Header>()
-                                    .unwrap(),
-                            ),
-                    );
+                    let mut response = tiny_http::Response::from_string(body)
+                        .with_status_code(status)
+                        .with_header(
+                            "Content-Type: text/plain"
+                                .parse::<tiny_http::Header>()
+                                .unwrap(),
+                        );
+                    if let Some(seconds) = retry_after {
+                        response = response.with_header(
+                            format!("Retry-After: {seconds}")
+                                .parse::<tiny_http::Header>()
+                                .unwrap(),
+                        );
+                    }
+                    let _ = req.respond(response);
                 }
             })
         };
@@ -98,6 +151,12 @@ impl StandIn {
 
     fn requests(&self) -> Vec<String> {
         self.seen.lock().unwrap().requests.clone()
+    }
+
+    /// The time between each request received and the next.
+    fn gaps(&self) -> Vec<Duration> {
+        let times = self.seen.lock().unwrap().times.clone();
+        times.windows(2).map(|w| w[1] - w[0]).collect()
     }
 
     fn confirmations(&self) -> Vec<bool> {
@@ -426,4 +485,193 @@ fn failures_say_what_happened_without_the_key() {
     );
     // Nothing of the refused runs reached the resolver.
     assert_eq!(resolver.requests().len(), 2);
+}
+
+/// A resolver answering `429` (its line of key checks from the Archive's network full)
+/// or `503` (its registry out of reach) with `Retry-After` is asked again after the time
+/// it asks, one line on stderr each time, 5 times in all; without `Retry-After`, the
+/// failure is the command's at once.
+#[test]
+fn include_asks_again_after_the_time_a_busy_resolver_asks_and_gives_up_after_five_tries() {
+    let served_at = |busy: Busy| {
+        let f = archive(
+            "localhost:8080",
+            KEY,
+            "http://unused.invalid/J8LNKB5R7W/3FUQHC5",
+        );
+        let served = Serve::start(f.root(), Stdio::null());
+        set_address(&f, "localhost:8080", &served.address);
+        let resolver = StandIn::start_busy(served.address.clone(), Confirmer::Http, busy);
+        (f, served, resolver)
+    };
+    let retried = |url: &str, body: &str, status: &str, seconds: u64, next: u32| {
+        format!("ibi-archive: include: the resolver at {url} answered {status}: {body}; asking again in {seconds} s (try {next} of 5)\n")
+    };
+
+    // Two 429s asking for 2 s, then the inclusion.
+    let busy = Busy {
+        status: 429,
+        retry_after: Some(2),
+        refused: |n| n <= 2,
+    };
+    let (f, _served, resolver) = served_at(busy);
+    let (code, out, err) = run("include", &f, &["--resolver", &resolver.url()]);
+    let url = resolver.url();
+    let too_many = "429 Too Many Requests";
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            0,
+            "status.archive included\nstatus.confirmation successful\n",
+            &*format!(
+                "{}{}",
+                retried(&url, busy.body(), too_many, 2, 2),
+                retried(&url, busy.body(), too_many, 2, 3)
+            )
+        )
+    );
+    assert_eq!(resolver.requests().len(), 3);
+    assert_eq!(resolver.confirmations(), [true]);
+    let gaps = resolver.gaps();
+    assert!(
+        gaps.iter().all(|g| *g >= Duration::from_secs(2)),
+        "{gaps:?}"
+    );
+
+    // A 503 asking for 1 s, then the exclusion.
+    let busy = Busy {
+        status: 503,
+        retry_after: Some(1),
+        refused: |n| n == 1,
+    };
+    let (f, _served, resolver) = served_at(busy);
+    let url = resolver.url();
+    let (code, out, err) = run("exclude", &f, &["--resolver", &url]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            0,
+            "status.archive excluded\n",
+            &*format!("ibi-archive: exclude: the resolver at {url} answered 503 Service Unavailable: {}; asking again in 1 s (try 2 of 5)\n", busy.body())
+        )
+    );
+    assert_eq!(resolver.requests().len(), 2);
+
+    // Busy for good (asking for 0 s: a second): five tries, then the command gives up.
+    let busy = Busy {
+        status: 429,
+        retry_after: Some(0),
+        refused: |_| true,
+    };
+    let (f, _served, resolver) = served_at(busy);
+    let url = resolver.url();
+    let (code, out, err) = run("include", &f, &["--resolver", &url]);
+    let mut want: String = (2..=5)
+        .map(|next| retried(&url, busy.body(), too_many, 1, next))
+        .collect();
+    want.push_str(&format!(
+        "ibi-archive: include: the resolver at {url} answered {too_many}: {}; given up after 5 tries\n",
+        busy.body()
+    ));
+    assert_eq!((code, out.as_str(), err.as_str()), (1, "", want.as_str()));
+    assert_eq!(resolver.requests().len(), 5);
+    assert!(resolver.confirmations().is_empty());
+
+    // A 429 that does not say when to come back: not asked again.
+    let busy = Busy {
+        status: 429,
+        retry_after: None,
+        refused: |_| true,
+    };
+    let (f, _served, resolver) = served_at(busy);
+    let url = resolver.url();
+    let (code, out, err) = run("include", &f, &["--resolver", &url]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            1,
+            "",
+            &*format!(
+                "ibi-archive: include: the resolver at {url} answered {too_many}: {}\n",
+                busy.body()
+            )
+        )
+    );
+    assert_eq!(resolver.requests().len(), 1);
+}
+
+/// `serve`'s automatic inclusion pauses as long as a `429` asks (3 s), not its own first
+/// pause (1 s), and says so in its log; so does its exclusion, when a try still fits in
+/// the 5 s it has after the signal.
+#[test]
+fn serve_pauses_as_long_as_the_resolver_asks_before_it_asks_again() {
+    let address = format!("127.0.0.1:{}", closed_port());
+    let f = archive(
+        &address,
+        KEY,
+        "http://placeholder.invalid/J8LNKB5R7W/3FUQHC5",
+    );
+    // The first inclusion request and the first exclusion request refused.
+    let busy = Busy {
+        status: 429,
+        retry_after: Some(3),
+        refused: |n| n == 1 || n == 3,
+    };
+    let resolver = StandIn::start_busy(address.clone(), Confirmer::Http, busy);
+    let url = resolver.url();
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    f.write(
+        "archive.toml",
+        toml.replace("http://placeholder.invalid/J8LNKB5R7W/3FUQHC5", &url)
+            .as_bytes(),
+    );
+    let log = f.root().with_extension("log");
+    let mut serve = Serve::start_including(
+        f.root(),
+        std::fs::File::create(&log).unwrap(),
+        &["--listen", &address],
+    );
+    let included = format!(
+        "ibi-archive: inclusion in {url}: status.archive included, status.confirmation successful"
+    );
+    let text = || std::fs::read_to_string(&log).unwrap_or_default();
+    let deadline = Instant::now() + common::HANG_GUARD;
+    while !text().lines().any(|l| l == included) {
+        assert!(Instant::now() < deadline, "not included:\n{}", text());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    serve.signal("TERM");
+    let status = serve.wait("SIGTERM");
+    assert!(status.success(), "{status}\n{}", text());
+    let lines: Vec<String> = text()
+        .lines()
+        .filter(|l| {
+            l.starts_with("ibi-archive: inclusion") || l.starts_with("ibi-archive: exclusion")
+        })
+        .map(str::to_string)
+        .collect();
+    let refused = format!(
+        "failed: the resolver at {url} answered 429 Too Many Requests: {}; next try in 3 s, as the resolver asked",
+        busy.body()
+    );
+    assert_eq!(
+        lines,
+        [
+            format!("ibi-archive: inclusion in {url} {refused}"),
+            included,
+            format!("ibi-archive: exclusion from {url} {refused}"),
+            format!("ibi-archive: exclusion from {url}: status.archive excluded"),
+        ]
+    );
+    let requests = resolver.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(requests[2].starts_with("servicesubject=exclusionRequest&"));
+    let gaps = resolver.gaps();
+    assert!(
+        gaps[0] >= Duration::from_secs(3) && gaps[2] >= Duration::from_secs(3),
+        "{gaps:?}"
+    );
+    for part in KEY.split('-') {
+        assert!(!text().contains(part), "the key is in the log:\n{}", text());
+    }
 }

@@ -8,6 +8,10 @@
 //! Also `ibi-archive include` / `exclude` with several resolvers: each is asked, each
 //! answer reported, and the exit status 1 when any failed.
 //!
+//! And many Archives of one network asking one resolver at once (a machine room
+//! switched on after a power cut): the resolver checks their keys in turn, and every
+//! one gets in with its one request.
+//!
 //! Needs ibi-resolver beside ibi-archive: `cargo build -p ibi-resolver` first when only
 //! this package's tests are run.
 
@@ -311,4 +315,152 @@ fn include_and_exclude_ask_every_resolver_and_fail_if_one_fails() {
         "{err}"
     );
     assert_eq!(a.included(SERVICE), Some(true));
+}
+
+/// `n` copies of the sample Archive in `dir`, each its own service IBI (returned) and
+/// address on 127.0.0.1, registered in `resolver` (with [`KEY`]) and pointing at it.
+fn archives_of_one_room(
+    dir: &Path,
+    resolver: &Resolver,
+    n: usize,
+) -> Vec<(PathBuf, String, String)> {
+    (0..n)
+        .map(|i| {
+            let service = format!("urlib.net/www/2021/07.07.07.{:02}", i + 1);
+            let root = archive(dir, &format!("archive-{i}"), &service, &[], &[]);
+            let address = format!("127.0.0.1:{}", free_port());
+            registration(&root, &address, &[resolver.service()], KEY);
+            resolver.register(&service, KEY);
+            (root, address, service)
+        })
+        .collect()
+}
+
+/// The services of `services` that `resolver` lists as included, their confirmation
+/// successful.
+fn confirmed(resolver: &Resolver, services: &[&str]) -> usize {
+    let (code, csv, err) = resolver.command(&["archives", "--csv"], "");
+    assert_eq!(code, 0, "{err}");
+    services
+        .iter()
+        .filter(|s| {
+            archive_row(&csv, s)
+                .is_some_and(|row| row["included"] == "yes" && row["confirmation"] == "successful")
+        })
+        .count()
+}
+
+/// Ten `ibi-archive serve` started at once on 127.0.0.1, each Archive registered in one
+/// resolver: each sends its one inclusion request when it listens (§7.2), and all ten
+/// are included, confirmed, within 10 s, none of them told to come back later.
+#[test]
+fn ten_archives_switched_on_together_on_one_network_are_all_included() {
+    const ARCHIVES: usize = 10;
+    let tmp = common::archive_tempdir();
+    let r = resolver(tmp.path(), "resolver");
+    let room = archives_of_one_room(tmp.path(), &r, ARCHIVES);
+    let services: Vec<&str> = room.iter().map(|(_, _, s)| s.as_str()).collect();
+    let logs: Vec<PathBuf> = (0..ARCHIVES)
+        .map(|i| tmp.path().join(format!("serve-{i}.log")))
+        .collect();
+    let every_log = || {
+        let mut text = String::new();
+        for log in &logs {
+            text.push_str(&format!(
+                "--- {}:\n{}",
+                log.display(),
+                std::fs::read_to_string(log).unwrap_or_default()
+            ));
+        }
+        text + &format!("--- resolver:\n{}", r.log())
+    };
+
+    let start = std::sync::Arc::new(std::sync::Barrier::new(ARCHIVES + 1));
+    let starting: Vec<_> = room
+        .iter()
+        .zip(&logs)
+        .map(|((root, address, _), log)| {
+            let (root, address, log, start) =
+                (root.clone(), address.clone(), log.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                serve(&root, &address, &log, &[])
+            })
+        })
+        .collect();
+    start.wait();
+    let started = Instant::now();
+    let _served: Vec<Serve> = starting.into_iter().map(|t| t.join().unwrap()).collect();
+    poll(
+        started + Duration::from_secs(10),
+        "all ten included within 10 s",
+        || confirmed(&r, &services) == ARCHIVES,
+        every_log,
+    );
+    let took = started.elapsed();
+    eprintln!("{ARCHIVES} Archives switched on together: all included in {took:?}");
+
+    // Each got in with its one request: one line saying so, no failure, no other try.
+    let url = r.service();
+    let included = format!(
+        "ibi-archive: inclusion in {url}: status.archive included, status.confirmation successful"
+    );
+    for log in &logs {
+        let text = std::fs::read_to_string(log).unwrap();
+        assert_no_key(&text, "serve's log");
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("ibi-archive: inclusion"))
+            .collect();
+        assert_eq!(lines, [included.as_str()], "{}", every_log());
+    }
+    let inclusions = r
+        .log()
+        .lines()
+        .filter(|l| l.contains("servicesubject=inclusionRequest"))
+        .count();
+    assert_eq!(inclusions, ARCHIVES, "{}", every_log());
+}
+
+/// Five `ibi-archive include` run at once from one address, each for its own Archive:
+/// all five succeed at their first request (exit 0, included and confirmed, nothing on
+/// stderr).
+#[test]
+fn five_includes_at_once_from_one_address_all_succeed() {
+    const ARCHIVES: usize = 5;
+    let tmp = common::archive_tempdir();
+    let r = resolver(tmp.path(), "resolver");
+    let room = archives_of_one_room(tmp.path(), &r, ARCHIVES);
+    let _served: Vec<Serve> = room
+        .iter()
+        .enumerate()
+        .map(|(i, (root, address, _))| {
+            let log = tmp.path().join(format!("serve-{i}.log"));
+            serve(root, address, &log, &["--no-inclusion"])
+        })
+        .collect();
+
+    let start = std::sync::Arc::new(std::sync::Barrier::new(ARCHIVES));
+    let runs: Vec<_> = room
+        .iter()
+        .map(|(root, _, _)| {
+            let (root, start) = (root.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                common::run_cmd(&["include", "--root", root.to_str().unwrap()])
+            })
+        })
+        .collect();
+    let got: Vec<(i32, String, String)> = runs.into_iter().map(|t| t.join().unwrap()).collect();
+    for (_, out, err) in &got {
+        assert_no_key(&(out.clone() + err), "include's output");
+    }
+    let want = (
+        0,
+        "status.archive included\nstatus.confirmation successful\n".to_string(),
+        String::new(),
+    );
+    assert_eq!(got, vec![want; ARCHIVES], "{}", r.log());
+    let services: Vec<&str> = room.iter().map(|(_, _, s)| s.as_str()).collect();
+    assert_eq!(confirmed(&r, &services), ARCHIVES, "{}", r.log());
 }

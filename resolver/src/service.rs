@@ -4,8 +4,10 @@
 //!
 //! A missing or malformed pair answers `400 error {…}` naming the pair (never its value);
 //! an unregistered Archive and a wrong key answer the same `403`, after the same argon2
-//! work, slowed down further for an address that keeps trying. The key is never logged
-//! or echoed.
+//! work, slowed down further for an address that keeps trying. Requests from one client
+//! network are checked in turn, in the order they came; past the bounds of that line, the
+//! answer is `429` with the seconds to wait in `Retry-After`. The key is never logged or
+//! echoed.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -15,7 +17,7 @@ use ibi::query::Query;
 use ibi::Ibi;
 
 use crate::client::{check_hostport, literal_ip, Confirmation};
-use crate::keys::KeyCheck;
+use crate::keys::{Crowd, KeyCheck, KEY_TURN_WAIT, MAX_KEY_CHECKS_IN_LINE, MAX_KEY_CHECKS_WAITING};
 use crate::registry::{self, Inclusion};
 use crate::state::AppState;
 
@@ -180,27 +182,23 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
         Err(answer) => return answer,
     };
     let id = req.serviceibi.key();
-    match state.check_key(&req.serviceibi, req.key, client).await {
-        KeyCheck::Right => {}
+    let waited = match state.check_key(&req.serviceibi, req.key, client).await {
+        KeyCheck::Right { waited } => waited,
         KeyCheck::Wrong { waited } => {
             return refused(&format!(
                 "{id}: refused (unregistered or wrong key) after waiting {} ms",
                 waited.as_millis()
             ))
         }
-        KeyCheck::Busy { retry_after } => {
-            let mut answer = error(
-                429,
-                &[
-                    "a", "key", "check", "from", "your", "network", "is", "under", "way",
-                ],
-                format!("{id}: not checked, another key check of the network under way"),
-            );
-            answer.retry_after = Some(retry_after);
-            return answer;
-        }
+        KeyCheck::Busy { crowd, retry_after } => return busy(&id, crowd, retry_after),
         KeyCheck::Unavailable { reason } => return unavailable(&id, &reason),
-    }
+    };
+    // How long the key's check waited for the wrong keys before it, when it did.
+    let slowed = if waited.is_zero() {
+        String::new()
+    } else {
+        format!(", key checked after waiting {} ms", waited.as_millis())
+    };
     if !include {
         return match state.write(move |r| r.exclude(&req.serviceibi)).await {
             Ok(()) => {
@@ -209,7 +207,7 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
                 ServiceAnswer {
                     status: 200,
                     pairs,
-                    note: format!("{id}: excluded"),
+                    note: format!("{id}: excluded{slowed}"),
                     retry_after: None,
                 }
             }
@@ -296,7 +294,7 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
                 status: 200,
                 pairs,
                 note: format!(
-                    "{id}: included at {}, confirmation {}",
+                    "{id}: included at {}, confirmation {}{slowed}",
                     req.address,
                     String::from_utf8_lossy(outcome)
                 ),
@@ -328,6 +326,40 @@ async fn reached_at(state: &AppState, address: &str, serviceibi: &Ibi, ip: IpAdd
         .confirm(&at, serviceibi.as_str(), state.config.archives.timeout)
         .await
         == Confirmation::Yes
+}
+
+/// The `429` of a key not checked because too many checks wait (`crowd` says which
+/// bound), to be asked again after `retry_after` seconds.
+fn busy(id: &str, crowd: Crowd, retry_after: u64) -> ServiceAnswer {
+    let (words, why): (&[&str], String) = match crowd {
+        Crowd::NetworkLine => (
+            &[
+                "too", "many", "key", "checks", "from", "your", "network", "waiting",
+            ],
+            format!("{MAX_KEY_CHECKS_IN_LINE} key checks of the network waiting"),
+        ),
+        Crowd::NetworkTurn => (
+            &[
+                "the", "key", "checks", "from", "your", "network", "before", "this", "one", "took",
+                "too", "long",
+            ],
+            format!(
+                "the network's turn did not come within {} s",
+                KEY_TURN_WAIT.as_secs()
+            ),
+        ),
+        Crowd::Everyone => (
+            &["too", "many", "key", "checks", "waiting"],
+            format!("{MAX_KEY_CHECKS_WAITING} key checks waiting"),
+        ),
+    };
+    let mut answer = error(
+        429,
+        words,
+        format!("{id}: not checked: {why}; Retry-After {retry_after}"),
+    );
+    answer.retry_after = Some(retry_after);
+    answer
 }
 
 /// The registry cannot be written now (its database out of reach): `503`, to be asked

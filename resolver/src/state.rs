@@ -5,7 +5,6 @@
 //! Archives' health, asking dormant Archives) and the checks of the resolver service
 //! (a registration key, whether an address is this resolver's own).
 
-use std::collections::HashSet;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -20,7 +19,10 @@ use crate::clients::{ClientBook, Network};
 use crate::clock::{self, Clock};
 use crate::config::Config;
 use crate::homes::Archives;
-use crate::keys::{KeyCheck, KeyTurn, Slowdown, KEY_CHECKS, MAX_KEY_CHECKS_WAITING};
+use crate::keys::{
+    retry_after, Crowd, KeyCheck, KeyLines, NoTurn, Slowdown, KEY_CHECKS, KEY_TURN_WAIT,
+    MAX_KEY_CHECKS_IN_LINE, MAX_KEY_CHECKS_WAITING,
+};
 use crate::log::say;
 use crate::memory::LocationMemory;
 use crate::registry::{self, Registry, RegistryError, RegistryErrorKind};
@@ -38,7 +40,8 @@ pub struct AppState {
     pub engine: Engine,
     registry: Arc<tokio::sync::Mutex<Registry>>,
     archives: RwLock<Arc<Archives>>,
-    slowdown: Mutex<Slowdown>,
+    /// Shared with the verification, which runs on to its end off the async threads.
+    slowdown: Arc<Mutex<Slowdown>>,
     /// Key checks (argon2id, 19 MiB each) under way at once, their work included.
     key_checks: Arc<Semaphore>,
     /// Key checks waiting for one of `key_checks`; beyond [`MAX_KEY_CHECKS_WAITING`], 429.
@@ -48,8 +51,9 @@ pub struct AppState {
     pub resolutions: Semaphore,
     /// What each client network holds.
     pub clients: Arc<ClientBook>,
-    /// The client networks a key check is under way for (one at a time each).
-    key_checking: Arc<Mutex<HashSet<Network>>>,
+    /// Each client network's key checks, in line for their turn (one under way at a
+    /// time each).
+    key_lines: Arc<KeyLines>,
     /// The address the server listens on, once it does.
     pub local: OnceLock<SocketAddr>,
     /// The newest entry of `ibi-resolver forget` dropped from the memory.
@@ -108,7 +112,7 @@ impl AppState {
         );
         Ok(AppState {
             clients: ClientBook::new(&config.limits),
-            key_checking: Arc::new(Mutex::new(HashSet::new())),
+            key_lines: KeyLines::new(),
             key_checks_waiting: Arc::new(AtomicUsize::new(0)),
             local: OnceLock::new(),
             forgotten: AtomicI64::new(forgotten),
@@ -118,7 +122,7 @@ impl AppState {
             engine,
             registry: Arc::new(tokio::sync::Mutex::new(registry)),
             archives: RwLock::new(Arc::new(Archives::new(archives))),
-            slowdown: Mutex::new(Slowdown::new()),
+            slowdown: Arc::new(Mutex::new(Slowdown::new())),
             // argon2id works in 19 MiB per check.
             key_checks: Arc::new(Semaphore::new(KEY_CHECKS)),
             acknowledgments,
@@ -281,34 +285,56 @@ impl AppState {
         self.refresh().await
     }
 
-    /// Whether `key` is the registered key of `serviceibi`. The check first waits the
-    /// slowdown of wrong keys ([`Slowdown`]) from the client's network; one check at a
-    /// time per network (another one meanwhile is refused at once, never queued), and
-    /// the wait holds none of the slots of the key checks themselves, so wrong keys from
-    /// one network delay a check from another by one key check at most. A check is
-    /// counted as a failure before it is made (and the count cleared when the key is
-    /// right), and its work holds its slot and its network's turn to its end, so a
-    /// client that goes away escapes neither the slowdown nor the bound.
+    /// Whether `key` is the registered key of `serviceibi`. The checks from one client
+    /// network wait in line and are made in turn, one at a time, in the order they came:
+    /// Archives switched on together on one network all get in, one after the other.
+    /// The line is bounded, in length ([`MAX_KEY_CHECKS_IN_LINE`] behind the check under
+    /// way) and in time ([`KEY_TURN_WAIT`]); beyond either, the check is not made and the
+    /// answer says when to come back ([`KeyCheck::Busy`], from the checks before it and
+    /// what each takes). Once it has its turn, a check waits the slowdown of the wrong
+    /// keys ([`Slowdown`]) from its network and for its Archive, reckoned then: after the
+    /// checks before it in line were counted, so that right keys in line are not slowed
+    /// down by one another, while every wrong key slows down the checks after it. That
+    /// wait holds its network's turn but none of the slots of the key checks themselves,
+    /// so wrong keys from one network delay a check from another by one key check at
+    /// most. A check is counted as a failure before it is made (and the count cleared
+    /// when the key is right, before the next in line has its turn), and its work holds
+    /// its slot and its network's turn to its end, so a client that goes away escapes
+    /// neither the slowdown nor the bound.
     pub async fn check_key(&self, serviceibi: &Ibi, key: &str, client: IpAddr) -> KeyCheck {
         let network = Network::of(client);
         let archive = serviceibi.key();
-        let wait = match self.slowdown.lock() {
-            Ok(s) => s.wait(network, &archive, Instant::now()),
+        let slowed = |now| match self.slowdown.lock() {
+            Ok(s) => s.wait(network, &archive, now),
             Err(_) => Duration::from_secs(1),
         };
-        let busy = KeyCheck::Busy {
-            retry_after: (wait.as_secs_f64().ceil() as u64).max(1),
+        let mut turn = match self
+            .key_lines
+            .take(network, KEY_TURN_WAIT, MAX_KEY_CHECKS_IN_LINE)
+            .await
+        {
+            Ok(turn) => turn,
+            Err(no) => {
+                // The checks in line before a new one, each its wait and its work.
+                let each = slowed(Instant::now()) + self.key_lines.work();
+                return KeyCheck::Busy {
+                    crowd: match no {
+                        NoTurn::Full => Crowd::NetworkLine,
+                        NoTurn::Late => Crowd::NetworkTurn,
+                    },
+                    retry_after: retry_after(self.key_lines.len(network), each),
+                };
+            }
         };
-        let Some(turn) = KeyTurn::take(&self.key_checking, network) else {
-            return busy;
-        };
-        if let Ok(mut s) = self.slowdown.lock() {
-            s.failed(network, &archive, Instant::now());
-        }
+        let wait = slowed(Instant::now());
         tokio::time::sleep(wait).await;
+        turn.working();
         let waiting = Counted::enter(&self.key_checks_waiting);
         if waiting.count > MAX_KEY_CHECKS_WAITING {
-            return busy;
+            return KeyCheck::Busy {
+                crowd: Crowd::Everyone,
+                retry_after: retry_after(waiting.count / KEY_CHECKS, self.key_lines.work()),
+            };
         }
         let Ok(permit) = self.key_checks.clone().acquire_owned().await else {
             return KeyCheck::Wrong { waited: wait };
@@ -328,20 +354,28 @@ impl AppState {
                 };
             }
         };
+        // From here the check is made, whether its client waits for it or not.
+        if let Ok(mut s) = self.slowdown.lock() {
+            s.failed(network, &archive, Instant::now());
+        }
         let key = key.to_string();
+        let slowdown = self.slowdown.clone();
         // An unreadable registry verifies against no hash: a refusal after the same work.
         let right = tokio::task::spawn_blocking(move || {
             let right = registry::verify_key(&key, hash.as_deref());
-            drop((permit, turn));
+            if right {
+                if let Ok(mut s) = slowdown.lock() {
+                    s.succeeded(network, &archive);
+                }
+            }
+            drop(permit);
+            turn.done();
             right
         })
         .await
         .unwrap_or(false);
         if right {
-            if let Ok(mut s) = self.slowdown.lock() {
-                s.succeeded(network, &archive);
-            }
-            KeyCheck::Right
+            KeyCheck::Right { waited: wait }
         } else {
             KeyCheck::Wrong { waited: wait }
         }

@@ -750,10 +750,11 @@ fn wrong_keys_are_slowed_down_per_client_network_and_the_wait_is_logged() {
 
 /// Four clients of 127.0.0.0/24 keep sending wrong keys for Archive A. Their network has
 /// one key check at a time, which first waits the slowdown of the wrong keys before it
-/// (the others meanwhile are refused at once, 429); once five wrong keys have been
-/// checked (the next waits 4 s), B's correct inclusion is sent from another network. It
-/// must be answered before every wrong-key request under way when it was sent that gets
-/// its key checked (403): a wrong key's wait holds no slot another network needs.
+/// (the others meanwhile wait in line, and are refused 429 once they have waited 5 s for
+/// their turn); once five wrong keys have been checked (the next waits 4 s), B's correct
+/// inclusion is sent from another network. It must be answered before every wrong-key
+/// request under way when it was sent that gets its key checked (403): a wrong key's
+/// wait holds no slot another network needs.
 #[test]
 fn a_flood_of_wrong_keys_does_not_delay_another_archives_correct_inclusion() {
     const A_SERVICE: &str = "urlib.net/www/2020/04.04.04.02";
@@ -840,8 +841,8 @@ fn a_flood_of_wrong_keys_does_not_delay_another_archives_correct_inclusion() {
             .values()
             .map(|(_, s, retry)| format!("{s} {retry}")),
     );
-    // Checked and refused (403), or refused unchecked while another check of the network
-    // was under way (429, saying when to come back).
+    // Checked and refused (403), or refused unchecked when the network's turn did not
+    // come in time (429, saying when to come back).
     assert!(
         statuses.keys().all(|k| k == "403 false" || k == "429 true"),
         "wrong keys answered {statuses:?}"
@@ -859,6 +860,182 @@ fn a_flood_of_wrong_keys_does_not_delay_another_archives_correct_inclusion() {
         tickets.load(Ordering::SeqCst),
         checked_in_flight.iter().map(|t| t + 1).collect::<Vec<_>>()
     );
+}
+
+/// The requests of `urls`, all sent at once, each from its address: their answers, in
+/// the order of `urls`.
+fn all_at_once(urls: &[(IpAddr, String)]) -> Vec<Response> {
+    let start = Arc::new(std::sync::Barrier::new(urls.len()));
+    let sent: Vec<_> = urls
+        .iter()
+        .cloned()
+        .map(|(source, url)| {
+            let start = start.clone();
+            std::thread::spawn(move || {
+                start.wait();
+                http_get_from(source, &url)
+            })
+        })
+        .collect();
+    sent.into_iter().map(|t| t.join().unwrap()).collect()
+}
+
+/// A wrong key sent from 127.0.2.0/24 at once with six right ones (six Archives of one
+/// machine room switched on together) after two wrong keys of the same Archive: every
+/// request is checked in its turn, none refused 429. The wrong key waits the slowdown of
+/// the two before it (500 ms) and is refused 403; the right ones are all included, and
+/// none of them waits for another right key before it: the one that had its turn first
+/// waits for the wrong keys before it, the one after the wrong key (if any) waits for it,
+/// and no other waits at all.
+#[test]
+fn a_wrong_key_in_line_among_right_ones_waits_and_is_refused_while_the_right_ones_get_in() {
+    const WRONG: &str = "urlib.net/www/2020/04.04.05.00";
+    let right: Vec<String> = (1..=6)
+        .map(|n| format!("urlib.net/www/2020/04.04.05.0{n}"))
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let resolver = Resolver::start(tmp.path(), "2s", "");
+    resolver.register(WRONG, KEY);
+    for service in &right {
+        resolver.register(service, KEY);
+    }
+    let source = |k: u8| IpAddr::from([127, 0, 2, k]);
+    let wrong_key = inclusion_request(&resolver, "127.0.0.1:9", WRONG, "1234567891");
+    for _ in 0..2 {
+        let a = http_get_from(source(1), &wrong_key);
+        assert_eq!(a.status, 403, "{}", a.text());
+    }
+
+    let mut urls = vec![(source(1), wrong_key)];
+    for (k, service) in right.iter().enumerate() {
+        urls.push((
+            source(k as u8 + 2),
+            inclusion_request(&resolver, "127.0.0.1:9", service, KEY),
+        ));
+    }
+    let started = Instant::now();
+    let answers = all_at_once(&urls);
+    let took = started.elapsed();
+    let got: Vec<(u16, String)> = answers
+        .iter()
+        .map(|a| (a.status, a.text().lines().next().unwrap_or("").to_string()))
+        .collect();
+    let mut want = vec![(
+        403,
+        "error {unknown Archive or wrong registration key}".to_string(),
+    )];
+    want.extend((0..6).map(|_| (200, "status.archive included".to_string())));
+    assert_eq!(got, want, "{}", resolver.log());
+    for service in &right {
+        assert_eq!(resolver.included(service), Some(true), "{service}");
+    }
+
+    let log = resolver.log();
+    let refusals: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains(&format!("{WRONG}: refused")))
+        .map(|l| l.rsplit_once("after waiting ").map_or(l, |(_, w)| w))
+        .collect();
+    assert_eq!(refusals, ["0 ms", "250 ms", "500 ms"], "{log}");
+    let slowed: Vec<&str> = right
+        .iter()
+        .filter_map(|service| {
+            let line = log
+                .lines()
+                .find(|l| l.contains(&format!("{service}: included at")))
+                .unwrap_or_else(|| panic!("no inclusion of {service} logged:\n{log}"));
+            line.rsplit_once(", key checked after waiting ")
+                .map(|(_, w)| w)
+        })
+        .collect();
+    assert!(
+        (1..=2).contains(&slowed.len()),
+        "right keys slowed down: {slowed:?}\n{log}"
+    );
+    // Seven checks in turn, two waits of the slowdown (a second at most each): well
+    // within the 10 s an Archive gives the resolver.
+    assert!(took < Duration::from_secs(5), "{took:?}\n{log}");
+}
+
+/// The line of a network's key checks is bounded in length and in time. After six wrong
+/// keys of Archive W from six other networks, any check of W's key from a network that
+/// never gave the right one waits 8 s. 41 such checks sent at once from 127.0.3.0/24:
+/// the one that has the turn holds it 8 s and is refused 403; 32 wait behind it and are
+/// answered 429 once they have waited 5 s for their turn; the 8 beyond those 32 are
+/// answered 429 at once. Every 429 says when to come back: after the checks in line,
+/// 8 s each at least.
+#[test]
+fn a_network_s_line_of_key_checks_is_bounded_in_length_and_in_time() {
+    const W: &str = "urlib.net/www/2020/04.04.06.01";
+    let tmp = tempfile::tempdir().unwrap();
+    let resolver = Resolver::start(tmp.path(), "2s", "");
+    resolver.register(W, KEY);
+    let wrong_key = inclusion_request(&resolver, "127.0.0.1:9", W, "1234567891");
+    let guesses: Vec<(IpAddr, String)> = (10..16)
+        .map(|n| (IpAddr::from([127, 0, n, 1]), wrong_key.clone()))
+        .collect();
+    for a in all_at_once(&guesses) {
+        assert_eq!(a.status, 403, "{}", a.text());
+    }
+
+    let flood: Vec<(IpAddr, String)> = (1..=41)
+        .map(|k| (IpAddr::from([127, 0, 3, k]), wrong_key.clone()))
+        .collect();
+    let start = Arc::new(std::sync::Barrier::new(flood.len() + 1));
+    let sent: Vec<_> = flood
+        .into_iter()
+        .map(|(source, url)| {
+            let start = start.clone();
+            std::thread::spawn(move || {
+                start.wait();
+                let sent = Instant::now();
+                let a = http_get_from(source, &url);
+                (a, sent.elapsed())
+            })
+        })
+        .collect();
+    start.wait();
+    let answers: Vec<(Response, Duration)> = sent.into_iter().map(|t| t.join().unwrap()).collect();
+    let log = resolver.log();
+    let kinds = tally(answers.iter().map(|(a, took)| {
+        let kind = match (a.status, a.text().as_str()) {
+            (403, _) if *took >= Duration::from_secs(8) => "403 after 8 s",
+            (429, "error {the key checks from your network before this one took too long}\r\n")
+                if *took >= Duration::from_secs(5) =>
+            {
+                "429 after 5 s: turn too late"
+            }
+            (429, "error {too many key checks from your network waiting}\r\n")
+                if *took < Duration::from_secs(5) =>
+            {
+                "429 at once: line full"
+            }
+            _ => "other",
+        };
+        kind.to_string()
+    }));
+    let want: BTreeMap<String, usize> = [
+        ("403 after 8 s".to_string(), 1),
+        ("429 after 5 s: turn too late".to_string(), 32),
+        ("429 at once: line full".to_string(), 8),
+    ]
+    .into();
+    assert_eq!(
+        kinds,
+        want,
+        "{:?}\n{log}",
+        answers
+            .iter()
+            .map(|(a, took)| format!("{} {:?} {took:?}", a.status, a.text()))
+            .collect::<Vec<_>>()
+    );
+    for (a, _) in answers.iter().filter(|(a, _)| a.status == 429) {
+        let retry: u64 = a
+            .header("retry-after")
+            .and_then(|r| r.parse().ok())
+            .unwrap_or_else(|| panic!("a 429 without Retry-After: {:?}", a.text()));
+        assert!((8..=900).contains(&retry), "Retry-After: {retry}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,12 +6,16 @@
 //! One thread per resolver, each on its own: the inclusion request (the one `include`
 //! sends), and on a failure one log line and another try after a pause that doubles from
 //! [`Backoff::FIRST`] up to [`Backoff::MAX`], until the resolver answers `status.archive
-//! included` or the [`Switch`] is turned off. Then the exclusion request, once, given
-//! what is left of [`EXCLUSION_BOUND`] after the switch was turned off; [`Running::finish`]
-//! waits no longer than that, so that a resolver that does not answer never holds the
-//! stop. A resolver's two requests go out in that order from its one thread: an
-//! inclusion still under way when the switch is turned off ends before the exclusion is
-//! sent, never after it.
+//! included` or the [`Switch`] is turned off. When the resolver says how long to wait
+//! (`429` or `503` with `Retry-After`: many Archives of one network asking at once, or
+//! its registry out of reach), the pause is that
+//! ([`super::registration::MAX_RETRY_WAIT`] at most), and the backoff is left as it
+//! was. Then the exclusion request, given what is left of [`EXCLUSION_BOUND`] after the
+//! switch was turned off (sent again after the pause the resolver asks for, if a try
+//! still fits); [`Running::finish`] waits no longer than that, so that a resolver that
+//! does not answer never holds the stop. A resolver's two requests go out in that order
+//! from its one thread: an inclusion still under way when the switch is turned off ends
+//! before the exclusion is sent, never after it.
 //!
 //! Nothing here is fatal: a `[registration]` that does not check is one log line and no
 //! request. Every line is written through the caller's log, one line each, with the key
@@ -21,7 +25,9 @@ use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use super::registration::{judge, prepare, send_within, Direction, Prepared, Verdict, TIMEOUT};
+use super::registration::{
+    judge, prepare, send_within, Direction, Failure, Prepared, Verdict, TIMEOUT,
+};
 use crate::config::Config;
 use crate::httpd::Log;
 
@@ -54,6 +60,15 @@ impl Backoff {
 impl Default for Backoff {
     fn default() -> Backoff {
         Backoff::new()
+    }
+}
+
+/// The pause after `failure`: the one the resolver asked for, when it did (and whether
+/// it did), else the backoff's next.
+fn pause_after(failure: &Failure, backoff: &mut Backoff) -> (Duration, bool) {
+    match failure.pause() {
+        Some(asked) => (asked, true),
+        None => (backoff.pause(), false),
     }
 }
 
@@ -201,11 +216,12 @@ fn on_and_off(include: &Prepared, exclude: &Prepared, switch: &Switch, log: &Log
                 log(&format!("ibi-archive: inclusion in {url}: {said}"));
                 break;
             }
-            Err(why) => {
-                let pause = backoff.pause();
+            Err(failure) => {
+                let (pause, asked) = pause_after(&failure, &mut backoff);
                 log(&format!(
-                    "ibi-archive: inclusion in {url} failed: {why}; next try in {} s",
-                    pause.as_secs()
+                    "ibi-archive: inclusion in {url} failed: {failure}; next try in {} s{}",
+                    pause.as_secs(),
+                    if asked { ", as the resolver asked" } else { "" }
                 ));
                 if switch.wait_off(Some(pause)) {
                     break;
@@ -216,20 +232,43 @@ fn on_and_off(include: &Prepared, exclude: &Prepared, switch: &Switch, log: &Log
     switch.wait_off(None);
     // Whatever is left of the bound (the resolver gets a second at least: the client
     // counts whole seconds); past the bound, `finish` no longer waits.
-    let left = switch.off_at().map_or(EXCLUSION_BOUND, |at| {
-        (at + EXCLUSION_BOUND).saturating_duration_since(Instant::now())
-    });
-    match ask(exclude, left) {
-        Ok(said) => log(&format!("ibi-archive: exclusion from {url}: {said}")),
-        Err(why) => log(&format!("ibi-archive: exclusion from {url} failed: {why}")),
+    let left = || {
+        switch.off_at().map_or(EXCLUSION_BOUND, |at| {
+            (at + EXCLUSION_BOUND).saturating_duration_since(Instant::now())
+        })
+    };
+    loop {
+        match ask(exclude, left()) {
+            Ok(said) => log(&format!("ibi-archive: exclusion from {url}: {said}")),
+            // Asked again after the pause the resolver asks for, if a try still fits in
+            // the bound after it.
+            Err(failure)
+                if failure
+                    .pause()
+                    .is_some_and(|p| p + Duration::from_secs(1) <= left()) =>
+            {
+                let pause = failure.pause().unwrap_or_default();
+                log(&format!(
+                    "ibi-archive: exclusion from {url} failed: {failure}; next try in {} s, as the resolver asked",
+                    pause.as_secs()
+                ));
+                // The switch is off: nothing else to wait for.
+                std::thread::sleep(pause);
+                continue;
+            }
+            Err(failure) => log(&format!(
+                "ibi-archive: exclusion from {url} failed: {failure}"
+            )),
+        }
+        break;
     }
 }
 
 /// Sends `req` and judges the answer: its pairs on one line (`name value, …`), or why it
 /// failed; never the key.
-fn ask(req: &Prepared, timeout: Duration) -> Result<String, String> {
-    let answer = send_within(req, timeout).map_err(|e| e.message)?;
-    let verdict = judge(req, &answer).map_err(|e| e.message)?;
+fn ask(req: &Prepared, timeout: Duration) -> Result<String, Failure> {
+    let answer = send_within(req, timeout)?;
+    let verdict = judge(req, &answer)?;
     let mut said = req.scrub(&answer.lines().join(", "));
     if verdict == Verdict::IncludedUnconfirmed {
         said.push_str(
@@ -248,6 +287,36 @@ mod tests {
         let mut b = Backoff::new();
         let pauses: Vec<u64> = (0..12).map(|_| b.pause().as_secs()).collect();
         assert_eq!(pauses, [1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300, 300]);
+    }
+
+    #[test]
+    fn a_pause_the_resolver_asks_for_stands_for_the_backoff_and_leaves_it_as_it_was() {
+        let failure = |retry_after: Option<u64>| Failure {
+            message: "the resolver at http://r.example.org/X answered 429 Too Many Requests"
+                .to_string(),
+            retry_after: retry_after.map(Duration::from_secs),
+        };
+        let mut b = Backoff::new();
+        let got: Vec<(u64, bool)> = [None, None, Some(3), Some(0), Some(600), None]
+            .into_iter()
+            .map(|r| {
+                let (pause, asked) = pause_after(&failure(r), &mut b);
+                (pause.as_secs(), asked)
+            })
+            .collect();
+        // Asked: 3 s; 0 s is a second; 600 s is cut to the longest pause. The backoff
+        // goes on from where the failures without Retry-After left it.
+        assert_eq!(
+            got,
+            [
+                (1, false),
+                (2, false),
+                (3, true),
+                (1, true),
+                (crate::admin::registration::MAX_RETRY_WAIT.as_secs(), true),
+                (4, false)
+            ]
+        );
     }
 
     #[test]

@@ -7,6 +7,12 @@
 //! as an IPv4 or IPv6 address. The key is never part of an error message, a Debug output or
 //! anything printed; errors of the HTTP client (whose text may hold the URL, key and all)
 //! are described by their kind only and scrubbed of the key anyway.
+//!
+//! A resolver that answers `429` (its line of key checks from this Archive's network
+//! full, or the turn too late) or `503` (its registry out of reach) with `Retry-After`
+//! asks to be asked again after that many seconds: [`send_when_asked`] does, within
+//! bounds ([`MAX_RETRY_WAIT`] a pause, [`TRIES`] tries), and `serve`'s automatic
+//! inclusion pauses that long instead of its own backoff.
 
 use std::fmt;
 use std::net::IpAddr;
@@ -19,6 +25,14 @@ use crate::pairs::{PairList, Value};
 
 /// How long the resolver is given to connect, and to answer.
 pub const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The longest pause before a request is sent again when the resolver asks for one
+/// (`429` or `503` with `Retry-After`): a longer one asked for is cut to this.
+pub const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+
+/// How many times `include` and `exclude` send a request to one resolver while it answers
+/// `429` or `503` with `Retry-After`: the first time and four more.
+pub const TRIES: u32 = 5;
 
 /// Which message is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -267,6 +281,45 @@ impl StatusAnswer {
     }
 }
 
+/// A request that failed: why (never with the key), and the pause the resolver asked for
+/// before it is asked again, when it answered `429` (too many requests) or `503` (its
+/// registry out of reach) with `Retry-After` in seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub message: String,
+    pub retry_after: Option<Duration>,
+}
+
+impl From<AdminError> for Failure {
+    fn from(e: AdminError) -> Failure {
+        Failure {
+            message: e.message,
+            retry_after: None,
+        }
+    }
+}
+
+impl From<Failure> for AdminError {
+    fn from(f: Failure) -> AdminError {
+        AdminError::new(f.message)
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl Failure {
+    /// The pause to take before asking again, when the resolver asked for one: what it
+    /// asked, a second at least and [`MAX_RETRY_WAIT`] at most.
+    pub fn pause(&self) -> Option<Duration> {
+        self.retry_after
+            .map(|asked| asked.clamp(Duration::from_secs(1), MAX_RETRY_WAIT))
+    }
+}
+
 /// The most of the resolver's answer that is read: a pair list of the status messages is a
 /// few hundred bytes; anything beyond is cut off and then fails to parse.
 const MAX_ANSWER: u64 = 1 << 20;
@@ -275,13 +328,43 @@ const MAX_ANSWER: u64 = 1 << 20;
 /// error whose message says what happened, never with the key. Redirects are not
 /// followed (the resolver's base URL is the one it was registered under), and the whole
 /// exchange, connecting included, is bounded by [`TIMEOUT`].
-pub fn send(req: &Prepared) -> Result<StatusAnswer, AdminError> {
+pub fn send(req: &Prepared) -> Result<StatusAnswer, Failure> {
     send_within(req, TIMEOUT)
+}
+
+/// [`send`], sent again while the resolver answers `429` or `503` with `Retry-After`,
+/// after the pause it asks for ([`Failure::pause`]), [`TRIES`] times in all. Before each
+/// pause, `pausing` is told why, how long, and the number of the try that follows.
+pub fn send_when_asked(
+    req: &Prepared,
+    pausing: &mut dyn FnMut(&Failure, Duration, u32),
+) -> Result<StatusAnswer, Failure> {
+    let mut tries = 1;
+    loop {
+        let failure = match send(req) {
+            Ok(answer) => return Ok(answer),
+            Err(failure) => failure,
+        };
+        match failure.pause() {
+            Some(pause) if tries < TRIES => {
+                tries += 1;
+                pausing(&failure, pause, tries);
+                std::thread::sleep(pause);
+            }
+            Some(_) => {
+                return Err(Failure {
+                    message: format!("{}; given up after {TRIES} tries", failure.message),
+                    retry_after: failure.retry_after,
+                })
+            }
+            None => return Err(failure),
+        }
+    }
 }
 
 /// [`send`], the resolver given `timeout` (whole seconds, one at least) to connect and
 /// to answer. The name of its host is looked up first, which the timeout does not bound.
-pub fn send_within(req: &Prepared, timeout: Duration) -> Result<StatusAnswer, AdminError> {
+pub fn send_within(req: &Prepared, timeout: Duration) -> Result<StatusAnswer, Failure> {
     let base = &req.resolver;
     let unreachable = |why: &str| {
         AdminError::new(req.scrub(&format!("cannot reach the resolver at {base}: {why}")))
@@ -289,7 +372,7 @@ pub fn send_within(req: &Prepared, timeout: Duration) -> Result<StatusAnswer, Ad
     // The name is looked up first, as the client would, so that a name that does not
     // resolve is said to be one (the client reports it as any other I/O failure).
     if !authority_resolves(base) {
-        return Err(unreachable("its host name does not resolve"));
+        return Err(unreachable("its host name does not resolve").into());
     }
     let mut resp = minreq::get(req.url())
         .with_header(
@@ -319,7 +402,7 @@ pub fn send_within(req: &Prepared, timeout: Duration) -> Result<StatusAnswer, Ad
     // and its body then fails to parse); 400 and above are the resolver's refusals.
     if status >= 400 {
         let said = summary(&body);
-        return Err(AdminError::new(req.scrub(&format!(
+        let message = req.scrub(&format!(
             "the resolver at {base} answered {status} {}{}",
             summary(&resp.reason_phrase),
             if said.is_empty() {
@@ -327,7 +410,17 @@ pub fn send_within(req: &Prepared, timeout: Duration) -> Result<StatusAnswer, Ad
             } else {
                 format!(": {said}")
             }
-        ))));
+        ));
+        // Too many requests, or the registry out of reach: to be asked again later.
+        let retry_after = if status == 429 || status == 503 {
+            retry_after(&resp.headers)
+        } else {
+            None
+        };
+        return Err(Failure {
+            message,
+            retry_after,
+        });
     }
     let pairs = crate::pairs::parse(body.trim_end_matches(['\r', '\n'])).map_err(|e| {
         AdminError::new(req.scrub(&format!(
@@ -336,6 +429,16 @@ pub fn send_within(req: &Prepared, timeout: Duration) -> Result<StatusAnswer, Ad
         )))
     })?;
     Ok(StatusAnswer { status, pairs })
+}
+
+/// The pause a `Retry-After` among `headers` asks for, when it gives seconds (the
+/// resolver's form; a date is not read).
+fn retry_after(headers: &[(String, String)]) -> Option<Duration> {
+    headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("retry-after"))
+        .and_then(|(_, value)| value.trim().parse::<u64>().ok())
+        .map(Duration::from_secs)
 }
 
 /// What an answer means for `direction`.
@@ -477,6 +580,47 @@ mod tests {
         let bad = several.replace("http://b.example.org:8090/X", "https://b.example.org/X");
         let err = prepare(&Config::parse(&bad).unwrap(), Direction::Include, &[]).unwrap_err();
         assert_eq!(err.message, "resolver https://b.example.org/X: https is not supported by this build; use the resolver's http:// address");
+    }
+
+    #[test]
+    fn a_retry_after_in_seconds_is_read_and_its_pause_bounded() {
+        let headers = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect()
+        };
+        let secs = Duration::from_secs;
+        assert_eq!(
+            retry_after(&headers(&[("Retry-After", "4")])),
+            Some(secs(4))
+        );
+        assert_eq!(
+            retry_after(&headers(&[
+                ("content-type", "text/plain"),
+                ("retry-after", " 12 ")
+            ])),
+            Some(secs(12))
+        );
+        for unread in ["Wed, 21 Oct 2026 07:28:00 GMT", "-1", "", "1.5"] {
+            assert_eq!(
+                retry_after(&headers(&[("Retry-After", unread)])),
+                None,
+                "{unread}"
+            );
+        }
+        assert_eq!(retry_after(&headers(&[])), None);
+        let pause = |asked: Option<u64>| {
+            Failure {
+                message: String::new(),
+                retry_after: asked.map(secs),
+            }
+            .pause()
+        };
+        assert_eq!(pause(None), None);
+        assert_eq!(pause(Some(0)), Some(secs(1)));
+        assert_eq!(pause(Some(7)), Some(secs(7)));
+        assert_eq!(pause(Some(3600)), Some(MAX_RETRY_WAIT));
     }
 
     #[test]

@@ -214,6 +214,11 @@ asked. Exit status 0 only when every resolver answers
 (include) or
 .B excluded
 (exclude). The registration key is never printed.
+.PP
+A resolver that answers 429 (too many requests from the Archive's network: it checks
+them in turn) or 503 (its registry out of reach) with Retry-After is asked again after
+the seconds it asks for (60 at most), one line on standard error each time, 5 times in
+all; then the command gives up on it, saying why.
 "#],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -280,7 +285,8 @@ and excluded from each when it is stopped by SIGTERM, SIGINT or SIGHUP, before i
 registration is kept. A failed inclusion is one line on standard error (never the key)
 and is tried again 1, 2, 4... seconds later, at most 5 minutes apart, while
 .B serve
-goes on serving.
+goes on serving; after an answer 429 or 503 with Retry-After, after the time the
+resolver asks (60 seconds at most).
 "#],
             subcommands: &[],
             operands: Complete::Nothing,

@@ -3,8 +3,11 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::Duration;
 
-use ibi_archive::admin::registration::{judge, prepare, send, Prepared, Verdict};
+use ibi_archive::admin::registration::{
+    judge, prepare, send_when_asked, Failure, Prepared, Verdict, MAX_RETRY_WAIT, TRIES,
+};
 use ibi_archive::config::Config;
 
 pub use ibi_archive::admin::registration::Direction;
@@ -23,6 +26,11 @@ line after the resolver's URL and ': ', and a failure of one does not keep the o
 from being asked. Exit status 0 only when every resolver answers status.archive
 included (include) or excluded (exclude). The registration key is checked (rule chave of
 Table 7.1) before anything is sent, and never printed.
+
+A resolver that answers 429 (too many requests from this network: it checks them in
+turn) or 503 (its registry out of reach) with Retry-After is asked again after the
+seconds it asks for (60 at most), one line on standard error each time, 5 times in all;
+then the command gives up on it, saying why.
 
 ibi-archive serve sends the same requests by itself, when it starts and when it stops.
 ";
@@ -64,7 +72,7 @@ fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
     let several = requests.len() > 1;
     let mut failed = 0;
     for req in &requests {
-        match ask(req, several, &config) {
+        match ask(cmd, req, several, &config) {
             Ok(()) => {}
             // With one resolver, its failure is the command's.
             Err(e) if !several => return Err(e),
@@ -83,10 +91,26 @@ fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
     Ok(())
 }
 
-/// Sends one request and prints the resolver's answer (each line after the resolver's
-/// URL when there are `several`); Err when it did not answer success.
-fn ask(req: &Prepared, several: bool, config: &Config) -> CliResult {
-    let answer = send(req).map_err(|e| CliError::failed(e.message))?;
+/// Sends one request (again when the resolver asks for it, saying so each time) and
+/// prints the resolver's answer (each line after the resolver's URL when there are
+/// `several`); Err when it did not answer success.
+fn ask(cmd: &str, req: &Prepared, several: bool, config: &Config) -> CliResult {
+    let mut pausing = |failure: &Failure, pause: Duration, next: u32| {
+        let asked = failure.retry_after.unwrap_or_default();
+        let cut = if asked > MAX_RETRY_WAIT {
+            format!(
+                ", the longest wait, rather than the {} s it asked",
+                asked.as_secs()
+            )
+        } else {
+            String::new()
+        };
+        super::say(&format!(
+            "{cmd}: {failure}; asking again in {} s{cut} (try {next} of {TRIES})",
+            pause.as_secs()
+        ));
+    };
+    let answer = send_when_asked(req, &mut pausing).map_err(|e| CliError::failed(e.message))?;
     let mut out = std::io::stdout().lock();
     for line in answer.lines() {
         let line = req.scrub(&line);
