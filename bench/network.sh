@@ -251,7 +251,7 @@ for k in ["resolutions", "location_memory", "archive_requests", "acknowledgments
 {
     echo "# The IBI network simulated"
     echo
-    echo "\`bench/network.sh $ARGS_GIVEN\`, $STARTED."
+    echo "\`bench/network.sh${ARGS_GIVEN:+ $ARGS_GIVEN}\`, $STARTED."
     echo
     echo "- machine: $(nproc) CPUs, $(uname -r), $(awk -F': ' '/model name/{print $2; exit}' /proc/cpuinfo); load average at start $LOAD_START, at the end $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "- source: commit $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$REPO" diff --quiet HEAD -- resolver bench/netsim.rs 2>/dev/null || echo ' (with local changes)')$([ "$BUILD" = 0 ] && echo "; --no-build: the executables found in $BIN_DIR"); $(rustc -V)"
