@@ -31,3 +31,4 @@ pub mod service;
 pub mod setup;
 pub mod state;
 pub mod store;
+pub mod suspicion;

@@ -48,6 +48,7 @@ pub struct Metrics {
     overloaded: Counter,
     acknowledgments: Family<ResultLabels, Counter>,
     conflicts: Family<ArchiveLabels, Counter>,
+    suspected: Family<ArchiveLabels, Counter>,
     throttled: Family<LimitLabels, Counter>,
     abandoned: Counter,
 }
@@ -134,7 +135,7 @@ impl Metrics {
         let memory = Family::<ResultLabels, Counter>::default();
         registry.register(
             "location_memory",
-            "Resolutions that asked the location memory: hit (the remembered Archive satisfied it), stale (it did not: every Archive asked), verify (remembered past its expiry: every Archive asked, the remembered one preferred), miss (nothing remembered)",
+            "Resolutions that asked the location memory: hit (the remembered Archive satisfied it), stale (it did not: every Archive asked), verify (remembered past its expiry: every Archive asked, the remembered one preferred), home (nothing remembered; the IBI's home, asked alone, satisfied it), home_miss (it did not: every other Archive asked), miss (nothing remembered, no home)",
             memory.clone(),
         );
         let overloaded = Counter::default();
@@ -152,8 +153,14 @@ impl Metrics {
         let conflicts = Family::<ArchiveLabels, Counter>::default();
         registry.register(
             "conflicts",
-            "Claims of the Original of an IBI remembered at another Archive that claims it too, by the Archive that made them (the remembered one keeps the IBI)",
+            "Claims of an IBI against the Archive that holds it, by the Archive that made them: the Original of an IBI remembered at another Archive, or whose home claims it too; or a file or relation the remembered or home Archive, claiming the Original, says it does not have",
             conflicts.clone(),
+        );
+        let suspected = Family::<ArchiveLabels, Counter>::default();
+        registry.register(
+            "suspected",
+            "Times an Archive came under suspicion, for answering against the homes of several IBIs (its answers then decide nothing for IBIs it may not hold)",
+            suspected.clone(),
         );
         let throttled = Family::<LimitLabels, Counter>::default();
         registry.register(
@@ -177,6 +184,7 @@ impl Metrics {
             overloaded,
             acknowledgments,
             conflicts,
+            suspected,
             throttled,
             abandoned,
         }
@@ -185,6 +193,15 @@ impl Metrics {
     /// `archive` claimed the Original of an IBI remembered at another Archive.
     pub fn conflict(&self, archive: &str) {
         self.conflicts
+            .get_or_create(&ArchiveLabels {
+                archive: archive.to_string(),
+            })
+            .inc();
+    }
+
+    /// `archive` came under suspicion ([`crate::suspicion`]).
+    pub fn suspected(&self, archive: &str) {
+        self.suspected
             .get_or_create(&ArchiveLabels {
                 archive: archive.to_string(),
             })

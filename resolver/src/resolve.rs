@@ -74,6 +74,7 @@ use crate::log::{complain, say};
 use crate::memory::{Conflict, LocationMemory};
 use crate::metrics::Metrics;
 use crate::registry::Included;
+use crate::suspicion::{self, Suspicion};
 
 /// Rounds of urlRequests one resolution may take (each next edition is one).
 pub const MAX_ROUNDS: usize = 16;
@@ -97,6 +98,8 @@ pub struct Engine {
     pub metrics: Arc<Metrics>,
     /// The time of day of the Archives' health and of the memory's entries.
     pub clock: Arc<dyn Clock>,
+    /// The Archives that answered against the homes of several IBIs.
+    pub suspicion: Arc<Suspicion>,
 }
 
 impl Engine {
@@ -116,9 +119,23 @@ impl Engine {
             health,
             dormant_after: config.archives.dormant_after,
             clock: clock::system(),
+            suspicion: Arc::new(Suspicion::default()),
+        }
+    }
+
+    /// Where this engine's conflicts go.
+    fn judge(&self) -> Judge {
+        Judge {
+            memory: self.memory.clone(),
+            metrics: self.metrics.clone(),
+            suspicion: self.suspicion.clone(),
+            clock: self.clock.clone(),
         }
     }
 }
+
+/// The detail of an answer set aside, in the inspection view.
+const SET_ASIDE: &str = "set aside: this Archive answered against the homes of several IBIs";
 
 /// The reader's side of a resolution (Table 8.6).
 #[derive(Clone, Debug)]
@@ -451,15 +468,28 @@ enum Stand {
     Claimed,
 }
 
-/// The Archives of a round that may hold its IBI (the remembered one, the homes), and
-/// what those asked alone before the round, and not again in it, said.
+/// The Archives of a round that may hold its IBI (the remembered one, the homes), what
+/// those asked alone before the round, and not again in it, said, and the Archives whose
+/// answers decide nothing ([`crate::suspicion`]).
 #[derive(Clone, Debug, Default)]
 struct Guard {
     /// Indices in the round's list, each with why it may hold the IBI.
     members: Vec<(usize, MayHold)>,
-    /// Those heard before the round: what each said, the Archive, and whether its
-    /// silence was an outage.
-    before: Vec<(Said, Included, bool)>,
+    /// Those heard before the round.
+    before: Vec<Before>,
+    /// Indices in the round's list of Archives under suspicion that may not hold the
+    /// IBI: their answers are read, shown and weighed for conflicts, and decide nothing.
+    set_aside: Vec<usize>,
+}
+
+/// An Archive that may hold the IBI, heard before the round.
+#[derive(Clone, Debug)]
+struct Before {
+    said: Said,
+    archive: Included,
+    why: MayHold,
+    /// Its silence was an outage (not an address the resolver may not contact).
+    outage: bool,
 }
 
 impl Guard {
@@ -479,7 +509,7 @@ impl Guard {
         self.members
             .iter()
             .map(|(i, _)| said[*i])
-            .chain(self.before.iter().map(|(s, _, _)| *s))
+            .chain(self.before.iter().map(|b| b.said))
     }
 
     fn stand(&self, said: &[Said]) -> Stand {
@@ -506,15 +536,38 @@ impl Guard {
         let before = self
             .before
             .iter()
-            .filter(|(s, _, outage)| s.silent() && *outage)
-            .map(|(_, a, _)| shown_archive(a));
+            .filter(|b| b.said.silent() && b.outage)
+            .map(|b| shown_archive(&b.archive));
         of_round.chain(before).collect()
+    }
+
+    /// The Archives that may hold the IBI and said `wanted`, with why they may.
+    fn claiming(
+        &self,
+        wanted: Said,
+        said: &[Said],
+        archives: &[Included],
+    ) -> Vec<(Included, MayHold)> {
+        self.members
+            .iter()
+            .filter(|(i, _)| said[*i] == wanted)
+            .map(|(i, why)| (archives[*i].clone(), *why))
+            .chain(
+                self.before
+                    .iter()
+                    .filter(|b| b.said == wanted)
+                    .map(|b| (b.archive.clone(), b.why)),
+            )
+            .collect()
     }
 
     /// Whether what Archive `i` gives (`next`) may decide now.
     fn allows(&self, i: usize, next: &Next, said: &[Said]) -> bool {
         if self.contains(i) {
             return true;
+        }
+        if self.set_aside.contains(&i) {
+            return false;
         }
         match self.stand(said) {
             Stand::Clear => true,
@@ -717,7 +770,7 @@ impl Engine {
         );
         let everyone = |guard_of: &[(usize, MayHold)]| Guard {
             members: guard_of.to_vec(),
-            before: Vec::new(),
+            ..Guard::default()
         };
         if original {
             if let Err(retry_after) = budget.fan_out() {
@@ -736,7 +789,12 @@ impl Engine {
             && self.memory.enabled()
             && url.filepath().is_none()
             && url.verbs().is_empty();
-        let fresh = recalled.as_ref().is_some_and(|r| r.fresh);
+        // An entry naming an Archive under suspicion is verified as a stale one is (unless
+        // it is the IBI's home): every Archive asked, the home coming first.
+        let now = clock::millis(&*self.clock);
+        let suspect = holder
+            .is_some_and(|h| !homes.contains(&h) && self.suspicion.suspects(&archives[h].key, now));
+        let fresh = recalled.as_ref().is_some_and(|r| r.fresh) && !suspect;
         if let (Some(h), false) = (holder, fresh) {
             // Verified by every Archive, the remembered one awaited and preferred.
             self.metrics.memory("verify");
@@ -845,14 +903,20 @@ impl Engine {
             before: guardians
                 .iter()
                 .filter(|(i, _)| position(*i).is_none())
-                .map(|&(i, _)| {
+                .map(|&(i, why)| {
                     let (said, result) = said_first
                         .iter()
                         .find(|(n, _, _)| *n == i)
                         .map_or((Said::Down, AskResult::Dormant), |(_, s, r)| (*s, *r));
-                    (said, archives[i].clone(), result.is_outage())
+                    Before {
+                        said,
+                        archive: archives[i].clone(),
+                        why,
+                        outage: result.is_outage(),
+                    }
                 })
                 .collect(),
+            set_aside: Vec::new(),
         };
         // The memory learns from the others once nothing is remembered, or the
         // remembered Archive said the item left.
@@ -944,7 +1008,7 @@ impl Engine {
                     .enumerate()
                     .map(|(p, (_, why))| (p, *why))
                     .collect(),
-                before: Vec::new(),
+                ..Guard::default()
             },
             admit,
             ..Ask::default()
@@ -980,11 +1044,18 @@ impl Engine {
         ask: Ask<'_>,
     ) -> Ended {
         let verblist = url.verblist_text();
+        let mut ask = ask;
+        // An Archive under suspicion that may not hold the IBI is asked, and decides
+        // nothing.
+        let now = clock::millis(&*self.clock);
+        ask.guard.set_aside = (0..archives.len())
+            .filter(|&i| !ask.guard.contains(i) && self.suspicion.suspects(&archives[i].key, now))
+            .collect();
         let mut hearing = Hearing::new(self, archives, ask.counted, &ask.guard);
         let requests = self.requests(archives, url, &verblist, reader, &mut hearing);
         let mut in_flight = InFlight::start(self, requests);
         let mut tally = Tally::default();
-        let decided = hearing
+        let gathered = hearing
             .gather(
                 &mut in_flight,
                 &mut tally,
@@ -994,42 +1065,60 @@ impl Engine {
                 (ask.incumbent, &ask.guard),
             )
             .await;
-        let (deciding, settled) = tally.deciding(
-            decided,
-            url,
-            &reader.languages,
-            (ask.incumbent, &ask.guard),
-            &hearing.said,
-        );
+        let (deciding, settled) = match gathered {
+            Gathered::Claimed => (None, true),
+            Gathered::Decided(i) => tally.deciding(
+                Some(i),
+                url,
+                &reader.languages,
+                (ask.incumbent, &ask.guard),
+                &hearing.said,
+            ),
+            Gathered::All => tally.deciding(
+                None,
+                url,
+                &reader.languages,
+                (ask.incumbent, &ask.guard),
+                &hearing.said,
+            ),
+        };
         let Hearing {
-            asked,
+            mut asked,
             said,
             healths,
             ledger,
         } = hearing;
         let guard = ask.guard;
+        for &i in &guard.set_aside {
+            if matches!(said[i], Said::Holds { .. }) {
+                asked[i].detail = Some(SET_ASIDE.to_string());
+            }
+        }
         let next = match deciding {
             Some(next) => next,
             None => {
                 let (next, conflicts) = tally.outcome(url, archives, &said, &asked, &guard);
-                for (holder, claimant) in conflicts {
-                    record_conflict(
-                        (&self.memory, &self.metrics),
-                        &url.ibi().key(),
-                        Some(&holder),
-                        &claimant,
-                        &[],
-                    );
+                let judge = self.judge();
+                for seen in conflicts {
+                    let holder = (&seen.holder, seen.home);
+                    judge.conflict(&url.ibi().key(), Some(holder), &seen.claimant, &[]);
                 }
                 next
             }
         };
+        // The answers still under way are weighed against the Archives that claim the
+        // Original without what was asked, as they come.
+        let watch = matches!(gathered, Gathered::Claimed).then(|| Watch {
+            claimers: guard.claiming(Said::Here { original: true }, &said, archives),
+            key: url.ibi().key(),
+            judge: self.judge(),
+        });
         self.finish_in_background(
             in_flight.tasks,
             archives,
             url,
             (healths, ledger),
-            ask.admit.map(|admit| (admit, guard)),
+            (ask.admit.map(|admit| (admit, guard)), watch),
             &said,
         );
         let round = Round {
@@ -1106,7 +1195,7 @@ impl Engine {
         archives: &[Included],
         url: &PersistentUrl,
         (healths, ledger): (Vec<Arc<Health>>, Ledger),
-        admit: Option<(Admit, Guard)>,
+        (admit, watch): (Option<(Admit, Guard)>, Option<Watch>),
         said: &[Said],
     ) {
         if admit.is_none() && tasks.is_empty() {
@@ -1119,8 +1208,7 @@ impl Engine {
             guard,
             archives: archives.clone(),
             said: said.to_vec(),
-            memory: self.memory.clone(),
-            metrics: self.metrics.clone(),
+            judge: self.judge(),
         });
         if tasks.is_empty() {
             if let Some(admission) = admission {
@@ -1133,6 +1221,7 @@ impl Engine {
             url: url.clone(),
             healths,
             ledger,
+            watch,
         };
         tokio::spawn(late.drain(tasks, admission));
     }
@@ -1225,6 +1314,17 @@ impl InFlight {
     }
 }
 
+/// How the reading of a round's answers ended.
+enum Gathered {
+    /// This answer (index) decides.
+    Decided(usize),
+    /// An Archive that may hold the IBI claims the Original without what was asked:
+    /// whatever the others answer, it is not found.
+    Claimed,
+    /// Every answer is in.
+    All,
+}
+
 /// What a round heard of each of its Archives, and their health as it counts.
 struct Hearing {
     asked: Vec<Asked>,
@@ -1273,8 +1373,9 @@ impl Hearing {
     }
 
     /// Reads the answers as they come into `tally` until one decides (without the
-    /// Original check, as [`decide`] says), or all are in. The index of the deciding
-    /// answer, if one decided before the last came.
+    /// Original check, as [`decide`] says), or an Archive that may hold the IBI claims
+    /// the Original without what was asked (no other answer can change the outcome
+    /// then), or all are in.
     async fn gather(
         &mut self,
         in_flight: &mut InFlight,
@@ -1283,8 +1384,13 @@ impl Hearing {
         url: &PersistentUrl,
         reader: &Reader,
         who: (Option<usize>, &Guard),
-    ) -> Option<usize> {
+    ) -> Gathered {
         let original = url.requires_original();
+        // Claimed already by what was heard before the round (the remembered Archive or
+        // the home, asked alone): the others' answers are read in the background.
+        if !original && who.1.stand(&self.said) == Stand::Claimed {
+            return Gathered::Claimed;
+        }
         while let Some(joined) = in_flight.next().await {
             let Ok((i, fetched, took)) = joined else {
                 continue;
@@ -1298,13 +1404,15 @@ impl Hearing {
                 }
             }
             if !original {
-                let decided = decide(&tally.candidates, &self.said, who);
-                if decided.is_some() {
-                    return decided;
+                if let Some(i) = decide(&tally.candidates, &self.said, who) {
+                    return Gathered::Decided(i);
+                }
+                if who.1.stand(&self.said) == Stand::Claimed {
+                    return Gathered::Claimed;
                 }
             }
         }
-        None
+        Gathered::All
     }
 
     /// Notes what came from Archive `i` after `took`, and its answer read, if it answered.
@@ -1469,7 +1577,10 @@ impl Tally {
         if !url.requires_original() && decided.is_none() {
             // What an Archive that may not hold the IBI names or offers counts only
             // while none that may stands in the way (a copy is a URL, not a name).
-            let heard = |i: usize| guard.contains(i) || guard.stand(said) == Stand::Clear;
+            let heard = |i: usize| {
+                guard.contains(i)
+                    || (!guard.set_aside.contains(&i) && guard.stand(said) == Stand::Clear)
+            };
             if self.candidates.is_empty() && !self.offers.is_empty() {
                 // A bare translation without the reader's first language: the best of
                 // every answer's variants, the same whichever answered first.
@@ -1501,9 +1612,8 @@ impl Tally {
     }
 
     /// The Archives, not among those that may hold the IBI, whose answers satisfied the
-    /// request but were set aside (a URL, a name, a translation, or a claim of the
-    /// Original check).
-    fn set_aside(&self, guard: &Guard) -> Vec<usize> {
+    /// request (a URL, a name, a translation, or a claim of the Original check).
+    fn answered_besides(&self, guard: &Guard) -> Vec<usize> {
         let mut set: Vec<usize> = self
             .candidates
             .iter()
@@ -1521,8 +1631,10 @@ impl Tally {
     /// What a round that no answer decided gives: the Original check's verdict, the
     /// item in its own language, or how it ended (deleted, no translation, not found,
     /// unavailable while an Archive that may hold the IBI did not answer); and the
-    /// conflicts it found, each the Archive that claims the Original without what was
-    /// asked and one that answered for it.
+    /// conflicts it found: an Archive that answered for what the remembered or home
+    /// Archive, claiming the Original, says is not there; and, in the Original check, one
+    /// that claims the Original the home claims too. The answers of Archives set aside
+    /// count only toward conflicts.
     fn outcome(
         mut self,
         url: &PersistentUrl,
@@ -1530,7 +1642,7 @@ impl Tally {
         said: &[Said],
         asked: &[Asked],
         guard: &Guard,
-    ) -> (Next, Vec<(Included, Included)>) {
+    ) -> (Next, Vec<Seen>) {
         let original = url.requires_original();
         let silent = guard.silent(said, asked, archives);
         let unasked: Vec<String> = (0..archives.len())
@@ -1538,33 +1650,48 @@ impl Tally {
             .map(|i| shown_archive(&archives[i]))
             .collect();
         let shown_found = |f: &Found| format!("{} ({})", f.address, f.archive);
+        let claiming = |wanted: Said| guard.claiming(wanted, said, archives);
         // The Archives that may hold the IBI, claim its Original, and said what was asked
         // is not there; and the others' answers for it, which are conflicts.
-        let claimers: Vec<Included> = guard
-            .members
-            .iter()
-            .filter(|(i, _)| said[*i] == (Said::Here { original: true }))
-            .map(|(i, _)| archives[*i].clone())
-            .chain(
-                guard
-                    .before
-                    .iter()
-                    .filter(|(s, _, _)| *s == (Said::Here { original: true }))
-                    .map(|(_, a, _)| a.clone()),
-            )
-            .collect();
-        let set_aside = self.set_aside(guard);
-        let conflicts: Vec<(Included, Included)> = if claimers.is_empty() {
-            Vec::new()
-        } else {
-            claimers
+        let claimers = claiming(Said::Here { original: true });
+        let besides = self.answered_besides(guard);
+        let against = |holders: &[(Included, MayHold)]| -> Vec<Seen> {
+            holders
                 .iter()
-                .flat_map(|c| set_aside.iter().map(|&i| (c.clone(), archives[i].clone())))
+                .flat_map(|(h, why)| {
+                    besides.iter().map(move |&i| Seen {
+                        holder: h.clone(),
+                        home: *why == MayHold::Home,
+                        claimant: archives[i].clone(),
+                    })
+                })
                 .collect()
         };
-        let done = |outcome: Outcome, conflicts: Vec<(Included, Included)>| {
-            (Next::Done(outcome), conflicts)
-        };
+        let mut conflicts = against(&claimers);
+        if original && claimers.is_empty() {
+            // The home claims the Original with what was asked; so do others.
+            let homes: Vec<(Included, MayHold)> = claiming(Said::Holds { original: true })
+                .into_iter()
+                .filter(|(_, why)| *why == MayHold::Home)
+                .collect();
+            let claim_too: HashSet<usize> = self
+                .claims
+                .iter()
+                .filter(|(i, f)| !guard.contains(*i) && f.claims_original())
+                .map(|(i, _)| *i)
+                .collect();
+            conflicts.extend(
+                against(&homes)
+                    .into_iter()
+                    .filter(|c| claim_too.iter().any(|&i| archives[i].key == c.claimant.key)),
+            );
+        }
+        // Past the conflicts, what an Archive set aside answered counts for nothing.
+        let weighed = |i: &usize| !guard.set_aside.contains(i);
+        self.claims.retain(|(i, _)| weighed(i));
+        self.asks.retain(|(i, _)| weighed(i));
+        let besides: Vec<usize> = besides.into_iter().filter(weighed).collect();
+        let done = |outcome: Outcome, conflicts: Vec<Seen>| (Next::Done(outcome), conflicts);
         if original {
             // The check is made only once every Archive that may hold the IBI said what
             // it holds.
@@ -1583,10 +1710,11 @@ impl Tally {
                     Vec::new(),
                 );
             }
-            if !conflicts.is_empty() {
+            if !claimers.is_empty() && !besides.is_empty() {
                 // It claims the Original without what was asked; others give it.
-                let mut suspects: Vec<String> = claimers.iter().map(shown_archive).collect();
-                suspects.extend(set_aside.iter().map(|&i| shown_archive(&archives[i])));
+                let mut suspects: Vec<String> =
+                    claimers.iter().map(|(a, _)| shown_archive(a)).collect();
+                suspects.extend(besides.iter().map(|&i| shown_archive(&archives[i])));
                 return done(Outcome::Suspicion { archives: suspects }, conflicts);
             }
         }
@@ -1627,18 +1755,19 @@ impl Tally {
                     archives: many.iter().map(|f| shown_found(f)).collect(),
                 },
             };
-            return done(outcome, Vec::new());
+            return done(outcome, conflicts);
         }
         if let (true, Some(step)) = (self.untranslated, url.relation().bare_translation_at()) {
             return (Next::Ask(own_language(url, step)), Vec::new());
         }
-        // Said by an Archive that may hold the IBI, or by another while none of those is
-        // silent.
-        let heard = |i: usize| guard.contains(i) || silent.is_empty();
+        // Said by an Archive that may hold the IBI, or by another (not set aside) while
+        // none of those is silent.
+        let heard = |i: usize| guard.contains(i) || (silent.is_empty() && weighed(&i));
         let here_before = guard
             .before
             .iter()
-            .any(|(s, _, _)| matches!(s, Said::Here { .. }));
+            .any(|b| matches!(b.said, Said::Here { .. }));
+        self.here.retain(weighed);
         let here = here_before || !self.here.is_empty();
         let translation = explicit_translation(url.relation());
         let outcome = match (self.deleted, translation) {
@@ -1686,6 +1815,15 @@ struct Late {
     url: PersistentUrl,
     healths: Vec<Arc<Health>>,
     ledger: Ledger,
+    watch: Option<Watch>,
+}
+
+/// The Archives that claimed the Original of a round's IBI without what was asked, and
+/// where the conflicts of late answers go.
+struct Watch {
+    claimers: Vec<(Included, MayHold)>,
+    key: String,
+    judge: Judge,
 }
 
 impl Late {
@@ -1714,7 +1852,7 @@ impl Late {
         let said = Said::of(&fetched);
         match fetched {
             Fetched::Body(body) => {
-                let heard = if learning {
+                let heard = if learning || self.watch.is_some() {
                     read_answer(&body, &self.url, archive).0.said()
                 } else if is_answer(&body) {
                     Said::Here { original: false }
@@ -1725,6 +1863,12 @@ impl Late {
                     ledger.failed(name, health, "failed", took);
                 } else {
                     ledger.answered(name, health, took);
+                }
+                if let (Some(w), Said::Holds { .. }) = (&self.watch, heard) {
+                    for (holder, why) in &w.claimers {
+                        let holder = (holder, *why == MayHold::Home);
+                        w.judge.conflict(&w.key, Some(holder), archive, &[]);
+                    }
                 }
                 heard
             }
@@ -1794,8 +1938,10 @@ fn choose_translation(
 }
 
 /// The answer (index) that decides a round now, if one does: with an incumbent, none
-/// before it is heard, then its own when it satisfied; else the first of an Archive that
-/// may hold the IBI; else the first that [`Guard::allows`].
+/// before it is heard, then its own when it satisfied — unless the IBI's home, heard too,
+/// claims the Original with what was asked (the home, which no Archive can make itself,
+/// comes before what the memory says); else the first of an Archive that may hold the
+/// IBI; else the first that [`Guard::allows`].
 fn decide(
     candidates: &[(usize, Next)],
     said: &[Said],
@@ -1806,7 +1952,22 @@ fn decide(
             return None;
         }
         if candidates.iter().any(|(i, _)| *i == inc) {
-            return Some(inc);
+            if guard.may_hold(inc) == Some(MayHold::Home) {
+                return Some(inc);
+            }
+            let homes = || {
+                guard
+                    .members
+                    .iter()
+                    .filter(|(i, why)| *why == MayHold::Home && *i != inc)
+            };
+            if homes().any(|(i, _)| said[*i] == Said::Waiting) {
+                return None;
+            }
+            let home = candidates
+                .iter()
+                .find(|(i, next)| homes().any(|(h, _)| h == i) && next.claims_original());
+            return Some(home.map_or(inc, |(h, _)| *h));
         }
     }
     candidates
@@ -1831,26 +1992,27 @@ struct Admit {
 /// Every answer of a round, read to its end for the memory: a cache of what asking every
 /// Archive says without doubt, never of who answered first.
 /// - Verifying an entry: its Archive still holds the item (fresh again; any other
-///   Archive claiming the Original while it does is a conflict, and it keeps the entry),
-///   or said it is not there (forgotten, and the rest admitted as below), or did not
-///   answer (the entry stays, stale).
+///   Archive claiming the Original while it does is a conflict, and it keeps the entry,
+///   unless the other is the IBI's home, which takes it), or said it is not there
+///   (forgotten, and the rest admitted as below), or did not answer (the entry stays,
+///   stale).
 /// - Nothing remembered: an entry is made only when every Archive that may hold the IBI
 ///   (its home) answered, and exactly one Archive claims the Original (or, none claiming
 ///   it, exactly one holds the item) — Archives silent elsewhere in the network do not
-///   keep the memory from learning. Two or more claiming the Original is a conflict, and
-///   none is remembered.
+///   keep the memory from learning. Two or more claiming the Original is a conflict:
+///   the home is remembered when it is one of them, else none.
 struct Admission {
     admit: Admit,
     guard: Guard,
     archives: Arc<[Included]>,
     said: Vec<Said>,
-    memory: Arc<LocationMemory>,
-    metrics: Arc<Metrics>,
+    judge: Judge,
 }
 
 impl Admission {
     fn settle(&self) {
         let key = &self.admit.key;
+        let memory = &self.judge.memory;
         let Some(h) = self.admit.holder else {
             self.admit_one(None);
             return;
@@ -1858,21 +2020,48 @@ impl Admission {
         let holder = &self.archives[h];
         match self.said[h] {
             Said::Holds { original } => {
-                self.memory.verified(key, &holder.key);
+                let home = self.claiming_home(Some(h));
+                match home {
+                    // The IBI's home claims the Original the remembered Archive claims
+                    // too: the home, which no Archive can make itself, takes the entry.
+                    Some(home) if original => {
+                        memory.remember(key, &self.archives[home].key);
+                        self.conflict(Some((&self.archives[home], true)), holder, &[]);
+                    }
+                    _ => memory.verified(key, &holder.key),
+                }
                 if original {
+                    let (keeper, at_home) = match home {
+                        Some(home) => (home, true),
+                        None => (h, self.guard.may_hold(h) == Some(MayHold::Home)),
+                    };
                     for (i, s) in self.said.iter().enumerate() {
-                        if i != h && *s == (Said::Holds { original: true }) {
-                            self.conflict(Some(holder), &self.archives[i], &[]);
+                        if i != h && Some(i) != home && *s == (Said::Holds { original: true }) {
+                            let keeper = (&self.archives[keeper], at_home);
+                            self.conflict(Some(keeper), &self.archives[i], &[]);
                         }
                     }
                 }
             }
             Said::Gone => {
-                self.memory.forget(key, Some(&holder.key));
+                memory.forget(key, Some(&holder.key));
                 self.admit_one(Some(h));
             }
             _ => {}
         }
+    }
+
+    /// The IBI's home (index) that claims its Original, if one does (but `but`).
+    fn claiming_home(&self, but: Option<usize>) -> Option<usize> {
+        self.guard
+            .members
+            .iter()
+            .find(|(i, why)| {
+                *why == MayHold::Home
+                    && Some(*i) != but
+                    && self.said[*i] == (Said::Holds { original: true })
+            })
+            .map(|(i, _)| *i)
     }
 
     /// Remembers the one Archive that holds the item without doubt, if there is one
@@ -1890,7 +2079,7 @@ impl Admission {
             .iter()
             .copied()
             .enumerate()
-            .filter(|(i, _)| Some(*i) != but)
+            .filter(|(i, _)| Some(*i) != but && !self.guard.set_aside.contains(i))
             .collect();
         let originals: Vec<usize> = heard
             .iter()
@@ -1902,73 +2091,135 @@ impl Admission {
             .filter(|(_, s)| matches!(s, Said::Holds { .. }))
             .map(|(i, _)| *i)
             .collect();
+        let memory = &self.judge.memory;
         match (originals.as_slice(), holders.as_slice()) {
-            ([one], _) | ([], [one]) => self
-                .memory
-                .remember(&self.admit.key, &self.archives[*one].key),
-            ([_, _, ..], _) => {
-                for &i in &originals {
-                    let others: Vec<&Included> = originals
-                        .iter()
-                        .filter(|&&o| o != i)
-                        .map(|&o| &self.archives[o])
-                        .collect();
-                    self.conflict(None, &self.archives[i], &others);
+            ([one], _) | ([], [one]) => memory.remember(&self.admit.key, &self.archives[*one].key),
+            ([_, _, ..], _) => match self.claiming_home(but) {
+                Some(home) => {
+                    memory.remember(&self.admit.key, &self.archives[home].key);
+                    for &i in originals.iter().filter(|&&i| i != home) {
+                        let keeper = (&self.archives[home], true);
+                        self.conflict(Some(keeper), &self.archives[i], &[]);
+                    }
+                }
+                None => {
+                    for &i in &originals {
+                        let others: Vec<&Included> = originals
+                            .iter()
+                            .filter(|&&o| o != i)
+                            .map(|&o| &self.archives[o])
+                            .collect();
+                        self.conflict(None, &self.archives[i], &others);
+                    }
+                }
+            },
+            _ => {}
+        }
+        // The answers of Archives set aside, weighed only against the home.
+        if let Some(home) = self.claiming_home(but) {
+            for &i in &self.guard.set_aside {
+                if self.said[i] == (Said::Holds { original: true }) {
+                    self.conflict(Some((&self.archives[home], true)), &self.archives[i], &[]);
                 }
             }
-            _ => {}
         }
     }
 
-    fn conflict(&self, holder: Option<&Included>, claimant: &Included, others: &[&Included]) {
-        record_conflict(
-            (&self.memory, &self.metrics),
-            &self.admit.key,
-            holder,
-            claimant,
-            others,
-        );
+    fn conflict(
+        &self,
+        holder: Option<(&Included, bool)>,
+        claimant: &Included,
+        others: &[&Included],
+    ) {
+        self.judge
+            .conflict(&self.admit.key, holder, claimant, others);
     }
 }
 
-/// `claimant` claimed the Original of `ibi` (or answered for it while `holder` claims
-/// the Original without what was asked) besides `holder` (remembered, or the home) or
-/// `others` (none remembered): counted, kept, logged the first time (and then once in
-/// a while per claimant, however many IBIs it claims).
-fn record_conflict(
-    (memory, metrics): (&LocationMemory, &Metrics),
-    ibi: &str,
-    holder: Option<&Included>,
-    claimant: &Included,
-    others: &[&Included],
-) {
-    metrics.conflict(claimant.serviceibi.as_str());
-    let conflict = Conflict {
-        ibi: ibi.to_string(),
-        holder: holder.map(|h| h.key.clone()),
-        claimant: claimant.key.clone(),
-    };
-    if !memory.conflict(conflict) {
-        return;
+/// A conflict found by a round: `claimant` answered against `holder`, which may hold the
+/// IBI (`home`: as its home).
+#[derive(Clone, Debug)]
+struct Seen {
+    holder: Included,
+    home: bool,
+    claimant: Included,
+}
+
+/// Where conflicts go: the memory keeps them (beside its entries, for the inspection
+/// view and `ibi-resolver archives`), the metrics count them, the log says them; and an
+/// Archive that answers against the homes of several IBIs comes under suspicion
+/// ([`crate::suspicion`]).
+#[derive(Clone)]
+struct Judge {
+    memory: Arc<LocationMemory>,
+    metrics: Arc<Metrics>,
+    suspicion: Arc<Suspicion>,
+    clock: Arc<dyn Clock>,
+}
+
+impl Judge {
+    /// `claimant` claimed the Original of `ibi` (or answered for it while the holder
+    /// claims the Original without what was asked) besides `holder` (remembered, or the
+    /// home: `true`) or `others` (none remembered): counted, kept, logged the first time
+    /// (and then once in a while per claimant, however many IBIs it claims).
+    fn conflict(
+        &self,
+        ibi: &str,
+        holder: Option<(&Included, bool)>,
+        claimant: &Included,
+        others: &[&Included],
+    ) {
+        self.metrics.conflict(claimant.serviceibi.as_str());
+        if let Some((h, true)) = holder {
+            let now = clock::millis(&*self.clock);
+            if self.suspicion.contradicted(&claimant.key, ibi, now) == suspicion::Change::Suspected
+            {
+                self.metrics.suspected(claimant.serviceibi.as_str());
+                say(&format!(
+                    "{} ({}) is under suspicion: it answered against the homes of {} IBIs, the last {}, whose home is {} ({}); for {} h after its last such answer, its answers decide nothing for an IBI it may not hold",
+                    claimant.key,
+                    claimant.address,
+                    suspicion::SUSPECT_AFTER,
+                    ibi,
+                    h.key,
+                    h.address,
+                    suspicion::FORGIVEN_AFTER.as_secs() / 3600
+                ));
+            }
+        }
+        let conflict = Conflict {
+            ibi: ibi.to_string(),
+            holder: holder.map(|(h, _)| h.key.clone()),
+            claimant: claimant.key.clone(),
+        };
+        if !self.memory.conflict(conflict) {
+            return;
+        }
+        let line = match holder {
+            Some((h, home)) => format!(
+                "conflict: {} ({}) claims {}, which {} ({}{}) holds: {} keeps it",
+                claimant.key,
+                claimant.address,
+                ibi,
+                h.key,
+                h.address,
+                if home { ", its home" } else { "" },
+                h.key
+            ),
+            None => format!(
+                "conflict: {} ({}) claims the Original of {}, as {} do: none is remembered",
+                claimant.key,
+                claimant.address,
+                ibi,
+                others
+                    .iter()
+                    .map(|o| format!("{} ({})", o.key, o.address))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        complain(&format!("conflicts claimed by {}", claimant.key), &line);
     }
-    let line = match holder {
-        Some(h) => format!(
-            "conflict: {} ({}) claims the Original of {}, which {} ({}) holds: {} keeps it",
-            claimant.key, claimant.address, ibi, h.key, h.address, h.key
-        ),
-        None => format!(
-            "conflict: {} ({}) claims the Original of {}, as {} do: none is remembered",
-            claimant.key,
-            claimant.address,
-            ibi,
-            others
-                .iter()
-                .map(|o| format!("{} ({})", o.key, o.address))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
-    complain(&format!("conflicts claimed by {}", claimant.key), &line);
 }
 
 /// What requests did to their Archives' health and to the metrics. Cloned into the task
@@ -2036,6 +2287,11 @@ impl Next {
     /// A URL whose Archive says it holds a copy.
     fn says_copy(&self) -> bool {
         matches!(self, Next::Done(Outcome::Found(found)) if found.says_copy())
+    }
+
+    /// A URL whose Archive claims the Original.
+    fn claims_original(&self) -> bool {
+        matches!(self, Next::Done(Outcome::Found(found)) if found.claims_original())
     }
 }
 
@@ -2300,24 +2556,23 @@ mod tests {
         (i, Next::Done(Outcome::Found(found)))
     }
 
-    /// A guard of the Archives `members` (by index), the remembered one first.
+    /// A guard of the Archives `members` (by index): the first one remembered, the
+    /// others homes.
     fn guard(members: &[usize]) -> Guard {
+        let why = |n: usize| {
+            if n == 0 {
+                MayHold::Remembered
+            } else {
+                MayHold::Home
+            }
+        };
         Guard {
             members: members
                 .iter()
                 .enumerate()
-                .map(|(n, &i)| {
-                    (
-                        i,
-                        if n == 0 {
-                            MayHold::Remembered
-                        } else {
-                            MayHold::Home
-                        },
-                    )
-                })
+                .map(|(n, &i)| (i, why(n)))
                 .collect(),
-            before: Vec::new(),
+            ..Guard::default()
         }
     }
 
@@ -2433,8 +2688,13 @@ mod tests {
         );
         // What was heard alone before the round counts as well.
         let before = Guard {
-            members: Vec::new(),
-            before: vec![(Busy, archive_named("h"), true)],
+            before: vec![Before {
+                said: Busy,
+                archive: archive_named("h"),
+                why: MayHold::Home,
+                outage: true,
+            }],
+            ..Guard::default()
         };
         assert_eq!(
             decide(&[original(1)], &[Gone, holds], (None, &before)),
@@ -2478,8 +2738,12 @@ mod tests {
             guard: guard(may_hold),
             archives,
             said: said.to_vec(),
-            memory,
-            metrics: Arc::new(Metrics::new(health)),
+            judge: Judge {
+                memory,
+                metrics: Arc::new(Metrics::new(health)),
+                suspicion: Arc::new(Suspicion::default()),
+                clock: clock::system(),
+            },
         }
     }
 
@@ -2490,7 +2754,8 @@ mod tests {
     const NO_CLAIM: Said = Said::Holds { original: false };
 
     fn remembered(a: &Admission) -> Option<(String, bool)> {
-        a.memory
+        a.judge
+            .memory
             .peek("ibi")
             .map(|r| (r.archive.to_string(), r.fresh))
     }
@@ -2555,6 +2820,7 @@ mod tests {
         a.settle();
         assert_eq!(remembered(&a), None);
         let claimants: Vec<(Option<String>, String)> = a
+            .judge
             .memory
             .conflicts_of("ibi")
             .into_iter()
@@ -2579,13 +2845,74 @@ mod tests {
         a.settle();
         assert_eq!(remembered(&a), Some((A.to_string(), true)));
         assert_eq!(
-            a.memory.conflicts_of("ibi"),
+            a.judge.memory.conflicts_of("ibi"),
             vec![Conflict {
                 ibi: "ibi".into(),
                 holder: Some(A.into()),
                 claimant: B.into(),
             }]
         );
+    }
+
+    #[test]
+    fn the_home_claiming_the_original_comes_before_the_memory_and_other_claimants() {
+        let home_only = |i: usize| Guard {
+            members: vec![(i, MayHold::Home)],
+            ..Guard::default()
+        };
+        // Verifying A's entry: C, the IBI's home, claims the Original too: C takes it, and
+        // A's claim is the conflict, against the home.
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = admission(
+            dir.path(),
+            Some(0),
+            [ORIGINAL, Said::Gone, ORIGINAL],
+            Some(A),
+            &[0],
+        );
+        a.guard.members.push((2, MayHold::Home));
+        a.settle();
+        assert_eq!(remembered(&a), Some((C.to_string(), true)));
+        assert_eq!(
+            a.judge.memory.conflicts_of("ibi"),
+            vec![Conflict {
+                ibi: "ibi".into(),
+                holder: Some(C.into()),
+                claimant: A.into(),
+            }]
+        );
+        // Nothing remembered: B and C claim the Original, C is the home: C.
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = admission(
+            dir.path(),
+            None,
+            [Said::Gone, ORIGINAL, ORIGINAL],
+            None,
+            &[],
+        );
+        a.guard = home_only(2);
+        a.settle();
+        assert_eq!(remembered(&a), Some((C.to_string(), true)));
+        assert_eq!(
+            a.judge.memory.conflicts_of("ibi"),
+            vec![Conflict {
+                ibi: "ibi".into(),
+                holder: Some(C.into()),
+                claimant: B.into(),
+            }]
+        );
+        // An Archive set aside is not remembered, however it claims.
+        let dir = tempfile::tempdir().unwrap();
+        let mut a = admission(
+            dir.path(),
+            None,
+            [Said::Gone, ORIGINAL, Said::Gone],
+            None,
+            &[],
+        );
+        a.guard.set_aside = vec![1];
+        a.settle();
+        assert_eq!(remembered(&a), None);
     }
 
     #[test]
@@ -2612,7 +2939,7 @@ mod tests {
             );
             a.settle();
             assert_eq!(remembered(&a), Some((A.to_string(), true)));
-            assert!(a.memory.conflicts_of("ibi").is_empty());
+            assert!(a.judge.memory.conflicts_of("ibi").is_empty());
         }
     }
 
