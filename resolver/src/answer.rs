@@ -146,8 +146,10 @@ pub(crate) enum Reading {
     /// A bare translation: what the answer offers, chosen among every answer's.
     Offers(Box<Offers>),
     Deleted(String),
-    /// Here, but nothing for this request; `original`: it said `state Original`, and
-    /// so claims the item all the same.
+    /// Here, but nothing for this request; `original`: it said `state Original`, or no
+    /// state at all (an Archive answers its identity pairs alone for an item it has
+    /// without what was asked, Example 10.2): it holds the item as its Original, not
+    /// as a copy, and claims it all the same.
     Here {
         original: bool,
     },
@@ -433,7 +435,7 @@ pub(crate) fn read_pairs(list: &PairList, url: &PersistentUrl, archive: &Include
         return Reading::Deleted(date);
     }
     Reading::Here {
-        original: state == Some(SaidState::Known(State::Original)),
+        original: matches!(state, None | Some(SaidState::Known(State::Original))),
     }
 }
 

@@ -270,6 +270,9 @@ texts! {
     RememberedArchive: " (Arquivo lembrado)", " (remembered Archive)";
     HomeArchive: " (Arquivo de origem do IBI)", " (home Archive of the IBI)";
     MayHoldHome: "origem do IBI: pode tê-lo", "home of the IBI: may hold it";
+    MayHoldSharedHome:
+        "uma das origens do IBI (um endereço de vários Arquivos): pode tê-lo",
+        "one of the homes of the IBI (an address of several Archives): may hold it";
     MayHoldRemembered: "lembrado: pode tê-lo", "remembered: may hold it";
     AskedBecause: "Pedida porque {why}", "Asked because {why}";
     WhyNamed:

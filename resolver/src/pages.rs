@@ -706,6 +706,9 @@ pub fn inspection(
                 .collect();
             let may_hold = match a.may_hold {
                 Some(MayHold::Home) => format!("<br>{}", Text::MayHoldHome.get(lang)),
+                Some(MayHold::SharedHome) => {
+                    format!("<br>{}", Text::MayHoldSharedHome.get(lang))
+                }
                 Some(MayHold::Remembered) => format!("<br>{}", Text::MayHoldRemembered.get(lang)),
                 None => String::new(),
             };

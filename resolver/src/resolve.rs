@@ -226,12 +226,24 @@ pub struct Asked {
 
 /// Why an Archive may hold an IBI.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum MayHold {
     /// The location memory names it.
     Remembered,
-    /// The IBI was minted where it was ([`crate::homes`]).
+    /// The IBI was minted where it was, and nowhere else ([`crate::homes`]): what it
+    /// claims comes before what the memory says, and what others answer against it
+    /// counts toward their suspicion.
     Home,
+    /// The IBI was minted where it was, as where other Archives were (several at one
+    /// address): its silence counts as a home's, its word no more than any Archive's.
+    SharedHome,
+}
+
+impl MayHold {
+    /// It is the IBI's home, alone or not.
+    pub fn home(self) -> bool {
+        matches!(self, MayHold::Home | MayHold::SharedHome)
+    }
 }
 
 /// What became of the request to one Archive in a round.
@@ -408,8 +420,8 @@ enum Said {
     Holds { original: bool },
     /// It does not hold the item (empty), or holds its tombstone.
     Gone,
-    /// It holds the item, without what was asked (a file, a relation); `original`: it
-    /// said `state Original`, and so claims the item all the same.
+    /// It holds the item, without what was asked (a file, a relation); `original`: not
+    /// as a copy (`state Original`, or no state), and so claims it all the same.
     Here { original: bool },
     /// No answer, though it lives: `503`/`429` until the timeout, no answer within it, or
     /// not asked because the resolver had as many requests under way as it allows.
@@ -749,15 +761,33 @@ impl Engine {
         let original = url.requires_original();
         // The inspection view, and the Original check, read the memory without marking
         // anything used.
-        let recalled = if writes && !original {
+        let mut recalled = if writes && !original {
             self.memory.recall(&key)
         } else {
             self.memory.peek(&key)
         };
-        let holder = recalled
+        let mut holder = recalled
             .as_ref()
             .and_then(|r| archives.iter().position(|a| *a.key == *r.archive));
         let homes = archives.homes(url.ibi());
+        // One home is the IBI's; several (Archives sharing an address) are only where it
+        // may be.
+        let home_kind = if homes.len() == 1 {
+            MayHold::Home
+        } else {
+            MayHold::SharedHome
+        };
+        // An entry naming an Archive under suspicion (not the IBI's home) is no guide: it
+        // is forgotten, and the IBI resolved as if nothing were remembered.
+        let now = clock::millis(&*self.clock);
+        if let Some(h) = holder {
+            if !homes.contains(&h) && self.suspicion.suspects(&archives[h].key, now) {
+                if writes {
+                    self.memory.forget(&key, Some(&archives[h].key));
+                }
+                (recalled, holder) = (None, None);
+            }
+        }
         let mut guardians: Vec<(usize, MayHold)> = holder
             .map(|h| (h, MayHold::Remembered))
             .into_iter()
@@ -766,7 +796,7 @@ impl Engine {
             homes
                 .iter()
                 .filter(|&&h| Some(h) != holder)
-                .map(|&h| (h, MayHold::Home)),
+                .map(|&h| (h, home_kind)),
         );
         let everyone = |guard_of: &[(usize, MayHold)]| Guard {
             members: guard_of.to_vec(),
@@ -789,12 +819,7 @@ impl Engine {
             && self.memory.enabled()
             && url.filepath().is_none()
             && url.verbs().is_empty();
-        // An entry naming an Archive under suspicion is verified as a stale one is (unless
-        // it is the IBI's home): every Archive asked, the home coming first.
-        let now = clock::millis(&*self.clock);
-        let suspect = holder
-            .is_some_and(|h| !homes.contains(&h) && self.suspicion.suspects(&archives[h].key, now));
-        let fresh = recalled.as_ref().is_some_and(|r| r.fresh) && !suspect;
+        let fresh = recalled.as_ref().is_some_and(|r| r.fresh);
         if let (Some(h), false) = (holder, fresh) {
             // Verified by every Archive, the remembered one awaited and preferred.
             self.metrics.memory("verify");
@@ -819,7 +844,7 @@ impl Engine {
         // nothing is learnt).
         let first: Vec<(usize, MayHold)> = match holder {
             Some(h) => vec![(h, MayHold::Remembered)],
-            None => homes.iter().map(|&h| (h, MayHold::Home)).collect(),
+            None => homes.iter().map(|&h| (h, home_kind)).collect(),
         };
         let by_home = holder.is_none();
         let learns = may_remember && recalled.is_none();
@@ -1014,7 +1039,7 @@ impl Engine {
             ..Ask::default()
         };
         let mut ended = self.round(&subset, url, reader, ask).await;
-        let by_home = awake.iter().all(|(_, why)| *why == MayHold::Home);
+        let by_home = awake.iter().all(|(_, why)| why.home());
         ended.round.remembered = !by_home;
         ended.round.home = by_home;
         heard.extend(

@@ -10,6 +10,7 @@ mod default_serve;
 mod hostile;
 mod init;
 mod log_time;
+mod network;
 mod pages;
 mod pg_cluster;
 mod resolver_balancer;
