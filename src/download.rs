@@ -69,14 +69,20 @@ pub fn answer(reply: Reply, req: &Request<'_>, now: i64) -> Reply {
         return reply;
     };
     f.modified = f.modified.min(now);
-    match decide(req.method, req.headers, &f.etag, f.modified, f.len) {
+    let mut page = match decide(req.method, req.headers, &f.etag, f.modified, f.len) {
         Decision::Send(part) => {
             f.part = part;
-            Reply::File(f)
+            return Reply::File(f);
         }
-        Decision::Unsatisfiable => Reply::Page(unsatisfiable(&f)),
-        Decision::PreconditionFailed => Reply::Page(Answer::text(412, "precondition failed\n")),
+        Decision::Unsatisfiable => unsatisfiable(&f),
+        Decision::PreconditionFailed => Answer::text(412, "precondition failed\n"),
+    };
+    // Told only to a client that may have the file: as private as the file.
+    if f.private {
+        page.headers
+            .extend(crate::routes::PRIVATE.map(|(n, v)| (n.to_string(), v.to_string())));
     }
+    Reply::Page(page)
 }
 
 /// The 416 answer for `f`.
