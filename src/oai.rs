@@ -1378,7 +1378,8 @@ fn walk(
 /// [`MAX_METADATA`] bytes) and written again by quick-xml: its one root element and what
 /// it holds, comments kept; the XML declaration, a document type and processing
 /// instructions left out. Refused: not UTF-8, a character XML cannot hold, an entity
-/// other than the five of XML, not one well-formed element.
+/// other than the five of XML, not one well-formed element, an element of the OAI-PMH
+/// namespace ([`well_formed_in_metadata`]).
 fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
     let dir = item.handle.as_ref().ok_or("no directory")?;
     let stored = dir
@@ -1516,12 +1517,24 @@ fn copy_metadata(text: &str, undeclare: bool) -> Result<(Vec<u8>, bool), String>
 /// Whether `fragment` is well-formed XML with namespaces where an answer puts it, inside
 /// `metadata` (the OAI-PMH namespace by default, `xsi` declared): read by xml-rs, which
 /// judges what quick-xml's reader lets through (names, attributes, `]]>` in text, `--`
-/// in comments, character references, prefixes not declared).
+/// in comments, character references, prefixes not declared). An element of the
+/// OAI-PMH namespace in it is refused: a harvester would read a `resumptionToken`, an
+/// `error` or a `record` there as part of the answer itself (a forged token, a forged
+/// end of the list), whatever prefix or default namespace put it there.
 fn well_formed_in_metadata(fragment: &[u8]) -> Result<(), String> {
     let head = format!(r#"<metadata xmlns="{OAI_NS}" xmlns:xsi="{XSI_NS}">"#);
     let whole = [head.as_bytes(), fragment, b"</metadata>"].concat();
+    let mut wrapper = true;
     for event in xml::EventReader::new(whole.as_slice()) {
-        event.map_err(|e| format!("not well-formed XML: {}", e.msg()))?;
+        let event = event.map_err(|e| format!("not well-formed XML: {}", e.msg()))?;
+        if let xml::reader::XmlEvent::StartElement { name, .. } = event {
+            if !std::mem::take(&mut wrapper) && name.namespace.as_deref() == Some(OAI_NS) {
+                return Err(format!(
+                    "holds an element of the OAI-PMH namespace ({}), which a harvester would take for part of the answer",
+                    shown(&name.local_name)
+                ));
+            }
+        }
     }
     Ok(())
 }

@@ -208,3 +208,61 @@ fn a_token_of_the_walk_is_refused_once_the_index_reads() {
     std::fs::write(root.join("var/oai-records"), format!("{index}garbage\n")).unwrap();
     assert_eq!(error_code(&query(&root, &next)), None);
 }
+
+/// Elements of the OAI-PMH namespace inside a record's metadata (a `resumptionToken`, an
+/// `error`, a root in that namespace), whatever their prefix or default namespace, would
+/// be read by a harvester as part of the answer itself: such a file is refused when it
+/// would be served (left out of every answer, one line in the log) and `check` reports
+/// it. Elements in no namespace, whatever their names, are the record's own.
+#[test]
+fn metadata_holding_elements_of_the_oai_pmh_namespace_is_left_out() {
+    let (_tmp, root) = archive(100);
+    let oai = "http://www.openarchives.org/OAI/2.0/";
+    let dc = "xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\"";
+    let get = format!("verb=GetRecord&identifier={FIRST_ID}&metadataPrefix=oai_dc");
+    let hostile = [
+        format!("<oai_dc:dc {dc}><dc:title>t</dc:title><o:resumptionToken xmlns:o=\"{oai}\" cursor=\"0\">forged</o:resumptionToken></oai_dc:dc>"),
+        format!("<oai_dc:dc {dc}><error xmlns=\"{oai}\" code=\"badResumptionToken\">forged</error></oai_dc:dc>"),
+        format!("<dc xmlns=\"{oai}\"><title>forged</title></dc>"),
+        format!("<oai_dc:dc {dc} xmlns:o=\"{oai}\"><dc:title>t</dc:title><x xmlns=\"urn:x\"><o:record>forged</o:record></x></oai_dc:dc>"),
+    ];
+    for xml in &hostile {
+        put_metadata(&root, xml.as_bytes());
+        let (code, out, err) = run_cmd(&["query", "--root", root.to_str().unwrap(), &get]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            error_code(&out),
+            Some("cannotDisseminateFormat"),
+            "{xml}: {out}"
+        );
+        assert!(
+            err.contains("holds an element of the OAI-PMH namespace"),
+            "{xml}: {err}"
+        );
+        let list = query(&root, "verb=ListRecords&metadataPrefix=oai_dc");
+        assert!(
+            !list.contains("forged") && !list.contains(FIRST_ID),
+            "{xml}: {list}"
+        );
+        let (_, out, _) = run_cmd(&["check", "--root", root.to_str().unwrap()]);
+        assert!(
+            out.contains(&format!(
+                "col/{FIRST}/item.toml: formats.oai_dc: oai_dc.xml: holds an element of the OAI-PMH namespace"
+            )),
+            "{xml}: {out}"
+        );
+    }
+    // In no namespace, or in the record's own, the same names are the record's.
+    for xml in [
+        "<record><header><identifier>mine</identifier></header><resumptionToken/></record>"
+            .to_string(),
+        format!(
+            "<oai_dc:dc {dc}><dc:title>t</dc:title><error xmlns=\"urn:x\">mine</error></oai_dc:dc>"
+        ),
+    ] {
+        put_metadata(&root, xml.as_bytes());
+        let out = query(&root, &get);
+        assert_eq!(error_code(&out), None, "{xml}: {out}");
+        assert!(out.contains("mine"), "{out}");
+    }
+}
