@@ -29,7 +29,6 @@ use std::rc::Rc;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime};
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use quick_xml::Writer;
-use sha2::{Digest, Sha256};
 
 use crate::config::Config;
 use crate::ibi::{shown, Ibi, Rep};
@@ -38,6 +37,7 @@ use crate::layout::{Col, DocEntry};
 use crate::oai_index::{self, Index};
 use crate::query::Query;
 use crate::service::{Answer, Archive};
+use crate::urlkey::UrlKeys;
 
 /// The media type of every answer.
 pub const CONTENT_TYPE: &str = "text/xml; charset=utf-8";
@@ -492,19 +492,68 @@ enum Position {
     Walk(String),
 }
 
+/// What signs and checks the resumption tokens of one Archive: its secret (the one of its
+/// urlkeys, var/urlkey.secret) over its identity — its service's IBI and base URL — and
+/// every field of the token, which holds every argument of its list (verb,
+/// metadataPrefix, from, until, set) and where its next page starts. A token is thus
+/// good only for the Archive that gave it and for its own list: one forged, altered, or
+/// given by another Archive (even a copy of this one with a secret of its own) is a
+/// badResumptionToken.
+struct Signer<'a> {
+    keys: &'a UrlKeys,
+    /// The Archive's identity, as it is signed.
+    archive: String,
+}
+
+impl Signer<'_> {
+    /// The domain of the tags ([`UrlKeys::tag`]).
+    const DOMAIN: &'static str = "ibi-archive oai-pmh resumption token";
+    /// Bytes of the HMAC kept in a token (128 bits, 32 hex digits).
+    const TAG_BYTES: usize = 16;
+
+    fn new<'a>(keys: &'a UrlKeys, config: &Config) -> Signer<'a> {
+        Signer {
+            keys,
+            archive: format!("{}\n{}", config.service.as_str(), base_url(config)),
+        }
+    }
+
+    /// The tag of a token's fields, in hex.
+    fn tag(&self, body: &str) -> String {
+        let message = format!("{}\n{body}", self.archive);
+        self.keys.tag(Self::DOMAIN, message.as_bytes())[..Self::TAG_BYTES]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// Whether `tag` is the tag of `body`, compared in time independent of where they
+    /// differ.
+    fn holds(&self, body: &str, tag: &str) -> bool {
+        let want = self.tag(body);
+        want.len() == tag.len()
+            && want
+                .bytes()
+                .zip(tag.bytes())
+                .fold(0u8, |d, (a, b)| d | (a ^ b))
+                == 0
+    }
+}
+
 impl ListState {
     /// The resumption token of the page that starts here: the fields, separated by `,`
-    /// (which no rep, format or number holds), then the first 8 hex digits of their
-    /// SHA-256, so that a token altered or cut is told from one this Archive gave.
-    fn token(&self) -> String {
+    /// (which no rep, format or number holds), then their tag ([`Signer`]).
+    fn token(&self, signer: &Signer<'_>) -> String {
         let opt = |v: Option<i64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
         let (mode, at_seconds, at_rep) = match &self.after {
             Some(Position::Index(s, r)) => ("i", s.to_string(), r.as_str()),
             Some(Position::Walk(r)) => ("w", "-".to_string(), r.as_str()),
             None => ("-", "-".to_string(), ""),
         };
+        // `set` is always `-` (this Archive has no sets), signed all the same: a token is
+        // bound to every argument its list can have.
         let body = format!(
-            "1,{},{},{},{},{},{},{},{},{}",
+            "2,{},{},{},{},-,{},{},{},{},{}",
             if self.headers_only { "I" } else { "R" },
             self.prefix,
             opt(self.from),
@@ -516,25 +565,17 @@ impl ListState {
             at_seconds,
             at_rep
         );
-        let sum = Sha256::digest(body.as_bytes());
-        format!(
-            "{body},{:02x}{:02x}{:02x}{:02x}",
-            sum[0], sum[1], sum[2], sum[3]
-        )
+        let tag = signer.tag(&body);
+        format!("{body},{tag}")
     }
 
-    fn from_token(token: &str, headers_only: bool) -> Option<ListState> {
-        let (body, sum) = token.rsplit_once(',')?;
-        let want = Sha256::digest(body.as_bytes());
-        let want = format!(
-            "{:02x}{:02x}{:02x}{:02x}",
-            want[0], want[1], want[2], want[3]
-        );
-        if sum != want {
+    fn from_token(token: &str, headers_only: bool, signer: &Signer<'_>) -> Option<ListState> {
+        let (body, tag) = token.rsplit_once(',')?;
+        if !signer.holds(body, tag) {
             return None;
         }
         let f: Vec<&str> = body.split(',').collect();
-        let [version, verb, prefix, from, until, cursor, total, mode, at_seconds, at_rep] =
+        let [version, verb, prefix, from, until, set, cursor, total, mode, at_seconds, at_rep] =
             f.as_slice()
         else {
             return None;
@@ -546,7 +587,7 @@ impl ListState {
                 s.parse().ok().map(Some)
             }
         };
-        if *version != "1" || *verb != if headers_only { "I" } else { "R" } {
+        if *version != "2" || *verb != if headers_only { "I" } else { "R" } || *set != "-" {
             return None;
         }
         if !oai_index::is_format_name(prefix) {
@@ -557,8 +598,8 @@ impl ListState {
             "w" => Some(Position::Walk(rep_of(at_rep)?)),
             _ => return None,
         };
-        // Counts no list reaches past, and never negative: a cursor and a page added
-        // cannot overflow (the checksum is no secret, so a token may be forged).
+        // Signed by this Archive, but still judged: counts no list reaches past, never
+        // negative, a cursor within its size.
         let count = |s: &str| -> Option<u64> { u64::try_from(s.parse::<i64>().ok()?).ok() };
         let cursor = count(cursor)?;
         let total = match *total {
@@ -704,17 +745,20 @@ impl Provider<'_> {
             }
             Verb::ListIdentifiers | Verb::ListRecords => {
                 let headers_only = verb == Verb::ListIdentifiers;
+                let signer = Signer::new(self.archive.url_keys(), self.config());
                 let state = match args.get("resumptionToken") {
-                    Some(t) => ListState::from_token(t, headers_only).ok_or_else(|| {
-                        error(
-                            "badResumptionToken",
-                            format!(
-                                "{} is not a token this Archive gave for {}",
-                                shown(t),
-                                verb.name()
-                            ),
-                        )
-                    })?,
+                    Some(t) => {
+                        ListState::from_token(t, headers_only, &signer).ok_or_else(|| {
+                            error(
+                                "badResumptionToken",
+                                format!(
+                                    "{} is not a token this Archive gave for {}",
+                                    shown(t),
+                                    verb.name()
+                                ),
+                            )
+                        })?
+                    }
                     None => self.new_list(args, headers_only)?,
                 };
                 let fresh = state.after.is_none() && state.cursor == 0;
@@ -815,7 +859,7 @@ impl Provider<'_> {
                                 after: Some(at),
                                 ..state.clone()
                             }
-                            .token();
+                            .token(&signer);
                             doc.open_with("resumptionToken", &attrs);
                             doc.text(&token);
                             doc.end("resumptionToken");
@@ -1619,8 +1663,17 @@ mod tests {
         assert_eq!(datestamp(1_248_182_625), "2009-07-21T13:23:45Z");
     }
 
+    fn signer_of(keys: &UrlKeys) -> Signer<'_> {
+        Signer {
+            keys,
+            archive: "sid.inpe.br/mtc-m18@80/2008/03.17.15.17\nhttp://localhost:8080/sid.inpe.br/mtc-m18@80/2008/03.17.15.17".into(),
+        }
+    }
+
     #[test]
     fn tokens_read_back_and_altered_ones_do_not() {
+        let keys = UrlKeys::from_secret([7; 32]);
+        let signer = signer_of(&keys);
         let state = ListState {
             headers_only: false,
             prefix: "oai_dc".into(),
@@ -1633,41 +1686,52 @@ mod tests {
                 "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47".into(),
             )),
         };
-        let token = state.token();
-        assert_eq!(ListState::from_token(&token, false), Some(state.clone()));
+        let token = state.token(&signer);
+        let (body, tag) = token.rsplit_once(',').unwrap();
+        assert_eq!(
+            body,
+            "2,R,oai_dc,1000,-,-,100,250,i,1234,sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47"
+        );
+        assert_eq!(tag.len(), 32);
+        assert_eq!(
+            ListState::from_token(&token, false, &signer),
+            Some(state.clone())
+        );
         // For the other list verb, not.
-        assert_eq!(ListState::from_token(&token, true), None);
+        assert_eq!(ListState::from_token(&token, true, &signer), None);
         let altered = token.replacen(",100,", ",200,", 1);
         assert_ne!(altered, token);
-        assert_eq!(ListState::from_token(&altered, false), None);
+        assert_eq!(ListState::from_token(&altered, false, &signer), None);
         assert_eq!(
-            ListState::from_token(&token[..token.len() - 1], false),
+            ListState::from_token(&token[..token.len() - 1], false, &signer),
             None
         );
-        assert_eq!(ListState::from_token("garbage", false), None);
-        // Forged with their checksum: a cursor or size past any list, or negative.
+        assert_eq!(ListState::from_token("garbage", false, &signer), None);
+        // Another secret, or another Archive with this secret: not this Archive's.
+        let other_keys = UrlKeys::from_secret([8; 32]);
+        let other = signer_of(&other_keys);
+        assert_eq!(ListState::from_token(&token, false, &other), None);
+        let elsewhere = Signer {
+            keys: &keys,
+            archive: "sid.inpe.br/mtc-m18@80/2008/03.17.15.17\nhttp://other.example.org/sid.inpe.br/mtc-m18@80/2008/03.17.15.17".into(),
+        };
+        assert_eq!(ListState::from_token(&token, false, &elsewhere), None);
+        // Signed, and still judged: a cursor or size past any list, or past its size.
         for (cursor, total) in [(u64::MAX, None), (1 << 63, None), (300, Some(250))] {
-            let forged = ListState {
+            let odd = ListState {
                 cursor,
                 total,
                 ..state.clone()
             };
-            assert_eq!(ListState::from_token(&forged.token(), false), None);
+            assert_eq!(
+                ListState::from_token(&odd.token(&signer), false, &signer),
+                None
+            );
         }
-        let negative = state.token().replacen(",250,", ",-1,", 1);
-        let (body, _) = negative.rsplit_once(',').unwrap();
-        let sum = Sha256::digest(body.as_bytes());
-        let negative = format!(
-            "{body},{:02x}{:02x}{:02x}{:02x}",
-            sum[0], sum[1], sum[2], sum[3]
-        );
-        assert_eq!(ListState::from_token(&negative, false), None);
-        let walk = ListState {
-            after: Some(Position::Walk("a.b/c/2009/07.21.13.23".into())),
-            total: None,
-            ..state
-        };
-        assert_eq!(ListState::from_token(&walk.token(), false), Some(walk));
+        // A set other than none, signed.
+        let with_set = body.replacen(",-,-,100,", ",-,s,100,", 1);
+        let with_set = format!("{with_set},{}", signer.tag(&with_set));
+        assert_eq!(ListState::from_token(&with_set, false, &signer), None);
     }
 
     #[test]

@@ -41,8 +41,8 @@ fn error_code(xml: &str) -> Option<&str> {
     rest.split('"').next()
 }
 
-/// A token as the provider writes them: the fields, then the first 8 hex digits of their
-/// SHA-256 (a checksum anyone can compute).
+/// A token as the provider wrote them before they were keyed: the fields, then the first
+/// 8 hex digits of their SHA-256 (a checksum anyone can compute).
 fn forged(body: &str) -> String {
     let sum = Sha256::digest(body.as_bytes());
     format!(
@@ -265,4 +265,84 @@ fn metadata_holding_elements_of_the_oai_pmh_namespace_is_left_out() {
         assert_eq!(error_code(&out), None, "{xml}: {out}");
         assert!(out.contains("mine"), "{out}");
     }
+}
+
+/// The text of the first resumption token of an answer.
+fn token_of(xml: &str) -> String {
+    xml.split("<resumptionToken")
+        .nth(1)
+        .and_then(|t| t.split('>').nth(1))
+        .and_then(|t| t.split('<').next())
+        .unwrap_or_else(|| panic!("no token in {xml}"))
+        .to_string()
+}
+
+fn resume(verb: &str, token: &str) -> String {
+    format!(
+        "verb={verb}&resumptionToken={}",
+        percent_encoding::utf8_percent_encode(token, percent_encoding::NON_ALPHANUMERIC)
+    )
+}
+
+/// A resumption token is keyed with the Archive's secret (HMAC-SHA256 over the Archive's
+/// identity and the list's arguments): one forged from its text (with the checksum anyone
+/// could compute), one altered in any field, one of the other list verb, and one given
+/// by another Archive — a copy of this one with a secret of its own, or with this
+/// secret but another base URL — are each a badResumptionToken, and a forged size never
+/// reaches completeListSize.
+#[test]
+fn a_token_is_keyed_to_its_archive_and_its_list() {
+    let (tmp, root) = archive(1);
+    let first = query(&root, "verb=ListIdentifiers&metadataPrefix=oai_dc");
+    assert!(first.contains("completeListSize=\"4\""), "{first}");
+    let token = token_of(&first);
+    let second = query(&root, &resume("ListIdentifiers", &token));
+    assert_eq!(error_code(&second), None, "{second}");
+    assert!(second.contains("cursor=\"1\""), "{second}");
+    assert_eq!(
+        error_code(&query(&root, &resume("ListRecords", &token))),
+        Some("badResumptionToken")
+    );
+    // Forged: a list of a million records, from the second record on.
+    let forged = forged(&format!("1,I,oai_dc,-,-,1,1000000,i,1380897135,{FIRST}"));
+    let out = query(&root, &resume("ListIdentifiers", &forged));
+    assert_eq!(error_code(&out), Some("badResumptionToken"), "{out}");
+    assert!(!out.contains("completeListSize"), "{out}");
+    // Each field altered, its check kept.
+    let fields: Vec<&str> = token.split(',').collect();
+    for i in 0..fields.len() - 1 {
+        let mut altered: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+        altered[i] = match fields[i] {
+            "-" => "1".to_string(),
+            f if f.bytes().all(|b| b.is_ascii_digit()) => {
+                format!("{}", f.parse::<u64>().unwrap() + 1)
+            }
+            f => format!("{f}x"),
+        };
+        let altered = altered.join(",");
+        let out = query(&root, &resume("ListIdentifiers", &altered));
+        assert_eq!(
+            error_code(&out),
+            Some("badResumptionToken"),
+            "{altered}: {out}"
+        );
+    }
+    // Another Archive: the same records and archive.toml, another secret.
+    let other = tmp.path().join("other");
+    common::copy_tree(&root, &other);
+    std::fs::remove_file(other.join("var/urlkey.secret")).unwrap();
+    let out = query(&other, &resume("ListIdentifiers", &token));
+    assert_eq!(error_code(&out), Some("badResumptionToken"), "{out}");
+    // The same secret, another Archive (its base URL).
+    let third = tmp.path().join("third");
+    common::copy_tree(&root, &third);
+    let toml = std::fs::read_to_string(third.join("archive.toml")).unwrap();
+    let toml = toml.replace(
+        "archiveaddress ",
+        "baseurl = \"http://other.example.org\"\narchiveaddress ",
+    );
+    std::fs::write(third.join("archive.toml"), toml).unwrap();
+    assert!(query(&third, "verb=Identify").contains("<baseURL>http://other.example.org/"));
+    let out = query(&third, &resume("ListIdentifiers", &token));
+    assert_eq!(error_code(&out), Some("badResumptionToken"), "{out}");
 }
