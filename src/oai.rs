@@ -13,9 +13,11 @@
 //! - No sets.
 //! - Lists come in pages of `[oai] page_size` records (100 by default), in the order of
 //!   `var/oai-records` ([`crate::oai_index`]: datestamp, then rep), found there by a binary
-//!   search; without that file, in the order of the tree, walked from where the last page
-//!   ended. A resumption token holds where the next page starts (no state is kept between
-//!   requests, and nothing is written: the service may sit on a read-only mount).
+//!   search. No request walks col/: an index missing, unreadable or older than col/ is
+//!   built apart from the request ([`crate::oai_build`]), a list meanwhile answered from
+//!   the index as it is, or `503` with `Retry-After` without one. A resumption token
+//!   holds where the next page starts, signed with the Archive's secret (no state is kept
+//!   between requests).
 //! - Every answer is written by quick-xml's writer; a record's metadata is the file's XML
 //!   read by quick-xml and written again, so that a file that is not well-formed UTF-8
 //!   XML, or larger than [`MAX_METADATA`], is left out (one line in the log) and never
@@ -23,7 +25,6 @@
 
 use std::borrow::Cow;
 use std::io::Read;
-use std::ops::ControlFlow;
 use std::rc::Rc;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime};
@@ -34,6 +35,7 @@ use crate::config::Config;
 use crate::ibi::{shown, Ibi, Rep};
 use crate::item::{ContentType, Item, State};
 use crate::layout::{Col, DocEntry};
+use crate::oai_build;
 use crate::oai_index::{self, Index};
 use crate::query::Query;
 use crate::service::{Answer, Archive};
@@ -171,6 +173,20 @@ fn error(code: &'static str, message: impl Into<String>) -> OaiError {
     }
 }
 
+/// Why a request is not answered as the protocol says: an error of the protocol, or the
+/// index being built (`503`, with the seconds to wait).
+#[derive(Debug)]
+enum Failure {
+    Protocol(OaiError),
+    Unavailable { retry_after: u64 },
+}
+
+impl From<OaiError> for Failure {
+    fn from(e: OaiError) -> Failure {
+        Failure::Protocol(e)
+    }
+}
+
 /// The arguments of a request, checked for its verb.
 #[derive(Debug, Default)]
 struct Args {
@@ -282,10 +298,25 @@ pub fn answer(archive: &Archive, query: &Query, now: i64) -> Answer {
                 archive,
                 log: &mut log,
                 col: Col::open(archive.root()).ok().map(Rc::new),
+                now,
             };
             match provider.answer(verb, &args, &mut doc, &attributes) {
                 Ok(()) => {}
-                Err(e) => {
+                Err(Failure::Unavailable { retry_after }) => {
+                    // The flow control of the protocol (OAI-PMH 2.0, §3.1.2.2): a
+                    // harvester asks again after Retry-After.
+                    return Answer {
+                        status: 503,
+                        content_type: "text/plain",
+                        body: format!(
+                            "the index of this Archive's records is being built: try again in {retry_after} s\n"
+                        )
+                        .into_bytes(),
+                        headers: vec![("Retry-After".into(), retry_after.to_string())],
+                        log,
+                    };
+                }
+                Err(Failure::Protocol(e)) => {
                     let attrs = if matches!(e.code, "badArgument" | "badVerb") {
                         &[][..]
                     } else {
@@ -486,10 +517,9 @@ struct ListState {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Position {
-    /// After this line of the index (datestamp, rep).
+    /// After this line of the index (datestamp, rep): a place in any index of the
+    /// Archive, this one or one built since.
     Index(i64, String),
-    /// After this item directory of the walk.
-    Walk(String),
 }
 
 /// What signs and checks the resumption tokens of one Archive: its secret (the one of its
@@ -545,15 +575,14 @@ impl ListState {
     /// (which no rep, format or number holds), then their tag ([`Signer`]).
     fn token(&self, signer: &Signer<'_>) -> String {
         let opt = |v: Option<i64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
-        let (mode, at_seconds, at_rep) = match &self.after {
-            Some(Position::Index(s, r)) => ("i", s.to_string(), r.as_str()),
-            Some(Position::Walk(r)) => ("w", "-".to_string(), r.as_str()),
-            None => ("-", "-".to_string(), ""),
+        let (at_seconds, at_rep) = match &self.after {
+            Some(Position::Index(s, r)) => (s.to_string(), r.as_str()),
+            None => ("-".to_string(), ""),
         };
         // `set` is always `-` (this Archive has no sets), signed all the same: a token is
         // bound to every argument its list can have.
         let body = format!(
-            "2,{},{},{},{},-,{},{},{},{},{}",
+            "2,{},{},{},{},-,{},{},{},{}",
             if self.headers_only { "I" } else { "R" },
             self.prefix,
             opt(self.from),
@@ -561,7 +590,6 @@ impl ListState {
             self.cursor,
             self.total
                 .map_or_else(|| "-".to_string(), |t| t.to_string()),
-            mode,
             at_seconds,
             at_rep
         );
@@ -575,7 +603,7 @@ impl ListState {
             return None;
         }
         let f: Vec<&str> = body.split(',').collect();
-        let [version, verb, prefix, from, until, set, cursor, total, mode, at_seconds, at_rep] =
+        let [version, verb, prefix, from, until, set, cursor, total, at_seconds, at_rep] =
             f.as_slice()
         else {
             return None;
@@ -593,11 +621,7 @@ impl ListState {
         if !oai_index::is_format_name(prefix) {
             return None;
         }
-        let after = match *mode {
-            "i" => Some(Position::Index(at_seconds.parse().ok()?, rep_of(at_rep)?)),
-            "w" => Some(Position::Walk(rep_of(at_rep)?)),
-            _ => return None,
-        };
+        let after = Some(Position::Index(at_seconds.parse().ok()?, rep_of(at_rep)?));
         // Signed by this Archive, but still judged: counts no list reaches past, never
         // negative, a cursor within its size.
         let count = |s: &str| -> Option<u64> { u64::try_from(s.parse::<i64>().ok()?).ok() };
@@ -636,27 +660,22 @@ struct Page {
     records: Vec<Found>,
     next: Option<Position>,
     total: Option<u64>,
-    /// Whether it was found by the walk (else in the index).
-    walked: bool,
 }
 
 impl Page {
     /// Where a list continues after `found`.
     fn position_after(&self, found: &Found) -> Position {
-        let rep = found.item.rep.as_str().to_string();
-        if self.walked {
-            Position::Walk(rep)
-        } else {
-            Position::Index(found.seconds, rep)
-        }
+        Position::Index(found.seconds, found.item.rep.as_str().to_string())
     }
 }
 
 struct Provider<'a> {
     archive: &'a Archive,
     log: &'a mut Vec<String>,
-    /// `col/`, opened once for the request (shared with a walk that loads items).
+    /// `col/`, opened once for the request.
     col: Option<Rc<Col>>,
+    /// POSIX second of the request.
+    now: i64,
 }
 
 impl Provider<'_> {
@@ -670,7 +689,7 @@ impl Provider<'_> {
         args: &Args,
         doc: &mut Document,
         attributes: &[(&str, &str)],
-    ) -> Result<(), OaiError> {
+    ) -> Result<(), Failure> {
         // The checks that need no reading come first, so that the request element is
         // written only for an answer that is not an error of the arguments.
         match verb {
@@ -686,9 +705,10 @@ impl Provider<'_> {
                             "{} is not a token this Archive gave: it has no sets",
                             shown(t)
                         ),
-                    ));
+                    )
+                    .into());
                 }
-                return Err(error("noSetHierarchy", "this Archive has no sets"));
+                return Err(error("noSetHierarchy", "this Archive has no sets").into());
             }
             Verb::ListMetadataFormats => {
                 let formats = match args.get("identifier") {
@@ -699,11 +719,15 @@ impl Provider<'_> {
                             return Err(error(
                                 "noMetadataFormats",
                                 "this item has no metadata format that can be answered",
-                            ));
+                            )
+                            .into());
                         }
                         formats
                     }
-                    None => self.all_formats(),
+                    None => {
+                        let index = self.index()?;
+                        self.all_formats(&index)
+                    }
                 };
                 doc.request(attributes);
                 doc.open("ListMetadataFormats");
@@ -724,7 +748,7 @@ impl Provider<'_> {
                 let seconds = self.archive.timestamp_of(&item);
                 let metadata = if item.state == State::Deleted {
                     if !disseminates(&item, prefix) {
-                        return Err(cannot_disseminate(prefix));
+                        return Err(cannot_disseminate(prefix).into());
                     }
                     None
                 } else {
@@ -761,6 +785,17 @@ impl Provider<'_> {
                     }
                     None => self.new_list(args, headers_only)?,
                 };
+                // The arguments judged, the index is needed (a bad argument or token is
+                // told at once, built index or not).
+                let index = self.index()?;
+                // A format the repository does not support: oai_dc (every record's, the
+                // protocol's own) and the formats of the index's records are what
+                // ListMetadataFormats announces, and any other is cannotDisseminateFormat
+                // (not noRecordsMatch: no record is in it, whatever the dates).
+                let supported = state.prefix == "oai_dc" || index.formats.contains(&state.prefix);
+                if state.after.is_none() && !supported {
+                    return Err(cannot_disseminate(&state.prefix).into());
+                }
                 let fresh = state.after.is_none() && state.cursor == 0;
                 let mut state = state;
                 // A page, and what of it is answered (its index, and its metadata for
@@ -768,18 +803,20 @@ impl Provider<'_> {
                 // a page whose every record is left out gives way to the next, since a
                 // list holds at least one record.
                 let (page, kept) = loop {
-                    let page = self.page(&state)?;
+                    let page = self.page(&index, &state)?;
                     if page.records.is_empty() {
                         if fresh {
                             return Err(error(
                                 "noRecordsMatch",
                                 "no record has that format and a datestamp in those dates",
-                            ));
+                            )
+                            .into());
                         }
                         return Err(error(
                             "badResumptionToken",
                             "the list has changed since this token was given: harvest again from its start",
-                        ));
+                        )
+                        .into());
                     }
                     let mut kept: Vec<(usize, Option<Vec<u8>>)> = Vec::new();
                     let mut bytes = 0;
@@ -820,7 +857,8 @@ impl Provider<'_> {
                             return Err(error(
                                 "noRecordsMatch",
                                 "no record of the rest of the list can be answered in that format",
-                            ))
+                            )
+                            .into())
                         }
                     }
                 };
@@ -937,58 +975,47 @@ impl Provider<'_> {
             return names
                 .into_iter()
                 .map(|f| {
-                    let schema = self.format_schema(&f);
+                    let schema = self.format_schema(&f, None);
                     (f, schema)
                 })
                 .collect();
         }
         let mut out = Vec::new();
         for (f, file) in &item.formats {
-            if self.metadata(item, file).is_none() {
+            let Some(xml) = self.metadata(item, file) else {
                 continue;
-            }
-            let schema = self.format_schema(f);
+            };
+            let schema = self.format_schema(f, Some(&xml));
             out.push((f.clone(), schema));
         }
         out
     }
 
     /// Every format announced, with its schema and namespace: oai_dc, and those of the
-    /// index's line of formats; without the index, those the walk of col/ finds (the
-    /// whole tree read, as any list without the index may).
-    fn all_formats(&mut self) -> Vec<(String, (String, String))> {
+    /// index's line of formats.
+    fn all_formats(&mut self, index: &Index) -> Vec<(String, (String, String))> {
         let mut names = std::collections::BTreeSet::from(["oai_dc".to_string()]);
-        if let Some(index) = Index::open(&self.archive.var()) {
-            names.extend(index.formats);
-        } else if let Some(col) = self.col.clone() {
-            let _ = walk(&col, "", 0, None, &mut |rel: &str| {
-                if let Some(item) = self.load(rel) {
-                    if is_record(&item) && item.state != State::Deleted {
-                        names.extend(item.formats.keys().cloned());
-                    }
-                }
-                ControlFlow::Continue(())
-            });
-        }
+        names.extend(index.formats.iter().cloned());
         names
             .into_iter()
             .map(|f| {
-                let schema = self.format_schema(&f);
+                let schema = self.format_schema(&f, None);
                 (f, schema)
             })
             .collect()
     }
 
     /// The schema and namespace of a format: known, else what the root element of one of
-    /// its files declares (as it is in the index), else the format's name.
-    fn format_schema(&mut self, prefix: &str) -> (String, String) {
+    /// its files declares (as it is in the index; without the index, while it is built,
+    /// the file `own` of the record asked about), else the format's name.
+    fn format_schema(&mut self, prefix: &str, own: Option<&[u8]>) -> (String, String) {
         if let Some(known) = known_schema(prefix) {
             return known;
         }
         // The first records of that format, in the index's order (at most 8 files read,
-        // among its first 10,000 lines), else in the walk's: the first whose file names
-        // a schema, else the first whose root has a namespace. One answer per format,
-        // whichever record is asked about.
+        // among its first 10,000 lines): the first whose file names a schema, else the
+        // first whose root has a namespace. One answer per format, whichever record is
+        // asked about.
         let mut first: Option<(String, String)> = None;
         let mut tried = 0;
         let mut consider = |xml: Option<Vec<u8>>| -> bool {
@@ -1020,22 +1047,8 @@ impl Provider<'_> {
                     break;
                 }
             }
-        } else if let Some(col) = self.col.clone() {
-            let _ = walk(&col, "", 0, None, &mut |rel: &str| {
-                let Some(item) = self.load(rel) else {
-                    return ControlFlow::Continue(());
-                };
-                let Some(file) = item.formats.get(prefix).cloned() else {
-                    return ControlFlow::Continue(());
-                };
-                if !is_record(&item) || item.state == State::Deleted {
-                    return ControlFlow::Continue(());
-                }
-                match consider(self.metadata(&item, &file)) {
-                    true => ControlFlow::Break(()),
-                    false => ControlFlow::Continue(()),
-                }
-            });
+        } else if let Some(xml) = own {
+            consider(Some(xml.to_vec()));
         }
         first.unwrap_or_default()
     }
@@ -1068,7 +1081,7 @@ impl Provider<'_> {
 
     /// The item in `col/<rel>`, if it loads.
     /// (A directory without item.toml is no item, and says nothing; at most 8 lines go
-    /// to the log, however many items a walk finds faulty.)
+    /// to the log, however many items of a page are faulty.)
     fn load(&mut self, rel: &str) -> Option<Item> {
         let rep = Rep::parse(rel).ok()?;
         let dir = self.col.as_ref()?.item(rel).ok()?;
@@ -1116,13 +1129,7 @@ impl Provider<'_> {
                 return Err(error("badArgument", "from is later than until"));
             }
         }
-        // A format none of the records has (as the index knows them: without it, any
-        // name is looked for).
-        let known = match Index::open(&self.archive.var()) {
-            Some(index) => prefix == "oai_dc" || index.formats.iter().any(|f| f == prefix),
-            None => true,
-        };
-        if !oai_index::is_format_name(prefix) || !known {
+        if !oai_index::is_format_name(prefix) {
             return Err(cannot_disseminate(prefix));
         }
         Ok(ListState {
@@ -1136,47 +1143,114 @@ impl Provider<'_> {
         })
     }
 
-    /// One page of the list `state`, from the index when there is one (or the token came
-    /// from it), else from the walk.
-    fn page(&mut self, state: &ListState) -> Result<Page, OaiError> {
+    /// One page of the list `state`, from `index`. A line that does not read makes the
+    /// index unusable: it is built again, and the harvester asked to come back.
+    fn page(&mut self, index: &Index, state: &ListState) -> Result<Page, Failure> {
+        let e = match self.index_page(index, state) {
+            Ok(page) => return Ok(page),
+            Err(e) => e,
+        };
         let var = self.archive.var();
-        match (&state.after, Index::open(&var)) {
-            (None | Some(Position::Index(..)), Some(index)) => match self.index_page(&index, state)
-            {
-                Ok(page) => return Ok(page),
-                Err(e) => {
-                    self.log.push(format!(
-                        "{}: {e}; the tree is walked (run ibi-archive check to write it again)",
-                        var.join(oai_index::FILE_NAME).display()
-                    ));
-                    if state.after.is_some() {
-                        return Err(error("badResumptionToken", "the list has changed since this token was given: harvest again from its start"));
-                    }
-                }
+        self.log.push(format!(
+            "{}: {e}; it is built again",
+            var.join(oai_index::FILE_NAME).display()
+        ));
+        match oai_build::start(self.archive.root(), self.now) {
+            // Built in the request: the page from the new index (once).
+            oai_build::Started::Built => match Index::open(&var) {
+                Some(index) => self
+                    .index_page(&index, state)
+                    .map_err(|_| self.unavailable("it was built but does not read", 60)),
+                None => Err(self.unavailable("it was built but does not read", 60)),
             },
-            (Some(Position::Index(..)), None) => {
-                return Err(error(
-                    "badResumptionToken",
-                    "the list has changed since this token was given: harvest again from its start",
-                ));
-            }
-            // A token of the walk while the index reads (written since the list began, or
-            // the token forged: from anywhere, for a format or dates no record has, it
-            // would walk the whole tree): the list comes from the index now. Checking
-            // that it reads costs what a new list's count does.
-            (Some(Position::Walk(_)), Some(index))
-                if index.count(index.start(), index.end(), "", None).is_ok() =>
-            {
-                return Err(error(
-                    "badResumptionToken",
-                    "the list has changed since this token was given: harvest again from its start",
-                ));
-            }
-            _ => {}
+            started => Err(self.not_yet(started)),
         }
-        Ok(self.walk_page(state))
     }
 
+    /// The index of the lists, built first when there is none (the answer is then a
+    /// `503` unless this process builds in the request); an index older than col/ is
+    /// answered as it is while it is built again apart from the request. Never a walk
+    /// of col/: its staleness is told by the stamp ([`oai_build::is_fresh`]).
+    fn index(&mut self) -> Result<Index, Failure> {
+        let var = self.archive.var();
+        let path = var.join(oai_index::FILE_NAME);
+        if let Some(index) = Index::open(&var) {
+            let fresh = self
+                .col
+                .as_ref()
+                .is_none_or(|col| oai_build::is_fresh(&var, col));
+            if fresh {
+                return Ok(index);
+            }
+            match oai_build::start(self.archive.root(), self.now) {
+                oai_build::Started::Built => {
+                    return Index::open(&var)
+                        .ok_or_else(|| self.unavailable("it was built but does not read", 60))
+                }
+                oai_build::Started::Begun { .. } => self.log.push(format!(
+                    "{}: col/ has changed since it was written; it is built again apart from the request, and answered as it is meanwhile",
+                    path.display()
+                )),
+                oai_build::Started::Paced {
+                    retry_after,
+                    failed: Some(why),
+                } => self.log.push(format!(
+                    "{}: col/ has changed since it was written, and its last build {why}; it is built again in {retry_after} s, and answered as it is meanwhile",
+                    path.display()
+                )),
+                oai_build::Started::UnderWay { .. } | oai_build::Started::Paced { .. } => {}
+                oai_build::Started::Impossible(why) => self.log.push(format!(
+                    "{}: col/ has changed since it was written, and it cannot be built again here: {why}; answered as it is (run ibi-archive check where var/ can be written)",
+                    path.display()
+                )),
+            }
+            return Ok(index);
+        }
+        match oai_build::start(self.archive.root(), self.now) {
+            oai_build::Started::Built => Index::open(&var)
+                .ok_or_else(|| self.unavailable("it was built but does not read", 60)),
+            started => Err(self.not_yet(started)),
+        }
+    }
+
+    /// `503`, with a line in the log when a build begins, cannot begin, or last failed.
+    fn not_yet(&mut self, started: oai_build::Started) -> Failure {
+        match started {
+            oai_build::Started::Built => Failure::Unavailable { retry_after: 1 },
+            oai_build::Started::Begun { retry_after } => self.unavailable(
+                "absent or unreadable: it is built apart from the request, and lists answer 503 meanwhile",
+                retry_after,
+            ),
+            oai_build::Started::UnderWay { retry_after } => Failure::Unavailable { retry_after },
+            oai_build::Started::Paced {
+                retry_after,
+                failed: None,
+            } => Failure::Unavailable { retry_after },
+            oai_build::Started::Paced {
+                retry_after,
+                failed: Some(why),
+            } => self.unavailable(
+                &format!("absent, and its last build {why}; it is built again in {retry_after} s"),
+                retry_after,
+            ),
+            oai_build::Started::Impossible(why) => self.unavailable(
+                &format!("absent, and it cannot be built here: {why}; lists answer 503 until ibi-archive check writes it where var/ can be written"),
+                3600,
+            ),
+        }
+    }
+
+    fn unavailable(&mut self, why: &str, retry_after: u64) -> Failure {
+        self.log.push(format!(
+            "{}: {why}",
+            self.archive.var().join(oai_index::FILE_NAME).display()
+        ));
+        Failure::Unavailable { retry_after }
+    }
+
+    /// The page of the list `state` in `index`: from the line after the last page's
+    /// (or the first at or after `from`, by a binary search), the lines it hands out and
+    /// the one after, each believed only while its item says the same.
     fn index_page(&mut self, index: &Index, state: &ListState) -> std::io::Result<Page> {
         let size = self.config().oai.page_size;
         let at = match &state.after {
@@ -1227,7 +1301,6 @@ impl Provider<'_> {
             records,
             next,
             total,
-            walked: false,
         })
     }
 
@@ -1243,69 +1316,6 @@ impl Provider<'_> {
             None => index.end(),
         };
         Ok(index.count(at, end, &state.prefix, Some(MAX_COUNTED))?.0)
-    }
-
-    /// A page of the walk of col/ in the order of its names, from after the item where
-    /// the last page ended. It goes on past a page's records to the next record, so that
-    /// a page says there is more only when there is; without the index, a harvest of few
-    /// records from a large Archive therefore reads much of the tree.
-    fn walk_page(&mut self, state: &ListState) -> Page {
-        let size = self.config().oai.page_size;
-        let mut records: Vec<Found> = Vec::new();
-        let mut next = None;
-        if let Some(col) = self.col.clone() {
-            let after = match &state.after {
-                Some(Position::Walk(r)) => Some(r.clone()),
-                _ => None,
-            };
-            let after_parts: Option<Vec<&str>> = after.as_deref().map(|a| a.split('/').collect());
-            let _ = walk(&col, "", 0, after_parts.as_deref(), &mut |rel: &str| {
-                let Some(found) = self.walked_item(rel, state) else {
-                    return ControlFlow::Continue(());
-                };
-                if records.len() == size {
-                    next = records
-                        .last()
-                        .map(|f: &Found| Position::Walk(f.item.rep.as_str().to_string()));
-                    return ControlFlow::Break(());
-                }
-                records.push(found);
-                ControlFlow::Continue(())
-            });
-        }
-        Page {
-            records,
-            next,
-            total: None,
-            walked: true,
-        }
-    }
-
-    /// The item at `rel`, when it is a record of the list `state`.
-    fn walked_item(&mut self, rel: &str, state: &ListState) -> Option<Found> {
-        let item = self.load(rel)?;
-        if !is_record(&item) || !disseminates(&item, &state.prefix) {
-            return None;
-        }
-        // A live record whose file cannot be answered is in no list of its format (as
-        // check leaves it out of the index).
-        if item.state != State::Deleted {
-            if let Err(e) = read_metadata(&item, &item.formats[&state.prefix]) {
-                if self.log.len() < 8 {
-                    self.log.push(format!(
-                        "{}/{}: {e}: left out of OAI-PMH answers",
-                        item.doc().display(),
-                        item.formats[&state.prefix]
-                    ));
-                }
-                return None;
-            }
-        }
-        let seconds = self.archive.timestamp_of(&item);
-        if state.from.is_some_and(|f| seconds < f) || state.until.is_some_and(|u| seconds > u) {
-            return None;
-        }
-        Some(Found { item, seconds })
     }
 
     fn header(&self, doc: &mut Document, item: &Item, seconds: i64) {
@@ -1382,40 +1392,6 @@ fn host_of(hostport: &str) -> &str {
         return rest.split(']').next().unwrap_or(rest);
     }
     hostport.split(':').next().unwrap_or(hostport)
-}
-
-/// Calls `visit` with each item directory of col/ below `dir` (at `depth` 0..=3 of the
-/// four levels of a rep) in the order of the names, after `after` when given.
-fn walk(
-    col: &Col,
-    dir: &str,
-    depth: usize,
-    after: Option<&[&str]>,
-    visit: &mut dyn FnMut(&str) -> ControlFlow<()>,
-) -> ControlFlow<()> {
-    for name in col.dir_names(dir) {
-        let rel = if dir.is_empty() {
-            name.clone()
-        } else {
-            format!("{dir}/{name}")
-        };
-        let bound = after.and_then(|a| a.get(depth).copied());
-        match bound {
-            Some(b) if name.as_str() < b => continue,
-            Some(b) if name.as_str() == b && depth == 3 => continue,
-            _ => {}
-        }
-        let rest = match bound {
-            Some(b) if name == b => after,
-            _ => None,
-        };
-        if depth == 3 {
-            visit(&rel)?;
-        } else {
-            walk(col, &rel, depth + 1, rest, visit)?;
-        }
-    }
-    ControlFlow::Continue(())
 }
 
 /// The metadata file `file` of `item` (opened as it is served), read (at most
@@ -1690,7 +1666,7 @@ mod tests {
         let (body, tag) = token.rsplit_once(',').unwrap();
         assert_eq!(
             body,
-            "2,R,oai_dc,1000,-,-,100,250,i,1234,sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47"
+            "2,R,oai_dc,1000,-,-,100,250,1234,sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47"
         );
         assert_eq!(tag.len(), 32);
         assert_eq!(
