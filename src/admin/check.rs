@@ -396,6 +396,24 @@ impl Checker<'_> {
                 },
                 "so the service cannot count accesses",
             ),
+            (
+                var.join("items.lock"),
+                Access {
+                    read: true,
+                    write: false,
+                    search: false,
+                },
+                "so the OAI-PMH data provider cannot build its index",
+            ),
+            (
+                var.join(crate::oai_build::LOCK_NAME),
+                Access {
+                    read: true,
+                    write: true,
+                    search: false,
+                },
+                "so the OAI-PMH data provider cannot build its index",
+            ),
         ];
         for (path, need, why) in files {
             if let Ok(m) = std::fs::metadata(&path) {
