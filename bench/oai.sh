@@ -23,9 +23,10 @@
 #     - the first page of that harvest alone (it counts the list's size in the index);
 #     - a selective harvest `from` the datestamp of the --tail'th record from the end (a
 #       few hundred records): its first page and the whole of it;
-#     then the same two without the index (var/oai-records moved aside, so the service
-#       walks col/), and the first page of a complete harvest without it; the index is put
-#       back (also on failure).
+#     then, var/oai-records moved aside, what a harvester meets while the provider builds
+#       it again apart from the requests: the first answer (503, Retry-After) and its time,
+#       and the seconds until a list answers 200; the index the provider wrote is compared
+#       with check's, and check's is put back (also on failure).
 #
 # Figures are medians over the runs; a run's worst page is the worst of its pages, and the
 # table gives the median of the runs' worst and the worst of all. Times are wall-clock on
@@ -172,6 +173,24 @@ stop_current() {
     SERVER_PIDS=("${keep[@]+"${keep[@]}"}")
 }
 
+rebuild() { # kind base: without the index, the first answer and the seconds until a list is answered
+    local kind="$1" url="$2?verb=ListRecords&metadataPrefix=oai_dc" t0 first status
+    t0="$(date +%s.%N)"
+    first="$(curl -s -o /dev/null -w '%{http_code} %{time_total} %header{retry-after}' "$url")"
+    while :; do
+        status="$(curl -s -o /dev/null -w '%{http_code}' "$url")"
+        [ "$status" = 200 ] && break
+        [ "$status" = 503 ] || { log "$kind: $status while the index is built"; break; }
+        if python3 -c "import sys; sys.exit(0 if $(date +%s.%N) - $t0 > 600 else 1)"; then
+            log "$kind: not built within 600 s"
+            break
+        fi
+        sleep 0.2
+    done
+    printf '%s\t%s\t%s\t%s\n' "$kind" "$first" \
+        "$(python3 -c "print(f'{$(date +%s.%N) - $t0:.2f}')")" "$(cut -d' ' -f1 /proc/loadavg)" >>"$WORK/rebuilds"
+}
+
 harvest() { # label base [oai_harvest.py options] -> appends "label<TAB>json" to $WORK/results
     local label="$1" base="$2" la json
     shift 2
@@ -208,7 +227,8 @@ for n in "${NS[@]}"; do
     index="$root/var/oai-records"
     total="$(($(wc -l <"$index") - 2))"
     deleted="$(grep -c '^[0-9-]* D ' "$index" || true)"
-    from_seconds="$(tail -n "$TAIL" "$index" | head -1 | cut -d' ' -f1)"
+    # sed reads the whole pipe: head would leave tail to die of SIGPIPE (pipefail).
+    from_seconds="$(tail -n "$TAIL" "$index" | sed -n 1p | cut -d' ' -f1)"
     from="$(date -u -d "@$from_seconds" +%Y-%m-%dT%H:%M:%SZ)"
     tail_count="$(awk -v s="$from_seconds" 'NR > 2 && $1 >= s' "$index" | wc -l)"
     {
@@ -219,6 +239,7 @@ for n in "${NS[@]}"; do
         echo
     } >>"$OUT"
     : >"$WORK/results"
+    : >"$WORK/rebuilds"
     for kind in "${KINDS[@]}"; do
         start_server "$kind" "$root" "$SERVICE_IBI"
         base="http://127.0.0.1:$SERVER_PORT/$SERVICE_IBI"
@@ -228,17 +249,28 @@ for n in "${NS[@]}"; do
             harvest "$kind from-first index" "$base" --from "$from" --pages 1
             harvest "$kind from index" "$base" --from "$from"
         done
-        mv "$index" "$WORK/oai-records"
-        MOVED_INDEX="$root"
         for run in $(seq 1 "$RUNS"); do
-            harvest "$kind full-first walk" "$base" --pages 1
-            harvest "$kind from-first walk" "$base" --from "$from" --pages 1
-            harvest "$kind from walk" "$base" --from "$from"
+            mv "$index" "$WORK/oai-records"
+            MOVED_INDEX="$root"
+            rebuild "$kind" "$base"
+            cmp -s "$index" "$WORK/oai-records" ||
+                log "$kind: the index the provider built is not the one check wrote"
+            mv "$WORK/oai-records" "$index"
+            MOVED_INDEX=""
         done
-        mv "$WORK/oai-records" "$index"
-        MOVED_INDEX=""
         stop_current
     done
+    {
+        echo "### Without the index: the provider builds it apart from the requests"
+        echo
+        echo "| server | first answer | its ms | Retry-After | s until a list is answered | load avg |"
+        echo "|---|---|---|---|---|---|"
+        while IFS=$'\t' read -r kind first seconds la; do
+            read -r code time retry <<<"$first"
+            echo "| $kind | $code | $(python3 -c "print(f'{$time * 1000:.1f}')") | ${retry:--} | $seconds | $la |"
+        done <"$WORK/rebuilds"
+        echo
+    } >>"$OUT"
     python3 - "$WORK/results" "$total" "$deleted" "$tail_count" >>"$OUT" <<'PY'
 import json, statistics, sys
 rows = {}
@@ -291,7 +323,7 @@ for label, runs in rows.items():
             if r["records"] != tail:
                 problems.append(f"{label}: {r['records']} records, the index lists {tail} from the date")
     whole = f"{med(r['seconds'] * 1000 for r in rs):.1f}" if what == "from" else "-"
-    print(f"| {kind} | {names[what]} | {'yes' if how == 'index' else 'no (walk)'} | {rs[0]['records']} "
+    print(f"| {kind} | {names[what]} | {'yes' if how == 'index' else 'no'} | {rs[0]['records']} "
           f"| {rs[0]['pages']} | {med(r['page_ms'][0] for r in rs):.1f} | {whole} "
           f"| {med(la for la, _ in runs):.2f} |")
 print()

@@ -337,6 +337,7 @@ mod tests {
                 links: Vec::new(),
                 etag: "\"e\"".into(),
                 part,
+                private: false,
             };
             let mut out = Vec::new();
             super::write_reply(&mut out, Reply::File(f), head_only, 784_111_778).unwrap();

@@ -89,6 +89,9 @@ pub fn answer() -> ExitCode {
     // yet: made later, after the small allocations of the request were freed, glibc's
     // malloc first sorts those (3 % of a whole request's instructions).
     let stdout = std::io::stdout();
+    // A build of the OAI-PMH provider's index runs in a child process, detached: the
+    // answer does not wait for it.
+    ibi_archive::oai_build::detach_builds_with(detach_by_fork);
     let form = read_request_body();
     let mut req = ibi_archive::cgi::CgiRequest::from_env(|name| std::env::var_os(name));
     req.form = form;
@@ -114,6 +117,41 @@ pub fn answer() -> ExitCode {
             let _ = writeln!(err, "ibi-archive: cannot write the answer: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Runs `work` in a child process detached from the web server, and returns at once: the
+/// child is in a session of its own (the web server's signals to the CGI's process group
+/// do not reach it) and has /dev/null on fds 0-2 (the web server reads the answer until
+/// every copy of the CGI's standard output is closed, and Apache its standard error too),
+/// and ends when `work` returns. Nobody waits for it: once the CGI exits, it is the
+/// child of init (or of the service manager's reaper).
+fn detach_by_fork(work: Box<dyn FnOnce() + Send + 'static>) -> std::io::Result<()> {
+    // SAFETY: fork(2). A CGI run is one thread (it starts none), so the child may do all
+    // that the parent could, allocating included.
+    match unsafe { libc::fork() } {
+        -1 => Err(std::io::Error::last_os_error()),
+        0 => {
+            // SAFETY: setsid(2), open(2) of a constant NUL-terminated path, dup2(2) and
+            // close(2) of descriptors this process holds; none touches Rust's memory.
+            unsafe {
+                libc::setsid();
+                let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+                if null >= 0 {
+                    for fd in 0..3 {
+                        libc::dup2(null, fd);
+                    }
+                    if null > 2 {
+                        libc::close(null);
+                    }
+                }
+            }
+            work();
+            // SAFETY: _exit(2) ends the child without running the parent's atexit
+            // handlers or flushing the parent's buffers a second time.
+            unsafe { libc::_exit(0) }
+        }
+        _ => Ok(()),
     }
 }
 

@@ -143,6 +143,9 @@ enum Files {
 struct Landing<'a> {
     lang: PageLang,
     item: &'a Item,
+    /// Whether the page depends on the client's network: the item's files, or its
+    /// metadata item's record, are shown only inside the licensed networks.
+    private: bool,
     status: u16,
     persistent: String,
     ibi: String,
@@ -165,7 +168,7 @@ impl<'a> Landing<'a> {
     ) -> Landing<'a> {
         let config = archive.config();
         let access = item.access(config, client);
-        let (dc, formats) = metadata(archive, item, client, log);
+        let (dc, formats, meta_private) = metadata(archive, item, client, log);
         let files = match access {
             Access::Deleted => Files::Removed,
             Access::Restricted => Files::Withheld,
@@ -199,6 +202,7 @@ impl<'a> Landing<'a> {
         Landing {
             lang,
             item,
+            private: item.depends_on_network() || meta_private,
             status: if live { 200 } else { 410 },
             persistent: persistent_url(config, item),
             ibi: item
@@ -331,13 +335,19 @@ impl<'a> Landing<'a> {
     /// The headers every answer of the page carries.
     fn headers(&self) -> Vec<(String, String)> {
         let links: Vec<String> = self.links().iter().map(Link::header_value).collect();
-        vec![
+        let mut h: Vec<(String, String)> = vec![
             ("Link".into(), links.join(", ")),
             ("Vary".into(), "Accept, Accept-Language".into()),
             ("Content-Language".into(), self.lang.code().into()),
             ("Content-Security-Policy".into(), PAGE_CSP.into()),
             ("X-Content-Type-Options".into(), "nosniff".into()),
-        ]
+        ];
+        if self.private {
+            // `Vary: *` (which says more than the two fields) in place of the list.
+            h.retain(|(n, _)| n != "Vary");
+            h.extend(crate::routes::PRIVATE.map(|(n, v)| (n.to_string(), v.to_string())));
+        }
+        h
     }
 
     fn json_ld_answer(&self) -> Answer {
@@ -578,13 +588,14 @@ impl<'a> Landing<'a> {
 }
 
 /// The metadata item's Dublin Core record and formats, when there is one this client may
-/// have: the item's `metadata`, or the item itself when it is a metadata item.
+/// have: the item's `metadata`, or the item itself when it is a metadata item; and
+/// whether that depended on the client's network (a restricted metadata item).
 fn metadata(
     archive: &Archive,
     item: &Item,
     client: Option<IpAddr>,
     log: &mut Vec<String>,
-) -> (DublinCore, Vec<Format>) {
+) -> (DublinCore, Vec<Format>, bool) {
     let found;
     let meta: &Item = match &item.metadata {
         Some(ibi) => {
@@ -601,8 +612,9 @@ fn metadata(
         None if item.contenttype == ContentType::Metadata => item,
         None => return Default::default(),
     };
+    let private = meta.depends_on_network();
     if meta.access(archive.config(), client) != Access::Granted {
-        return Default::default();
+        return (DublinCore::default(), Vec::new(), private);
     }
     let mut formats = Vec::new();
     let mut dc = DublinCore::default();
@@ -630,7 +642,7 @@ fn metadata(
             });
         }
     }
-    (dc, formats)
+    (dc, formats, private)
 }
 
 /// The Dublin Core record `file` of the metadata item `meta`, opened as it is served

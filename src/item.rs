@@ -191,6 +191,14 @@ impl Item {
         self.dir.join(crate::layout::DOC)
     }
 
+    /// Whether what the item gives depends on the client's network ([`Item::access`]
+    /// may answer differently from one client to another): a restricted item that is
+    /// not a tombstone. Every answer made of such an item is private to its client (see
+    /// [`crate::routes::PRIVATE`]).
+    pub fn depends_on_network(&self) -> bool {
+        self.restricted && self.state != State::Deleted
+    }
+
     /// The rule for every file of the item and every URL to one: a tombstone is never
     /// served; a restricted item only to clients inside `[access].networks` (§9.2 of
     /// the resolution standard). The client is the address of the connection when a

@@ -295,6 +295,134 @@ impl Col {
     }
 }
 
+/// One directory of col/'s upper levels (col/ itself, a subdomain, a word, a year), as
+/// [`Col::upper_dirs`] finds it: its path below col/ (empty for col/) and what moves
+/// whenever an entry of it is added, removed or renamed, and cannot be set back (unlike
+/// the modification time, which `touch` and `rsync -t` set): its change time, and its
+/// inode (another directory in its place).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpperDir {
+    pub rel: Vec<u8>,
+    pub ino: u64,
+    /// Its change time: seconds and nanoseconds.
+    pub changed: (i64, i64),
+}
+
+impl Col {
+    /// The directories above the items, whose change times move when an item (or a
+    /// year, a word, a subdomain) is added below them, removed or renamed: col/ itself,
+    /// its subdomains and their words (the prefixes), then the years of each prefix, in
+    /// that order and each level in the order of the names; at most `max` of them, and
+    /// whether that was all (a listing is read no further than the bound leaves room
+    /// for: cut, it keeps the names it gave first, the same while the directory stays
+    /// the same). Reached from col/'s descriptor without following any link
+    /// (a link in the place of one is not gone into: its parent's change time tells that
+    /// it came or went); names starting with a dot are left out, as every lookup leaves
+    /// them. Nothing is read but these directories' entries: no item is opened.
+    pub fn upper_dirs(&self, max: usize) -> (Vec<UpperDir>, bool) {
+        let mut out: Vec<UpperDir> = Vec::new();
+        let read = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let upper = |rel: Vec<u8>, st: &rfs::Stat| UpperDir {
+            rel,
+            ino: st.st_ino,
+            changed: (st.st_ctime, st.st_ctime_nsec as i64),
+        };
+        let Ok(top) = rfs::openat(&self.fd, ".", read, Mode::empty()) else {
+            return (out, false);
+        };
+        let Ok(st) = rfs::fstat(&top) else {
+            return (out, false);
+        };
+        if max == 0 {
+            return (out, false);
+        }
+        out.push(upper(Vec::new(), &st));
+        // Every listing is read only as far as the bound leaves room for: the work and
+        // the memory of a stamp are those of `max` directories, whatever col/ holds.
+        let (subs, mut complete) = subdirectory_names(&top, max - out.len());
+        let mut prefixes: Vec<Vec<u8>> = Vec::new();
+        for sub in subs {
+            if out.len() + prefixes.len() >= max {
+                complete = false;
+                break;
+            }
+            let Ok(fd) = rfs::openat(&top, sub.as_slice(), read, Mode::empty()) else {
+                continue;
+            };
+            let Ok(st) = rfs::fstat(&fd) else {
+                continue;
+            };
+            out.push(upper(sub.clone(), &st));
+            let (words, all) = subdirectory_names(&fd, max - out.len() - prefixes.len());
+            complete &= all;
+            prefixes.extend(
+                words
+                    .into_iter()
+                    .map(|word| [sub.as_slice(), b"/", word.as_slice()].concat()),
+            );
+        }
+        // The words, then their years (stat'ed from the word's descriptor, no link
+        // followed), kept apart to come after every word.
+        let room = max - out.len() - prefixes.len();
+        let mut years: Vec<UpperDir> = Vec::new();
+        for prefix in prefixes {
+            let Ok(fd) = open_beneath(top.as_fd(), &prefix, OFlags::RDONLY | OFlags::DIRECTORY)
+            else {
+                continue;
+            };
+            let Ok(st) = rfs::fstat(&fd) else {
+                continue;
+            };
+            out.push(upper(prefix.clone(), &st));
+            let (names, all) = subdirectory_names(&fd, room - years.len());
+            complete &= all;
+            for year in names {
+                let Ok(st) = rfs::statat(&fd, year.as_slice(), AtFlags::SYMLINK_NOFOLLOW) else {
+                    continue;
+                };
+                if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
+                    years.push(upper(
+                        [prefix.as_slice(), b"/", year.as_slice()].concat(),
+                        &st,
+                    ));
+                }
+            }
+        }
+        out.extend(years);
+        (out, complete)
+    }
+}
+
+/// The names in the directory `dir` that may be directories (directories, and entries
+/// whose type the listing does not give), not starting with a dot, sorted; at most
+/// `limit` of them (the first the listing gives), and whether that was all.
+fn subdirectory_names(dir: &OwnedFd, limit: usize) -> (Vec<Vec<u8>>, bool) {
+    let mut names = Vec::new();
+    let Ok(own) = rustix::io::dup(dir) else {
+        return (names, false);
+    };
+    let Ok(mut listing) = rfs::Dir::new(own) else {
+        return (names, false);
+    };
+    let mut all = true;
+    while let Some(Ok(entry)) = listing.read() {
+        if !matches!(entry.file_type(), FileType::Directory | FileType::Unknown) {
+            continue;
+        }
+        let name = entry.file_name().to_bytes();
+        if name.starts_with(b".") {
+            continue;
+        }
+        if names.len() == limit {
+            all = false;
+            break;
+        }
+        names.push(name.to_vec());
+    }
+    names.sort();
+    (names, all)
+}
+
 /// An item's directory, opened (`O_PATH`): its item.toml and doc/ are reached from it.
 #[derive(Debug, Clone)]
 pub struct ItemDir {

@@ -20,6 +20,7 @@ pub mod ibi;
 pub mod item;
 pub mod layout;
 pub mod oai;
+pub mod oai_build;
 pub mod oai_dc;
 pub mod oai_index;
 pub mod routes;

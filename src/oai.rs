@@ -13,9 +13,11 @@
 //! - No sets.
 //! - Lists come in pages of `[oai] page_size` records (100 by default), in the order of
 //!   `var/oai-records` ([`crate::oai_index`]: datestamp, then rep), found there by a binary
-//!   search; without that file, in the order of the tree, walked from where the last page
-//!   ended. A resumption token holds where the next page starts (no state is kept between
-//!   requests, and nothing is written: the service may sit on a read-only mount).
+//!   search. No request walks col/: an index missing, unreadable or older than col/ is
+//!   built apart from the request ([`crate::oai_build`]), a list meanwhile answered from
+//!   the index as it is, or `503` with `Retry-After` without one. A resumption token
+//!   holds where the next page starts, signed with the Archive's secret (no state is kept
+//!   between requests).
 //! - Every answer is written by quick-xml's writer; a record's metadata is the file's XML
 //!   read by quick-xml and written again, so that a file that is not well-formed UTF-8
 //!   XML, or larger than [`MAX_METADATA`], is left out (one line in the log) and never
@@ -23,21 +25,21 @@
 
 use std::borrow::Cow;
 use std::io::Read;
-use std::ops::ControlFlow;
 use std::rc::Rc;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime};
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 use quick_xml::Writer;
-use sha2::{Digest, Sha256};
 
 use crate::config::Config;
 use crate::ibi::{shown, Ibi, Rep};
 use crate::item::{ContentType, Item, State};
 use crate::layout::{Col, DocEntry};
+use crate::oai_build;
 use crate::oai_index::{self, Index};
 use crate::query::Query;
 use crate::service::{Answer, Archive};
+use crate::urlkey::UrlKeys;
 
 /// The media type of every answer.
 pub const CONTENT_TYPE: &str = "text/xml; charset=utf-8";
@@ -171,6 +173,20 @@ fn error(code: &'static str, message: impl Into<String>) -> OaiError {
     }
 }
 
+/// Why a request is not answered as the protocol says: an error of the protocol, or the
+/// index being built (`503`, with the seconds to wait).
+#[derive(Debug)]
+enum Failure {
+    Protocol(OaiError),
+    Unavailable { retry_after: u64 },
+}
+
+impl From<OaiError> for Failure {
+    fn from(e: OaiError) -> Failure {
+        Failure::Protocol(e)
+    }
+}
+
 /// The arguments of a request, checked for its verb.
 #[derive(Debug, Default)]
 struct Args {
@@ -282,10 +298,25 @@ pub fn answer(archive: &Archive, query: &Query, now: i64) -> Answer {
                 archive,
                 log: &mut log,
                 col: Col::open(archive.root()).ok().map(Rc::new),
+                now,
             };
             match provider.answer(verb, &args, &mut doc, &attributes) {
                 Ok(()) => {}
-                Err(e) => {
+                Err(Failure::Unavailable { retry_after }) => {
+                    // The flow control of the protocol (OAI-PMH 2.0, §3.1.2.2): a
+                    // harvester asks again after Retry-After.
+                    return Answer {
+                        status: 503,
+                        content_type: "text/plain",
+                        body: format!(
+                            "the index of this Archive's records is being built: try again in {retry_after} s\n"
+                        )
+                        .into_bytes(),
+                        headers: vec![("Retry-After".into(), retry_after.to_string())],
+                        log,
+                    };
+                }
+                Err(Failure::Protocol(e)) => {
                     let attrs = if matches!(e.code, "badArgument" | "badVerb") {
                         &[][..]
                     } else {
@@ -486,25 +517,72 @@ struct ListState {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Position {
-    /// After this line of the index (datestamp, rep).
+    /// After this line of the index (datestamp, rep): a place in any index of the
+    /// Archive, this one or one built since.
     Index(i64, String),
-    /// After this item directory of the walk.
-    Walk(String),
+}
+
+/// What signs and checks the resumption tokens of one Archive: its secret (the one of its
+/// urlkeys, var/urlkey.secret) over its identity — its service's IBI and base URL — and
+/// every field of the token, which holds every argument of its list (verb,
+/// metadataPrefix, from, until, set) and where its next page starts. A token is thus
+/// good only for the Archive that gave it and for its own list: one forged, altered, or
+/// given by another Archive (even a copy of this one with a secret of its own) is a
+/// badResumptionToken.
+struct Signer<'a> {
+    keys: &'a UrlKeys,
+    /// The Archive's identity, as it is signed.
+    archive: String,
+}
+
+impl Signer<'_> {
+    /// The domain of the tags ([`UrlKeys::tag`]).
+    const DOMAIN: &'static str = "ibi-archive oai-pmh resumption token";
+    /// Bytes of the HMAC kept in a token (128 bits, 32 hex digits).
+    const TAG_BYTES: usize = 16;
+
+    fn new<'a>(keys: &'a UrlKeys, config: &Config) -> Signer<'a> {
+        Signer {
+            keys,
+            archive: format!("{}\n{}", config.service.as_str(), base_url(config)),
+        }
+    }
+
+    /// The tag of a token's fields, in hex.
+    fn tag(&self, body: &str) -> String {
+        let message = format!("{}\n{body}", self.archive);
+        self.keys.tag(Self::DOMAIN, message.as_bytes())[..Self::TAG_BYTES]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// Whether `tag` is the tag of `body`, compared in time independent of where they
+    /// differ.
+    fn holds(&self, body: &str, tag: &str) -> bool {
+        let want = self.tag(body);
+        want.len() == tag.len()
+            && want
+                .bytes()
+                .zip(tag.bytes())
+                .fold(0u8, |d, (a, b)| d | (a ^ b))
+                == 0
+    }
 }
 
 impl ListState {
     /// The resumption token of the page that starts here: the fields, separated by `,`
-    /// (which no rep, format or number holds), then the first 8 hex digits of their
-    /// SHA-256, so that a token altered or cut is told from one this Archive gave.
-    fn token(&self) -> String {
+    /// (which no rep, format or number holds), then their tag ([`Signer`]).
+    fn token(&self, signer: &Signer<'_>) -> String {
         let opt = |v: Option<i64>| v.map_or_else(|| "-".to_string(), |v| v.to_string());
-        let (mode, at_seconds, at_rep) = match &self.after {
-            Some(Position::Index(s, r)) => ("i", s.to_string(), r.as_str()),
-            Some(Position::Walk(r)) => ("w", "-".to_string(), r.as_str()),
-            None => ("-", "-".to_string(), ""),
+        let (at_seconds, at_rep) = match &self.after {
+            Some(Position::Index(s, r)) => (s.to_string(), r.as_str()),
+            None => ("-".to_string(), ""),
         };
+        // `set` is always `-` (this Archive has no sets), signed all the same: a token is
+        // bound to every argument its list can have.
         let body = format!(
-            "1,{},{},{},{},{},{},{},{},{}",
+            "2,{},{},{},{},-,{},{},{},{}",
             if self.headers_only { "I" } else { "R" },
             self.prefix,
             opt(self.from),
@@ -512,29 +590,20 @@ impl ListState {
             self.cursor,
             self.total
                 .map_or_else(|| "-".to_string(), |t| t.to_string()),
-            mode,
             at_seconds,
             at_rep
         );
-        let sum = Sha256::digest(body.as_bytes());
-        format!(
-            "{body},{:02x}{:02x}{:02x}{:02x}",
-            sum[0], sum[1], sum[2], sum[3]
-        )
+        let tag = signer.tag(&body);
+        format!("{body},{tag}")
     }
 
-    fn from_token(token: &str, headers_only: bool) -> Option<ListState> {
-        let (body, sum) = token.rsplit_once(',')?;
-        let want = Sha256::digest(body.as_bytes());
-        let want = format!(
-            "{:02x}{:02x}{:02x}{:02x}",
-            want[0], want[1], want[2], want[3]
-        );
-        if sum != want {
+    fn from_token(token: &str, headers_only: bool, signer: &Signer<'_>) -> Option<ListState> {
+        let (body, tag) = token.rsplit_once(',')?;
+        if !signer.holds(body, tag) {
             return None;
         }
         let f: Vec<&str> = body.split(',').collect();
-        let [version, verb, prefix, from, until, cursor, total, mode, at_seconds, at_rep] =
+        let [version, verb, prefix, from, until, set, cursor, total, at_seconds, at_rep] =
             f.as_slice()
         else {
             return None;
@@ -546,19 +615,15 @@ impl ListState {
                 s.parse().ok().map(Some)
             }
         };
-        if *version != "1" || *verb != if headers_only { "I" } else { "R" } {
+        if *version != "2" || *verb != if headers_only { "I" } else { "R" } || *set != "-" {
             return None;
         }
         if !oai_index::is_format_name(prefix) {
             return None;
         }
-        let after = match *mode {
-            "i" => Some(Position::Index(at_seconds.parse().ok()?, rep_of(at_rep)?)),
-            "w" => Some(Position::Walk(rep_of(at_rep)?)),
-            _ => return None,
-        };
-        // Counts no list reaches past, and never negative: a cursor and a page added
-        // cannot overflow (the checksum is no secret, so a token may be forged).
+        let after = Some(Position::Index(at_seconds.parse().ok()?, rep_of(at_rep)?));
+        // Signed by this Archive, but still judged: counts no list reaches past, never
+        // negative, a cursor within its size.
         let count = |s: &str| -> Option<u64> { u64::try_from(s.parse::<i64>().ok()?).ok() };
         let cursor = count(cursor)?;
         let total = match *total {
@@ -595,27 +660,22 @@ struct Page {
     records: Vec<Found>,
     next: Option<Position>,
     total: Option<u64>,
-    /// Whether it was found by the walk (else in the index).
-    walked: bool,
 }
 
 impl Page {
     /// Where a list continues after `found`.
     fn position_after(&self, found: &Found) -> Position {
-        let rep = found.item.rep.as_str().to_string();
-        if self.walked {
-            Position::Walk(rep)
-        } else {
-            Position::Index(found.seconds, rep)
-        }
+        Position::Index(found.seconds, found.item.rep.as_str().to_string())
     }
 }
 
 struct Provider<'a> {
     archive: &'a Archive,
     log: &'a mut Vec<String>,
-    /// `col/`, opened once for the request (shared with a walk that loads items).
+    /// `col/`, opened once for the request.
     col: Option<Rc<Col>>,
+    /// POSIX second of the request.
+    now: i64,
 }
 
 impl Provider<'_> {
@@ -629,7 +689,7 @@ impl Provider<'_> {
         args: &Args,
         doc: &mut Document,
         attributes: &[(&str, &str)],
-    ) -> Result<(), OaiError> {
+    ) -> Result<(), Failure> {
         // The checks that need no reading come first, so that the request element is
         // written only for an answer that is not an error of the arguments.
         match verb {
@@ -645,9 +705,10 @@ impl Provider<'_> {
                             "{} is not a token this Archive gave: it has no sets",
                             shown(t)
                         ),
-                    ));
+                    )
+                    .into());
                 }
-                return Err(error("noSetHierarchy", "this Archive has no sets"));
+                return Err(error("noSetHierarchy", "this Archive has no sets").into());
             }
             Verb::ListMetadataFormats => {
                 let formats = match args.get("identifier") {
@@ -658,11 +719,15 @@ impl Provider<'_> {
                             return Err(error(
                                 "noMetadataFormats",
                                 "this item has no metadata format that can be answered",
-                            ));
+                            )
+                            .into());
                         }
                         formats
                     }
-                    None => self.all_formats(),
+                    None => {
+                        let index = self.index()?;
+                        self.all_formats(&index)
+                    }
                 };
                 doc.request(attributes);
                 doc.open("ListMetadataFormats");
@@ -683,7 +748,7 @@ impl Provider<'_> {
                 let seconds = self.archive.timestamp_of(&item);
                 let metadata = if item.state == State::Deleted {
                     if !disseminates(&item, prefix) {
-                        return Err(cannot_disseminate(prefix));
+                        return Err(cannot_disseminate(prefix).into());
                     }
                     None
                 } else {
@@ -704,19 +769,33 @@ impl Provider<'_> {
             }
             Verb::ListIdentifiers | Verb::ListRecords => {
                 let headers_only = verb == Verb::ListIdentifiers;
+                let signer = Signer::new(self.archive.url_keys(), self.config());
                 let state = match args.get("resumptionToken") {
-                    Some(t) => ListState::from_token(t, headers_only).ok_or_else(|| {
-                        error(
-                            "badResumptionToken",
-                            format!(
-                                "{} is not a token this Archive gave for {}",
-                                shown(t),
-                                verb.name()
-                            ),
-                        )
-                    })?,
+                    Some(t) => {
+                        ListState::from_token(t, headers_only, &signer).ok_or_else(|| {
+                            error(
+                                "badResumptionToken",
+                                format!(
+                                    "{} is not a token this Archive gave for {}",
+                                    shown(t),
+                                    verb.name()
+                                ),
+                            )
+                        })?
+                    }
                     None => self.new_list(args, headers_only)?,
                 };
+                // The arguments judged, the index is needed (a bad argument or token is
+                // told at once, built index or not).
+                let index = self.index()?;
+                // A format the repository does not support: oai_dc (every record's, the
+                // protocol's own) and the formats of the index's records are what
+                // ListMetadataFormats announces, and any other is cannotDisseminateFormat
+                // (not noRecordsMatch: no record is in it, whatever the dates).
+                let supported = state.prefix == "oai_dc" || index.formats.contains(&state.prefix);
+                if state.after.is_none() && !supported {
+                    return Err(cannot_disseminate(&state.prefix).into());
+                }
                 let fresh = state.after.is_none() && state.cursor == 0;
                 let mut state = state;
                 // A page, and what of it is answered (its index, and its metadata for
@@ -724,18 +803,20 @@ impl Provider<'_> {
                 // a page whose every record is left out gives way to the next, since a
                 // list holds at least one record.
                 let (page, kept) = loop {
-                    let page = self.page(&state)?;
+                    let page = self.page(&index, &state)?;
                     if page.records.is_empty() {
                         if fresh {
                             return Err(error(
                                 "noRecordsMatch",
                                 "no record has that format and a datestamp in those dates",
-                            ));
+                            )
+                            .into());
                         }
                         return Err(error(
                             "badResumptionToken",
                             "the list has changed since this token was given: harvest again from its start",
-                        ));
+                        )
+                        .into());
                     }
                     let mut kept: Vec<(usize, Option<Vec<u8>>)> = Vec::new();
                     let mut bytes = 0;
@@ -776,7 +857,8 @@ impl Provider<'_> {
                             return Err(error(
                                 "noRecordsMatch",
                                 "no record of the rest of the list can be answered in that format",
-                            ))
+                            )
+                            .into())
                         }
                     }
                 };
@@ -815,7 +897,7 @@ impl Provider<'_> {
                                 after: Some(at),
                                 ..state.clone()
                             }
-                            .token();
+                            .token(&signer);
                             doc.open_with("resumptionToken", &attrs);
                             doc.text(&token);
                             doc.end("resumptionToken");
@@ -893,58 +975,47 @@ impl Provider<'_> {
             return names
                 .into_iter()
                 .map(|f| {
-                    let schema = self.format_schema(&f);
+                    let schema = self.format_schema(&f, None);
                     (f, schema)
                 })
                 .collect();
         }
         let mut out = Vec::new();
         for (f, file) in &item.formats {
-            if self.metadata(item, file).is_none() {
+            let Some(xml) = self.metadata(item, file) else {
                 continue;
-            }
-            let schema = self.format_schema(f);
+            };
+            let schema = self.format_schema(f, Some(&xml));
             out.push((f.clone(), schema));
         }
         out
     }
 
     /// Every format announced, with its schema and namespace: oai_dc, and those of the
-    /// index's line of formats; without the index, those the walk of col/ finds (the
-    /// whole tree read, as any list without the index may).
-    fn all_formats(&mut self) -> Vec<(String, (String, String))> {
+    /// index's line of formats.
+    fn all_formats(&mut self, index: &Index) -> Vec<(String, (String, String))> {
         let mut names = std::collections::BTreeSet::from(["oai_dc".to_string()]);
-        if let Some(index) = Index::open(&self.archive.var()) {
-            names.extend(index.formats);
-        } else if let Some(col) = self.col.clone() {
-            let _ = walk(&col, "", 0, None, &mut |rel: &str| {
-                if let Some(item) = self.load(rel) {
-                    if is_record(&item) && item.state != State::Deleted {
-                        names.extend(item.formats.keys().cloned());
-                    }
-                }
-                ControlFlow::Continue(())
-            });
-        }
+        names.extend(index.formats.iter().cloned());
         names
             .into_iter()
             .map(|f| {
-                let schema = self.format_schema(&f);
+                let schema = self.format_schema(&f, None);
                 (f, schema)
             })
             .collect()
     }
 
     /// The schema and namespace of a format: known, else what the root element of one of
-    /// its files declares (as it is in the index), else the format's name.
-    fn format_schema(&mut self, prefix: &str) -> (String, String) {
+    /// its files declares (as it is in the index; without the index, while it is built,
+    /// the file `own` of the record asked about), else the format's name.
+    fn format_schema(&mut self, prefix: &str, own: Option<&[u8]>) -> (String, String) {
         if let Some(known) = known_schema(prefix) {
             return known;
         }
         // The first records of that format, in the index's order (at most 8 files read,
-        // among its first 10,000 lines), else in the walk's: the first whose file names
-        // a schema, else the first whose root has a namespace. One answer per format,
-        // whichever record is asked about.
+        // among its first 10,000 lines): the first whose file names a schema, else the
+        // first whose root has a namespace. One answer per format, whichever record is
+        // asked about.
         let mut first: Option<(String, String)> = None;
         let mut tried = 0;
         let mut consider = |xml: Option<Vec<u8>>| -> bool {
@@ -976,22 +1047,8 @@ impl Provider<'_> {
                     break;
                 }
             }
-        } else if let Some(col) = self.col.clone() {
-            let _ = walk(&col, "", 0, None, &mut |rel: &str| {
-                let Some(item) = self.load(rel) else {
-                    return ControlFlow::Continue(());
-                };
-                let Some(file) = item.formats.get(prefix).cloned() else {
-                    return ControlFlow::Continue(());
-                };
-                if !is_record(&item) || item.state == State::Deleted {
-                    return ControlFlow::Continue(());
-                }
-                match consider(self.metadata(&item, &file)) {
-                    true => ControlFlow::Break(()),
-                    false => ControlFlow::Continue(()),
-                }
-            });
+        } else if let Some(xml) = own {
+            consider(Some(xml.to_vec()));
         }
         first.unwrap_or_default()
     }
@@ -1024,7 +1081,7 @@ impl Provider<'_> {
 
     /// The item in `col/<rel>`, if it loads.
     /// (A directory without item.toml is no item, and says nothing; at most 8 lines go
-    /// to the log, however many items a walk finds faulty.)
+    /// to the log, however many items of a page are faulty.)
     fn load(&mut self, rel: &str) -> Option<Item> {
         let rep = Rep::parse(rel).ok()?;
         let dir = self.col.as_ref()?.item(rel).ok()?;
@@ -1072,13 +1129,7 @@ impl Provider<'_> {
                 return Err(error("badArgument", "from is later than until"));
             }
         }
-        // A format none of the records has (as the index knows them: without it, any
-        // name is looked for).
-        let known = match Index::open(&self.archive.var()) {
-            Some(index) => prefix == "oai_dc" || index.formats.iter().any(|f| f == prefix),
-            None => true,
-        };
-        if !oai_index::is_format_name(prefix) || !known {
+        if !oai_index::is_format_name(prefix) {
             return Err(cannot_disseminate(prefix));
         }
         Ok(ListState {
@@ -1092,47 +1143,114 @@ impl Provider<'_> {
         })
     }
 
-    /// One page of the list `state`, from the index when there is one (or the token came
-    /// from it), else from the walk.
-    fn page(&mut self, state: &ListState) -> Result<Page, OaiError> {
+    /// One page of the list `state`, from `index`. A line that does not read makes the
+    /// index unusable: it is built again, and the harvester asked to come back.
+    fn page(&mut self, index: &Index, state: &ListState) -> Result<Page, Failure> {
+        let e = match self.index_page(index, state) {
+            Ok(page) => return Ok(page),
+            Err(e) => e,
+        };
         let var = self.archive.var();
-        match (&state.after, Index::open(&var)) {
-            (None | Some(Position::Index(..)), Some(index)) => match self.index_page(&index, state)
-            {
-                Ok(page) => return Ok(page),
-                Err(e) => {
-                    self.log.push(format!(
-                        "{}: {e}; the tree is walked (run ibi-archive check to write it again)",
-                        var.join(oai_index::FILE_NAME).display()
-                    ));
-                    if state.after.is_some() {
-                        return Err(error("badResumptionToken", "the list has changed since this token was given: harvest again from its start"));
-                    }
-                }
+        self.log.push(format!(
+            "{}: {e}; it is built again",
+            var.join(oai_index::FILE_NAME).display()
+        ));
+        match oai_build::start(self.archive.root(), self.now) {
+            // Built in the request: the page from the new index (once).
+            oai_build::Started::Built => match Index::open(&var) {
+                Some(index) => self
+                    .index_page(&index, state)
+                    .map_err(|_| self.unavailable("it was built but does not read", 60)),
+                None => Err(self.unavailable("it was built but does not read", 60)),
             },
-            (Some(Position::Index(..)), None) => {
-                return Err(error(
-                    "badResumptionToken",
-                    "the list has changed since this token was given: harvest again from its start",
-                ));
-            }
-            // A token of the walk while the index reads (written since the list began, or
-            // the token forged: from anywhere, for a format or dates no record has, it
-            // would walk the whole tree): the list comes from the index now. Checking
-            // that it reads costs what a new list's count does.
-            (Some(Position::Walk(_)), Some(index))
-                if index.count(index.start(), index.end(), "", None).is_ok() =>
-            {
-                return Err(error(
-                    "badResumptionToken",
-                    "the list has changed since this token was given: harvest again from its start",
-                ));
-            }
-            _ => {}
+            started => Err(self.not_yet(started)),
         }
-        Ok(self.walk_page(state))
     }
 
+    /// The index of the lists, built first when there is none (the answer is then a
+    /// `503` unless this process builds in the request); an index older than col/ is
+    /// answered as it is while it is built again apart from the request. Never a walk
+    /// of col/: its staleness is told by the stamp ([`oai_build::is_fresh`]).
+    fn index(&mut self) -> Result<Index, Failure> {
+        let var = self.archive.var();
+        let path = var.join(oai_index::FILE_NAME);
+        if let Some(index) = Index::open(&var) {
+            let fresh = self
+                .col
+                .as_ref()
+                .is_none_or(|col| oai_build::is_fresh(&var, col));
+            if fresh {
+                return Ok(index);
+            }
+            match oai_build::start(self.archive.root(), self.now) {
+                oai_build::Started::Built => {
+                    return Index::open(&var)
+                        .ok_or_else(|| self.unavailable("it was built but does not read", 60))
+                }
+                oai_build::Started::Begun { .. } => self.log.push(format!(
+                    "{}: col/ has changed since it was written; it is built again apart from the request, and answered as it is meanwhile",
+                    path.display()
+                )),
+                oai_build::Started::Paced {
+                    retry_after,
+                    failed: Some(why),
+                } => self.log.push(format!(
+                    "{}: col/ has changed since it was written, and its last build {why}; it is built again in {retry_after} s, and answered as it is meanwhile",
+                    path.display()
+                )),
+                oai_build::Started::UnderWay { .. } | oai_build::Started::Paced { .. } => {}
+                oai_build::Started::Impossible(why) => self.log.push(format!(
+                    "{}: col/ has changed since it was written, and it cannot be built again here: {why}; answered as it is (run ibi-archive check where var/ can be written)",
+                    path.display()
+                )),
+            }
+            return Ok(index);
+        }
+        match oai_build::start(self.archive.root(), self.now) {
+            oai_build::Started::Built => Index::open(&var)
+                .ok_or_else(|| self.unavailable("it was built but does not read", 60)),
+            started => Err(self.not_yet(started)),
+        }
+    }
+
+    /// `503`, with a line in the log when a build begins, cannot begin, or last failed.
+    fn not_yet(&mut self, started: oai_build::Started) -> Failure {
+        match started {
+            oai_build::Started::Built => Failure::Unavailable { retry_after: 1 },
+            oai_build::Started::Begun { retry_after } => self.unavailable(
+                "absent or unreadable: it is built apart from the request, and lists answer 503 meanwhile",
+                retry_after,
+            ),
+            oai_build::Started::UnderWay { retry_after } => Failure::Unavailable { retry_after },
+            oai_build::Started::Paced {
+                retry_after,
+                failed: None,
+            } => Failure::Unavailable { retry_after },
+            oai_build::Started::Paced {
+                retry_after,
+                failed: Some(why),
+            } => self.unavailable(
+                &format!("absent, and its last build {why}; it is built again in {retry_after} s"),
+                retry_after,
+            ),
+            oai_build::Started::Impossible(why) => self.unavailable(
+                &format!("absent, and it cannot be built here: {why}; lists answer 503 until ibi-archive check writes it where var/ can be written"),
+                3600,
+            ),
+        }
+    }
+
+    fn unavailable(&mut self, why: &str, retry_after: u64) -> Failure {
+        self.log.push(format!(
+            "{}: {why}",
+            self.archive.var().join(oai_index::FILE_NAME).display()
+        ));
+        Failure::Unavailable { retry_after }
+    }
+
+    /// The page of the list `state` in `index`: from the line after the last page's
+    /// (or the first at or after `from`, by a binary search), the lines it hands out and
+    /// the one after, each believed only while its item says the same.
     fn index_page(&mut self, index: &Index, state: &ListState) -> std::io::Result<Page> {
         let size = self.config().oai.page_size;
         let at = match &state.after {
@@ -1183,7 +1301,6 @@ impl Provider<'_> {
             records,
             next,
             total,
-            walked: false,
         })
     }
 
@@ -1199,69 +1316,6 @@ impl Provider<'_> {
             None => index.end(),
         };
         Ok(index.count(at, end, &state.prefix, Some(MAX_COUNTED))?.0)
-    }
-
-    /// A page of the walk of col/ in the order of its names, from after the item where
-    /// the last page ended. It goes on past a page's records to the next record, so that
-    /// a page says there is more only when there is; without the index, a harvest of few
-    /// records from a large Archive therefore reads much of the tree.
-    fn walk_page(&mut self, state: &ListState) -> Page {
-        let size = self.config().oai.page_size;
-        let mut records: Vec<Found> = Vec::new();
-        let mut next = None;
-        if let Some(col) = self.col.clone() {
-            let after = match &state.after {
-                Some(Position::Walk(r)) => Some(r.clone()),
-                _ => None,
-            };
-            let after_parts: Option<Vec<&str>> = after.as_deref().map(|a| a.split('/').collect());
-            let _ = walk(&col, "", 0, after_parts.as_deref(), &mut |rel: &str| {
-                let Some(found) = self.walked_item(rel, state) else {
-                    return ControlFlow::Continue(());
-                };
-                if records.len() == size {
-                    next = records
-                        .last()
-                        .map(|f: &Found| Position::Walk(f.item.rep.as_str().to_string()));
-                    return ControlFlow::Break(());
-                }
-                records.push(found);
-                ControlFlow::Continue(())
-            });
-        }
-        Page {
-            records,
-            next,
-            total: None,
-            walked: true,
-        }
-    }
-
-    /// The item at `rel`, when it is a record of the list `state`.
-    fn walked_item(&mut self, rel: &str, state: &ListState) -> Option<Found> {
-        let item = self.load(rel)?;
-        if !is_record(&item) || !disseminates(&item, &state.prefix) {
-            return None;
-        }
-        // A live record whose file cannot be answered is in no list of its format (as
-        // check leaves it out of the index).
-        if item.state != State::Deleted {
-            if let Err(e) = read_metadata(&item, &item.formats[&state.prefix]) {
-                if self.log.len() < 8 {
-                    self.log.push(format!(
-                        "{}/{}: {e}: left out of OAI-PMH answers",
-                        item.doc().display(),
-                        item.formats[&state.prefix]
-                    ));
-                }
-                return None;
-            }
-        }
-        let seconds = self.archive.timestamp_of(&item);
-        if state.from.is_some_and(|f| seconds < f) || state.until.is_some_and(|u| seconds > u) {
-            return None;
-        }
-        Some(Found { item, seconds })
     }
 
     fn header(&self, doc: &mut Document, item: &Item, seconds: i64) {
@@ -1340,45 +1394,12 @@ fn host_of(hostport: &str) -> &str {
     hostport.split(':').next().unwrap_or(hostport)
 }
 
-/// Calls `visit` with each item directory of col/ below `dir` (at `depth` 0..=3 of the
-/// four levels of a rep) in the order of the names, after `after` when given.
-fn walk(
-    col: &Col,
-    dir: &str,
-    depth: usize,
-    after: Option<&[&str]>,
-    visit: &mut dyn FnMut(&str) -> ControlFlow<()>,
-) -> ControlFlow<()> {
-    for name in col.dir_names(dir) {
-        let rel = if dir.is_empty() {
-            name.clone()
-        } else {
-            format!("{dir}/{name}")
-        };
-        let bound = after.and_then(|a| a.get(depth).copied());
-        match bound {
-            Some(b) if name.as_str() < b => continue,
-            Some(b) if name.as_str() == b && depth == 3 => continue,
-            _ => {}
-        }
-        let rest = match bound {
-            Some(b) if name == b => after,
-            _ => None,
-        };
-        if depth == 3 {
-            visit(&rel)?;
-        } else {
-            walk(col, &rel, depth + 1, rest, visit)?;
-        }
-    }
-    ControlFlow::Continue(())
-}
-
 /// The metadata file `file` of `item` (opened as it is served), read (at most
 /// [`MAX_METADATA`] bytes) and written again by quick-xml: its one root element and what
 /// it holds, comments kept; the XML declaration, a document type and processing
 /// instructions left out. Refused: not UTF-8, a character XML cannot hold, an entity
-/// other than the five of XML, not one well-formed element.
+/// other than the five of XML, not one well-formed element, an element of the OAI-PMH
+/// namespace ([`well_formed_in_metadata`]).
 fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
     let dir = item.handle.as_ref().ok_or("no directory")?;
     let stored = dir
@@ -1516,12 +1537,24 @@ fn copy_metadata(text: &str, undeclare: bool) -> Result<(Vec<u8>, bool), String>
 /// Whether `fragment` is well-formed XML with namespaces where an answer puts it, inside
 /// `metadata` (the OAI-PMH namespace by default, `xsi` declared): read by xml-rs, which
 /// judges what quick-xml's reader lets through (names, attributes, `]]>` in text, `--`
-/// in comments, character references, prefixes not declared).
+/// in comments, character references, prefixes not declared). An element of the
+/// OAI-PMH namespace in it is refused: a harvester would read a `resumptionToken`, an
+/// `error` or a `record` there as part of the answer itself (a forged token, a forged
+/// end of the list), whatever prefix or default namespace put it there.
 fn well_formed_in_metadata(fragment: &[u8]) -> Result<(), String> {
     let head = format!(r#"<metadata xmlns="{OAI_NS}" xmlns:xsi="{XSI_NS}">"#);
     let whole = [head.as_bytes(), fragment, b"</metadata>"].concat();
+    let mut wrapper = true;
     for event in xml::EventReader::new(whole.as_slice()) {
-        event.map_err(|e| format!("not well-formed XML: {}", e.msg()))?;
+        let event = event.map_err(|e| format!("not well-formed XML: {}", e.msg()))?;
+        if let xml::reader::XmlEvent::StartElement { name, .. } = event {
+            if !std::mem::take(&mut wrapper) && name.namespace.as_deref() == Some(OAI_NS) {
+                return Err(format!(
+                    "holds an element of the OAI-PMH namespace ({}), which a harvester would take for part of the answer",
+                    shown(&name.local_name)
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -1606,8 +1639,17 @@ mod tests {
         assert_eq!(datestamp(1_248_182_625), "2009-07-21T13:23:45Z");
     }
 
+    fn signer_of(keys: &UrlKeys) -> Signer<'_> {
+        Signer {
+            keys,
+            archive: "sid.inpe.br/mtc-m18@80/2008/03.17.15.17\nhttp://localhost:8080/sid.inpe.br/mtc-m18@80/2008/03.17.15.17".into(),
+        }
+    }
+
     #[test]
     fn tokens_read_back_and_altered_ones_do_not() {
+        let keys = UrlKeys::from_secret([7; 32]);
+        let signer = signer_of(&keys);
         let state = ListState {
             headers_only: false,
             prefix: "oai_dc".into(),
@@ -1620,41 +1662,52 @@ mod tests {
                 "sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47".into(),
             )),
         };
-        let token = state.token();
-        assert_eq!(ListState::from_token(&token, false), Some(state.clone()));
+        let token = state.token(&signer);
+        let (body, tag) = token.rsplit_once(',').unwrap();
+        assert_eq!(
+            body,
+            "2,R,oai_dc,1000,-,-,100,250,1234,sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47"
+        );
+        assert_eq!(tag.len(), 32);
+        assert_eq!(
+            ListState::from_token(&token, false, &signer),
+            Some(state.clone())
+        );
         // For the other list verb, not.
-        assert_eq!(ListState::from_token(&token, true), None);
+        assert_eq!(ListState::from_token(&token, true, &signer), None);
         let altered = token.replacen(",100,", ",200,", 1);
         assert_ne!(altered, token);
-        assert_eq!(ListState::from_token(&altered, false), None);
+        assert_eq!(ListState::from_token(&altered, false, &signer), None);
         assert_eq!(
-            ListState::from_token(&token[..token.len() - 1], false),
+            ListState::from_token(&token[..token.len() - 1], false, &signer),
             None
         );
-        assert_eq!(ListState::from_token("garbage", false), None);
-        // Forged with their checksum: a cursor or size past any list, or negative.
+        assert_eq!(ListState::from_token("garbage", false, &signer), None);
+        // Another secret, or another Archive with this secret: not this Archive's.
+        let other_keys = UrlKeys::from_secret([8; 32]);
+        let other = signer_of(&other_keys);
+        assert_eq!(ListState::from_token(&token, false, &other), None);
+        let elsewhere = Signer {
+            keys: &keys,
+            archive: "sid.inpe.br/mtc-m18@80/2008/03.17.15.17\nhttp://other.example.org/sid.inpe.br/mtc-m18@80/2008/03.17.15.17".into(),
+        };
+        assert_eq!(ListState::from_token(&token, false, &elsewhere), None);
+        // Signed, and still judged: a cursor or size past any list, or past its size.
         for (cursor, total) in [(u64::MAX, None), (1 << 63, None), (300, Some(250))] {
-            let forged = ListState {
+            let odd = ListState {
                 cursor,
                 total,
                 ..state.clone()
             };
-            assert_eq!(ListState::from_token(&forged.token(), false), None);
+            assert_eq!(
+                ListState::from_token(&odd.token(&signer), false, &signer),
+                None
+            );
         }
-        let negative = state.token().replacen(",250,", ",-1,", 1);
-        let (body, _) = negative.rsplit_once(',').unwrap();
-        let sum = Sha256::digest(body.as_bytes());
-        let negative = format!(
-            "{body},{:02x}{:02x}{:02x}{:02x}",
-            sum[0], sum[1], sum[2], sum[3]
-        );
-        assert_eq!(ListState::from_token(&negative, false), None);
-        let walk = ListState {
-            after: Some(Position::Walk("a.b/c/2009/07.21.13.23".into())),
-            total: None,
-            ..state
-        };
-        assert_eq!(ListState::from_token(&walk.token(), false), Some(walk));
+        // A set other than none, signed.
+        let with_set = body.replacen(",-,-,100,", ",-,s,100,", 1);
+        let with_set = format!("{with_set},{}", signer.tag(&with_set));
+        assert_eq!(ListState::from_token(&with_set, false, &signer), None);
     }
 
     #[test]

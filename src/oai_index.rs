@@ -3,14 +3,13 @@
 //! from a date finds its first record by a binary search in the file, and reads from there
 //! only the lines its page needs, however many items the Archive holds.
 //!
-//! The file is an optimisation only, in the spirit of `var/col-prefixes`: every line the
-//! service reads is checked against the item's own item.toml before it is answered (a line
-//! that no longer says what the item says is skipped), and without the file (absent,
-//! unreadable, not in the format) the service walks `col/` instead. `ibi-archive check`
-//! writes it whole from its walk; `new` and `delete` add the line of each metadata item
-//! they make or turn into a tombstone (appended while it keeps the order, else the file is
-//! rewritten). An item copied into `col/` by hand is harvested by the walk at once, and
-//! through the file after the next `check`.
+//! Every line the service reads is checked against the item's own item.toml before it is
+//! answered (a line that no longer says what the item says is skipped). `ibi-archive
+//! check` writes it whole from its walk, and so does the data provider itself when it is
+//! missing, does not read, or col/ has changed since it was written
+//! ([`crate::oai_build`]: the provider never walks col/ for a request); `new` and
+//! `delete` add the line of each metadata item they make or turn into a tombstone
+//! (appended while it keeps the order, else the file is rewritten).
 //!
 //! Format: a header line, a line `formats <format>[,<format>…]` (every format of the
 //! lines, for ListMetadataFormats), then one line per metadata item,
@@ -119,6 +118,37 @@ pub fn entry_of(item: &crate::item::Item) -> Option<Entry> {
         rep: item.rep.as_str().to_string(),
         formats: item.formats.keys().cloned().collect(),
     })
+}
+
+/// A format of a record left out of the index: the format, its file, and why.
+pub type FormatFault = (String, String, String);
+
+/// The line of `item` as the index holds it ([`entry_of`]): of a live record, only the
+/// formats whose file the data provider can answer, so that no list names the record in
+/// another; with, for each format whose file is in doc/ but cannot be answered, the
+/// format, the file and why (a fault `check` reports; a file that is not there, or not
+/// servable, is reported by its check of the item's files).
+pub fn indexed_entry(item: &crate::item::Item) -> Option<(Entry, Vec<FormatFault>)> {
+    let mut entry = entry_of(item)?;
+    let mut faults = Vec::new();
+    if item.state != crate::item::State::Deleted {
+        entry.formats.retain(|f| {
+            let file = &item.formats[f];
+            let servable = item
+                .handle
+                .as_ref()
+                .is_some_and(|d| d.stored_doc_name(file.as_bytes()).is_ok());
+            match crate::oai::check_metadata(item, file) {
+                Ok(()) => true,
+                Err(_) if !servable => false,
+                Err(e) => {
+                    faults.push((f.clone(), file.clone(), e));
+                    false
+                }
+            }
+        });
+    }
+    Some((entry, faults))
 }
 
 /// Whether `name` can be an OAI-PMH metadataPrefix (the protocol's schema:

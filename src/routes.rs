@@ -398,6 +398,13 @@ fn route_col(path: &[u8]) -> Route {
     }
 }
 
+/// The headers of an answer whose content depends on the client's network (a restricted
+/// item's files, 200, 206, 304 or 403, and its landing page, [`Item::depends_on_network`]):
+/// no shared cache may keep it (`private`), and a cache must not reuse it for another
+/// request (`Vary: *`, RFC 9110 §12.5.5: what decides may be outside the request, here
+/// the address of the connection).
+pub const PRIVATE: [(&str, &str); 2] = [("Cache-Control", "private"), ("Vary", "*")];
+
 /// The answer to GET or HEAD of a [`Route::File`].
 pub enum Reply {
     /// A page (an error, a redirect).
@@ -420,6 +427,8 @@ pub struct StaticFile {
     pub etag: String,
     /// What of it the answer carries ([`download::answer`] decides).
     pub part: Part,
+    /// Whether the answer depends on the client's network ([`PRIVATE`]).
+    pub private: bool,
 }
 
 impl StaticFile {
@@ -476,6 +485,9 @@ impl StaticFile {
         if !self.links.is_empty() {
             h.push(("Link", self.links.join(", ")));
         }
+        if self.private {
+            h.extend(PRIVATE.map(|(n, v)| (n, v.to_string())));
+        }
         h
     }
 }
@@ -526,16 +538,47 @@ pub fn file(
         Ok(item) => item,
         Err(e) => return logged(not_found(), format!("{e}; its files are not served")),
     };
-    match item.access(config, client) {
-        Access::Granted => {}
-        Access::Restricted => {
-            return page(
-                403,
-                "forbidden: this item's files are open only to the networks the Archive licenses",
-            )
-        }
+    // Whatever comes of it from here depends on the client's network when the item is
+    // restricted: a 403 outside, the file (or a redirect, or a 404) inside.
+    let private = item.depends_on_network();
+    let reply = match item.access(config, client) {
+        Access::Granted => item_file(config, &item, &dir, rep, path),
+        Access::Restricted => page(
+            403,
+            "forbidden: this item's files are open only to the networks the Archive licenses",
+        ),
         Access::Deleted => return page(410, "gone: this item has been deleted"),
+    };
+    match reply {
+        Reply::Page(mut a) if private => {
+            a.headers
+                .extend(PRIVATE.map(|(n, v)| (n.to_string(), v.to_string())));
+            Reply::Page(a)
+        }
+        Reply::File(mut f) => {
+            f.private = private;
+            Reply::File(f)
+        }
+        other => other,
     }
+}
+
+/// The file `path` (`None`: doc/ itself) of the doc/ of `item`, a client may have.
+fn item_file(
+    config: &Config,
+    item: &Item,
+    dir: &layout::ItemDir,
+    rep: &str,
+    path: Option<&[u8]>,
+) -> Reply {
+    let page = |status: u16, text: &str| Reply::Page(Answer::text(status, format!("{text}\n")));
+    let not_found = || page(404, "not found");
+    let logged = |mut reply: Reply, line: String| {
+        if let Reply::Page(a) = &mut reply {
+            a.log.push(line);
+        }
+        reply
+    };
     let redirect = |name: &[u8]| {
         let mut location = String::new();
         layout::push_doc_url_path(&mut location, rep, name);
@@ -565,9 +608,10 @@ pub fn file(
             file: f.file,
             len: f.len,
             modified: f.modified,
-            links: filelist::file_links(config, &item),
+            links: filelist::file_links(config, item),
             etag: download::etag(&f.stamp),
             part: Part::Whole,
+            private: false,
         }),
         Ok(DocEntry::Dir) | Err(Refusal::Absent | Refusal::BadName) => not_found(),
         Err(e) => logged(

@@ -705,7 +705,10 @@ impl Archive {
         })
     }
 
-    fn url_keys(&self) -> &UrlKeys {
+    /// The Archive's secret (var/urlkey.secret, made on first use), as the HMAC state it
+    /// keys: for urlkeys, and for the OAI-PMH provider's resumption tokens. When it can
+    /// be neither read nor made, one of this process alone (the log says so once).
+    pub(crate) fn url_keys(&self) -> &UrlKeys {
         self.keys.get_or_init(|| {
             let (keys, warning) = UrlKeys::load_or_create(&self.var());
             if let Some(w) = warning {

@@ -89,8 +89,21 @@ impl UrlKeys {
     }
 
     #[cfg(test)]
-    fn from_secret(secret: [u8; 32]) -> UrlKeys {
+    pub(crate) fn from_secret(secret: [u8; 32]) -> UrlKeys {
         UrlKeys::new(secret)
+    }
+
+    /// HMAC-SHA256 under the Archive's secret of `message`, for another use than urlkeys
+    /// (the OAI-PMH provider's resumption tokens): `domain` (which starts with a letter,
+    /// where every urlkey's message starts with its time, digits) and a NUL come first,
+    /// so that no such tag is ever the MAC of a urlkey, nor one use's the other's.
+    pub fn tag(&self, domain: &str, message: &[u8]) -> [u8; 32] {
+        debug_assert!(domain.starts_with(|c: char| c.is_ascii_alphabetic()));
+        let mut mac = self.keyed.clone();
+        mac.update(domain.as_bytes());
+        mac.update(b"\0");
+        mac.update(message);
+        mac.finalize().into_bytes().into()
     }
 
     /// A new key for an answer holding `urls`, each with the canonical rep of the item

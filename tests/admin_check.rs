@@ -439,6 +439,31 @@ fn var_files_the_web_servers_user_cannot_use_are_faults() {
         check_as(None),
         (0, "checked 14 items: 0 faults\n".to_string(), String::new())
     );
+    // The locks the OAI-PMH data provider takes to build its index (items.lock made by
+    // the first check, given to var/'s owner), made root's alone by hand.
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::uid(&std::fs::metadata(f.path("var/items.lock")).unwrap()),
+        www.0
+    );
+    chown(f.path("var/items.lock"), Some(0), Some(0)).unwrap();
+    mode("var/items.lock", 0o600);
+    f.write("var/oai-records.lock", b"");
+    mode("var/oai-records.lock", 0o644);
+    assert_eq!(
+        check_as(None),
+        (
+            1,
+            "var/items.lock: www-data (the web server's user) cannot read it (owner root, group root, mode 600), so the OAI-PMH data provider cannot build its index; chown -R www-data: var\nvar/oai-records.lock: www-data (the web server's user) cannot write it (owner root, group root, mode 644), so the OAI-PMH data provider cannot build its index; chown -R www-data: var\nchecked 14 items: 2 faults\n".to_string(),
+            FAULTY.to_string()
+        )
+    );
+    for rel in ["var/items.lock", "var/oai-records.lock"] {
+        chown(f.path(rel), Some(www.0), Some(www.1)).unwrap();
+    }
+    assert_eq!(
+        check_as(None),
+        (0, "checked 14 items: 0 faults\n".to_string(), String::new())
+    );
 
     // Another web server's user: var/ is not its, and what is in it is then not looked at.
     assert_eq!(

@@ -3,7 +3,8 @@
 //! judged by the address of the connection (127.0.0.1 inside, 127.0.0.2 outside here);
 //! a tombstone's files, hard links and links below col/ are never served — also for
 //! items dropped into col/ by hand while the server runs. The URL the service hands out
-//! keeps following the client IP the query names, as the standard says.
+//! keeps following the client IP the query names, as the standard says. Every answer
+//! whose content depends on the client's network is `Cache-Control: private`.
 
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,10 @@ const RESTRICTED: &str = "sid.inpe.br/mtc-m19/2014/05.06.07.08";
 const DROPPED: &str = "sid.inpe.br/mtc-m19/2014/05.06.07.10";
 const TOMBSTONE: &str = "urlib.net/www/2014/03.25.23.20";
 const ITEM: &str = "iconet.com.br/banon/2009/09.09.22.01";
+/// An item open to every network whose metadata item is restricted: its landing page shows
+/// the record's title inside the licensed networks only.
+const OPEN_DATA: &str = "example.org/private/2020/01.01.00.00";
+const RESTRICTED_META: &str = "example.org/private/2020/01.01.00.01";
 /// A deposited page that would read a restricted file, were it run on the Archive's origin.
 const INDEX: &str = "<!DOCTYPE html>\n<script>fetch('/col/sid.inpe.br/mtc-m19/2014/05.06.07.08/doc/article.pdf')</script>\n";
 
@@ -55,6 +60,26 @@ fn archive() -> (tempfile::TempDir, PathBuf) {
     std::os::unix::fs::symlink("reference.bib", doc.join("inside.bib")).unwrap();
     std::fs::create_dir_all(doc.join("site")).unwrap();
     std::fs::write(doc.join("site/index.html"), INDEX).unwrap();
+    let data = root.join("col").join(OPEN_DATA);
+    std::fs::create_dir_all(data.join("doc")).unwrap();
+    std::fs::write(data.join("doc/x.txt"), "x\n").unwrap();
+    std::fs::write(
+        data.join("item.toml"),
+        format!("state = \"Original\"\nmetadata = \"{RESTRICTED_META}\"\n"),
+    )
+    .unwrap();
+    let meta = root.join("col").join(RESTRICTED_META);
+    std::fs::create_dir_all(meta.join("doc")).unwrap();
+    std::fs::write(
+        meta.join("doc/oai_dc.xml"),
+        "<oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:title>Licensed title</dc:title></oai_dc:dc>\n",
+    )
+    .unwrap();
+    std::fs::write(
+        meta.join("item.toml"),
+        "state = \"Original\"\ncontenttype = \"Metadata\"\nrestricted = true\n[formats]\noai_dc = \"oai_dc.xml\"\n",
+    )
+    .unwrap();
     common::prepare_archive(&root);
     (tmp, root)
 }
@@ -130,6 +155,8 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         "<p>The files of this item are open only to the networks the Archive licenses.</p>"
     ));
 
+    private_where_the_network_decides(base, log);
+
     // A tombstone keeps its doc/, which is never served again.
     let gone = format!("/col/{TOMBSTONE}/doc/ibi-resolucao.pdf");
     assert!(root
@@ -189,6 +216,73 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         assert_eq!(r.header("content-security-policy"), sandbox, "{path}");
         assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
     }
+}
+
+/// What a restricted item answers depends on the connection's network: every such answer
+/// (its files, 200, 304 or 403, and its landing page, HTML or JSON-LD, inside and outside)
+/// says `Cache-Control: private` and `Vary: *` (RFC 9110 §12.5.5: the client's network
+/// address may play a role), so that no shared cache in front of the Archive keeps a
+/// licensed reader's copy for a reader outside. An item open to every network stays
+/// cacheable.
+fn private_where_the_network_decides(base: &str, log: &dyn Fn() -> String) {
+    let private = |r: &Response, what: &str| {
+        assert_eq!(
+            (r.header("cache-control"), r.header("vary")),
+            (Some("private"), Some("*")),
+            "{what}: {}\n{}",
+            r.head,
+            log()
+        );
+    };
+    let pdf = format!("/col/{RESTRICTED}/doc/article.pdf");
+    let list = format!("/{SERVICE}/filelist/{RESTRICTED}");
+    for from in [inside(), outside()] {
+        for path in [&pdf, &list, &format!("/col/{DROPPED}/doc/article.pdf")] {
+            let r = get(from, base, path);
+            assert_eq!(
+                r.status,
+                if from == inside() || *path == list {
+                    200
+                } else {
+                    403
+                }
+            );
+            private(&r, &format!("{path} from {from}"));
+        }
+        let authority = base.trim_start_matches("http://");
+        let json = format!(
+            "GET {list} HTTP/1.1\r\nHost: {authority}\r\nAccept: application/ld+json\r\nConnection: close\r\n\r\n"
+        );
+        let r = common::http_raw_from(Some(from), base, json.as_bytes(), false);
+        assert_eq!((r.status, r.content_type()), (200, "application/ld+json"));
+        private(&r, &format!("the JSON-LD of {list} from {from}"));
+    }
+    // A page open to all whose metadata item is restricted: its record's title inside.
+    let open_page = format!("/{SERVICE}/filelist/{OPEN_DATA}");
+    for from in [inside(), outside()] {
+        let r = get(from, base, &open_page);
+        assert_eq!(r.status, 200, "{}", log());
+        assert_eq!(r.text().contains("Licensed title"), from == inside());
+        private(&r, &format!("{open_page} from {from}"));
+    }
+    // A licensed reader's copy, revalidated: the 304 says the same.
+    let etag = get(inside(), base, &pdf)
+        .header("etag")
+        .unwrap()
+        .to_string();
+    let authority = base.trim_start_matches("http://");
+    let again = format!(
+        "GET {pdf} HTTP/1.1\r\nHost: {authority}\r\nIf-None-Match: {etag}\r\nConnection: close\r\n\r\n"
+    );
+    let r = common::http_raw_from(Some(inside()), base, again.as_bytes(), false);
+    assert_eq!(r.status, 304, "{}", log());
+    private(&r, "a 304 of a restricted file");
+    // The same answer for every network: left to caches.
+    let open = get(outside(), base, &format!("/col/{ITEM}/doc/reference.bib"));
+    assert_eq!(open.status, 200);
+    assert_eq!(open.header("cache-control"), None, "{}", open.head);
+    let page = get(outside(), base, &format!("/{SERVICE}/filelist/{ITEM}"));
+    assert_eq!(page.header("cache-control"), None, "{}", page.head);
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! `curl -C -` equals the file byte for byte. Neither server ranges the program's 206
 //! again; lighttpd ranges a 200 itself when the program ignored the Range (several
 //! ranges, a malformed one). `serve` sends the 50 MB without growing. If-Match and
-//! If-Unmodified-Since answer 412; Last-Modified is never later than Date; a file that
+//! If-Unmodified-Since answer 412 (also for a date before 1970); Last-Modified is never later than Date; a file that
 //! shrinks under a pipelined download ends its connection, never shifts the next answer
 //! into the body; mod_deflate leaves files as they are. `serve` frames files on both sides
 //! of the size it sends with their head in one write (16 KiB), pipelined on one
@@ -346,6 +346,13 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
         vec!["-H", "If-Match: \"older\""],
         vec!["--head", "-H", "If-Match: \"older\""],
         vec!["-r", "10-19", "-H", &earlier_ius],
+        // A date before 1970 is a date too (it was ignored: 206).
+        vec![
+            "-r",
+            "10-19",
+            "-H",
+            "If-Unmodified-Since: Wed, 31 Dec 1969 23:59:59 GMT",
+        ],
     ] {
         let r = curl(work, "ifmatch", &args, &url);
         assert_eq!(r.status, 412, "{args:?}: {}", log());

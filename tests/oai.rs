@@ -3,7 +3,8 @@
 //! tests/oai/requirements.txt, installed in target/oai-venv by tests/oai/install.sh, run
 //! by tests/oai/harvest.py) harvest a test Archive whole (oaipmh-scythe also POSTing its
 //! arguments as a form), then again incrementally after a `new` and a `delete`, with the
-//! index var/oai-records and without it (the walk); the test's own selective harvests,
+//! index var/oai-records as `check` wrote it and as the provider built it again once it
+//! was removed (lists answer 503 meanwhile); the test's own selective harvests,
 //! pages (cursor, completeListSize), formats and GetRecords; a table of bad requests with
 //! their error codes; a second and a third format written by hand
 //! (`serve_harvests_a_second_format`) and a record whose file cannot be read
@@ -1101,12 +1102,40 @@ fn incremental(python: &Path, second_format: bool, base: &str, root: &Path) {
     let what = "from the index, after new and delete";
     harvest_all(python, second_format, base, Some(&from), &want_of, what);
     std::fs::remove_file(root.join("var/oai-records")).unwrap();
+    await_index(base);
     selective(base, &xml, root);
     formats(base, &xml, second_format);
-    let what = "from the walk, after new and delete";
+    let what = "from the index built again, after new and delete";
     harvest_all(python, second_format, base, Some(&from), &want_of, what);
     let all = |prefix: &str| expected(root, Some(prefix));
-    harvest_all(python, second_format, base, None, &all, "from the walk");
+    harvest_all(
+        python,
+        second_format,
+        base,
+        None,
+        &all,
+        "from the index built again",
+    );
+}
+
+/// Asks for a list until it is answered (the index removed, lists answer 503 with
+/// Retry-After while the provider builds it again), within a minute.
+fn await_index(base: &str) {
+    let url = format!("{base}/{SERVICE}?verb=ListIdentifiers&metadataPrefix=oai_dc");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let r = http_get(&url);
+        if r.status == 200 {
+            return;
+        }
+        assert_eq!(r.status, 503, "{}", r.text());
+        assert!(r.header("retry-after").is_some(), "{:?}", r.headers);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the index was not built again within a minute"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }
 
 fn suite(base: &str, root: &Path, second_format: bool, log: &dyn Fn() -> String) {

@@ -41,8 +41,8 @@ fn error_code(xml: &str) -> Option<&str> {
     rest.split('"').next()
 }
 
-/// A token as the provider writes them: the fields, then the first 8 hex digits of their
-/// SHA-256 (a checksum anyone can compute).
+/// A token as the provider wrote them before they were keyed: the fields, then the first
+/// 8 hex digits of their SHA-256 (a checksum anyone can compute).
 fn forged(body: &str) -> String {
     let sum = Sha256::digest(body.as_bytes());
     format!(
@@ -176,35 +176,168 @@ fn metadata_in_no_namespace_stays_in_none() {
     );
 }
 
+/// An index with a line that does not read (a disk fault, a hand's edit) is built again,
+/// with one line in the log, and the page answered from the new one.
 #[test]
-fn a_token_of_the_walk_is_refused_once_the_index_reads() {
+fn an_index_that_does_not_read_is_built_again() {
     let (_tmp, root) = archive(1);
-    // A page of the walk: as without the index.
-    std::fs::rename(root.join("var/oai-records"), root.join("var/kept")).unwrap();
-    let first = query(&root, "verb=ListIdentifiers&metadataPrefix=oai_dc");
-    let token = first
-        .split("<resumptionToken")
+    let list = "verb=ListIdentifiers&metadataPrefix=oai_dc";
+    let first = query(&root, list);
+    let index = std::fs::read_to_string(root.join("var/oai-records")).unwrap();
+    let broken = index.replacen("oai_dc\n", "oai_dc\ngarbage\n", 1);
+    assert_ne!(broken, index);
+    std::fs::write(root.join("var/oai-records"), broken).unwrap();
+    let (code, out, err) = run_cmd(&["query", "--root", root.to_str().unwrap(), list]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(error_code(&out), None, "{out}");
+    assert_eq!(
+        out.split("<ListIdentifiers>").nth(1),
+        first.split("<ListIdentifiers>").nth(1)
+    );
+    assert!(
+        err.contains("is not in the format; it is built again"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("var/oai-records")).unwrap(),
+        index
+    );
+}
+
+/// Elements of the OAI-PMH namespace inside a record's metadata (a `resumptionToken`, an
+/// `error`, a root in that namespace), whatever their prefix or default namespace, would
+/// be read by a harvester as part of the answer itself: such a file is refused when it
+/// would be served (left out of every answer, one line in the log) and `check` reports
+/// it. Elements in no namespace, whatever their names, are the record's own.
+#[test]
+fn metadata_holding_elements_of_the_oai_pmh_namespace_is_left_out() {
+    let (_tmp, root) = archive(100);
+    let oai = "http://www.openarchives.org/OAI/2.0/";
+    let dc = "xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\"";
+    let get = format!("verb=GetRecord&identifier={FIRST_ID}&metadataPrefix=oai_dc");
+    let hostile = [
+        format!("<oai_dc:dc {dc}><dc:title>t</dc:title><o:resumptionToken xmlns:o=\"{oai}\" cursor=\"0\">forged</o:resumptionToken></oai_dc:dc>"),
+        format!("<oai_dc:dc {dc}><error xmlns=\"{oai}\" code=\"badResumptionToken\">forged</error></oai_dc:dc>"),
+        format!("<dc xmlns=\"{oai}\"><title>forged</title></dc>"),
+        format!("<oai_dc:dc {dc} xmlns:o=\"{oai}\"><dc:title>t</dc:title><x xmlns=\"urn:x\"><o:record>forged</o:record></x></oai_dc:dc>"),
+    ];
+    for xml in &hostile {
+        put_metadata(&root, xml.as_bytes());
+        let (code, out, err) = run_cmd(&["query", "--root", root.to_str().unwrap(), &get]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(
+            error_code(&out),
+            Some("cannotDisseminateFormat"),
+            "{xml}: {out}"
+        );
+        assert!(
+            err.contains("holds an element of the OAI-PMH namespace"),
+            "{xml}: {err}"
+        );
+        let list = query(&root, "verb=ListRecords&metadataPrefix=oai_dc");
+        assert!(
+            !list.contains("forged") && !list.contains(FIRST_ID),
+            "{xml}: {list}"
+        );
+        let (_, out, _) = run_cmd(&["check", "--root", root.to_str().unwrap()]);
+        assert!(
+            out.contains(&format!(
+                "col/{FIRST}/item.toml: formats.oai_dc: oai_dc.xml: holds an element of the OAI-PMH namespace"
+            )),
+            "{xml}: {out}"
+        );
+    }
+    // In no namespace, or in the record's own, the same names are the record's.
+    for xml in [
+        "<record><header><identifier>mine</identifier></header><resumptionToken/></record>"
+            .to_string(),
+        format!(
+            "<oai_dc:dc {dc}><dc:title>t</dc:title><error xmlns=\"urn:x\">mine</error></oai_dc:dc>"
+        ),
+    ] {
+        put_metadata(&root, xml.as_bytes());
+        let out = query(&root, &get);
+        assert_eq!(error_code(&out), None, "{xml}: {out}");
+        assert!(out.contains("mine"), "{out}");
+    }
+}
+
+/// The text of the first resumption token of an answer.
+fn token_of(xml: &str) -> String {
+    xml.split("<resumptionToken")
         .nth(1)
         .and_then(|t| t.split('>').nth(1))
         .and_then(|t| t.split('<').next())
-        .unwrap()
-        .to_string();
-    assert!(token.contains(",w,"), "{first}");
-    let next = format!("verb=ListIdentifiers&resumptionToken={token}");
-    assert_eq!(error_code(&query(&root, &next)), None);
-    // With the index there, such a token (which anyone can forge, from anywhere, for a
-    // format or dates nothing has) would walk the whole tree for one page: the list is
-    // harvested again, from the index.
-    std::fs::rename(root.join("var/kept"), root.join("var/oai-records")).unwrap();
-    assert_eq!(error_code(&query(&root, &next)), Some("badResumptionToken"));
-    let forged = forged(&format!("1,I,zzz,-,-,0,-,w,-,{FIRST}"));
-    let out = query(
-        &root,
-        &format!("verb=ListIdentifiers&resumptionToken={forged}"),
+        .unwrap_or_else(|| panic!("no token in {xml}"))
+        .to_string()
+}
+
+fn resume(verb: &str, token: &str) -> String {
+    format!(
+        "verb={verb}&resumptionToken={}",
+        percent_encoding::utf8_percent_encode(token, percent_encoding::NON_ALPHANUMERIC)
+    )
+}
+
+/// A resumption token is keyed with the Archive's secret (HMAC-SHA256 over the Archive's
+/// identity and the list's arguments): one forged from its text (with the checksum anyone
+/// could compute), one altered in any field, one of the other list verb, and one given
+/// by another Archive — a copy of this one with a secret of its own, or with this
+/// secret but another base URL — are each a badResumptionToken, and a forged size never
+/// reaches completeListSize.
+#[test]
+fn a_token_is_keyed_to_its_archive_and_its_list() {
+    let (tmp, root) = archive(1);
+    let first = query(&root, "verb=ListIdentifiers&metadataPrefix=oai_dc");
+    assert!(first.contains("completeListSize=\"4\""), "{first}");
+    let token = token_of(&first);
+    let second = query(&root, &resume("ListIdentifiers", &token));
+    assert_eq!(error_code(&second), None, "{second}");
+    assert!(second.contains("cursor=\"1\""), "{second}");
+    assert_eq!(
+        error_code(&query(&root, &resume("ListRecords", &token))),
+        Some("badResumptionToken")
     );
+    // Forged: a list of a million records, from the second record on.
+    let forged = forged(&format!("1,I,oai_dc,-,-,1,1000000,i,1380897135,{FIRST}"));
+    let out = query(&root, &resume("ListIdentifiers", &forged));
     assert_eq!(error_code(&out), Some("badResumptionToken"), "{out}");
-    // An index that does not read is no reason: the walk goes on.
-    let index = std::fs::read_to_string(root.join("var/oai-records")).unwrap();
-    std::fs::write(root.join("var/oai-records"), format!("{index}garbage\n")).unwrap();
-    assert_eq!(error_code(&query(&root, &next)), None);
+    assert!(!out.contains("completeListSize"), "{out}");
+    // Each field altered, its check kept.
+    let fields: Vec<&str> = token.split(',').collect();
+    for i in 0..fields.len() - 1 {
+        let mut altered: Vec<String> = fields.iter().map(|f| f.to_string()).collect();
+        altered[i] = match fields[i] {
+            "-" => "1".to_string(),
+            f if f.bytes().all(|b| b.is_ascii_digit()) => {
+                format!("{}", f.parse::<u64>().unwrap() + 1)
+            }
+            f => format!("{f}x"),
+        };
+        let altered = altered.join(",");
+        let out = query(&root, &resume("ListIdentifiers", &altered));
+        assert_eq!(
+            error_code(&out),
+            Some("badResumptionToken"),
+            "{altered}: {out}"
+        );
+    }
+    // Another Archive: the same records and archive.toml, another secret.
+    let other = tmp.path().join("other");
+    common::copy_tree(&root, &other);
+    std::fs::remove_file(other.join("var/urlkey.secret")).unwrap();
+    let out = query(&other, &resume("ListIdentifiers", &token));
+    assert_eq!(error_code(&out), Some("badResumptionToken"), "{out}");
+    // The same secret, another Archive (its base URL).
+    let third = tmp.path().join("third");
+    common::copy_tree(&root, &third);
+    let toml = std::fs::read_to_string(third.join("archive.toml")).unwrap();
+    let toml = toml.replace(
+        "archiveaddress ",
+        "baseurl = \"http://other.example.org\"\narchiveaddress ",
+    );
+    std::fs::write(third.join("archive.toml"), toml).unwrap();
+    assert!(query(&third, "verb=Identify").contains("<baseURL>http://other.example.org/"));
+    let out = query(&third, &resume("ListIdentifiers", &token));
+    assert_eq!(error_code(&out), Some("badResumptionToken"), "{out}");
 }

@@ -33,6 +33,7 @@ mod ibi_vectors;
 mod inclusion_unit;
 mod landing;
 mod oai;
+mod oai_build;
 mod oai_records;
 mod oai_review;
 mod persistent_urls;

@@ -48,7 +48,9 @@
 //!
 //! After the checks, `var/oai-records` (the OAI-PMH data provider's index, see
 //! [`crate::oai_index`]) is written from the metadata items the walk loaded, with the
-//! lines `new` and `delete` added meanwhile.
+//! lines `new` and `delete` added meanwhile, and beside it the stamp of `col/` taken
+//! before the walk (see [`crate::oai_build`]: a change while it walks makes the index
+//! stale, and the data provider builds it again).
 //!
 //! Memory: one entry per metadata item (for `var/oai-records`), one per item with an
 //! IBIp (IBIp → rep) and one per item with a next edition (rep → next); nothing else is
@@ -260,31 +262,26 @@ impl Checker<'_> {
         self.real_col = std::fs::canonicalize(&self.col).ok();
         self.check_service_item();
         self.read_groups();
+        // col/ stamped before the walk (see crate::oai_build): a change while it walks
+        // makes the index stale, and the data provider builds it again.
+        let stamp = self.col_dir.as_ref().map(crate::oai_build::TreeStamp::take);
         let started = crate::time::SystemClock::now();
         self.walk(progress);
         self.check_edition_loops();
-        self.write_oai_records(started);
+        if let Some(stamp) = stamp {
+            self.write_oai_records(started, &stamp);
+        }
     }
 
     /// Writes `var/oai-records` from the walk (see [`crate::oai_index`]), with the lines
-    /// `new` and `delete` added while it walked; nothing when var/ does not exist.
-    fn write_oai_records(&mut self, started: i64) {
-        let var = self.root.join("var");
-        if !var.is_dir() {
+    /// `new` and `delete` added while it walked, and the stamp of col/ beside it;
+    /// nothing when var/ does not exist.
+    fn write_oai_records(&mut self, started: i64, stamp: &crate::oai_build::TreeStamp) {
+        if !self.root.join("var").is_dir() {
             return;
         }
-        let Ok(_lock) = super::ItemsLock::take(&self.root) else {
-            return;
-        };
-        let mut entries = std::mem::take(&mut self.oai);
-        if let Some(recent) = crate::oai_index::read_all(&var) {
-            entries.extend(recent.into_iter().filter(|e| e.seconds >= started - 2));
-        }
-        // One line per item: its newest (a deletion over the line of its making).
-        entries.sort_by(|a, b| (&a.rep, a.seconds, a.deleted).cmp(&(&b.rep, b.seconds, b.deleted)));
-        entries.reverse();
-        entries.dedup_by(|later, kept| later.rep == kept.rep);
-        crate::oai_index::write(&var, entries);
+        let entries = std::mem::take(&mut self.oai);
+        let _ = crate::oai_build::finish(&self.root, entries, started, stamp, started);
     }
 
     /// [registration] as `include` and `exclude` check it before sending anything.
@@ -398,6 +395,24 @@ impl Checker<'_> {
                     search: false,
                 },
                 "so the service cannot count accesses",
+            ),
+            (
+                var.join("items.lock"),
+                Access {
+                    read: true,
+                    write: false,
+                    search: false,
+                },
+                "so the OAI-PMH data provider cannot build its index",
+            ),
+            (
+                var.join(crate::oai_build::LOCK_NAME),
+                Access {
+                    read: true,
+                    write: true,
+                    search: false,
+                },
+                "so the OAI-PMH data provider cannot build its index",
             ),
         ];
         for (path, need, why) in files {
@@ -666,29 +681,14 @@ impl Checker<'_> {
         if let Some(reason) = &item.reason {
             self.check_reason(&item, reason, &toml_rel);
         }
-        if let Some(mut entry) = crate::oai_index::entry_of(&item) {
-            // A format whose file the data provider cannot answer is not in the index,
-            // so that no list names the record in it.
-            if item.state != State::Deleted {
-                entry.formats.retain(|f| {
-                    let file = &item.formats[f];
-                    let servable = item
-                        .handle
-                        .as_ref()
-                        .is_some_and(|d| d.stored_doc_name(file.as_bytes()).is_ok());
-                    match crate::oai::check_metadata(&item, file) {
-                        Ok(()) => true,
-                        // Not servable: check_files says so.
-                        Err(_) if !servable => false,
-                        Err(e) => {
-                            self.fault(
-                                &toml_rel,
-                                format!("formats.{f}: {file}: {e}: left out of OAI-PMH answers"),
-                            );
-                            false
-                        }
-                    }
-                });
+        // A format whose file the data provider cannot answer is not in the index, so
+        // that no list names the record in it (a file not servable: check_files says so).
+        if let Some((entry, faults)) = crate::oai_index::indexed_entry(&item) {
+            for (f, file, e) in faults {
+                self.fault(
+                    &toml_rel,
+                    format!("formats.{f}: {file}: {e}: left out of OAI-PMH answers"),
+                );
             }
             self.oai.push(entry);
         }

@@ -28,7 +28,9 @@ too: a nextedition, metadata or translation naming an IBI this Archive does not 
 Archives), and, when archive.toml does not load, which checks depending on it were
 skipped. Exit status 1 when there are faults (warnings and notes alone exit 0).
 Shows progress on stderr when it is a terminal. Writes var/oai-records, the index of
-the OAI-PMH data provider's records, from its walk (when var/ exists).
+the OAI-PMH data provider's records, from its walk, and var/oai-records.stamp, what
+col/ was (when var/ exists); the data provider builds them itself when they are
+missing or col/ has changed since.
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {

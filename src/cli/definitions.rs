@@ -141,7 +141,8 @@ Warns when archive.toml or var/urlkey.secret is readable by every local user. No
 not hold, which the resolver looks for in the other Archives. Exit
 status 1 when there are faults.
 Writes var/oai-records, the index of the OAI-PMH data provider's records, from its
-walk (when var/ exists).
+walk, and var/oai-records.stamp, what col/ was (when var/ exists); the data provider
+builds them itself when they are missing or col/ has changed since.
 "#],
             subcommands: &[],
             operands: Complete::Nothing,

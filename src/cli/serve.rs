@@ -109,6 +109,14 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         })
         .map_err(|e| CliError::failed(format!("cannot catch SIGINT and SIGTERM: {e}")))?;
     }
+    // A build of the OAI-PMH provider's index runs on a thread of its own: the request
+    // that begins it, and those meanwhile, are answered at once.
+    ibi_archive::oai_build::detach_builds_with(|work| {
+        std::thread::Builder::new()
+            .name("oai-records".into())
+            .spawn(work)
+            .map(|_| ())
+    });
     let handler_root = root.clone();
     // archive.toml read again only when it changes, not for every request.
     let config_kept = routes::KeptConfig::default();
