@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ibi::persistent::PersistentUrl;
 use ibi_resolver::config::Config;
-use ibi_resolver::resolve::{Engine, Outcome, Reader, Trace, Unbounded};
+use ibi_resolver::resolve::{Engine, MayHold, Outcome, Reader, Trace, Unbounded};
 use ibi_resolver::{client, lang};
 
 use super::{CliError, CliResult};
@@ -151,9 +151,23 @@ fn trace_text(persistent_url: &str, trace: &Trace) -> String {
         if let Some(why) = &round.why {
             out.push_str(&format!("  asked because {why}\n"));
         }
+        if round.remembered || round.home {
+            let alone = if round.home {
+                "the home of the IBI"
+            } else {
+                "the remembered Archive"
+            };
+            out.push_str(&format!("  asked alone: {alone}\n"));
+        }
         for a in &round.asked {
+            let may_hold = match a.may_hold {
+                Some(MayHold::Remembered) => " [remembered: may hold it]",
+                Some(MayHold::Home) => " [its home: may hold it]",
+                Some(MayHold::SharedHome) => " [one of its homes: may hold it]",
+                None => "",
+            };
             out.push_str(&format!(
-                "  {} ({}): {}{} in {:.1} ms\n",
+                "  {} ({}){may_hold}: {}{} in {:.1} ms\n",
                 a.address,
                 a.archive,
                 a.result,
