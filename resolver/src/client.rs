@@ -253,6 +253,8 @@ struct Lane {
     sockets: Arc<Semaphore>,
     /// Idle connections, the last one in the most recently used.
     idle: Mutex<Vec<Idle>>,
+    /// The address its last connection reached (its host name resolved).
+    reached: Mutex<Option<IpAddr>>,
 }
 
 struct Idle {
@@ -267,6 +269,7 @@ impl Lane {
             waiting: AtomicUsize::new(0),
             sockets: Arc::new(Semaphore::new(per_archive)),
             idle: Mutex::new(Vec::new()),
+            reached: Mutex::new(None),
         }
     }
 
@@ -446,6 +449,18 @@ impl ArchiveClient {
 
     pub fn policy(&self) -> &Policy {
         &self.shared.policy
+    }
+
+    /// The IP address the Archive at `address` (`host[:port]`) is reached at: its
+    /// literal address, else the one its last connection reached, if any.
+    pub fn address_of(&self, address: &str) -> Option<IpAddr> {
+        if let Some(ip) = literal_ip(address) {
+            return Some(ip);
+        }
+        let lanes = self.shared.lanes();
+        let lane = lanes.get(address)?;
+        let reached = *lane.reached.lock().unwrap_or_else(|p| p.into_inner());
+        reached
     }
 
     /// `http://<archiveaddress>/<serviceibi>?<pairs>`, the pairs escaped as Table 6.1
@@ -702,6 +717,9 @@ impl ArchiveClient {
         };
         let stream = connect(&self.shared.policy, target).await?;
         let _ = stream.set_nodelay(true);
+        if let Ok(peer) = stream.peer_addr() {
+            *lane.reached.lock().unwrap_or_else(|p| p.into_inner()) = Some(peer.ip());
+        }
         let (send, connection) = http1::Builder::new()
             .handshake(TokioIo::new(stream))
             .await

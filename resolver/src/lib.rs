@@ -19,6 +19,7 @@ pub mod keys;
 pub mod lang;
 pub mod listen;
 pub mod log;
+pub mod loops;
 pub mod memory;
 pub mod metrics;
 pub mod pages;

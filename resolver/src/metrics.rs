@@ -51,6 +51,7 @@ pub struct Metrics {
     suspected: Family<ArchiveLabels, Counter>,
     throttled: Family<LimitLabels, Counter>,
     abandoned: Counter,
+    relayed: Counter,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -168,6 +169,12 @@ impl Metrics {
             "Requests answered 429 because their client network was beyond a [limits] per_client_ bound, by bound (resolutions, misses, connections)",
             throttled.clone(),
         );
+        let relayed = Counter::default();
+        registry.register(
+            "loops",
+            "Resolutions asked by an Archive while this resolver was asking it about the same IBI, answered 508",
+            relayed.clone(),
+        );
         let abandoned = Counter::default();
         registry.register(
             "abandoned",
@@ -187,6 +194,7 @@ impl Metrics {
             suspected,
             throttled,
             abandoned,
+            relayed,
         }
     }
 
@@ -197,6 +205,11 @@ impl Metrics {
                 archive: archive.to_string(),
             })
             .inc();
+    }
+
+    /// A resolution asked by an Archive being asked about its IBI ([`crate::loops`]).
+    pub fn relayed(&self) {
+        self.relayed.inc();
     }
 
     /// `archive` came under suspicion ([`crate::suspicion`]).

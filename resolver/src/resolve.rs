@@ -71,6 +71,7 @@ use crate::health::{self, Health, HealthBook};
 use crate::homes::Archives;
 use crate::lang;
 use crate::log::{complain, say};
+use crate::loops::Underway;
 use crate::memory::{Conflict, LocationMemory};
 use crate::metrics::Metrics;
 use crate::registry::Included;
@@ -100,6 +101,8 @@ pub struct Engine {
     pub clock: Arc<dyn Clock>,
     /// The Archives that answered against the homes of several IBIs.
     pub suspicion: Arc<Suspicion>,
+    /// What this engine is asking which Archive about now, for the loops it would make.
+    pub underway: Arc<Underway>,
 }
 
 impl Engine {
@@ -120,6 +123,7 @@ impl Engine {
             dormant_after: config.archives.dormant_after,
             clock: clock::system(),
             suspicion: Arc::new(Suspicion::default()),
+            underway: Arc::new(Underway::default()),
         }
     }
 
@@ -601,6 +605,9 @@ struct Ask<'a> {
     guard: Guard,
     /// What the memory may learn from every answer of the round.
     admit: Option<Admit>,
+    /// Its requests are marked while under way ([`crate::loops`]): every round but
+    /// those that ask the remembered Archive or the home alone.
+    marked: bool,
 }
 
 /// What one step of a resolution may do with the location memory.
@@ -808,6 +815,7 @@ impl Engine {
             }
             let ask = Ask {
                 guard: everyone(&guardians),
+                marked: true,
                 ..Ask::default()
             };
             let ended = self.round(archives, url, reader, ask).await;
@@ -833,6 +841,7 @@ impl Engine {
                     key: key.clone(),
                     holder: Some(h),
                 }),
+                marked: true,
                 ..Ask::default()
             };
             let ended = self.round(archives, url, reader, ask).await;
@@ -968,6 +977,7 @@ impl Engine {
                     counted,
                     guard,
                     admit,
+                    marked: true,
                     ..Ask::default()
                 },
             )
@@ -1078,7 +1088,8 @@ impl Engine {
             .collect();
         let mut hearing = Hearing::new(self, archives, ask.counted, &ask.guard);
         let requests = self.requests(archives, url, &verblist, reader, &mut hearing);
-        let mut in_flight = InFlight::start(self, requests);
+        let marking = ask.marked.then(|| (self.underway.clone(), url.ibi().key()));
+        let mut in_flight = InFlight::start(self, requests, marking);
         let mut tally = Tally::default();
         let gathered = hearing
             .gather(
@@ -1295,21 +1306,28 @@ type Heard = (usize, Fetched, Duration);
 
 /// A round's requests under way: at most [`WINDOW`] at once, the next one sent as each
 /// ends, so that a round over thousands of Archives goes in waves, and one resolution
-/// does not take every request the client allows at once (client::UNDER_WAY).
+/// does not take every request the client allows at once (client::UNDER_WAY). Each is
+/// marked while under way when `marking` says about which IBI ([`crate::loops`]).
 struct InFlight {
     tasks: JoinSet<Heard>,
     waiting: std::vec::IntoIter<(usize, String)>,
     client: ArchiveClient,
     timeout: Duration,
+    marking: Option<(Arc<Underway>, String)>,
 }
 
 impl InFlight {
-    fn start(engine: &Engine, requests: Vec<(usize, String)>) -> InFlight {
+    fn start(
+        engine: &Engine,
+        requests: Vec<(usize, String)>,
+        marking: Option<(Arc<Underway>, String)>,
+    ) -> InFlight {
         let mut in_flight = InFlight {
             tasks: JoinSet::new(),
             waiting: requests.into_iter(),
             client: engine.client.clone(),
             timeout: engine.timeout,
+            marking,
         };
         for _ in 0..WINDOW {
             let Some(request) = in_flight.waiting.next() else {
@@ -1323,8 +1341,13 @@ impl InFlight {
     fn send(&mut self, (i, request): (usize, String)) {
         let client = self.client.clone();
         let timeout = self.timeout;
+        let mark = self.marking.as_ref().and_then(|(underway, ibi)| {
+            let authority = request.strip_prefix("http://")?.split('/').next()?;
+            underway.mark(ibi, client.address_of(authority)?)
+        });
         self.tasks.spawn(async move {
             let (fetched, took) = client.get(&request, timeout).await;
+            drop(mark);
             (i, fetched, took)
         });
     }

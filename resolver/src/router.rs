@@ -455,6 +455,26 @@ async fn resolve(
     cite_as: &str,
 ) -> Answer {
     let page_lang = PageLang::of(&reader.languages);
+    // An Archive asked about this IBI right now asks for it in turn: answered before any
+    // Archive is asked again (crate::loops; half the timeout tells it from a reader at
+    // the Archive's address, whose request goes on).
+    let patience = state.engine.timeout / 2;
+    if state
+        .engine
+        .underway
+        .relayed(&url.ibi().key(), client, patience)
+        .await
+    {
+        state.engine.metrics.relayed();
+        return Answer::new(
+            as_a_resolver(
+                state,
+                508,
+                "an Archive asked about this IBI asked for it in turn: loop",
+            ),
+            "loop: a resolution asked by an Archive being asked about its IBI",
+        );
+    }
     let _mine = match state.clients.resolution(client) {
         Ok(held) => held,
         Err(refused) => return throttled(state, page_lang, refused),

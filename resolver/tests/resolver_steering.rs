@@ -445,6 +445,63 @@ fn answering_first_does_not_make_an_archive_remembered() {
     assert_eq!(remembered_at_r(&resolver, &r.address), "302 to R");
 }
 
+/// An Archive that confirms its inclusion as any other, then relays each urlRequest back
+/// to the resolver as a resolution of the IBI asked (without `Via`), and answers "not
+/// here" once the relay is answered: a reader's resolution costs the relay one
+/// resolution, answered `508`, and the relaying Archive is asked once — not a round for
+/// each relay, every round asking it again.
+#[test]
+fn an_archive_that_relays_each_url_request_back_is_asked_once_and_answered_508() {
+    let tmp = common::archive_tempdir();
+    let resolver = Resolver::start(tmp.path(), "2s", "[memory]\nentries = 0\n");
+    let (_root, _r) = serve_r(tmp.path(), &resolver);
+    let base = resolver.base();
+    let relayed = Arc::new(Mutex::new(Vec::<u16>::new()));
+    let seen = relayed.clone();
+    let x = common::peer::archive(move |ibi, s| {
+        let a = http_get(&format!("{base}/{ibi}"));
+        seen.lock().unwrap().push(a.status);
+        answer_200(s, b"");
+    });
+    include_peer(&resolver, &x, M_SERVICE);
+    let miss = "8JMKD3MGP8W/35MME4F";
+    let n = resolver.log().lines().count();
+    let a = get(&format!("{}/{miss}", resolver.base()), "");
+    assert_eq!(a.status, 404, "{}", a.text());
+    assert_eq!(asked_for(&x, miss), 1, "{:?}", x.targets());
+    assert_eq!(*relayed.lock().unwrap(), vec![508]);
+    assert_eq!(
+        sample(&resolver.metrics(), "ibi_resolver_loops_total"),
+        Some(1)
+    );
+    let log = resolver.log();
+    let lines: Vec<&str> = log.lines().skip(n).collect();
+    assert!(
+        lines.iter().any(|l| l
+            .starts_with(&format!("ibi-resolver: 127.0.0.1 \"GET /{miss}\" 508 "))
+            && l.ends_with("loop: a resolution asked by an Archive being asked about its IBI")),
+        "{log}"
+    );
+    // The relaying Archive excluded, a reader at the address of an Archive asked
+    // (127.0.0.1, as every process here) resolving the same IBI while it is asked is no
+    // relay: ten at once, each a 404.
+    let exclusion = inclusion_request(&resolver, &x.addr.to_string(), M_SERVICE, KEY)
+        .replace("=inclusionRequest", "=exclusionRequest");
+    assert_eq!(http_get(&exclusion).text(), "status.archive excluded\r\n");
+    watch("the resolver reads the exclusion", || {
+        match archives_csv(&resolver, M_SERVICE, "included").as_deref() {
+            Some("no") => Ok(()),
+            other => Err(format!("{other:?}")),
+        }
+    });
+    let url = format!("{}/{miss}", resolver.base());
+    let statuses: Vec<u16> = std::thread::scope(|s| {
+        let readers: Vec<_> = (0..10).map(|_| s.spawn(|| get(&url, "").status)).collect();
+        readers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    assert_eq!(statuses, vec![404; 10]);
+}
+
 // ---------------------------------------------------------------------------------------
 // 3. A flood of misses
 
