@@ -456,9 +456,10 @@ async fn resolve(
 ) -> Answer {
     let page_lang = PageLang::of(&reader.languages);
     // An Archive asked about this IBI right now asks for it in turn: answered before any
-    // Archive is asked again (crate::loops; half the timeout tells it from a reader at
-    // the Archive's address, whose request goes on).
-    let patience = state.engine.timeout / 2;
+    // Archive is asked again (crate::loops; three quarters of the timeout tell it from a
+    // reader at the Archive's address, whose Archive answers, and leave the Archive time
+    // to answer once the relay is answered).
+    let patience = state.engine.timeout * 3 / 4;
     if state
         .engine
         .underway
