@@ -794,7 +794,8 @@ impl Drop for LogLine {
 
 /// Query pairs a log line or a page may show with their values; every other pair is
 /// left out (`&…`), so that no registration key, whatever the request's method, length
-/// or path, reaches the log: it goes only in the query of the resolver service.
+/// or path, reaches the log: it goes only in the query of the resolver service. Pairs
+/// joined by `;` are shown only when each is one of these ([`kept_pairs`]).
 const SHOWN_PAIRS: [&str; 4] = [
     "ibiurl.verblist",
     "ibiurl.requireditemstatus",
@@ -981,6 +982,56 @@ mod tests {
         // A proxy on this machine the resolver does not trust forwards someone else.
         assert!(!sees("127.0.0.1", &[("x-forwarded-for", "203.0.113.9")]));
         assert!(!sees("127.0.0.1", &[("forwarded", "for=203.0.113.9")]));
+    }
+
+    #[test]
+    fn a_query_is_shown_by_the_pairs_read_whether_separated_by_ampersands_or_semicolons() {
+        let service = "/J8LNKB5R7W/3FUQHC5";
+        let item = "/LK47B6W/362SFKH";
+        for (path, query, shown) in [
+            (
+                service,
+                "servicesubject=inclusionRequest&registrationkey=1234567890",
+                "/J8LNKB5R7W/3FUQHC5?servicesubject=inclusionRequest&…",
+            ),
+            (
+                service,
+                "servicesubject=inclusionRequest;registrationkey=1234567890",
+                "/J8LNKB5R7W/3FUQHC5?…",
+            ),
+            (
+                service,
+                "servicesubject=inclusionRequest%3Bregistrationkey%3D1234567890",
+                "/J8LNKB5R7W/3FUQHC5?…",
+            ),
+            (
+                service,
+                "servicesubject=inclusionRequest&Registration%4Bey=1234567890",
+                "/J8LNKB5R7W/3FUQHC5?servicesubject=inclusionRequest&…",
+            ),
+            (
+                item,
+                "noredirect;ibiurl.verblist=GetMetadata",
+                "/LK47B6W/362SFKH?noredirect;ibiurl.verblist=GetMetadata",
+            ),
+            (
+                item,
+                "ibiurl.verblist=GetMetadata;x=1&noredirect",
+                "/LK47B6W/362SFKH?noredirect&…",
+            ),
+        ] {
+            assert_eq!(shown_request(path, Some(query)), shown, "{query}");
+        }
+        // What is sent on to an Archive (url.persistent) leaves a key out too.
+        let not_the_key = |name: &str| name != "registrationkey";
+        assert_eq!(
+            kept_pairs("a=1;registrationkey=2&b=3;c=4", not_the_key),
+            (vec!["b=3;c=4"], true)
+        );
+        assert_eq!(
+            kept_pairs("a=registrationkey%3D2&b=3", not_the_key),
+            (vec!["b=3"], true)
+        );
     }
 
     /// The addresses as `clientinformation.ipaddress` carries them.
