@@ -51,6 +51,7 @@ pub struct Metrics {
     suspected: Family<ArchiveLabels, Counter>,
     throttled: Family<LimitLabels, Counter>,
     abandoned: Counter,
+    moves: Family<ArchiveResult, Counter>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -174,6 +175,12 @@ impl Metrics {
             "Requests whose client closed the connection before the answer (logged with status 499)",
             abandoned.clone(),
         );
+        let moves = Family::<ArchiveResult, Counter>::default();
+        registry.register(
+            "archive_moves",
+            "Inclusions of an Archive at another address than the one recorded, by Archive and result (moved; refused: it was included and still answered at the address recorded)",
+            moves.clone(),
+        );
         Metrics {
             registry,
             resolutions,
@@ -187,7 +194,18 @@ impl Metrics {
             suspected,
             throttled,
             abandoned,
+            moves,
         }
+    }
+
+    /// An inclusion of `archive` at another address: `moved` or `refused`.
+    pub fn archive_move(&self, archive: &str, result: &str) {
+        self.moves
+            .get_or_create(&ArchiveResult {
+                archive: archive.to_string(),
+                result: result.to_string(),
+            })
+            .inc();
     }
 
     /// `archive` claimed the Original of an IBI remembered at another Archive.
