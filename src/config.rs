@@ -40,13 +40,16 @@ struct RawOai {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRegistration {
-    resolver: Option<String>,
+    /// One resolver's URL (`resolver = "URL"`), or the resolvers each with its own key
+    /// (`[[registration.resolver]]` tables of `url` and `key`): read as any TOML value and
+    /// checked below, as `key` is, for the keys in the tables.
+    resolver: Option<toml::Value>,
     resolvers: Option<Vec<String>>,
     adminemail: String,
     /// Read as any TOML value and checked below: a key of the wrong type (`key = 1234567890`
     /// unquoted) would otherwise fail in serde with a message that quotes the key itself,
     /// and that message goes to the web server's error log.
-    key: toml::Value,
+    key: Option<toml::Value>,
     ip: String,
     platformversion: Option<String>,
 }
@@ -156,25 +159,54 @@ impl Default for Oai {
 /// `[registration]`: what inclusion and exclusion requests send (Table 7.2).
 #[derive(Clone)]
 pub struct Registration {
-    /// The resolvers' base URLs, in the order given: `resolvers`, else the one
-    /// `resolver`, else [`DEFAULT_RESOLVER`]. Never empty, no URL twice.
-    pub resolvers: Vec<String>,
+    /// The resolvers, in the order given, each with the key it is sent: the
+    /// `[[registration.resolver]]` tables, each its own key; else `resolvers`, else the one
+    /// `resolver`, else [`DEFAULT_RESOLVER`], each sent [`Registration::key`]. Never
+    /// empty, no URL twice.
+    pub resolvers: Vec<RegisteredResolver>,
+    /// `[registration] key`, the one key of the forms without tables, sent to every
+    /// resolver (also one given on the command line); `None` with the tables. Never
+    /// printed, logged or sent but to a resolver.
+    pub key: Option<String>,
     pub adminemail: String,
-    /// The registration key (Table 7.1). Never printed, logged or sent but to the resolver.
-    pub key: String,
     pub ip: String,
     pub platformversion: String,
+}
+
+/// A resolver of `[registration]` and the registration key (Table 7.1) it is sent.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RegisteredResolver {
+    /// Its base URL.
+    pub url: String,
+    /// Never printed, logged or sent but to this resolver.
+    pub key: String,
+}
+
+impl fmt::Debug for RegisteredResolver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RegisteredResolver")
+            .field("url", &self.url)
+            .field("key", &"<hidden>")
+            .finish()
+    }
 }
 
 impl fmt::Debug for Registration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registration")
             .field("resolvers", &self.resolvers)
+            .field("key", &self.key.as_ref().map(|_| "<hidden>"))
             .field("adminemail", &self.adminemail)
-            .field("key", &"<hidden>")
             .field("ip", &self.ip)
             .field("platformversion", &self.platformversion)
             .finish()
+    }
+}
+
+impl Registration {
+    /// The resolvers' base URLs, in order.
+    pub fn urls(&self) -> impl Iterator<Item = &str> {
+        self.resolvers.iter().map(|r| r.url.as_str())
     }
 }
 
@@ -387,56 +419,147 @@ impl Config {
             .registration
             .as_ref()
             .and_then(|r| r.resolvers.first())
-            .map_or(DEFAULT_RESOLVER, String::as_str);
+            .map_or(DEFAULT_RESOLVER, |r| r.url.as_str());
         format!("{}/{ibi}", resolver_publicurl(resolver))
     }
 }
 
 impl Registration {
     /// `[registration]` with its defaults: the resolver of the resolution standard
-    /// (§6.1), this program's version. `resolver` (one URL) and `resolvers` (a list) are
-    /// two spellings of one setting: both given is an error, and so is an empty list or
-    /// a URL listed twice.
+    /// (§6.1), this program's version. The resolvers are given in one of three forms:
+    /// `[[registration.resolver]]` tables, each a `url` and the `key` that resolver is
+    /// sent; or one `key` and the URL of one resolver (`resolver = "URL"`) or a list of
+    /// them (`resolvers = [...]`), or none (the standard's). Two forms at once is an
+    /// error, and so are an empty list, a URL listed twice, a table without its url or
+    /// key, and two tables with one key (a key shared is a key every resolver that takes
+    /// it may use at the others: each gets its own). Errors name the setting, never a key.
     /// Its values are checked by `include` and `exclude` before sending them.
     fn check(r: RawRegistration) -> Result<Registration, String> {
-        let resolvers = match (r.resolver, r.resolvers) {
-            (Some(_), Some(_)) => {
-                return Err("[registration] has both resolver and resolvers: give one resolver = \"URL\" or a list resolvers = [\"URL\", ...], not both".into())
+        let shared = match r.key {
+            None => None,
+            Some(toml::Value::String(k)) => Some(k),
+            // Never show the value: it may be the key, merely unquoted.
+            Some(_) => return Err("registration.key is not a string (write it in quotes)".into()),
+        };
+        let tables = match &r.resolver {
+            Some(toml::Value::Array(list)) => Some(list.as_slice()),
+            _ => None,
+        };
+        let resolvers = if let Some(tables) = tables {
+            if r.resolvers.is_some() {
+                return Err("[registration] has both [[registration.resolver]] tables and resolvers: name each resolver in a table of its own, with its key".into());
             }
-            (Some(one), None) => vec![one],
-            (None, Some(list)) => {
-                if list.is_empty() {
-                    return Err("registration.resolvers is empty: name at least one resolver (or leave it out for the default)".into());
-                }
-                if let Some((i, twice)) = list
-                    .iter()
-                    .enumerate()
-                    .find(|(i, url)| list[..*i].contains(url))
-                {
-                    return Err(format!(
-                        "registration.resolvers names {twice:?} twice (entries {} and {})",
-                        list.iter().position(|u| u == twice).unwrap_or(0) + 1,
-                        i + 1
-                    ));
-                }
-                list
+            if shared.is_some() {
+                return Err("[registration] has both key and [[registration.resolver]] tables: each resolver's key goes in its table (key = \"...\" after its url); remove key from [registration]".into());
             }
-            (None, None) => vec![DEFAULT_RESOLVER.to_string()],
+            resolver_tables(tables)?
+        } else {
+            let one = match r.resolver {
+                None => None,
+                Some(toml::Value::String(url)) => Some(url),
+                Some(_) => return Err("registration.resolver is neither a URL (resolver = \"URL\") nor tables [[registration.resolver]] with url and key".into()),
+            };
+            let key = shared.clone().ok_or(
+                "[registration] has no key: give key = \"...\", or each resolver its own key in [[registration.resolver]] tables (url and key)",
+            )?;
+            let urls = match (one, r.resolvers) {
+                (Some(_), Some(_)) => {
+                    return Err("[registration] has both resolver and resolvers: give one resolver = \"URL\" or a list resolvers = [\"URL\", ...], not both".into())
+                }
+                (Some(one), None) => vec![one],
+                (None, Some(list)) => {
+                    if list.is_empty() {
+                        return Err("registration.resolvers is empty: name at least one resolver (or leave it out for the default)".into());
+                    }
+                    if let Some((i, twice)) = list
+                        .iter()
+                        .enumerate()
+                        .find(|(i, url)| list[..*i].contains(url))
+                    {
+                        return Err(format!(
+                            "registration.resolvers names {twice:?} twice (entries {} and {})",
+                            list.iter().position(|u| u == twice).unwrap_or(0) + 1,
+                            i + 1
+                        ));
+                    }
+                    list
+                }
+                (None, None) => vec![DEFAULT_RESOLVER.to_string()],
+            };
+            urls.into_iter()
+                .map(|url| RegisteredResolver {
+                    url,
+                    key: key.clone(),
+                })
+                .collect()
         };
         Ok(Registration {
             resolvers,
+            key: shared,
             adminemail: r.adminemail,
-            key: match r.key {
-                toml::Value::String(k) => k,
-                // Never show the value: it may be the key, merely unquoted.
-                _ => return Err("registration.key is not a string (write it in quotes)".into()),
-            },
             ip: r.ip,
             platformversion: r
                 .platformversion
                 .unwrap_or_else(|| env!("CARGO_PKG_VERSION").to_string()),
         })
     }
+}
+
+/// The `[[registration.resolver]]` tables, each checked: a table of a string `url` and a
+/// string `key` and nothing else; at least one table, no URL and no key twice. Tables
+/// are named by their number (from 1) and URL, never by a key.
+fn resolver_tables(tables: &[toml::Value]) -> Result<Vec<RegisteredResolver>, String> {
+    if tables.is_empty() {
+        return Err("registration.resolver is empty: name at least one resolver, [[registration.resolver]] with its url and key".into());
+    }
+    let mut out: Vec<RegisteredResolver> = Vec::with_capacity(tables.len());
+    for (i, value) in tables.iter().enumerate() {
+        let n = i + 1;
+        let toml::Value::Table(table) = value else {
+            return Err(format!(
+                "registration.resolver {n} is not a table of url and key"
+            ));
+        };
+        if let Some(other) = table.keys().find(|k| *k != "url" && *k != "key") {
+            return Err(format!(
+                "registration.resolver {n} has an unknown field {other:?}: a resolver's table holds url and key"
+            ));
+        }
+        let url = match table.get("url") {
+            Some(toml::Value::String(u)) => u.clone(),
+            Some(_) => return Err(format!("registration.resolver {n}: url is not a string")),
+            None => return Err(format!("registration.resolver {n} has no url")),
+        };
+        let key = match table.get("key") {
+            Some(toml::Value::String(k)) => k.clone(),
+            // Never show the value: it may be the key, merely unquoted.
+            Some(_) => {
+                return Err(format!(
+                    "registration.resolver {n} ({url}): key is not a string (write it in quotes)"
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "registration.resolver {n} ({url}) has no key: each resolver's table holds the key that resolver's operator registered"
+                ))
+            }
+        };
+        if let Some(j) = out.iter().position(|r| r.url == url) {
+            return Err(format!(
+                "registration.resolver names {url:?} twice (tables {} and {n})",
+                j + 1
+            ));
+        }
+        if let Some(j) = out.iter().position(|r| r.key == key) {
+            return Err(format!(
+                "registration.resolver {} ({}) and {n} ({url}) have the same key: give each resolver a key of its own, so that none of them can include this Archive at another address in the others",
+                j + 1,
+                out[j].url
+            ));
+        }
+        out.push(RegisteredResolver { url, key });
+    }
+    Ok(out)
 }
 
 impl Minting {
@@ -535,11 +658,8 @@ archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
         assert_eq!(c.baseurl, "https://a.b/x");
         let r = c.registration.unwrap();
         assert_eq!(
-            (r.resolvers, r.platformversion.as_str()),
-            (
-                vec![DEFAULT_RESOLVER.to_string()],
-                env!("CARGO_PKG_VERSION")
-            )
+            (r.urls().collect::<Vec<_>>(), r.platformversion.as_str()),
+            (vec![DEFAULT_RESOLVER], env!("CARGO_PKG_VERSION"))
         );
         let c = with("relations = [\"\", \".metadata\"]\n[access]\nnetworks = [\"10.0.0.0/8\"]")
             .unwrap();
@@ -616,7 +736,12 @@ archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
             Config::parse(&format!(
                 "{MINIMAL}[registration]\nadminemail = \"a@b.org\"\nkey = \"1234567890\"\nip = \"1.2.3.4\"\n{lines}"
             ))
-            .map(|c| c.registration.unwrap().resolvers)
+            .map(|c| {
+                let r = c.registration.unwrap();
+                // The one key of these forms goes to each of them.
+                assert!(r.resolvers.iter().all(|each| each.key == "1234567890"));
+                r.urls().map(str::to_string).collect::<Vec<_>>()
+            })
         };
         let urls = |list: &[&str]| list.iter().map(|u| u.to_string()).collect::<Vec<_>>();
         // Neither: the standard's resolver.
@@ -652,6 +777,95 @@ archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
         assert!(resolvers("resolvers = \"http://a.org/X\"\n")
             .unwrap_err()
             .starts_with("8:13: invalid type: string"));
+    }
+
+    #[test]
+    fn each_resolver_with_its_own_key_in_a_table() {
+        let head = format!("{MINIMAL}[registration]\nadminemail = \"a@b.org\"\nip = \"1.2.3.4\"\n");
+        let table = |url: &str, key: &str| {
+            format!("[[registration.resolver]]\nurl = \"{url}\"\nkey = \"{key}\"\n")
+        };
+        let parse = |text: String| Config::parse(&text).map(|c| c.registration.unwrap());
+        let r = parse(format!(
+            "{head}{}{}",
+            table("http://b.org/X", "1111111111"),
+            table("http://a.org/X", "2222222222-3333333333")
+        ))
+        .unwrap();
+        assert_eq!(
+            r.resolvers
+                .iter()
+                .map(|r| (r.url.as_str(), r.key.as_str()))
+                .collect::<Vec<_>>(),
+            [
+                ("http://b.org/X", "1111111111"),
+                ("http://a.org/X", "2222222222-3333333333")
+            ]
+        );
+        assert_eq!(r.key, None);
+        // Neither Debug output shows a key.
+        let shown = format!("{r:?}");
+        assert!(
+            !shown.contains("1111111111") && !shown.contains("2222222222"),
+            "{shown}"
+        );
+        // Inline tables are the same tables.
+        let inline = parse(format!(
+            "{head}resolver = [{{ url = \"http://a.org/X\", key = \"1111111111\" }}]\n"
+        ))
+        .unwrap();
+        assert_eq!(inline.urls().collect::<Vec<_>>(), ["http://a.org/X"]);
+        let err = |text: String| parse(text).unwrap_err();
+        for (text, message) in [
+            (
+                format!("{head}key = \"9999999999\"\n{}", table("http://a.org/X", "1111111111")),
+                "[registration] has both key and [[registration.resolver]] tables: each resolver's key goes in its table (key = \"...\" after its url); remove key from [registration]".to_string(),
+            ),
+            (
+                format!("{head}resolvers = [\"http://c.org/X\"]\n{}", table("http://a.org/X", "1111111111")),
+                "[registration] has both [[registration.resolver]] tables and resolvers: name each resolver in a table of its own, with its key".to_string(),
+            ),
+            (
+                format!("{head}{}{}", table("http://a.org/X", "1111111111"), table("http://b.org/X", "1111111111")),
+                "registration.resolver 1 (http://a.org/X) and 2 (http://b.org/X) have the same key: give each resolver a key of its own, so that none of them can include this Archive at another address in the others".to_string(),
+            ),
+            (
+                format!("{head}{}{}", table("http://a.org/X", "1111111111"), table("http://a.org/X", "2222222222")),
+                "registration.resolver names \"http://a.org/X\" twice (tables 1 and 2)".to_string(),
+            ),
+            (
+                format!("{head}[[registration.resolver]]\nurl = \"http://a.org/X\"\n"),
+                "registration.resolver 1 (http://a.org/X) has no key: each resolver's table holds the key that resolver's operator registered".to_string(),
+            ),
+            (
+                format!("{head}[[registration.resolver]]\nkey = \"1111111111\"\n"),
+                "registration.resolver 1 has no url".to_string(),
+            ),
+            (
+                format!("{head}[[registration.resolver]]\nurl = \"http://a.org/X\"\nkey = 9876543210\n"),
+                "registration.resolver 1 (http://a.org/X): key is not a string (write it in quotes)".to_string(),
+            ),
+            (
+                format!("{head}[[registration.resolver]]\nurl = \"http://a.org/X\"\nkey = \"1111111111\"\nkye = \"9876543210\"\n"),
+                "registration.resolver 1 has an unknown field \"kye\": a resolver's table holds url and key".to_string(),
+            ),
+            (
+                format!("{head}resolver = []\n"),
+                "registration.resolver is empty: name at least one resolver, [[registration.resolver]] with its url and key".to_string(),
+            ),
+            (
+                format!("{head}resolver = \"http://a.org/X\"\n"),
+                "[registration] has no key: give key = \"...\", or each resolver its own key in [[registration.resolver]] tables (url and key)".to_string(),
+            ),
+            (
+                format!("{head}resolver = 7\n"),
+                "registration.resolver is neither a URL (resolver = \"URL\") nor tables [[registration.resolver]] with url and key".to_string(),
+            ),
+        ] {
+            let got = err(text.clone());
+            assert_eq!(got, message, "{text}");
+            assert!(!got.contains("9876543210"), "{got}");
+        }
     }
 
     #[test]

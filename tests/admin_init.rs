@@ -359,11 +359,14 @@ fn ibi_archive_root_stands_for_root() {
 }
 
 /// `--resolver URL`, given once or more with `--email`, names the resolvers of
-/// `[registration]` (one as `resolver`, several as `resolvers`, in the order given); without
-/// `--email` there is no registration to put them in; a URL that is not http:// is refused.
+/// `[registration]`, each in a `[[registration.resolver]]` table with a new key of its
+/// own, in the order given (none: the standard's resolver); without `--email` there is
+/// no registration to put them in; a URL that is not http:// is refused.
 #[test]
 fn init_names_the_resolvers_to_join() {
     let tmp = tempfile::tempdir().unwrap();
+    // The exit status, the outputs, and the resolvers' tables: each url, and whether its
+    // key follows rule chave and is no other table's.
     let registration = |name: &str, extra: &[&str]| -> (i32, String, String, String) {
         let root = tmp.path().join(name);
         let mut args = vec![
@@ -378,12 +381,23 @@ fn init_names_the_resolvers_to_join() {
         args.extend(extra);
         let (code, out, err) = run_cmd(&args);
         let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap_or_default();
-        let lines: Vec<&str> = toml
-            .lines()
-            .skip_while(|l| *l != "[registration]")
-            .take_while(|l| !l.is_empty())
-            .filter(|l| l.starts_with("resolver"))
-            .collect();
+        let mut keys: Vec<&str> = Vec::new();
+        let mut lines = Vec::new();
+        for line in toml.lines().skip_while(|l| *l != "[registration]") {
+            if line == "[[registration.resolver]]" || line.starts_with("url = ") {
+                lines.push(line.to_string());
+            } else if let Some(key) = line.strip_prefix("key = ") {
+                let key = key.trim_matches('"');
+                let own = ibi_archive::admin::registration::is_chave(key) && !keys.contains(&key);
+                lines.push(format!(
+                    "key: {}",
+                    if own { "its own" } else { "shared or bad" }
+                ));
+                keys.push(key);
+            } else if line.starts_with("key") || line.starts_with("resolver") {
+                lines.push(line.to_string());
+            }
+        }
         (code, out, err, lines.join("\n"))
     };
     let (code, _, err, lines) = registration(
@@ -398,7 +412,7 @@ fn init_names_the_resolvers_to_join() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         lines,
-        "resolver   = \"http://localhost:8090/J8LNKB5R7W/3FUQHC5\""
+        "[[registration.resolver]]\nurl = \"http://localhost:8090/J8LNKB5R7W/3FUQHC5\"\nkey: its own"
     );
     let (code, _, err, lines) = registration(
         "two",
@@ -414,7 +428,13 @@ fn init_names_the_resolvers_to_join() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         lines,
-        "resolvers  = [\"http://b.example.org/J8LNKB5R7W/3FUQHC5\", \"http://a.example.org:8090/J8LNKB5R7W/3FUQHC5\"]"
+        "[[registration.resolver]]\nurl = \"http://b.example.org/J8LNKB5R7W/3FUQHC5\"\nkey: its own\n[[registration.resolver]]\nurl = \"http://a.example.org:8090/J8LNKB5R7W/3FUQHC5\"\nkey: its own"
+    );
+    let (code, _, err, lines) = registration("default", &["--email", "a@example.org"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines,
+        "[[registration.resolver]]\nurl = \"http://urlib.net/J8LNKB5R7W/3FUQHC5\"\nkey: its own"
     );
     assert_eq!(
         registration("none", &[]).3,

@@ -95,6 +95,20 @@ impl StandIn {
 
     /// A stand-in that refuses its first requests as `busy` says.
     fn start_busy(archiveaddress: String, confirmer: Confirmer, busy: Busy) -> StandIn {
+        StandIn::start_with(archiveaddress, confirmer, busy, KEY)
+    }
+
+    /// A stand-in with which the Archive registered `key`.
+    fn start_keyed(archiveaddress: String, confirmer: Confirmer, key: &'static str) -> StandIn {
+        StandIn::start_with(archiveaddress, confirmer, Busy::NEVER, key)
+    }
+
+    fn start_with(
+        archiveaddress: String,
+        confirmer: Confirmer,
+        busy: Busy,
+        key: &'static str,
+    ) -> StandIn {
         let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
         let port = server.server_addr().to_ip().unwrap().port();
         let seen = Arc::new(Mutex::new(Seen::default()));
@@ -117,7 +131,7 @@ impl StandIn {
                         retry_after = busy.retry_after;
                         (busy.status, busy.body().to_string())
                     } else {
-                        answer(query, &archiveaddress, &confirmer, &seen)
+                        answer(query, &archiveaddress, key, &confirmer, &seen)
                     };
                     let mut response = tiny_http::Response::from_string(body)
                         .with_status_code(status)
@@ -175,7 +189,13 @@ impl Drop for StandIn {
 
 /// The resolver's side of messages (2)/(7): the eight pairs, each checked; then (3) and
 /// the status (5)/(8).
-fn answer(query: &str, address: &str, confirmer: &Confirmer, seen: &Mutex<Seen>) -> (u16, String) {
+fn answer(
+    query: &str,
+    address: &str,
+    key: &str,
+    confirmer: &Confirmer,
+    seen: &Mutex<Seen>,
+) -> (u16, String) {
     let mut pairs: Vec<(String, String)> = Vec::new();
     for part in query.split('&') {
         let (n, v) = part.split_once('=').unwrap_or((part, ""));
@@ -205,7 +225,7 @@ fn answer(query: &str, address: &str, confirmer: &Confirmer, seen: &Mutex<Seen>)
     if !well_formed {
         return (400, "error {malformed request}".into());
     }
-    if raw("registrationkey") != Some(KEY) {
+    if raw("registrationkey") != Some(key) {
         return (
             200,
             "error {unknown archive or wrong registration key}".into(),
@@ -412,7 +432,8 @@ fn failures_say_what_happened_without_the_key() {
         )
     );
 
-    // A resolver whose host name does not resolve (.invalid never does, RFC 6761).
+    // A resolver whose host name does not resolve (.invalid never does, RFC 6761); its
+    // key would cross a network in clear, which include says first.
     let unnamed = "http://no-such-host.invalid/J8LNKB5R7W/3FUQHC5";
     let f = archive("localhost:8080", KEY, unnamed);
     let (code, out, err) = run("include", &f, &[]);
@@ -421,7 +442,17 @@ fn failures_say_what_happened_without_the_key() {
         (
             1,
             "",
-            &*format!("ibi-archive: include: cannot reach the resolver at {unnamed}: its host name does not resolve\n")
+            &*format!("ibi-archive: include: warning: the registration key for {unnamed} crosses the network in clear (http): whoever reads it on the way can include this Archive at another address there; reach that resolver through a TLS tunnel (README.md, \"Joining resolvers\")\nibi-archive: include: cannot reach the resolver at {unnamed}: its host name does not resolve\n")
+        )
+    );
+    // exclude sends it the same way, without saying so again.
+    let (code, out, err) = run("exclude", &f, &[]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            1,
+            "",
+            &*format!("ibi-archive: exclude: cannot reach the resolver at {unnamed}: its host name does not resolve\n")
         )
     );
 
@@ -674,4 +705,92 @@ fn serve_pauses_as_long_as_the_resolver_asks_before_it_asks_again() {
     for part in KEY.split('-') {
         assert!(!text().contains(part), "the key is in the log:\n{}", text());
     }
+}
+
+/// Keys of two resolvers, each registered with the Archive under a key of its own.
+const KEY_A: &str = "1111111111-2222222222";
+const KEY_B: &str = "3333333333-4444444444";
+
+/// With `[[registration.resolver]]` tables, `include` and `exclude` send each resolver
+/// its own key and no other's (a resolver that took the other's key would refuse it);
+/// `--resolver` takes the key of that URL's table, and a URL without one is refused
+/// before anything is sent. Neither key is printed.
+#[test]
+fn each_resolver_is_sent_its_own_key() {
+    let served_root = archive(
+        "localhost:8080",
+        KEY,
+        "http://unused.invalid/J8LNKB5R7W/3FUQHC5",
+    );
+    let served = Serve::start(served_root.root(), Stdio::null());
+    let a = StandIn::start_keyed(served.address.clone(), Confirmer::Http, KEY_A);
+    let b = StandIn::start_keyed(served.address.clone(), Confirmer::Http, KEY_B);
+    let f = archive(&served.address, KEY, &a.url());
+    // The one key and the one resolver become a table for each resolver.
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    let toml = toml
+        .replace(&format!("key = \"{KEY}\"\n"), "")
+        .replace(&format!("resolver        = \"{}\"", a.url()), "")
+        + &format!(
+            "\n[[registration.resolver]]\nurl = \"{}\"\nkey = \"{KEY_A}\"\n\n[[registration.resolver]]\nurl = \"{}\"\nkey = \"{KEY_B}\"\n",
+            a.url(),
+            b.url()
+        );
+    assert!(!toml.contains(KEY), "{toml}");
+    f.write("archive.toml", toml.as_bytes());
+    let run_keyed = |cmd: &str, extra: &[&str]| {
+        let (code, out, err) = run(cmd, &f, extra);
+        for key in [KEY_A, KEY_B] {
+            for part in key.split('-') {
+                assert!(
+                    !out.contains(part) && !err.contains(part),
+                    "a key leaked: {out}{err}"
+                );
+            }
+        }
+        (code, out, err)
+    };
+    let (code, out, err) = run_keyed("include", &[]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            0,
+            &*format!(
+                "{a}: status.archive included\n{a}: status.confirmation successful\n{b}: status.archive included\n{b}: status.confirmation successful\n",
+                a = a.url(),
+                b = b.url()
+            ),
+            ""
+        )
+    );
+    let (code, out, _) = run_keyed("exclude", &[]);
+    assert_eq!(code, 0, "{out}");
+    let (code, out, _) = run_keyed("include", &["--resolver", &b.url()]);
+    assert_eq!(
+        (code, out.as_str()),
+        (
+            0,
+            "status.archive included\nstatus.confirmation successful\n"
+        )
+    );
+    let key_sent = |requests: Vec<String>| -> Vec<String> {
+        requests
+            .iter()
+            .map(|q| q.rsplit_once("registrationkey=").unwrap().1.to_string())
+            .collect()
+    };
+    assert_eq!(key_sent(a.requests()), [KEY_A, KEY_A]);
+    assert_eq!(key_sent(b.requests()), [KEY_B, KEY_B, KEY_B]);
+    // A resolver without a table of its own is sent neither key.
+    let other = format!("http://127.0.0.1:{}/J8LNKB5R7W/3FUQHC5", closed_port());
+    let (code, out, err) = run_keyed("include", &["--resolver", &other]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            1,
+            "",
+            &*format!("ibi-archive: include: resolver {other}: archive.toml has no key for it: each resolver's key is in its [[registration.resolver]] table, and none has this url; nothing was sent\n")
+        )
+    );
+    assert_eq!((a.requests().len(), b.requests().len()), (2, 3));
 }

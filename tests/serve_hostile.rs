@@ -549,3 +549,58 @@ fn the_last_answer_a_connection_serves_says_it_closes() {
     expected.push("close");
     assert_eq!(connection, expected);
 }
+
+/// A registration key sent to the Archive — by a resolver's URL that is in fact the
+/// Archive's, or by a client that separates pairs with `;` or escapes them — reaches no
+/// line of serve's log: the piece of the request, or of an echo, that holds it is
+/// written `…`.
+#[test]
+fn a_registration_key_sent_to_serve_reaches_no_log_line() {
+    const SECRET: &str = "98765432109876543210";
+    let f = Fixture::sample();
+    let (serve, log) = start(&f, &[]);
+    let service = "/sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+    let unknown = "ibi-archive: unknown servicesubject";
+    // The query, the line about it (if any), and its request's line but the length.
+    let cases = [
+        (
+            format!("servicesubject=inclusionRequest&archiveaddress=a.example.org&registrationkey={SECRET}"),
+            Some(format!("{unknown} \"inclusionRequest\"")),
+            format!("\"GET {service}?servicesubject=inclusionRequest&archiveaddress=a.example.org&…\" 400"),
+        ),
+        (
+            format!("servicesubject=inclusionRequest;registrationkey={SECRET}"),
+            Some(format!("{unknown} \"inclusionRequest;…\"")),
+            format!("\"GET {service}?servicesubject=inclusionRequest;…\" 400"),
+        ),
+        (
+            format!("servicesubject=inclusionRequest%3Bregistrationkey%3D{SECRET}"),
+            Some(format!("{unknown} \"inclusionRequest;…\"")),
+            format!("\"GET {service}?…\" 400"),
+        ),
+        (
+            format!("servicesubject=inclusionConfirmationRequest&registration%4Bey={SECRET}"),
+            None,
+            format!("\"GET {service}?servicesubject=inclusionConfirmationRequest&…\" 200"),
+        ),
+    ];
+    let mut expected = Vec::new();
+    for (query, about, request) in cases {
+        let r = http_get_from(local(1), &format!("{}{service}?{query}", serve.base_url()));
+        assert!(!r.text().contains(SECRET), "{}", r.text());
+        expected.extend(about);
+        // The request's line ends with the length of the answer's body.
+        expected.push(format!("127.0.0.1 {request} {}", r.body.len()));
+    }
+    // Each request's line is written once its answer is sent: waited for.
+    let deadline = std::time::Instant::now() + common::HANG_GUARD;
+    let lines = loop {
+        let text = std::fs::read_to_string(&log).unwrap();
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        if lines.len() >= expected.len() || std::time::Instant::now() > deadline {
+            break lines;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(lines, expected);
+}

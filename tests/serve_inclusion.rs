@@ -19,7 +19,10 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::resolver::{archive, archive_row, register_in, registration, Resolver, RESOLVER_IBI};
+use common::resolver::{
+    archive, archive_row, register_in, registration, registration_per_resolver, Resolver,
+    RESOLVER_IBI,
+};
 use common::{free_port, Serve, HANG_GUARD};
 
 /// The Archive's service IBI (the sample Archive's).
@@ -158,6 +161,60 @@ fn serve_is_included_in_two_resolvers_when_it_starts_and_excluded_from_both_on_s
         }
     }
     assert_eq!(lines.last(), Some(&"ibi-archive: stopped"), "{text}");
+}
+
+/// With a key of its own for each resolver (`[[registration.resolver]]`), serve is
+/// included in both when it starts and excluded from both on SIGTERM, each resolver sent
+/// its own key: each refuses the other's (a wrong key is a `403`). No key in any log.
+#[test]
+fn serve_sends_each_resolver_its_own_key() {
+    const KEY_A: &str = "1618033988-7499894848";
+    const KEY_B: &str = "5772156649-0153286060";
+    let tmp = common::archive_tempdir();
+    let start = |name: &str, key: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        let r = Resolver::start(&dir, "2s", "");
+        r.register(SERVICE, key);
+        r
+    };
+    let a = start("a", KEY_A);
+    let b = start("b", KEY_B);
+    let root = archive(tmp.path(), "archive", SERVICE, &[], &[]);
+    let address = format!("127.0.0.1:{}", free_port());
+    registration_per_resolver(
+        &root,
+        &address,
+        &[(a.service(), KEY_A), (b.service(), KEY_B)],
+    );
+    let log = tmp.path().join("serve.log");
+    let context = || logs(&log, &[&a, &b]);
+    let started = Instant::now();
+    let mut serve = serve(&root, &address, &log, &[]);
+    poll(
+        started + PROMPTLY,
+        "included in both resolvers",
+        || a.included(SERVICE) == Some(true) && b.included(SERVICE) == Some(true),
+        context,
+    );
+    let stopping = Instant::now();
+    serve.signal("TERM");
+    poll(
+        stopping + PROMPTLY,
+        "excluded from both resolvers",
+        || a.included(SERVICE) == Some(false) && b.included(SERVICE) == Some(false),
+        context,
+    );
+    let status = serve.wait("SIGTERM");
+    assert!(status.success(), "{status}\n{}", context());
+    let all = context();
+    for key in [KEY_A, KEY_B] {
+        for part in key.split('-') {
+            assert!(!all.contains(part), "a key is in a log:\n{all}");
+        }
+    }
+    // Neither resolver saw a wrong key.
+    assert!(!all.contains(" 403 "), "{all}");
 }
 
 #[test]

@@ -56,7 +56,12 @@ fuzz_target!(|data: &[u8]| {
             assert!(!c.baseurl.ends_with('/'));
             assert!(c.baseurl.bytes().all(ibi_archive::escape::is_word_byte));
             if let Some(r) = &c.registration {
-                assert!(!format!("{c:?}").contains(&format!("key: {:?}", r.key)));
+                // Neither the one key nor a resolver's own is in the Debug output.
+                let shown = format!("{c:?}");
+                for key in r.resolvers.iter().map(|each| &each.key).chain(&r.key) {
+                    assert!(!shown.contains(&format!("key: {key:?}")), "{shown}");
+                    assert!(!shown.contains(&format!("key: Some({key:?})")), "{shown}");
+                }
             }
         }
         Err(message) => {
@@ -71,15 +76,16 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-/// The value of `key = ...` in a `[registration]` table, when it is long enough to be a
-/// real key (Table 7.1: 10 digits) and does not also appear in other settings.
+/// The value of `key = ...` in a `[registration]` table or a `[[registration.resolver]]`
+/// one (the last such key), when it is long enough to be a real key (Table 7.1: 10
+/// digits) and does not also appear in other settings.
 fn registration_key(text: &str) -> Option<String> {
     let mut in_registration = false;
     let mut key = None;
     for line in text.lines() {
         let line = line.trim();
         if line.starts_with('[') {
-            in_registration = line == "[registration]";
+            in_registration = line == "[registration]" || line == "[[registration.resolver]]";
             continue;
         }
         if let Some(rest) = line.strip_prefix("key") {

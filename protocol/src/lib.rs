@@ -120,9 +120,11 @@ impl FromStr for Ibi {
 pub const MAX_LEN: usize = 255;
 
 /// `s` quoted for an error message, cut short when long so a hostile input cannot flood a
-/// log line.
+/// log line, and without a registration key ([`logline::hide_keys`]): the message may
+/// go on a page as well as to a log.
 pub fn shown(s: &str) -> String {
     const KEEP: usize = 64;
+    let s = &*logline::hide_keys(s);
     if s.len() <= KEEP {
         return format!("{s:?}");
     }

@@ -16,9 +16,79 @@ use std::time::{Duration, Instant};
 pub const MAX_LINE: usize = 2048;
 
 /// `text` as one line: every control character (C0, DEL and C1, so also CR, LF, TAB
-/// and ESC) written as `\xHH` (`\u{HHHH}` beyond one byte), and cut to [`MAX_LINE`]
-/// bytes.
+/// and ESC) written as `\xHH` (`\u{HHHH}` beyond one byte), cut to [`MAX_LINE`] bytes,
+/// and without a registration key ([`hide_keys`]).
 pub fn clean(text: &str) -> Cow<'_, str> {
+    match hide_keys(text) {
+        Cow::Borrowed(text) => escaped(text),
+        Cow::Owned(hidden) => Cow::Owned(escaped(&hidden).into_owned()),
+    }
+}
+
+/// The name of the pair that carries an Archive's registration key (Table 7.2).
+const KEY_PAIR: &[u8] = b"registrationkey=";
+
+/// What ends a piece of text that [`hide_keys`] judges: the separators of query pairs
+/// (`&`, and `;`, which some clients and servers take for one), the start of a query,
+/// and what surrounds a value echoed in a line or a pair list.
+fn ends_a_piece(c: char) -> bool {
+    matches!(
+        c,
+        '&' | ';' | '?' | ' ' | '"' | '\'' | '<' | '>' | '{' | '}'
+    )
+}
+
+/// `text` with every piece of it (a run of characters between [`ends_a_piece`]'s) that
+/// holds `registrationkey=`, in any case, as written or once percent-decoded, written
+/// `…`: a request's target, a query, or an echo of a value, whichever way its pairs are
+/// separated or escaped, never shows an Archive's registration key. Text without the
+/// name and without `%` is returned as it is, unread further.
+pub fn hide_keys(text: &str) -> Cow<'_, str> {
+    let name = &KEY_PAIR[..KEY_PAIR.len() - 1];
+    if !text.contains('%') && !contains_ignoring_case(text.as_bytes(), name) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let end = rest.find(ends_a_piece).unwrap_or(rest.len());
+        let (piece, after) = rest.split_at(end);
+        let holds_key = if piece.contains('%') {
+            let decoded: Vec<u8> = percent_encoding::percent_decode_str(piece).collect();
+            contains_ignoring_case(&decoded, KEY_PAIR)
+        } else {
+            contains_ignoring_case(piece.as_bytes(), KEY_PAIR)
+        };
+        if holds_key {
+            out.push('…');
+            changed = true;
+        } else {
+            out.push_str(piece);
+        }
+        // The separator itself, then the next piece.
+        let mut chars = after.chars();
+        if let Some(c) = chars.next() {
+            out.push(c);
+        }
+        rest = chars.as_str();
+    }
+    if changed {
+        Cow::Owned(out)
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// Whether `haystack` holds `needle` (ASCII letters in any case).
+fn contains_ignoring_case(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+/// [`clean`] but for the key: controls escaped, cut to [`MAX_LINE`].
+fn escaped(text: &str) -> Cow<'_, str> {
     if text.len() <= MAX_LINE && !text.chars().any(char::is_control) {
         return Cow::Borrowed(text);
     }
@@ -170,6 +240,48 @@ mod tests {
         let cut = clean(&long);
         assert!(cut.len() <= MAX_LINE, "{}", cut.len());
         assert!(cut.ends_with("..."));
+    }
+
+    #[test]
+    fn no_registration_key_is_shown_however_its_pairs_are_separated_or_escaped() {
+        for (text, shown) in [
+            (
+                "\"GET /X/Y?servicesubject=inclusionRequest&registrationkey=1234567890\" 400",
+                "\"GET /X/Y?servicesubject=inclusionRequest&…\" 400",
+            ),
+            (
+                "/X/Y?servicesubject=inclusionRequest;registrationkey=1234567890;archiveip=1.2.3.4",
+                "/X/Y?servicesubject=inclusionRequest;…;archiveip=1.2.3.4",
+            ),
+            (
+                "unknown servicesubject \"inclusionRequest;RegistrationKey=1234567890\"",
+                "unknown servicesubject \"inclusionRequest;…\"",
+            ),
+            // Escaped: the name, the `=`, a separator.
+            ("/X?registration%6Bey=1234567890&a=b", "/X?…&a=b"),
+            ("/X?registrationkey%3D1234567890", "/X?…"),
+            (
+                "/X?servicesubject=inclusionRequest%3Bregistrationkey%3D1234567890",
+                "/X?…",
+            ),
+            ("/X%3Fregistrationkey=1234567890", "…"),
+            ("error {registrationkey=1-2}", "error {…}"),
+        ] {
+            assert_eq!(hide_keys(text), shown, "{text}");
+            assert_eq!(clean(text), shown, "{text}");
+        }
+        // Naming the pair is no key; nor is an escape elsewhere.
+        for kept in [
+            "malformed registrationkey",
+            "registration.key in archive.toml does not follow rule chave",
+            "/col/a%20b/registrationkey.txt",
+            "http://a.org/x%3Fy=1",
+        ] {
+            assert!(matches!(hide_keys(kept), Cow::Borrowed(_)), "{kept}");
+        }
+        // Hidden before the controls are escaped, so an escaped line cannot carry one.
+        assert_eq!(clean("a\nregistrationkey=1234567890"), "…");
+        assert_eq!(clean("a\n&registrationkey=1234567890"), "a\\x0a&…");
     }
 
     #[test]

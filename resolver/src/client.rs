@@ -74,19 +74,22 @@ impl Policy {
         Policy { networks }
     }
 
-    /// Whether an Archive may be at `ip`. An IPv6 address with IPv4 addresses inside it
-    /// (see `embedded_v4`) is judged by those: allowed when every one of them is.
+    /// Whether an Archive may be at `ip`. Under listed networks, `ip` itself must be in
+    /// the list: it is what the resolver connects to (a 6to4 relay, a NAT64 or Teredo
+    /// address is reached as IPv6, wherever its IPv4 leads). The IPv4 addresses inside an
+    /// IPv6 address (see `embedded_v4`) can only refuse it: each must be in the list
+    /// too. An IPv4-mapped address is its IPv4 address ([`Network::contains`]): a
+    /// connection to it is one to that IPv4 address.
     pub fn allows(&self, ip: IpAddr) -> bool {
         match &self.networks {
             Some(list) => {
                 let inside = |ip: IpAddr| list.iter().any(|n| n.contains(ip));
-                match ip {
-                    IpAddr::V6(v6) => match embedded_v4(v6) {
-                        Some(v4s) => v4s.into_iter().all(|v4| inside(IpAddr::V4(v4))),
-                        None => inside(ip),
-                    },
-                    IpAddr::V4(_) => inside(ip),
-                }
+                inside(ip)
+                    && match ip {
+                        IpAddr::V6(v6) => embedded_v4(v6)
+                            .is_none_or(|v4s| v4s.into_iter().all(|v4| inside(IpAddr::V4(v4)))),
+                        IpAddr::V4(_) => true,
+                    }
             }
             None => is_public(ip),
         }
@@ -1058,10 +1061,21 @@ mod tests {
     }
 
     #[test]
-    fn under_listed_networks_an_ipv6_address_is_judged_by_the_ipv4_inside_it() {
-        let lo = Policy::new(Some(vec![Network::parse("127.0.0.0/8").unwrap()]));
+    fn under_listed_networks_the_address_connected_to_is_itself_in_the_list() {
+        let nets = |list: &[&str]| {
+            Policy::new(Some(
+                list.iter().map(|n| Network::parse(n).unwrap()).collect(),
+            ))
+        };
+        let lo = nets(&["127.0.0.0/8"]);
+        // IPv4-mapped: a connection to it is one to the IPv4 address itself.
+        for ip in ["127.0.0.1", "::ffff:127.0.0.1"] {
+            assert!(lo.allows(ip.parse().unwrap()), "{ip}");
+        }
+        // Packets to these go to the IPv6 address (a relay, a translator), which is not
+        // in the list, whatever IPv4 address is inside it.
         for ip in [
-            "::ffff:127.0.0.1",
+            "::1",
             "2002:7f00:1::",
             "::ffff:0:7f00:1",
             "::127.0.0.1",
@@ -1069,21 +1083,39 @@ mod tests {
             // Teredo, server 127.0.0.1 and client 127.0.0.1 (inverted: 80ff:fffe).
             "2001:0:7f00:1::80ff:fffe",
         ] {
-            assert!(lo.allows(ip.parse().unwrap()), "{ip}");
-        }
-        for ip in [
-            "::1",
-            "2002:9610:22ef::1",
-            "::ffff:150.163.2.175",
-            // Teredo, server 127.0.0.1 but client 8.8.8.8; and the other way round.
-            "2001:0:7f00:1::f7f7:f7f7",
-            "2001:0:808:808::80ff:fffe",
-        ] {
             assert!(!lo.allows(ip.parse().unwrap()), "{ip}");
         }
-        // An IPv6 block does not let in the IPv4 addresses carried inside it.
-        let six_to_four = Policy::new(Some(vec![Network::parse("2002::/16").unwrap()]));
+        // Refused before any packet: no URL is made for them.
+        let client = ArchiveClient::new(lo, DEFAULT_PER_ARCHIVE);
+        for address in ["[2002:7f00:1::]:8080", "[64:ff9b::7f00:1]:8080"] {
+            assert_eq!(
+                client.service_url(address, "x/y", &[]),
+                Err(format!(
+                    "{address} is outside the networks Archives may have"
+                ))
+            );
+        }
+        // Listed, an IPv6 address is let in only when every IPv4 address inside it is
+        // listed too: the IPv4 inside can only refuse.
+        let six_to_four = nets(&["2002::/16"]);
         assert!(!six_to_four.allows("2002:7f00:1::".parse().unwrap()));
+        let both = nets(&["2002::/16", "127.0.0.0/8"]);
+        assert!(both.allows("2002:7f00:1::".parse().unwrap()));
+        assert!(!both.allows("2002:9610:22ef::1".parse().unwrap()));
+        let nat64 = nets(&["64:ff9b::/96", "10.0.0.0/8"]);
+        assert!(nat64.allows("64:ff9b::a00:1".parse().unwrap()));
+        assert!(!nat64.allows("64:ff9b::7f00:1".parse().unwrap()));
+        // Teredo: its server and its client (inverted) both judged.
+        let teredo = nets(&["2001::/32", "127.0.0.0/8"]);
+        assert!(teredo.allows("2001:0:7f00:1::80ff:fffe".parse().unwrap()));
+        assert!(!teredo.allows("2001:0:7f00:1::f7f7:f7f7".parse().unwrap()));
+        assert!(!teredo.allows("2001:0:808:808::80ff:fffe".parse().unwrap()));
+        let translated = nets(&["::ffff:0:0:0/96", "127.0.0.0/8"]);
+        assert!(translated.allows("::ffff:0:7f00:1".parse().unwrap()));
+        // An address without an IPv4 inside is judged by the list alone.
+        let v6 = nets(&["2001:4860::/32"]);
+        assert!(v6.allows("2001:4860:4860::8888".parse().unwrap()));
+        assert!(!v6.allows("2001:4861::1".parse().unwrap()));
     }
 
     #[test]

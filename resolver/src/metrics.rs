@@ -52,6 +52,7 @@ pub struct Metrics {
     throttled: Family<LimitLabels, Counter>,
     abandoned: Counter,
     relayed: Counter,
+    moves: Family<ArchiveResult, Counter>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -181,6 +182,12 @@ impl Metrics {
             "Requests whose client closed the connection before the answer (logged with status 499)",
             abandoned.clone(),
         );
+        let moves = Family::<ArchiveResult, Counter>::default();
+        registry.register(
+            "archive_moves",
+            "Inclusions of an Archive at another address than the one recorded, by Archive and result (moved; refused: it was included and still answered at the address recorded)",
+            moves.clone(),
+        );
         Metrics {
             registry,
             resolutions,
@@ -195,7 +202,18 @@ impl Metrics {
             throttled,
             abandoned,
             relayed,
+            moves,
         }
+    }
+
+    /// An inclusion of `archive` at another address: `moved` or `refused`.
+    pub fn archive_move(&self, archive: &str, result: &str) {
+        self.moves
+            .get_or_create(&ArchiveResult {
+                archive: archive.to_string(),
+                result: result.to_string(),
+            })
+            .inc();
     }
 
     /// `archive` claimed the Original of an IBI remembered at another Archive.

@@ -121,6 +121,37 @@ pub struct ArchiveRecord {
     pub dormant: bool,
     /// IBIs remembered at another Archive whose Original it claimed too.
     pub conflicts: i64,
+    /// Inclusions at another address than the one recorded.
+    pub moves: i64,
+    /// When the last move was made, and the address it left.
+    pub movedat: Option<String>,
+    pub movedfrom: Option<String>,
+    /// Moves refused: the Archive still answered at the address recorded.
+    pub movesrefused: i64,
+}
+
+/// Where an Archive is recorded: what decides whether an inclusion moves it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// Its address, once it was included.
+    pub address: Option<String>,
+    pub included: bool,
+}
+
+impl Place {
+    /// The address an inclusion at `address` moves the Archive from, while it is
+    /// included elsewhere (an excluded Archive, or one never included, is moved freely).
+    pub fn moving_from(&self, address: &str) -> Option<&str> {
+        self.address
+            .as_deref()
+            .filter(|old| self.included && is_another_address(old, address))
+    }
+}
+
+/// Whether `new` is another address than `old` (host names are told apart without
+/// regard to case).
+pub fn is_another_address(old: &str, new: &str) -> bool {
+    !old.eq_ignore_ascii_case(new)
 }
 
 /// A remembered location, as the table holds it.
@@ -567,7 +598,8 @@ impl Registry {
         let rows = self.conn.query(
             "SELECT serviceibi, email, registered, address, ip, platformversion, included,
                     confirmation, changed, lastsuccess, failures, latencyms, dormant,
-                    (SELECT count(*) FROM conflicts WHERE claimant = archives.serviceibi)
+                    (SELECT count(*) FROM conflicts WHERE claimant = archives.serviceibi),
+                    moves, movedat, movedfrom, movesrefused
              FROM archives ORDER BY serviceibi",
             &[],
         )?;
@@ -588,6 +620,10 @@ impl Registry {
                     latencyms: r.opt_real(11)?,
                     dormant: r.int(12)? != 0,
                     conflicts: r.int(13)?,
+                    moves: r.int(14)?,
+                    movedat: r.opt_text(15)?,
+                    movedfrom: r.opt_text(16)?,
+                    movesrefused: r.int(17)?,
                 })
             })
             .collect::<Result<_, StoreError>>()
@@ -631,10 +667,50 @@ impl Registry {
         }
     }
 
-    /// Records an inclusion (the Archive must be registered).
-    pub fn include(&mut self, serviceibi: &Ibi, inc: &Inclusion<'_>) -> Result<(), RegistryError> {
+    /// Where the Archive is recorded (`None`: it is not registered).
+    pub fn place(&mut self, serviceibi: &Ibi) -> Result<Option<Place>, RegistryError> {
+        let row = self.conn.query_one(
+            "SELECT address, included FROM archives WHERE serviceibi = ?1",
+            values![serviceibi.key()],
+        )?;
+        Ok(match row {
+            Some(r) => Some(Place {
+                address: r.opt_text(0)?,
+                included: r.int(1)? != 0,
+            }),
+            None => None,
+        })
+    }
+
+    /// Records an inclusion (the Archive must be registered), and, when it is at another
+    /// address than the one recorded, a move: counted, its time and the address it left
+    /// kept. The address left, when it moved.
+    pub fn include(
+        &mut self,
+        serviceibi: &Ibi,
+        inc: &Inclusion<'_>,
+    ) -> Result<Option<String>, RegistryError> {
         let now = self.now();
         self.conn.transaction(|tx| {
+            // Read under the transaction's lock (SQLite's write lock from its start, the
+            // row's on PostgreSQL), so that the move counted is the one written.
+            let lock = if tx.is_postgres() { " FOR UPDATE" } else { "" };
+            let old = tx
+                .query_one(
+                    &format!("SELECT address FROM archives WHERE serviceibi = ?1{lock}"),
+                    values![serviceibi.key()],
+                )?
+                .map(|r| r.opt_text(0))
+                .transpose()?
+                .flatten();
+            let moved_from = old.filter(|old| is_another_address(old, inc.address));
+            if let Some(from) = &moved_from {
+                tx.execute(
+                    "UPDATE archives SET moves = moves + 1, movedat = ?2, movedfrom = ?3
+                     WHERE serviceibi = ?1",
+                    values![serviceibi.key(), &now, from],
+                )?;
+            }
             let n = tx.execute(
                 "UPDATE archives SET address = ?2, ip = ?3, platformversion = ?4,
                         reportedemail = ?5, included = 1, confirmation = ?6, changed = ?7,
@@ -659,7 +735,19 @@ impl Registry {
             )?;
             one_row(n, serviceibi)?;
             tx.notify(REGISTRY_CHANNEL, "")?;
-            Ok(())
+            Ok(moved_from)
+        })
+    }
+
+    /// Counts a move refused: an inclusion at another address while the Archive still
+    /// answered at the one recorded.
+    pub fn refuse_move(&mut self, serviceibi: &Ibi) -> Result<(), RegistryError> {
+        self.conn.transaction(|tx| {
+            let n = tx.execute(
+                "UPDATE archives SET movesrefused = movesrefused + 1 WHERE serviceibi = ?1",
+                values![serviceibi.key()],
+            )?;
+            one_row(n, serviceibi)
         })
     }
 
@@ -1232,6 +1320,77 @@ mod tests {
                 let mode = std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
                 assert_eq!(mode, 0o600);
             }
+        }
+    }
+
+    #[test]
+    fn an_inclusion_at_another_address_is_a_move_counted_with_the_address_left() {
+        for TestRegistry { database, .. } in registries() {
+            let ibi = Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap();
+            let mut r = Registry::open(&database).unwrap();
+            r.register(&ibi, "banon@dpi.inpe.br", "1234567890").unwrap();
+            let at = |address: &'static str| Inclusion {
+                address,
+                ip: "150.163.34.239",
+                platformversion: "1",
+                email: "banon@dpi.inpe.br",
+                confirmed: true,
+                ip_reached: false,
+            };
+            let moves = |r: &mut Registry| {
+                let a = &r.list().unwrap()[0];
+                (
+                    a.moves,
+                    a.movedfrom.clone(),
+                    a.movedat.is_some(),
+                    a.movesrefused,
+                )
+            };
+            assert_eq!(
+                r.place(&ibi).unwrap(),
+                Some(Place {
+                    address: None,
+                    included: false
+                })
+            );
+            // The first inclusion, and one at the same address in another case: no move.
+            assert_eq!(r.include(&ibi, &at("a.example.org:8080")).unwrap(), None);
+            assert_eq!(r.include(&ibi, &at("A.example.org:8080")).unwrap(), None);
+            assert_eq!(moves(&mut r), (0, None, false, 0));
+            let place = r.place(&ibi).unwrap().unwrap();
+            assert_eq!(place.moving_from("a.EXAMPLE.org:8080"), None);
+            assert_eq!(
+                place.moving_from("b.example.org"),
+                Some("A.example.org:8080")
+            );
+            // Included elsewhere: a move, counted, the address it left kept.
+            assert_eq!(
+                r.include(&ibi, &at("b.example.org")).unwrap().as_deref(),
+                Some("A.example.org:8080")
+            );
+            assert_eq!(
+                moves(&mut r),
+                (1, Some("A.example.org:8080".to_string()), true, 0)
+            );
+            // Excluded, it moves freely, and the move is still one.
+            r.exclude(&ibi).unwrap();
+            assert_eq!(
+                r.place(&ibi).unwrap().unwrap().moving_from("c.example.org"),
+                None
+            );
+            assert_eq!(
+                r.include(&ibi, &at("c.example.org")).unwrap().as_deref(),
+                Some("b.example.org")
+            );
+            r.refuse_move(&ibi).unwrap();
+            assert_eq!(
+                moves(&mut r),
+                (2, Some("b.example.org".to_string()), true, 1)
+            );
+            // Unregistered: nowhere.
+            r.unregister(&ibi).unwrap();
+            assert_eq!(r.place(&ibi).unwrap(), None);
+            assert!(r.refuse_move(&ibi).is_err());
         }
     }
 

@@ -2430,13 +2430,21 @@ const NOT_IN_A_LOCATION: &percent_encoding::AsciiSet = &percent_encoding::CONTRO
     .add(b'`');
 
 /// The pairs of `query` whose names (percent-decoded) `keep` accepts, as sent, and
-/// whether any was left out.
+/// whether any was left out. What is kept is shown, logged or sent on, so `;`, which
+/// some clients and servers take for a separator, is one here too: a pair is kept only
+/// when every part of it between `;` has a name `keep` accepts (else a registration key
+/// could follow a pair that is shown, `servicesubject=inclusionRequest;registrationkey=…`).
+/// A pair that holds a registration key in any other way (escaped, in a value:
+/// [`ibi::logline::hide_keys`]) is never kept.
 pub fn kept_pairs(query: &str, keep: impl Fn(&str) -> bool) -> (Vec<&str>, bool) {
     let mut kept = Vec::new();
     let mut left_out = false;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let name = pair.split('=').next().unwrap_or("");
-        if keep(&percent_encoding::percent_decode_str(name).decode_utf8_lossy()) {
+        let accepted = pair.split(';').filter(|p| !p.is_empty()).all(|part| {
+            let name = part.split('=').next().unwrap_or("");
+            keep(&percent_encoding::percent_decode_str(name).decode_utf8_lossy())
+        });
+        if accepted && ibi::logline::hide_keys(pair) == pair {
             kept.push(pair);
         } else {
             left_out = true;

@@ -342,27 +342,43 @@ fn metrics(state: &AppState, req: &Received) -> Answer {
     )
 }
 
-/// Whether this resolver can resolve, for a balancer: `200` and `ready: …` when the
+/// Whether this resolver can resolve, for a balancer: `200` and `ready…` when the
 /// registry answered its last read, and when it did not either, as resolutions go on
-/// with the included Archives and the memory held (the reason shown only to the networks
-/// that may see the metrics: it may name the database's host).
+/// with the included Archives and the memory held. What the registry's state is, and
+/// why it does not answer, only to those who run the resolver ([`may_see_reason`]):
+/// the reason is the database driver's text, which may name the database's host, port,
+/// user and database; everyone else gets the bare `ready` a balancer looks for.
 fn health(state: &AppState, req: &Received) -> Answer {
+    if !may_see_reason(&state.config, req) {
+        return Answer::new(text(200, "ready\n"), "");
+    }
     let body = match state.reachable() {
         crate::state::Reachable::Yes => "ready: the registry answers\n".to_string(),
         crate::state::Reachable::No { since, reason } => {
             let n = state.archives().len();
-            let held = format!(
-                "ready: resolving with the {n} included Archive{} held; the registry has not answered since {since}",
-                if n == 1 { "" } else { "s" }
-            );
-            if state.config.may_see_metrics(req.client) {
-                format!("{held}: {}\n", cut(&reason, 500))
-            } else {
-                format!("{held}\n")
-            }
+            format!(
+                "ready: resolving with the {n} included Archive{} held; the registry has not answered since {since}: {}\n",
+                if n == 1 { "" } else { "s" },
+                cut(&reason, 500)
+            )
         }
     };
     Answer::new(text(200, &body), "")
+}
+
+/// Whether `req` comes from this machine (loopback) or from a trusted proxy asking for
+/// itself, and from no one it forwards: those see what `/healthz` says of the registry.
+/// Not the `[metrics] networks`: they are opened to scrapers of numbers, not of the
+/// database's error text. A request that an untrusted proxy forwarded (it connects from
+/// an address no trusted proxy is, with `X-Forwarded-For` or `Forwarded`) is someone
+/// else's, even from loopback: a proxy on this machine left out of `trustedproxies`
+/// would otherwise make every reader loopback.
+fn may_see_reason(config: &Config, req: &Received) -> bool {
+    let peer = req.ips.last().copied().unwrap_or(req.client);
+    let forwarded_untrusted = !config.is_trusted_proxy(peer)
+        && (req.headers.contains_key("x-forwarded-for")
+            || req.headers.contains_key(header::FORWARDED));
+    (req.client.is_loopback() || config.is_trusted_proxy(req.client)) && !forwarded_untrusted
 }
 
 /// An Archive's request (or a resolver taking this one for an Archive): answered as what
@@ -799,7 +815,8 @@ impl Drop for LogLine {
 
 /// Query pairs a log line or a page may show with their values; every other pair is
 /// left out (`&…`), so that no registration key, whatever the request's method, length
-/// or path, reaches the log: it goes only in the query of the resolver service.
+/// or path, reaches the log: it goes only in the query of the resolver service. Pairs
+/// joined by `;` are shown only when each is one of these ([`kept_pairs`]).
 const SHOWN_PAIRS: [&str; 4] = [
     "ibiurl.verblist",
     "ibiurl.requireditemstatus",
@@ -950,6 +967,91 @@ mod tests {
         assert_eq!(
             ips("127.0.0.1", "garbage"),
             owned(&["127.0.0.1"], "127.0.0.1")
+        );
+    }
+
+    #[test]
+    fn the_registry_s_fault_is_for_this_machine_and_trusted_proxies_asking_for_themselves() {
+        let config = Config::parse(
+            "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://r\"\ntrustedproxies = [\"10.0.0.2\"]\n[metrics]\nnetworks = [\"0.0.0.0/0\", \"::/0\"]\n",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let sees = |peer: &str, headers: &[(&'static str, &'static str)]| {
+            let mut request = Request::builder().uri("/healthz");
+            for (name, value) in headers {
+                request = request.header(*name, *value);
+            }
+            let (parts, ()) = request.body(()).unwrap().into_parts();
+            let ips = client_ips(&config, peer.parse().unwrap(), &parts.headers);
+            may_see_reason(&config, &Received::of(&parts, &ips))
+        };
+        assert!(sees("127.0.0.1", &[]));
+        assert!(sees("::1", &[]));
+        assert!(sees("10.0.0.2", &[]));
+        // Inside the metrics networks is not enough.
+        assert!(!sees("203.0.113.9", &[]));
+        // A reader behind the trusted proxy, whatever it claims to be.
+        assert!(!sees("10.0.0.2", &[("x-forwarded-for", "203.0.113.9")]));
+        assert!(!sees(
+            "10.0.0.2",
+            &[("x-forwarded-for", "127.0.0.1, 203.0.113.9")]
+        ));
+        // The trusted proxy naming only itself, and on behalf of this machine.
+        assert!(sees("10.0.0.2", &[("x-forwarded-for", "10.0.0.2")]));
+        assert!(sees("10.0.0.2", &[("x-forwarded-for", "127.0.0.1")]));
+        // A proxy on this machine the resolver does not trust forwards someone else.
+        assert!(!sees("127.0.0.1", &[("x-forwarded-for", "203.0.113.9")]));
+        assert!(!sees("127.0.0.1", &[("forwarded", "for=203.0.113.9")]));
+    }
+
+    #[test]
+    fn a_query_is_shown_by_the_pairs_read_whether_separated_by_ampersands_or_semicolons() {
+        let service = "/J8LNKB5R7W/3FUQHC5";
+        let item = "/LK47B6W/362SFKH";
+        for (path, query, shown) in [
+            (
+                service,
+                "servicesubject=inclusionRequest&registrationkey=1234567890",
+                "/J8LNKB5R7W/3FUQHC5?servicesubject=inclusionRequest&…",
+            ),
+            (
+                service,
+                "servicesubject=inclusionRequest;registrationkey=1234567890",
+                "/J8LNKB5R7W/3FUQHC5?…",
+            ),
+            (
+                service,
+                "servicesubject=inclusionRequest%3Bregistrationkey%3D1234567890",
+                "/J8LNKB5R7W/3FUQHC5?…",
+            ),
+            (
+                service,
+                "servicesubject=inclusionRequest&Registration%4Bey=1234567890",
+                "/J8LNKB5R7W/3FUQHC5?servicesubject=inclusionRequest&…",
+            ),
+            (
+                item,
+                "noredirect;ibiurl.verblist=GetMetadata",
+                "/LK47B6W/362SFKH?noredirect;ibiurl.verblist=GetMetadata",
+            ),
+            (
+                item,
+                "ibiurl.verblist=GetMetadata;x=1&noredirect",
+                "/LK47B6W/362SFKH?noredirect&…",
+            ),
+        ] {
+            assert_eq!(shown_request(path, Some(query)), shown, "{query}");
+        }
+        // What is sent on to an Archive (url.persistent) leaves a key out too.
+        let not_the_key = |name: &str| name != "registrationkey";
+        assert_eq!(
+            kept_pairs("a=1;registrationkey=2&b=3;c=4", not_the_key),
+            (vec!["b=3;c=4"], true)
+        );
+        assert_eq!(
+            kept_pairs("a=registrationkey%3D2&b=3", not_the_key),
+            (vec!["b=3"], true)
         );
     }
 

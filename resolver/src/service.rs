@@ -7,7 +7,8 @@
 //! work, slowed down further for an address that keeps trying. Requests from one client
 //! network are checked in turn, in the order they came; past the bounds of that line, the
 //! answer is `429` with the seconds to wait in `Retry-After`. The key is never logged or
-//! echoed.
+//! echoed. An included Archive asking for another address (a move) is refused, `409`,
+//! while it still answers at the one recorded; a move made is logged and counted.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -236,6 +237,43 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
             format!("{id}: {} is this resolver's own address", req.address),
         );
     }
+    // A move: an Archive included at one address asking to be included at another.
+    // Whoever holds its key may ask it (a key sent in clear, one shared with another
+    // resolver), and its IBIs then lead there: refused while the Archive still answers
+    // at the address recorded, and logged and counted when made.
+    let place = {
+        let ibi = req.serviceibi.clone();
+        match state.read(move |r| r.place(&ibi)).await {
+            Ok(place) => place,
+            Err(e) => return unavailable(&id, &e.to_string()),
+        }
+    };
+    if let Some(old) = place.as_ref().and_then(|p| p.moving_from(req.address)) {
+        let still = state
+            .engine
+            .client
+            .confirm(old, req.serviceibi.as_str(), state.config.archives.timeout)
+            .await;
+        if still == Confirmation::Yes {
+            let ibi = req.serviceibi.clone();
+            let counted = match state.write(move |r| r.refuse_move(&ibi)).await {
+                Ok(()) => String::new(),
+                Err(e) => format!(" (not counted in the registry: {e})"),
+            };
+            state.engine.metrics.archive_move(&id, "refused");
+            let words = format!(
+                "the Archive still answers at its old address {old}: switch it off or exclude it first"
+            );
+            return error(
+                409,
+                &words.split(' ').collect::<Vec<_>>(),
+                format!(
+                    "{id}: move from {old} to {} refused: the Archive still answers at {old}{counted}",
+                    req.address
+                ),
+            );
+        }
+    }
     // Figure 7.1, message 3: "Solicitar confirmação".
     let confirmation = state
         .engine
@@ -280,8 +318,12 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
         // It answered: whatever failures were counted against it are over.
         state.engine.health.reset(req.serviceibi.as_str());
     }
+    if let Ok(Some(_)) = &written {
+        state.engine.metrics.archive_move(&id, "moved");
+    }
     match written {
-        Ok(()) => {
+        Ok(moved_from) => {
+            let moved = moved_from.map_or(String::new(), |from| format!(", moved from {from}"));
             let outcome: &[u8] = if confirmed {
                 b"successful"
             } else {
@@ -294,7 +336,7 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
                 status: 200,
                 pairs,
                 note: format!(
-                    "{id}: included at {}, confirmation {}{slowed}",
+                    "{id}: included at {}{moved}, confirmation {}{slowed}",
                     req.address,
                     String::from_utf8_lossy(outcome)
                 ),

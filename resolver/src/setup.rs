@@ -57,8 +57,8 @@ pub fn template(serviceibi: &str, publicurl: &str) -> String {
 # the README of ibi-archive ("resolver.toml") and in ibi-resolver(1).
 
 # The resolver service's IBI, minted by init from publicurl's host: its service answers at
-# <publicurl>/<serviceibi>, the URL an Archive puts in [registration].resolver of its
-# archive.toml. Keep it: Archives know the resolver by it.
+# <publicurl>/<serviceibi>, the URL an Archive names in [registration] of its archive.toml
+# (a [[registration.resolver]] table's url). Keep it: Archives know the resolver by it.
 serviceibi = "{serviceibi}"
 # How readers reach this resolver, http(s)://host[:port] without a path: persistent URLs
 # are <publicurl>/<IBI>..., and the acknowledgments sent to Archives name it.

@@ -277,12 +277,23 @@ impl AppState {
 
     /// Runs one change of the registry (a transaction) off the async threads, then
     /// reads the included Archives again.
-    pub async fn write<F>(&self, change: F) -> Result<(), RegistryError>
+    pub async fn write<T, F>(&self, change: F) -> Result<T, RegistryError>
     where
-        F: FnOnce(&mut Registry) -> Result<(), RegistryError> + Send + 'static,
+        T: Send + 'static,
+        F: FnOnce(&mut Registry) -> Result<T, RegistryError> + Send + 'static,
     {
-        self.with_registry(change).await?;
-        self.refresh().await
+        let done = self.with_registry(change).await?;
+        self.refresh().await?;
+        Ok(done)
+    }
+
+    /// Reads the registry ([`AppState::with_registry`]'s bounds), changing nothing.
+    pub async fn read<T, F>(&self, work: F) -> Result<T, RegistryError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Registry) -> Result<T, RegistryError> + Send + 'static,
+    {
+        self.with_registry(work).await
     }
 
     /// Whether `key` is the registered key of `serviceibi`. The checks from one client

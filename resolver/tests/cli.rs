@@ -90,7 +90,7 @@ fn register_reads_the_key_from_stdin_and_never_shows_it() {
     assert_eq!(code, 0);
     assert_eq!(
         out.lines().nth(1).unwrap(),
-        "sid.inpe.br/mtc-m21/2012/06.05.15.34.39,-,no,-,-,0,no,-,-,banon@dpi.inpe.br,0"
+        "sid.inpe.br/mtc-m21/2012/06.05.15.34.39,-,no,-,-,0,no,-,-,banon@dpi.inpe.br,0,0,-,-,0"
     );
     assert!(!out.contains("1234567890"));
     let db = std::fs::read(dir.path().join("resolver.sqlite")).unwrap();
@@ -149,7 +149,7 @@ fn a_version_3_registry_with_a_lower_case_ibip_is_found() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         out.lines().nth(1).unwrap(),
-        "LK47B6W/32NSFRP,-,no,-,-,0,no,-,-,a@example.org,0"
+        "LK47B6W/32NSFRP,-,no,-,-,0,no,-,-,a@example.org,0,0,-,-,0"
     );
     for spelling in ["Lk47b6w/32nsfrp", "LK47B6W/32NSFRP"] {
         let (code, _, err) = run(

@@ -1024,14 +1024,14 @@ fn a_kill_at_any_instant_leaves_a_whole_registry() {
         let mut lines = listed.out.lines();
         assert_eq!(
             lines.next(),
-            Some("serviceibi,address,included,confirmation,lastsuccess,failures,dormant,latencyms,changed,email,conflicts")
+            Some("serviceibi,address,included,confirmation,lastsuccess,failures,dormant,latencyms,changed,email,conflicts,moves,movedat,movedfrom,movesrefused")
         );
         let seen = seen.lock().unwrap();
         let mut listed_ibis = std::collections::BTreeSet::new();
         let mut included_ibis = std::collections::BTreeSet::new();
         for line in lines {
             let f: Vec<&str> = line.split(',').collect();
-            assert_eq!(f.len(), 11, "round {round}: {line}");
+            assert_eq!(f.len(), 15, "round {round}: {line}");
             let email = seen.tried.get(f[0]);
             assert_eq!(
                 email.map(String::as_str),
@@ -1150,7 +1150,7 @@ fn a_read_only_registry_is_read_but_never_written() {
     assert_eq!(listed.code, 0, "{}", listed.err);
     assert_eq!(
         listed.out.lines().nth(1),
-        Some(format!("{SERVICE},-,no,-,-,0,no,-,-,a@example.org,0").as_str())
+        Some(format!("{SERVICE},-,no,-,-,0,no,-,-,a@example.org,0,0,-,-,0").as_str())
     );
     for ran in [
         register("urlib.net/www/2012/01.01.01.02"),
@@ -3066,7 +3066,7 @@ fn archive_addresses_outside_the_networks_are_refused_and_never_contacted() {
     let listed = r.command(&["archives", "--csv"], "");
     assert_eq!(
         listed.out.lines().nth(1),
-        Some(format!("{SERVICE},-,no,-,-,0,no,-,-,archive-admin@example.org,0").as_str())
+        Some(format!("{SERVICE},-,no,-,-,0,no,-,-,archive-admin@example.org,0,0,-,-,0").as_str())
     );
     // A later resolution asks no one.
     let a = get(r.port, "/8JMKD3MGP8W/35MME4E");
@@ -3494,7 +3494,7 @@ fn an_unknown_archive_and_a_wrong_key_get_the_same_403() {
     let listed = r.command(&["archives", "--csv"], "");
     assert_eq!(
         listed.out.lines().skip(1).collect::<Vec<_>>(),
-        [format!("{SERVICE},-,no,-,-,0,no,-,-,archive-admin@example.org,0").as_str()]
+        [format!("{SERVICE},-,no,-,-,0,no,-,-,archive-admin@example.org,0,0,-,-,0").as_str()]
     );
     assert_eq!(peer.connections(), 0);
     r.assert_alive();

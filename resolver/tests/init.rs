@@ -110,12 +110,14 @@ fn init_writes_settings_that_serve_takes_and_mints_by_the_rule() {
             "ibi-resolver: wrote {c}; created the registry {}.
 Next steps:
   1. Register each Archive with its service IBI and the registration key its
-     administrator sends you:
+     administrator sends you (a key for this resolver alone):
        echo KEY | ibi-resolver register SERVICEIBI --email E --config {c}
   2. Start the resolver: ibi-resolver serve --config {c}
      (installed from the Debian package: systemctl enable --now ibi-resolver)
-  3. Each Archive names this resolver in [registration] of its archive.toml,
-       resolver = \"http://127.0.0.1:8090/{ibi}\"
+  3. Each Archive names this resolver, with that key, in its archive.toml,
+       [[registration.resolver]]
+       url = \"http://127.0.0.1:8090/{ibi}\"
+       key = \"KEY\"
      and joins it: ibi-archive include
 ",
             registry.display()

@@ -753,6 +753,42 @@ fn the_registration_key_reaches_no_log_line_and_no_page_however_it_is_sent() {
             ),
             200,
         ),
+        // Pairs separated by `;`, as some clients write them: the key hides behind a
+        // pair the log shows.
+        (
+            "; between pairs",
+            request("GET", &service, &query.replace('&', ";")),
+            400,
+        ),
+        (
+            "; after servicesubject",
+            request(
+                "GET",
+                &service,
+                &format!("servicesubject=inclusionRequest;registrationkey={SECRET}"),
+            ),
+            400,
+        ),
+        // The verb list refused, its value quoted on the page and in the log.
+        (
+            "; in an inspection",
+            request(
+                "GET",
+                &format!("/{ITEM}"),
+                &format!("noredirect&ibiurl.verblist=;registrationkey={SECRET}"),
+            ),
+            400,
+        ),
+        // The separator and `=` escaped into a pair the log shows.
+        (
+            "%3B and %3D",
+            request(
+                "GET",
+                &service,
+                &format!("servicesubject=inclusionRequest%3Bregistrationkey%3D{SECRET}"),
+            ),
+            400,
+        ),
     ];
     let mut got = Vec::new();
     let mut want = Vec::new();

@@ -21,7 +21,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::resolver::{
-    archive, archive_cmd, configure, counts, get, inclusion_request, Resolver, KEY, SAMPLE_SERVICE,
+    archive, archive_cmd, archive_row, configure, counts, get, inclusion_request, Resolver, KEY,
+    RESOLVER_IBI, SAMPLE_SERVICE,
 };
 use common::{free_port, http_get, Response};
 
@@ -442,6 +443,22 @@ fn inclusion_exclusion_and_refusals() {
             .replace(&gamma_address, &format!("127.0.0.1:{closed}")),
     )
     .unwrap();
+    // While it still answers at the address it was included at, that is no move.
+    let (code, out, err) = archive_cmd("include", &s.gamma);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (
+            1,
+            "",
+            &*format!("ibi-archive: include: the resolver at {} answered 409 Conflict: error {{the Archive still answers at its old address {gamma_address}: switch it off or exclude it first}}\n", s.resolver.service())
+        )
+    );
+    let (code, out, err) = archive_cmd("exclude", &s.gamma);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "status.archive excluded\n"),
+        "{err}"
+    );
     let (code, out, _) = archive_cmd("include", &s.gamma);
     assert_eq!(
         (code, out.as_str()),
@@ -960,4 +977,143 @@ fn beyond_its_resolutions_the_resolver_answers_503_with_retry_after() {
     ] {
         assert!(m.contains(line), "{line} in\n{m}");
     }
+}
+
+/// An Archive included at one address that asks to be included at another (whoever
+/// holds its key may ask) is refused, `409`, while it still answers at the old one, the
+/// refusal counted; once the old one is off, or excluded, it moves: one log line naming
+/// both addresses, counted in `/metrics` and in the registry, listed by `ibi-resolver
+/// archives`. One Archive, a copy of it served at each address.
+#[test]
+fn an_archive_moves_only_once_its_old_address_no_longer_answers_and_every_move_is_told() {
+    let tmp = common::archive_tempdir();
+    let resolver = Resolver::start(tmp.path(), "2s", "");
+    resolver.register(ALPHA, KEY);
+    let id = ALPHA.replace("@80/", "/");
+    let place = |name: &str| {
+        let root = archive(tmp.path(), name, ALPHA, &[], &[]);
+        let address = format!("127.0.0.1:{}", free_port());
+        configure(&root, &address, &resolver.service());
+        (root, address)
+    };
+    let serve_at = |root: &Path, address: &str| {
+        let log = std::fs::File::create(root.with_extension("log")).unwrap();
+        common::Serve::start_with(root, log, &["--listen", address])
+    };
+    let (old_root, old) = place("old");
+    let (new_root, new) = place("new");
+    let mut old_serve = serve_at(&old_root, &old);
+    let _new_serve = serve_at(&new_root, &new);
+    let included = (
+        0,
+        "status.archive included\nstatus.confirmation successful\n".to_string(),
+    );
+    let include = |root: &Path| {
+        let (code, out, err) = archive_cmd("include", root);
+        assert!(!err.contains(KEY), "{err}");
+        (code, format!("{out}{err}"))
+    };
+    assert_eq!(include(&old_root), included, "{}", resolver.log());
+    // Moves of the listing: (address, moves, movedfrom, whether movedat, movesrefused).
+    let moves = || {
+        let (code, csv, err) = resolver.command(&["archives", "--csv"], "");
+        assert_eq!(code, 0, "{err}");
+        let row = archive_row(&csv, ALPHA).unwrap();
+        (
+            row["address"].clone(),
+            row["moves"].clone(),
+            row["movedfrom"].clone(),
+            row["movedat"] != "-",
+            row["movesrefused"].clone(),
+        )
+    };
+    let listed = |address: &str, moves: &str, from: &str, refused: &str| {
+        (
+            address.to_string(),
+            moves.to_string(),
+            from.to_string(),
+            from != "-",
+            refused.to_string(),
+        )
+    };
+    let counted = |result: &str| {
+        common::resolver::sample(
+            &resolver.metrics(),
+            &format!("ibi_resolver_archive_moves_total{{archive=\"{id}\",result=\"{result}\"}}"),
+        )
+    };
+    // The log line of the last request that `note` ends.
+    let logged = |status: u16, note: &str| {
+        resolver.log().lines().any(|l| {
+            l.starts_with(&format!(
+                "ibi-resolver: 127.0.0.1 \"GET /{RESOLVER_IBI}?servicesubject=inclusionRequest&…\" {status} "
+            )) && l.ends_with(note)
+        })
+    };
+    assert_eq!(moves(), listed(&old, "0", "-", "0"));
+
+    // The new address while the old one answers: refused, and said why.
+    assert_eq!(
+        include(&new_root),
+        (
+            1,
+            format!("ibi-archive: include: the resolver at {} answered 409 Conflict: error {{the Archive still answers at its old address {old}: switch it off or exclude it first}}\n", resolver.service())
+        )
+    );
+    assert_eq!(moves(), listed(&old, "0", "-", "1"));
+    assert!(
+        logged(
+            409,
+            &format!("{id}: move from {old} to {new} refused: the Archive still answers at {old}")
+        ),
+        "{}",
+        resolver.log()
+    );
+    assert_eq!(counted("refused"), Some(1));
+
+    // The old one switched off: moved, in one line naming both addresses.
+    old_serve.kill();
+    assert_eq!(include(&new_root), included, "{}", resolver.log());
+    assert_eq!(moves(), listed(&new, "1", &old, "1"));
+    assert!(
+        logged(
+            200,
+            &format!("{id}: included at {new}, moved from {old}, confirmation successful")
+        ),
+        "{}",
+        resolver.log()
+    );
+    assert_eq!(counted("moved"), Some(1));
+
+    // Back to the old address while the new one still runs, but excluded first.
+    let _old_again = serve_at(&old_root, &old);
+    let (code, out, err) = archive_cmd("exclude", &new_root);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "status.archive excluded\n"),
+        "{err}"
+    );
+    assert_eq!(include(&old_root), included, "{}", resolver.log());
+    assert_eq!(moves(), listed(&old, "2", &new, "1"));
+    assert_eq!(counted("moved"), Some(2));
+    // The listing for a person says it too.
+    let (_, text, _) = resolver.command(&["archives"], "");
+    assert!(
+        text.contains(&format!(
+            " from {new}  moves refused 1 (it answered at its address)\n"
+        )) && text.contains("  moved 2 times, last "),
+        "{text}"
+    );
+    // And its items are resolved at the old address again.
+    let r = http_get(&format!(
+        "{}/sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
+        resolver.base()
+    ));
+    assert_eq!(r.status, 302, "{}", resolver.log());
+    assert!(
+        r.header("location")
+            .is_some_and(|l| l.starts_with(&format!("http://{old}/"))),
+        "{:?}",
+        r.header("location")
+    );
 }

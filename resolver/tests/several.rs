@@ -12,7 +12,8 @@
 //!   the standby promoted under a load, every inclusion made before is there, and the
 //!   resolver writes again within 10 s;
 //! - `migrate-registry` of a registry like the sample's: the same listing, the same
-//!   resolutions, the same keys.
+//!   resolutions, the same keys;
+//! - PostgreSQL stopped, `/healthz` says why to this machine and a trusted proxy only.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -476,6 +477,12 @@ fn migrate_registry_moves_the_sample_registry_keys_and_memory_into_postgresql() 
         "{again}"
     );
 
+    // The address its service answered at, which makes it the home of what is minted
+    // there, copied too.
+    assert_eq!(
+        pg.psql(&uri, "SELECT ip, ipreached FROM archives").trim(),
+        "127.0.0.1|1"
+    );
     let new = resolver_on(&tmp.path().join("new"), &uri, "");
     let (_, listed_new, _) = new.command(&["archives"], "");
     assert_eq!(listed_new, listed);
@@ -583,4 +590,75 @@ fn a_postgresql_that_hangs_is_out_of_reach_after_6_s_and_resolutions_go_on() {
         "refused after {took:?}, included after {:?}",
         asked.elapsed()
     );
+}
+
+/// `/healthz` says why the registry does not answer (the driver's text, which may name
+/// the database's host, port and user) only to this machine and to a trusted proxy
+/// asking for itself; every other client, also one inside `[metrics] networks` and one
+/// behind a proxy (trusted or not), gets the bare `ready`.
+#[test]
+fn healthz_tells_why_the_registry_does_not_answer_only_to_this_machine_and_its_proxies() {
+    let Some(pg) = Cluster::start() else { return };
+    let uri = pg.database();
+    let tmp = common::archive_tempdir();
+    // Metrics for every network: they do not open the reason.
+    let everyone = "[metrics]\nnetworks = [\"0.0.0.0/0\", \"::/0\"]\n";
+    let direct = resolver_on(&tmp.path().join("direct"), &uri, everyone);
+    let behind = tmp.path().join("behind");
+    std::fs::create_dir_all(&behind).unwrap();
+    let (config, port) = Resolver::configure(&behind, "5s", everyone);
+    on_database(&config, &uri);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replacen(
+            "[archives]",
+            "trustedproxies = [\"127.0.0.1/32\"]\n[archives]",
+            1,
+        ),
+    )
+    .unwrap();
+    let proxied = Resolver::run(config, port);
+    let healthz = |r: &Resolver, headers: &[(&str, &str)]| {
+        let got = common::resolver::get_with(&format!("{}/healthz", r.base()), headers);
+        (got.status, got.text())
+    };
+    for r in [&direct, &proxied] {
+        assert_eq!(
+            healthz(r, &[]),
+            (200, "ready: the registry answers\n".to_string())
+        );
+    }
+    pg.stop();
+    let down =
+        "ready: resolving with the 0 included Archives held; the registry has not answered since ";
+    for r in [&direct, &proxied] {
+        assert!(
+            within(common::HANG_GUARD, || healthz(r, &[]).1.starts_with(down)).is_some(),
+            "{:?}\n{}",
+            healthz(r, &[]),
+            r.log()
+        );
+    }
+    // This machine, and the trusted proxy asking for itself: the reason after the time.
+    for r in [&direct, &proxied] {
+        let (status, text) = healthz(r, &[]);
+        assert_eq!(status, 200);
+        let reason = text[down.len()..].split_once(": ").map(|(_, r)| r);
+        assert!(
+            reason.is_some_and(|r| r.starts_with("registry unreachable: ")),
+            "{text}"
+        );
+    }
+    // A reader behind the trusted proxy, and a client of a proxy this resolver does not
+    // trust (X-Forwarded-For from an address no one vouches for): the bare status.
+    let forwarded = [("X-Forwarded-For", "203.0.113.9")];
+    for r in [&direct, &proxied] {
+        assert_eq!(
+            healthz(r, &forwarded),
+            (200, "ready\n".to_string()),
+            "{}",
+            r.log()
+        );
+    }
 }

@@ -133,7 +133,10 @@ pub fn init(root: &Path, req: &InitRequest, clock: &dyn Clock) -> Result<Initial
         ip,
         granularity: req.granularity,
         email: req.email.as_deref(),
-        key: req.email.as_ref().map(|_| new_key()),
+        keys: req
+            .email
+            .as_ref()
+            .map(|_| (0..req.resolvers.len().max(1)).map(|_| new_key()).collect()),
         resolvers: &req.resolvers,
     };
     let text = settings.archive_toml();
@@ -265,7 +268,8 @@ struct Settings<'a> {
     ip: IpAddr,
     granularity: Granularity,
     email: Option<&'a str>,
-    key: Option<String>,
+    /// A new key for each resolver (the default one when none is named), in order.
+    keys: Option<Vec<String>>,
     resolvers: &'a [String],
 }
 
@@ -280,34 +284,48 @@ impl Settings<'_> {
                 self.address.split(':').next().unwrap_or(self.address)
             ),
         };
-        let resolvers = match self.resolvers {
-            [] => format!("resolver   = {}", q(DEFAULT_RESOLVER)),
-            [one] => format!("resolver   = {}", q(one)),
-            several => format!(
-                "resolvers  = [{}]",
-                several.iter().map(|r| q(r)).collect::<Vec<_>>().join(", ")
-            ),
-        };
-        let registration = match (self.email, &self.key) {
-            (Some(email), Some(key)) => format!(
-                "[registration]\n\
-                 {}\n\
-                 adminemail = {}\n\
-                 key        = {}      # never printed, logged or sent but to the resolver\n\
-                 ip         = {}\n",
-                resolvers,
-                q(email),
-                q(key),
-                q(&self.ip.to_string()),
-            ),
+        let registration = match (self.email, &self.keys) {
+            (Some(email), Some(keys)) => {
+                let default = [DEFAULT_RESOLVER.to_string()];
+                let urls = if self.resolvers.is_empty() {
+                    &default[..]
+                } else {
+                    self.resolvers
+                };
+                let tables: String = urls
+                    .iter()
+                    .zip(keys)
+                    .map(|(url, key)| {
+                        format!(
+                            "\n[[registration.resolver]]\nurl = {}\nkey = {}\n",
+                            q(url),
+                            q(key)
+                        )
+                    })
+                    .collect();
+                format!(
+                    "[registration]\n\
+                     adminemail = {}\n\
+                     ip         = {}\n\
+                     # Each resolver, and the key registered with it: a key of its own, never\n\
+                     # printed, logged or sent but to that resolver (whoever holds a key can\n\
+                     # include this Archive at another address in each resolver that takes it).\n\
+                     {tables}",
+                    q(email),
+                    q(&self.ip.to_string()),
+                )
+            }
             _ => format!(
                 "#[registration]\n\
-                 #resolver   = {}\n\
                  #adminemail = \"admin@example.org\"\n\
-                 #key        = \"1234567890-1234567890\"   # rule chave: 10 or more digits, optionally - and 10 more\n\
-                 #ip         = {}\n",
-                q(DEFAULT_RESOLVER),
+                 #ip         = {}\n\
+                 # Each resolver and its own key (rule chave: 10 or more digits, optionally - and\n\
+                 # 10 more); a table like this one for each.\n\
+                 #[[registration.resolver]]\n\
+                 #url = {}\n\
+                 #key = \"1234567890-1234567890\"\n",
                 q(&self.ip.to_string()),
+                q(DEFAULT_RESOLVER),
             ),
         };
         format!(
@@ -342,8 +360,9 @@ impl Settings<'_> {
              ip          = {ip}   # the IP address coded in the IBIp\n\
              granularity = {granularity}   # seconds between two IBIs: 60, 1, 0.1, 0.01, ...\n\
              \n\
-             # Joining a resolver (ibi-archive include / exclude): send the resolver's operator the\n\
-             # archiveserviceibi above and the key below, then run ibi-archive include.\n\
+             # Joining resolvers (ibi-archive include / exclude): send each resolver's operator the\n\
+             # archiveserviceibi above and the key of that resolver below, then run\n\
+             # ibi-archive include.\n\
              {registration}\
              \n\
              # Clients in these networks get the data of restricted items; others their metadata.\n\

@@ -159,8 +159,11 @@ pub fn is_email(s: &str) -> bool {
 }
 
 /// Checks `[registration]` and the resolvers (`given`, the `--resolver` flags, when not
-/// empty; else `[registration]`'s) and builds one request per resolver, in their order.
-/// Nothing is sent.
+/// empty; else `[registration]`'s) and builds one request per resolver, in their order,
+/// each with the key of that resolver: its own (`[[registration.resolver]]`), else
+/// `[registration] key`. A given URL takes the key of the table with that URL; without
+/// one, the shared key, and with tables and no such table, it is an error: no resolver
+/// is sent another's key. Nothing is sent.
 pub fn prepare(
     config: &Config,
     direction: Direction,
@@ -169,7 +172,7 @@ pub fn prepare(
     let reg = config.registration.as_ref().ok_or_else(|| {
         AdminError::new("archive.toml has no [registration] section (adminemail, key, ip)")
     })?;
-    if !is_chave(&reg.key) {
+    if reg.key.as_deref().is_some_and(|key| !is_chave(key)) {
         return Err(AdminError::new(
             "registration.key in archive.toml does not follow rule chave of Table 7.1 (10 or more digits, optionally '-' and 10 or more digits); nothing was sent",
         ));
@@ -197,17 +200,38 @@ pub fn prepare(
             reg.platformversion
         )));
     }
-    let resolvers = if given.is_empty() {
-        &reg.resolvers
+    // (URL, its key), in order.
+    let mut resolvers: Vec<(&str, &str)> = Vec::new();
+    if given.is_empty() {
+        resolvers.extend(
+            reg.resolvers
+                .iter()
+                .map(|r| (r.url.as_str(), r.key.as_str())),
+        );
     } else {
-        given
-    };
-    for resolver in resolvers {
+        for url in given {
+            let key = match reg.resolvers.iter().find(|r| r.url == *url) {
+                Some(r) => &r.key,
+                None => reg.key.as_ref().ok_or_else(|| {
+                    AdminError::new(format!(
+                        "resolver {url}: archive.toml has no key for it: each resolver's key is in its [[registration.resolver]] table, and none has this url; nothing was sent"
+                    ))
+                })?,
+            };
+            resolvers.push((url, key));
+        }
+    }
+    for (resolver, key) in &resolvers {
         check_resolver(resolver)?;
+        if reg.key.is_none() && !is_chave(key) {
+            return Err(AdminError::new(format!(
+                "the key of registration.resolver {resolver} in archive.toml does not follow rule chave of Table 7.1 (10 or more digits, optionally '-' and 10 or more digits); nothing was sent"
+            )));
+        }
     }
     Ok(resolvers
         .iter()
-        .map(|resolver| request(config, reg, direction, resolver))
+        .map(|(resolver, key)| request(config, reg, direction, resolver, key))
         .collect())
 }
 
@@ -231,12 +255,43 @@ pub fn check_resolver(resolver: &str) -> Result<(), AdminError> {
     Ok(())
 }
 
-/// The request of `direction` to `resolver`, from checked values.
+/// Whether a request to the resolver at `url` (an http:// URL) crosses a network in
+/// clear: its host is neither a loopback address nor `localhost`. The registration key
+/// then goes where anyone on the way can read it, and with it include the Archive at
+/// another address in that resolver.
+pub fn crosses_in_clear(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if let Some(v6) = host.strip_prefix('[') {
+        v6.split(']').next().unwrap_or("")
+    } else {
+        host.rsplit_once(':').map_or(host, |(h, _)| h)
+    };
+    let loopback = match host.parse::<IpAddr>() {
+        Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.is_loopback(),
+            None => v6.is_loopback(),
+        },
+        Ok(ip) => ip.is_loopback(),
+        // Names under localhost. are loopback (RFC 6761 §6.3).
+        Err(_) => {
+            let name = host.trim_end_matches('.').to_ascii_lowercase();
+            name == "localhost" || name.ends_with(".localhost")
+        }
+    };
+    !loopback
+}
+
+/// The request of `direction` to `resolver` with `key`, from checked values.
 fn request(
     config: &Config,
     reg: &crate::config::Registration,
     direction: Direction,
     resolver: &str,
+    key: &str,
 ) -> Prepared {
     Prepared {
         resolver: resolver.to_string(),
@@ -249,9 +304,9 @@ fn request(
             ("archiveprotocol", "HTTP".to_string()),
             ("archiveplatformversion", reg.platformversion.clone()),
             ("archiveadmemailaddress", reg.adminemail.clone()),
-            ("registrationkey", reg.key.clone()),
+            ("registrationkey", key.to_string()),
         ],
-        key: reg.key.clone(),
+        key: key.to_string(),
     }
 }
 
@@ -580,6 +635,92 @@ mod tests {
         let bad = several.replace("http://b.example.org:8090/X", "https://b.example.org/X");
         let err = prepare(&Config::parse(&bad).unwrap(), Direction::Include, &[]).unwrap_err();
         assert_eq!(err.message, "resolver https://b.example.org/X: https is not supported by this build; use the resolver's http:// address");
+    }
+
+    #[test]
+    fn each_resolver_is_sent_its_own_key_and_no_other() {
+        let head = "archiveaddress = \"mtc-m21.sid.inpe.br\"\narchiveserviceibi = \"sid.inpe.br/mtc-m21/2012/06.05.15.34.39\"\n[registration]\nadminemail = \"banon@dpi.inpe.br\"\nip = \"150.163.34.239\"\n";
+        let tables = "[[registration.resolver]]\nurl = \"http://a.example.org/X\"\nkey = \"1111111111\"\n[[registration.resolver]]\nurl = \"http://b.example.org/X\"\nkey = \"2222222222-3333333333\"\n";
+        let c = Config::parse(&format!("{head}{tables}")).unwrap();
+        let sent = |reqs: &[Prepared]| -> Vec<(String, String)> {
+            reqs.iter()
+                .map(|r| {
+                    let url = r.url();
+                    let key = url.rsplit_once("registrationkey=").unwrap().1.to_string();
+                    (r.resolver.clone(), key)
+                })
+                .collect()
+        };
+        let pair = |u: &str, k: &str| (u.to_string(), k.to_string());
+        for direction in [Direction::Include, Direction::Exclude] {
+            assert_eq!(
+                sent(&prepare(&c, direction, &[]).unwrap()),
+                [
+                    pair("http://a.example.org/X", "1111111111"),
+                    pair("http://b.example.org/X", "2222222222-3333333333")
+                ]
+            );
+        }
+        // A given URL takes the key of its table, in the order given.
+        let given = [
+            "http://b.example.org/X".to_string(),
+            "http://a.example.org/X".to_string(),
+        ];
+        assert_eq!(
+            sent(&prepare(&c, Direction::Include, &given).unwrap()),
+            [
+                pair("http://b.example.org/X", "2222222222-3333333333"),
+                pair("http://a.example.org/X", "1111111111")
+            ]
+        );
+        // One without a table gets no other's key.
+        let other = ["http://c.example.org/X".to_string()];
+        assert_eq!(
+            prepare(&c, Direction::Include, &other).unwrap_err().message,
+            "resolver http://c.example.org/X: archive.toml has no key for it: each resolver's key is in its [[registration.resolver]] table, and none has this url; nothing was sent"
+        );
+        // Each request scrubs its own key, and hides it from Debug.
+        let reqs = prepare(&c, Direction::Include, &[]).unwrap();
+        assert_eq!(reqs[1].scrub("a 2222222222-3333333333 b"), "a <key> b");
+        assert!(!format!("{:?}", reqs[1]).contains("2222222222"));
+        // A table's key that breaks rule chave: named by its resolver, nothing prepared.
+        let bad = tables.replace("2222222222-3333333333", "22222");
+        let err = prepare(
+            &Config::parse(&format!("{head}{bad}")).unwrap(),
+            Direction::Include,
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(err.message, "the key of registration.resolver http://b.example.org/X in archive.toml does not follow rule chave of Table 7.1 (10 or more digits, optionally '-' and 10 or more digits); nothing was sent");
+        // The one-key form: every resolver, a given one too, gets that key.
+        let one = Config::parse(TOML).unwrap();
+        assert_eq!(
+            sent(&prepare(&one, Direction::Include, &other).unwrap()),
+            [pair("http://c.example.org/X", "1234567890")]
+        );
+    }
+
+    #[test]
+    fn a_key_crosses_in_clear_over_http_beyond_loopback() {
+        for clear in [
+            "http://urlib.net/J8LNKB5R7W/3FUQHC5",
+            "http://150.163.34.239:8090/X/Y",
+            "http://[2001:db8::1]:8090/X/Y",
+            "http://localhost.example.org/X",
+        ] {
+            assert!(crosses_in_clear(clear), "{clear}");
+        }
+        for local in [
+            "http://127.0.0.1:8090/J8LNKB5R7W/3FUQHC5",
+            "http://127.1.2.3/X",
+            "http://[::1]:8090/X",
+            "http://[::ffff:127.0.0.1]:8090/X",
+            "http://localhost:8090/X",
+            "http://LOCALHOST./X",
+            "http://resolver.localhost/X",
+        ] {
+            assert!(!crosses_in_clear(local), "{local}");
+        }
     }
 
     #[test]

@@ -97,7 +97,9 @@ prints as
 .BR serviceurl )
 names a resolver of
 .BR [registration] ,
-in that order (default: http://urlib.net/J8LNKB5R7W/3FUQHC5).
+in that order (default: http://urlib.net/J8LNKB5R7W/3FUQHC5), each in a
+.B [[registration.resolver]]
+table with a new registration key of its own.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -197,7 +199,9 @@ finds an IBIp without listing col/.
             help: register::HELP,
             man: &[r#"Sends each resolver of archive.toml's
 .B [registration]
-(the list
+(the
+.B [[registration.resolver]]
+tables, or the list
 .BR resolvers ,
 or the one
 .BR resolver ;
@@ -205,16 +209,34 @@ the
 .B \-\-resolver
 URLs instead when given, the flag repeated for several) the inclusion or exclusion
 request, with the values of
-.BR [registration] ,
-and prints the status pairs each answers; with several resolvers, each line after the
-resolver's URL and
+.B [registration]
+and the registration key of that resolver: the
+.B key
+of its
+.B [[registration.resolver]]
+table, else the
+.B key
+of
+.B [registration]
+(a
+.B \-\-resolver
+URL without a table of its own takes that one, or is refused when each resolver has
+its own key). Prints the status pairs each answers; with several resolvers, each line
+after the resolver's URL and
 .BR ": " ,
 and a failure of one (said on standard error) does not keep the others from being
 asked. Exit status 0 only when every resolver answers
 .B status.archive included
 (include) or
 .B excluded
-(exclude). The registration key is never printed.
+(exclude). A registration key is never printed.
+.PP
+.B include
+warns on standard error for each resolver whose URL is
+.B http://
+to a host that is not loopback: its key crosses the network in clear, and whoever reads
+it can include the Archive at another address there. This build speaks no https: reach
+such a resolver through a TLS tunnel (README.md, "Joining resolvers").
 .PP
 A resolver that answers 429 (too many requests from the Archive's network: it checks
 them in turn) or 503 (its registry out of reach) with Retry-After is asked again after
@@ -280,7 +302,8 @@ When archive.toml has
 the Archive is included in each of its resolvers once
 .B serve
 listens (the request of
-.BR "ibi-archive include" ),
+.BR "ibi-archive include" ,
+each resolver sent its own key),
 and excluded from each when it is stopped by SIGTERM, SIGINT or SIGHUP, before it exits
 (5 seconds at most, so that a resolver that does not answer never holds the stop); its
 registration is kept. A failed inclusion is one line on standard error (never the key)
@@ -393,7 +416,7 @@ resolved).",
             &["init"],
             r"the administrator's e-mail address: writes
 .B [registration]
-with a new registration key, for joining a resolver.",
+with a new registration key for each resolver, for joining them.",
         ),
         // check
         documented(
@@ -650,7 +673,7 @@ the Archive in it with
 .BR "ibi-archive init \-\-root /var/lib/ibi-archive \-\-address" " HOST[:PORT]" .
 .TP
 .I /var/lib/ibi-archive/archive.toml
-the Archive's configuration; it may hold the registration key: owner root, group
+the Archive's configuration; it may hold the registration keys: owner root, group
 www-data, mode 640.
 .TP
 .I /var/lib/ibi-archive/var/

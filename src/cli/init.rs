@@ -31,8 +31,9 @@ then the next steps on stderr.
                          http://HOST[:PORT] (https, a path prefix)
   --granularity G        seconds between two minted IBIs: 60, 1, 0.1, ... [1]
   --email E              the administrator's e-mail: writes [registration] with a new
-                         registration key, for joining a resolver (archive.toml is
-                         made mode 600 either way)
+                         registration key for each resolver, in a table of its own
+                         ([[registration.resolver]], url and key), for joining them
+                         (archive.toml is made mode 600 either way)
   --resolver URL         with --email: a resolver to join (its service URL, as
                          `ibi-resolver init` prints it: serviceurl); repeated, several,
                          asked in that order [http://urlib.net/J8LNKB5R7W/3FUQHC5]
@@ -116,14 +117,15 @@ fn next_steps(root: &Path, done: &Initialized) -> String {
     let address = &done.config.archiveaddress;
     let join = if done.registration {
         format!(
-            "  4. Join a resolver: send its operator the service IBI {service} and the key in\n\
-             \x20    [registration] of {r}/archive.toml, then run: ibi-archive include --root {r}\n"
+            "  4. Join the resolvers: send each one's operator the service IBI {service}\n\
+             \x20    and the key of its own [[registration.resolver]] table in {r}/archive.toml,\n\
+             \x20    then run: ibi-archive include --root {r}\n"
         )
     } else {
         format!(
             "  4. Join a resolver: fill in [registration] of {r}/archive.toml (it is commented\n\
-             \x20    out), send the resolver's operator the service IBI {service} and the key, then\n\
-             \x20    run: ibi-archive include --root {r}\n"
+             \x20    out; a key of its own for each resolver), send the resolver's operator the\n\
+             \x20    service IBI {service} and its key, then run: ibi-archive include --root {r}\n"
         )
     };
     format!(

@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ibi_archive::admin::registration::{
-    judge, prepare, send_when_asked, Failure, Prepared, Verdict, MAX_RETRY_WAIT, TRIES,
+    crosses_in_clear, judge, prepare, send_when_asked, Failure, Prepared, Verdict, MAX_RETRY_WAIT,
+    TRIES,
 };
 use ibi_archive::config::Config;
 
@@ -18,14 +19,22 @@ pub const HELP: &str = "\
 usage: ibi-archive include [--root R] [--resolver URL]...
        ibi-archive exclude [--root R] [--resolver URL]...
 
-Sends each resolver of archive.toml's [registration] (resolvers, or the one resolver;
-the --resolver URLs instead when given) the inclusion or exclusion request of Table 7.2
-of the resolution standard, with the values of [registration] (adminemail, key, ip,
-platformversion), and prints the status pairs it answers; with several resolvers, each
-line after the resolver's URL and ': ', and a failure of one does not keep the others
-from being asked. Exit status 0 only when every resolver answers status.archive
-included (include) or excluded (exclude). The registration key is checked (rule chave of
-Table 7.1) before anything is sent, and never printed.
+Sends each resolver of archive.toml's [registration] ([[registration.resolver]] tables,
+or resolvers, or the one resolver; the --resolver URLs instead when given) the inclusion
+or exclusion request of Table 7.2 of the resolution standard, with the values of
+[registration] (adminemail, ip, platformversion) and the registration key of that
+resolver: the key of its [[registration.resolver]] table, else [registration]'s key
+(a --resolver URL without a table of its own takes that one, or is refused when
+each resolver has its own key). Prints the status pairs each answers; with several
+resolvers, each line after the resolver's URL and ': ', and a failure of one does not
+keep the others from being asked. Exit status 0 only when every resolver answers
+status.archive included (include) or excluded (exclude). Each key is checked (rule
+chave of Table 7.1) before anything is sent, and never printed.
+
+include warns on standard error for each resolver whose URL is http:// to a host
+that is not loopback: its key crosses the network in clear, and whoever reads it can
+include the Archive at another address there (this build speaks no https: reach such
+a resolver through a TLS tunnel, README.md \"Joining resolvers\").
 
 A resolver that answers 429 (too many requests from this network: it checks them in
 turn) or 503 (its registry out of reach) with Retry-After is asked again after the
@@ -69,6 +78,14 @@ fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
     let config = Config::load(&root).map_err(|e| CliError::failed(format!("{cmd}: {e}")))?;
     let requests = prepare(&config, direction, &resolvers)
         .map_err(|e| CliError::failed(format!("{cmd}: {e}")))?;
+    if direction == Direction::Include {
+        for req in requests.iter().filter(|r| crosses_in_clear(&r.resolver)) {
+            super::say(&format!(
+                "{cmd}: warning: the registration key for {} crosses the network in clear (http): whoever reads it on the way can include this Archive at another address there; reach that resolver through a TLS tunnel (README.md, \"Joining resolvers\")",
+                req.resolver
+            ));
+        }
+    }
     let several = requests.len() > 1;
     let mut failed = 0;
     for req in &requests {

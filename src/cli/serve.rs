@@ -27,8 +27,8 @@ only to clients inside [access].networks, by the address of the connection).
 on 127.0.0.1 [127.0.0.1:8080].
 
 When archive.toml has [registration], the Archive is included in each of its resolvers
-once it listens (the request of ibi-archive include), and excluded from each when serve
-is stopped (SIGTERM, SIGINT or SIGHUP; at most 5 s more). A failed inclusion is logged
+once it listens (the request of ibi-archive include, each resolver sent its own key),
+and excluded from each when serve is stopped (SIGTERM, SIGINT or SIGHUP; at most 5 s more). A failed inclusion is logged
 and tried again after 1 s, 2 s, 4 s... up to 5 min apart, while serving goes on; after
 a 429 or 503 with Retry-After, after the time the resolver asks (60 s at most).
   --no-inclusion        send neither request

@@ -343,6 +343,38 @@ pub fn registration(root: &Path, address: &str, resolvers: &[String], key: &str)
     std::fs::write(&path, out).unwrap();
 }
 
+/// Rewrites archive.toml of the Archive at `root` (in place: its owner and mode kept)
+/// for an Archive answering at `address`, registered in each resolver of `resolvers`
+/// with the key beside it: a `[[registration.resolver]]` table each, in that order, in
+/// place of the one key and the one resolver (or the list).
+pub fn registration_per_resolver(root: &Path, address: &str, resolvers: &[(String, &str)]) {
+    let path = root.join("archive.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut out = String::new();
+    let mut seen = (false, false, false);
+    for line in text.lines() {
+        match line.split('=').next().unwrap_or("").trim() {
+            "archiveaddress" => {
+                seen.0 = true;
+                out.push_str(&format!("archiveaddress = \"{address}\"\n"));
+            }
+            "resolver" | "resolvers" => seen.1 = true,
+            "key" => seen.2 = true,
+            _ => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    assert_eq!(seen, (true, true, true), "{text}");
+    for (url, key) in resolvers {
+        out.push_str(&format!(
+            "\n[[registration.resolver]]\nurl = \"{url}\"\nkey = \"{key}\"\n"
+        ));
+    }
+    std::fs::write(&path, out).unwrap();
+}
+
 /// `ibi-archive include|exclude --root R`.
 pub fn archive_cmd(cmd: &str, root: &Path) -> (i32, String, String) {
     super::run_cmd(&[cmd, "--root", root.to_str().unwrap()])

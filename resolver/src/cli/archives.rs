@@ -10,10 +10,14 @@ pub const HELP: &str = "\
 usage: ibi-resolver archives [--csv] [--config FILE]
 
 Lists every registered Archive: service IBI, address, included (and dormant), last
-confirmation, last seen, failures in a row, latency, and its conflicts (IBIs remembered
-at another Archive whose Original it claimed too).
+confirmation, last seen, failures in a row, latency, its conflicts (IBIs remembered at
+another Archive whose Original it claimed too), and its moves: inclusions at another
+address than the one recorded (how many, the last one's time and the address it left),
+and those refused because the Archive still answered at the address recorded. A move
+its administrator did not make means someone else holds its key.
 
   --csv   comma-separated values, after the header serviceibi,address,included,...
+          (moves,movedat,movedfrom,movesrefused last)
 ";
 
 pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
@@ -41,7 +45,7 @@ fn dash(o: &Option<String>) -> String {
 /// `--csv`: a header, then one row per Archive.
 fn csv_rows(list: &[ArchiveRecord]) -> String {
     let mut out = String::from(
-        "serviceibi,address,included,confirmation,lastsuccess,failures,dormant,latencyms,changed,email,conflicts\n",
+        "serviceibi,address,included,confirmation,lastsuccess,failures,dormant,latencyms,changed,email,conflicts,moves,movedat,movedfrom,movesrefused\n",
     );
     let field = |s: &str| {
         if s.contains([',', '"', '\n']) {
@@ -52,7 +56,7 @@ fn csv_rows(list: &[ArchiveRecord]) -> String {
     };
     for a in list {
         out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{}\n",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n",
             field(&a.serviceibi),
             field(&dash(&a.address)),
             if a.included { "yes" } else { "no" },
@@ -63,7 +67,11 @@ fn csv_rows(list: &[ArchiveRecord]) -> String {
             a.latencyms.map_or("-".into(), |l| format!("{l:.3}")),
             dash(&a.changed),
             field(&a.email),
-            a.conflicts
+            a.conflicts,
+            a.moves,
+            dash(&a.movedat),
+            field(&dash(&a.movedfrom)),
+            a.movesrefused
         ));
     }
     out
@@ -77,7 +85,7 @@ fn lines(list: &[ArchiveRecord]) -> String {
     let mut out = String::new();
     for a in list {
         out.push_str(&format!(
-            "{}  {}  {}  confirmation {}  last seen {}  failures {}{}{}\n",
+            "{}  {}  {}  confirmation {}  last seen {}  failures {}{}{}{}{}\n",
             a.serviceibi,
             dash(&a.address),
             match (a.included, a.dormant) {
@@ -94,6 +102,25 @@ fn lines(list: &[ArchiveRecord]) -> String {
                 format!(
                     "  conflicts {} (claims of IBIs remembered elsewhere)",
                     a.conflicts
+                )
+            } else {
+                String::new()
+            },
+            if a.moves > 0 {
+                format!(
+                    "  moved {} time{}, last {} from {}",
+                    a.moves,
+                    if a.moves == 1 { "" } else { "s" },
+                    dash(&a.movedat),
+                    dash(&a.movedfrom)
+                )
+            } else {
+                String::new()
+            },
+            if a.movesrefused > 0 {
+                format!(
+                    "  moves refused {} (it answered at its address)",
+                    a.movesrefused
                 )
             } else {
                 String::new()

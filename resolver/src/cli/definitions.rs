@@ -131,10 +131,13 @@ as an argon2id hash.
             about: "every registered Archive and its state",
             help: archives::HELP,
             man: &[r"Lists every registered Archive: service IBI, address, included (and dormant), last
-confirmation, last seen, failures in a row, latency, and its conflicts (IBIs remembered
-at another Archive whose Original it claimed too); with
+confirmation, last seen, failures in a row, latency, its conflicts (IBIs remembered at
+another Archive whose Original it claimed too), and its moves: inclusions at another
+address than the one recorded (how many, the last one's time and the address it left),
+and those refused because the Archive still answered at the address recorded; with
 .B \-\-csv
-as comma-separated values.
+as comma-separated values (the moves in the last four columns). A move its
+administrator did not make means someone else holds its key.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -353,6 +356,12 @@ writes or completes; its registry of Archives is the database named by
 in that file: an SQLite file, or a PostgreSQL database
 .RB ( postgresql:// ...)
 that several resolvers share behind a balancer.
+.PP
+An Archive included at one address that asks to be included at another (a move) is
+refused (409) while it still answers at the address recorded: its administrator
+switches it off or excludes it first. Every move is logged and counted, and
+.B ibi-resolver archives
+lists them.
 .PP
 An answer that names a related item kept elsewhere (its metadata, a translation, a next
 edition) without its URL starts another round for that item, in every Archive. A reader

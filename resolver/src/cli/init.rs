@@ -21,7 +21,8 @@ gives a rep, an IP address an IBIp; the date is now), writes FILE, a resolver.to
 every setting commented, or, when FILE exists and sets neither serviceibi nor publicurl
 (the Debian package's), sets both in it, keeping everything else; then creates the
 registry that FILE names. Prints publicurl, serviceibi and serviceurl (the URL an Archive
-puts in [registration] resolver), and the next steps on stderr. Refuses a FILE that sets
+names in [registration] of its archive.toml: a [[registration.resolver]] table's url),
+and the next steps on stderr. Refuses a FILE that sets
 serviceibi or publicurl already.
 
   --publicurl URL   how readers reach this resolver
@@ -131,12 +132,14 @@ fn next_steps(
         "ibi-resolver: {settings}; {registry}.
 Next steps:
   1. Register each Archive with its service IBI and the registration key its
-     administrator sends you:
+     administrator sends you (a key for this resolver alone):
        echo KEY | {as_owner}ibi-resolver register SERVICEIBI --email E{with_config}
   2. Start the resolver: ibi-resolver serve{with_config}
      (installed from the Debian package: systemctl enable --now ibi-resolver)
-  3. Each Archive names this resolver in [registration] of its archive.toml,
-       resolver = \"{serviceurl}\"
+  3. Each Archive names this resolver, with that key, in its archive.toml,
+       [[registration.resolver]]
+       url = \"{serviceurl}\"
+       key = \"KEY\"
      and joins it: ibi-archive include
 "
     )

@@ -29,7 +29,7 @@ const TABLES: &[(&str, &str, &str)] = &[
         "archives",
         "serviceibi, spelling, keyhash, email, registered, address, ip, platformversion,
          reportedemail, included, confirmation, changed, lastsuccess, failures, latencyms,
-         dormant",
+         dormant, ipreached, moves, movedat, movedfrom, movesrefused",
         "serviceibi",
     ),
     ("locations", "ibi, archive, used, verified", "ibi"),
