@@ -57,10 +57,10 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use ibi::persistent::PersistentUrl;
 use ibi::relation::{Lang, Relation, Step};
 use serde::Serialize;
-use tokio::task::JoinSet;
 
 pub use crate::answer::{usable_location, Found, SaidState, Why};
 
@@ -1150,7 +1150,7 @@ impl Engine {
             judge: self.judge(),
         });
         self.finish_in_background(
-            in_flight.tasks,
+            in_flight.running,
             archives,
             url,
             (healths, ledger),
@@ -1227,7 +1227,7 @@ impl Engine {
     /// learns is settled at once.
     fn finish_in_background(
         &self,
-        tasks: JoinSet<Heard>,
+        tasks: Requests,
         archives: &[Included],
         url: &PersistentUrl,
         (healths, ledger): (Vec<Arc<Health>>, Ledger),
@@ -1304,12 +1304,18 @@ fn counting(outcome: Outcome, before: usize) -> Outcome {
 /// One request's end: the Archive's index, what came, and how long it took.
 type Heard = (usize, Fetched, Duration);
 
+/// A round's requests under way, driven by whoever awaits them: the resolution, then the
+/// task that lets them end in the background. No task of its own each: a round over a
+/// hundred Archives costs one task, not a hundred.
+type Requests =
+    FuturesUnordered<std::pin::Pin<Box<dyn std::future::Future<Output = Heard> + Send>>>;
+
 /// A round's requests under way: at most [`WINDOW`] at once, the next one sent as each
 /// ends, so that a round over thousands of Archives goes in waves, and one resolution
 /// does not take every request the client allows at once (client::UNDER_WAY). Each is
 /// marked while under way when `marking` says about which IBI ([`crate::loops`]).
 struct InFlight {
-    tasks: JoinSet<Heard>,
+    running: Requests,
     waiting: std::vec::IntoIter<(usize, String)>,
     client: ArchiveClient,
     timeout: Duration,
@@ -1323,7 +1329,7 @@ impl InFlight {
         marking: Option<(Arc<Underway>, String)>,
     ) -> InFlight {
         let mut in_flight = InFlight {
-            tasks: JoinSet::new(),
+            running: FuturesUnordered::new(),
             waiting: requests.into_iter(),
             client: engine.client.clone(),
             timeout: engine.timeout,
@@ -1345,20 +1351,20 @@ impl InFlight {
             let authority = request.strip_prefix("http://")?.split('/').next()?;
             underway.mark(ibi, client.address_of(authority)?)
         });
-        self.tasks.spawn(async move {
+        self.running.push(Box::pin(async move {
             let (fetched, took) = client.get(&request, timeout).await;
             drop(mark);
             (i, fetched, took)
-        });
+        }));
     }
 
     /// The next request to end (`None` when none is left), the next one waiting sent.
-    async fn next(&mut self) -> Option<Result<Heard, tokio::task::JoinError>> {
-        let joined = self.tasks.join_next().await?;
+    async fn next(&mut self) -> Option<Heard> {
+        let heard = self.running.next().await?;
         if let Some(request) = self.waiting.next() {
             self.send(request);
         }
-        Some(joined)
+        Some(heard)
     }
 }
 
@@ -1439,10 +1445,7 @@ impl Hearing {
         if !original && who.1.stand(&self.said) == Stand::Claimed {
             return Gathered::Claimed;
         }
-        while let Some(joined) = in_flight.next().await {
-            let Ok((i, fetched, took)) = joined else {
-                continue;
-            };
+        while let Some((i, fetched, took)) = in_flight.next().await {
             if let Some(reading) = self.hear(i, fetched, took, &archives[i], url) {
                 self.asked[i].result = AskResult::Answered;
                 self.said[i] = reading.said();
@@ -1877,11 +1880,8 @@ struct Watch {
 impl Late {
     /// Waits for every request in `tasks`, counting what each got toward its Archive's
     /// health and, with an `admission`, toward what the memory learns; then settles it.
-    async fn drain(self, mut tasks: JoinSet<Heard>, mut admission: Option<Admission>) {
-        while let Some(joined) = tasks.join_next().await {
-            let Ok((i, fetched, took)) = joined else {
-                continue;
-            };
+    async fn drain(self, mut tasks: Requests, mut admission: Option<Admission>) {
+        while let Some((i, fetched, took)) = tasks.next().await {
             let heard = self.hear(i, fetched, took, admission.is_some());
             if let Some(a) = &mut admission {
                 a.said[i] = heard;
