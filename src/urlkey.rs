@@ -3,12 +3,19 @@
 //! acknowledgment comes back.
 //!
 //! A key follows rule `chave` of Table 7.1 (`número ["-" número]`, 10 or more digits):
-//! `<T>-<nonce><mac>…` where T is the POSIX second of issue (10 digits), the nonce is 6
+//! `<T>-<nonce><mac>…` where T is the POSIX second of issue (10 digits), the nonce is 12
 //! random digits, and for each URL of the answer a 10-digit number is cut from
 //! HMAC-SHA256(secret, T | nonce | item | url), the item being the canonical rep of the
 //! item the URL serves. So a key proves that this Archive issued it, for which URLs, and
 //! for which item each — an acknowledgment cannot credit another item with it — with
 //! only a secret kept in `var/urlkey.secret` (mode 0600: whoever reads it can forge keys).
+//!
+//! A key counts once: two answers for one URL in one second must not draw the same
+//! nonce, or the second reader's access is lost as "already counted". With 12 digits,
+//! `n` answers a second for one URL share a key about once in `2·10^12 / n²` seconds
+//! (at 2,000 a second, once in 16 years); keys of 6 digits, as earlier releases issued
+//! them (twice a second at 2,000), still check out for their day, their nonce read in
+//! the width it was written in, so that no key can be spelt again in the other width.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -22,7 +29,9 @@ type HmacSha256 = Hmac<Sha256>;
 
 /// How long after its issue an acknowledgment may still count a key.
 pub const KEY_LIFETIME_SECS: i64 = 24 * 60 * 60;
-const NONCE_DIGITS: usize = 6;
+const NONCE_DIGITS: usize = 12;
+/// The nonce of the keys of earlier releases.
+const OLD_NONCE_DIGITS: usize = 6;
 const MAC_DIGITS: usize = 10;
 /// Longest key checked (an answer's URLs are few; a longer key is malformed).
 pub const MAX_KEY_LEN: usize = 2048;
@@ -109,13 +118,13 @@ impl UrlKeys {
     /// A new key for an answer holding `urls`, each with the canonical rep of the item
     /// it serves and as written in the pair list, issued at POSIX second `now`.
     pub fn issue(&self, now: i64, urls: &[(&str, &[u8])]) -> String {
-        let nonce = nonce();
-        let mut key = format!("{now:010}-{nonce:0NONCE_DIGITS$}");
+        let nonce = format!("{:0NONCE_DIGITS$}", nonce());
+        let mut key = format!("{now:010}-{nonce}");
         for (item, url) in urls {
-            key.push_str(&self.mac_digits(now, nonce, item, &canonical_url(url)));
+            key.push_str(&self.mac_digits(now, &nonce, item, &canonical_url(url)));
         }
         if urls.is_empty() {
-            key.push_str(&self.mac_digits(now, nonce, "", b""));
+            key.push_str(&self.mac_digits(now, &nonce, "", b""));
         }
         key
     }
@@ -134,23 +143,36 @@ impl UrlKeys {
             return Err(KeyError::Malformed);
         }
         let (t, rest) = key.split_once('-').ok_or(KeyError::Malformed)?;
-        if t.len() < 10
-            || rest.len() < NONCE_DIGITS + MAC_DIGITS
-            || !(rest.len() - NONCE_DIGITS).is_multiple_of(MAC_DIGITS)
-            || !t.bytes().chain(rest.bytes()).all(|b| b.is_ascii_digit())
-        {
+        // The nonce's width: 12 digits, or an earlier release's 6 (the lengths of the two
+        // forms differ modulo the 10 digits of a URL's number).
+        let width = [NONCE_DIGITS, OLD_NONCE_DIGITS]
+            .into_iter()
+            .find(|w| rest.len() >= w + MAC_DIGITS && (rest.len() - w).is_multiple_of(MAC_DIGITS));
+        let Some(width) = width else {
+            return Err(KeyError::Malformed);
+        };
+        if t.len() < 10 || !t.bytes().chain(rest.bytes()).all(|b| b.is_ascii_digit()) {
             return Err(KeyError::Malformed);
         }
         let issued: i64 = t.parse().map_err(|_| KeyError::Malformed)?;
         if issued > now + CLOCK_SLACK_SECS || now - issued > KEY_LIFETIME_SECS {
             return Err(KeyError::Expired);
         }
-        let nonce: u32 = rest[..NONCE_DIGITS]
-            .parse()
-            .map_err(|_| KeyError::Malformed)?;
+        // An earlier release's nonce went into the MAC as a number (`42`), a nonce of
+        // now as written (`000000000042`).
+        let written = &rest[..width];
+        let nonce = if width == OLD_NONCE_DIGITS {
+            written
+                .parse::<u32>()
+                .map_err(|_| KeyError::Malformed)?
+                .to_string()
+        } else {
+            written.to_string()
+        };
         // The resolver may send the URL with its %-escapes decoded once more or not
         // (Examples 8.9 and 10.2 differ): accept either reading.
         let readings = [url.to_vec(), canonical_url(url)];
+        let nonce = nonce.as_str();
         let macs: Vec<(usize, String)> = items
             .iter()
             .enumerate()
@@ -160,7 +182,7 @@ impl UrlKeys {
                     .map(move |u| (i, self.mac_digits(issued, nonce, item, u)))
             })
             .collect();
-        let granted = rest.as_bytes()[NONCE_DIGITS..]
+        let granted = rest.as_bytes()[width..]
             .chunks(MAC_DIGITS)
             .find_map(|chunk| macs.iter().find(|(_, m)| m.as_bytes() == chunk));
         match granted {
@@ -170,13 +192,13 @@ impl UrlKeys {
             Some((item, mac)) => Ok(IssuedKey {
                 issued,
                 item: *item,
-                canonical: format!("{issued:010}-{nonce:0NONCE_DIGITS$}{mac}"),
+                canonical: format!("{issued:010}-{written}{mac}"),
             }),
             None => Err(KeyError::NotIssuedForUrl),
         }
     }
 
-    fn mac_digits(&self, t: i64, nonce: u32, item: &str, url: &[u8]) -> String {
+    fn mac_digits(&self, t: i64, nonce: &str, item: &str, url: &[u8]) -> String {
         let mut mac = self.keyed.clone();
         mac.update(format!("{t}|{nonce}|{item}|").as_bytes());
         mac.update(url);
@@ -190,19 +212,19 @@ impl UrlKeys {
 /// call. (`rand`'s thread-local generator would first seed itself from the system, with a
 /// probe call of its own, and expand the seed: a fifth of a CGI hit's instructions; one
 /// CGI run draws one nonce.)
-fn nonce() -> u32 {
-    const RANGE: u32 = 10u32.pow(NONCE_DIGITS as u32);
-    // The largest multiple of RANGE a u32 holds: below it, `x % RANGE` is uniform.
-    const LIMIT: u32 = u32::MAX - u32::MAX % RANGE;
-    // Almost never more than one draw (a 4-in-10^6 chance each), but bounded.
+fn nonce() -> u64 {
+    const RANGE: u64 = 10u64.pow(NONCE_DIGITS as u32);
+    // The largest multiple of RANGE a u64 holds: below it, `x % RANGE` is uniform.
+    const LIMIT: u64 = u64::MAX - u64::MAX % RANGE;
+    // Almost never more than one draw (a 1-in-10^7 chance each), but bounded.
     for _ in 0..8 {
-        let mut bytes = [0u8; 4];
+        let mut bytes = [0u8; 8];
         match rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty()) {
             Ok(filled) if filled == bytes.len() => {}
             // No getrandom(2) (or a short read): rand finds another source.
             _ => break,
         }
-        let x = u32::from_ne_bytes(bytes);
+        let x = u64::from_ne_bytes(bytes);
         if x < LIMIT {
             return x % RANGE;
         }
@@ -315,7 +337,7 @@ mod tests {
         assert_ne!(a, b);
         let (t, n) = a.split_once('-').unwrap();
         assert_eq!(t, "1426203276");
-        assert_eq!(n.len(), 16);
+        assert_eq!(n.len(), 22);
         assert!(n.bytes().all(|c| c.is_ascii_digit()));
     }
 
@@ -359,11 +381,48 @@ mod tests {
     }
 
     #[test]
-    fn nonces_are_six_digits_and_differ() {
-        let drawn: Vec<u32> = (0..64).map(|_| nonce()).collect();
-        assert!(drawn.iter().all(|n| *n < 1_000_000), "{drawn:?}");
-        // 64 draws of 10^6 values, all the same: a chance of 10^-378.
+    fn nonces_are_twelve_digits_and_differ() {
+        let drawn: Vec<u64> = (0..64).map(|_| nonce()).collect();
+        assert!(drawn.iter().all(|n| *n < 1_000_000_000_000), "{drawn:?}");
+        // 64 draws of 10^12 values, all the same: a chance of 10^-756.
         assert!(drawn.iter().any(|n| *n != drawn[0]), "{drawn:?}");
+        // Keys of one second for one URL: 20,000 of them, none twice (with 6 digits,
+        // 200 shared on average).
+        let k = keys();
+        let issued: std::collections::HashSet<String> = (0..20_000)
+            .map(|_| k.issue(NOW, &[(A, b"http://a/col/x/doc/f.pdf")]))
+            .collect();
+        assert_eq!(issued.len(), 20_000);
+    }
+
+    #[test]
+    fn a_key_is_one_key_in_the_width_of_its_nonce() {
+        let k = keys();
+        let url = b"http://a/col/x/doc/f.pdf";
+        let key = k.issue(NOW, &[(A, url)]);
+        let (t, rest) = key.split_once('-').unwrap();
+        assert_eq!((t.len(), rest.len()), (10, 12 + 10));
+        let checked = k.verify(&key, &[A], url, NOW + 60).unwrap();
+        assert_eq!(checked.canonical, key);
+        // Its nonce cut to an earlier release's 6 digits, when it begins with six zeros,
+        // or an earlier key's nonce padded to 12: no longer a key.
+        let old = "1426203276-0000421942835635";
+        let padded = format!("1426203276-000000{}", &old[11..]);
+        assert_eq!(
+            k.verify(&padded, &[A], url, NOW + 60),
+            Err(KeyError::NotIssuedForUrl)
+        );
+        let nonce = format!("{:012}", 42);
+        let new = format!(
+            "{NOW:010}-{nonce}{}",
+            k.mac_digits(NOW, &nonce, A, url.as_slice())
+        );
+        assert!(k.verify(&new, &[A], url, NOW + 60).is_ok());
+        let cut = format!("{NOW:010}-000042{}", &new[23..]);
+        assert_eq!(
+            k.verify(&cut, &[A], url, NOW + 60),
+            Err(KeyError::NotIssuedForUrl)
+        );
     }
 
     #[test]

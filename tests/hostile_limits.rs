@@ -353,7 +353,7 @@ fn an_issued_key_in_another_spelling_is_the_same_key() {
     urls.sort();
     urls.dedup();
     assert_eq!(urls.len(), 2, "{answer:?}");
-    assert_eq!(key.len(), 11 + 6 + 20, "{key}");
+    assert_eq!(key.len(), 11 + 12 + 20, "{key}");
     let url = urls[0];
     let ack = |k: &str| {
         get(
@@ -367,18 +367,18 @@ fn an_issued_key_in_another_spelling_is_the_same_key() {
     assert_eq!(lines.len(), 1);
     let counted = lines[0].split('\t').nth(1).unwrap().to_string();
     // Recorded in the spelling for this url alone: time, nonce, this url's 10 digits.
-    assert_eq!(counted.len(), 11 + 6 + 10);
-    assert!(key.starts_with(&counted[..17]), "{key} {counted}");
-    assert!(key[17..].contains(&counted[17..]), "{key} {counted}");
+    assert_eq!(counted.len(), 11 + 12 + 10);
+    assert!(key.starts_with(&counted[..23]), "{key} {counted}");
+    assert!(key[23..].contains(&counted[23..]), "{key} {counted}");
     let (time, rest) = key.split_once('-').unwrap();
-    let (nonce, macs) = rest.split_at(6);
+    let (nonce, macs) = rest.split_at(12);
     let (m1, m2) = macs.split_at(10);
     for variant in [
         format!("{key}0000000000"),
         format!("{key}{m1}"),
         format!("{time}-{nonce}{m2}{m1}"),
         format!("0{key}"),
-        format!("{time}-{nonce}{}", &counted[17..]),
+        format!("{time}-{nonce}{}", &counted[23..]),
     ] {
         let out = ack(&variant);
         assert_answer(
