@@ -47,7 +47,8 @@ pub const IDLE_PER_ARCHIVE: usize = 32;
 /// address ([`ibi::CONNECTIONS_PER_CLIENT`]; `--max-per-client`), so that the resolver
 /// never meets that refusal. A request that finds them all in use waits for one, at most
 /// its timeout (then it is [`Fetched::Busy`]); an Archive that never answers holds no more
-/// than these of the [`UNDER_WAY`] requests.
+/// than these of the [`UNDER_WAY`] requests. Acknowledgments hold at most all but
+/// [`reserved_for_resolutions`] of them (12 of 16).
 pub const DEFAULT_PER_ARCHIVE: usize = ibi::CONNECTIONS_PER_CLIENT;
 /// The `Via` header of every request: an Archive server (or a resolver) tells by it that
 /// a resolver is asking.
@@ -162,6 +163,32 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
         || o[0] >= 240)
 }
 
+/// What a request is for. Acknowledgments may hold only some of the connections to an
+/// Archive (see [`reserved_for_resolutions`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// A urlRequest of a resolution, or an inclusion's confirmation.
+    Resolution,
+    /// The acknowledgment of a URL found (Table 8.11), sent after the reader has its
+    /// answer.
+    Acknowledgment,
+}
+
+/// Of `per_archive` connections to one Archive, those acknowledgments never hold: a
+/// quarter (4 of the default 16), at least 1; none when there is only one connection. An
+/// acknowledgment waits on the Archive's disk (`ibi-archive serve` answers it once its
+/// line is synced), which may take long on a busy machine while the Archive still answers
+/// urlRequests at once: free to take every connection, the acknowledgments of past
+/// resolutions held them all and the next resolutions' urlRequests waited behind them, up
+/// to the timeout. Acknowledgments still use the others, so that many share one sync.
+pub fn reserved_for_resolutions(per_archive: usize) -> usize {
+    if per_archive < 2 {
+        0
+    } else {
+        (per_archive / 4).max(1)
+    }
+}
+
 /// What one request to an Archive gave.
 #[derive(Clone, Debug)]
 pub enum Fetched {
@@ -237,6 +264,10 @@ struct Shared {
 //   waits for is one being closed. A request that finds no socket free while some
 //   connections are idle (a retry, below, or one put back meanwhile) gives up the oldest
 //   idle one for it.
+// - Acknowledgments take one of the lane's `acknowledgments` permits (all but
+//   `reserved_for_resolutions`) before they wait for a `requests` permit, and hold it as
+//   long as that one: however slowly an Archive takes them, the reserved connections are
+//   left to resolutions, which wait behind no more acknowledgments than those permits.
 //
 // An Archive server counts a connection until it sees it closed, a moment after the
 // resolver closed it (or after it closed it itself, after its 100th answer say): so a
@@ -248,6 +279,8 @@ struct Shared {
 /// The connections to one Archive address.
 struct Lane {
     requests: Semaphore,
+    /// Acknowledgments under way or waiting for one of the `requests` permits.
+    acknowledgments: Semaphore,
     /// Requests waiting for one of the `requests` permits.
     waiting: AtomicUsize,
     sockets: Arc<Semaphore>,
@@ -264,6 +297,7 @@ impl Lane {
     fn new(per_archive: usize) -> Lane {
         Lane {
             requests: Semaphore::new(per_archive),
+            acknowledgments: Semaphore::new(per_archive - reserved_for_resolutions(per_archive)),
             waiting: AtomicUsize::new(0),
             sockets: Arc::new(Semaphore::new(per_archive)),
             idle: Mutex::new(Vec::new()),
@@ -495,7 +529,7 @@ impl ArchiveClient {
         let read = |s: StatusCode| {
             s == StatusCode::OK || s == StatusCode::BAD_REQUEST || s == StatusCode::LOOP_DETECTED
         };
-        let (status, body) = match self.ask(&url, timeout, read).await {
+        let (status, body) = match self.ask(Purpose::Resolution, &url, timeout, read).await {
             Ok((status, Some(Ok(body)))) => (status, body),
             _ => return Confirmation::No,
         };
@@ -521,8 +555,21 @@ impl ArchiveClient {
     /// One GET, bounded in time (connect included) and in the bytes read: the body of a
     /// `200`. An Archive that answers `503` or `429` is asked again until the timeout.
     pub async fn get(&self, url: &str, timeout: Duration) -> (Fetched, Duration) {
+        self.get_for(Purpose::Resolution, url, timeout).await
+    }
+
+    /// [`ArchiveClient::get`] for `purpose`.
+    pub async fn get_for(
+        &self,
+        purpose: Purpose,
+        url: &str,
+        timeout: Duration,
+    ) -> (Fetched, Duration) {
         let start = Instant::now();
-        let fetched = match self.ask(url, timeout, |s| s == StatusCode::OK).await {
+        let fetched = match self
+            .ask(purpose, url, timeout, |s| s == StatusCode::OK)
+            .await
+        {
             Ok((StatusCode::OK, Some(Ok(body)))) => Fetched::Body(body),
             Ok((StatusCode::OK, Some(Err(why)))) => Fetched::Failed(why),
             Ok((status, _)) if status.is_redirection() => {
@@ -539,6 +586,7 @@ impl ArchiveClient {
     /// the request and its tries take at most `timeout`.
     async fn ask(
         &self,
+        purpose: Purpose,
         url: &str,
         timeout: Duration,
         read: fn(StatusCode) -> bool,
@@ -547,12 +595,22 @@ impl ArchiveClient {
         self.sweep_idle();
         let lane = self.shared.lane(&target.address);
         let slots = async {
+            let of_acknowledgments = match purpose {
+                Purpose::Acknowledgment => Some(lane.acknowledgments.acquire().await),
+                Purpose::Resolution => None,
+            };
             let waited = Counted::enter(&lane.waiting);
             let of_lane = lane.requests.acquire().await;
             drop(waited);
-            (of_lane, self.shared.under_way.acquire().await)
+            (
+                of_acknowledgments.transpose(),
+                of_lane,
+                self.shared.under_way.acquire().await,
+            )
         };
-        let Ok((Ok(_of_lane), Ok(_of_all))) = tokio::time::timeout(timeout, slots).await else {
+        let Ok((Ok(_of_acknowledgments), Ok(_of_lane), Ok(_of_all))) =
+            tokio::time::timeout(timeout, slots).await
+        else {
             return Err(Fetched::Busy);
         };
         let deadline = tokio::time::Instant::now() + timeout;
