@@ -1197,6 +1197,13 @@ mod tests {
     }
 
     fn test_archive(reply: impl Fn(usize, usize) -> Reply + Send + Sync + 'static) -> TestArchive {
+        test_archive_by_head(move |n, k, _| reply(n, k))
+    }
+
+    /// [`test_archive`] whose `reply(n, k, head)` is given the request's head too.
+    fn test_archive_by_head(
+        reply: impl Fn(usize, usize, &str) -> Reply + Send + Sync + 'static,
+    ) -> TestArchive {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap().to_string();
         let accepted = Arc::new(AtomicUsize::new(0));
@@ -1233,10 +1240,10 @@ mod tests {
                         }
                         let n = {
                             let mut heads = heads.lock().unwrap();
-                            heads.push(head);
+                            heads.push(head.clone());
                             heads.len() - 1
                         };
-                        match reply(n, k) {
+                        match reply(n, k, &head) {
                             Reply::Answer(a) => {
                                 if stream.get_mut().write_all(a.as_bytes()).is_err() {
                                     break;
@@ -1345,6 +1352,72 @@ mod tests {
         assert!((2..=4).contains(&peak), "{peak} open at once");
         // No connection was closed (4 are kept idle): no more were ever opened.
         assert!(archive.accepted() <= 4, "{}", archive.accepted());
+    }
+
+    #[tokio::test]
+    async fn acknowledgments_never_hold_the_connections_kept_for_resolutions() {
+        // Of 4 connections to an Archive, 1 is kept for resolutions. It holds every
+        // acknowledgment until it is let go (a disk slow to sync) and answers urlRequests
+        // at once. 10 acknowledgments, then 20 urlRequests: the acknowledgments take 3
+        // connections and the others wait for those; the urlRequests go through the
+        // fourth, every one answered while the acknowledgments are still held. (Sharing
+        // the 4, the acknowledgments held them all and the urlRequests waited out their
+        // timeout.) The Archive never has more than 4 open.
+        let release = Arc::new(AtomicBool::new(false));
+        let r = release.clone();
+        let archive = test_archive_by_head(move |_, _, head| {
+            if head.contains("servicesubject=acknowledgment") {
+                while !r.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            Reply::Answer(ok(ANSWER))
+        });
+        let acknowledgments_heard = || {
+            let heads = archive.heads.lock().unwrap();
+            heads
+                .iter()
+                .filter(|h| h.contains("servicesubject=acknowledgment"))
+                .count()
+        };
+        let client = loopback(4);
+        assert_eq!(reserved_for_resolutions(4), 1);
+        let acknowledgment = format!(
+            "http://{}/x/y?servicesubject=acknowledgment",
+            archive.address
+        );
+        let mut acknowledgments = tokio::task::JoinSet::new();
+        for _ in 0..10 {
+            let (client, url) = (client.clone(), acknowledgment.clone());
+            acknowledgments.spawn(async move {
+                client
+                    .get_for(Purpose::Acknowledgment, &url, PATIENCE)
+                    .await
+                    .0
+            });
+        }
+        let deadline = Instant::now() + PATIENCE;
+        while acknowledgments_heard() < 3 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let mut url_requests = tokio::task::JoinSet::new();
+        for _ in 0..20 {
+            let (client, url) = (client.clone(), archive.url());
+            url_requests.spawn(async move { client.get(&url, PATIENCE).await.0 });
+        }
+        while let Some(fetched) = url_requests.join_next().await {
+            let fetched = fetched.unwrap();
+            assert!(is_answer(&fetched), "{fetched:?}");
+        }
+        assert_eq!(acknowledgments_heard(), 3);
+        release.store(true, Ordering::SeqCst);
+        while let Some(fetched) = acknowledgments.join_next().await {
+            let fetched = fetched.unwrap();
+            assert!(is_answer(&fetched), "{fetched:?}");
+        }
+        assert_eq!(acknowledgments_heard(), 10);
+        let peak = archive.peak.load(Ordering::SeqCst);
+        assert!(peak <= 4, "{peak} open at once");
     }
 
     #[tokio::test]
