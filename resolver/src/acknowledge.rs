@@ -8,11 +8,12 @@
 //! background for a connection to the Archive, on connections the resolutions do not
 //! need: it never holds those the client reserves for them
 //! ([`crate::client::reserved_for_resolutions`]). At most [`PER_ARCHIVE`] wait or are
-//! under way to one Archive; one beyond, or one that found no connection within its time
-//! ([`PATIENCE`] times the Archive timeout), is dropped: logged and counted in the metrics
-//! (`dropped`). An Archive that takes acknowledgments more slowly than readers come for a
-//! while loses some of its access counts rather than slow every resolution of its items
-//! to that pace.
+//! under way to one Archive, each given 10 times the Archive timeout to find a
+//! connection, and as long then to be answered
+//! ([`crate::client::ACKNOWLEDGMENT_PATIENCE`]); one beyond, or one that found no
+//! connection in that time, is dropped: logged and counted in the metrics (`dropped`).
+//! An Archive that takes acknowledgments more slowly than readers come for a while loses
+//! some of its access counts rather than slow every resolution of its items to that pace.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -28,13 +29,6 @@ use crate::metrics::Metrics;
 /// of a burst of resolutions wait in the background for the Archive to take them, within
 /// this bound of the resolver's memory.
 pub const PER_ARCHIVE: usize = 1024;
-
-/// An acknowledgment's time, to find a connection and then to be answered, in Archive
-/// timeouts. Nobody waits for its answer; and cut off while the Archive still syncs its
-/// line, its connection would be closed by the resolver and still counted by the Archive
-/// (`ibi-archive serve` counts it until its handler ends), which would refuse the next
-/// connection of a resolution for it.
-pub const PATIENCE: u32 = 10;
 
 /// The acknowledgments of every Archive.
 pub struct Acknowledger {
@@ -78,8 +72,7 @@ impl Acknowledger {
             );
             return;
         };
-        let (client, metrics) = (self.client.clone(), self.metrics.clone());
-        let timeout = self.timeout * PATIENCE;
+        let (client, timeout, metrics) = (self.client.clone(), self.timeout, self.metrics.clone());
         let address = address.to_string();
         tokio::spawn(async move {
             let (fetched, _) = client.get_for(Purpose::Acknowledgment, &url, timeout).await;

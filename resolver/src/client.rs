@@ -189,6 +189,14 @@ pub fn reserved_for_resolutions(per_archive: usize) -> usize {
     }
 }
 
+/// How many times the timeout an acknowledgment is given to find a connection, and then
+/// to be answered. Nobody waits for it: those of a burst wait their turn rather than be
+/// lost while the Archive still takes them; and cut off while the Archive still syncs its
+/// line, its connection would be closed by the resolver but still counted by the Archive
+/// (`ibi-archive serve` counts it until its handler ends), which would refuse the next
+/// connection, a resolution's, for it.
+pub const ACKNOWLEDGMENT_PATIENCE: u32 = 10;
+
 /// What one request to an Archive gave.
 #[derive(Clone, Debug)]
 pub enum Fetched {
@@ -583,7 +591,8 @@ impl ArchiveClient {
 
     /// One GET: the status of the answer, and its body when `read(status)`; or what else
     /// came of it (never [`Fetched::Body`]). Slots are waited for at most `timeout`, then
-    /// the request and its tries take at most `timeout`.
+    /// the request and its tries take at most `timeout`; for an acknowledgment, each
+    /// [`ACKNOWLEDGMENT_PATIENCE`] times that.
     async fn ask(
         &self,
         purpose: Purpose,
@@ -592,6 +601,10 @@ impl ArchiveClient {
         read: fn(StatusCode) -> bool,
     ) -> Result<(StatusCode, Option<Result<String, String>>), Fetched> {
         let target = Target::parse(url).map_err(Fetched::Failed)?;
+        let timeout = match purpose {
+            Purpose::Acknowledgment => timeout * ACKNOWLEDGMENT_PATIENCE,
+            Purpose::Resolution => timeout,
+        };
         self.sweep_idle();
         let lane = self.shared.lane(&target.address);
         let slots = async {
@@ -1418,6 +1431,51 @@ mod tests {
         assert_eq!(acknowledgments_heard(), 10);
         let peak = archive.peak.load(Ordering::SeqCst);
         assert!(peak <= 4, "{peak} open at once");
+    }
+
+    #[tokio::test]
+    async fn an_acknowledgment_the_archive_holds_past_the_timeout_is_not_cut_off() {
+        // The Archive holds every request until it is let go. 3 acknowledgments, then a
+        // urlRequest with the same timeout, through the connection kept for resolutions:
+        // it times out, while the acknowledgments, sent before it, are still held. Let
+        // go then, each acknowledgment is answered: not cut off at the timeout while the
+        // Archive still works on it (it would still count the connection the resolver
+        // closed).
+        let release = Arc::new(AtomicBool::new(false));
+        let r = release.clone();
+        let archive = test_archive(move |_, _| {
+            while !r.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Reply::Answer(ok(ANSWER))
+        });
+        let client = loopback(4);
+        let timeout = Duration::from_millis(300);
+        let url = format!(
+            "http://{}/x/y?servicesubject=acknowledgment",
+            archive.address
+        );
+        let mut held = tokio::task::JoinSet::new();
+        for _ in 0..3 {
+            let (client, url) = (client.clone(), url.clone());
+            held.spawn(async move {
+                client
+                    .get_for(Purpose::Acknowledgment, &url, timeout)
+                    .await
+                    .0
+            });
+        }
+        let deadline = Instant::now() + PATIENCE;
+        while archive.requests() < 3 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let (fetched, _) = client.get(&archive.url(), timeout).await;
+        assert!(matches!(fetched, Fetched::TimedOut), "{fetched:?}");
+        release.store(true, Ordering::SeqCst);
+        while let Some(fetched) = held.join_next().await {
+            let fetched = fetched.unwrap();
+            assert!(is_answer(&fetched), "{fetched:?}");
+        }
     }
 
     #[tokio::test]
