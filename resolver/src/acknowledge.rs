@@ -1,13 +1,19 @@
-//! Sending the acknowledgment of a found URL (Table 8.11) without making the reader wait
-//! for the Archive's answer, and without losing it when the Archive is busy.
+//! Sending the acknowledgment of a found URL (Table 8.11) without making the reader wait:
+//! neither for the Archive's answer, nor for a connection, nor for the acknowledgments
+//! sent before.
 //!
-//! An acknowledgment is a line of the Archive's access statistics. At most
-//! [`PER_ARCHIVE`] are under way to one Archive; a resolution that finds them all taken
-//! waits for one to end (at most the Archive timeout) before it answers the reader. So a
-//! burst of readers is slowed to the pace the Archive takes acknowledgments at — a
-//! resolution needs the urlRequest and the acknowledgment — instead of piling up
-//! connections to it and dropping what does not fit. Only an Archive that takes none
-//! within the timeout loses one; that is logged and counted in the metrics.
+//! An acknowledgment is a line of the Archive's access statistics, which the Archive
+//! answers once that line is on its disk: on a busy machine, far later than it answers a
+//! urlRequest. So the redirect is answered at once, and the acknowledgment waits in the
+//! background for a connection to the Archive, on connections the resolutions do not
+//! need: it never holds those the client reserves for them
+//! ([`crate::client::reserved_for_resolutions`]). At most [`PER_ARCHIVE`] wait or are
+//! under way to one Archive, each given 10 times the Archive timeout to find a
+//! connection, and as long then to be answered
+//! ([`crate::client::ACKNOWLEDGMENT_PATIENCE`]); one beyond, or one that found no
+//! connection in that time, is dropped: logged and counted in the metrics (`dropped`).
+//! An Archive that takes acknowledgments more slowly than readers come for a while loses
+//! some of its access counts rather than slow every resolution of its items to that pace.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,12 +21,14 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
-use crate::client::{ArchiveClient, Fetched};
+use crate::client::{ArchiveClient, Fetched, Purpose};
 use crate::log::complain;
 use crate::metrics::Metrics;
 
-/// Acknowledgments under way to one Archive at once.
-pub const PER_ARCHIVE: usize = 32;
+/// Acknowledgments waiting for a connection or under way to one Archive at once: those
+/// of a burst of resolutions wait in the background for the Archive to take them, within
+/// this bound of the resolver's memory.
+pub const PER_ARCHIVE: usize = 1024;
 
 /// The acknowledgments of every Archive.
 pub struct Acknowledger {
@@ -49,17 +57,17 @@ impl Acknowledger {
             .clone()
     }
 
-    /// Sends `url` to the Archive `archive` at `address` once a slot is free; returns
-    /// when it is under way (or dropped, after the timeout).
-    pub async fn send(&self, archive: &str, address: &str, url: String) {
+    /// Sends `url` to the Archive `archive` at `address` in the background, by its
+    /// acknowledgments' lane; drops it at once when [`PER_ARCHIVE`] are waiting or under
+    /// way. Never waits. Needs a tokio runtime.
+    pub fn send(&self, archive: &str, address: &str, url: String) {
         let slots = self.slots_of(archive);
-        let Ok(Ok(slot)) = tokio::time::timeout(self.timeout, slots.acquire_owned()).await else {
+        let Ok(slot) = slots.try_acquire_owned() else {
             self.metrics.acknowledgment("dropped");
             complain(
                 &format!("acknowledgments to {address} dropped"),
                 &format!(
-                    "acknowledgment to {address} dropped: {PER_ARCHIVE} still under way after {:?}",
-                    self.timeout
+                    "acknowledgment to {address} dropped: {PER_ARCHIVE} still waiting or under way"
                 ),
             );
             return;
@@ -67,7 +75,7 @@ impl Acknowledger {
         let (client, timeout, metrics) = (self.client.clone(), self.timeout, self.metrics.clone());
         let address = address.to_string();
         tokio::spawn(async move {
-            let (fetched, _) = client.get(&url, timeout).await;
+            let (fetched, _) = client.get_for(Purpose::Acknowledgment, &url, timeout).await;
             drop(slot);
             // One line per kind of trouble and Archive, then a count: an Archive that
             // takes no acknowledgment would otherwise write a line per resolution.
@@ -104,7 +112,7 @@ impl Acknowledger {
                     complain(
                         &format!("acknowledgments to {address} dropped"),
                         &format!(
-                            "acknowledgment to {address} dropped: the resolver had as many requests under way as it allows"
+                            "acknowledgment to {address} dropped: no connection free within {timeout:?}"
                         ),
                     )
                 }

@@ -47,7 +47,8 @@ pub const IDLE_PER_ARCHIVE: usize = 32;
 /// address ([`ibi::CONNECTIONS_PER_CLIENT`]; `--max-per-client`), so that the resolver
 /// never meets that refusal. A request that finds them all in use waits for one, at most
 /// its timeout (then it is [`Fetched::Busy`]); an Archive that never answers holds no more
-/// than these of the [`UNDER_WAY`] requests.
+/// than these of the [`UNDER_WAY`] requests. Acknowledgments hold at most all but
+/// [`reserved_for_resolutions`] of them (12 of 16).
 pub const DEFAULT_PER_ARCHIVE: usize = ibi::CONNECTIONS_PER_CLIENT;
 /// The `Via` header of every request: an Archive server (or a resolver) tells by it that
 /// a resolver is asking.
@@ -165,6 +166,40 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
         || o[0] >= 240)
 }
 
+/// What a request is for. Acknowledgments may hold only some of the connections to an
+/// Archive (see [`reserved_for_resolutions`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// A urlRequest of a resolution, or an inclusion's confirmation.
+    Resolution,
+    /// The acknowledgment of a URL found (Table 8.11), sent after the reader has its
+    /// answer.
+    Acknowledgment,
+}
+
+/// Of `per_archive` connections to one Archive, those acknowledgments never hold: a
+/// quarter (4 of the default 16), at least 1; none when there is only one connection. An
+/// acknowledgment waits on the Archive's disk (`ibi-archive serve` answers it once its
+/// line is synced), which may take long on a busy machine while the Archive still answers
+/// urlRequests at once: free to take every connection, the acknowledgments of past
+/// resolutions held them all and the next resolutions' urlRequests waited behind them, up
+/// to the timeout. Acknowledgments still use the others, so that many share one sync.
+pub fn reserved_for_resolutions(per_archive: usize) -> usize {
+    if per_archive < 2 {
+        0
+    } else {
+        (per_archive / 4).max(1)
+    }
+}
+
+/// How many times the timeout an acknowledgment is given to find a connection, and then
+/// to be answered. Nobody waits for it: those of a burst wait their turn rather than be
+/// lost while the Archive still takes them; and cut off while the Archive still syncs its
+/// line, its connection would be closed by the resolver but still counted by the Archive
+/// (`ibi-archive serve` counts it until its handler ends), which would refuse the next
+/// connection, a resolution's, for it.
+pub const ACKNOWLEDGMENT_PATIENCE: u32 = 10;
+
 /// What one request to an Archive gave.
 #[derive(Clone, Debug)]
 pub enum Fetched {
@@ -240,6 +275,10 @@ struct Shared {
 //   waits for is one being closed. A request that finds no socket free while some
 //   connections are idle (a retry, below, or one put back meanwhile) gives up the oldest
 //   idle one for it.
+// - Acknowledgments take one of the lane's `acknowledgments` permits (all but
+//   `reserved_for_resolutions`) before they wait for a `requests` permit, and hold it as
+//   long as that one: however slowly an Archive takes them, the reserved connections are
+//   left to resolutions, which wait behind no more acknowledgments than those permits.
 //
 // An Archive server counts a connection until it sees it closed, a moment after the
 // resolver closed it (or after it closed it itself, after its 100th answer say): so a
@@ -251,6 +290,8 @@ struct Shared {
 /// The connections to one Archive address.
 struct Lane {
     requests: Semaphore,
+    /// Acknowledgments under way or waiting for one of the `requests` permits.
+    acknowledgments: Semaphore,
     /// Requests waiting for one of the `requests` permits.
     waiting: AtomicUsize,
     sockets: Arc<Semaphore>,
@@ -269,6 +310,7 @@ impl Lane {
     fn new(per_archive: usize) -> Lane {
         Lane {
             requests: Semaphore::new(per_archive),
+            acknowledgments: Semaphore::new(per_archive - reserved_for_resolutions(per_archive)),
             waiting: AtomicUsize::new(0),
             sockets: Arc::new(Semaphore::new(per_archive)),
             idle: Mutex::new(Vec::new()),
@@ -513,7 +555,7 @@ impl ArchiveClient {
         let read = |s: StatusCode| {
             s == StatusCode::OK || s == StatusCode::BAD_REQUEST || s == StatusCode::LOOP_DETECTED
         };
-        let (status, body) = match self.ask(&url, timeout, read).await {
+        let (status, body) = match self.ask(Purpose::Resolution, &url, timeout, read).await {
             Ok((status, Some(Ok(body)))) => (status, body),
             _ => return Confirmation::No,
         };
@@ -539,8 +581,21 @@ impl ArchiveClient {
     /// One GET, bounded in time (connect included) and in the bytes read: the body of a
     /// `200`. An Archive that answers `503` or `429` is asked again until the timeout.
     pub async fn get(&self, url: &str, timeout: Duration) -> (Fetched, Duration) {
+        self.get_for(Purpose::Resolution, url, timeout).await
+    }
+
+    /// [`ArchiveClient::get`] for `purpose`.
+    pub async fn get_for(
+        &self,
+        purpose: Purpose,
+        url: &str,
+        timeout: Duration,
+    ) -> (Fetched, Duration) {
         let start = Instant::now();
-        let fetched = match self.ask(url, timeout, |s| s == StatusCode::OK).await {
+        let fetched = match self
+            .ask(purpose, url, timeout, |s| s == StatusCode::OK)
+            .await
+        {
             Ok((StatusCode::OK, Some(Ok(body)))) => Fetched::Body(body),
             Ok((StatusCode::OK, Some(Err(why)))) => Fetched::Failed(why),
             Ok((status, _)) if status.is_redirection() => {
@@ -554,23 +609,39 @@ impl ArchiveClient {
 
     /// One GET: the status of the answer, and its body when `read(status)`; or what else
     /// came of it (never [`Fetched::Body`]). Slots are waited for at most `timeout`, then
-    /// the request and its tries take at most `timeout`.
+    /// the request and its tries take at most `timeout`; for an acknowledgment, each
+    /// [`ACKNOWLEDGMENT_PATIENCE`] times that.
     async fn ask(
         &self,
+        purpose: Purpose,
         url: &str,
         timeout: Duration,
         read: fn(StatusCode) -> bool,
     ) -> Result<(StatusCode, Option<Result<String, String>>), Fetched> {
         let target = Target::parse(url).map_err(Fetched::Failed)?;
+        let timeout = match purpose {
+            Purpose::Acknowledgment => timeout * ACKNOWLEDGMENT_PATIENCE,
+            Purpose::Resolution => timeout,
+        };
         self.sweep_idle();
         let lane = self.shared.lane(&target.address);
         let slots = async {
+            let of_acknowledgments = match purpose {
+                Purpose::Acknowledgment => Some(lane.acknowledgments.acquire().await),
+                Purpose::Resolution => None,
+            };
             let waited = Counted::enter(&lane.waiting);
             let of_lane = lane.requests.acquire().await;
             drop(waited);
-            (of_lane, self.shared.under_way.acquire().await)
+            (
+                of_acknowledgments.transpose(),
+                of_lane,
+                self.shared.under_way.acquire().await,
+            )
         };
-        let Ok((Ok(_of_lane), Ok(_of_all))) = tokio::time::timeout(timeout, slots).await else {
+        let Ok((Ok(_of_acknowledgments), Ok(_of_lane), Ok(_of_all))) =
+            tokio::time::timeout(timeout, slots).await
+        else {
             return Err(Fetched::Busy);
         };
         let deadline = tokio::time::Instant::now() + timeout;
@@ -1189,6 +1260,13 @@ mod tests {
     }
 
     fn test_archive(reply: impl Fn(usize, usize) -> Reply + Send + Sync + 'static) -> TestArchive {
+        test_archive_by_head(move |n, k, _| reply(n, k))
+    }
+
+    /// [`test_archive`] whose `reply(n, k, head)` is given the request's head too.
+    fn test_archive_by_head(
+        reply: impl Fn(usize, usize, &str) -> Reply + Send + Sync + 'static,
+    ) -> TestArchive {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap().to_string();
         let accepted = Arc::new(AtomicUsize::new(0));
@@ -1225,10 +1303,10 @@ mod tests {
                         }
                         let n = {
                             let mut heads = heads.lock().unwrap();
-                            heads.push(head);
+                            heads.push(head.clone());
                             heads.len() - 1
                         };
-                        match reply(n, k) {
+                        match reply(n, k, &head) {
                             Reply::Answer(a) => {
                                 if stream.get_mut().write_all(a.as_bytes()).is_err() {
                                     break;
@@ -1337,6 +1415,117 @@ mod tests {
         assert!((2..=4).contains(&peak), "{peak} open at once");
         // No connection was closed (4 are kept idle): no more were ever opened.
         assert!(archive.accepted() <= 4, "{}", archive.accepted());
+    }
+
+    #[tokio::test]
+    async fn acknowledgments_never_hold_the_connections_kept_for_resolutions() {
+        // Of 4 connections to an Archive, 1 is kept for resolutions. It holds every
+        // acknowledgment until it is let go (a disk slow to sync) and answers urlRequests
+        // at once. 10 acknowledgments, then 20 urlRequests: the acknowledgments take 3
+        // connections and the others wait for those; the urlRequests go through the
+        // fourth, every one answered while the acknowledgments are still held. (Sharing
+        // the 4, the acknowledgments held them all and the urlRequests waited out their
+        // timeout.) The Archive never has more than 4 open.
+        let release = Arc::new(AtomicBool::new(false));
+        let r = release.clone();
+        let archive = test_archive_by_head(move |_, _, head| {
+            if head.contains("servicesubject=acknowledgment") {
+                while !r.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+            Reply::Answer(ok(ANSWER))
+        });
+        let acknowledgments_heard = || {
+            let heads = archive.heads.lock().unwrap();
+            heads
+                .iter()
+                .filter(|h| h.contains("servicesubject=acknowledgment"))
+                .count()
+        };
+        let client = loopback(4);
+        assert_eq!(reserved_for_resolutions(4), 1);
+        let acknowledgment = format!(
+            "http://{}/x/y?servicesubject=acknowledgment",
+            archive.address
+        );
+        let mut acknowledgments = tokio::task::JoinSet::new();
+        for _ in 0..10 {
+            let (client, url) = (client.clone(), acknowledgment.clone());
+            acknowledgments.spawn(async move {
+                client
+                    .get_for(Purpose::Acknowledgment, &url, PATIENCE)
+                    .await
+                    .0
+            });
+        }
+        let deadline = Instant::now() + PATIENCE;
+        while acknowledgments_heard() < 3 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let mut url_requests = tokio::task::JoinSet::new();
+        for _ in 0..20 {
+            let (client, url) = (client.clone(), archive.url());
+            url_requests.spawn(async move { client.get(&url, PATIENCE).await.0 });
+        }
+        while let Some(fetched) = url_requests.join_next().await {
+            let fetched = fetched.unwrap();
+            assert!(is_answer(&fetched), "{fetched:?}");
+        }
+        assert_eq!(acknowledgments_heard(), 3);
+        release.store(true, Ordering::SeqCst);
+        while let Some(fetched) = acknowledgments.join_next().await {
+            let fetched = fetched.unwrap();
+            assert!(is_answer(&fetched), "{fetched:?}");
+        }
+        assert_eq!(acknowledgments_heard(), 10);
+        let peak = archive.peak.load(Ordering::SeqCst);
+        assert!(peak <= 4, "{peak} open at once");
+    }
+
+    #[tokio::test]
+    async fn an_acknowledgment_the_archive_holds_past_the_timeout_is_not_cut_off() {
+        // The Archive holds every request until it is let go. 3 acknowledgments, then a
+        // urlRequest with the same timeout, through the connection kept for resolutions:
+        // it times out, while the acknowledgments, sent before it, are still held. Let
+        // go then, each acknowledgment is answered: not cut off at the timeout while the
+        // Archive still works on it (it would still count the connection the resolver
+        // closed).
+        let release = Arc::new(AtomicBool::new(false));
+        let r = release.clone();
+        let archive = test_archive(move |_, _| {
+            while !r.load(Ordering::SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Reply::Answer(ok(ANSWER))
+        });
+        let client = loopback(4);
+        let timeout = Duration::from_millis(300);
+        let url = format!(
+            "http://{}/x/y?servicesubject=acknowledgment",
+            archive.address
+        );
+        let mut held = tokio::task::JoinSet::new();
+        for _ in 0..3 {
+            let (client, url) = (client.clone(), url.clone());
+            held.spawn(async move {
+                client
+                    .get_for(Purpose::Acknowledgment, &url, timeout)
+                    .await
+                    .0
+            });
+        }
+        let deadline = Instant::now() + PATIENCE;
+        while archive.requests() < 3 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let (fetched, _) = client.get(&archive.url(), timeout).await;
+        assert!(matches!(fetched, Fetched::TimedOut), "{fetched:?}");
+        release.store(true, Ordering::SeqCst);
+        while let Some(fetched) = held.join_next().await {
+            let fetched = fetched.unwrap();
+            assert!(is_answer(&fetched), "{fetched:?}");
+        }
     }
 
     #[tokio::test]

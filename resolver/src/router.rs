@@ -576,8 +576,7 @@ async fn resolve(
                 if let Some(ack) = state.engine.acknowledgment(&trace, &reader) {
                     state
                         .acknowledgments
-                        .send(&found.archive, &found.address, ack)
-                        .await;
+                        .send(&found.archive, &found.address, ack);
                 }
             }
             // usable_location() let only visible ASCII through, and location() encodes

@@ -6,12 +6,16 @@
 //! is the redirect to the holding Archive: none is lost to a connection the Archive
 //! still counts after the resolver opened the next one. And while another client at the
 //! resolver's address holds every connection the holder takes from it, the holder's
-//! refusals are `503`s asked again, not failures that would make it dormant.
+//! refusals are `503`s asked again, not failures that would make it dormant. And while
+//! the holder takes no acknowledgment (its log locked, as a disk slow to sync holds its
+//! writers), the resolutions go on at once: acknowledgments hold none of the connections
+//! kept for them.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use common::resolver::{archive, configure, include_at, Resolver, SAMPLE_SERVICE};
 use common::{free_port, http_get, http_get_from, Serve};
@@ -38,6 +42,8 @@ struct Archives {
     resolvers: [Resolver; 2],
     /// The holding Archive's address.
     holder: String,
+    /// The holding Archive's root.
+    holder_root: PathBuf,
     _serves: Vec<Serve>,
     logs: Vec<PathBuf>,
 }
@@ -64,6 +70,7 @@ fn archives(timeout: &str) -> Archives {
     let mut serves = Vec::new();
     let mut logs = Vec::new();
     let mut holder = String::new();
+    let mut holder_root = PathBuf::new();
     for i in 0..ARCHIVES {
         let name = format!("a{i}");
         // Only the first keeps the sample's items; the others have an empty col/.
@@ -87,20 +94,30 @@ fn archives(timeout: &str) -> Archives {
         }
         if i == 0 {
             holder = address;
+            holder_root = root;
         }
     }
     Archives {
         _tmp: tmp,
         resolvers,
         holder,
+        holder_root,
         _serves: serves,
         logs,
     }
 }
 
 /// `readers` readers at once, each resolving [`ITEM`] `each` times through `resolver`:
-/// every answer that is not the redirect to the holder, with its status and body.
-fn load(resolver: &Resolver, holder: &str, readers: usize, each: usize) -> Vec<String> {
+/// every answer that is not the redirect to the holder, or that came only after
+/// `timeout` (the resolver's Archive timeout: a resolution that waited it out for the
+/// holder), with its status, time and body.
+fn load(
+    resolver: &Resolver,
+    holder: &str,
+    readers: usize,
+    each: usize,
+    timeout: Duration,
+) -> Vec<String> {
     let url = format!("{}/{ITEM}", resolver.base());
     let expected = format!("http://{holder}/");
     let wrong = Arc::new(Mutex::new(Vec::new()));
@@ -113,11 +130,16 @@ fn load(resolver: &Resolver, holder: &str, readers: usize, each: usize) -> Vec<S
                     // an Archive asked about the same IBI, whose request does not end
                     // (the holder refusing for a while), could be that Archive relaying
                     // it (crate::loops).
+                    let asked = Instant::now();
                     let r = http_get_from("127.0.0.2".parse().unwrap(), url);
+                    let took = asked.elapsed();
                     let location = r.header("location").unwrap_or("");
-                    if r.status != 302 || !location.starts_with(expected.as_str()) {
+                    if r.status != 302
+                        || !location.starts_with(expected.as_str())
+                        || took >= timeout
+                    {
                         wrong.lock().unwrap().push(format!(
-                            "{} {location:?} {}",
+                            "{} after {took:?} {location:?} {}",
                             r.status,
                             r.text().trim()
                         ));
@@ -162,7 +184,7 @@ fn every_resolution_through_archives_under_a_default_serve_is_a_redirect() {
         // The remembered resolver learns where the item is first.
         let first = http_get(&format!("{}/{ITEM}", resolver.base()));
         assert_eq!(first.status, 302, "{what}: {}", first.text());
-        let wrong = load(resolver, &a.holder, READERS, EACH);
+        let wrong = load(resolver, &a.holder, READERS, EACH, Duration::from_secs(2));
         let of = READERS * EACH;
         assert!(
             wrong.is_empty(),
@@ -215,12 +237,68 @@ fn a_holder_refusing_connections_for_a_while_is_asked_again_not_failed() {
         let mut answer = String::new();
         let _ = probe.read_to_string(&mut answer);
         assert!(answer.starts_with("HTTP/1.1 503 "), "{answer}");
-        let wrong = load(resolver, &a.holder, 8, 2);
+        let wrong = load(resolver, &a.holder, 8, 2, Duration::from_secs(10));
         assert!(
             wrong.is_empty(),
             "{}",
             shown(what, &wrong, 16, resolver, &a.logs)
         );
         drop(held);
+    }
+}
+
+#[test]
+fn resolutions_never_wait_behind_acknowledgments_the_holder_is_slow_to_take() {
+    // The holder's acknowledgment log locked, as a disk slow to sync holds its writers:
+    // each acknowledgment sent holds a connection (and a thread of `serve`) until it is
+    // released. Sharing the resolver's 16 connections to the holder, the acknowledgments
+    // of the first resolutions held them all and every resolution after waited for one up
+    // to the timeout (then a 503, the holder "busy"). They hold at most 12: the
+    // resolutions go on through the 4 others, every answer the redirect within the
+    // timeout; and once the log is free again, every acknowledgment of the burst reaches
+    // the holder (they waited in the background).
+    let a = archives("2s");
+    let log = a.holder_root.join("var").join("acknowledgments.log");
+    for (resolver, what) in a.resolvers.iter().zip(["fan-out", "remembered"]) {
+        // Each resolver alone at the holder (see the first test).
+        while connections_to(&a.holder) > 0 {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let first = http_get(&format!("{}/{ITEM}", resolver.base()));
+        assert_eq!(first.status, 302, "{what}: {}", first.text());
+        let sent = || {
+            common::resolver::sample(
+                &resolver.metrics(),
+                "ibi_resolver_acknowledgments_total{result=\"sent\"}",
+            )
+            .unwrap_or(0)
+        };
+        // The first resolution's acknowledgment in, before the log is held.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while sent() < 1 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let before = sent();
+        assert_eq!(before, 1, "{what}: {}", resolver.log());
+        let held = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .unwrap();
+        held.lock().unwrap();
+        let (readers, each) = (READERS, 20);
+        let wrong = load(resolver, &a.holder, readers, each, Duration::from_secs(2));
+        held.unlock().unwrap();
+        assert!(
+            wrong.is_empty(),
+            "{}",
+            shown(what, &wrong, readers * each, resolver, &a.logs)
+        );
+        let all = (readers * each) as u64 + before;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while sent() < all && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(sent(), all, "{what}: {}", resolver.metrics());
     }
 }

@@ -3309,8 +3309,8 @@ fn an_archive_slow_to_take_acknowledgments_gets_every_one_of_them() {
     // A burst of resolutions finds the item at an Archive that answers urlRequests at
     // once but takes 300 ms over each acknowledgment: the acknowledgments pile up faster
     // than the Archive takes them. Each one is part of the Archive's access statistics:
-    // none may be lost while the Archive still takes them; the readers wait for a free
-    // slot instead (a resolution needs the urlRequest and the acknowledgment).
+    // none may be lost while the Archive still takes them. They wait in the background
+    // (the readers have their redirects at once), within their bound and their time.
     let tmp = tempfile::tempdir().unwrap();
     let r = Resolver::start(&write_config(tmp.path(), LOOPBACK));
     let taken = Arc::new(AtomicUsize::new(0));

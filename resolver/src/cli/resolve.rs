@@ -203,7 +203,10 @@ fn trace_text(persistent_url: &str, trace: &Trace) -> String {
 async fn acknowledgment(engine: &Engine, trace: &Trace, reader: &Reader, found: bool) -> String {
     match engine.acknowledgment(trace, reader) {
         Some(ack) => {
-            let (fetched, took) = engine.client.get(&ack, engine.timeout).await;
+            let (fetched, took) = engine
+                .client
+                .get_for(client::Purpose::Acknowledgment, &ack, engine.timeout)
+                .await;
             match fetched {
                 client::Fetched::Body(b) => format!(
                     "acknowledged in {:.1} ms: {}\n",
