@@ -39,9 +39,10 @@
 //! of the last interval, plus, under the CGI, those written after the last sync when no
 //! acknowledgment came since and the kernel had not written them back. A line is never
 //! written twice (its key's mark is made before it, under the same lock), and never torn
-//! unless its writer died inside its `write(2)` (unanswered then; the next line starts on
-//! a line of its own, and the torn one reads as malformed) or the power failed before its
-//! sync (the log may then end short).
+//! unless its writer died inside its `write(2)` (unanswered then, its key marked; the next
+//! line starts on a line of its own, and the torn one reads as malformed, or as the access
+//! it was when only its url was cut) or the power failed before its sync (the log may then
+//! end short, its last line cut).
 //!
 //! `sync_interval = "0"` keeps the stricter contract: "counted" only once the line is on
 //! stable storage. The writer then waits for the record's lock; when the record already
