@@ -5,6 +5,7 @@
 use std::fmt;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -27,6 +28,15 @@ struct RawConfig {
     minting: Option<RawMinting>,
     access: Option<RawAccess>,
     oai: Option<RawOai>,
+    acknowledgments: Option<RawAcknowledgments>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAcknowledgments {
+    /// `"1s"`, `"500ms"`, `"0"`: read as any TOML value and checked below, so that an
+    /// unquoted number is told how to write it.
+    sync_interval: Option<toml::Value>,
 }
 
 #[derive(Deserialize)]
@@ -126,6 +136,34 @@ pub struct Config {
     pub networks: Vec<Network>,
     /// `[oai]`: what the OAI-PMH data provider says of itself, and its page size.
     pub oai: Oai,
+    /// `[acknowledgments]`: how soon a counted access is on stable storage.
+    pub acknowledgments: Acknowledgments,
+}
+
+/// `[acknowledgments]`: when the access log (see `crate::acklog`) is synced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Acknowledgments {
+    /// How long a counted line may stay unsynced (while acknowledgments keep coming, or
+    /// `serve` runs): its line is written before "counted" is answered, and synced by the
+    /// first acknowledgment, or `serve`'s timer, that finds the last sync this old. Zero:
+    /// each line is synced before its acknowledgment is answered.
+    pub sync_interval: Duration,
+}
+
+impl Acknowledgments {
+    /// `sync_interval` when archive.toml does not say: a power cut may lose the last second
+    /// of counts, as an access log that no web server syncs per request would.
+    pub const DEFAULT_SYNC_INTERVAL: Duration = Duration::from_secs(1);
+    /// The longest `sync_interval` may be set to.
+    pub const MAX_SYNC_INTERVAL: Duration = Duration::from_secs(3600);
+}
+
+impl Default for Acknowledgments {
+    fn default() -> Acknowledgments {
+        Acknowledgments {
+            sync_interval: Acknowledgments::DEFAULT_SYNC_INTERVAL,
+        }
+    }
 }
 
 /// `[oai]`: the OAI-PMH data provider's settings (see `crate::oai`).
@@ -299,6 +337,11 @@ impl Config {
             .map(|n| Network::parse(n))
             .collect::<Result<Vec<_>, _>>()?;
         let oai = raw.oai.map(check_oai).transpose()?.unwrap_or_default();
+        let acknowledgments = raw
+            .acknowledgments
+            .map(check_acknowledgments)
+            .transpose()?
+            .unwrap_or_default();
         Ok(Config {
             archiveaddress,
             service,
@@ -309,6 +352,7 @@ impl Config {
             minting,
             networks,
             oai,
+            acknowledgments,
         })
     }
 
@@ -407,6 +451,54 @@ fn check_oai(raw: RawOai) -> Result<Oai, String> {
         adminemail,
         page_size,
     })
+}
+
+/// `[acknowledgments]`, checked: `sync_interval` a duration from 0 to
+/// [`Acknowledgments::MAX_SYNC_INTERVAL`].
+fn check_acknowledgments(raw: RawAcknowledgments) -> Result<Acknowledgments, String> {
+    const NAME: &str = "[acknowledgments] sync_interval";
+    let sync_interval = match raw.sync_interval {
+        None => Acknowledgments::DEFAULT_SYNC_INTERVAL,
+        Some(toml::Value::String(s)) => {
+            parse_duration(&s, Acknowledgments::MAX_SYNC_INTERVAL).map_err(|e| format!("{NAME}: {e}"))?
+        }
+        Some(toml::Value::Integer(0)) => Duration::ZERO,
+        Some(other) => {
+            return Err(format!(
+                "{NAME} {other} is not a duration: write it in quotes with its unit, as \"1s\" or \"500ms\" (\"0\": synced before each answer)"
+            ))
+        }
+    };
+    Ok(Acknowledgments { sync_interval })
+}
+
+/// A duration as the resolver's configuration writes them (`"2s"`, `"500ms"`, `"1h"`): a
+/// whole number of milliseconds, seconds or hours, at most `max`; `"0"` alone is zero.
+fn parse_duration(s: &str, max: Duration) -> Result<Duration, String> {
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let (digits, unit_ms) = if let Some(d) = s.strip_suffix("ms") {
+        (d, 1)
+    } else if let Some(d) = s.strip_suffix('s') {
+        (d, 1000)
+    } else if let Some(d) = s.strip_suffix('h') {
+        (d, 3_600_000)
+    } else {
+        return Err(format!(
+            "{s:?} has no unit; write it as \"1s\" or \"500ms\""
+        ));
+    };
+    let n: u64 = digits
+        .parse()
+        .ok()
+        .filter(|_| digits.bytes().all(|b| b.is_ascii_digit()))
+        .ok_or_else(|| format!("{s:?} is not a whole number of ms, s or h"))?;
+    let d = Duration::from_millis(n.saturating_mul(unit_ms));
+    if d > max {
+        return Err(format!("{s:?} is more than {}s", max.as_secs()));
+    }
+    Ok(d)
 }
 
 impl Config {
@@ -690,6 +782,50 @@ archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
             with("[access]\nnetworks = [\"10.0.0.0/8\", \"ten\"]").unwrap_err(),
             "access network \"ten\" is not an address block such as 150.163.0.0/16"
         );
+    }
+
+    #[test]
+    fn the_sync_interval_of_acknowledgments() {
+        let with = |line: &str| Config::parse(&format!("{MINIMAL}[acknowledgments]\n{line}\n"));
+        let interval = |line: &str| with(line).unwrap().acknowledgments.sync_interval;
+        assert_eq!(
+            Config::parse(MINIMAL)
+                .unwrap()
+                .acknowledgments
+                .sync_interval,
+            Duration::from_secs(1)
+        );
+        assert_eq!(interval(""), Duration::from_secs(1));
+        assert_eq!(interval("sync_interval = \"1s\""), Duration::from_secs(1));
+        assert_eq!(
+            interval("sync_interval = \"250ms\""),
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            interval("sync_interval = \"1h\""),
+            Duration::from_secs(3600)
+        );
+        for zero in ["\"0\"", "\"0s\"", "\"0ms\"", "0"] {
+            assert_eq!(
+                interval(&format!("sync_interval = {zero}")),
+                Duration::ZERO,
+                "{zero}"
+            );
+        }
+        for (value, message) in [
+            ("\"1\"", "[acknowledgments] sync_interval: \"1\" has no unit; write it as \"1s\" or \"500ms\""),
+            ("\"fast\"", "[acknowledgments] sync_interval: \"fast\" has no unit; write it as \"1s\" or \"500ms\""),
+            ("\"-1s\"", "[acknowledgments] sync_interval: \"-1s\" is not a whole number of ms, s or h"),
+            ("\"+1s\"", "[acknowledgments] sync_interval: \"+1s\" is not a whole number of ms, s or h"),
+            ("\"1.5s\"", "[acknowledgments] sync_interval: \"1.5s\" is not a whole number of ms, s or h"),
+            ("\"2h\"", "[acknowledgments] sync_interval: \"2h\" is more than 3600s"),
+            ("1", "[acknowledgments] sync_interval 1 is not a duration: write it in quotes with its unit, as \"1s\" or \"500ms\" (\"0\": synced before each answer)"),
+        ] {
+            assert_eq!(with(&format!("sync_interval = {value}")).unwrap_err(), message, "{value}");
+        }
+        assert!(with("sync = \"1s\"")
+            .unwrap_err()
+            .contains("unknown field `sync`"));
     }
 
     #[test]

@@ -778,8 +778,14 @@ impl Archive {
             contenttype: contenttype.to_string(),
             url: shown.clone(),
         };
-        match acklog::record_once(&self.var(), &record, issued.issued) {
+        let durability =
+            acklog::Durability::by_wall_clock(self.config.acknowledgments.sync_interval);
+        match acklog::record_once(&self.var(), &record, issued.issued, durability) {
             Ok(acklog::Outcome::Counted) => Ok(()),
+            Ok(acklog::Outcome::CountedUnsynced(e)) => Err(format!(
+                "acknowledgment counted, but {} could not be synced to stable storage: {e}",
+                acklog::log_path(&self.var()).display()
+            )),
             Ok(acklog::Outcome::AlreadyCounted) => Err(format!(
                 "acknowledgment not counted: urlkey {} was already counted",
                 issued.canonical

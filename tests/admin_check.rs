@@ -711,6 +711,47 @@ fn check_refuses_what_new_and_include_refuse() {
     }
 }
 
+/// `[acknowledgments] sync_interval`: a duration ("1s", "500ms", at most "1h") or zero;
+/// any other value is a fault check names, as the service, which reads it, would.
+#[test]
+fn a_bad_sync_interval_is_a_fault() {
+    let f = Fixture::sample();
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    let bad = "[acknowledgments] sync_interval";
+    for (value, fault) in [
+        ("\"1s\"", None),
+        ("\"250ms\"", None),
+        ("\"0\"", None),
+        ("0", None),
+        (
+            "\"fast\"",
+            Some(format!("{bad}: \"fast\" has no unit; write it as \"1s\" or \"500ms\"")),
+        ),
+        (
+            "\"2h\"",
+            Some(format!("{bad}: \"2h\" is more than 3600s")),
+        ),
+        (
+            "1",
+            Some(format!("{bad} 1 is not a duration: write it in quotes with its unit, as \"1s\" or \"500ms\" (\"0\": synced before each answer)")),
+        ),
+    ] {
+        f.write(
+            "archive.toml",
+            format!("{toml}\n[acknowledgments]\nsync_interval = {value}\n").as_bytes(),
+        );
+        let expected = match fault {
+            None => (0, "checked 14 items: 0 faults\n".to_string(), String::new()),
+            Some(m) => (
+                1,
+                format!("archive.toml: {m}\nchecked 14 items: 1 fault\n"),
+                FAULTY.to_string(),
+            ),
+        };
+        assert_eq!(check(f.root()), expected, "{value}");
+    }
+}
+
 /// A fault in [minting], which `new` and `check` refuse, is no fault of the service, which
 /// never mints: it answers as before (and does not pay for checking [minting]).
 #[test]

@@ -79,6 +79,13 @@ pub fn compute(root: &Path, only: Option<&Ibi>) -> Result<Stats, AdminError> {
     };
     let wanted = only.map(|ibi| (ibi, name_of(ibi.as_str())));
     let mut stats = Stats::default();
+    // What is counted is first made durable: the lines the service wrote after the last
+    // sync, which no acknowledgment came to sync since (see `acklog`). A failure here
+    // (a user who may read var/ but not write it) leaves the log to be read as it is.
+    let _ = acklog::sync_due(
+        &var,
+        acklog::Durability::by_wall_clock(std::time::Duration::ZERO),
+    );
     // The log is read as a stream: memory grows with the items and months counted, not
     // with the log.
     stats.malformed = acklog::for_each(&var, |r| {

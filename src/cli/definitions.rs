@@ -257,7 +257,10 @@ an aligned table, or with
 .B \-\-csv
 the rows under the header item,month,count.
 .B \-\-item
-counts one item only (either form of its IBI).
+counts one item only (either form of its IBI). The log is first synced to disk when the
+service wrote lines no sync covers yet (archive.toml's
+.B [acknowledgments] sync_interval
+lets them wait for a sync, 1 second unless set).
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -311,6 +314,14 @@ and is tried again 1, 2, 4... seconds later, at most 5 minutes apart, while
 .B serve
 goes on serving; after an answer 429 or 503 with Retry-After, after the time the
 resolver asks (60 seconds at most).
+.PP
+An acknowledgment counted is in var/acknowledgments.log before it is answered, and is
+synced to disk within archive.toml's
+.B [acknowledgments] sync_interval
+(1 second unless set; "0" syncs each line before its answer): by the acknowledgments
+that follow, or, when none comes,
+.BR serve 's
+own thread, which syncs the log once more when it stops.
 "#],
             subcommands: &[],
             operands: Complete::Nothing,

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ibi_archive::acklog;
 use ibi_archive::admin::auto_inclusion::{self, Switch};
-use ibi_archive::config::Config;
+use ibi_archive::config::{Acknowledgments, Config};
 use ibi_archive::httpd::{self, Body, Limits, Response};
 use ibi_archive::ibi::Ibi;
 use ibi_archive::routes::{self, Reply, Target};
@@ -32,6 +33,10 @@ and excluded from each when serve is stopped (SIGTERM, SIGINT or SIGHUP; at most
 and tried again after 1 s, 2 s, 4 s... up to 5 min apart, while serving goes on; after
 a 429 or 503 with Retry-After, after the time the resolver asks (60 s at most).
   --no-inclusion        send neither request
+
+Each acknowledgment counted is in var/acknowledgments.log before it is answered, and on
+disk within [acknowledgments] sync_interval of archive.toml (1 s unless set): a thread
+syncs the log when no acknowledgment comes to, and once more when serve stops.
 
 Limits (defaults in brackets):
   --max-connections N   connections open at once [256, fewer when descriptors are few:
@@ -129,6 +134,8 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         text.push('\n');
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
     });
+    let syncer = start_log_syncer(&root, &config, log.clone())
+        .map_err(|e| CliError::failed(format!("cannot start the access log's sync thread: {e}")))?;
     // The listener is bound: a resolver's confirmation request waits in its backlog until
     // the loop below, which starts at once, accepts it.
     let inclusion = automatic_inclusion
@@ -145,9 +152,93 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     if let Some(inclusion) = inclusion {
         inclusion.finish();
     }
+    syncer.finish();
     served.map_err(|e| CliError::failed(format!("serve: {e}")))?;
     eprintln!("ibi-archive: stopped");
     Ok(())
+}
+
+/// The thread that syncs the access log when no acknowledgment comes to: an acknowledgment
+/// syncs the log only when it finds the last sync `[acknowledgments] sync_interval` old,
+/// so the lines of the last ones before a pause would wait for the kernel's writeback.
+/// This wakes when a sync may next be due (see [`acklog::sync_due`]), and syncs once more
+/// when `serve` stops.
+struct LogSyncer {
+    /// Dropped to stop the thread (which wakes at once).
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+fn start_log_syncer(
+    root: &Path,
+    config: &Config,
+    log: Arc<httpd::Log>,
+) -> std::io::Result<LogSyncer> {
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let root = root.to_path_buf();
+    let mut interval = config.acknowledgments.sync_interval;
+    let thread = std::thread::Builder::new()
+        .name("acklog-sync".into())
+        .spawn(move || {
+            let var = root.join("var");
+            let cannot = |e: std::io::Error| {
+                format!(
+                    "ibi-archive: cannot sync {}: {e}",
+                    acklog::log_path(&var).display()
+                )
+            };
+            let mut failed = false;
+            // The first look is one interval after the start: what an earlier run left
+            // unsynced, the first acknowledgment syncs (the last sync is older than the
+            // interval), and until then nothing new is written.
+            let mut wait = interval;
+            loop {
+                // A zero interval: every acknowledgment syncs its own line; look again
+                // after the default interval all the same, in case archive.toml changes.
+                let wait_for = if wait.is_zero() {
+                    Acknowledgments::DEFAULT_SYNC_INTERVAL
+                } else {
+                    wait
+                };
+                match stopped.recv_timeout(wait_for) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => break,
+                }
+                // archive.toml may have changed (serve reads it again when it does).
+                if let Ok(c) = Config::load(&root) {
+                    interval = c.acknowledgments.sync_interval;
+                }
+                wait = match acklog::sync_due(&var, acklog::Durability::by_wall_clock(interval)) {
+                    Ok(wait) => {
+                        failed = false;
+                        wait
+                    }
+                    Err(e) => {
+                        // Said once until it works again, not at every tick.
+                        if !failed {
+                            log(&cannot(e));
+                        }
+                        failed = true;
+                        interval
+                    }
+                };
+            }
+            // Stopping: whatever is not yet synced, at once.
+            if let Err(e) =
+                acklog::sync_due(&var, acklog::Durability::by_wall_clock(Duration::ZERO))
+            {
+                log(&cannot(e));
+            }
+        })?;
+    Ok(LogSyncer { stop, thread })
+}
+
+impl LogSyncer {
+    /// Syncs what is left and ends the thread.
+    fn finish(self) {
+        drop(self.stop);
+        let _ = self.thread.join();
+    }
 }
 
 /// `--listen`: `ADDRESS:PORT`, or a port alone on 127.0.0.1.

@@ -28,8 +28,9 @@ Rows: for each item, one per month with accesses, then its total; then those of 
 `*`. The table starts with a line saying what it counts and, when there is a row `-`,
 ends with a line saying what that is. --csv prints the rows alone, after the header
 item,month,count (an item holding a comma or a quote is quoted). --item counts one item
-only (either form of its IBI). Lines of the log that cannot be read are counted and
-reported on stderr. Fails (exit status 1) outside an Archive: without an archive.toml
+only (either form of its IBI). The log is first synced to disk, when the service wrote
+lines no sync covers yet (see [acknowledgments] sync_interval in archive.toml). Lines of
+the log that cannot be read are counted and reported on stderr. Fails (exit status 1) outside an Archive: without an archive.toml
 that loads in the root.
 ";
 
