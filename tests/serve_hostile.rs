@@ -585,22 +585,26 @@ fn a_registration_key_sent_to_serve_reaches_no_log_line() {
         ),
     ];
     let mut expected = Vec::new();
+    // The log's lines once it holds `n` (a request's line is written once its answer is
+    // sent: waited for, before the next request, so that the lines come in order).
+    let lines_once = |n: usize| {
+        let deadline = std::time::Instant::now() + common::HANG_GUARD;
+        loop {
+            let text = std::fs::read_to_string(&log).unwrap();
+            let lines: Vec<String> = text.lines().map(str::to_string).collect();
+            if lines.len() >= n || std::time::Instant::now() > deadline {
+                break lines;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    };
     for (query, about, request) in cases {
         let r = http_get_from(local(1), &format!("{}{service}?{query}", serve.base_url()));
         assert!(!r.text().contains(SECRET), "{}", r.text());
         expected.extend(about);
         // The request's line ends with the length of the answer's body.
         expected.push(format!("127.0.0.1 {request} {}", r.body.len()));
+        lines_once(expected.len());
     }
-    // Each request's line is written once its answer is sent: waited for.
-    let deadline = std::time::Instant::now() + common::HANG_GUARD;
-    let lines = loop {
-        let text = std::fs::read_to_string(&log).unwrap();
-        let lines: Vec<String> = text.lines().map(str::to_string).collect();
-        if lines.len() >= expected.len() || std::time::Instant::now() > deadline {
-            break lines;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    assert_eq!(lines, expected);
+    assert_eq!(lines_once(expected.len()), expected);
 }
