@@ -323,7 +323,18 @@ impl Cluster {
             _pg: pg,
             _tmp: tmp,
         };
-        // Included through the balancer: by one instance or the other.
+        // Once the balancer has found an instance up (its checks find them down until
+        // they listen, and take a check or two to find them up again)...
+        let deadline = std::time::Instant::now() + common::HANG_GUARD;
+        while common::http_get(&format!("{}/healthz", cluster.balancer.base_url())).status != 200 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the balancer never found an instance up\n{}",
+                cluster.logs()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        // ... included through it: by one instance or the other.
         let (code, out, err) = archive_cmd("include", &root);
         assert_eq!(
             (code, out.as_str()),
