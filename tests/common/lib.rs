@@ -79,8 +79,7 @@ pub use cgi::{
 };
 pub use commands::{
     command, ibi_archive_bin, ibi_archive_cgi_bin, ibi_resolver_bin, output_or_hang, pairs_of_run,
-    run_cmd,
-    run_with_stdin, Serve, HANG_GUARD,
+    run_cmd, run_with_stdin, Serve, HANG_GUARD,
 };
 pub use fixture::{
     copy_sample, log_lines, mtc_m16c_toml, readme_block, sample, Fixture, MTC_M16D_TOML,
