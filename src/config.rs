@@ -274,7 +274,9 @@ impl Config {
             }
         })?;
         let stamp = before.filter(|b| {
-            read.is_some_and(|r| r == *b) && b.settled(crate::time::SystemClock::now())
+            read.is_some_and(|r| r == *b)
+                && b.settled(crate::time::SystemClock::now())
+                && snapshot::writable(&var)
         });
         let bytes = stamp.and_then(|s| snapshot::encode(&s, &raw));
         let config = Config::check(raw).map_err(|message| ConfigError {

@@ -181,16 +181,19 @@ pub fn read(var: &Path, stamp: &Stamp) -> Option<RawConfig> {
     {
         return None;
     }
-    let mut bytes = Vec::with_capacity(st.st_size as usize + 1);
-    // One byte more than its size: a file that grew since is not taken for whole.
-    File::from(fd)
-        .take(st.st_size as u64 + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as i64 != st.st_size {
-        return None;
-    }
+    // Its size, in one read: the header says how long the payload is, and the checksum
+    // covers it, so a file that grew since (no writer here does: snapshots are renamed
+    // into place) is judged by the bytes read.
+    let mut bytes = vec![0; st.st_size as usize];
+    File::from(fd).read_exact(&mut bytes).ok()?;
     decode(&bytes, stamp)
+}
+
+/// Whether this process may make files in `var`: one `access(2)`, so that an Archive on
+/// a read-only mount, or whose var/ is another user's, pays one system call per request
+/// for having no snapshot, not the attempt to write one.
+pub fn writable(var: &Path) -> bool {
+    rfs::accessat(rfs::CWD, var, rfs::Access::WRITE_OK, AtFlags::EACCESS).is_ok()
 }
 
 /// Writes `bytes` as the snapshot in `var`, for whoever reads next; nothing when var/
@@ -200,16 +203,37 @@ pub fn write(var: &Path, bytes: &[u8]) {
     let _ = try_write(var, bytes);
 }
 
+/// Tells apart the temporary files of one process's threads (`serve`).
+static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 fn try_write(var: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = crate::var_owner::open_dir(var)?;
     let owner = crate::var_owner::owner_for_new(dir.as_fd(), var)?;
-    let tmp = crate::atomic::temp_name(NAME);
-    let fd = rfs::openat(
-        &dir,
-        tmp.as_str(),
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    )?;
+    // The process id and a count, not `atomic::temp_name`'s random number: drawing one
+    // would seed a generator (system calls and thousands of instructions) in a process
+    // that needs no other. No two live processes share an id, so a file of this name is
+    // a dead one's: it is removed, and the name taken once more.
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = format!(
+        "{}{NAME}-{}-{n}",
+        crate::atomic::TEMP_PREFIX,
+        std::process::id()
+    );
+    let create = || {
+        rfs::openat(
+            &dir,
+            tmp.as_str(),
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )
+    };
+    let fd = match create() {
+        Err(rustix::io::Errno::EXIST) => {
+            rfs::unlinkat(&dir, tmp.as_str(), AtFlags::empty())?;
+            create()?
+        }
+        other => other?,
+    };
     let mut file = File::from(fd);
     // Not synced: see the module's notes.
     let written = crate::var_owner::give(file.as_fd(), owner)
