@@ -161,9 +161,12 @@ pub fn decode(bytes: &[u8], stamp: &Stamp) -> Option<RawConfig> {
 /// The snapshot in `var` for the archive.toml of `stamp`, if there is a good one.
 ///
 /// One open, without following a link at the name, then everything is judged on that
-/// descriptor: a regular file of one link, this process's user's or root's, of a
-/// plausible size, read whole. (var/ itself may be a link, as col/ may: the
-/// administrator's to make.)
+/// descriptor: a regular file of one link, of a plausible size, read whole, and of a
+/// user whose snapshot this process would write itself: its own or root's, and for a
+/// process of root's also var/'s owner's (root gives what it writes in var/ to var/'s
+/// owner; else root, running `serve` or `query` over an Archive whose var/ is
+/// www-data's, would never read a snapshot and write one on every request). (var/
+/// itself may be a link, as col/ may: the administrator's to make.)
 pub fn read(var: &Path, stamp: &Stamp) -> Option<RawConfig> {
     let fd = rfs::open(
         var.join(NAME),
@@ -173,9 +176,13 @@ pub fn read(var: &Path, stamp: &Stamp) -> Option<RawConfig> {
     .ok()?;
     let st = rfs::fstat(&fd).ok()?;
     let owner = st.st_uid;
+    let me = rustix::process::geteuid();
+    let trusted = owner == 0
+        || owner == me.as_raw()
+        || me.is_root() && rfs::stat(var).is_ok_and(|v| v.st_uid == owner);
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile
         || st.st_nlink != 1
-        || !(owner == 0 || owner == rustix::process::geteuid().as_raw())
+        || !trusted
         || st.st_size < HEADER as i64
         || st.st_size as u64 > MAX_LEN
     {
@@ -765,6 +772,18 @@ page_size = 100
         assert_eq!(read(&a.var(), &a.stamp()), None);
         assert_eq!(a.load(), a.load_plain());
         assert!(read(&a.var(), &a.stamp()).is_some());
+        // Another user's: not read, unless (for root) that user owns var/, as www-data
+        // does where the README's chown is done. (Ownership is given by root alone.)
+        if rustix::process::geteuid().is_root() {
+            let nobody = Some(65534);
+            std::os::unix::fs::chown(a.snapshot(), nobody, None).unwrap();
+            assert_eq!(read(&a.var(), &a.stamp()), None);
+            std::os::unix::fs::chown(a.var(), nobody, None).unwrap();
+            assert!(read(&a.var(), &a.stamp()).is_some());
+            std::os::unix::fs::chown(a.var(), Some(0), None).unwrap();
+            assert_eq!(a.load(), a.load_plain());
+            assert!(read(&a.var(), &a.stamp()).is_some());
+        }
         // No temporary file is left behind.
         let names: Vec<_> = std::fs::read_dir(a.var())
             .unwrap()
