@@ -176,10 +176,11 @@ pub fn read(var: &Path, stamp: &Stamp) -> Option<RawConfig> {
     .ok()?;
     let st = rfs::fstat(&fd).ok()?;
     let owner = st.st_uid;
-    let me = rustix::process::geteuid();
-    let trusted = owner == 0
-        || owner == me.as_raw()
-        || me.is_root() && rfs::stat(var).is_ok_and(|v| v.st_uid == owner);
+    // Asked in this order, so that each question costs a system call only when needed.
+    let trusted = owner == 0 || {
+        let me = rustix::process::geteuid();
+        owner == me.as_raw() || me.is_root() && rfs::stat(var).is_ok_and(|v| v.st_uid == owner)
+    };
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile
         || st.st_nlink != 1
         || !trusted
