@@ -5,11 +5,14 @@
 #   bench/run.sh [--items 100000,1000000] [--process-items 1000,100000,1000000]
 #                [--duration 10] [--runs 3] [--out FILE] [--skip-criterion]
 #                [--skip-servers] [--skip-process] [--servers lighttpd,apache2,serve]
-#                [--bin FILE]
+#                [--bin FILE] [--cgi-bin FILE]
 #
 # What it does:
-#  1. builds ibi-archive (release, as configured in .cargo/config.toml; --bin FILE
-#     measures that executable instead, a build of another commit, say), the gen-archive
+#  1. builds ibi-archive and ibi-archive-cgi (release, as configured in
+#     .cargo/config.toml): the CGI rows and the web servers run ibi-archive-cgi, as
+#     cgi-bin/ names it, the administrator's commands (prefixes, describe) and `serve`
+#     ibi-archive. --bin FILE measures that executable instead (a build of another
+#     commit, say), for both unless --cgi-bin FILE gives the CGI program; the gen-archive
 #     example (when an Archive must be made), the C floor (bench/floor.c, gcc -O2
 #     -static) and the Rust floor (bench/floor.rs, built like the product);
 #  2. generates the Archives it needs (cached in <target>/bench-archives/, shared with
@@ -47,6 +50,7 @@ SKIP_SERVERS=0
 SKIP_PROCESS=0
 SERVERS="lighttpd,apache2"
 GIVEN_BIN=""
+GIVEN_CGI_BIN=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --items) SIZES="$2"; shift 2 ;;
@@ -59,7 +63,8 @@ while [ $# -gt 0 ]; do
         --skip-servers) SKIP_SERVERS=1; shift ;;
         --skip-process) SKIP_PROCESS=1; shift ;;
         --bin) GIVEN_BIN="$2"; shift 2 ;;
-        -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
+        --cgi-bin) GIVEN_CGI_BIN="$2"; shift 2 ;;
+        -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
         *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
     esac
 done
@@ -131,9 +136,11 @@ mkdir -p "$WORK/bin"
 GEN=""
 if [ -n "$GIVEN_BIN" ]; then
     cp "$GIVEN_BIN" "$WORK/bin/ibi-archive"
+    cp "${GIVEN_CGI_BIN:-$GIVEN_BIN}" "$WORK/bin/ibi-archive-cgi"
 else
-    build --bin ibi-archive --example gen-archive
+    build --bin ibi-archive --bin ibi-archive-cgi --example gen-archive
     cp "$(executable ibi-archive)" "$WORK/bin/ibi-archive"
+    cp "$(executable ibi-archive-cgi)" "$WORK/bin/ibi-archive-cgi"
     GEN="$(executable gen-archive)"
 fi
 gcc -O2 -static -o "$WORK/bin/floor-c" bench/floor.c
@@ -144,6 +151,7 @@ fi
 rustc "${RUST_FLOOR_FLAGS[@]}" -o "$WORK/bin/floor-rust" bench/floor.rs
 chmod 755 "$WORK/bin"/*
 BIN="$WORK/bin/ibi-archive"
+CGI_BIN="$WORK/bin/ibi-archive-cgi"
 
 # --- 2. archives ----------------------------------------------------------------------
 # The cache name, shared with benches/handler.rs: it changes with the generator.
@@ -190,6 +198,7 @@ machine() {
     echo
     machine
     echo "- binary: $(stat -c %s "$BIN") bytes, $(file -b "$BIN" | cut -d, -f1-2,4 | tr -s ' ')"
+    echo "- CGI program: $(stat -c %s "$CGI_BIN") bytes"
     echo
 } >"$OUT"
 
@@ -235,7 +244,7 @@ if [ "$SKIP_PROCESS" = 0 ]; then
                     envs=(env -i PATH=/usr/bin:/bin)
                     cmd=("$BIN" describe --root "$root" "$CHAIN_HEAD")
                     ;;
-                *) cmd=("$BIN") ;;
+                *) cmd=("$CGI_BIN") ;;
             esac
         }
         for round in $(seq 1 "$RUNS"); do
@@ -376,7 +385,7 @@ if [ "$SKIP_SERVERS" = 0 ]; then
             DOC_COPY="same-size.${DOC_PATH##*.}"
             # The secret for urlkeys, as the first hit would make it (owned by www-data).
             env -i GATEWAY_INTERFACE=CGI/1.1 REQUEST_METHOD=GET IBI_ARCHIVE_ROOT="$root" \
-                QUERY_STRING="$(query "$HIT_REP")" "$BIN" >/dev/null
+                QUERY_STRING="$(query "$HIT_REP")" "$CGI_BIN" >/dev/null
             if [ -n "$WWW_IDS" ]; then chown -R "$WWW_IDS" "$root/var"; fi
             cases=(floor hit_rep hit_ibip miss_rep miss_ibip file static)
             # serve: its doc/ file beside lighttpd's static file of that size (the floor
@@ -386,7 +395,8 @@ if [ "$SKIP_SERVERS" = 0 ]; then
             declare -A R=()
             for run in $(seq 1 "$RUNS"); do
                 for c in "${cases[@]}"; do
-                    bin="$BIN"; [ "$c" = floor ] && bin="$WORK/bin/floor-c"
+                    bin="$CGI_BIN"; [ "$c" = floor ] && bin="$WORK/bin/floor-c"
+                    [ "$kind" = serve ] && bin="$BIN"
                     server="$kind"; [ "$c" = static_same ] && server=lighttpd
                     start_server "$server" "$root" "$bin" "$SERVICE_IBI"
                     base="http://127.0.0.1:$SERVER_PORT"

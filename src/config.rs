@@ -16,7 +16,11 @@ use crate::toml_error::{located, Position, TextError};
 
 pub use ::ibi::network::Network;
 
+mod snapshot;
+pub use snapshot::NAME as SNAPSHOT;
+
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(deny_unknown_fields)]
 struct RawConfig {
     archiveaddress: String,
@@ -40,6 +44,7 @@ struct RawAcknowledgments {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(deny_unknown_fields)]
 struct RawOai {
     repositoryname: Option<String>,
@@ -48,6 +53,7 @@ struct RawOai {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(deny_unknown_fields)]
 struct RawRegistration {
     /// One resolver's URL (`resolver = "URL"`), or the resolvers each with its own key
@@ -66,6 +72,7 @@ struct RawRegistration {
 
 /// `[minting]` as read; [`Config::minting`] checks it.
 #[derive(Deserialize, Debug, Clone)]
+#[cfg_attr(test, derive(PartialEq))]
 #[serde(deny_unknown_fields)]
 struct RawMinting {
     host: String,
@@ -76,6 +83,7 @@ struct RawMinting {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(deny_unknown_fields)]
 struct RawAccess {
     networks: Vec<String>,
@@ -265,20 +273,85 @@ pub struct Minting {
 impl Config {
     /// Reads `<root>/archive.toml`.
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
+        let path = root.join("archive.toml");
+        let (text, _) = Config::read_text(root, &path)?;
+        Config::parse_text(&text).map_err(|e| ConfigError {
+            path,
+            at: e.at,
+            message: e.message,
+        })
+    }
+
+    /// [`Config::load`] for the service, which reads archive.toml on every request (a
+    /// process each, under a web server): the settings come from
+    /// `var/archive.toml.snapshot` while archive.toml keeps the stamp recorded there, and
+    /// whoever reads archive.toml writes that snapshot for the next (see `snapshot`).
+    /// The same configuration, the same errors, as [`Config::load`]; read-only Archives
+    /// and missing, stale or damaged snapshots included.
+    pub fn load_for_service(root: &Path) -> Result<Config, ConfigError> {
+        let path = root.join("archive.toml");
+        let var = root.join("var");
+        // Taken before archive.toml is opened: what is read after it is at least as new.
+        let before = rustix::fs::stat(&path)
+            .ok()
+            .map(|st| snapshot::Stamp::of(&st));
+        if let Some(stamp) = &before {
+            if let Some(config) =
+                snapshot::read(&var, stamp).and_then(|raw| Config::check(raw).ok())
+            {
+                return Ok(config);
+            }
+        }
+        let (text, read) = Config::read_text(root, &path)?;
+        let raw: RawConfig = toml::from_str(&text).map_err(|e| {
+            let e = TextError::toml(&text, &e);
+            ConfigError {
+                path: path.clone(),
+                at: e.at,
+                message: e.message,
+            }
+        })?;
+        let stamp = before.filter(|b| {
+            read.is_some_and(|r| r == *b)
+                && b.settled(crate::time::SystemClock::now())
+                && snapshot::writable(&var)
+        });
+        let bytes = stamp.and_then(|s| snapshot::encode(&s, &raw));
+        let config = Config::check(raw).map_err(|message| ConfigError {
+            path,
+            at: None,
+            message,
+        })?;
+        if let Some(bytes) = bytes {
+            snapshot::write(&var, &bytes);
+        }
+        Ok(config)
+    }
+
+    /// The text of archive.toml at `path` (of the Archive at `root`), and the stamp of
+    /// the file read, taken once it was read (`None` when it could not be taken).
+    fn read_text(
+        root: &Path,
+        path: &Path,
+    ) -> Result<(String, Option<snapshot::Stamp>), ConfigError> {
         use std::io::Read;
         /// Far more than any configuration needs.
         const MAX_LEN: u64 = 1 << 20;
-        let path = root.join("archive.toml");
         let fail = |message: String| ConfigError {
-            path: path.clone(),
+            path: path.to_path_buf(),
             at: None,
             message,
         };
         // Read through `take`: no `stat` for a size hint (every request reads this file),
         // and a runaway file is not read whole.
         let mut text = String::with_capacity(4096);
-        std::fs::File::open(&path)
-            .and_then(|f| f.take(MAX_LEN + 1).read_to_string(&mut text))
+        let stamp = std::fs::File::open(path)
+            .and_then(|mut f| {
+                (&mut f).take(MAX_LEN + 1).read_to_string(&mut text)?;
+                Ok(rustix::fs::fstat(&f)
+                    .ok()
+                    .map(|st| snapshot::Stamp::of(&st)))
+            })
             .map_err(|e| match e.kind() {
                 std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
                     fail(not_an_archive(root))
@@ -288,11 +361,7 @@ impl Config {
         if text.len() as u64 > MAX_LEN {
             return Err(fail(format!("larger than {MAX_LEN} bytes")));
         }
-        Config::parse_text(&text).map_err(|e| ConfigError {
-            path,
-            at: e.at,
-            message: e.message,
-        })
+        Ok((text, stamp))
     }
 
     /// Parses the text of an archive.toml; the error says what is wrong (never the key),

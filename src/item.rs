@@ -23,7 +23,7 @@ pub const MAX_ITEM_TOML: u64 = 64 * 1024;
 /// Most bytes of a tombstone's `reason` its landing page shows.
 pub const MAX_REASON: usize = 500;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, PartialEq, Debug)]
 #[serde(deny_unknown_fields)]
 struct RawItem {
     state: State,
@@ -107,7 +107,10 @@ impl Item {
 
     /// [`Item::parse`], the place of the fault kept apart.
     fn parse_text(text: &str, dir: &Path, rep: Rep) -> Result<Item, TextError> {
-        let raw: RawItem = toml::from_str(text).map_err(|e| TextError::toml(text, &e))?;
+        let raw = match scan(text) {
+            Some(raw) => raw,
+            None => toml::from_str(text).map_err(|e| TextError::toml(text, &e))?,
+        };
         Item::check(raw, dir, rep).map_err(TextError::unplaced)
     }
 
@@ -225,6 +228,190 @@ pub enum Access {
     Deleted,
 }
 
+/// item.toml as `ibi-archive new` and the generators write it, read without the TOML
+/// reader: every item an answer involves is one item.toml, and the TOML reader is most
+/// of the cost of loading one (BENCHMARKS.md, "The CGI's start"). It takes only what it
+/// is sure of, and says `None` for anything else, which the TOML reader then reads and
+/// judges, errors included: lines of `key = value` with bare keys, each of the settings
+/// of [`RawItem`] once, as a basic string without escapes (`state` and `contenttype`
+/// one of their names, `restricted` `true` or `false`, `timestamp` a date and time of
+/// the form `2009-07-21T13:23:45Z`); `[translations]` and `[formats]` once each, of keys
+/// and basic strings; blank lines, comments, `\n` or `\r\n` line ends. What it gives is
+/// what the TOML reader gives for the same text (`scanner_agrees`; a test and the
+/// `item_toml` fuzz target hold it to that).
+fn scan(text: &str) -> Option<RawItem> {
+    #[derive(Clone, Copy, PartialEq)]
+    enum Table {
+        Top,
+        Translations,
+        Formats,
+    }
+    let mut table = Table::Top;
+    let mut seen_tables = (false, false);
+    let mut state = None;
+    let mut raw = RawItem {
+        state: State::Original,
+        ibip: None,
+        timestamp: None,
+        contenttype: None,
+        target: None,
+        url: None,
+        language: None,
+        nextedition: None,
+        metadata: None,
+        restricted: None,
+        reason: None,
+        translations: BTreeMap::new(),
+        formats: BTreeMap::new(),
+    };
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let line = line.trim_start_matches([' ', '\t']);
+        if line.is_empty() || line.starts_with('#') {
+            comment_ok(line)?;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix('[') {
+            let (name, rest) = rest.split_once(']')?;
+            let rest = rest.trim_start_matches([' ', '\t']);
+            if !(rest.is_empty() || rest.starts_with('#')) {
+                return None;
+            }
+            comment_ok(rest)?;
+            table = match name {
+                "translations" if !seen_tables.0 => {
+                    seen_tables.0 = true;
+                    Table::Translations
+                }
+                "formats" if !seen_tables.1 => {
+                    seen_tables.1 = true;
+                    Table::Formats
+                }
+                _ => return None,
+            };
+            continue;
+        }
+        let key_len = line
+            .bytes()
+            .position(|b| !(b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))?;
+        let (key, rest) = line.split_at(key_len);
+        let rest = rest.trim_start_matches([' ', '\t']).strip_prefix('=')?;
+        let rest = rest.trim_start_matches([' ', '\t']);
+        if key.is_empty() {
+            return None;
+        }
+        let (value, rest) = if let Some(quoted) = rest.strip_prefix('"') {
+            let (s, rest) = quoted.split_once('"')?;
+            if s.chars()
+                .any(|c| c == '\\' || (c.is_control() && c != '\t'))
+            {
+                return None;
+            }
+            (Value::Str(s), rest)
+        } else if let Some(rest) = rest.strip_prefix("true") {
+            (Value::Bool(true), rest)
+        } else if let Some(rest) = rest.strip_prefix("false") {
+            (Value::Bool(false), rest)
+        } else {
+            let (token, rest) = rest.split_at_checked(20)?;
+            let b = token.as_bytes();
+            let shape = b.iter().enumerate().all(|(i, &c)| match i {
+                4 | 7 => c == b'-',
+                10 => c == b'T',
+                13 | 16 => c == b':',
+                19 => c == b'Z',
+                _ => c.is_ascii_digit(),
+            });
+            if !shape {
+                return None;
+            }
+            (Value::Datetime(token.parse().ok()?), rest)
+        };
+        // Only blanks and a comment after the value: `x = "a" "b"` is the reader's.
+        let rest = rest.trim_start_matches([' ', '\t']);
+        if !(rest.is_empty() || rest.starts_with('#')) {
+            return None;
+        }
+        comment_ok(rest)?;
+        let once = |slot: &mut Option<String>, v: Value<'_>| match (slot.is_none(), v) {
+            (true, Value::Str(s)) => {
+                *slot = Some(s.to_string());
+                Some(())
+            }
+            _ => None,
+        };
+        match table {
+            Table::Translations | Table::Formats => {
+                let Value::Str(s) = value else { return None };
+                let map = if table == Table::Formats {
+                    &mut raw.formats
+                } else {
+                    &mut raw.translations
+                };
+                if map.insert(key.to_string(), s.to_string()).is_some() {
+                    return None;
+                }
+            }
+            Table::Top => match (key, value) {
+                ("state", Value::Str(s)) if state.is_none() => {
+                    state = Some(match s {
+                        "Original" => State::Original,
+                        "Copy" => State::Copy,
+                        "Deleted" => State::Deleted,
+                        _ => return None,
+                    })
+                }
+                ("contenttype", Value::Str(s)) if raw.contenttype.is_none() => {
+                    raw.contenttype = Some(match s {
+                        "Data" => ContentType::Data,
+                        "Metadata" => ContentType::Metadata,
+                        _ => return None,
+                    })
+                }
+                ("restricted", Value::Bool(b)) if raw.restricted.is_none() => {
+                    raw.restricted = Some(b)
+                }
+                ("timestamp", Value::Datetime(dt)) if raw.timestamp.is_none() => {
+                    raw.timestamp = Some(dt)
+                }
+                ("ibip", v) => once(&mut raw.ibip, v)?,
+                ("target", v) => once(&mut raw.target, v)?,
+                ("url", v) => once(&mut raw.url, v)?,
+                ("language", v) => once(&mut raw.language, v)?,
+                ("nextedition", v) => once(&mut raw.nextedition, v)?,
+                ("metadata", v) => once(&mut raw.metadata, v)?,
+                ("reason", v) => once(&mut raw.reason, v)?,
+                _ => return None,
+            },
+        }
+    }
+    raw.state = state?;
+    Some(raw)
+}
+
+/// A value [`scan`] reads.
+enum Value<'a> {
+    Str(&'a str),
+    Bool(bool),
+    Datetime(toml::value::Datetime),
+}
+
+/// `Some` when `rest` is nothing or a comment of characters TOML allows in one (no
+/// control character but tab).
+fn comment_ok(rest: &str) -> Option<()> {
+    (!rest.chars().any(|c| c.is_control() && c != '\t')).then_some(())
+}
+
+/// Whether [`scan`] gives what the TOML reader gives for `text`, where it gives anything
+/// (the `item_toml` fuzz target asks it of every input).
+#[doc(hidden)]
+pub fn scanner_agrees(text: &str) -> bool {
+    match scan(text) {
+        None => true,
+        Some(raw) => toml::from_str::<RawItem>(text).is_ok_and(|r| r == raw),
+    }
+}
+
 /// A file name given in item.toml must stay inside doc/: relative, no `..`, no NUL.
 pub fn check_relative_file(name: &str) -> Result<(), String> {
     if name.is_empty() {
@@ -302,5 +489,97 @@ mod tests {
         assert!(bad.contains("\"mo ds\" is not a format name"), "{bad}");
         let outside = parse("state = \"Original\"\n[formats]\nmods = \"../x.xml\"\n").unwrap_err();
         assert!(outside.starts_with("formats.mods: "), "{outside}");
+    }
+}
+
+#[cfg(test)]
+mod scanner_tests {
+    use super::*;
+
+    /// Every item.toml of the sample Archive, and each of the fuzz corpus: what the scanner
+    /// reads, the TOML reader reads the same; and the sample's items (as `new` writes
+    /// them) are all read by the scanner.
+    #[test]
+    fn the_scanner_reads_what_the_toml_reader_reads() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut scanned = 0;
+        for entry in walkdir::WalkDir::new(repo.join("sample-archive/col")) {
+            let entry = entry.unwrap();
+            if entry.file_name() == "item.toml" {
+                let text = std::fs::read_to_string(entry.path()).unwrap();
+                assert!(scanner_agrees(&text), "{}", entry.path().display());
+                assert!(scan(&text).is_some(), "{}", entry.path().display());
+                scanned += 1;
+            }
+        }
+        assert!(scanned >= 10, "{scanned}");
+        for entry in std::fs::read_dir(repo.join("fuzz/corpus/item_toml")).unwrap() {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            assert!(scanner_agrees(&String::from_utf8_lossy(&bytes)));
+        }
+    }
+
+    /// Texts at the edges of what the scanner takes: each is either the TOML reader's to
+    /// judge (`None`) or read alike; the TOML reader's errors stay its own.
+    #[test]
+    fn the_scanner_leaves_anything_unusual_to_the_toml_reader() {
+        let ok = "state = \"Original\"\n";
+        let taken = [
+            ok.to_string(),
+            "state=\"Copy\"".into(),
+            "  state = \"Deleted\" # gone\r\nreason = \"withdrawn\"\r\n".into(),
+            "# a comment\n\nstate = \"Original\"\ntimestamp = 2009-07-21T13:23:45Z\nrestricted = true\ncontenttype = \"Metadata\"\n[formats]\noai_dc = \"oai_dc.xml\"\n[translations]\npt-BR = \"sid.inpe.br/mtc-m18@80/2009/07.21.13.23\"\n".into(),
+            "state = \"Original\"\ntarget = \"Relatório Final.pdf\"\nlanguage = \"\"\n".into(),
+        ];
+        for text in &taken {
+            assert!(scan(text).is_some(), "{text:?}");
+            assert!(scanner_agrees(text), "{text:?}");
+        }
+        let left = [
+            "",
+            "ibip = \"x\"\n",
+            "state = \"original\"\n",
+            "state = \"Original\"\nstate = \"Copy\"\n",
+            "state = \"Original\"\nibip = \"a\"\nibip = \"b\"\n",
+            "state = \"Original\"\nbogus = \"x\"\n",
+            "state = \"Original\"\ntarget = \"a\\\"b\"\n",
+            "state = \"Original\"\ntarget = 'a'\n",
+            "state = \"Original\"\ntarget = \"\"\"a\"\"\"\n",
+            "state = \"Original\"\ntarget = \"a\" \"b\"\n",
+            "state = \"Original\"\ntarget = \"a\tb\u{7}\"\n",
+            "state = \"Original\"\n# bell \u{7}\n",
+            "state = \"Original\"\r\r\n",
+            "state = \"Original\"\nrestricted = \"true\"\n",
+            "state = \"Original\"\nrestricted = truest\n",
+            "state = \"Original\"\ntimestamp = \"2009-07-21T13:23:45Z\"\n",
+            "state = \"Original\"\ntimestamp = 2009-07-21 13:23:45Z\n",
+            "state = \"Original\"\ntimestamp = 2009-07-21T13:23:45+01:00\n",
+            "state = \"Original\"\ntimestamp = 2009-07-21T13:23:45.5Z\n",
+            "state = \"Original\"\ntimestamp = 2009-13-21T13:23:45Z\n",
+            "state = \"Original\"\n[formats]\n[formats]\n",
+            "state = \"Original\"\n[formats]x\n",
+            "state = \"Original\"\n[ formats ]\n",
+            "state = \"Original\"\n[formats]\noai_dc = 1\n",
+            "state = \"Original\"\n[formats]\noai_dc = \"a\"\noai_dc = \"b\"\n",
+            "state = \"Original\"\n[[formats]]\n",
+            "state = \"Original\"\n[other]\n",
+            "\u{feff}state = \"Original\"\n",
+            "\"state\" = \"Original\"\n",
+            "item.state = \"Original\"\n",
+            "state = \"Original\"\nurl = \"http://a\"\nurl\n",
+        ];
+        for text in left {
+            assert!(scan(text).is_none(), "{text:?}");
+            assert!(scanner_agrees(text), "{text:?}");
+        }
+        // The errors of items the scanner leaves are the TOML reader's, placed.
+        let rep = Rep::parse("a.b/c/2020/01.01.00.00").unwrap();
+        let err = Item::parse(
+            "state = \"Original\"\nstate = \"Copy\"\n",
+            Path::new("d"),
+            rep,
+        )
+        .unwrap_err();
+        assert!(err.starts_with("2:1: "), "{err}");
     }
 }

@@ -266,7 +266,7 @@ fn open(root: Option<&Path>) -> Result<(&Path, Config), Answer> {
             "IBI_ARCHIVE_ROOT is not set".into(),
         ));
     };
-    match Config::load(root) {
+    match Config::load_for_service(root) {
         Ok(c) => Ok((root, c)),
         Err(e) => Err(Answer::error(
             500,

@@ -133,3 +133,20 @@ fn warnings_reach_the_terminal_escaped() {
     let (_, _, err) = run_cmd(&["describe", "--root", root, "LK47B6W/362SFKH"]);
     assert_eq!(err, want);
 }
+
+/// ibi-archive-cgi is the service alone: from a shell (no `GATEWAY_INTERFACE`) it says so
+/// and where the commands are, and exits 2 with nothing on stdout.
+#[test]
+fn the_cgi_program_from_a_shell_names_the_commands_executable() {
+    let out = std::process::Command::new(common::ibi_archive_cgi_bin())
+        .arg("--help")
+        .env_remove("GATEWAY_INTERFACE")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ibi-archive-cgi: the Archive service, run by a web server as a CGI program (GATEWAY_INTERFACE is not set); the administrator's commands are ibi-archive's\n"
+    );
+}

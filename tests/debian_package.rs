@@ -65,6 +65,8 @@ const UNIT: &str = "/usr/lib/systemd/system/ibi-resolver.service";
 /// The unit that includes the Archive served by Apache in its resolvers while Apache runs.
 const INCLUSION_UNIT: &str = "/usr/lib/systemd/system/ibi-archive-inclusion.service";
 const BINARIES: &[&str] = &["/usr/bin/ibi-archive", "/usr/bin/ibi-resolver"];
+/// The CGI program the web servers' configurations name.
+const CGI_BIN: &str = "/usr/lib/ibi-archive/ibi-archive-cgi";
 
 /// The item asked for, its file, and the resolver's service IBI (resolver/resolver.toml).
 const ITEM_IBIP: &str = "8JMKD3MGP8W/35MME4E";
@@ -223,6 +225,7 @@ fn not_ready() -> Option<String> {
         "/usr/share/ibi-archive",
     ];
     paths.extend(BINARIES);
+    paths.push(CGI_BIN);
     if let Some(p) = paths.iter().find(|p| Path::new(p).exists()) {
         return Some(format!("{p} exists already"));
     }
@@ -496,6 +499,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     let expected: BTreeSet<String> = [
         "/usr/bin/ibi-archive",
         "/usr/bin/ibi-resolver",
+        CGI_BIN,
         "/usr/share/man/man1/ibi-archive.1.gz",
         "/usr/share/man/man1/ibi-resolver.1.gz",
         "/usr/share/bash-completion/completions/ibi-archive",
@@ -913,6 +917,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         "/usr/share/ibi-archive",
         BINARIES[0],
         BINARIES[1],
+        CGI_BIN,
     ] {
         assert!(
             !Path::new(gone).exists(),

@@ -2,7 +2,8 @@
 //! lighttpd (mod_cgi) with the cgi-bin/ configurations, and `ibi-archive serve`, each over
 //! a copy of sample-archive/ on 127.0.0.1. Every answer is checked byte for byte (urlkey
 //! masked), then every URL the answers hand out is followed and must answer 200 with the
-//! bytes on disk; item.toml, var/ and archive.toml must not be served.
+//! bytes on disk; item.toml, var/ and archive.toml must not be served. The web servers run
+//! ibi-archive-cgi, as their configurations name it.
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +18,7 @@ fn apache2_answers_the_resolver() {
         return;
     }
     let (_tmp, root) = archive_copy();
-    let server = common::start_apache2(&root, &common::ibi_archive_bin(), SERVICE);
+    let server = common::start_apache2(&root, &common::ibi_archive_cgi_bin(), SERVICE);
     resolver_suite(&server.base_url, &root, &|| server.error_log());
 }
 
@@ -28,7 +29,7 @@ fn lighttpd_answers_the_resolver() {
         return;
     }
     let (_tmp, root) = archive_copy();
-    let server = common::start_lighttpd(&root, &common::ibi_archive_bin(), SERVICE);
+    let server = common::start_lighttpd(&root, &common::ibi_archive_cgi_bin(), SERVICE);
     resolver_suite(&server.base_url, &root, &|| server.error_log());
 }
 

@@ -4,10 +4,10 @@
 //! to the block is where the executable is installed from: the one under test, not a
 //! release build.
 //!
-//! It changes the machine as the README says (/srv/archive, /usr/local/bin/ibi-archive,
-//! two files of /etc/apache2/conf-available, Apache started or reloaded), so it runs as
-//! root only, refuses to touch any of these that already exists, and puts everything back
-//! when it ends. Under CI=true, what it needs missing is a failure.
+//! It changes the machine as the README says (/srv/archive, /usr/local/bin/ibi-archive and
+//! ibi-archive-cgi, two files of /etc/apache2/conf-available, Apache started or reloaded),
+//! so it runs as root only, refuses to touch any of these that already exists, and puts
+//! everything back when it ends. Under CI=true, what it needs missing is a failure.
 
 use std::path::Path;
 use std::process::Command;
@@ -16,6 +16,8 @@ use common::required_under_ci;
 
 const ARCHIVE: &str = "/srv/archive";
 const INSTALLED: &str = "/usr/local/bin/ibi-archive";
+/// The CGI program the web server runs, installed beside it.
+const INSTALLED_CGI: &str = "/usr/local/bin/ibi-archive-cgi";
 const CONF: &str = "/etc/apache2/conf-available/ibi-archive.conf";
 const PORT_CONF: &str = "/etc/apache2/conf-available/ibi-archive-port.conf";
 const PORT: u16 = 8081;
@@ -47,6 +49,7 @@ impl Drop for Restore {
         }
         let _ = std::fs::remove_dir_all(ARCHIVE);
         let _ = std::fs::remove_file(INSTALLED);
+        let _ = std::fs::remove_file(INSTALLED_CGI);
         let _ = std::fs::remove_file("/tmp/hello.txt");
     }
 }
@@ -68,7 +71,7 @@ fn the_readme_walkthrough_serves_a_new_item_through_apache_on_port_8081() {
         eprintln!("skipping: the walk-through needs root, apache2 and curl");
         return;
     }
-    let taken: Vec<&str> = [ARCHIVE, INSTALLED, CONF, PORT_CONF]
+    let taken: Vec<&str> = [ARCHIVE, INSTALLED, INSTALLED_CGI, CONF, PORT_CONF]
         .into_iter()
         .filter(|p| Path::new(p).exists())
         .collect();
@@ -86,6 +89,7 @@ fn the_readme_walkthrough_serves_a_new_item_through_apache_on_port_8081() {
     let block = common::readme_block("## Your own Archive, step by step", "sh");
     let release = "target/x86_64-unknown-linux-gnu/release/ibi-archive";
     assert!(block.contains(release), "{block}");
+    // (…/release/ibi-archive-cgi too: it is beside ibi-archive in both directories.)
     let script = block.replace(release, common::ibi_archive_bin().to_str().unwrap());
     let out = Command::new("bash")
         .arg("-c")

@@ -1,4 +1,6 @@
-//! `Item::parse` never panics on arbitrary text, and what it accepts keeps its promises:
+//! `Item::parse` never panics on arbitrary text, its scanner of the usual item.toml reads
+//! what the TOML reader reads wherever it reads anything, and what it accepts keeps its
+//! promises:
 //! file names stay inside doc/, format names are OAI-PMH metadataPrefixes, a `url` is an
 //! http(s) URL of pair-list word bytes. The same text is also read as an archive.toml
 //! (`Config::parse`), which must not panic either and whose error messages never carry
@@ -17,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     let rep = Rep::parse("sid.inpe.br/mtc-m19/2013/09.04.12.27.57").unwrap();
     let dir = Path::new("/nonexistent/col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57");
+    assert!(ibi_archive::item::scanner_agrees(&text), "{text:?}");
     let parsed = Item::parse(&text, dir, rep);
     if let Ok(item) = parsed {
         if let Some(t) = &item.target {

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::commands::{ibi_archive_bin, output_or_hang};
+use super::commands::{ibi_archive_bin, ibi_archive_cgi_bin, output_or_hang};
 
 /// What a CGI run printed.
 #[derive(Debug)]
@@ -71,8 +71,19 @@ impl<'a> Cgi<'a> {
     /// Runs the binary as a web server would, with a clean environment; a run that does
     /// not end fails the test ([`output_or_hang`]).
     pub fn run(&self) -> CgiOutput {
+        self.run_of(&ibi_archive_bin())
+    }
+
+    /// [`Cgi::run`] of ibi-archive-cgi, the executable the web servers' configurations
+    /// name: it must answer as ibi-archive does.
+    pub fn run_cgi_only(&self) -> CgiOutput {
+        self.run_of(&ibi_archive_cgi_bin())
+    }
+
+    /// [`Cgi::run`] of the executable `bin`.
+    fn run_of(&self, bin: &Path) -> CgiOutput {
         let child = self
-            .command()
+            .command_of(bin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

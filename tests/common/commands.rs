@@ -15,6 +15,12 @@ pub fn ibi_archive_bin() -> PathBuf {
     executable("ibi-archive")
 }
 
+/// The ibi-archive-cgi executable (the Archive service alone, which the web servers'
+/// configurations name), built beside ibi-archive.
+pub fn ibi_archive_cgi_bin() -> PathBuf {
+    executable_of("ibi-archive-cgi", "ibi-archive")
+}
+
 /// The ibi-resolver executable cargo built for this test run (`cargo test` at the top, or
 /// of ibi-resolver; `cargo test -p ibi-archive` does not build it: `cargo build -p
 /// ibi-resolver` first).
@@ -27,6 +33,11 @@ pub fn ibi_resolver_bin() -> PathBuf {
 /// `CARGO_BIN_EXE_<name>` of the package's own executable points as well). Fails, saying
 /// how to build it, when it is not there.
 fn executable(name: &str) -> PathBuf {
+    executable_of(name, name)
+}
+
+/// [`executable`] `name` of the package `package`.
+fn executable_of(name: &str, package: &str) -> PathBuf {
     let test = std::env::current_exe().expect("the test executable's path");
     let bin = test
         .parent()
@@ -35,7 +46,7 @@ fn executable(name: &str) -> PathBuf {
         .join(name);
     assert!(
         bin.is_file(),
-        "{} is missing: run `cargo build -p {name}` (or the tests of the whole workspace)",
+        "{} is missing: run `cargo build -p {package}` (or the tests of the whole workspace)",
         bin.display()
     );
     bin

@@ -78,8 +78,8 @@ pub use cgi::{
     mask_urlkey, pair_value, pairs_of, parse_cgi, Cgi, CgiOutput, LK47, LK47_ANSWER, ONE_URL_IBIS,
 };
 pub use commands::{
-    command, ibi_archive_bin, ibi_resolver_bin, output_or_hang, pairs_of_run, run_cmd,
-    run_with_stdin, Serve, HANG_GUARD,
+    command, ibi_archive_bin, ibi_archive_cgi_bin, ibi_resolver_bin, output_or_hang, pairs_of_run,
+    run_cmd, run_with_stdin, Serve, HANG_GUARD,
 };
 pub use fixture::{
     copy_sample, log_lines, mtc_m16c_toml, readme_block, sample, Fixture, MTC_M16D_TOML,
