@@ -118,10 +118,10 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             .map(|_| ())
     });
     let handler_root = root.clone();
-    // archive.toml read again only when it changes, not for every request.
-    let config_kept = routes::KeptConfig::default();
-    let handler =
-        Arc::new(move |req: &httpd::Request<'_>| answer(&handler_root, &config_kept, req));
+    // archive.toml, col/'s handle and the items' judgements read again only when they
+    // change, not for every request.
+    let kept = routes::Kept::default();
+    let handler = Arc::new(move |req: &httpd::Request<'_>| answer(&handler_root, &kept, req));
     // One write per line (stderr is unbuffered: a `writeln!` writes the line and its
     // newline apart).
     let log: Arc<httpd::Log> = Arc::new(|line: &str| {
@@ -239,7 +239,7 @@ fn some_items(root: &Path, n: usize) -> Vec<String> {
 }
 
 /// The answer to one request: the same dispatch as under a web server (`routes`).
-fn answer(root: &Path, config: &routes::KeptConfig, req: &httpd::Request<'_>) -> Response {
+fn answer(root: &Path, kept: &routes::Kept, req: &httpd::Request<'_>) -> Response {
     let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
     let mut headers = routes::Headers::default();
     for h in req.headers {
@@ -253,7 +253,7 @@ fn answer(root: &Path, config: &routes::KeptConfig, req: &httpd::Request<'_>) ->
         root: Some(root),
         headers: &headers,
     };
-    let reply = routes::answer_kept(&routed, &Target::Path(path), req.now, config);
+    let reply = routes::answer_kept(&routed, &Target::Path(path), req.now, kept);
     match reply {
         Reply::Page(a) => {
             let mut headers = vec![("Content-Type".to_string(), a.content_type.to_string())];
