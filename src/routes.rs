@@ -154,8 +154,8 @@ fn dispatch(req: &Request<'_>, target: &Target<'_>, now: i64, kept: Option<&Kept
         // read here, once.
         Target::Path(raw) => {
             let opened = match (kept, req.root) {
-                (Some(kept), Some(root)) => kept.config.get(root, now).map(|c| (root, c)),
-                _ => open(req.root),
+                (Some(kept), Some(root)) => kept.config.get_shared(root, now).map(|c| (root, c)),
+                _ => open_shared(req.root),
             };
             let route = match &opened {
                 Ok((_, config)) => route(config, raw),
@@ -177,7 +177,13 @@ fn dispatch(req: &Request<'_>, target: &Target<'_>, now: i64, kept: Option<&Kept
         Err(a) => return Reply::Page(a),
     };
     match route {
-        Route::Service { path_info } => Reply::Page(service(req, root, config, &path_info, now)),
+        Route::Service { path_info } => Reply::Page(service(
+            req,
+            root,
+            Arc::unwrap_or_clone(config),
+            &path_info,
+            now,
+        )),
         Route::File { .. } if req.method == "POST" => Reply::Page(post_refused()),
         Route::File { rep, path } => download::answer(
             file_judged(
@@ -186,7 +192,7 @@ fn dispatch(req: &Request<'_>, target: &Target<'_>, now: i64, kept: Option<&Kept
                 &rep,
                 path.as_deref(),
                 req.client,
-                kept.map(|k| (k, now)),
+                kept.map(|k| (k, now, &config)),
             ),
             req,
             now,
@@ -198,7 +204,7 @@ fn dispatch(req: &Request<'_>, target: &Target<'_>, now: i64, kept: Option<&Kept
 /// [`answer`] for [`Target::Service`]: the service's own answer, always a page.
 pub fn answer_service(req: &Request<'_>, path_info: &str, now: i64) -> Answer {
     match admit(req, None) {
-        Ok((root, config)) => service(req, root, config, path_info, now),
+        Ok((root, config)) => service(req, root, Arc::unwrap_or_clone(config), path_info, now),
         Err(a) => a,
     }
 }
@@ -208,16 +214,21 @@ pub fn answer_service(req: &Request<'_>, path_info: &str, now: i64) -> Answer {
 /// routing needed it.
 fn admit<'a>(
     req: &Request<'a>,
-    opened: Option<Result<(&'a Path, Config), Answer>>,
-) -> Result<(&'a Path, Config), Answer> {
+    opened: Option<Result<(&'a Path, Arc<Config>), Answer>>,
+) -> Result<(&'a Path, Arc<Config>), Answer> {
     if req.method == "POST" && req.form.is_some() {
         // Judged by what it asks: only an OAI-PMH request may be POSTed.
-        return opened.unwrap_or_else(|| open(req.root));
+        return opened.unwrap_or_else(|| open_shared(req.root));
     }
     if let Some(refused) = refuse_method(req.method) {
         return Err(refused);
     }
-    opened.unwrap_or_else(|| open(req.root))
+    opened.unwrap_or_else(|| open_shared(req.root))
+}
+
+/// [`open`], the configuration shared.
+fn open_shared(root: Option<&Path>) -> Result<(&Path, Arc<Config>), Answer> {
+    open(root).map(|(root, config)| (root, Arc::new(config)))
 }
 
 /// The service (or a file-list page, or no page) for `path_info`.
@@ -294,7 +305,7 @@ fn open(root: Option<&Path>) -> Result<(&Path, Config), Answer> {
 /// reading the file answers: the same configuration, the same error.
 #[derive(Default)]
 pub struct KeptConfig {
-    kept: Mutex<Option<(FileStamp, Config)>>,
+    kept: Mutex<Option<(FileStamp, Arc<Config>)>>,
 }
 
 /// What tells one archive.toml from another: device, inode, size, and the modification
@@ -314,6 +325,12 @@ impl KeptConfig {
 
     /// The configuration of the Archive at `root` at POSIX second `now`.
     pub fn get(&self, root: &Path, now: i64) -> Result<Config, Answer> {
+        self.get_shared(root, now).map(Arc::unwrap_or_clone)
+    }
+
+    /// [`KeptConfig::get`], shared with the requests that have it meanwhile (nothing
+    /// copied).
+    pub fn get_shared(&self, root: &Path, now: i64) -> Result<Arc<Config>, Answer> {
         let stamp = rustix::fs::stat(root.join("archive.toml"))
             .ok()
             .map(|st| FileStamp::of(&st));
@@ -327,7 +344,7 @@ impl KeptConfig {
         }
         // Read after its stamp was taken: a change in between gives the next request
         // another stamp, and a read again.
-        let read = open(Some(root)).map(|(_, config)| config);
+        let read = open_shared(Some(root)).map(|(_, config)| config);
         *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = match (&read, stamp) {
             (Ok(config), Some(stamp)) if stamp.settled(now) => Some((stamp, config.clone())),
             _ => None,
@@ -399,6 +416,9 @@ struct KeptItems {
 struct KeptItem {
     stamp: FileStamp,
     judged: Judged,
+    /// The answers' links, for the configuration they were written for (held, so that
+    /// no other can take its place in memory).
+    links: Option<(Arc<Config>, Vec<String>)>,
 }
 
 /// What an item's item.toml says that its files' answers depend on.
@@ -407,6 +427,8 @@ struct Judged {
     rule: Rule,
     /// The IBI the item is cited by (its IBIp, else its rep), for the answers' links.
     cited_as: String,
+    /// The answers' links, when already written for the configuration at hand.
+    links: Option<Vec<String>>,
 }
 
 impl Judged {
@@ -414,6 +436,7 @@ impl Judged {
         Judged {
             rule: item.rule(),
             cited_as: item.cited_as().to_string(),
+            links: None,
         }
     }
 }
@@ -458,7 +481,13 @@ impl Kept {
 
     /// The judgement of the item whose directory is `dir`, named `rep`, at POSIX second
     /// `now`: kept while its item.toml is the same file, else read ([`Item::load`]).
-    fn judge(&self, dir: &ItemDir, rep: Rep, now: i64) -> Result<Judged, ItemError> {
+    fn judge(
+        &self,
+        dir: &ItemDir,
+        rep: Rep,
+        now: i64,
+        config: &Arc<Config>,
+    ) -> Result<Judged, ItemError> {
         // Taken before the file is read: a change in between gives the next request
         // another stamp, and a read again.
         let stamp = dir
@@ -466,30 +495,52 @@ impl Kept {
             .ok()
             .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
             .map(|st| FileStamp::of(&st));
-        let key = rep.as_str().to_string();
+        let links_of =
+            |judged: &Judged| filelist::file_links_of(config, &judged.cited_as, rep.as_str());
         if let Some(stamp) = stamp {
             let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
             items.tick += 1;
             let tick = items.tick;
-            if let Some((kept, used)) = items.by_rep.get_mut(&key) {
+            if let Some((kept, used)) = items.by_rep.get_mut(rep.as_str()) {
                 if kept.stamp == stamp {
                     *used = tick;
-                    return Ok(kept.judged.clone());
+                    let links = match &kept.links {
+                        Some((c, links)) if Arc::ptr_eq(c, config) => links.clone(),
+                        _ => {
+                            let links = links_of(&kept.judged);
+                            kept.links = Some((config.clone(), links.clone()));
+                            links
+                        }
+                    };
+                    return Ok(Judged {
+                        links: Some(links),
+                        ..kept.judged.clone()
+                    });
                 }
             }
         }
+        let key = rep.as_str().to_string();
         let read = Item::load(dir, rep).map(|item| Judged::of(&item));
         let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
-        match (&read, stamp) {
+        match (read, stamp) {
             (Ok(judged), Some(stamp)) if stamp.settled(now) => {
-                let judged = judged.clone();
-                items.keep(key, KeptItem { stamp, judged });
+                let links = filelist::file_links_of(config, &judged.cited_as, &key);
+                let kept = KeptItem {
+                    stamp,
+                    judged: judged.clone(),
+                    links: Some((config.clone(), links.clone())),
+                };
+                items.keep(key, kept);
+                Ok(Judged {
+                    links: Some(links),
+                    ..judged
+                })
             }
-            _ => {
+            (read, _) => {
                 items.by_rep.remove(&key);
+                read
             }
         }
-        read
     }
 }
 
@@ -629,7 +680,7 @@ impl StaticFile {
     /// The headers of the answer, besides its status, as `(name, value)`. A 304 has the
     /// validators and the links a 200 would have, and nothing that describes a body.
     pub fn headers(&self) -> Vec<(&'static str, String)> {
-        let modified = crate::time::http_date(self.modified);
+        let modified = download::http_date(self.modified);
         let mut h = Vec::with_capacity(9);
         if let Some((start, len)) = self.body() {
             h.push(("Content-Type", self.content_type.to_string()));
@@ -681,14 +732,14 @@ pub fn file(
 }
 
 /// [`file`], with `col/` and the item's judgement as `kept` holds them at POSIX second
-/// `now` (when given): the same answer.
+/// `now`, for `config` shared (when given): the same answer.
 fn file_judged(
     root: &Path,
     config: &Config,
     rep: &str,
     path: Option<&[u8]>,
     client: Option<IpAddr>,
-    kept: Option<(&Kept, i64)>,
+    kept: Option<(&Kept, i64, &Arc<Config>)>,
 ) -> Reply {
     let page = |status: u16, text: &str| Reply::Page(Answer::text(status, format!("{text}\n")));
     let not_found = || page(404, "not found");
@@ -698,7 +749,7 @@ fn file_judged(
         return not_found();
     };
     let opened = match kept {
-        Some((kept, _)) => kept.col(root),
+        Some((kept, ..)) => kept.col(root),
         None => Col::open(root).map(Arc::new),
     };
     let col = match opened {
@@ -730,7 +781,7 @@ fn file_judged(
         }
     };
     let judged = match kept {
-        Some((kept, now)) => kept.judge(&dir, parsed, now),
+        Some((kept, now, shared)) => kept.judge(&dir, parsed, now, shared),
         None => Item::load(&dir, parsed).map(|item| Judged::of(&item)),
     };
     let judged = match judged {
@@ -808,7 +859,10 @@ fn item_file(
             file: f.file,
             len: f.len,
             modified: f.modified,
-            links: filelist::file_links_of(config, &judged.cited_as, rep),
+            links: match &judged.links {
+                Some(links) => links.clone(),
+                None => filelist::file_links_of(config, &judged.cited_as, rep),
+            },
             etag: download::etag(&f.stamp),
             part: Part::Whole,
             private: false,
@@ -1026,7 +1080,9 @@ mod tests {
                     restricted: n % 2 == 0,
                 },
                 cited_as: format!("a.b/c/2020/{n}"),
+                links: None,
             },
+            links: None,
         };
         let mut items = KeptItems::default();
         for n in 0..Kept::MAX_ITEMS {
