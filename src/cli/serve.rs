@@ -129,6 +129,15 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         text.push('\n');
         let _ = std::io::stderr().lock().write_all(text.as_bytes());
     });
+    // The lines of the answers an event loop made in one go, in one write.
+    let log_lines: Arc<httpd::LogLines> = Arc::new(|lines: &[String]| {
+        let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for line in lines {
+            text.push_str(&ibi_archive::logline::clean(line));
+            text.push('\n');
+        }
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    });
     // The listener is bound: a resolver's confirmation request waits in its backlog until
     // the loop below, which starts at once, accepts it.
     let inclusion = automatic_inclusion
@@ -141,7 +150,14 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             inclusion.resolvers().join(", ")
         );
     }
-    let served = httpd::serve(listener, limits, &stop, handler, log);
+    // A file of an item is answered on the event loop: its answer needs the local file
+    // system alone. Everything else (the service, whose acknowledgments wait for the
+    // disk, pages, OAI-PMH) on its connection's thread.
+    let quick: Arc<httpd::Quick> = Arc::new(|_method: &str, target: &str| {
+        let path = target.split_once('?').map_or(target, |(p, _)| p);
+        ibi_archive::layout::split_doc_url_path(path.as_bytes()).is_some()
+    });
+    let served = httpd::serve(listener, limits, &stop, handler, quick, log, log_lines);
     if let Some(inclusion) = inclusion {
         inclusion.finish();
     }
@@ -256,8 +272,8 @@ fn answer(root: &Path, kept: &routes::Kept, req: &httpd::Request<'_>) -> Respons
     let reply = routes::answer_kept(&routed, &Target::Path(path), req.now, kept);
     match reply {
         Reply::Page(a) => {
-            let mut headers = vec![("Content-Type".to_string(), a.content_type.to_string())];
-            headers.extend(a.headers);
+            let mut headers = vec![("Content-Type".into(), a.content_type.to_string())];
+            headers.extend(a.headers.into_iter().map(|(n, v)| (n.into(), v)));
             Response {
                 status: a.status,
                 headers,
@@ -271,7 +287,7 @@ fn answer(root: &Path, kept: &routes::Kept, req: &httpd::Request<'_>) -> Respons
                 .headers()
                 .into_iter()
                 .filter(|(name, _)| *name != "Content-Length")
-                .map(|(n, v)| (n.to_string(), v))
+                .map(|(n, v)| (n.into(), v))
                 .collect(),
             log: Vec::new(),
             body: match f.body() {
