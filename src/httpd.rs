@@ -443,7 +443,7 @@ impl EventLoop {
         match turn {
             Turn::Wait => {}
             Turn::Close => self.close(token),
-            Turn::Thread(pending) => self.to_thread(token, pending),
+            Turn::Thread(pending) => self.hand_over(token, pending),
         }
     }
 
@@ -461,7 +461,7 @@ impl EventLoop {
 
     /// Hands the connection `token` to a thread of its own, which writes what is
     /// `pending` of an answer and serves its next requests.
-    fn to_thread(&mut self, token: u64, pending: Option<Pending>) {
+    fn hand_over(&mut self, token: u64, pending: Option<Pending>) {
         let Some(conn) = self.conns.remove(&token) else {
             return;
         };
@@ -625,7 +625,7 @@ struct Pending {
     bytes: Vec<u8>,
     written: usize,
     /// A large file's part, sent after the bytes.
-    file: Option<(File, u64, u64)>,
+    file: Option<FilePart>,
     /// The file shrank before its bytes were read: the answer falls short.
     shrank: bool,
     keep_alive: bool,
@@ -1129,6 +1129,9 @@ fn shrank() -> io::Error {
     )
 }
 
+/// `len` bytes of a file from offset `start`: `(file, start, len)`.
+type FilePart = (File, u64, u64);
+
 /// An answer's bytes, as written in one go.
 struct Wire {
     /// The head, and the body when it is bytes or a small file.
@@ -1146,7 +1149,7 @@ fn wire(
     head_only: bool,
     keep_alive: bool,
     date: i64,
-) -> io::Result<(Wire, Option<(File, u64, u64)>)> {
+) -> io::Result<(Wire, Option<FilePart>)> {
     let mut head = String::with_capacity(512);
     let _ = write!(
         head,

@@ -1077,7 +1077,7 @@ mod tests {
             judged: Judged {
                 rule: Rule {
                     deleted: false,
-                    restricted: n % 2 == 0,
+                    restricted: n.is_multiple_of(2),
                 },
                 cited_as: format!("a.b/c/2020/{n}"),
                 links: None,
