@@ -1,11 +1,11 @@
-//! The embedded HTTP/1.1 server of `ibi-archive serve`: an event loop (epoll) that holds
-//! the connections waiting for a request and answers the quick ones itself (a file of an
+//! The embedded HTTP/1.1 server of `ibi-archive serve`: event loops (epoll) that hold the
+//! connections waiting for a request and answer the quick ones themselves (a file of an
 //! item, [`Quick`]) — and a thread for a connection from its first request that is not
 //! quick (the service, a page, a large file, a client that does not read its answer) to
 //! its end. Requests are parsed by `httparse`, with a bound on everything a client can
 //! hold: the size and time of a request head, the time a kept-alive connection may sit
 //! idle, the time a write may make no progress, the connections open at once (in all and
-//! per client address). The loop never waits on a client: it reads what has come and
+//! per client address). A loop never waits on a client: it reads what has come and
 //! writes what the socket takes at once, and hands the connection to a thread of its own
 //! for the rest; a slow or stalled client holds its own thread and nothing else. An accept
 //! that fails for want of descriptors is retried, never the end of the loop.
@@ -147,8 +147,9 @@ pub type LogLines = dyn Fn(&[String]) + Send + Sync;
 pub type Quick = dyn Fn(&str, &str) -> bool + Send + Sync;
 
 /// Serves `listener` until `stop` is set: the requests `quick` names on the event loops
-/// (one per processor, at most [`MAX_LOOPS`]), the others each on its connection's
-/// thread.
+/// (two per processor, at most [`MAX_LOOPS`]: a loop whose file system call waits on
+/// the disk holds up its own connections alone, while the others go on), the others each
+/// on its connection's thread.
 pub fn serve(
     listener: TcpListener,
     limits: Limits,
@@ -161,7 +162,8 @@ pub fn serve(
     listener.set_nonblocking(true)?;
     let open = Arc::new(Open::default());
     let refusing = Arc::new(AtomicUsize::new(0));
-    let loops = std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_LOOPS));
+    let processors = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let loops = (2 * processors).min(MAX_LOOPS);
     let mut each = Vec::with_capacity(loops);
     for _ in 0..loops {
         let listener = listener.try_clone()?;
@@ -208,7 +210,7 @@ pub fn serve(
 }
 
 /// Event loops at most, whatever the processors.
-const MAX_LOOPS: usize = 8;
+const MAX_LOOPS: usize = 16;
 
 /// Puts the listener in an event loop's set: each connection waiting wakes one loop.
 fn add_listener(epoll: &std::os::fd::OwnedFd, listener: &TcpListener) -> io::Result<()> {
@@ -606,6 +608,7 @@ fn answer_on_loop(
         if pending.written < pending.bytes.len() || pending.file.is_some() {
             return Turn::Thread(Some(pending));
         }
+        log.push(pending.line);
         if pending.shrank {
             log.push(format!(
                 "ibi-archive: {}: {}",
@@ -613,7 +616,6 @@ fn answer_on_loop(
                 shrank()
             ));
         }
-        log.push(pending.line);
         if !keep_alive || pending.shrank {
             return Turn::Close;
         }
@@ -638,6 +640,8 @@ impl Pending {
     /// Writes the rest of the answer, waiting on the client as [`send`] does; whether the
     /// connection goes on.
     fn finish(self, stream: &mut TcpStream, limits: &Limits, log: &Log) -> bool {
+        // The request's line before the rest of its answer (see `connection`).
+        log(&self.line);
         let mut sent = stream.write_all(&self.bytes[self.written..]);
         if sent.is_ok() {
             if let Some((file, start, len)) = &self.file {
@@ -652,7 +656,6 @@ impl Pending {
                 log(&format!("ibi-archive: {}: {e}", self.shown_target));
             }
         }
-        log(&self.line);
         sent.is_ok() && self.keep_alive
     }
 }
@@ -961,7 +964,9 @@ fn connection(
         for line in &response.log {
             log(&format!("ibi-archive: {line}"));
         }
-        let line = request_line(client, method, target, &response);
+        // The request's line is in the log before its answer reaches the client: a
+        // client that asks again once answered finds its requests' lines in order.
+        log(&request_line(client, method, target, &response));
         let sent = send(
             stream,
             response,
@@ -977,7 +982,6 @@ fn connection(
                 log(&format!("ibi-archive: {shown_target}: {e}"));
             }
         }
-        log(&line);
         if sent.is_err() || !keep_alive {
             return;
         }

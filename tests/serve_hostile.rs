@@ -655,7 +655,8 @@ fn a_registration_key_sent_to_serve_reaches_no_log_line() {
         // The request's line ends with the length of the answer's body.
         expected.push(format!("127.0.0.1 {request} {}", r.body.len()));
     }
-    // Each request's line is written once its answer is sent: waited for.
+    // Each request's line is written before its answer is sent (so these, answered one
+    // after the other, are in order); the file is read until all have come.
     let deadline = std::time::Instant::now() + common::HANG_GUARD;
     let lines = loop {
         let text = std::fs::read_to_string(&log).unwrap();
