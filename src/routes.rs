@@ -22,7 +22,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::net::IpAddr;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::config::Config;
 use crate::download::{self, Part};
@@ -416,9 +416,10 @@ struct KeptItems {
 struct KeptItem {
     stamp: FileStamp,
     judged: Judged,
-    /// The answers' links, for the configuration they were written for (held, so that
-    /// no other can take its place in memory).
-    links: Option<(Arc<Config>, Vec<String>)>,
+    /// The answers' links, for the configuration they were written for (a weak
+    /// reference: it keeps that configuration's place in memory, so that no other can
+    /// take it, but not its values).
+    links: Option<(Weak<Config>, Vec<String>)>,
 }
 
 /// What an item's item.toml says that its files' answers depend on.
@@ -505,10 +506,12 @@ impl Kept {
                 if kept.stamp == stamp {
                     *used = tick;
                     let links = match &kept.links {
-                        Some((c, links)) if Arc::ptr_eq(c, config) => links.clone(),
+                        Some((c, links)) if std::ptr::eq(c.as_ptr(), Arc::as_ptr(config)) => {
+                            links.clone()
+                        }
                         _ => {
                             let links = links_of(&kept.judged);
-                            kept.links = Some((config.clone(), links.clone()));
+                            kept.links = Some((Arc::downgrade(config), links.clone()));
                             links
                         }
                     };
@@ -528,7 +531,7 @@ impl Kept {
                 let kept = KeptItem {
                     stamp,
                     judged: judged.clone(),
-                    links: Some((config.clone(), links.clone())),
+                    links: Some((Arc::downgrade(config), links.clone())),
                 };
                 items.keep(key, kept);
                 Ok(Judged {

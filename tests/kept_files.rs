@@ -4,8 +4,8 @@
 //! write access to part of the tree) can make — item.toml edited in place or renamed over,
 //! made restricted, turned tombstone, a doc/ file replaced, removed or swapped for a link,
 //! the item's directory replaced or reached through a link, col/ replaced, archive.toml's
-//! networks changed — the kept answer is compared with a fresh one (`routes::answer`), and
-//! with the answer the change must give.
+//! networks, resolver or base URL changed — the kept answer is compared with a fresh one
+//! (`routes::answer`), and with the answer the change must give.
 
 use std::io::Read;
 use std::net::IpAddr;
@@ -339,5 +339,36 @@ fn an_item_toml_just_written_is_not_kept() {
     assert_eq!(kept.items_kept(), 0);
     let reply = routes::answer_kept(&req, &Target::Path(FILE), now + 100, &kept);
     assert_eq!(seen(reply).status, 200);
+    assert_eq!(kept.items_kept(), 1);
+}
+
+#[test]
+fn a_kept_items_links_follow_archive_toml() {
+    let (f, kept, first) = kept_fixture();
+    let cite = |s: &Seen| header(s, "Link").unwrap_or("").to_string();
+    assert!(cite(&first).contains("localhost:8090"), "{}", cite(&first));
+    // Another resolver, so another persistent URL; another base URL, so another landing
+    // page: the same item.toml, kept, and links written anew.
+    let config = std::fs::read_to_string(f.path("archive.toml"))
+        .unwrap()
+        .replace("localhost:8090", "resolver.example.org")
+        .replace(
+            "archiveaddress    = \"localhost:8080\"",
+            "archiveaddress    = \"localhost:8080\"\nbaseurl = \"https://archive.example.org\"",
+        );
+    f.write("archive.toml.new", config.as_bytes());
+    std::fs::rename(f.path("archive.toml.new"), f.path("archive.toml")).unwrap();
+    let again = get(&f, &kept, outside(), FILE);
+    assert_eq!(again.status, 200);
+    assert!(
+        cite(&again).contains("resolver.example.org"),
+        "{}",
+        cite(&again)
+    );
+    assert!(
+        cite(&again).contains("https://archive.example.org/"),
+        "{}",
+        cite(&again)
+    );
     assert_eq!(kept.items_kept(), 1);
 }
