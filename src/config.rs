@@ -36,6 +36,7 @@ struct RawConfig {
 }
 
 #[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
 #[serde(deny_unknown_fields)]
 struct RawAcknowledgments {
     /// `"1s"`, `"500ms"`, `"0"`: read as any TOML value and checked below, so that an

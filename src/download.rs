@@ -49,6 +49,27 @@ pub enum Decision {
     PreconditionFailed,
 }
 
+/// The HTTP-date of POSIX second `seconds` ([`crate::time::http_date`]), written once per
+/// thread while it is the same second: the `Date` of every answer of a second, the
+/// `Last-Modified` of a file asked for again and again.
+pub fn http_date(seconds: i64) -> Option<String> {
+    thread_local! {
+        static LAST: std::cell::RefCell<[(i64, Option<String>); 2]> =
+            const { std::cell::RefCell::new([(i64::MIN, None), (i64::MIN, None)]) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((_, date)) = last.iter().find(|(s, _)| *s == seconds) {
+            return date.clone();
+        }
+        let date = crate::time::http_date(seconds);
+        // Two kept: the answer's date and its file's modification beside it.
+        last.swap(0, 1);
+        last[0] = (seconds, date.clone());
+        date
+    })
+}
+
 /// The strong entity tag (RFC 9110 §8.8.3) of a file's bytes, from its fstat: inode,
 /// size, modification and change times to the nanosecond, in hex. Whatever rewrites the
 /// file changes one of them (setting the modification time back does not set the change

@@ -94,14 +94,19 @@ pub fn persistent_url(config: &Config, item: &Item) -> String {
 /// item's persistent URL (`cite-as`) and its landing page (`collection`). No file is
 /// looked at.
 pub fn file_links(config: &Config, item: &Item) -> Vec<String> {
+    file_links_of(config, item.cited_as(), item.rep.as_str())
+}
+
+/// [`file_links`] of the item `rep` cited as `cited_as` (its IBIp, else its rep).
+pub fn file_links_of(config: &Config, cited_as: &str, rep: &str) -> Vec<String> {
     vec![
         format!(
             "<{}>; rel=\"cite-as\"",
-            uri_reference(&persistent_url(config, item))
+            uri_reference(&config.persistent_url(cited_as))
         ),
         format!(
             "<{}>; rel=\"collection\"; type=\"text/html\"",
-            uri_reference(&landing_url(config, item.rep.as_str()))
+            uri_reference(&landing_url(config, rep))
         ),
     ]
 }

@@ -199,7 +199,7 @@ impl Item {
     /// not a tombstone. Every answer made of such an item is private to its client (see
     /// [`crate::routes::PRIVATE`]).
     pub fn depends_on_network(&self) -> bool {
-        self.restricted && self.state != State::Deleted
+        self.rule().depends_on_network()
     }
 
     /// The rule for every file of the item and every URL to one: a tombstone is never
@@ -208,7 +208,42 @@ impl Item {
     /// file is fetched, and `clientinformation.ipaddress` when the service hands out a
     /// URL.
     pub fn access(&self, config: &Config, client: Option<IpAddr>) -> Access {
-        if self.state == State::Deleted {
+        self.rule().access(config, client)
+    }
+
+    /// What of item.toml decides who may have the item's files ([`Item::access`]), apart
+    /// from the rest of it: what a process answering many requests keeps of an item.
+    pub fn rule(&self) -> Rule {
+        Rule {
+            deleted: self.state == State::Deleted,
+            restricted: self.restricted,
+        }
+    }
+
+    /// The IBI the item is cited by: its IBIp, else its rep.
+    pub fn cited_as(&self) -> &str {
+        self.ibip.as_ref().map_or(self.rep.as_str(), |p| p.as_str())
+    }
+}
+
+/// Who may have an item's files, as its item.toml says ([`Item::rule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rule {
+    /// The item is a tombstone.
+    pub deleted: bool,
+    /// `restricted = true`.
+    pub restricted: bool,
+}
+
+impl Rule {
+    /// [`Item::depends_on_network`].
+    pub fn depends_on_network(&self) -> bool {
+        self.restricted && !self.deleted
+    }
+
+    /// [`Item::access`].
+    pub fn access(&self, config: &Config, client: Option<IpAddr>) -> Access {
+        if self.deleted {
             Access::Deleted
         } else if self.restricted && !config.client_allowed(client) {
             Access::Restricted

@@ -647,6 +647,16 @@ impl ItemDir {
         rfs::statat(&*self.fd, ITEM_TOML, AtFlags::SYMLINK_NOFOLLOW).is_ok()
     }
 
+    /// item.toml's own status (a link there is not followed: its status is the link's),
+    /// from the item's descriptor.
+    pub fn item_toml_stat(&self) -> io::Result<rfs::Stat> {
+        Ok(rfs::statat(
+            &*self.fd,
+            ITEM_TOML,
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?)
+    }
+
     /// item.toml's modification time.
     pub fn item_toml_mtime(&self) -> Option<i64> {
         rfs::statat(&*self.fd, ITEM_TOML, AtFlags::SYMLINK_NOFOLLOW)

@@ -18,19 +18,21 @@
 //! (one 405 answer), archive.toml read once, then the service, a file-list page or a
 //! file.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::net::IpAddr;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::config::Config;
 use crate::download::{self, Part};
 use crate::filelist;
 use crate::ibi::Rep;
-use crate::item::{Access, Item};
-use crate::layout::{self, Col, DocEntry, Refusal};
+use crate::item::{Access, Item, ItemError, Rule};
+use crate::layout::{self, Col, DocEntry, ItemDir, Refusal};
 use crate::query::Query;
 use crate::service::{Answer, Archive};
+use rustix::fs::FileType;
 
 /// A request to an Archive, from the CGI's environment or from `serve`'s connection,
 /// besides what it asks for ([`Target`]).
@@ -133,13 +135,14 @@ pub fn answer(req: &Request<'_>, target: &Target<'_>, now: i64) -> Reply {
     dispatch(req, target, now, None)
 }
 
-/// [`answer`] for a process that answers many requests (`serve`): archive.toml as
-/// `kept` holds it, read again only when it changed.
-pub fn answer_kept(req: &Request<'_>, target: &Target<'_>, now: i64, kept: &KeptConfig) -> Reply {
+/// [`answer`] for a process that answers many requests (`serve`): archive.toml, `col/`
+/// and what each item's item.toml says of who may have its files, as `kept` holds them,
+/// each read again as soon as what it was read from changed.
+pub fn answer_kept(req: &Request<'_>, target: &Target<'_>, now: i64, kept: &Kept) -> Reply {
     dispatch(req, target, now, Some(kept))
 }
 
-fn dispatch(req: &Request<'_>, target: &Target<'_>, now: i64, kept: Option<&KeptConfig>) -> Reply {
+fn dispatch(req: &Request<'_>, target: &Target<'_>, now: i64, kept: Option<&Kept>) -> Reply {
     let (route, opened) = match target {
         Target::Service(path_info) => return Reply::Page(answer_service(req, path_info, now)),
         Target::Col(raw) => (
@@ -151,8 +154,8 @@ fn dispatch(req: &Request<'_>, target: &Target<'_>, now: i64, kept: Option<&Kept
         // read here, once.
         Target::Path(raw) => {
             let opened = match (kept, req.root) {
-                (Some(kept), Some(root)) => kept.get(root, now).map(|c| (root, c)),
-                _ => open(req.root),
+                (Some(kept), Some(root)) => kept.config.get_shared(root, now).map(|c| (root, c)),
+                _ => open_shared(req.root),
             };
             let route = match &opened {
                 Ok((_, config)) => route(config, raw),
@@ -174,10 +177,23 @@ fn dispatch(req: &Request<'_>, target: &Target<'_>, now: i64, kept: Option<&Kept
         Err(a) => return Reply::Page(a),
     };
     match route {
-        Route::Service { path_info } => Reply::Page(service(req, root, config, &path_info, now)),
+        Route::Service { path_info } => Reply::Page(service(
+            req,
+            root,
+            Arc::unwrap_or_clone(config),
+            &path_info,
+            now,
+        )),
         Route::File { .. } if req.method == "POST" => Reply::Page(post_refused()),
         Route::File { rep, path } => download::answer(
-            file(root, &config, &rep, path.as_deref(), req.client),
+            file_judged(
+                root,
+                &config,
+                &rep,
+                path.as_deref(),
+                req.client,
+                kept.map(|k| (k, now, &config)),
+            ),
             req,
             now,
         ),
@@ -188,7 +204,7 @@ fn dispatch(req: &Request<'_>, target: &Target<'_>, now: i64, kept: Option<&Kept
 /// [`answer`] for [`Target::Service`]: the service's own answer, always a page.
 pub fn answer_service(req: &Request<'_>, path_info: &str, now: i64) -> Answer {
     match admit(req, None) {
-        Ok((root, config)) => service(req, root, config, path_info, now),
+        Ok((root, config)) => service(req, root, Arc::unwrap_or_clone(config), path_info, now),
         Err(a) => a,
     }
 }
@@ -198,16 +214,21 @@ pub fn answer_service(req: &Request<'_>, path_info: &str, now: i64) -> Answer {
 /// routing needed it.
 fn admit<'a>(
     req: &Request<'a>,
-    opened: Option<Result<(&'a Path, Config), Answer>>,
-) -> Result<(&'a Path, Config), Answer> {
+    opened: Option<Result<(&'a Path, Arc<Config>), Answer>>,
+) -> Result<(&'a Path, Arc<Config>), Answer> {
     if req.method == "POST" && req.form.is_some() {
         // Judged by what it asks: only an OAI-PMH request may be POSTed.
-        return opened.unwrap_or_else(|| open(req.root));
+        return opened.unwrap_or_else(|| open_shared(req.root));
     }
     if let Some(refused) = refuse_method(req.method) {
         return Err(refused);
     }
-    opened.unwrap_or_else(|| open(req.root))
+    opened.unwrap_or_else(|| open_shared(req.root))
+}
+
+/// [`open`], the configuration shared.
+fn open_shared(root: Option<&Path>) -> Result<(&Path, Arc<Config>), Answer> {
+    open(root).map(|(root, config)| (root, Arc::new(config)))
 }
 
 /// The service (or a file-list page, or no page) for `path_info`.
@@ -284,7 +305,7 @@ fn open(root: Option<&Path>) -> Result<(&Path, Config), Answer> {
 /// reading the file answers: the same configuration, the same error.
 #[derive(Default)]
 pub struct KeptConfig {
-    kept: Mutex<Option<(FileStamp, Config)>>,
+    kept: Mutex<Option<(FileStamp, Arc<Config>)>>,
 }
 
 /// What tells one archive.toml from another: device, inode, size, and the modification
@@ -304,15 +325,15 @@ impl KeptConfig {
 
     /// The configuration of the Archive at `root` at POSIX second `now`.
     pub fn get(&self, root: &Path, now: i64) -> Result<Config, Answer> {
+        self.get_shared(root, now).map(Arc::unwrap_or_clone)
+    }
+
+    /// [`KeptConfig::get`], shared with the requests that have it meanwhile (nothing
+    /// copied).
+    pub fn get_shared(&self, root: &Path, now: i64) -> Result<Arc<Config>, Answer> {
         let stamp = rustix::fs::stat(root.join("archive.toml"))
             .ok()
-            .map(|st| FileStamp {
-                dev: st.st_dev,
-                ino: st.st_ino,
-                size: st.st_size,
-                modified: (st.st_mtime, st.st_mtime_nsec as i64),
-                changed: (st.st_ctime, st.st_ctime_nsec as i64),
-            });
+            .map(|st| FileStamp::of(&st));
         if let Some(stamp) = stamp {
             let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
             if let Some((at, config)) = &*kept {
@@ -323,13 +344,222 @@ impl KeptConfig {
         }
         // Read after its stamp was taken: a change in between gives the next request
         // another stamp, and a read again.
-        let read = open(Some(root)).map(|(_, config)| config);
-        let settled = |s: &FileStamp| s.changed.0 <= now.saturating_sub(KeptConfig::SETTLED_SECS);
+        let read = open_shared(Some(root)).map(|(_, config)| config);
         *self.kept.lock().unwrap_or_else(|e| e.into_inner()) = match (&read, stamp) {
-            (Ok(config), Some(stamp)) if settled(&stamp) => Some((stamp, config.clone())),
+            (Ok(config), Some(stamp)) if stamp.settled(now) => Some((stamp, config.clone())),
             _ => None,
         };
         read
+    }
+}
+
+impl FileStamp {
+    fn of(st: &rustix::fs::Stat) -> FileStamp {
+        FileStamp {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            size: st.st_size,
+            modified: (st.st_mtime, st.st_mtime_nsec as i64),
+            changed: (st.st_ctime, st.st_ctime_nsec as i64),
+        }
+    }
+
+    /// Whether its change time is [`KeptConfig::SETTLED_SECS`] before `now`: a change
+    /// made after the stamp was taken then gives the file another change time.
+    fn settled(&self, now: i64) -> bool {
+        self.changed.0 <= now.saturating_sub(KeptConfig::SETTLED_SECS)
+    }
+}
+
+/// What a process that answers many requests (`serve`) keeps between them, each part
+/// read again as soon as what it was read from changed, so that every answer is the one
+/// reading it all again would give:
+///
+/// - archive.toml ([`KeptConfig`]);
+/// - `col/`'s handle, kept while `<root>/col` is the same directory (device and inode:
+///   the handle holds the inode, so no other directory can take its number);
+/// - what each item's item.toml says of who may have its files ([`Rule`], and the IBI
+///   the item is cited by), kept while item.toml is the same file, as archive.toml is
+///   (device, inode, size, modification and change times, taken from the item's handle
+///   without following a link; kept only once its change time is settled), for at most
+///   [`Kept::MAX_ITEMS`] items, those asked for least recently dropped first.
+///
+/// The walk itself is never kept: every request reaches the item's directory from col/'s
+/// handle (one `openat2`, no link followed), takes item.toml's status from that
+/// directory's descriptor, and opens and checks the file from it (`layout`), so a
+/// directory replaced, a doc/ file replaced, removed or swapped for a link is seen as a
+/// fresh walk sees it. (Keeping the item's and doc/'s handles instead would need the
+/// status of every directory from col/ down to prove that none of their names changed,
+/// more system calls than the walk they would spare, and a descriptor per item held.)
+#[derive(Default)]
+pub struct Kept {
+    pub config: KeptConfig,
+    col: Mutex<Option<KeptCol>>,
+    items: Mutex<KeptItems>,
+}
+
+/// col/ opened, and what it was when it was opened.
+struct KeptCol {
+    dev: u64,
+    ino: u64,
+    col: Arc<Col>,
+}
+
+/// The judgements kept, by rep, each with the tick it was last used at.
+#[derive(Default)]
+struct KeptItems {
+    by_rep: HashMap<String, (KeptItem, u64)>,
+    tick: u64,
+}
+
+#[derive(Clone)]
+struct KeptItem {
+    stamp: FileStamp,
+    judged: Judged,
+    /// The answers' links, for the configuration they were written for (a weak
+    /// reference: it keeps that configuration's place in memory, so that no other can
+    /// take it, but not its values).
+    links: Option<(Weak<Config>, Vec<String>)>,
+}
+
+/// What an item's item.toml says that its files' answers depend on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Judged {
+    rule: Rule,
+    /// The IBI the item is cited by (its IBIp, else its rep), for the answers' links.
+    cited_as: String,
+    /// The answers' links, when already written for the configuration at hand.
+    links: Option<Vec<String>>,
+}
+
+impl Judged {
+    fn of(item: &Item) -> Judged {
+        Judged {
+            rule: item.rule(),
+            cited_as: item.cited_as().to_string(),
+            links: None,
+        }
+    }
+}
+
+impl Kept {
+    /// Items whose judgement is kept at most.
+    pub const MAX_ITEMS: usize = 4096;
+
+    /// The number of items whose judgement is kept now.
+    pub fn items_kept(&self) -> usize {
+        self.items
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .by_rep
+            .len()
+    }
+
+    /// `<root>/col`, opened (following a link there, as [`Col::open`] does), or the
+    /// handle kept while that is still the same directory.
+    fn col(&self, root: &Path) -> std::io::Result<Arc<Col>> {
+        let path = root.join("col");
+        let now = rustix::fs::stat(&path).map_err(std::io::Error::from);
+        let mut kept = self.col.lock().unwrap_or_else(|e| e.into_inner());
+        match (&now, &*kept) {
+            (Ok(st), Some(k)) if st.st_dev == k.dev && st.st_ino == k.ino => {
+                return Ok(k.col.clone())
+            }
+            // Gone: nothing kept, and the open below says why.
+            (Err(_), _) => *kept = None,
+            _ => {}
+        }
+        let col = Arc::new(Col::open(root)?);
+        // What was opened, not what the name was a moment ago.
+        let st = col.stat()?;
+        *kept = Some(KeptCol {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            col: col.clone(),
+        });
+        Ok(col)
+    }
+
+    /// The judgement of the item whose directory is `dir`, named `rep`, at POSIX second
+    /// `now`: kept while its item.toml is the same file, else read ([`Item::load`]).
+    fn judge(
+        &self,
+        dir: &ItemDir,
+        rep: Rep,
+        now: i64,
+        config: &Arc<Config>,
+    ) -> Result<Judged, ItemError> {
+        // Taken before the file is read: a change in between gives the next request
+        // another stamp, and a read again.
+        let stamp = dir
+            .item_toml_stat()
+            .ok()
+            .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+            .map(|st| FileStamp::of(&st));
+        let links_of =
+            |judged: &Judged| filelist::file_links_of(config, &judged.cited_as, rep.as_str());
+        if let Some(stamp) = stamp {
+            let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
+            items.tick += 1;
+            let tick = items.tick;
+            if let Some((kept, used)) = items.by_rep.get_mut(rep.as_str()) {
+                if kept.stamp == stamp {
+                    *used = tick;
+                    let links = match &kept.links {
+                        Some((c, links)) if std::ptr::eq(c.as_ptr(), Arc::as_ptr(config)) => {
+                            links.clone()
+                        }
+                        _ => {
+                            let links = links_of(&kept.judged);
+                            kept.links = Some((Arc::downgrade(config), links.clone()));
+                            links
+                        }
+                    };
+                    return Ok(Judged {
+                        links: Some(links),
+                        ..kept.judged.clone()
+                    });
+                }
+            }
+        }
+        let key = rep.as_str().to_string();
+        let read = Item::load(dir, rep).map(|item| Judged::of(&item));
+        let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        match (read, stamp) {
+            (Ok(judged), Some(stamp)) if stamp.settled(now) => {
+                let links = filelist::file_links_of(config, &judged.cited_as, &key);
+                let kept = KeptItem {
+                    stamp,
+                    judged: judged.clone(),
+                    links: Some((Arc::downgrade(config), links.clone())),
+                };
+                items.keep(key, kept);
+                Ok(Judged {
+                    links: Some(links),
+                    ..judged
+                })
+            }
+            (read, _) => {
+                items.by_rep.remove(&key);
+                read
+            }
+        }
+    }
+}
+
+impl KeptItems {
+    /// Keeps `item` for `rep`; past [`Kept::MAX_ITEMS`], the least recently used quarter
+    /// is dropped first (one pass for many insertions).
+    fn keep(&mut self, rep: String, item: KeptItem) {
+        if self.by_rep.len() >= Kept::MAX_ITEMS && !self.by_rep.contains_key(&rep) {
+            let mut ticks: Vec<u64> = self.by_rep.values().map(|(_, t)| *t).collect();
+            let cut = ticks.len() / 4;
+            let (_, oldest_kept, _) = ticks.select_nth_unstable(cut);
+            let below = *oldest_kept;
+            self.by_rep.retain(|_, (_, t)| *t >= below);
+        }
+        self.tick += 1;
+        self.by_rep.insert(rep, (item, self.tick));
     }
 }
 
@@ -453,7 +683,7 @@ impl StaticFile {
     /// The headers of the answer, besides its status, as `(name, value)`. A 304 has the
     /// validators and the links a 200 would have, and nothing that describes a body.
     pub fn headers(&self) -> Vec<(&'static str, String)> {
-        let modified = crate::time::http_date(self.modified);
+        let modified = download::http_date(self.modified);
         let mut h = Vec::with_capacity(9);
         if let Some((start, len)) = self.body() {
             h.push(("Content-Type", self.content_type.to_string()));
@@ -501,6 +731,19 @@ pub fn file(
     path: Option<&[u8]>,
     client: Option<IpAddr>,
 ) -> Reply {
+    file_judged(root, config, rep, path, client, None)
+}
+
+/// [`file`], with `col/` and the item's judgement as `kept` holds them at POSIX second
+/// `now`, for `config` shared (when given): the same answer.
+fn file_judged(
+    root: &Path,
+    config: &Config,
+    rep: &str,
+    path: Option<&[u8]>,
+    client: Option<IpAddr>,
+    kept: Option<(&Kept, i64, &Arc<Config>)>,
+) -> Reply {
     let page = |status: u16, text: &str| Reply::Page(Answer::text(status, format!("{text}\n")));
     let not_found = || page(404, "not found");
     // The rep as the URL spells it must be the directory's own spelling: the grammar
@@ -508,7 +751,11 @@ pub fn file(
     let Ok(parsed) = Rep::parse(rep) else {
         return not_found();
     };
-    let col = match Col::open(root) {
+    let opened = match kept {
+        Some((kept, ..)) => kept.col(root),
+        None => Col::open(root).map(Arc::new),
+    };
+    let col = match opened {
         Ok(col) => col,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return not_found(),
         // Out of descriptors, say: not an absence, and the log says why.
@@ -524,6 +771,8 @@ pub fn file(
         }
         reply
     };
+    // The item's directory is reached anew for every request, from col/'s handle: what
+    // is kept is only what its item.toml said, while it is the same file.
     let dir = match col.item(rep) {
         Ok(dir) => dir,
         Err(Refusal::Absent) => return not_found(),
@@ -534,15 +783,19 @@ pub fn file(
             )
         }
     };
-    let item = match Item::load(&dir, parsed) {
-        Ok(item) => item,
+    let judged = match kept {
+        Some((kept, now, shared)) => kept.judge(&dir, parsed, now, shared),
+        None => Item::load(&dir, parsed).map(|item| Judged::of(&item)),
+    };
+    let judged = match judged {
+        Ok(judged) => judged,
         Err(e) => return logged(not_found(), format!("{e}; its files are not served")),
     };
     // Whatever comes of it from here depends on the client's network when the item is
     // restricted: a 403 outside, the file (or a redirect, or a 404) inside.
-    let private = item.depends_on_network();
-    let reply = match item.access(config, client) {
-        Access::Granted => item_file(config, &item, &dir, rep, path),
+    let private = judged.rule.depends_on_network();
+    let reply = match judged.rule.access(config, client) {
+        Access::Granted => item_file(config, &judged, &dir, rep, path),
         Access::Restricted => page(
             403,
             "forbidden: this item's files are open only to the networks the Archive licenses",
@@ -563,10 +816,11 @@ pub fn file(
     }
 }
 
-/// The file `path` (`None`: doc/ itself) of the doc/ of `item`, a client may have.
+/// The file `path` (`None`: doc/ itself) of the doc/ of the item `judged`, a client may
+/// have.
 fn item_file(
     config: &Config,
-    item: &Item,
+    judged: &Judged,
     dir: &layout::ItemDir,
     rep: &str,
     path: Option<&[u8]>,
@@ -608,7 +862,10 @@ fn item_file(
             file: f.file,
             len: f.len,
             modified: f.modified,
-            links: filelist::file_links(config, item),
+            links: match &judged.links {
+                Some(links) => links.clone(),
+                None => filelist::file_links_of(config, &judged.cited_as, rep),
+            },
             etag: download::etag(&f.stamp),
             part: Part::Whole,
             private: false,
@@ -807,6 +1064,56 @@ mod tests {
         let e = kept.get(root, later).unwrap_err();
         assert_eq!(e.status, 500);
         assert!(kept.kept.lock().unwrap().is_none());
+    }
+
+    #[test]
+    fn kept_items_are_bounded_least_recently_used_first() {
+        let stamp = FileStamp {
+            dev: 1,
+            ino: 2,
+            size: 3,
+            modified: (4, 5),
+            changed: (6, 7),
+        };
+        let item = |n: usize| KeptItem {
+            stamp,
+            judged: Judged {
+                rule: Rule {
+                    deleted: false,
+                    restricted: n.is_multiple_of(2),
+                },
+                cited_as: format!("a.b/c/2020/{n}"),
+                links: None,
+            },
+            links: None,
+        };
+        let mut items = KeptItems::default();
+        for n in 0..Kept::MAX_ITEMS {
+            items.keep(n.to_string(), item(n));
+        }
+        assert_eq!(items.by_rep.len(), Kept::MAX_ITEMS);
+        // The first one used again: the oldest are those after it.
+        items.tick += 1;
+        items.by_rep.get_mut("0").unwrap().1 = items.tick;
+        items.keep("new".into(), item(1));
+        assert_eq!(
+            items.by_rep.len(),
+            Kept::MAX_ITEMS - Kept::MAX_ITEMS / 4 + 1
+        );
+        assert!(items.by_rep.contains_key("0"));
+        assert!(items.by_rep.contains_key("new"));
+        assert!(!items.by_rep.contains_key("1"));
+        assert!(!items
+            .by_rep
+            .contains_key(&(Kept::MAX_ITEMS / 4).to_string()));
+        assert!(items
+            .by_rep
+            .contains_key(&(Kept::MAX_ITEMS / 4 + 1).to_string()));
+        // Kept again under the same rep: replaced, nothing dropped.
+        let len = items.by_rep.len();
+        items.keep("new".into(), item(2));
+        assert_eq!(items.by_rep.len(), len);
+        assert!(items.by_rep["new"].0.judged.rule.restricted);
     }
 
     #[test]

@@ -550,6 +550,69 @@ fn the_last_answer_a_connection_serves_says_it_closes() {
     assert_eq!(connection, expected);
 }
 
+/// The answers in `bytes`, framed by their Content-Length: status, Connection, body.
+fn answers_in(mut bytes: &[u8]) -> Vec<(String, String, Vec<u8>)> {
+    let mut out = Vec::new();
+    while let Some(end) = bytes.windows(4).position(|w| w == b"\r\n\r\n") {
+        let head = String::from_utf8_lossy(&bytes[..end]).into_owned();
+        let field = |name: &str| {
+            head.split("\r\n")
+                .find_map(|l| l.strip_prefix(name))
+                .unwrap_or("")
+                .to_string()
+        };
+        let len: usize = field("Content-Length: ").parse().unwrap_or(0);
+        let body = bytes[end + 4..(end + 4 + len).min(bytes.len())].to_vec();
+        let status = head.split("\r\n").next().unwrap().to_string();
+        out.push((status, field("Connection: "), body));
+        bytes = &bytes[(end + 4 + len).min(bytes.len())..];
+    }
+    out
+}
+
+/// A file is answered on the event loop, the service (and a file too large for one
+/// write) on the connection's own thread from then on: one connection that asks for
+/// them in turn, pipelined, gets every answer whole and in order, and its 100th answer
+/// still says it closes.
+#[test]
+fn files_and_the_service_on_one_connection_keep_their_order_and_count() {
+    let f = Fixture::sample();
+    let large = vec![b'm'; 100_000];
+    f.write(&format!("{ITEM}/doc/large.bin"), &large);
+    let small = std::fs::read(f.path(&format!("{ITEM}/doc/reference.bib"))).unwrap();
+    let (serve, _log) = start(&f, &[]);
+    let get = |path: &str| format!("GET {path} HTTP/1.1\r\nHost: a\r\n\r\n");
+    let service =
+        get("/sid.inpe.br/mtc-m18@80/2008/03.17.15.17?servicesubject=inclusionConfirmationRequest");
+    let mut request = String::new();
+    let mut want: Vec<&[u8]> = Vec::new();
+    for i in 0..101 {
+        let (r, body): (String, &[u8]) = match i % 10 {
+            4 => (service.clone(), b"confirmation yes"),
+            7 => (get(&format!("/{ITEM}/doc/large.bin")), &large),
+            _ => (get(&format!("/{ITEM}/doc/reference.bib")), &small),
+        };
+        request.push_str(&r);
+        want.push(body);
+    }
+    let mut s = connect(&serve, local(1));
+    s.write_all(request.as_bytes()).unwrap();
+    let mut bytes = Vec::new();
+    let _ = s.read_to_end(&mut bytes);
+    let got = answers_in(&bytes);
+    assert_eq!(got.len(), 100, "the 101st request is not answered");
+    for (i, (status, connection, body)) in got.iter().enumerate() {
+        assert_eq!(status, "HTTP/1.1 200 OK", "answer {i}");
+        let last = i == 99;
+        assert_eq!(
+            connection,
+            if last { "close" } else { "keep-alive" },
+            "answer {i}"
+        );
+        assert!(body.starts_with(want[i]), "answer {i}");
+    }
+}
+
 /// A registration key sent to the Archive — by a resolver's URL that is in fact the
 /// Archive's, or by a client that separates pairs with `;` or escapes them — reaches no
 /// line of serve's log: the piece of the request, or of an echo, that holds it is
@@ -585,8 +648,8 @@ fn a_registration_key_sent_to_serve_reaches_no_log_line() {
         ),
     ];
     let mut expected = Vec::new();
-    // The log's lines once it holds `n` (a request's line is written once its answer is
-    // sent: waited for, before the next request, so that the lines come in order).
+    // The log's lines once it holds `n` (each request's line waited for before the next
+    // request, so that the lines come in order).
     let lines_once = |n: usize| {
         let deadline = std::time::Instant::now() + common::HANG_GUARD;
         loop {

@@ -31,6 +31,7 @@ mod ibi_distributor_procs;
 mod ibi_roundtrip;
 mod ibi_vectors;
 mod inclusion_unit;
+mod kept_files;
 mod landing;
 mod oai;
 mod oai_build;

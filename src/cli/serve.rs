@@ -123,10 +123,10 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             .map(|_| ())
     });
     let handler_root = root.clone();
-    // archive.toml read again only when it changes, not for every request.
-    let config_kept = routes::KeptConfig::default();
-    let handler =
-        Arc::new(move |req: &httpd::Request<'_>| answer(&handler_root, &config_kept, req));
+    // archive.toml, col/'s handle and the items' judgements read again only when they
+    // change, not for every request.
+    let kept = routes::Kept::default();
+    let handler = Arc::new(move |req: &httpd::Request<'_>| answer(&handler_root, &kept, req));
     // One write per line (stderr is unbuffered: a `writeln!` writes the line and its
     // newline apart).
     let log: Arc<httpd::Log> = Arc::new(|line: &str| {
@@ -136,6 +136,15 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     });
     let syncer = start_log_syncer(&root, &config, log.clone())
         .map_err(|e| CliError::failed(format!("cannot start the access log's sync thread: {e}")))?;
+    // The lines of the answers an event loop made in one go, in one write.
+    let log_lines: Arc<httpd::LogLines> = Arc::new(|lines: &[String]| {
+        let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
+        for line in lines {
+            text.push_str(&ibi_archive::logline::clean(line));
+            text.push('\n');
+        }
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    });
     // The listener is bound: a resolver's confirmation request waits in its backlog until
     // the loop below, which starts at once, accepts it.
     let inclusion = automatic_inclusion
@@ -148,7 +157,14 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             inclusion.resolvers().join(", ")
         );
     }
-    let served = httpd::serve(listener, limits, &stop, handler, log);
+    // A file of an item is answered on the event loop: its answer needs the local file
+    // system alone. Everything else (the service, whose acknowledgments wait for the
+    // disk, pages, OAI-PMH) on its connection's thread.
+    let quick: Arc<httpd::Quick> = Arc::new(|_method: &str, target: &str| {
+        let path = target.split_once('?').map_or(target, |(p, _)| p);
+        ibi_archive::layout::split_doc_url_path(path.as_bytes()).is_some()
+    });
+    let served = httpd::serve(listener, limits, &stop, handler, quick, log, log_lines);
     if let Some(inclusion) = inclusion {
         inclusion.finish();
     }
@@ -330,7 +346,7 @@ fn some_items(root: &Path, n: usize) -> Vec<String> {
 }
 
 /// The answer to one request: the same dispatch as under a web server (`routes`).
-fn answer(root: &Path, config: &routes::KeptConfig, req: &httpd::Request<'_>) -> Response {
+fn answer(root: &Path, kept: &routes::Kept, req: &httpd::Request<'_>) -> Response {
     let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
     let mut headers = routes::Headers::default();
     for h in req.headers {
@@ -344,11 +360,11 @@ fn answer(root: &Path, config: &routes::KeptConfig, req: &httpd::Request<'_>) ->
         root: Some(root),
         headers: &headers,
     };
-    let reply = routes::answer_kept(&routed, &Target::Path(path), req.now, config);
+    let reply = routes::answer_kept(&routed, &Target::Path(path), req.now, kept);
     match reply {
         Reply::Page(a) => {
-            let mut headers = vec![("Content-Type".to_string(), a.content_type.to_string())];
-            headers.extend(a.headers);
+            let mut headers = vec![("Content-Type".into(), a.content_type.to_string())];
+            headers.extend(a.headers.into_iter().map(|(n, v)| (n.into(), v)));
             Response {
                 status: a.status,
                 headers,
@@ -362,7 +378,7 @@ fn answer(root: &Path, config: &routes::KeptConfig, req: &httpd::Request<'_>) ->
                 .headers()
                 .into_iter()
                 .filter(|(name, _)| *name != "Content-Length")
-                .map(|(n, v)| (n.to_string(), v))
+                .map(|(n, v)| (n.into(), v))
                 .collect(),
             log: Vec::new(),
             body: match f.body() {

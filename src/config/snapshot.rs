@@ -42,7 +42,7 @@ use std::path::Path;
 
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 
-use super::{RawAccess, RawConfig, RawMinting, RawOai, RawRegistration};
+use super::{RawAccess, RawAcknowledgments, RawConfig, RawMinting, RawOai, RawRegistration};
 
 /// The snapshot's name in var/.
 pub const NAME: &str = "archive.toml.snapshot";
@@ -432,7 +432,8 @@ impl Snap for RawConfig {
         self.registration.put(out)?;
         self.minting.put(out)?;
         self.access.put(out)?;
-        self.oai.put(out)
+        self.oai.put(out)?;
+        self.acknowledgments.put(out)
     }
 
     fn take(r: &mut Reader<'_>) -> Option<Self> {
@@ -446,6 +447,19 @@ impl Snap for RawConfig {
             minting: Snap::take(r)?,
             access: Snap::take(r)?,
             oai: Snap::take(r)?,
+            acknowledgments: Snap::take(r)?,
+        })
+    }
+}
+
+impl Snap for RawAcknowledgments {
+    fn put(&self, out: &mut Vec<u8>) -> Option<()> {
+        self.sync_interval.put(out)
+    }
+
+    fn take(r: &mut Reader<'_>) -> Option<Self> {
+        Some(RawAcknowledgments {
+            sync_interval: Snap::take(r)?,
         })
     }
 }
@@ -561,6 +575,9 @@ networks = ["150.163.0.0/16", "::1/128"]
 repositoryname = "INPE Library"
 adminemail = "library@example.org"
 page_size = 100
+
+[acknowledgments]
+sync_interval = "500ms"
 "#;
 
     fn raw(text: &str) -> RawConfig {
