@@ -35,8 +35,6 @@ use crate::layout::Col;
 pub const FILE_NAME: &str = "col-prefixes";
 
 const HEADER: &str = "ibi-archive col-prefixes 1";
-/// A change this recent (seconds) may share its ctime with a later one.
-const SETTLE_SECONDS: i64 = 2;
 /// Larger files are not read (an Archive has tens of prefixes, not thousands).
 const MAX_LEN: u64 = 256 * 1024;
 
@@ -75,7 +73,7 @@ impl Stamp {
     /// Whether the last change was long enough before `now` (POSIX seconds) that any
     /// later change gets another ctime.
     pub fn settled(&self, now: i64) -> bool {
-        self.ctime <= now - SETTLE_SECONDS
+        crate::file_stamp::settled(self.ctime, now)
     }
 
     fn write(&self, out: &mut String) {

@@ -59,7 +59,7 @@ pub const STAMP_NAME: &str = "oai-records.stamp";
 pub const MAX_STAMPED: usize = 4096;
 /// Seconds every stamped directory must have been unchanged for the stamp to be
 /// believed (as `var/col-prefixes` asks of its directories).
-pub const SETTLED_SECS: i64 = 2;
+pub use crate::file_stamp::SETTLED_SECS;
 /// Longest a build waits for col/ to settle before it stamps it.
 pub const MAX_SETTLE_WAIT: Duration = Duration::from_secs(10);
 /// Retry-After while a build of unknown length is under way, in seconds.
@@ -104,7 +104,7 @@ impl TreeStamp {
     /// Whether every stamped directory last changed [`SETTLED_SECS`] or more before
     /// POSIX second `at`: a change after `at` then moves a change time.
     pub fn settled(&self, at: i64) -> bool {
-        self.newest_change <= at.saturating_sub(SETTLED_SECS)
+        crate::file_stamp::settled(self.newest_change, at)
     }
 
     fn hex(&self) -> String {

@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use crate::config::Config;
 use crate::download::{self, Part};
+use crate::file_stamp::FileStamp;
 use crate::filelist;
 use crate::ibi::Rep;
 use crate::item::{Access, Item, ItemError, Rule};
@@ -299,30 +300,17 @@ fn open(root: Option<&Path>) -> Result<(&Path, Config), Answer> {
 
 /// archive.toml as a process that answers many requests keeps it: read again when the
 /// file is another one (inode, device), or its size, modification or change time
-/// differ; kept only once its change time is [`KeptConfig::SETTLED_SECS`] in the past, so
-/// that a file written twice within one tick of the file system's clock (the same times
-/// after both writes) is read again until it has settled. What it answers is what
-/// reading the file answers: the same configuration, the same error.
+/// differ; kept only once its change time is
+/// [`SETTLED_SECS`](crate::file_stamp::SETTLED_SECS) in the past, so that a file written
+/// twice within one tick of the file system's clock (the same times after both writes) is
+/// read again until it has settled. What it answers is what reading the file answers: the
+/// same configuration, the same error.
 #[derive(Default)]
 pub struct KeptConfig {
     kept: Mutex<Option<(FileStamp, Arc<Config>)>>,
 }
 
-/// What tells one archive.toml from another: device, inode, size, and the modification
-/// and change times (seconds, nanoseconds).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileStamp {
-    dev: u64,
-    ino: u64,
-    size: i64,
-    modified: (i64, i64),
-    changed: (i64, i64),
-}
-
 impl KeptConfig {
-    /// Seconds a file's change time must lie in the past for it to be kept.
-    pub const SETTLED_SECS: i64 = 2;
-
     /// The configuration of the Archive at `root` at POSIX second `now`.
     pub fn get(&self, root: &Path, now: i64) -> Result<Config, Answer> {
         self.get_shared(root, now).map(Arc::unwrap_or_clone)
@@ -350,24 +338,6 @@ impl KeptConfig {
             _ => None,
         };
         read
-    }
-}
-
-impl FileStamp {
-    fn of(st: &rustix::fs::Stat) -> FileStamp {
-        FileStamp {
-            dev: st.st_dev,
-            ino: st.st_ino,
-            size: st.st_size,
-            modified: (st.st_mtime, st.st_mtime_nsec as i64),
-            changed: (st.st_ctime, st.st_ctime_nsec as i64),
-        }
-    }
-
-    /// Whether its change time is [`KeptConfig::SETTLED_SECS`] before `now`: a change
-    /// made after the stamp was taken then gives the file another change time.
-    fn settled(&self, now: i64) -> bool {
-        self.changed.0 <= now.saturating_sub(KeptConfig::SETTLED_SECS)
     }
 }
 

@@ -13,8 +13,9 @@
 //! What the snapshot may be trusted with, and no more:
 //!
 //! - only the stamp proves it current. It is written only once archive.toml's change
-//!   time is [`SETTLED_SECS`] in the past (a file written twice within one tick of the
-//!   file system's clock keeps its times: until it settles, every process reads it), and
+//!   time is [`SETTLED_SECS`](crate::file_stamp::SETTLED_SECS) in the past (a file
+//!   written twice within one tick of the file system's clock keeps its times: until it
+//!   settles, every process reads it), and
 //!   only when the file read has the stamp taken before it was opened (a file replaced
 //!   or written while it was read is not snapshotted). Any write to archive.toml moves
 //!   its change time, which no one can set back, so a stale snapshot never matches;
@@ -46,9 +47,6 @@ use super::{RawAccess, RawAcknowledgments, RawConfig, RawMinting, RawOai, RawReg
 
 /// The snapshot's name in var/.
 pub const NAME: &str = "archive.toml.snapshot";
-
-/// Seconds archive.toml's change time must lie in the past for a snapshot to be written.
-pub const SETTLED_SECS: i64 = 2;
 
 /// Largest snapshot read: archive.toml itself is at most 1 MiB, and a real one is a few
 /// hundred bytes.
@@ -82,43 +80,19 @@ const fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
 }
 
 /// What tells one archive.toml from another.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
-    pub dev: u64,
-    pub ino: u64,
-    pub size: i64,
-    pub modified: (i64, i64),
-    pub changed: (i64, i64),
-}
+pub use crate::file_stamp::FileStamp as Stamp;
 
-impl Stamp {
-    pub fn of(st: &rfs::Stat) -> Stamp {
-        Stamp {
-            dev: st.st_dev,
-            ino: st.st_ino,
-            size: st.st_size,
-            modified: (st.st_mtime, st.st_mtime_nsec as i64),
-            changed: (st.st_ctime, st.st_ctime_nsec as i64),
-        }
-    }
-
-    /// Whether the file's change time lies [`SETTLED_SECS`] before POSIX second `now`.
-    pub fn settled(&self, now: i64) -> bool {
-        self.changed.0 <= now.saturating_sub(SETTLED_SECS)
-    }
-
-    fn put(&self, out: &mut Vec<u8>) {
-        for v in [
-            self.dev as i64,
-            self.ino as i64,
-            self.size,
-            self.modified.0,
-            self.modified.1,
-            self.changed.0,
-            self.changed.1,
-        ] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
+fn put_stamp(stamp: &Stamp, out: &mut Vec<u8>) {
+    for v in [
+        stamp.dev as i64,
+        stamp.ino as i64,
+        stamp.size,
+        stamp.modified.0,
+        stamp.modified.1,
+        stamp.changed.0,
+        stamp.changed.1,
+    ] {
+        out.extend_from_slice(&v.to_le_bytes());
     }
 }
 
@@ -133,7 +107,7 @@ pub fn encode(stamp: &Stamp, raw: &RawConfig) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&TAG.to_le_bytes());
-    stamp.put(&mut out);
+    put_stamp(stamp, &mut out);
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&fnv(FNV_OFFSET, &payload).to_le_bytes());
     out.extend_from_slice(&payload);
@@ -147,7 +121,7 @@ pub fn decode(bytes: &[u8], stamp: &Stamp) -> Option<RawConfig> {
     let mut expected = Vec::with_capacity(HEADER);
     expected.extend_from_slice(MAGIC);
     expected.extend_from_slice(&TAG.to_le_bytes());
-    stamp.put(&mut expected);
+    put_stamp(stamp, &mut expected);
     expected.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     expected.extend_from_slice(&fnv(FNV_OFFSET, payload).to_le_bytes());
     if header != expected.as_slice() {
