@@ -1013,10 +1013,18 @@ fn the_readmes_administrator_script_runs_from_a_clean_machine() {
     let root = Path::new(ARCHIVE_ROOT);
     let service = toml_value(&root.join("archive.toml"), "", "archiveserviceibi");
     let resolver_ibi = toml_value(Path::new(RESOLVER_TOML), "", "serviceibi");
+    // The one resolver, in a [[registration.resolver]] table with the key registered there.
+    let archive: toml::Table = fs::read_to_string(root.join("archive.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let resolvers = archive["registration"]["resolver"].as_array().unwrap();
+    assert_eq!(resolvers.len(), 1, "{resolvers:?}");
     assert_eq!(
-        toml_value(&root.join("archive.toml"), "registration", "resolver"),
-        format!("http://127.0.0.1:8090/{resolver_ibi}")
+        resolvers[0]["url"].as_str(),
+        Some(format!("http://127.0.0.1:8090/{resolver_ibi}").as_str())
     );
+    assert!(resolvers[0]["key"].as_str().is_some_and(|k| !k.is_empty()));
     // The reps of host archive.example.org, port 80: example.org/archive/<year>/<stamp>.
     let mut reps = Vec::new();
     for year in fs::read_dir(root.join("col/example.org/archive")).unwrap() {
