@@ -1856,8 +1856,11 @@ fn a_slow_client_is_cut_off_by_the_head_timeout_without_delaying_others() {
     let head_sent = sent.load(Ordering::SeqCst);
     stop.store(true, Ordering::SeqCst);
     assert!(got.is_empty(), "{:?}", String::from_utf8_lossy(&got));
+    // Closed: an end of file, or a reset when a byte of the head came in as the resolver
+    // closed (a socket closed with bytes unread resets the connection); not a timeout.
     assert!(
-        matches!(closed, Ok(0)),
+        matches!(&closed, Ok(0))
+            || matches!(&closed, Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset),
         "the slow client was not cut off: {closed:?}"
     );
     assert!(
