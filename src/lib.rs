@@ -19,6 +19,7 @@ pub mod filelist;
 pub mod httpd;
 pub mod ibi;
 pub mod item;
+pub mod items_lock;
 pub mod layout;
 pub mod oai;
 pub mod oai_build;

@@ -420,7 +420,7 @@ pub fn finish(
     stamped_at: i64,
 ) -> Result<(), String> {
     let var = root.join("var");
-    let _lock = crate::admin::ItemsLock::take(root).map_err(|e| e.to_string())?;
+    let _lock = crate::items_lock::ItemsLock::take(root).map_err(|e| e.to_string())?;
     if let Some(recent) = oai_index::read_all(&var) {
         entries.extend(recent.into_iter().filter(|e| e.seconds >= started - 2));
     }

@@ -25,7 +25,6 @@ pub mod registration;
 pub mod stats;
 
 use std::fmt;
-use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 
 use crate::ibi::Rep;
@@ -57,44 +56,11 @@ pub(crate) fn io_err(what: &str, path: &Path, e: std::io::Error) -> AdminError {
     AdminError::new(format!("{what} {}: {e}", path.display()))
 }
 
-/// An exclusive lock on `<root>/var/items.lock`, held while an item.toml is read, changed
-/// and replaced, so two commands changing the same item do not lose each other's change;
-/// and while `var/oai-records` is written whole (by `check`, or by the OAI-PMH data
-/// provider under the web server's user), so that no line `new` or `delete` adds is lost.
-pub struct ItemsLock {
-    _file: File,
-}
+pub use crate::items_lock::ItemsLock;
 
-impl ItemsLock {
-    pub fn take(root: &Path) -> Result<ItemsLock, AdminError> {
-        let var = root.join("var");
-        std::fs::create_dir_all(&var).map_err(|e| io_err("cannot create", &var, e))?;
-        let path = var.join("items.lock");
-        // Opened for reading (a lock needs no more): the file may be another user's, made
-        // by an administrator's command before the web server's user needed it.
-        let file = match OpenOptions::new().read(true).open(&path) {
-            Ok(file) => file,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let file = OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create(true)
-                    .truncate(false)
-                    .open(&path)
-                    .map_err(|e| io_err("cannot open", &path, e))?;
-                // Made by root: var/'s owner's, as everything the service uses there.
-                if let Ok(dir) = crate::var_owner::open_dir(&var) {
-                    use std::os::fd::AsFd;
-                    if let Ok(owner) = crate::var_owner::owner_for_new(dir.as_fd(), &var) {
-                        let _ = crate::var_owner::give(file.as_fd(), owner);
-                    }
-                }
-                file
-            }
-            Err(e) => return Err(io_err("cannot open", &path, e)),
-        };
-        file.lock().map_err(|e| io_err("cannot lock", &path, e))?;
-        Ok(ItemsLock { _file: file })
+impl From<crate::items_lock::LockError> for AdminError {
+    fn from(e: crate::items_lock::LockError) -> AdminError {
+        AdminError::new(e.to_string())
     }
 }
 
