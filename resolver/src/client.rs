@@ -408,11 +408,16 @@ struct Target {
     path_and_query: String,
 }
 
+/// The lane of a request URL: `host[:port]` as written after `http://`.
+fn lane_of(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("http://")?;
+    rest.split('/').next()
+}
+
 impl Target {
     fn parse(url: &str) -> Result<Target, String> {
         let not_http = || "not an http URL".to_string();
-        let rest = url.strip_prefix("http://").ok_or_else(not_http)?;
-        let address = rest.split('/').next().unwrap_or(rest).to_string();
+        let address = lane_of(url).ok_or_else(not_http)?.to_string();
         let parsed = url::Url::parse(url).map_err(|_| not_http())?;
         let host = parsed.host().ok_or_else(not_http)?.to_owned();
         let host_str = parsed.host_str().ok_or_else(not_http)?;
@@ -496,9 +501,10 @@ impl ArchiveClient {
         &self.shared.policy
     }
 
-    /// The IP address the Archive at `address` (`host[:port]`) is reached at: its
-    /// literal address, else the one its last connection reached, if any.
-    pub fn address_of(&self, address: &str) -> Option<IpAddr> {
+    /// The IP address the Archive a request `url` goes to is reached at: its literal
+    /// address, else the one its last connection reached, if any.
+    pub fn address_of(&self, url: &str) -> Option<IpAddr> {
+        let address = lane_of(url)?;
         if let Some(ip) = literal_ip(address) {
             return Some(ip);
         }

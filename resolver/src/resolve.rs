@@ -1347,10 +1347,10 @@ impl InFlight {
     fn send(&mut self, (i, request): (usize, String)) {
         let client = self.client.clone();
         let timeout = self.timeout;
-        let mark = self.marking.as_ref().and_then(|(underway, ibi)| {
-            let authority = request.strip_prefix("http://")?.split('/').next()?;
-            underway.mark(ibi, client.address_of(authority)?)
-        });
+        let mark = self
+            .marking
+            .as_ref()
+            .and_then(|(underway, ibi)| underway.mark(ibi, client.address_of(&request)?));
         self.running.push(Box::pin(async move {
             let (fetched, took) = client.get(&request, timeout).await;
             drop(mark);
