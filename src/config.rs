@@ -542,29 +542,14 @@ fn check_acknowledgments(raw: RawAcknowledgments) -> Result<Acknowledgments, Str
     Ok(Acknowledgments { sync_interval })
 }
 
-/// A duration as the resolver's configuration writes them (`"2s"`, `"500ms"`, `"1h"`): a
-/// whole number of milliseconds, seconds or hours, at most `max`; `"0"` alone is zero.
+/// A duration of archive.toml (`"1s"`, `"500ms"`, `"1h"`): a whole number of
+/// milliseconds, seconds or hours, at most `max`; `"0"` alone is zero.
 fn parse_duration(s: &str, max: Duration) -> Result<Duration, String> {
+    use ::ibi::duration::{H, MS, S};
     if s == "0" {
         return Ok(Duration::ZERO);
     }
-    let (digits, unit_ms) = if let Some(d) = s.strip_suffix("ms") {
-        (d, 1)
-    } else if let Some(d) = s.strip_suffix('s') {
-        (d, 1000)
-    } else if let Some(d) = s.strip_suffix('h') {
-        (d, 3_600_000)
-    } else {
-        return Err(format!(
-            "{s:?} has no unit; write it as \"1s\" or \"500ms\""
-        ));
-    };
-    let n: u64 = digits
-        .parse()
-        .ok()
-        .filter(|_| digits.bytes().all(|b| b.is_ascii_digit()))
-        .ok_or_else(|| format!("{s:?} is not a whole number of ms, s or h"))?;
-    let d = Duration::from_millis(n.saturating_mul(unit_ms));
+    let d = ::ibi::duration::parse(s, &[MS, S, H], "1s")?;
     if d > max {
         return Err(format!("{s:?} is more than {}s", max.as_secs()));
     }

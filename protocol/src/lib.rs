@@ -12,7 +12,7 @@
 //! an item's state ([`item`]), the address blocks of access rules ([`network`]) and the
 //! content negotiation of an Archive's pages ([`negotiate`]); and
 //! what both servers write and read around them: log lines ([`logline`]), times
-//! ([`time`]), a TOML fault's place ([`toml_error`]), text cut at a character boundary
+//! ([`time`]), the durations of their settings ([`duration`]), a TOML fault's place ([`toml_error`]), text cut at a character boundary
 //! ([`text`]) and the open-file limit ([`process`]).
 
 #![forbid(unsafe_code)]
@@ -20,6 +20,7 @@
 pub mod base27;
 pub mod date;
 pub mod dirfd;
+pub mod duration;
 pub mod escape;
 pub mod ibip;
 pub mod ip;

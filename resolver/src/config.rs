@@ -537,23 +537,8 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
 /// A duration as [`parse_duration`] reads it, within `min..=max`: a whole number of
 /// milliseconds (`ms`), seconds (`s`), hours (`h`) or days (`d`).
 pub fn parse_duration_in(s: &str, min: Duration, max: Duration) -> Result<Duration, String> {
-    let (digits, unit) = if let Some(d) = s.strip_suffix("ms") {
-        (d, 1)
-    } else if let Some(d) = s.strip_suffix('s') {
-        (d, 1000)
-    } else if let Some(d) = s.strip_suffix('h') {
-        (d, 3_600_000)
-    } else if let Some(d) = s.strip_suffix('d') {
-        (d, 86_400_000)
-    } else {
-        return Err(format!(
-            "{s:?} has no unit; write it as \"2s\" or \"500ms\""
-        ));
-    };
-    let n: u64 = digits
-        .parse()
-        .map_err(|_| format!("{s:?} is not a whole number of ms, s, h or d"))?;
-    let d = Duration::from_millis(n.saturating_mul(unit));
+    use ibi::duration::{D, H, MS, S};
+    let d = ibi::duration::parse(s, &[MS, S, H, D], "2s")?;
     if d < min || d > max {
         return Err(format!("{s:?} is outside {}..{}", shown(min), shown(max)));
     }
