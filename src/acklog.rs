@@ -337,18 +337,24 @@ fn make_mark(hour: BorrowedFd<'_>, key: &str, owner: Option<var_owner::Owner>) -
 /// module header): at once when a sync since the line was written covered it, else after
 /// a sync of its own, which covers the lines of the writers waiting behind it as well.
 /// `record` is the log's synced record.
+/// (With a zero `d.interval`, every line not covered is due.)
 fn make_durable(log: &File, record: &File, end: u64, d: Durability<'_>) -> io::Result<()> {
     record.lock()?;
-    let result = (|| {
-        let meta = log.metadata()?;
-        let synced = read_synced(record, meta.ino(), meta.len());
-        if synced.is_some_and(|s| end <= s.len) {
-            return Ok(());
-        }
-        sync_and_record(log, record, meta.ino(), d)
-    })();
+    let result = sync_locked(log, record, Some(end), d);
     let _ = record.unlock();
     result
+}
+
+/// With `record`'s lock held: syncs the log when the line ending at `end` (the log's
+/// whole length when `None`) calls for it ([`is_due`]), by the record read under the
+/// lock: a sync that has just ended may have covered it.
+fn sync_locked(log: &File, record: &File, end: Option<u64>, d: Durability<'_>) -> io::Result<()> {
+    let meta = log.metadata()?;
+    let end = end.unwrap_or(meta.len());
+    if is_due(read_synced(record, meta.ino(), meta.len()), end, d) {
+        sync_and_record(log, record, meta.ino(), d)?;
+    }
+    Ok(())
 }
 
 /// With a deferred sync (`d.interval` not zero): syncs the log when the line ending at
@@ -369,14 +375,7 @@ fn sync_if_due(log: &File, record: &File, end: u64, d: Durability<'_>) -> io::Re
         Err(std::fs::TryLockError::WouldBlock) => return Ok(()),
         Err(std::fs::TryLockError::Error(e)) => return Err(e),
     }
-    let result = (|| {
-        let meta = log.metadata()?;
-        // Again under the lock: the sync that just ended may have covered our line.
-        if !is_due(read_synced(record, meta.ino(), meta.len()), end, d) {
-            return Ok(());
-        }
-        sync_and_record(log, record, meta.ino(), d)
-    })();
+    let result = sync_locked(log, record, Some(end), d);
     let _ = record.unlock();
     result
 }
@@ -463,13 +462,7 @@ pub fn sync_due(var: &Path, d: Durability<'_>) -> io::Result<Duration> {
     }
     // Unlike an acknowledgment, this waits for a sync under way: nobody waits for it.
     record.lock()?;
-    let result = (|| {
-        let meta = log.metadata()?;
-        if is_due(read_synced(&record, meta.ino(), meta.len()), meta.len(), d) {
-            sync_and_record(&log, &record, meta.ino(), d)?;
-        }
-        Ok(d.interval)
-    })();
+    let result = sync_locked(&log, &record, None, d).map(|()| d.interval);
     let _ = record.unlock();
     result
 }
