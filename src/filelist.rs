@@ -87,18 +87,13 @@ pub fn landing_url(config: &Config, rep: &str) -> String {
 
 /// The persistent URL of an item: by its IBIp, else its rep.
 pub fn persistent_url(config: &Config, item: &Item) -> String {
-    config.persistent_url(item.ibip.as_ref().map_or(item.rep.as_str(), |p| p.as_str()))
+    config.persistent_url(item.cited_as())
 }
 
-/// The Signposting links of a file of the item (the `Link` values of `routes::file`): the
-/// item's persistent URL (`cite-as`) and its landing page (`collection`). No file is
-/// looked at.
-pub fn file_links(config: &Config, item: &Item) -> Vec<String> {
-    file_links_of(config, item.cited_as(), item.rep.as_str())
-}
-
-/// [`file_links`] of the item `rep` cited as `cited_as` (its IBIp, else its rep).
-pub fn file_links_of(config: &Config, cited_as: &str, rep: &str) -> Vec<String> {
+/// The Signposting links of a file of the item `rep` cited as `cited_as` (its IBIp, else
+/// its rep: `Item::cited_as`), the `Link` values of `routes::file`: the item's persistent
+/// URL (`cite-as`) and its landing page (`collection`). No file is looked at.
+pub fn file_links(config: &Config, cited_as: &str, rep: &str) -> Vec<String> {
     vec![
         format!(
             "<{}>; rel=\"cite-as\"",

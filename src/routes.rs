@@ -155,7 +155,7 @@ fn dispatch(req: &Request<'_>, target: &Target<'_>, now: i64, kept: Option<&Kept
         // read here, once.
         Target::Path(raw) => {
             let opened = match (kept, req.root) {
-                (Some(kept), Some(root)) => kept.config.get_shared(root, now).map(|c| (root, c)),
+                (Some(kept), Some(root)) => kept.config.get(root, now).map(|c| (root, c)),
                 _ => open_shared(req.root),
             };
             let route = match &opened {
@@ -311,14 +311,9 @@ pub struct KeptConfig {
 }
 
 impl KeptConfig {
-    /// The configuration of the Archive at `root` at POSIX second `now`.
-    pub fn get(&self, root: &Path, now: i64) -> Result<Config, Answer> {
-        self.get_shared(root, now).map(Arc::unwrap_or_clone)
-    }
-
-    /// [`KeptConfig::get`], shared with the requests that have it meanwhile (nothing
-    /// copied).
-    pub fn get_shared(&self, root: &Path, now: i64) -> Result<Arc<Config>, Answer> {
+    /// The configuration of the Archive at `root` at POSIX second `now`, shared with the
+    /// requests that have it meanwhile (nothing copied).
+    pub fn get(&self, root: &Path, now: i64) -> Result<Arc<Config>, Answer> {
         let stamp = rustix::fs::stat(root.join("archive.toml"))
             .ok()
             .map(|st| FileStamp::of(&st));
@@ -386,10 +381,10 @@ struct KeptItems {
 struct KeptItem {
     stamp: FileStamp,
     judged: Judged,
-    /// The answers' links, for the configuration they were written for (a weak
-    /// reference: it keeps that configuration's place in memory, so that no other can
-    /// take it, but not its values).
-    links: Option<(Weak<Config>, Vec<String>)>,
+    /// The configuration `judged.links` were written for (a weak reference: it keeps
+    /// that configuration's place in memory, so that no other can take it, but not its
+    /// values).
+    config: Weak<Config>,
 }
 
 /// What an item's item.toml says that its files' answers depend on.
@@ -398,16 +393,16 @@ struct Judged {
     rule: Rule,
     /// The IBI the item is cited by (its IBIp, else its rep), for the answers' links.
     cited_as: String,
-    /// The answers' links, when already written for the configuration at hand.
-    links: Option<Vec<String>>,
+    /// The answers' links ([`filelist::file_links`]) for the configuration at hand.
+    links: Vec<String>,
 }
 
 impl Judged {
-    fn of(item: &Item) -> Judged {
+    fn of(item: &Item, config: &Config) -> Judged {
         Judged {
             rule: item.rule(),
             cited_as: item.cited_as().to_string(),
-            links: None,
+            links: filelist::file_links(config, item.cited_as(), item.rep.as_str()),
         }
     }
 }
@@ -466,8 +461,6 @@ impl Kept {
             .ok()
             .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
             .map(|st| FileStamp::of(&st));
-        let links_of =
-            |judged: &Judged| filelist::file_links_of(config, &judged.cited_as, rep.as_str());
         if let Some(stamp) = stamp {
             let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
             items.tick += 1;
@@ -475,39 +468,27 @@ impl Kept {
             if let Some((kept, used)) = items.by_rep.get_mut(rep.as_str()) {
                 if kept.stamp == stamp {
                     *used = tick;
-                    let links = match &kept.links {
-                        Some((c, links)) if std::ptr::eq(c.as_ptr(), Arc::as_ptr(config)) => {
-                            links.clone()
-                        }
-                        _ => {
-                            let links = links_of(&kept.judged);
-                            kept.links = Some((Arc::downgrade(config), links.clone()));
-                            links
-                        }
-                    };
-                    return Ok(Judged {
-                        links: Some(links),
-                        ..kept.judged.clone()
-                    });
+                    if !std::ptr::eq(kept.config.as_ptr(), Arc::as_ptr(config)) {
+                        let judged = &mut kept.judged;
+                        judged.links = filelist::file_links(config, &judged.cited_as, rep.as_str());
+                        kept.config = Arc::downgrade(config);
+                    }
+                    return Ok(kept.judged.clone());
                 }
             }
         }
         let key = rep.as_str().to_string();
-        let read = Item::load(dir, rep).map(|item| Judged::of(&item));
+        let read = Item::load(dir, rep).map(|item| Judged::of(&item, config));
         let mut items = self.items.lock().unwrap_or_else(|e| e.into_inner());
         match (read, stamp) {
             (Ok(judged), Some(stamp)) if stamp.settled(now) => {
-                let links = filelist::file_links_of(config, &judged.cited_as, &key);
                 let kept = KeptItem {
                     stamp,
                     judged: judged.clone(),
-                    links: Some((Arc::downgrade(config), links.clone())),
+                    config: Arc::downgrade(config),
                 };
                 items.keep(key, kept);
-                Ok(Judged {
-                    links: Some(links),
-                    ..judged
-                })
+                Ok(judged)
             }
             (read, _) => {
                 items.by_rep.remove(&key);
@@ -755,7 +736,7 @@ fn file_judged(
     };
     let judged = match kept {
         Some((kept, now, shared)) => kept.judge(&dir, parsed, now, shared),
-        None => Item::load(&dir, parsed).map(|item| Judged::of(&item)),
+        None => Item::load(&dir, parsed).map(|item| Judged::of(&item, config)),
     };
     let judged = match judged {
         Ok(judged) => judged,
@@ -765,7 +746,7 @@ fn file_judged(
     // restricted: a 403 outside, the file (or a redirect, or a 404) inside.
     let private = judged.rule.depends_on_network();
     let reply = match judged.rule.access(config, client) {
-        Access::Granted => item_file(config, &judged, &dir, rep, path),
+        Access::Granted => item_file(judged.links, &dir, rep, path),
         Access::Restricted => page(
             403,
             "forbidden: this item's files are open only to the networks the Archive licenses",
@@ -786,15 +767,9 @@ fn file_judged(
     }
 }
 
-/// The file `path` (`None`: doc/ itself) of the doc/ of the item `judged`, a client may
-/// have.
-fn item_file(
-    config: &Config,
-    judged: &Judged,
-    dir: &layout::ItemDir,
-    rep: &str,
-    path: Option<&[u8]>,
-) -> Reply {
+/// The file `path` (`None`: doc/ itself) of the doc/ of an item, a client may have,
+/// with the item's `links`.
+fn item_file(links: Vec<String>, dir: &layout::ItemDir, rep: &str, path: Option<&[u8]>) -> Reply {
     let page = |status: u16, text: &str| Reply::Page(Answer::text(status, format!("{text}\n")));
     let not_found = || page(404, "not found");
     let logged = |mut reply: Reply, line: String| {
@@ -832,10 +807,7 @@ fn item_file(
             file: f.file,
             len: f.len,
             modified: f.modified,
-            links: match &judged.links {
-                Some(links) => links.clone(),
-                None => filelist::file_links_of(config, &judged.cited_as, rep),
-            },
+            links,
             etag: download::etag(&f.stamp),
             part: Part::Whole,
             private: false,
@@ -1015,7 +987,7 @@ mod tests {
         write_config(root, "localhost:8080");
         let kept = KeptConfig::default();
         let now = crate::time::SystemClock::now();
-        let address = |now: i64| kept.get(root, now).unwrap().archiveaddress;
+        let address = |now: i64| kept.get(root, now).unwrap().archiveaddress.clone();
         // Changed less than SETTLED_SECS ago: read, and not kept.
         assert_eq!(address(now), "localhost:8080");
         assert!(kept.kept.lock().unwrap().is_none());
@@ -1053,9 +1025,9 @@ mod tests {
                     restricted: n.is_multiple_of(2),
                 },
                 cited_as: format!("a.b/c/2020/{n}"),
-                links: None,
+                links: Vec::new(),
             },
-            links: None,
+            config: Weak::new(),
         };
         let mut items = KeptItems::default();
         for n in 0..Kept::MAX_ITEMS {
