@@ -125,26 +125,16 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let handler_root = root.clone();
     // archive.toml, col/'s handle and the items' judgements read again only when they
     // change, not for every request.
-    let kept = routes::Kept::default();
-    let handler = Arc::new(move |req: &httpd::Request<'_>| answer(&handler_root, &kept, req));
-    // One write per line (stderr is unbuffered: a `writeln!` writes the line and its
-    // newline apart).
-    let log: Arc<httpd::Log> = Arc::new(|line: &str| {
-        let mut text = ibi_archive::logline::clean(line).into_owned();
-        text.push('\n');
-        let _ = std::io::stderr().lock().write_all(text.as_bytes());
-    });
-    let syncer = start_log_syncer(&root, &config, log.clone())
+    let kept = Arc::new(routes::Kept::default());
+    let handler_kept = kept.clone();
+    let handler =
+        Arc::new(move |req: &httpd::Request<'_>| answer(&handler_root, &handler_kept, req));
+    let log: Arc<httpd::Log> = Arc::new(|line: &str| write_lines([line]));
+    let syncer = start_log_syncer(&root, &config, kept, log.clone())
         .map_err(|e| CliError::failed(format!("cannot start the access log's sync thread: {e}")))?;
     // The lines of the answers an event loop made in one go, in one write.
-    let log_lines: Arc<httpd::LogLines> = Arc::new(|lines: &[String]| {
-        let mut text = String::with_capacity(lines.iter().map(|l| l.len() + 1).sum());
-        for line in lines {
-            text.push_str(&ibi_archive::logline::clean(line));
-            text.push('\n');
-        }
-        let _ = std::io::stderr().lock().write_all(text.as_bytes());
-    });
+    let log_lines: Arc<httpd::LogLines> =
+        Arc::new(|lines: &[String]| write_lines(lines.iter().map(String::as_str)));
     // The listener is bound: a resolver's confirmation request waits in its backlog until
     // the loop below, which starts at once, accepts it.
     let inclusion = automatic_inclusion
@@ -185,9 +175,21 @@ struct LogSyncer {
     thread: std::thread::JoinHandle<()>,
 }
 
+/// `lines`, each made safe for a log, written to stderr in one write (stderr is
+/// unbuffered: a `writeln!` writes a line and its newline apart).
+fn write_lines<'a>(lines: impl IntoIterator<Item = &'a str>) {
+    let mut text = String::new();
+    for line in lines {
+        text.push_str(&ibi_archive::logline::clean(line));
+        text.push('\n');
+    }
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
 fn start_log_syncer(
     root: &Path,
     config: &Config,
+    kept: Arc<routes::Kept>,
     log: Arc<httpd::Log>,
 ) -> std::io::Result<LogSyncer> {
     let (stop, stopped) = std::sync::mpsc::channel::<()>();
@@ -220,8 +222,9 @@ fn start_log_syncer(
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
                     _ => break,
                 }
-                // archive.toml may have changed (serve reads it again when it does).
-                if let Ok(c) = Config::load(&root) {
+                // archive.toml may have changed: as the answers have it (read again only
+                // when it did).
+                if let Ok(c) = kept.config.get(&root, ibi::time::SystemClock::now()) {
                     interval = c.acknowledgments.sync_interval;
                 }
                 wait = match acklog::sync_due(&var, acklog::Durability::by_wall_clock(interval)) {
