@@ -923,7 +923,9 @@ impl Provider<'_> {
             .adminemail
             .clone()
             .or_else(|| config.registration.as_ref().map(|r| r.adminemail.clone()))
-            .unwrap_or_else(|| format!("postmaster@{}", host_of(&config.archiveaddress)));
+            .unwrap_or_else(|| {
+                format!("postmaster@{}", ::ibi::ip::host_of(&config.archiveaddress))
+            });
         let earliest = self.earliest();
         let base = base_url(config);
         doc.open("Identify");
@@ -1384,14 +1386,6 @@ fn cannot_disseminate(prefix: &str) -> OaiError {
             shown(prefix)
         ),
     )
-}
-
-/// The host of `hostport`.
-fn host_of(hostport: &str) -> &str {
-    if let Some(rest) = hostport.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
-    }
-    hostport.split(':').next().unwrap_or(hostport)
 }
 
 /// The metadata file `file` of `item` (opened as it is served), read (at most

@@ -24,6 +24,15 @@ const IPV4_MAX_TEXT: usize = 15;
 /// The longest text of an IPv6 address without a dotted tail (eight groups of four).
 const IPV6_MAX_TEXT: usize = 39;
 
+/// The host of `hostport` (`host`, `host:port`, `[v6]` or `[v6]:port`): the address
+/// of an IPv6 one without its brackets.
+pub fn host_of(hostport: &str) -> &str {
+    if let Some(rest) = hostport.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    hostport.split(':').next().unwrap_or(hostport)
+}
+
 /// The text Algorithm 5 reads for `ip` when minting.
 pub fn ip_text(ip: IpAddr) -> String {
     match ip {

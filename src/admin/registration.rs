@@ -260,16 +260,11 @@ pub fn check_resolver(resolver: &str) -> Result<(), AdminError> {
 /// then goes where anyone on the way can read it, and with it include the Archive at
 /// another address in that resolver.
 pub fn crosses_in_clear(url: &str) -> bool {
-    let Some(rest) = url.strip_prefix("http://") else {
+    if !url.starts_with("http://") {
         return false;
-    };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = if let Some(v6) = host.strip_prefix('[') {
-        v6.split(']').next().unwrap_or("")
-    } else {
-        host.rsplit_once(':').map_or(host, |(h, _)| h)
-    };
+    }
+    let authority = authority(url);
+    let host = ::ibi::ip::host_of(authority.rsplit_once('@').map_or(authority, |(_, h)| h));
     let loopback = match host.parse::<IpAddr>() {
         Ok(IpAddr::V6(v6)) => match v6.to_ipv4_mapped() {
             Some(v4) => v4.is_loopback(),
@@ -532,12 +527,17 @@ pub fn judge(req: &Prepared, answer: &StatusAnswer) -> Result<Verdict, AdminErro
     Ok(Verdict::Done)
 }
 
+/// The authority of the http:// URL `url` (`[user@]host[:port]`).
+fn authority(url: &str) -> &str {
+    let rest = url.strip_prefix("http://").unwrap_or(url);
+    rest.split(['/', '?', '#']).next().unwrap_or_default()
+}
+
 /// Whether the host of the http:// URL `url` resolves to an address (port 80 when the
 /// URL gives none).
 fn authority_resolves(url: &str) -> bool {
     use std::net::ToSocketAddrs;
-    let rest = url.strip_prefix("http://").unwrap_or(url);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let authority = authority(url);
     let with_port = match authority.rsplit_once(':') {
         Some((_, port)) if !port.is_empty() && !port.contains(']') => authority.to_string(),
         _ => format!("{authority}:80"),
