@@ -276,11 +276,7 @@ impl Config {
     pub fn load(root: &Path) -> Result<Config, ConfigError> {
         let path = root.join("archive.toml");
         let (text, _) = Config::read_text(root, &path)?;
-        Config::parse_text(&text).map_err(|e| ConfigError {
-            path,
-            at: e.at,
-            message: e.message,
-        })
+        Config::parse_text(&text).map_err(|e| ConfigError::of(path, e))
     }
 
     /// [`Config::load`] for the service, which reads archive.toml on every request (a
@@ -304,25 +300,15 @@ impl Config {
             }
         }
         let (text, read) = Config::read_text(root, &path)?;
-        let raw: RawConfig = toml::from_str(&text).map_err(|e| {
-            let e = TextError::toml(&text, &e);
-            ConfigError {
-                path: path.clone(),
-                at: e.at,
-                message: e.message,
-            }
-        })?;
+        let raw = Config::read_raw(&text).map_err(|e| ConfigError::of(path.clone(), e))?;
         let stamp = before.filter(|b| {
             read.is_some_and(|r| r == *b)
                 && b.settled(crate::time::SystemClock::now())
                 && snapshot::writable(&var)
         });
         let bytes = stamp.and_then(|s| snapshot::encode(&s, &raw));
-        let config = Config::check(raw).map_err(|message| ConfigError {
-            path,
-            at: None,
-            message,
-        })?;
+        let config = Config::check(raw)
+            .map_err(|message| ConfigError::of(path, TextError::unplaced(message)))?;
         if let Some(bytes) = bytes {
             snapshot::write(&var, &bytes);
         }
@@ -379,8 +365,12 @@ impl Config {
     /// function). No file is opened and no name resolved: the CGI program parses
     /// archive.toml on every request.
     fn parse_text(text: &str) -> Result<Config, TextError> {
-        let raw: RawConfig = toml::from_str(text).map_err(|e| TextError::toml(text, &e))?;
-        Config::check(raw).map_err(TextError::unplaced)
+        Config::check(Config::read_raw(text)?).map_err(TextError::unplaced)
+    }
+
+    /// What the TOML reader makes of the text of an archive.toml, nothing checked yet.
+    fn read_raw(text: &str) -> Result<RawConfig, TextError> {
+        toml::from_str(text).map_err(|e| TextError::toml(text, &e))
     }
 
     /// The checks of [`Config::parse_text`] past the TOML reader, setting by setting.
@@ -770,6 +760,17 @@ pub struct ConfigError {
     /// Where in the file, when the TOML reader said.
     pub at: Option<Position>,
     pub message: String,
+}
+
+impl ConfigError {
+    /// The fault `e` of the archive.toml at `path`.
+    fn of(path: PathBuf, e: TextError) -> ConfigError {
+        ConfigError {
+            path,
+            at: e.at,
+            message: e.message,
+        }
+    }
 }
 
 impl fmt::Display for ConfigError {
