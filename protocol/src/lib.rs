@@ -18,7 +18,9 @@
 #![forbid(unsafe_code)]
 
 pub mod base27;
+pub mod cite;
 pub mod date;
+pub mod dc;
 pub mod dirfd;
 pub mod duration;
 pub mod escape;
