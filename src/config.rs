@@ -431,10 +431,7 @@ impl Config {
 
 /// `archiveaddress`, which must be a `host[:port]`.
 fn check_address(archiveaddress: String) -> Result<String, String> {
-    if archiveaddress.is_empty()
-        || archiveaddress.contains(['/', ' ', '?', '#', '@'])
-        || !archiveaddress.is_ascii()
-    {
+    if ::ibi::registration::HostPort::parse(&archiveaddress).is_err() {
         return Err(format!(
             "archiveaddress {archiveaddress:?} is not a host[:port]"
         ));
@@ -499,7 +496,7 @@ fn check_oai(raw: RawOai) -> Result<Oai, String> {
     };
     let adminemail = text("adminemail", raw.adminemail)?;
     if let Some(a) = &adminemail {
-        if !crate::admin::registration::is_email(a) {
+        if ::ibi::registration::Email::parse(a).is_err() {
             return Err(format!(
                 "[oai] adminemail is not an e-mail address: {}",
                 crate::ibi::shown(a)

@@ -1175,15 +1175,6 @@ pub fn verify_key(key: &str, hash: Option<&str>) -> bool {
     matches && real
 }
 
-/// Rule `chave` of Table 7.1: ten or more digits, optionally `-` and ten or more again.
-pub fn is_registration_key(s: &str) -> bool {
-    let number = |n: &str| n.len() >= 10 && n.len() <= 64 && n.bytes().all(|b| b.is_ascii_digit());
-    match s.split_once('-') {
-        Some((a, b)) => number(a) && number(b),
-        None => number(s),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1250,23 +1241,6 @@ mod tests {
             (h.algorithm, h.version, h.params.to_string())
         );
         assert_ne!(d.salt, h.salt);
-    }
-
-    #[test]
-    fn keys_follow_table_7_1() {
-        for ok in ["1234567890", "1234567890-1234567890", "12345678901234"] {
-            assert!(is_registration_key(ok), "{ok}");
-        }
-        for bad in [
-            "123456789",
-            "1234567890-",
-            "-1234567890",
-            "12345678a0",
-            "1234567890-123",
-            "",
-        ] {
-            assert!(!is_registration_key(bad), "{bad}");
-        }
     }
 
     #[test]

@@ -18,4 +18,5 @@ mod resolver_deploy;
 mod resolver_loop;
 mod resolver_steering;
 mod resolver_system;
+mod same_rules;
 mod several;
