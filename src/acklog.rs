@@ -70,6 +70,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
+use crate::atomic;
 use crate::var_owner;
 
 use crate::time::iso8601;
@@ -201,8 +202,8 @@ pub fn record_once(
     }
     let var_dir = var_owner::make_and_open_var(var)?;
     let owner = var_owner::owner_for_new(var_dir.as_fd(), var)?;
-    let marks = var_owner::make_dir_at(var_dir.as_fd(), MARKS_DIR, owner)?;
-    let hour = var_owner::make_dir_at(marks.as_fd(), &issued.div_euclid(3600).to_string(), owner)?;
+    let marks = atomic::make_dir_at(var_dir.as_fd(), MARKS_DIR, owner)?;
+    let hour = atomic::make_dir_at(marks.as_fd(), &issued.div_euclid(3600).to_string(), owner)?;
     let mut file = open_or_make(var_dir.as_fd(), LOG_NAME, true, owner)?;
     file.lock()?;
     let result = append_if_new(&mut file, rec, hour.as_fd(), owner);
@@ -238,7 +239,7 @@ fn open_or_make(
     var: BorrowedFd<'_>,
     name: &str,
     append: bool,
-    owner: Option<var_owner::Owner>,
+    owner: Option<atomic::Owner>,
 ) -> io::Result<File> {
     let mut flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     if append {
@@ -264,7 +265,7 @@ fn append_if_new(
     file: &mut File,
     rec: &Record,
     hour: BorrowedFd<'_>,
-    owner: Option<var_owner::Owner>,
+    owner: Option<atomic::Owner>,
 ) -> io::Result<Option<u64>> {
     let mark = rec.key.as_str();
     if !make_mark(hour, mark, owner)? {
@@ -300,7 +301,7 @@ const MARK_INODE: &str = ".mark";
 
 /// Marks `key` counted in `hour`: false when it was already. The caller holds the log's
 /// lock, so no other writer makes or replaces [`MARK_INODE`] meanwhile.
-fn make_mark(hour: BorrowedFd<'_>, key: &str, owner: Option<var_owner::Owner>) -> io::Result<bool> {
+fn make_mark(hour: BorrowedFd<'_>, key: &str, owner: Option<atomic::Owner>) -> io::Result<bool> {
     // At most: the link, the shared file made (missing) or made anew (full), the link.
     for _ in 0..2 {
         match rfs::linkat(hour, MARK_INODE, hour, key, AtFlags::empty()) {
@@ -319,7 +320,7 @@ fn make_mark(hour: BorrowedFd<'_>, key: &str, owner: Option<var_owner::Owner>) -
             Mode::from_raw_mode(0o600),
         ) {
             Ok(fd) => {
-                if let Err(e) = var_owner::give(fd.as_fd(), owner) {
+                if let Err(e) = atomic::give(fd.as_fd(), owner) {
                     let _ = rfs::unlinkat(hour, MARK_INODE, AtFlags::empty());
                     return Err(e);
                 }

@@ -4,18 +4,21 @@
 //! synced, then renamed over the target — or linked to its name, where an existing file
 //! must be kept — and the directory is synced, so that the new name survives a crash too.
 //!
+//! What a process running as root makes is given to its [`Owner`] (var/'s, as
+//! `crate::var_owner` decides) through its descriptor before it gets its name ([`give`],
+//! [`make_dir_at`]): nobody sees it root's.
+//!
 //! Everything is done from a descriptor of the directory (which may be an `O_PATH` one,
 //! as `layout` holds an item's), and no link is followed at the temporary name: a name
 //! swapped on the way is never written through.
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 
-use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
-
-use crate::var_owner::Owner;
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, RenameFlags};
+use rustix::io::Errno;
 
 /// Prefix of every temporary file or directory made inside an Archive.
 pub const TEMP_PREFIX: &str = ".ibi-tmp-";
@@ -126,7 +129,7 @@ fn write_temp(
         Mode::from_raw_mode(mode),
     )?;
     let mut file = File::from(fd);
-    match crate::var_owner::give(file.as_fd(), owner)
+    match give(file.as_fd(), owner)
         .and_then(|()| file.write_all(bytes))
         .and_then(|()| file.sync_all())
     {
@@ -136,6 +139,71 @@ fn write_temp(
             Err(e)
         }
     }
+}
+
+/// A user and group to give new files to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owner {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// Gives the file or directory `fd` to `owner` (nothing when `None`).
+pub fn give(fd: BorrowedFd<'_>, owner: Option<Owner>) -> io::Result<()> {
+    if let Some(o) = owner {
+        rfs::fchown(
+            fd,
+            Some(rfs::Uid::from_raw(o.uid)),
+            Some(rfs::Gid::from_raw(o.gid)),
+        )?;
+    }
+    Ok(())
+}
+
+/// The directory `name` in `dir`, opened (no link followed), made first when it is not
+/// there: made under a temporary name, given to `owner`, then renamed to `name` unless
+/// another process made it meanwhile.
+pub fn make_dir_at(dir: BorrowedFd<'_>, name: &str, owner: Option<Owner>) -> io::Result<OwnedFd> {
+    let open = |n: &str| {
+        rfs::openat(
+            dir,
+            n,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+    };
+    match open(name) {
+        Ok(fd) => return Ok(fd),
+        Err(Errno::NOENT) => {}
+        Err(e) => return Err(e.into()),
+    }
+    let made = match owner {
+        None => rfs::mkdirat(dir, name, Mode::from_raw_mode(0o777)),
+        Some(o) => {
+            let tmp = temp_name(name);
+            rfs::mkdirat(dir, tmp.as_str(), Mode::from_raw_mode(0o777))?;
+            let placed = open(&tmp)
+                .and_then(|fd| {
+                    rfs::fchown(
+                        &fd,
+                        Some(rfs::Uid::from_raw(o.uid)),
+                        Some(rfs::Gid::from_raw(o.gid)),
+                    )
+                })
+                .and_then(|()| {
+                    rfs::renameat_with(dir, tmp.as_str(), dir, name, RenameFlags::NOREPLACE)
+                });
+            if placed.is_err() {
+                let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::REMOVEDIR);
+            }
+            placed
+        }
+    };
+    match made {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(open(name)?)
 }
 
 #[cfg(test)]

@@ -295,7 +295,7 @@ fn start_with(root: &Path, now: i64, detach: Option<Detach>) -> Started {
         Ok(st) if rfs::FileType::from_raw_mode(st.st_mode) == rfs::FileType::RegularFile => {}
         _ => return Started::Impossible(format!("{}: not a regular file", lock_path.display())),
     }
-    let _ = crate::var_owner::give(fd.as_fd(), owner);
+    let _ = crate::atomic::give(fd.as_fd(), owner);
     let mut file = File::from(fd);
     let mut text = String::new();
     let _ = (&file).take(4096).read_to_string(&mut text);
