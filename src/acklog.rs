@@ -70,8 +70,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 
-use crate::atomic;
 use crate::var_owner;
+use ::ibi::atomic;
 
 use crate::time::iso8601;
 use crate::urlkey::KEY_LIFETIME_SECS;
@@ -251,7 +251,7 @@ fn open_or_make(
         Err(Errno::NOENT) => {}
         Err(e) => return Err(e.into()),
     }
-    match crate::atomic::create_owned_at(var, name, b"", 0o666, owner) {
+    match ::ibi::atomic::create_owned_at(var, name, b"", 0o666, owner) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),

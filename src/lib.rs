@@ -9,7 +9,6 @@
 
 pub mod acklog;
 pub mod admin;
-pub mod atomic;
 pub mod cgi;
 pub mod col_prefixes;
 pub mod config;

@@ -21,7 +21,7 @@ use std::path::Path;
 
 use rustix::fs::{self as rfs, Mode, OFlags};
 
-use crate::atomic::Owner;
+use ::ibi::atomic::Owner;
 
 /// var/ made where there is none (its parent, the Archive's root, must exist), mode 700:
 /// it holds the urlkey secret and the access log, its maker's alone. Then opened, as

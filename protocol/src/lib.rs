@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod atomic;
 pub mod base27;
 pub mod cite;
 pub mod date;

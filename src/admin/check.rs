@@ -61,13 +61,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::registration::{prepare, Direction};
-use crate::atomic::TEMP_PREFIX;
 use crate::config::Config;
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{Item, State, MAX_REASON};
 use crate::layout::{Col, ItemDir, Refusal};
 use crate::store::Store;
 use crate::toml_error::{located, Position};
+use ::ibi::atomic::TEMP_PREFIX;
 
 /// One fault (or warning, or note): where, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]

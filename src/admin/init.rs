@@ -225,9 +225,9 @@ fn new_key() -> String {
 }
 
 /// Creates `path` (it must not exist) with `bytes`, readable by its owner alone, whole or
-/// not at all (see [`crate::atomic`]).
+/// not at all (see [`::ibi::atomic`]).
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), AdminError> {
-    crate::atomic::create(path, bytes, 0o600).map_err(|e| io_err("cannot create", path, e))
+    ::ibi::atomic::create(path, bytes, 0o600).map_err(|e| io_err("cannot create", path, e))
 }
 
 /// What `init` made, removed again unless [`Made::keep`] is called.

@@ -198,7 +198,7 @@ fn try_write(var: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = format!(
         "{}{NAME}-{}-{n}",
-        crate::atomic::TEMP_PREFIX,
+        ::ibi::atomic::TEMP_PREFIX,
         std::process::id()
     );
     let create = || {
@@ -218,7 +218,7 @@ fn try_write(var: &Path, bytes: &[u8]) -> std::io::Result<()> {
     };
     let mut file = File::from(fd);
     // Not synced: see the module's notes.
-    let written = crate::atomic::give(file.as_fd(), owner)
+    let written = ::ibi::atomic::give(file.as_fd(), owner)
         .and_then(|()| file.write_all(bytes))
         .and_then(|()| Ok(rfs::renameat(&dir, tmp.as_str(), &dir, NAME)?));
     if written.is_err() {
