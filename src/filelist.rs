@@ -19,6 +19,7 @@ use std::net::IpAddr;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::face::{self, STYLE};
 use crate::ibi::Ibi;
 use crate::item::{Access, ContentType, Item, State, MAX_REASON};
 use crate::layout::{self, DocEntry};
@@ -42,9 +43,6 @@ pub const MAX_RELATED: usize = 32;
 
 /// The media type of an item's HTML landing page.
 const HTML: &str = "text/html; charset=utf-8";
-/// The Content-Security-Policy of the pages: no script, no external resource; the one
-/// inline style.
-pub const PAGE_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
 
 /// The page for the item named `ibi` (as it appears in the page's URL,
 /// `layout::split_file_list_path`), for a browser at `client` sending `headers`, with the
@@ -142,6 +140,7 @@ enum Files {
 /// and its `Link` header.
 struct Landing<'a> {
     lang: PageLang,
+    config: &'a Config,
     item: &'a Item,
     /// Whether the page depends on the client's network: the item's files, or its
     /// metadata item's record, are shown only inside the licensed networks.
@@ -156,11 +155,15 @@ struct Landing<'a> {
     next_edition: Option<String>,
     translations: Vec<(String, String)>,
     license: Option<String>,
+    /// The accesses counted (`crate::acklog::access_count`).
+    accesses: u64,
+    /// The URL of the repository's logo (`face::logo_url`).
+    logo: Option<String>,
 }
 
 impl<'a> Landing<'a> {
     fn of(
-        archive: &Archive,
+        archive: &'a Archive,
         item: &'a Item,
         client: Option<IpAddr>,
         lang: PageLang,
@@ -199,8 +202,17 @@ impl<'a> Landing<'a> {
                     && !r.contains(|c: char| c.is_whitespace() || "<>\"".contains(c))
             })
             .map(str::to_string);
+        let logo = match (&config.site.logo, &config.service) {
+            (None, _) => None,
+            (Some(_), Ibi::Rep(r)) => face::logo_url(config, Some(r.as_str())),
+            (Some(_), service) => {
+                let found = archive.store().find(service);
+                face::logo_url(config, found.item.as_ref().map(|s| s.rep.as_str()))
+            }
+        };
         Landing {
             lang,
+            config,
             item,
             private: item.depends_on_network() || meta_private,
             status: if live { 200 } else { 410 },
@@ -221,6 +233,8 @@ impl<'a> Landing<'a> {
                 .map(|n| config.persistent_url(n.as_str())),
             translations,
             license,
+            accesses: crate::acklog::access_count(&archive.var(), item.rep.as_str()),
+            logo,
         }
     }
 
@@ -339,7 +353,10 @@ impl<'a> Landing<'a> {
             ("Link".into(), links.join(", ")),
             ("Vary".into(), "Accept, Accept-Language".into()),
             ("Content-Language".into(), self.lang.code().into()),
-            ("Content-Security-Policy".into(), PAGE_CSP.into()),
+            (
+                "Content-Security-Policy".into(),
+                face::csp(self.logo.as_deref()),
+            ),
             ("X-Content-Type-Options".into(), "nosniff".into()),
         ];
         if self.private {
@@ -454,9 +471,10 @@ impl<'a> Landing<'a> {
             "<!DOCTYPE html>\n<html lang=\"{lang}\">\n<head>\n<meta charset=\"utf-8\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
              <title>{heading}</title>\n{head_links}<style>{STYLE}</style>\n\
-             <script type=\"application/ld+json\">\n{json}\n</script>\n</head>\n<body>\n<main>\n\
+             <script type=\"application/ld+json\">\n{json}\n</script>\n</head>\n<body>\n{header}<main>\n\
              <h1>{heading}</h1>\n",
             lang = self.lang.code(),
+            header = face::header(self.config, self.logo.as_deref()),
         ));
         if self.item.state == State::Deleted {
             b.push_str(&format!("<p class=\"gone\">{}</p>\n", t.removed));
@@ -470,6 +488,13 @@ impl<'a> Landing<'a> {
             url = e(&self.persistent)
         ));
         // What it is.
+        let abstracts: Vec<String> = self.dc.all("description").map(e).collect();
+        if !abstracts.is_empty() {
+            b.push_str(&format!("<h2>{}</h2>\n", t.abstract_));
+            for a in abstracts {
+                b.push_str(&format!("<p class=\"abstract\">{a}</p>\n"));
+            }
+        }
         b.push_str(&format!("<h2>{}</h2>\n<dl>\n", t.about));
         let mut row = |term: &str, value: String| {
             b.push_str(&format!("<dt>{term}</dt><dd>{value}</dd>\n"));
@@ -484,11 +509,27 @@ impl<'a> Landing<'a> {
         if let Some(d) = self.dc.first("date") {
             row(t.date, e(d));
         }
-        if let Some(l) = self.language() {
-            row(t.language, e(&l));
+        let types: Vec<String> = self.dc.all("type").map(e).collect();
+        if !types.is_empty() {
+            row(t.type_, types.join("; "));
         }
-        if let Some(r) = self.dc.first("rights") {
-            row(t.rights, e(r));
+        let publishers: Vec<String> = self.dc.all("publisher").map(e).collect();
+        if !publishers.is_empty() {
+            row(t.publisher, publishers.join("; "));
+        }
+        if let Some(l) = self.language() {
+            row(
+                t.language,
+                format!(
+                    "<span title=\"{code}\">{}</span>",
+                    e(&face::language_name(&l, self.lang)),
+                    code = e(&l)
+                ),
+            );
+        }
+        let rights: Vec<String> = self.dc.all("rights").map(rights_html).collect();
+        if !rights.is_empty() {
+            row(t.rights, rights.join("<br>"));
         }
         row(t.identifier, e(&self.ibi));
         if let Some(ts) = self.item.timestamp {
@@ -506,6 +547,7 @@ impl<'a> Landing<'a> {
         if let Some(r) = self.reason() {
             row(t.reason, e(r));
         }
+        row(t.accesses, self.accesses.to_string());
         b.push_str("</dl>\n");
         // Its files.
         match &self.files {
@@ -558,6 +600,12 @@ impl<'a> Landing<'a> {
                     t.next_edition,
                     url = e(n)
                 ));
+                // The resolver follows the editions to the last (modifier `!`).
+                b.push_str(&format!(
+                    "<li>{}: <a href=\"{url}!\">{url}!</a></li>\n",
+                    t.last_edition,
+                    url = e(&self.persistent)
+                ));
             }
             for (lang, url) in &self.translations {
                 b.push_str(&format!(
@@ -582,8 +630,29 @@ impl<'a> Landing<'a> {
             }
             b.push_str("</ul>\n");
         }
-        b.push_str("</main>\n</body>\n</html>\n");
+        b.push_str("</main>\n");
+        b.push_str(&face::footer(self.config, self.lang));
+        b.push_str("</body>\n</html>\n");
         b
+    }
+}
+
+/// A `dc:rights` value on the page: a licence's URL linked by the licence's name
+/// (`face::license_name`), another URL linked as itself, text as it is.
+fn rights_html(value: &str) -> String {
+    let v = value.trim();
+    let is_url = (v.starts_with("http://") || v.starts_with("https://"))
+        && !v.contains(|c: char| c.is_whitespace());
+    if !is_url {
+        return escape_html(v);
+    }
+    let href = escape_html(&uri_reference(v));
+    match face::license_name(v) {
+        Some(name) => format!(
+            "<a rel=\"license\" href=\"{href}\">{}</a>",
+            escape_html(&name)
+        ),
+        None => format!("<a rel=\"license\" href=\"{href}\">{}</a>", escape_html(v)),
     }
 }
 
@@ -922,6 +991,10 @@ struct Texts {
     date: &'static str,
     language: &'static str,
     rights: &'static str,
+    abstract_: &'static str,
+    publisher: &'static str,
+    accesses: &'static str,
+    last_edition: &'static str,
     identifier: &'static str,
     updated: &'static str,
     removed_on: &'static str,
@@ -960,6 +1033,10 @@ const EN: Texts = Texts {
     date: "Date",
     language: "Language",
     rights: "Rights",
+    abstract_: "Abstract",
+    publisher: "Publisher",
+    accesses: "Accesses",
+    last_edition: "Latest edition",
     identifier: "Identifier (IBI)",
     updated: "Last updated",
     removed_on: "Removed on",
@@ -991,6 +1068,10 @@ const PT: Texts = Texts {
     date: "Data",
     language: "Idioma",
     rights: "Direitos",
+    abstract_: "Resumo",
+    publisher: "Editora",
+    accesses: "Acessos",
+    last_edition: "Edição mais recente",
     identifier: "Identificador (IBI)",
     updated: "Última atualização",
     removed_on: "Removido em",
@@ -1010,22 +1091,6 @@ const PT: Texts = Texts {
     oai_dc: "Registro Dublin Core (oai_dc, XML)",
     free_form: "Página de metadados",
 };
-
-/// The page's one style: readable on a phone, contrast above 7:1 for text and links.
-const STYLE: &str =
-    "body{margin:0;font:1rem/1.5 system-ui,sans-serif;color:#1b1b1b;background:#fff}\
-main{max-width:50rem;margin:0 auto;padding:1rem}\
-h1{font-size:1.6rem;line-height:1.25;margin:.5rem 0 1rem}\
-h2{font-size:1.2rem;margin:1.5rem 0 .5rem}\
-a{color:#0b3d91}\
-.cite{background:#f2f2f2;border-left:4px solid #555;padding:.75rem;overflow-wrap:anywhere}\
-.gone{background:#fbe9e7;color:#5c1a10;border-left:4px solid #8c2a1c;padding:.75rem}\
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}\
-dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}\
-table{border-collapse:collapse;width:100%}\
-th,td{text-align:left;vertical-align:top;padding:.3rem .5rem;border-bottom:1px solid #999}\
-tbody th{font-weight:normal;overflow-wrap:anywhere}\
-@media (max-width:32rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}";
 
 /// The page for a path that names no item.
 fn html(status: u16, title: &str, body: &str) -> Answer {

@@ -450,7 +450,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     for part in [
         format!("<h1>Item {TOMBSTONE}</h1>\n<p class=\"gone\">This item has been removed from the Archive. Its persistent URL still cites it.</p>\n"),
         format!("<p class=\"cite\">{TOMBSTONE}. {tomb_id}.</p>\n"),
-        "<dt>Removed on</dt><dd><time datetime=\"2014-01-02T17:23:57Z\">2014-01-02</time></dd>\n<dt>Reason</dt><dd>Withdrawn at the authors&#39; request</dd>\n</dl>\n</main>\n".to_string(),
+        "<dt>Removed on</dt><dd><time datetime=\"2014-01-02T17:23:57Z\">2014-01-02</time></dd>\n<dt>Reason</dt><dd>Withdrawn at the authors&#39; request</dd>\n<dt>Accesses</dt><dd>0</dd>\n</dl>\n</main>\n".to_string(),
     ] {
         assert!(text.contains(&part), "{part}\nnot in\n{text}");
     }
