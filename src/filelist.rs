@@ -26,9 +26,14 @@ use crate::layout::{self, DocEntry};
 use crate::markup::escape_html;
 use crate::routes::{content_type, Headers};
 use crate::service::{Answer, Archive};
+use ::ibi::cite::{self, Work};
 use ::ibi::dc::{DublinCore, MAX_RECORD};
 use ::ibi::escape::uri_reference;
-use ::ibi::negotiate::{negotiate, preferences, Given, PageLang, Wanted, OAI_DC_PROFILE};
+use ::ibi::negotiate::{
+    citation_options, negotiate, preferences, Given, LinksetFormat, PageLang, Wanted,
+    OAI_DC_PROFILE,
+};
+use ::ibi::query::Query;
 
 /// Most files a page shows (and its JSON-LD lists).
 pub const MAX_SHOWN: usize = 100;
@@ -45,14 +50,25 @@ pub const MAX_RELATED: usize = 32;
 const HTML: &str = "text/html; charset=utf-8";
 
 /// The page for the item named `ibi` (as it appears in the page's URL,
-/// `layout::split_file_list_path`), for a browser at `client` sending `headers`, with the
-/// lines for the log its lookup wrote.
-pub fn page(archive: &Archive, ibi: &[u8], client: Option<IpAddr>, headers: &Headers) -> Answer {
+/// `layout::split_file_list_path`), for a browser at `client` sending `headers` and the
+/// query `query` (still %-escaped: `format=` asks what an `Accept` asks), with the lines
+/// for the log its lookup wrote.
+pub fn page(
+    archive: &Archive,
+    ibi: &[u8],
+    client: Option<IpAddr>,
+    headers: &Headers,
+    query: &[u8],
+) -> Answer {
     let Some(parsed) = std::str::from_utf8(ibi)
         .ok()
         .and_then(|ibi| Ibi::parse(ibi).ok())
     else {
         return html(404, "Not found", "<p>This is not the IBI of an item.</p>");
+    };
+    let asked = match asked(headers, query) {
+        Ok(asked) => asked,
+        Err(answer) => return *answer,
     };
     let found = archive.store().find(&parsed);
     let mut log = found.log.into_lines();
@@ -60,10 +76,15 @@ pub fn page(archive: &Archive, ibi: &[u8], client: Option<IpAddr>, headers: &Hea
         Some(item) => {
             let lang = PageLang::of(&preferences(headers.accept_language.as_deref()));
             let landing = Landing::of(archive, item, client, lang, &mut log);
-            if negotiate(headers.accept.as_deref(), Given::Html) == Wanted::JsonLd {
-                landing.json_ld_answer()
-            } else {
-                landing.html_answer()
+            match asked.wanted {
+                Wanted::JsonLd => landing.json_ld_answer(),
+                Wanted::Citation(format) => landing.citation_answer(
+                    format,
+                    &citation_options(headers.accept.as_deref(), Some(query)),
+                    asked.by_query.then_some(query),
+                ),
+                Wanted::Linkset(format) => landing.linkset_answer(format),
+                Wanted::Default | Wanted::OaiDc => landing.html_answer(),
             }
         }
         None => html(
@@ -74,6 +95,46 @@ pub fn page(archive: &Archive, ibi: &[u8], client: Option<IpAddr>, headers: &Hea
     };
     answer.log = log;
     answer
+}
+
+/// What a request of a landing page asks for, and whether its query asked it.
+struct Asked {
+    wanted: Wanted,
+    by_query: bool,
+}
+
+/// What the query's `format=` asks (a link's way), else what `Accept` asks; a `format=`
+/// that names nothing known is answered 400, naming those there are.
+fn asked(headers: &Headers, query: &[u8]) -> Result<Asked, Box<Answer>> {
+    let format = Query::parse(query)
+        .ok()
+        .and_then(|q| q.get_str("format").ok().flatten().map(str::to_string));
+    let Some(format) = format else {
+        return Ok(Asked {
+            wanted: negotiate(headers.accept.as_deref(), Given::Html),
+            by_query: false,
+        });
+    };
+    match Wanted::from_query(query) {
+        Some(wanted) => Ok(Asked {
+            wanted,
+            by_query: true,
+        }),
+        None => {
+            let known: Vec<&str> = Wanted::DESCRIPTIONS
+                .iter()
+                .filter_map(|w| w.query_name())
+                .collect();
+            let shown = crate::ibi::shown(&format);
+            Err(Box::new(Answer {
+                log: vec![format!("landing page: unknown format= {shown}")],
+                ..Answer::text(
+                    400,
+                    format!("no such format: {shown} (one of: {})\n", known.join(", ")),
+                )
+            }))
+        }
+    }
 }
 
 /// The URL of the landing page of the item `rep` (what `Archive::file_list_url` gives).
@@ -92,16 +153,26 @@ pub fn persistent_url(config: &Config, item: &Item) -> String {
 /// its rep: `Item::cited_as`), the `Link` values of `routes::file`: the item's persistent
 /// URL (`cite-as`) and its landing page (`collection`). No file is looked at.
 pub fn file_links(config: &Config, cited_as: &str, rep: &str) -> Vec<String> {
-    vec![
-        format!(
-            "<{}>; rel=\"cite-as\"",
-            uri_reference(&config.persistent_url(cited_as))
-        ),
-        format!(
-            "<{}>; rel=\"collection\"; type=\"text/html\"",
-            uri_reference(&landing_url(config, rep))
-        ),
-    ]
+    let landing = landing_url(config, rep);
+    let mut links = vec![
+        Link::new(config.persistent_url(cited_as), "cite-as", None),
+        Link::new(landing.clone(), "collection", Some("text/html")),
+    ];
+    links.extend(linkset_links(&landing));
+    links.iter().map(Link::header_value).collect()
+}
+
+/// The links to the linkset of the item whose landing page is `landing`, in both its
+/// forms (RFC 9264): the page's own URL with `?format=linkset-json` and
+/// `?format=linkset`.
+fn linkset_links(landing: &str) -> [Link; 2] {
+    LinksetFormat::ALL.map(|f| {
+        Link::new(
+            format!("{landing}?format={}", f.name()),
+            "linkset",
+            Some(f.media_type()),
+        )
+    })
 }
 
 /// One file shown.
@@ -155,6 +226,11 @@ struct Landing<'a> {
     next_edition: Option<String>,
     translations: Vec<(String, String)>,
     license: Option<String>,
+    /// The landing page's own URL (the linkset's anchor).
+    landing: String,
+    /// The metadata item, when it is not in this Archive: its record cannot be read
+    /// here, and a citation is asked of its landing page (see [`Landing::citation_answer`]).
+    metadata_elsewhere: Option<Ibi>,
     /// The accesses counted (`crate::acklog::access_count`).
     accesses: u64,
     /// The URL of the repository's logo (`face::logo_url`).
@@ -171,7 +247,7 @@ impl<'a> Landing<'a> {
     ) -> Landing<'a> {
         let config = archive.config();
         let access = item.access(config, client);
-        let (dc, formats, meta_private) = metadata(archive, item, client, log);
+        let (dc, formats, meta_private, metadata_elsewhere) = metadata(archive, item, client, log);
         let files = match access {
             Access::Deleted => Files::Removed,
             Access::Restricted => Files::Withheld,
@@ -233,6 +309,8 @@ impl<'a> Landing<'a> {
                 .map(|n| config.persistent_url(n.as_str())),
             translations,
             license,
+            landing: landing_url(config, item.rep.as_str()),
+            metadata_elsewhere,
             accesses: crate::acklog::access_count(&archive.var(), item.rep.as_str()),
             logo,
         }
@@ -310,12 +388,14 @@ impl<'a> Landing<'a> {
             });
         }
         if let Some(l) = &self.license {
-            candidates.push(Link {
-                url: l.clone(),
-                rel: "license",
-                media_type: None,
-                profile: None,
-            });
+            candidates.push(Link::new(l.clone(), "license", None));
+        }
+        // An author is a link only when the record gives a URL for it (an ORCID, a
+        // page): a name is no target.
+        for creator in self.dc.all("creator").map(str::trim) {
+            if is_http_url(creator) {
+                candidates.push(Link::new(creator.to_string(), "author", None));
+            }
         }
         if let Files::Listed { rows, .. } = &self.files {
             for r in rows.iter().take(MAX_ITEM_LINKS) {
@@ -327,15 +407,15 @@ impl<'a> Landing<'a> {
                 });
             }
         }
-        let cite_as = Link {
-            url: self.persistent.clone(),
-            rel: "cite-as",
-            media_type: None,
-            profile: None,
-        };
+        let cite_as = Link::new(self.persistent.clone(), "cite-as", None);
         // The header joins its links with `, `.
-        let mut length = cite_as.header_value().len();
         let mut links = vec![cite_as];
+        links.extend(linkset_links(&self.landing));
+        let mut length = links
+            .iter()
+            .map(|l| l.header_value().len() + 2)
+            .sum::<usize>()
+            - 2;
         for link in candidates {
             let more = link.header_value().len() + 2;
             if length + more <= MAX_LINK_HEADER {
@@ -344,6 +424,38 @@ impl<'a> Landing<'a> {
             }
         }
         links
+    }
+
+    /// The "Cite as" links: the formatted styles in the page's locale, then the
+    /// downloads, each the page's URL with `?format=` (relative: the same page asked
+    /// otherwise).
+    fn export_html(&self) -> String {
+        let t = texts(self.lang);
+        let locale = match self.lang {
+            PageLang::Pt => "pt-BR",
+            PageLang::En => "en-US",
+        };
+        let mut b = format!("<h3>{}</h3>\n<ul class=\"export\">\n", t.cite_as);
+        for style in cite::Style::ALL {
+            b.push_str(&format!(
+                "<li><a href=\"?format=bibliography&amp;style={}&amp;locale={locale}\" type=\"text/x-bibliography\">{}</a></li>\n",
+                style.name(),
+                escape_html(style.label())
+            ));
+        }
+        for (format, label) in [
+            (cite::Format::BibTex, "BibTeX"),
+            (cite::Format::Ris, "RIS"),
+            (cite::Format::CslJson, "CSL-JSON"),
+        ] {
+            b.push_str(&format!(
+                "<li><a href=\"?format={}\" type=\"{}\" download>{label}</a></li>\n",
+                format.name(),
+                format.media_type()
+            ));
+        }
+        b.push_str("</ul>\n");
+        b
     }
 
     /// The headers every answer of the page carries.
@@ -365,6 +477,139 @@ impl<'a> Landing<'a> {
             h.extend(crate::routes::PRIVATE.map(|(n, v)| (n.to_string(), v.to_string())));
         }
         h
+    }
+
+    /// The work a citation cites: the item, by its persistent URL; but a metadata item
+    /// whose record's `dc:identifier` is a persistent URL of this Archive's resolver cites
+    /// the work that record describes (what a reader sent here from that work wants).
+    fn work(&self) -> Work {
+        if self.item.contenttype == ContentType::Metadata {
+            let prefix = self.config.persistent_url("");
+            let described = self.dc.all("identifier").map(str::trim).find_map(|id| {
+                let ibi = id.strip_prefix(&prefix)?;
+                (is_http_url(id) && Ibi::parse(ibi).is_ok()).then_some((id, ibi))
+            });
+            if let Some((url, ibi)) = described {
+                return Work::from_dc(&self.dc, url, ibi);
+            }
+        }
+        Work::from_dc(&self.dc, &self.persistent, &self.ibi)
+    }
+
+    /// The citation in `format`, with the page's status and headers; a download
+    /// (BibTeX, RIS, CSL-JSON) named by a Content-Disposition. An item whose metadata
+    /// item is in another Archive has no record here: it is answered `303 See Other` to
+    /// that item's persistent URL (with the query that asked, `query`), which the resolver
+    /// takes to its landing page, where the record is and the same `Accept` is answered.
+    /// A style or a locale not known: 406, naming those there are.
+    fn citation_answer(
+        &self,
+        format: cite::Format,
+        options: &cite::Options,
+        query: Option<&[u8]>,
+    ) -> Answer {
+        let mut headers = self.headers();
+        if let Some(meta) = &self.metadata_elsewhere {
+            let mut location = self.config.persistent_url(meta.as_str());
+            if let Some(q) = query {
+                location.push('?');
+                location.push_str(&String::from_utf8_lossy(q));
+            }
+            let location = uri_reference(&location);
+            headers.push(("Location".into(), location.clone()));
+            return Answer {
+                headers,
+                ..Answer::text(303, format!("See {location}\n"))
+            };
+        }
+        let text = match cite::render(&self.work(), format, options) {
+            Ok(text) => text,
+            Err(unknown) => {
+                return Answer {
+                    headers,
+                    log: vec![format!("landing page: {unknown}")],
+                    ..Answer::text(406, format!("{unknown}\n"))
+                }
+            }
+        };
+        if format != cite::Format::Bibliography {
+            let name: String = self
+                .ibi
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || "-.@".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            headers.push((
+                "Content-Disposition".into(),
+                format!("attachment; filename=\"{name}.{}\"", format.extension()),
+            ));
+        }
+        Answer {
+            content_type: citation_content_type(format),
+            headers,
+            ..Answer::text(self.status, text)
+        }
+    }
+
+    /// The linkset (RFC 9264) of the page's Signposting links, with the page's status
+    /// and headers.
+    fn linkset_answer(&self, format: LinksetFormat) -> Answer {
+        Answer {
+            content_type: format.media_type(),
+            headers: self.headers(),
+            ..Answer::text(self.status, self.linkset(format))
+        }
+    }
+
+    /// The linkset: the landing page's links, none left out for the length of a header
+    /// (the `item` links to every file shown), its anchor the page; then each file shown,
+    /// anchored at itself, with its `collection` (the page) and `cite-as` (the item), as
+    /// its own `Link` header gives them.
+    fn linkset(&self, format: LinksetFormat) -> String {
+        let mut own = vec![Link::new(self.persistent.clone(), "cite-as", None)];
+        for t in ["AboutPage", self.schema_type] {
+            own.push(Link::new(format!("https://schema.org/{t}"), "type", None));
+        }
+        for f in &self.formats {
+            own.push(Link {
+                profile: f.profile,
+                ..Link::new(f.url.clone(), "describedby", Some(f.media_type))
+            });
+        }
+        if let Some(l) = &self.license {
+            own.push(Link::new(l.clone(), "license", None));
+        }
+        for creator in self.dc.all("creator").map(str::trim) {
+            if is_http_url(creator) {
+                own.push(Link::new(creator.to_string(), "author", None));
+            }
+        }
+        let rows: &[FileRow] = match &self.files {
+            Files::Listed { rows, .. } => rows,
+            _ => &[],
+        };
+        for r in rows {
+            own.push(Link::new(r.url.clone(), "item", Some(r.media_type)));
+        }
+        let mut sets: Vec<(String, Vec<Link>)> = vec![(self.landing.clone(), own)];
+        for r in rows {
+            sets.push((
+                r.url.clone(),
+                vec![
+                    Link::new(self.persistent.clone(), "cite-as", None),
+                    Link::new(self.landing.clone(), "collection", Some("text/html")),
+                ],
+            ));
+        }
+        match format {
+            LinksetFormat::Json => linkset_json(&sets),
+            LinksetFormat::LinkFormat => linkset_link_format(&sets),
+        }
     }
 
     fn json_ld_answer(&self) -> Answer {
@@ -487,6 +732,7 @@ impl<'a> Landing<'a> {
             t.persistent_url,
             url = e(&self.persistent)
         ));
+        b.push_str(&self.export_html());
         // What it is.
         let abstracts: Vec<String> = self.dc.all("description").map(e).collect();
         if !abstracts.is_empty() {
@@ -664,7 +910,7 @@ fn metadata(
     item: &Item,
     client: Option<IpAddr>,
     log: &mut Vec<String>,
-) -> (DublinCore, Vec<Format>, bool) {
+) -> (DublinCore, Vec<Format>, bool, Option<Ibi>) {
     let found;
     let meta: &Item = match &item.metadata {
         Some(ibi) => {
@@ -675,7 +921,7 @@ fn metadata(
                     found = m;
                     &found
                 }
-                None => return Default::default(),
+                None => return (DublinCore::default(), Vec::new(), false, Some(ibi.clone())),
             }
         }
         None if item.contenttype == ContentType::Metadata => item,
@@ -683,7 +929,7 @@ fn metadata(
     };
     let private = meta.depends_on_network();
     if meta.access(archive.config(), client) != Access::Granted {
-        return (DublinCore::default(), Vec::new(), private);
+        return (DublinCore::default(), Vec::new(), private, None);
     }
     let mut formats = Vec::new();
     let mut dc = DublinCore::default();
@@ -711,7 +957,80 @@ fn metadata(
             });
         }
     }
-    (dc, formats, private)
+    (dc, formats, private, None)
+}
+
+/// The Content-Type of a citation: its media type, UTF-8.
+fn citation_content_type(format: cite::Format) -> &'static str {
+    match format {
+        cite::Format::BibTex => "application/x-bibtex; charset=utf-8",
+        cite::Format::Ris => "application/x-research-info-systems; charset=utf-8",
+        cite::Format::CslJson => "application/vnd.citationstyles.csl+json; charset=utf-8",
+        cite::Format::Bibliography => "text/x-bibliography; charset=utf-8",
+    }
+}
+
+/// A linkset as `application/linkset+json` (RFC 9264 §4.2): `{"linkset": [{"anchor":
+/// …, "<rel>": [{"href": …, "type": …}], …}, …]}`, the relations of each context in the
+/// order they first come.
+fn linkset_json(sets: &[(String, Vec<Link>)]) -> String {
+    let contexts: Vec<serde_json::Value> = sets
+        .iter()
+        .map(|(anchor, links)| {
+            let mut object = serde_json::Map::new();
+            object.insert("anchor".into(), link_target(anchor).into());
+            for link in links {
+                let mut target = serde_json::Map::new();
+                target.insert("href".into(), link.target().into());
+                if let Some(t) = link.media_type {
+                    target.insert("type".into(), t.into());
+                }
+                if let Some(p) = link.profile {
+                    target.insert("profile".into(), p.into());
+                }
+                let targets = object
+                    .entry(link.rel)
+                    .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+                if let serde_json::Value::Array(a) = targets {
+                    a.push(target.into());
+                }
+            }
+            serde_json::Value::Object(object)
+        })
+        .collect();
+    let mut out = serde_json::to_string_pretty(&serde_json::json!({ "linkset": contexts }))
+        .unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+/// A linkset as `application/linkset` (RFC 9264 §4.1): the links as a `Link` header
+/// writes them, each with its `anchor`, one a line, separated by commas.
+fn linkset_link_format(sets: &[(String, Vec<Link>)]) -> String {
+    let lines: Vec<String> = sets
+        .iter()
+        .flat_map(|(anchor, links)| {
+            links
+                .iter()
+                .map(move |l| format!("{}; anchor=\"{}\"", l.header_value(), link_target(anchor)))
+        })
+        .collect();
+    let mut out = lines.join(",\n");
+    out.push('\n');
+    out
+}
+
+/// A URL as a link's target ([`Link::target`]).
+fn link_target(url: &str) -> String {
+    Link::new(url.to_string(), "", None).target()
+}
+
+/// Whether `v` is an http(s) URL a link may name as it is (nothing a link could not
+/// hold once escaped: no white space).
+fn is_http_url(v: &str) -> bool {
+    (v.starts_with("http://") || v.starts_with("https://"))
+        && v.len() > "https://".len()
+        && !v.contains(|c: char| c.is_whitespace() || c.is_control())
 }
 
 /// The Dublin Core record `file` of the metadata item `meta`, opened as it is served
@@ -802,9 +1121,28 @@ struct Link {
 }
 
 impl Link {
-    /// As a `Link` header value (RFC 8288).
+    fn new(url: String, rel: &'static str, media_type: Option<&'static str>) -> Link {
+        Link {
+            url,
+            rel,
+            media_type,
+            profile: None,
+        }
+    }
+
+    /// The target as a `Link` header and a linkset write it: a URI reference, with `,`
+    /// and `;` %-escaped too (RFC 8288 allows them inside `<…>`, but a parser that splits
+    /// the field at commas or semicolons before it reads the brackets would cut the URL
+    /// there; the escaped form names the same file).
+    fn target(&self) -> String {
+        uri_reference(&self.url)
+            .replace(',', "%2C")
+            .replace(';', "%3B")
+    }
+
+    /// As a `Link` header value (RFC 8288), every parameter quoted.
     fn header_value(&self) -> String {
-        let mut v = format!("<{}>; rel=\"{}\"", uri_reference(&self.url), self.rel);
+        let mut v = format!("<{}>; rel=\"{}\"", self.target(), self.rel);
         if let Some(t) = self.media_type {
             v.push_str(&format!("; type=\"{t}\""));
         }
@@ -992,6 +1330,7 @@ struct Texts {
     language: &'static str,
     rights: &'static str,
     abstract_: &'static str,
+    cite_as: &'static str,
     publisher: &'static str,
     accesses: &'static str,
     last_edition: &'static str,
@@ -1034,6 +1373,7 @@ const EN: Texts = Texts {
     language: "Language",
     rights: "Rights",
     abstract_: "Abstract",
+    cite_as: "Cite as",
     publisher: "Publisher",
     accesses: "Accesses",
     last_edition: "Latest edition",
@@ -1069,6 +1409,7 @@ const PT: Texts = Texts {
     language: "Idioma",
     rights: "Direitos",
     abstract_: "Resumo",
+    cite_as: "Citar como",
     publisher: "Editora",
     accesses: "Acessos",
     last_edition: "Edição mais recente",

@@ -150,6 +150,16 @@ fn landing(rep: &str) -> String {
     format!("/{SERVICE}/filelist/{rep}")
 }
 
+/// The two `rel="linkset"` links of the landing page of `rep`, as its `Link` header
+/// writes them.
+fn linkset_links(base: &str, rep: &str) -> String {
+    let page = format!("{base}{}", landing(rep));
+    format!(
+        "<{page}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
+         <{page}?format=linkset>; rel=\"linkset\"; type=\"application/linkset\""
+    )
+}
+
 /// The links of a `Link` header: (target, rel, type).
 fn links(header: &str) -> Vec<(String, String, Option<String>)> {
     let param = |part: &str, name: &str| {
@@ -195,15 +205,17 @@ fn follow_signposting(base: &str, page: &Response, log: &dyn Fn() -> String) -> 
         match rel.as_str() {
             "cite-as" => assert!(target.starts_with(RESOLVER), "{target}"),
             "type" => assert!(target.starts_with("https://schema.org/"), "{target}"),
-            "describedby" | "item" | "collection" => {
+            "describedby" | "item" | "collection" | "linkset" => {
                 let path = target
                     .strip_prefix(base)
                     .unwrap_or_else(|| panic!("{target}"));
                 let r = get(inside(), base, path, &[]);
                 let announced = announced.unwrap_or_else(|| panic!("{rel} {target}: no type"));
+                // A page's linkset answers with the page's status (a tombstone's: 410).
+                let status = if rel == "linkset" { page.status } else { 200 };
                 assert_eq!(
                     (r.status, media_type(r.content_type())),
-                    (200, announced.as_str()),
+                    (status, announced.as_str()),
                     "{rel} {target}\n{}",
                     log()
                 );
@@ -245,12 +257,13 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     let page = get(inside(), base, &landing(PLAIN), &html);
     assert_eq!(page.status, 200, "{}", log());
     let want_links = format!(
-        "<{plain_id}>; rel=\"cite-as\", \
+        "<{plain_id}>; rel=\"cite-as\", {}, \
          <https://schema.org/AboutPage>; rel=\"type\", \
          <https://schema.org/CreativeWork>; rel=\"type\", \
          <{meta}/oai_dc.xml>; rel=\"describedby\"; type=\"application/xml\"; profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\", \
          <{meta}/metadata.html>; rel=\"describedby\"; type=\"text/html\", \
-         <{pdf}>; rel=\"item\"; type=\"application/pdf\""
+         <{pdf}>; rel=\"item\"; type=\"application/pdf\"",
+        linkset_links(base, PLAIN)
     );
     assert_eq!(page.header("link"), Some(want_links.as_str()));
     assert_eq!(vary(&page), ["Accept", "Accept-Language"]);
@@ -278,8 +291,9 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     ] {
         assert!(text.contains(&part), "{part}\nnot in\n{text}");
     }
-    // Every link followed: the two formats, the file, and the file's landing page.
-    assert_eq!(follow_signposting(base, &page, log), 4);
+    // Every link followed: the two linksets, the two formats, the file, and the file's
+    // landing page and linksets.
+    assert_eq!(follow_signposting(base, &page, log), 8);
 
     // Its JSON-LD, by hand: alone for a client that prefers it, the same in the page.
     let want_json = format!(
@@ -401,18 +415,19 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     assert!(page.text().contains(&format!(
         "<li>Next edition: <a href=\"{next}\">{next}</a></li>\n"
     )));
-    assert_eq!(follow_signposting(base, &page, log), 2);
+    assert_eq!(follow_signposting(base, &page, log), 6);
 
     // A restricted item: its files listed inside the licensed networks only; its
     // metadata and citation for every reader.
     let restricted_id = format!("{RESOLVER}/{RESTRICTED}");
     let meta = format!("{base}/col/{RESTRICTED}.09/doc");
     let described = format!(
-        "<{restricted_id}>; rel=\"cite-as\", \
+        "<{restricted_id}>; rel=\"cite-as\", {}, \
          <https://schema.org/AboutPage>; rel=\"type\", \
          <https://schema.org/CreativeWork>; rel=\"type\", \
          <{meta}/oai_dc.xml>; rel=\"describedby\"; type=\"application/xml\"; profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\", \
-         <{meta}/metadata.html>; rel=\"describedby\"; type=\"text/html\""
+         <{meta}/metadata.html>; rel=\"describedby\"; type=\"text/html\"",
+        linkset_links(base, RESTRICTED)
     );
     let out = get(outside(), base, &landing(RESTRICTED), &[]);
     assert_eq!(out.status, 200, "{}", log());
@@ -420,7 +435,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     assert!(out.text().contains("<h1>A published article under a publisher licence</h1>\n<h2>How to cite</h2>\n<p class=\"cite\">A published article under a publisher licence. "));
     assert!(out.text().contains("<h2>Files</h2>\n<p>The files of this item are open only to the networks the Archive licenses.</p>\n"));
     assert!(!out.text().contains("article.pdf"));
-    assert_eq!(follow_signposting(base, &out, log), 2);
+    assert_eq!(follow_signposting(base, &out, log), 4);
     let inside_page = get(inside(), base, &landing(RESTRICTED), &[]);
     assert_eq!(
         inside_page.header("link"),
@@ -431,7 +446,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
             .as_str()
         )
     );
-    assert_eq!(follow_signposting(base, &inside_page, log), 4);
+    assert_eq!(follow_signposting(base, &inside_page, log), 8);
 
     // The sample's tombstone: 410, the citation, the removal date and the reason.
     let tomb_id = format!("{RESOLVER}/{TOMBSTONE}");
@@ -441,7 +456,8 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         gone.header("link"),
         Some(
             format!(
-                "<{tomb_id}>; rel=\"cite-as\", <https://schema.org/AboutPage>; rel=\"type\", <https://schema.org/CreativeWork>; rel=\"type\""
+                "<{tomb_id}>; rel=\"cite-as\", {}, <https://schema.org/AboutPage>; rel=\"type\", <https://schema.org/CreativeWork>; rel=\"type\"",
+                linkset_links(base, TOMBSTONE)
             )
             .as_str()
         )
@@ -510,7 +526,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         assert!(text.contains(&part), "{part}\nnot in\n{text}");
     }
     assert!(!text.contains("<h2>Arquivos</h2>"));
-    assert_eq!(follow_signposting(base, &gone, log), 2);
+    assert_eq!(follow_signposting(base, &gone, log), 4);
 
     // 10,050 files: 100 shown, 32 announced, what was left out said; the listing read its
     // 10,000 entries and stopped.
@@ -546,6 +562,16 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         links(header),
         [
             (format!("{RESOLVER}/{LONG}"), "cite-as".into(), None),
+            (
+                format!("{base}{}?format=linkset-json", landing(LONG)),
+                "linkset".into(),
+                Some("application/linkset+json".into())
+            ),
+            (
+                format!("{base}{}?format=linkset", landing(LONG)),
+                "linkset".into(),
+                Some("application/linkset".into())
+            ),
             ("https://schema.org/AboutPage".into(), "type".into(), None),
             (
                 "https://schema.org/CreativeWork".into(),
@@ -566,7 +592,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         ]
     );
     let text = page.text();
-    assert_eq!(text.matches("<link rel=").count(), 6, "{text}");
+    assert_eq!(text.matches("<link rel=").count(), 8, "{text}");
     let folder = "%c3%a9".repeat(120);
     let target = format!("{long_meta}/{}/m.html", vec![folder; 14].join("/"));
     assert!(
