@@ -83,7 +83,7 @@ pub fn page(
                     &citation_options(headers.accept.as_deref(), Some(query)),
                     asked.by_query.then_some(query),
                 ),
-                Wanted::Linkset(format) => landing.linkset_answer(format),
+                Wanted::Linkset(format) => landing.linkset_answer(format, asked.by_query),
                 Wanted::Default | Wanted::OaiDc => landing.html_answer(),
             }
         }
@@ -522,7 +522,8 @@ impl<'a> Landing<'a> {
                 ..Answer::text(303, format!("See {location}\n"))
             };
         }
-        let text = match cite::render(&self.work(), format, options) {
+        let work = self.work();
+        let text = match cite::render(&work, format, options) {
             Ok(text) => text,
             Err(unknown) => {
                 return Answer {
@@ -533,8 +534,9 @@ impl<'a> Landing<'a> {
             }
         };
         if format != cite::Format::Bibliography {
-            let name: String = self
-                .ibi
+            // Named after the work cited.
+            let name: String = work
+                .id
                 .chars()
                 .map(|c| {
                     if c.is_ascii_alphanumeric() || "-.@".contains(c) {
@@ -556,13 +558,18 @@ impl<'a> Landing<'a> {
         }
     }
 
-    /// The linkset (RFC 9264) of the page's Signposting links, with the page's status
-    /// and headers.
-    fn linkset_answer(&self, format: LinksetFormat) -> Answer {
+    /// The linkset (RFC 9264) of the page's Signposting links, with the page's headers:
+    /// asked of the page by `Accept`, with its status (a tombstone's 410); at its own URL
+    /// (`by_query`, what `rel="linkset"` links to), 200 — that resource is not gone, it
+    /// describes what is, and a linkset reader takes a 4xx for a linkset missing.
+    fn linkset_answer(&self, format: LinksetFormat, by_query: bool) -> Answer {
         Answer {
             content_type: format.media_type(),
             headers: self.headers(),
-            ..Answer::text(self.status, self.linkset(format))
+            ..Answer::text(
+                if by_query { 200 } else { self.status },
+                self.linkset(format),
+            )
         }
     }
 
