@@ -29,6 +29,8 @@ dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}\
 table{border-collapse:collapse;width:100%}\
 th,td{text-align:left;vertical-align:top;padding:.3rem .5rem;border-bottom:1px solid #999}\
 tbody th{font-weight:normal;overflow-wrap:anywhere}\
+td{overflow-wrap:anywhere}\
+.record th{font-weight:600;overflow-wrap:normal;width:9rem}\
 ul.export{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:.5rem 1rem}\
 @media (max-width:32rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}";
 
@@ -170,6 +172,25 @@ pub fn license_name(url: &str) -> Option<String> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// A `dc:rights` value on the page: a licence's URL linked by the licence's name
+/// ([`license_name`]), another URL linked as itself, text as it is.
+pub fn rights_html(value: &str) -> String {
+    let v = value.trim();
+    let is_url = (v.starts_with("http://") || v.starts_with("https://"))
+        && !v.contains(|c: char| c.is_whitespace());
+    if !is_url {
+        return escape_html(v);
+    }
+    let href = escape_html(&uri_reference(v));
+    match license_name(v) {
+        Some(name) => format!(
+            "<a rel=\"license\" href=\"{href}\">{}</a>",
+            escape_html(&name)
+        ),
+        None => format!("<a rel=\"license\" href=\"{href}\">{}</a>", escape_html(v)),
     }
 }
 
@@ -435,6 +456,22 @@ mod tests {
         for (url, name) in cases {
             assert_eq!(license_name(url).as_deref(), name, "{url}");
         }
+    }
+
+    #[test]
+    fn rights_by_name_linked() {
+        assert_eq!(
+            rights_html("https://creativecommons.org/licenses/by-sa/4.0/"),
+            "<a rel=\"license\" href=\"https://creativecommons.org/licenses/by-sa/4.0/\">CC BY-SA 4.0</a>"
+        );
+        assert_eq!(
+            rights_html(" https://example.org/terms?a=1&b=\"2\" "),
+            "<a rel=\"license\" href=\"https://example.org/terms?a=1&amp;b=%222%22\">https://example.org/terms?a=1&amp;b=&quot;2&quot;</a>"
+        );
+        assert_eq!(
+            rights_html("© INPE & <outros>"),
+            "© INPE &amp; &lt;outros&gt;"
+        );
     }
 
     #[test]

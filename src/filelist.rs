@@ -780,7 +780,7 @@ impl<'a> Landing<'a> {
                 ),
             );
         }
-        let rights: Vec<String> = self.dc.all("rights").map(rights_html).collect();
+        let rights: Vec<String> = self.dc.all("rights").map(face::rights_html).collect();
         if !rights.is_empty() {
             row(t.rights, rights.join("<br>"));
         }
@@ -890,25 +890,6 @@ impl<'a> Landing<'a> {
     }
 }
 
-/// A `dc:rights` value on the page: a licence's URL linked by the licence's name
-/// (`face::license_name`), another URL linked as itself, text as it is.
-fn rights_html(value: &str) -> String {
-    let v = value.trim();
-    let is_url = (v.starts_with("http://") || v.starts_with("https://"))
-        && !v.contains(|c: char| c.is_whitespace());
-    if !is_url {
-        return escape_html(v);
-    }
-    let href = escape_html(&uri_reference(v));
-    match face::license_name(v) {
-        Some(name) => format!(
-            "<a rel=\"license\" href=\"{href}\">{}</a>",
-            escape_html(&name)
-        ),
-        None => format!("<a rel=\"license\" href=\"{href}\">{}</a>", escape_html(v)),
-    }
-}
-
 /// The metadata item's Dublin Core record and formats, when there is one this client may
 /// have: the item's `metadata`, or the item itself when it is a metadata item; and
 /// whether that depended on the client's network (a restricted metadata item).
@@ -978,8 +959,9 @@ fn citation_content_type(format: cite::Format) -> &'static str {
 }
 
 /// A linkset as `application/linkset+json` (RFC 9264 §4.2): `{"linkset": [{"anchor":
-/// …, "<rel>": [{"href": …, "type": …}], …}, …]}`, the relations of each context in the
-/// order they first come.
+/// …, "<rel>": [{"href": …, "type": …}], …}, …]}`, the relations of each context (and
+/// the members of a target) in alphabetical order, each relation's targets in the
+/// order of the page's links.
 fn linkset_json(sets: &[(String, Vec<Link>)]) -> String {
     let contexts: Vec<serde_json::Value> = sets
         .iter()
@@ -1489,6 +1471,124 @@ mod tests {
         assert_eq!(human_size(52_428_800, PageLang::En), "52.4 MB");
         assert_eq!(human_size(52_428_800, PageLang::Pt), "52,4 MB");
         assert_eq!(human_size(2_000_000_000_000, PageLang::En), "2.0 TB");
+    }
+
+    #[test]
+    fn link_targets_escape_what_strict_parsers_split_at() {
+        let l = Link::new(
+            "http://a.org/col/x/doc/a,b;c d\"e<f>.pdf".into(),
+            "item",
+            Some("application/pdf"),
+        );
+        assert_eq!(
+            l.header_value(),
+            "<http://a.org/col/x/doc/a%2Cb%3Bc%20d%22e%3Cf%3E.pdf>; rel=\"item\"; type=\"application/pdf\""
+        );
+        assert_eq!(
+            Link {
+                profile: Some(OAI_DC_PROFILE),
+                ..Link::new("http://a.org/m.xml".into(), "describedby", Some("application/xml"))
+            }
+            .header_value(),
+            "<http://a.org/m.xml>; rel=\"describedby\"; type=\"application/xml\"; profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\""
+        );
+        assert_eq!(
+            linkset_links("http://a.org/s/filelist/x")
+                .iter()
+                .map(Link::header_value)
+                .collect::<Vec<_>>(),
+            [
+                "<http://a.org/s/filelist/x?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\"",
+                "<http://a.org/s/filelist/x?format=linkset>; rel=\"linkset\"; type=\"application/linkset\"",
+            ]
+        );
+    }
+
+    fn sets() -> Vec<(String, Vec<Link>)> {
+        vec![
+            (
+                "http://a.org/s/filelist/x".into(),
+                vec![
+                    Link::new("http://r.org/X".into(), "cite-as", None),
+                    Link {
+                        profile: Some(OAI_DC_PROFILE),
+                        ..Link::new(
+                            "http://a.org/m.xml".into(),
+                            "describedby",
+                            Some("application/xml"),
+                        )
+                    },
+                    Link::new("http://a.org/f,1.txt".into(), "item", Some("text/plain")),
+                    Link::new("http://a.org/f2.txt".into(), "item", Some("text/plain")),
+                ],
+            ),
+            (
+                "http://a.org/f,1.txt".into(),
+                vec![Link::new(
+                    "http://a.org/s/filelist/x".into(),
+                    "collection",
+                    Some("text/html"),
+                )],
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_linkset_as_json() {
+        assert_eq!(
+            linkset_json(&sets()),
+            r#"{
+  "linkset": [
+    {
+      "anchor": "http://a.org/s/filelist/x",
+      "cite-as": [
+        {
+          "href": "http://r.org/X"
+        }
+      ],
+      "describedby": [
+        {
+          "href": "http://a.org/m.xml",
+          "profile": "http://www.openarchives.org/OAI/2.0/oai_dc/",
+          "type": "application/xml"
+        }
+      ],
+      "item": [
+        {
+          "href": "http://a.org/f%2C1.txt",
+          "type": "text/plain"
+        },
+        {
+          "href": "http://a.org/f2.txt",
+          "type": "text/plain"
+        }
+      ]
+    },
+    {
+      "anchor": "http://a.org/f%2C1.txt",
+      "collection": [
+        {
+          "href": "http://a.org/s/filelist/x",
+          "type": "text/html"
+        }
+      ]
+    }
+  ]
+}
+"#
+        );
+    }
+
+    #[test]
+    fn a_linkset_in_link_format() {
+        assert_eq!(
+            linkset_link_format(&sets()),
+            "<http://r.org/X>; rel=\"cite-as\"; anchor=\"http://a.org/s/filelist/x\",\n\
+             <http://a.org/m.xml>; rel=\"describedby\"; type=\"application/xml\"; profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\"; anchor=\"http://a.org/s/filelist/x\",\n\
+             <http://a.org/f%2C1.txt>; rel=\"item\"; type=\"text/plain\"; anchor=\"http://a.org/s/filelist/x\",\n\
+             <http://a.org/f2.txt>; rel=\"item\"; type=\"text/plain\"; anchor=\"http://a.org/s/filelist/x\",\n\
+             <http://a.org/s/filelist/x>; rel=\"collection\"; type=\"text/html\"; anchor=\"http://a.org/f%2C1.txt\"\n"
+        );
     }
 
     #[test]

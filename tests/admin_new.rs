@@ -425,7 +425,7 @@ fn the_persistent_url_is_the_archives_first_resolvers() {
                  <header><div><span class=\"repo\">IBI Archive localhost:8080</span></div></header>\n\
                  <main>\n<h1>A &lt;report&gt;</h1>\n\
                  <p>The item described: <a href=\"{publicurl}/{dp}\">{publicurl}/{dp}</a></p>\n\
-                 <h2>Metadata</h2>\n<table>\n<tbody>\n\
+                 <h2>Metadata</h2>\n<table class=\"record\">\n<tbody>\n\
                  <tr><th scope=\"row\">Title</th><td>A &lt;report&gt;</td></tr>\n\
                  <tr><th scope=\"row\">Identifier</th><td>{publicurl}/{dp}</td></tr>\n\
                  </tbody>\n</table>\n</main>\n\

@@ -654,9 +654,90 @@ fn landing_pages_in_a_browser_are_accessible_in_both_languages() {
         return;
     }
     let (_tmp, root) = archive();
+    // The repository's face: its name, institution, contact and logo (a file of the
+    // service item), and a work with an abstract, a publisher, a licence and a language,
+    // whose metadata pages `new` writes in Portuguese and in English.
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    std::fs::write(
+        root.join("archive.toml"),
+        format!(
+            "{toml}\n[oai]\nrepositoryname = \"Biblioteca Digital <URLib> & Co\"\n\
+             [site]\ninstitution = \"Instituto Nacional de Pesquisas Espaciais\"\n\
+             contact = \"biblioteca@inpe.example.org\"\nlogo = \"logo.svg\"\n"
+        ),
+    )
+    .unwrap();
+    let service_doc = root.join("col").join(SERVICE).join("doc");
+    std::fs::create_dir_all(&service_doc).unwrap();
+    std::fs::write(
+        service_doc.join("logo.svg"),
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"96\" height=\"48\"><rect width=\"96\" height=\"48\" rx=\"8\" fill=\"#fff\"/><text x=\"48\" y=\"32\" font-size=\"22\" text-anchor=\"middle\" fill=\"#0b3d91\">INPE</text></svg>\n",
+    )
+    .unwrap();
+    let paper = root.parent().unwrap().join("paper.txt");
+    std::fs::write(&paper, "The paper.\n").unwrap();
+    let mut works = Vec::new();
+    for (lang, title) in [
+        ("pt-BR", "Análise de \"dados\" & {chaves} do satélite"),
+        ("en", "Analysis of satellite \"data\" & {keys}"),
+    ] {
+        let pairs = common::pairs_of_run(&[
+            "new",
+            "--root",
+            root.to_str().unwrap(),
+            "--title",
+            title,
+            "--creator",
+            "Müller, José",
+            "--creator",
+            "D'Ávila, Ana",
+            "--description",
+            "Um resumo com <marcas> & linhas.\nSegunda linha do resumo.",
+            "--publisher",
+            "INPE",
+            "--type",
+            "Text",
+            "--date",
+            "2021-03-04",
+            "--rights",
+            "https://creativecommons.org/licenses/by/4.0/",
+            "--language",
+            lang,
+            paper.to_str().unwrap(),
+        ]);
+        let value = |name: &str| {
+            pairs
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap()
+        };
+        works.push((lang, title, value("rep"), value("metadata.rep")));
+    }
     let log_path = root.parent().unwrap().join("serve.log");
     let serve = Serve::start(&root, std::fs::File::create(&log_path).unwrap());
-    let pages = [
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    std::fs::write(
+        root.join("archive.toml"),
+        toml.replace("\"localhost:8080\"", &format!("\"{}\"", serve.address)),
+    )
+    .unwrap();
+    // The metadata pages, each in the language `new` wrote it in.
+    for (lang, title, _, meta) in &works {
+        let url = format!("{}/col/{meta}/doc/metadata.html", serve.base_url());
+        let name = format!("metadata-page-{lang}");
+        let report = common::browser::check(&url, lang, &name);
+        assert_eq!(report.status, 200, "{url}");
+        let heading = match *lang {
+            "pt-BR" => "Metadados",
+            _ => "Metadata",
+        };
+        assert_eq!(report.title, format!("{heading}: {title}"));
+        report.assert_accessible();
+    }
+    let work = works[0].2.clone();
+    let mut pages = vec![(work.as_str(), "work", 200, works[0].1)];
+    pages.extend([
         (PLAIN, "item", 200, "Space Link Identifiers"),
         (EDITION, "edition", 200, "Item 8JMKD3MGP8W/35MMLL8"),
         (
@@ -677,7 +758,7 @@ fn landing_pages_in_a_browser_are_accessible_in_both_languages() {
             410,
             "Reference Model for an Open Archival Information System (OAIS)",
         ),
-    ];
+    ]);
     for (rep, name, status, title) in pages {
         let url = format!("{}{}", serve.base_url(), landing(rep));
         for lang in ["pt-BR", "en"] {

@@ -121,7 +121,17 @@ pub(crate) fn metadata_html(
         crate::ibi::Ibi::Rep(r) => Some(r.as_str()),
         crate::ibi::Ibi::Ibip(_) => None,
     };
-    let logo = face::logo_url(config, service_rep);
+    // A logo of the Archive's own, relative to doc/ of the page (the six steps up from
+    // `<baseurl>/col/<four components of the rep>/doc/` to the base URL): the page is
+    // written once, and the Archive may move.
+    let logo = match &config.site.logo {
+        Some(crate::config::Logo::File(f)) => service_rep.map(|rep| {
+            let mut url = String::from("../../../../../..");
+            crate::layout::push_doc_url_path(&mut url, rep, f.as_bytes());
+            url
+        }),
+        _ => face::logo_url(config, None),
+    };
     let (heading, item_described) = match lang {
         PageLang::Pt => ("Metadados", "O item descrito"),
         PageLang::En => ("Metadata", "The item described"),
@@ -131,7 +141,7 @@ pub(crate) fn metadata_html(
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{heading}: {title}</title>\n<style>{style}</style>\n</head>\n<body>\n{header}<main>\n\
          <h1>{title}</h1>\n<p>{item_described}: <a href=\"{url}\">{url}</a></p>\n\
-         <h2>{heading}</h2>\n<table>\n<tbody>\n",
+         <h2>{heading}</h2>\n<table class=\"record\">\n<tbody>\n",
         code = lang.code(),
         style = face::STYLE,
         header = face::header(config, logo.as_deref()),
@@ -145,9 +155,18 @@ pub(crate) fn metadata_html(
                 PageLang::Pt => ELEMENT_NAMES[i].1,
                 PageLang::En => ELEMENT_NAMES[i].0,
             });
+        // A licence by its name, a language by its name in the page's language.
+        let value = match e.as_str() {
+            "rights" => face::rights_html(v),
+            "language" => format!(
+                "<span title=\"{}\">{}</span>",
+                xml_escape(v),
+                xml_escape(&face::language_name(v, lang))
+            ),
+            _ => xml_escape(v),
+        };
         out.push_str(&format!(
-            "<tr><th scope=\"row\">{name}</th><td>{}</td></tr>\n",
-            xml_escape(v)
+            "<tr><th scope=\"row\">{name}</th><td>{value}</td></tr>\n"
         ));
     }
     out.push_str("</tbody>\n</table>\n</main>\n");
