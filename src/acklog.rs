@@ -67,7 +67,7 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::var_owner;
@@ -89,6 +89,9 @@ pub const SYNCED_NAME: &str = "acknowledgments.synced";
 
 /// Where the counted keys are marked, one directory per hour of issue.
 pub const MARKS_DIR: &str = "acknowledged";
+/// Where each item's count of accesses is kept (see [`access_count`]).
+pub const COUNTS_DIR: &str = "accesses";
+
 /// Longest line read back from the log; longer ones are malformed.
 pub const MAX_LINE: usize = 4096;
 /// Expired marks removed per acknowledgment (more than one is made).
@@ -214,6 +217,7 @@ pub fn record_once(
     let Some(end) = end else {
         return Ok(Outcome::AlreadyCounted);
     };
+    count_access(var_dir.as_fd(), &rec.item, owner);
     let record = || open_or_make(var_dir.as_fd(), SYNCED_NAME, false, owner);
     if durability.interval.is_zero() {
         make_durable(&file, &record()?, end, durability).map_err(|e| {
@@ -293,6 +297,48 @@ fn append_if_new(
         return Err(e);
     }
     Ok(Some(len + line.len() as u64))
+}
+
+/// The name in [`COUNTS_DIR`] of the count of the item whose rep is stored as `item`:
+/// the rep with each `/` written `+` (a rep holds no `+`); `None` for anything else (the
+/// `-` of an access whose item is unknown).
+fn count_name(item: &str) -> Option<String> {
+    ::ibi::rep::Rep::parse(item)
+        .ok()
+        .filter(|r| !r.as_str().contains('+'))
+        .map(|r| r.as_str().replace('/', "+"))
+}
+
+/// Adds one to the count of accesses of `item` (its rep as stored): one byte appended
+/// to its file in [`COUNTS_DIR`] (made, given to `owner`, when missing), whose length is
+/// the count. One `write(2)` of one byte with `O_APPEND` needs no lock, and the count is
+/// read with one `stat`: a landing page shows it at the cost of a system call, whatever
+/// the size of the log. It grows a byte per access, a hundredth of the log's line. A
+/// hint beside the log, which `stats` counts: a failure here (a full disk) leaves the
+/// access counted in the log and not in the hint.
+fn count_access(var: BorrowedFd<'_>, item: &str, owner: Option<var_owner::Owner>) {
+    let Some(name) = count_name(item) else {
+        return;
+    };
+    let _ = var_owner::make_dir_at(var, COUNTS_DIR, owner)
+        .and_then(|dir| open_or_make(dir.as_fd(), &name, true, owner))
+        .and_then(|mut f| f.write_all(b"."));
+}
+
+/// How many accesses of the item whose rep is stored as `item` were counted (see
+/// [`count_access`]): zero when none was, or the count cannot be read.
+pub fn access_count(var: &Path, item: &str) -> u64 {
+    let Some(name) = count_name(item) else {
+        return 0;
+    };
+    rfs::statat(
+        rfs::CWD,
+        var.join(COUNTS_DIR).join(name),
+        AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .ok()
+    .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+    .map_or(0, |st| st.st_size as u64)
 }
 
 /// The file every mark of an hour is a hard link to; no key has its name (a key is
@@ -670,6 +716,28 @@ mod tests {
             (vec![rec(1000, "1-1"), rec(1001, "1-2")], 0)
         );
         assert!(record_once(dir.path(), &rec(1003, "../x"), 990, default()).is_err());
+        // The item's count, kept beside the log, counts what the log counts.
+        assert_eq!(access_count(dir.path(), "a.b/c/2020/01.02.03.04"), 2);
+        assert_eq!(
+            std::fs::read(dir.path().join("accesses/a.b+c+2020+01.02.03.04")).unwrap(),
+            b".."
+        );
+        assert_eq!(access_count(dir.path(), "a.b/c/2020/01.02.03.05"), 0);
+        let unknown = Record {
+            item: "-".into(),
+            ..rec(1004, "1-3")
+        };
+        assert_eq!(
+            record_once(dir.path(), &unknown, 990, default()).unwrap(),
+            Outcome::Counted
+        );
+        assert_eq!(access_count(dir.path(), "-"), 0);
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("accesses"))
+                .unwrap()
+                .count(),
+            1
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod cgi;
 pub mod col_prefixes;
 pub mod config;
 pub mod download;
+pub mod face;
 pub mod file_stamp;
 pub mod filelist;
 pub mod httpd;

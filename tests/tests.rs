@@ -38,6 +38,7 @@ mod oai_build;
 mod oai_records;
 mod oai_review;
 mod persistent_urls;
+mod readers;
 mod readme_demo;
 mod readme_walkthrough;
 mod serve_hostile;

@@ -299,7 +299,7 @@ fn store_metadata_item(
     let persistent = config.persistent_url(ibip.map_or(rep.as_str(), Ibip::as_str));
     let fields = dc_fields(&req.dc, &persistent, req.language.as_ref());
     let xml = oai_dc_xml(&fields);
-    let html = metadata_html(&fields, rep, &persistent);
+    let html = metadata_html(&fields, rep, &persistent, config);
     let draft = Draft {
         state: Some(State::Original),
         ibip: mibip.as_ref().map(|p| p.as_str().to_string()),

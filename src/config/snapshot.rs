@@ -43,7 +43,9 @@ use std::path::Path;
 
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 
-use super::{RawAccess, RawAcknowledgments, RawConfig, RawMinting, RawOai, RawRegistration};
+use super::{
+    RawAccess, RawAcknowledgments, RawConfig, RawMinting, RawOai, RawRegistration, RawSite,
+};
 
 /// The snapshot's name in var/.
 pub const NAME: &str = "archive.toml.snapshot";
@@ -407,6 +409,7 @@ impl Snap for RawConfig {
         self.minting.put(out)?;
         self.access.put(out)?;
         self.oai.put(out)?;
+        self.site.put(out)?;
         self.acknowledgments.put(out)
     }
 
@@ -421,6 +424,7 @@ impl Snap for RawConfig {
             minting: Snap::take(r)?,
             access: Snap::take(r)?,
             oai: Snap::take(r)?,
+            site: Snap::take(r)?,
             acknowledgments: Snap::take(r)?,
         })
     }
@@ -508,6 +512,22 @@ impl Snap for RawOai {
     }
 }
 
+impl Snap for RawSite {
+    fn put(&self, out: &mut Vec<u8>) -> Option<()> {
+        self.institution.put(out)?;
+        self.contact.put(out)?;
+        self.logo.put(out)
+    }
+
+    fn take(r: &mut Reader<'_>) -> Option<Self> {
+        Some(RawSite {
+            institution: Snap::take(r)?,
+            contact: Snap::take(r)?,
+            logo: Snap::take(r)?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Config, RawConfig};
@@ -549,6 +569,11 @@ networks = ["150.163.0.0/16", "::1/128"]
 repositoryname = "INPE Library"
 adminemail = "library@example.org"
 page_size = 100
+
+[site]
+institution = "Instituto Nacional de Pesquisas Espaciais"
+contact = "biblioteca@example.org"
+logo = "logo.png"
 
 [acknowledgments]
 sync_interval = "500ms"
