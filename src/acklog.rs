@@ -316,11 +316,11 @@ fn count_name(item: &str) -> Option<String> {
 /// the size of the log. It grows a byte per access, a hundredth of the log's line. A
 /// hint beside the log, which `stats` counts: a failure here (a full disk) leaves the
 /// access counted in the log and not in the hint.
-fn count_access(var: BorrowedFd<'_>, item: &str, owner: Option<var_owner::Owner>) {
+fn count_access(var: BorrowedFd<'_>, item: &str, owner: Option<atomic::Owner>) {
     let Some(name) = count_name(item) else {
         return;
     };
-    let _ = var_owner::make_dir_at(var, COUNTS_DIR, owner)
+    let _ = atomic::make_dir_at(var, COUNTS_DIR, owner)
         .and_then(|dir| open_or_make(dir.as_fd(), &name, true, owner))
         .and_then(|mut f| f.write_all(b"."));
 }

@@ -547,7 +547,7 @@ fn check_site(raw: RawSite) -> Result<Site, String> {
     let contact = match raw.contact {
         None => None,
         Some(c) if is_plain_url(&c) => Some(Contact::Url(c)),
-        Some(c) if crate::admin::registration::is_email(&c) => Some(Contact::Email(c)),
+        Some(c) if ::ibi::registration::Email::parse(&c).is_ok() => Some(Contact::Email(c)),
         Some(c) => {
             return Err(format!(
                 "[site] contact is neither an e-mail address nor an http(s) URL: {}",

@@ -46,4 +46,5 @@ mod serve_inclusion;
 mod service_cases;
 mod service_examples;
 mod store_memo;
+mod structure;
 mod var_owner;
