@@ -105,6 +105,14 @@ impl std::error::Error for RegistryError {}
 pub(super) const WRITABLE: &str =
     "the registry, its -wal and -shm files and its directory must be writable by this user";
 
+/// The refusal of a database `shown` that holds another program's tables.
+fn not_a_registry(shown: &str) -> RegistryError {
+    RegistryError::new(
+        RegistryErrorKind::Unusable,
+        format!("{shown}: holds tables but is not a resolver registry"),
+    )
+}
+
 impl From<rusqlite::Error> for RegistryError {
     fn from(e: rusqlite::Error) -> RegistryError {
         if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) {

@@ -2,7 +2,7 @@
 //! the database holds another program's tables, migrated under an advisory lock.
 
 use super::migrations::migrate;
-use super::{RegistryError, RegistryErrorKind};
+use super::{not_a_registry, RegistryError, RegistryErrorKind};
 use crate::store::{Conn, Database, PgConn};
 use crate::values;
 
@@ -31,10 +31,7 @@ pub(super) fn open_postgres(uri: &str, database: &Database) -> Result<PgConn, Re
         )?;
         let names: Vec<String> = tables.iter().map(|r| r.text(0)).collect::<Result<_, _>>()?;
         if !names.is_empty() && !names.iter().any(|n| n == "refinery_schema_history") {
-            return Err(RegistryError::new(
-                RegistryErrorKind::Unusable,
-                format!("{shown}: holds tables but is not a resolver registry"),
-            ));
+            return Err(not_a_registry(&shown));
         }
         migrate(&mut conn, &shown)
     })();

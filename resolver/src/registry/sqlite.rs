@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use super::migrations::migrate;
-use super::upgrade::{upgrade, user_version, Upgrade, SCHEMA_VERSION};
-use super::{Registry, RegistryError, RegistryErrorKind, WRITABLE};
+use super::upgrade::{upgrade, user_version, SCHEMA_VERSION};
+use super::{not_a_registry, Registry, RegistryError, RegistryErrorKind, WRITABLE};
 use crate::store::Conn;
 
 /// How long an opener waits for another connection's lock: SQLite's busy timeout, and
@@ -54,28 +54,43 @@ fn switch_to_wal(conn: &Connection) -> rusqlite::Result<()> {
 /// Opens the SQLite registry at `path`, creating it (mode 0600: it holds key hashes)
 /// when it does not exist, and brings its schema up to date.
 pub(super) fn open_sqlite(path: &Path) -> Result<Connection, RegistryError> {
-    let shown = path.display();
+    let shown = path.display().to_string();
+    create(path, &shown)?;
+    let mut conn = connect(path, &shown)?;
+    let fail = |e: rusqlite::Error| {
+        RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}"))
+    };
+    conn.busy_timeout(BUSY_WAIT).map_err(fail)?;
+    check_whole(&conn, path, &shown)?;
+    to_current_version(&mut conn, &shown)?;
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(fail)?;
+    migrate_alone(conn, path, &shown)
+}
+
+/// Makes the registry's file, mode 0600, unless there is one (or a symbolic link).
+fn create(path: &Path, shown: &str) -> Result<(), RegistryError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
     {
-        use std::os::unix::fs::OpenOptionsExt;
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(path)
-        {
-            Ok(_) => {}
-            // create_new: a symbolic link there, even to nothing, is AlreadyExists;
-            // the open below refuses it.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => {
-                return Err(RegistryError::new(
-                    RegistryErrorKind::Unopenable,
-                    format!("{shown}: cannot create: {e}"),
-                ))
-            }
-        }
+        Ok(_) => Ok(()),
+        // create_new: a symbolic link there, even to nothing, is AlreadyExists;
+        // the open below refuses it.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(RegistryError::new(
+            RegistryErrorKind::Unopenable,
+            format!("{shown}: cannot create: {e}"),
+        )),
     }
+}
+
+/// Opens the registry's file by its own name.
+fn connect(path: &Path, shown: &str) -> Result<Connection, RegistryError> {
     // Never through a symbolic link: whoever may write in the registry's directory
     // cannot have the resolver, or init run as root, open another file.
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -85,22 +100,16 @@ pub(super) fn open_sqlite(path: &Path) -> Result<Connection, RegistryError> {
         ));
     }
     let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
-    let mut conn = Connection::open_with_flags(path, flags).map_err(|e| {
+    Connection::open_with_flags(path, flags).map_err(|e| {
         RegistryError::new(
             RegistryErrorKind::Unopenable,
             format!("{shown}: cannot open: {e}"),
         )
-    })?;
-    let fail = |e: rusqlite::Error| {
-        RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}"))
-    };
-    let foreign = || {
-        RegistryError::new(
-            RegistryErrorKind::Unusable,
-            format!("{shown}: holds tables but is not a resolver registry"),
-        )
-    };
-    conn.busy_timeout(BUSY_WAIT).map_err(fail)?;
+    })
+}
+
+/// Refuses a file that is no SQLite database, or one damaged or cut short.
+fn check_whole(conn: &Connection, path: &Path, shown: &str) -> Result<(), RegistryError> {
     let check: String = conn
         .query_row("PRAGMA quick_check", [], |r| r.get(0))
         .map_err(|e| match e.sqlite_error_code() {
@@ -128,7 +137,7 @@ pub(super) fn open_sqlite(path: &Path) -> Result<Connection, RegistryError> {
     // as zeros. Pages are only ever written whole.
     let page_size: u64 = conn
         .query_row("PRAGMA page_size", [], |r| r.get(0))
-        .map_err(fail)?;
+        .map_err(|e| RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}")))?;
     let len = std::fs::metadata(path)
         .map_err(|e| RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}")))?
         .len();
@@ -137,7 +146,17 @@ pub(super) fn open_sqlite(path: &Path) -> Result<Connection, RegistryError> {
             "{shown}: database is damaged: {len} bytes, not a whole number of {page_size}-byte pages"
         )));
     }
-    let (version, tables) = version_and_tables(&mut conn).map_err(fail)?;
+    Ok(())
+}
+
+/// Brings a registry of an older schema version, or a new database, to
+/// [`SCHEMA_VERSION`]; refuses a newer one, and another program's database before
+/// anything is changed in it.
+fn to_current_version(conn: &mut Connection, shown: &str) -> Result<(), RegistryError> {
+    let fail = |e: rusqlite::Error| {
+        RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}"))
+    };
+    let (version, tables) = version_and_tables(conn).map_err(fail)?;
     if !(0..=SCHEMA_VERSION).contains(&version) {
         return Err(RegistryError::new(
             RegistryErrorKind::Unusable,
@@ -148,30 +167,20 @@ pub(super) fn open_sqlite(path: &Path) -> Result<Connection, RegistryError> {
         if version == 0 {
             // Another program's database is refused before anything is changed in it.
             if tables {
-                return Err(foreign());
+                return Err(not_a_registry(shown));
             }
             // WAL needs write access; a read-only file fails here, clearly.
-            switch_to_wal(&conn).map_err(fail)?;
+            switch_to_wal(conn).map_err(fail)?;
         }
-        upgrade(&mut conn).map_err(|e| match e {
-            Upgrade::Foreign => foreign(),
-            Upgrade::Collision { key, spellings } => RegistryError::new(RegistryErrorKind::Unusable, format!(
-                "{shown}: schema version {version} cannot be upgraded to {SCHEMA_VERSION}, which keeps one registration per service IBI: {} are registered apart and are one IBI, {key}; delete the rows of all but the one to keep, e.g. sqlite3 {shown} \"DELETE FROM archives WHERE serviceibi = '{}'\"",
-                spellings.join(" and "),
-                spellings[0]
-            )),
-            Upgrade::Failed(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) => {
-                RegistryError::new(RegistryErrorKind::ReadOnly, format!(
-                    "{shown}: schema version {version} must be upgraded to {SCHEMA_VERSION}, which needs to write: {e} ({WRITABLE})"
-                ))
-            }
-            Upgrade::Failed(e) => fail(e),
-        })?;
+        upgrade(conn, shown, version)?;
     }
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(fail)?;
-    // The migrations, one opener at a time: the lock of the registry's directory (a
-    // lock of the file itself would be SQLite's own, released by any close of it).
+    Ok(())
+}
+
+/// Runs the migrations, one opener at a time: under the lock of the registry's
+/// directory (a lock of the file itself would be SQLite's own, released by any close of
+/// it).
+fn migrate_alone(conn: Connection, path: &Path, shown: &str) -> Result<Connection, RegistryError> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -181,7 +190,7 @@ pub(super) fn open_sqlite(path: &Path) -> Result<Connection, RegistryError> {
     rustix::fs::flock(&dir, rustix::fs::FlockOperation::LockExclusive)
         .map_err(|e| RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}")))?;
     let mut conn = Conn::Sqlite(conn);
-    let migrated = migrate(&mut conn, &shown.to_string());
+    let migrated = migrate(&mut conn, shown);
     drop(dir);
     migrated?;
     let Conn::Sqlite(conn) = conn else {

@@ -2,8 +2,12 @@
 //! user_version`, and the deltas that bring an older one to [`SCHEMA_VERSION`] (versions 2
 //! and 3 add tables and columns, version 4 keys every row by [`Ibi::key`]).
 
+use std::collections::BTreeMap;
+
 use ibi::Ibi;
 use rusqlite::{params, Connection};
+
+use super::{not_a_registry, RegistryError, RegistryErrorKind, WRITABLE};
 
 /// The version of the schema of an SQLite registry made before the migrations, in `PRAGMA
 /// user_version`: the tables are the migrations' (`migrations/`), and a registry of an
@@ -64,8 +68,8 @@ pub(super) fn user_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
 }
 
-/// Why [`upgrade`] did not.
-pub(super) enum Upgrade {
+/// Why [`run`] did not.
+enum Upgrade {
     /// Version 0 with tables: some other program's database.
     Foreign,
     /// Two or more Archives registered under spellings of one service IBI, none of them
@@ -83,11 +87,34 @@ impl From<rusqlite::Error> for Upgrade {
     }
 }
 
-/// Marks an empty database as of [`SCHEMA_VERSION`] (the migrations then make its
-/// tables), or brings an older one to it, in one transaction that holds the write lock from its start and
+/// Marks an empty database (`version` 0, as read before) as of [`SCHEMA_VERSION`] (the
+/// migrations then make its tables), or brings an older one to it; what it did not, in
+/// words for the operator of the registry `shown`.
+pub(super) fn upgrade(
+    conn: &mut Connection,
+    shown: &str,
+    version: i64,
+) -> Result<(), RegistryError> {
+    run(conn).map_err(|e| match e {
+        Upgrade::Foreign => not_a_registry(shown),
+        Upgrade::Collision { key, spellings } => RegistryError::new(RegistryErrorKind::Unusable, format!(
+            "{shown}: schema version {version} cannot be upgraded to {SCHEMA_VERSION}, which keeps one registration per service IBI: {} are registered apart and are one IBI, {key}; delete the rows of all but the one to keep, e.g. sqlite3 {shown} \"DELETE FROM archives WHERE serviceibi = '{}'\"",
+            spellings.join(" and "),
+            spellings[0]
+        )),
+        Upgrade::Failed(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::ReadOnly) => {
+            RegistryError::new(RegistryErrorKind::ReadOnly, format!(
+                "{shown}: schema version {version} must be upgraded to {SCHEMA_VERSION}, which needs to write: {e} ({WRITABLE})"
+            ))
+        }
+        Upgrade::Failed(e) => RegistryError::new(RegistryErrorKind::Database, format!("{shown}: {e}")),
+    })
+}
+
+/// [`upgrade`]'s work, in one transaction that holds the write lock from its start and
 /// reads the version again under it: of commands started together, one does the work
 /// and the others find it done.
-pub(super) fn upgrade(conn: &mut Connection) -> Result<(), Upgrade> {
+fn run(conn: &mut Connection) -> Result<(), Upgrade> {
     let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     match user_version(&tx)? {
         0 => {
@@ -127,7 +154,14 @@ pub(super) fn upgrade(conn: &mut Connection) -> Result<(), Upgrade> {
 /// one with the first and last times of all, their times summed and the holder of the
 /// latest.
 fn canonical_keys(tx: &Connection) -> Result<(), Upgrade> {
-    use std::collections::BTreeMap;
+    canonical_archives(tx)?;
+    canonical_locations(tx)?;
+    canonical_conflicts(tx)?;
+    canonical_forgotten(tx)
+}
+
+/// The Archives by key: one spelling renamed, or the one spelt as the key kept.
+fn canonical_archives(tx: &Connection) -> Result<(), Upgrade> {
     let mut archives: BTreeMap<String, Vec<String>> = BTreeMap::new();
     {
         let mut stmt = tx.prepare("SELECT serviceibi FROM archives ORDER BY serviceibi")?;
@@ -154,8 +188,12 @@ fn canonical_keys(tx: &Connection) -> Result<(), Upgrade> {
             _ => return Err(Upgrade::Collision { key, spellings }),
         }
     }
+    Ok(())
+}
 
-    // (archive, used, verified) by IBI, the most recently used of those that merge.
+/// The location memory by key: of the rows that merge, the most recently used.
+fn canonical_locations(tx: &Connection) -> Result<(), Upgrade> {
+    // (archive, used, verified) by IBI.
     let mut locations: BTreeMap<String, (String, i64, i64)> = BTreeMap::new();
     let mut changed = false;
     {
@@ -190,7 +228,12 @@ fn canonical_keys(tx: &Connection) -> Result<(), Upgrade> {
             insert.execute(params![ibi, archive, used, verified])?;
         }
     }
+    Ok(())
+}
 
+/// The conflicts by key: of the rows of one IBI and claimant, one with the first and
+/// last times of all, their times summed and the holder of the latest.
+fn canonical_conflicts(tx: &Connection) -> Result<(), Upgrade> {
     // (holder, first, last, times) by (IBI, claimant).
     type Merged = (String, i64, i64, i64);
     let mut conflicts: BTreeMap<(String, String), Merged> = BTreeMap::new();
@@ -235,7 +278,11 @@ fn canonical_keys(tx: &Connection) -> Result<(), Upgrade> {
             insert.execute(params![ibi, holder, claimant, first, last, times])?;
         }
     }
+    Ok(())
+}
 
+/// The forgotten entries by key.
+fn canonical_forgotten(tx: &Connection) -> Result<(), Upgrade> {
     let forgotten: Vec<(i64, String)> = tx
         .prepare("SELECT id, ibi FROM forgotten")?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
