@@ -306,7 +306,7 @@ mod tests {
     use super::*;
     use crate::health::Snapshot;
     use crate::registry::testing::{open, open_all_at_once};
-    use crate::registry::{key_hash::hash_key, Included, Location};
+    use crate::registry::{key_hash::hash_key, Included, Location, Registry};
 
     /// The tables of version 1, as the resolver of that version made them (the history
     /// an old registry is upgraded from; new registries are made by the migrations).
@@ -430,6 +430,28 @@ CREATE TABLE archives (
         assert_eq!(r.list().unwrap()[0].conflicts, 0);
     }
 
+    /// Every row of the conflicts table: (ibi, holder, claimant, first, last, times).
+    fn conflicts(r: &mut Registry) -> Vec<(String, String, String, i64, i64, i64)> {
+        r.conn
+            .query(
+                "SELECT ibi, holder, claimant, first, last, times FROM conflicts",
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|row| {
+                (
+                    row.text(0).unwrap(),
+                    row.text(1).unwrap(),
+                    row.text(2).unwrap(),
+                    row.int(3).unwrap(),
+                    row.int(4).unwrap(),
+                    row.int(5).unwrap(),
+                )
+            })
+            .collect()
+    }
+
     /// Version 4 keys every row of a version 3 registry by [`Ibi::key`]: the Archive
     /// registered as `lk47b6w/32nsfrp` is found as LK47B6W/32NSFRP (and still asked at the
     /// spelling it was included under); locations, conflicts and forgotten entries written
@@ -498,25 +520,7 @@ CREATE TABLE archives (
                 ),
             ]
         );
-        let conflicts: Vec<(String, String, String, i64, i64, i64)> = r
-            .conn
-            .query(
-                "SELECT ibi, holder, claimant, first, last, times FROM conflicts",
-                &[],
-            )
-            .unwrap()
-            .iter()
-            .map(|row| {
-                (
-                    row.text(0).unwrap(),
-                    row.text(1).unwrap(),
-                    row.text(2).unwrap(),
-                    row.int(3).unwrap(),
-                    row.int(4).unwrap(),
-                    row.int(5).unwrap(),
-                )
-            })
-            .collect();
+        let conflicts = conflicts(&mut r);
         assert_eq!(
             conflicts,
             [(
