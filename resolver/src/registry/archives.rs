@@ -60,7 +60,7 @@ impl Place {
 
 /// Whether `new` is another address than `old` (host names are told apart without
 /// regard to case).
-pub fn is_another_address(old: &str, new: &str) -> bool {
+fn is_another_address(old: &str, new: &str) -> bool {
     !old.eq_ignore_ascii_case(new)
 }
 
