@@ -3,9 +3,10 @@
 //! built apart from the request when it is missing or older than `col/`.
 
 use crate::ibi::shown;
+use crate::item::is_format_name;
 use crate::item::{Item, State};
 use crate::oai::document::Document;
-use crate::oai::provider::{cannot_disseminate, disseminates, is_record, Provider};
+use crate::oai::provider::{cannot_disseminate, disseminates, Provider};
 use crate::oai::request::{error, parse_date, Args, Failure, OaiError, Verb};
 use crate::oai::token::{ListState, Position, Signer};
 use crate::oai_build;
@@ -213,7 +214,7 @@ impl Provider<'_> {
                 return Err(error("badArgument", "from is later than until"));
             }
         }
-        if !oai_index::is_format_name(prefix) {
+        if !is_format_name(prefix) {
             return Err(cannot_disseminate(prefix));
         }
         Ok(ListState {
@@ -362,7 +363,7 @@ impl Provider<'_> {
             // Believed only while the item says the same (the datestamp of an item.toml
             // without timestamp is the newest modification in its directory, as check
             // worked it out: not worked out again here).
-            if !is_record(&item)
+            if !item.is_record()
                 || (item.state == State::Deleted) != entry.deleted
                 || item.timestamp.is_some_and(|t| t != entry.seconds)
                 || !disseminates(&item, &state.prefix)

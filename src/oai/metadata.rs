@@ -220,7 +220,7 @@ fn well_formed_in_metadata(fragment: &[u8]) -> Result<(), String> {
 }
 
 /// Whether the metadata file `file` of `item` can be answered (see [`read_metadata`]).
-pub fn check_metadata(item: &Item, file: &str) -> Result<(), String> {
+pub(crate) fn check_metadata(item: &Item, file: &str) -> Result<(), String> {
     read_metadata(item, file).map(|_| ())
 }
 

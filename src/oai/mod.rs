@@ -6,8 +6,8 @@
 //!   item, in each format of its `[formats]`, the XML of that file of its doc/. A data item
 //!   without a metadata item has no record (Identify says so).
 //! - The OAI identifier of a record is its metadata item's persistent URL
-//!   ([`Config::persistent_url`] of its IBIp, else its rep): a URI, the same whichever
-//!   Archive holds the item, and what a reader follows.
+//!   ([`Item::persistent_url`](crate::item::Item::persistent_url): of its IBIp, else its
+//!   rep): a URI, the same whichever Archive holds the item, and what a reader follows.
 //! - The datestamp is the item's timestamp (seconds, UTC); a tombstone (state Deleted) is a
 //!   deleted record, kept for ever (`deletedRecord` persistent).
 //! - No sets.
@@ -38,7 +38,7 @@
 
 mod document;
 mod lists;
-mod metadata;
+pub(crate) mod metadata;
 mod provider;
 mod request;
 mod token;
@@ -48,9 +48,6 @@ use std::rc::Rc;
 use crate::layout::Col;
 use crate::query::Query;
 use crate::service::{Answer, Archive};
-
-pub use metadata::check_metadata;
-pub use provider::is_record;
 
 use document::Document;
 use provider::Provider;

@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use crate::config::Config;
 use crate::ibi::{shown, Ibi, Rep};
-use crate::item::{ContentType, Item, State};
+use crate::item::{Item, State};
 use crate::layout::Col;
 use crate::oai::document::{datestamp, Document};
 use crate::oai::metadata::{known_schema, read_metadata, root_schema};
@@ -286,7 +286,7 @@ impl Provider<'_> {
         let lookup = self.archive.store().find(&ibi);
         self.log.extend(lookup.log.into_lines());
         match lookup.item {
-            Some(item) if is_record(&item) => Ok(item),
+            Some(item) if item.is_record() => Ok(item),
             _ => Err(not_here()),
         }
     }
@@ -318,7 +318,7 @@ impl Provider<'_> {
             doc.open("header");
         }
         // A record's identifier: its item's persistent URL.
-        let identifier = crate::filelist::persistent_url(self.config(), item);
+        let identifier = item.persistent_url(self.config());
         doc.element("identifier", &identifier);
         doc.element("datestamp", &datestamp(seconds));
         doc.end("header");
@@ -369,13 +369,6 @@ fn list_sets(args: &Args) -> OaiError {
         ),
         None => error("noSetHierarchy", "this Archive has no sets"),
     }
-}
-
-/// Whether `item` is a record: a metadata item, not restricted (the metadata of a
-/// restricted metadata item is for the licensed networks only, and a harvester's list is
-/// the same for every client).
-pub fn is_record(item: &Item) -> bool {
-    item.contenttype == ContentType::Metadata && !item.restricted
 }
 
 /// Whether `item` has a record in `prefix`: a format of it, or, for a tombstone, oai_dc

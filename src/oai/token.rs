@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::ibi::Rep;
+use crate::item::is_format_name;
 use crate::oai::request::base_url;
 use crate::urlkey::UrlKeys;
 
@@ -129,7 +130,7 @@ impl ListState {
         if *version != "2" || *verb != if headers_only { "I" } else { "R" } || *set != "-" {
             return None;
         }
-        if !crate::oai_index::is_format_name(prefix) {
+        if !is_format_name(prefix) {
             return None;
         }
         let after = Some(Position::Index(at_seconds.parse().ok()?, rep_of(at_rep)?));
