@@ -131,14 +131,7 @@ fn copy_metadata(text: &str, undeclare: bool) -> Result<(Vec<u8>, bool), String>
                         return Err("more than one root element".into());
                     }
                 }
-                for a in e.attributes() {
-                    let a = a.map_err(|e| format!("not well-formed XML: {e}"))?;
-                    a.unescape_value()
-                        .map_err(|e| format!("an attribute that does not read: {e}"))?;
-                    if depth == 0 && a.key.as_ref() == b"xmlns" {
-                        root_default_ns = true;
-                    }
-                }
+                root_default_ns |= read_attributes(e)? && depth == 0;
                 unprefixed |= e.name().prefix().is_none();
                 if depth == 0 && undeclare {
                     let mut root = e.clone().into_owned();
@@ -170,15 +163,7 @@ fn copy_metadata(text: &str, undeclare: bool) -> Result<(Vec<u8>, bool), String>
                 if !inside {
                     return Err("a reference outside the root element".into());
                 }
-                let known = if r.is_char_ref() {
-                    matches!(r.resolve_char_ref(), Ok(Some(c)) if xml_chars(&c.to_string()).len() == c.len_utf8())
-                } else {
-                    let name = r.decode().map_err(|e| e.to_string())?;
-                    quick_xml::escape::resolve_predefined_entity(&name).is_some()
-                };
-                if !known {
-                    return Err("a reference to an entity that is not one of XML's".into());
-                }
+                check_reference(r)?;
             }
             Event::CData(_) | Event::Comment(_) => {
                 if !inside {
@@ -192,6 +177,35 @@ fn copy_metadata(text: &str, undeclare: bool) -> Result<(Vec<u8>, bool), String>
         return Err("not one well-formed element".into());
     }
     Ok((out.into_inner(), unprefixed && !root_default_ns))
+}
+
+/// The attributes of an element of a metadata file read, each value unescaped; whether
+/// one declares the default namespace.
+fn read_attributes(e: &quick_xml::events::BytesStart<'_>) -> Result<bool, String> {
+    let mut default_ns = false;
+    for a in e.attributes() {
+        let a = a.map_err(|e| format!("not well-formed XML: {e}"))?;
+        a.unescape_value()
+            .map_err(|e| format!("an attribute that does not read: {e}"))?;
+        default_ns |= a.key.as_ref() == b"xmlns";
+    }
+    Ok(default_ns)
+}
+
+/// Whether a reference in a metadata file is one XML knows: a character XML can hold, or
+/// one of its five entities.
+fn check_reference(r: &quick_xml::events::BytesRef<'_>) -> Result<(), String> {
+    let known = if r.is_char_ref() {
+        matches!(r.resolve_char_ref(), Ok(Some(c)) if xml_chars(&c.to_string()).len() == c.len_utf8())
+    } else {
+        let name = r.decode().map_err(|e| e.to_string())?;
+        quick_xml::escape::resolve_predefined_entity(&name).is_some()
+    };
+    if known {
+        Ok(())
+    } else {
+        Err("a reference to an entity that is not one of XML's".into())
+    }
 }
 
 /// Whether `fragment` is well-formed XML with namespaces where an answer puts it, inside
