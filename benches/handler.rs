@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use ibi_archive::archive::Archive;
 use ibi_archive::cgi::{handle, CgiRequest};
 use ibi_archive::config::Config;
 use ibi_archive::ibi::Ibi;
-use ibi_archive::service::Archive;
 
 /// Where generated Archives are kept between runs.
 pub fn cache_dir() -> PathBuf {

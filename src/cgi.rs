@@ -8,8 +8,10 @@ use std::net::IpAddr;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
-use crate::routes::{self, Headers, Reply, Request, Target};
-use crate::service::Answer;
+use crate::routes::{self, Target};
+
+use crate::http::Answer;
+use crate::http::{Headers, Reply, Request};
 
 /// The SCRIPT_NAME under which the configurations of `cgi-bin/` run this program for
 /// the items' files (`/col/<rep>/doc/<file>`).
@@ -242,7 +244,7 @@ pub fn reason(status: u16) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::{reason, CgiRequest};
-    use crate::routes::Headers;
+    use crate::http::Headers;
     use std::ffi::OsString;
 
     fn request(env: &[(&str, &str)]) -> CgiRequest {
@@ -322,8 +324,8 @@ mod tests {
     /// leave the web server's connection out of step), and exactly the promised bytes.
     #[test]
     fn a_file_answer_ends_its_connection_when_it_has_a_body() {
-        use crate::download::Part;
-        use crate::routes::{Reply, StaticFile};
+        use crate::http::Part;
+        use crate::http::{Reply, StaticFile};
         use std::io::Write;
         let mut tmp = tempfile::NamedTempFile::new().unwrap();
         tmp.write_all(b"0123456789").unwrap();

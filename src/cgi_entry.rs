@@ -98,14 +98,14 @@ pub fn answer() -> ExitCode {
     let now = ibi_archive::time::SystemClock::now();
     let reply = ibi_archive::cgi::respond(&req, now);
     let mut err = std::io::stderr().lock();
-    if let ibi_archive::routes::Reply::Page(answer) = &reply {
+    if let ibi_archive::http::Reply::Page(answer) = &reply {
         for line in &answer.log {
             let line = format!("ibi-archive: {line}");
             let _ = writeln!(err, "{}", ibi_archive::logline::clean(&line));
         }
     }
     let head_only = req.method == "HEAD";
-    let written = if matches!(reply, ibi_archive::routes::Reply::Page(_)) {
+    let written = if matches!(reply, ibi_archive::http::Reply::Page(_)) {
         ibi_archive::cgi::write_reply(&mut Unbuffered(&stdout), reply, head_only, now)
     } else {
         // A file is copied from its descriptor to stdout's (io::copy: sendfile, splice).

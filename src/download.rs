@@ -24,20 +24,8 @@
 //! [`answer`] is called on [`routes::file`](crate::routes::file)'s reply; the service
 //! (`urlRequest` and the other subjects) never comes here.
 
+use crate::http::{Answer, Headers, Part, Reply, Request, StaticFile};
 use crate::layout::Stamp;
-use crate::routes::{Headers, Reply, Request, StaticFile};
-use crate::service::Answer;
-
-/// What of a file an answer carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
-    /// All of it: 200.
-    Whole,
-    /// `len` bytes from `start` (`len` ≥ 1): 206, with `Content-Range`.
-    Range { start: u64, len: u64 },
-    /// Nothing: the client's copy is current (304).
-    NotModified,
-}
 
 /// What a request makes of a file it may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,27 +35,6 @@ pub enum Decision {
     Unsatisfiable,
     /// `If-Match` or `If-Unmodified-Since` does not hold: 412.
     PreconditionFailed,
-}
-
-/// The HTTP-date of POSIX second `seconds` ([`crate::time::http_date`]), written once per
-/// thread while it is the same second: the `Date` of every answer of a second, the
-/// `Last-Modified` of a file asked for again and again.
-pub fn http_date(seconds: i64) -> Option<String> {
-    thread_local! {
-        static LAST: std::cell::RefCell<[(i64, Option<String>); 2]> =
-            const { std::cell::RefCell::new([(i64::MIN, None), (i64::MIN, None)]) };
-    }
-    LAST.with(|last| {
-        let mut last = last.borrow_mut();
-        if let Some((_, date)) = last.iter().find(|(s, _)| *s == seconds) {
-            return date.clone();
-        }
-        let date = crate::time::http_date(seconds);
-        // Two kept: the answer's date and its file's modification beside it.
-        last.swap(0, 1);
-        last[0] = (seconds, date.clone());
-        date
-    })
 }
 
 /// The strong entity tag (RFC 9110 §8.8.3) of a file's bytes, from its fstat: inode,
@@ -101,7 +68,7 @@ pub fn answer(reply: Reply, req: &Request<'_>, now: i64) -> Reply {
     // Told only to a client that may have the file: as private as the file.
     if f.private {
         page.headers
-            .extend(crate::routes::PRIVATE.map(|(n, v)| (n.to_string(), v.to_string())));
+            .extend(crate::http::PRIVATE.map(|(n, v)| (n.to_string(), v.to_string())));
     }
     Reply::Page(page)
 }

@@ -18,14 +18,15 @@ use std::net::IpAddr;
 
 use serde::Serialize;
 
+use crate::archive::Archive;
 use crate::config::Config;
 use crate::face::{self, STYLE};
+use crate::http::Answer;
+use crate::http::{content_type, Headers};
 use crate::ibi::Ibi;
 use crate::item::{Access, ContentType, Item, State, MAX_REASON};
 use crate::layout::{self, DocEntry};
 use crate::markup::escape_html;
-use crate::routes::{content_type, Headers};
-use crate::service::{Answer, Archive};
 use ::ibi::cite::{self, Work};
 use ::ibi::dc::{DublinCore, MAX_RECORD};
 use ::ibi::escape::uri_reference;
@@ -454,7 +455,7 @@ impl<'a> Landing<'a> {
         if self.private {
             // `Vary: *` (which says more than the two fields) in place of the list.
             h.retain(|(n, _)| n != "Vary");
-            h.extend(crate::routes::PRIVATE.map(|(n, v)| (n.to_string(), v.to_string())));
+            h.extend(crate::http::PRIVATE.map(|(n, v)| (n.to_string(), v.to_string())));
         }
         h
     }

@@ -1169,7 +1169,7 @@ fn wire(
         let _ = write!(head, "Content-Length: {}\r\n", response.len());
     }
     head.push_str("Date: ");
-    head.push_str(&crate::download::http_date(date).unwrap_or_default());
+    head.push_str(&crate::http::http_date(date).unwrap_or_default());
     head.push_str(match keep_alive {
         true => "\r\nConnection: keep-alive\r\n\r\n",
         false => "\r\nConnection: close\r\n\r\n",

@@ -197,7 +197,7 @@ impl Item {
     /// Whether what the item gives depends on the client's network ([`Item::access`]
     /// may answer differently from one client to another): a restricted item that is
     /// not a tombstone. Every answer made of such an item is private to its client (see
-    /// [`crate::routes::PRIVATE`]).
+    /// [`crate::http::PRIVATE`]).
     pub fn depends_on_network(&self) -> bool {
         self.rule().depends_on_network()
     }

@@ -14,14 +14,15 @@
 //! it is a record, its persistent URL), `config`, `layout`, `var_owner`, `items_lock`,
 //! `file_stamp`. Imports run down this map: the index and its build read of the provider
 //! only `oai::metadata`, the check of a metadata file, which imports nothing of them;
-//! `item` imports none of the modules above it. Two circles are left, for a later change:
-//! `routes`, `filelist` and `download` (the HTTP vocabulary of `routes`), and `service`
-//! with `oai` (`Answer` and the per-request `Archive` of `service`).
+//! `item` imports none of the modules above it. Two leaves serve the answering modules:
+//! [`http`] (the HTTP vocabulary) and [`archive`] (the per-request `Archive`). No module
+//! imports one that imports it back (`tests/structure.rs`).
 
 #![forbid(unsafe_code)]
 
 pub mod acklog;
 pub mod admin;
+pub mod archive;
 pub mod cgi;
 pub mod col_prefixes;
 pub mod config;
@@ -29,6 +30,7 @@ pub mod download;
 pub mod face;
 pub mod file_stamp;
 pub mod filelist;
+pub mod http;
 pub mod httpd;
 pub mod ibi;
 pub mod item;

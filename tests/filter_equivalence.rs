@@ -5,11 +5,12 @@
 //! language variant for a bare GetTranslation), ibi.nextedition when the last edition is
 //! asked, and urlkey when a url remains.
 
+use ibi_archive::archive::Archive;
 use ibi_archive::config::Config;
 use ibi_archive::ibi::Ibi;
 use ibi_archive::pairs;
 use ibi_archive::relation::{Relation, Step, VerbList};
-use ibi_archive::service::{Archive, UrlRequest};
+use ibi_archive::service::UrlRequest;
 
 const PREFIXES: [&str; 5] = ["contenttype", "ibi", "state", "timestamp", "url"];
 const IDENTITY: [&str; 4] = [

@@ -459,10 +459,10 @@ fn add_untimed_item(f: &Fixture, rep: &str, target: &str) {
 fn translations_in_process(
     f: &Fixture,
     y: &str,
-) -> (ibi_archive::service::Answer, ibi_archive::service::Work) {
+) -> (ibi_archive::http::Answer, ibi_archive::archive::Work) {
+    use ibi_archive::archive::Archive;
     use ibi_archive::config::Config;
     use ibi_archive::query::Query;
-    use ibi_archive::service::Archive;
     let archive = Archive::new(f.root(), Config::load(f.root()).unwrap());
     let q = format!(
         "servicesubject=urlRequest&parsedibiurl.ibi={y}&parsedibiurl.verblist=GetTranslation"

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use common::Fixture;
 use ibi_archive::config::Config;
-use ibi_archive::routes::{self, route, Reply, Route};
+use ibi_archive::http::Reply;
+use ibi_archive::routes::{self, route, Route};
 
 /// What a client at 127.0.0.1 gets for a GET of `path`: the status and, for a file, its
 /// bytes (for the service, the PATH_INFO it would get).

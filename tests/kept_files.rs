@@ -14,7 +14,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::Fixture;
-use ibi_archive::routes::{self, Headers, Kept, Reply, Target};
+use ibi_archive::http::{Headers, Reply};
+use ibi_archive::routes::{self, Kept, Target};
 
 const ITEM: &str = "col/iconet.com.br/banon/2009/09.09.22.01";
 const FILE: &str = "/col/iconet.com.br/banon/2009/09.09.22.01/doc/reference.bib";
@@ -69,7 +70,7 @@ fn later() -> i64 {
 /// GET `path` from `client`, through `kept` and afresh: the two answers must be the same.
 fn get(f: &Fixture, kept: &Kept, client: IpAddr, path: &str) -> Seen {
     let headers = Headers::default();
-    let req = routes::Request {
+    let req = ibi_archive::http::Request {
         method: "GET",
         query: b"",
         client: Some(client),
@@ -323,7 +324,7 @@ fn an_item_toml_just_written_is_not_kept() {
     let kept = Kept::default();
     f.write(&format!("{ITEM}/item.toml"), item_toml(&f).as_bytes());
     let headers = Headers::default();
-    let req = routes::Request {
+    let req = ibi_archive::http::Request {
         method: "GET",
         query: b"",
         client: Some(outside()),

@@ -29,9 +29,10 @@ use std::net::IpAddr;
 use ibi_archive::acklog;
 use ibi_archive::cgi::{self, CgiRequest};
 use ibi_archive::config::Config;
+use ibi_archive::http::{Headers, Reply};
 use ibi_archive::ibi::Rep;
 use ibi_archive::query::Query;
-use ibi_archive::routes::{self, Headers, Reply, Route};
+use ibi_archive::routes::{self, Route};
 use ibi_archive::urlkey::UrlKeys;
 use libfuzzer_sys::fuzz_target;
 

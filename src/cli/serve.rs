@@ -10,9 +10,10 @@ use std::time::Duration;
 use ibi_archive::acklog;
 use ibi_archive::admin::auto_inclusion::{self, Switch};
 use ibi_archive::config::{Acknowledgments, Config};
+use ibi_archive::http::{self, Reply};
 use ibi_archive::httpd::{self, Body, Limits, Response};
 use ibi_archive::ibi::Ibi;
-use ibi_archive::routes::{self, Reply, Target};
+use ibi_archive::routes::{self, Target};
 use lexopt::ValueExt;
 
 use super::{root_flag, CliError, CliResult};
@@ -277,7 +278,7 @@ fn listen_address(v: &str) -> Result<std::net::SocketAddr, CliError> {
 /// looks up (at most `MAX_ITEMS_PER_ANSWER`) and a few files.
 fn connections_for_descriptors() -> usize {
     let fds = ::ibi::process::raise_open_files(65_536).unwrap_or(1024) as usize;
-    let per_connection = ibi_archive::service::MAX_ITEMS_PER_ANSWER + 8;
+    let per_connection = ibi_archive::archive::MAX_ITEMS_PER_ANSWER + 8;
     (fds.saturating_sub(64) / per_connection).clamp(4, Limits::default().max_connections)
 }
 
@@ -351,11 +352,11 @@ fn some_items(root: &Path, n: usize) -> Vec<String> {
 /// The answer to one request: the same dispatch as under a web server (`routes`).
 fn answer(root: &Path, kept: &routes::Kept, req: &httpd::Request<'_>) -> Response {
     let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
-    let mut headers = routes::Headers::default();
+    let mut headers = http::Headers::default();
     for h in req.headers {
         headers.add(h.name, String::from_utf8_lossy(h.value).trim());
     }
-    let routed = routes::Request {
+    let routed = http::Request {
         form: req.form,
         method: req.method,
         query: query.as_bytes(),

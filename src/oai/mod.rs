@@ -45,9 +45,10 @@ mod token;
 
 use std::rc::Rc;
 
+use crate::archive::Archive;
+use crate::http::Answer;
 use crate::layout::Col;
 use crate::query::Query;
-use crate::service::{Answer, Archive};
 
 use document::Document;
 use provider::Provider;

@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use crate::archive::Archive;
 use crate::config::Config;
 use crate::ibi::{shown, Ibi, Rep};
 use crate::item::{Item, State};
@@ -12,7 +13,6 @@ use crate::oai::document::{datestamp, Document};
 use crate::oai::metadata::{known_schema, read_metadata, root_schema};
 use crate::oai::request::{base_url, error, Args, Failure, OaiError, Verb};
 use crate::oai_index::Index;
-use crate::service::Archive;
 
 pub(super) struct Provider<'a> {
     pub(super) archive: &'a Archive,
