@@ -326,19 +326,30 @@ fn count_access(var: BorrowedFd<'_>, item: &str, owner: Option<atomic::Owner>) {
 }
 
 /// How many accesses of the item whose rep is stored as `item` were counted (see
-/// [`count_access`]): zero when none was, or the count cannot be read.
+/// [`count_access`]): zero when none was, or the count cannot be read. Read as it is
+/// written: var/ opened as the writer opens it ([`var_owner::open_dir`]), [`COUNTS_DIR`]
+/// from it with `O_NOFOLLOW | O_DIRECTORY` (as `atomic::make_dir_at` opens it), the count
+/// a regular file in it, no link followed — a [`COUNTS_DIR`] that is a symbolic link is
+/// none, whatever it points to.
 pub fn access_count(var: &Path, item: &str) -> u64 {
     let Some(name) = count_name(item) else {
         return 0;
     };
-    rfs::statat(
-        rfs::CWD,
-        var.join(COUNTS_DIR).join(name),
-        AtFlags::SYMLINK_NOFOLLOW,
-    )
-    .ok()
-    .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
-    .map_or(0, |st| st.st_size as u64)
+    let Ok(var_dir) = var_owner::open_dir(var) else {
+        return 0;
+    };
+    let Ok(counts) = rfs::openat(
+        var_dir.as_fd(),
+        COUNTS_DIR,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return 0;
+    };
+    rfs::statat(counts.as_fd(), name.as_str(), AtFlags::SYMLINK_NOFOLLOW)
+        .ok()
+        .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+        .map_or(0, |st| st.st_size as u64)
 }
 
 /// The file every mark of an hour is a hard link to; no key has its name (a key is
@@ -738,6 +749,31 @@ mod tests {
                 .count(),
             1
         );
+    }
+
+    /// A var/accesses that is a symbolic link to a directory elsewhere (holding a count
+    /// of the item's name) is no count: none is read from there, and an acknowledgment
+    /// adds none there either.
+    #[test]
+    fn a_linked_counts_directory_is_read_as_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let var = dir.path().join("var");
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::create_dir_all(&var).unwrap();
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("a.b+c+2020+01.02.03.04"), b"...").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, var.join(COUNTS_DIR)).unwrap();
+        assert_eq!(access_count(&var, "a.b/c/2020/01.02.03.04"), 0);
+        record_once(&var, &rec(1000, "1-1"), 990, default()).unwrap();
+        assert_eq!(
+            std::fs::read(elsewhere.join("a.b+c+2020+01.02.03.04")).unwrap(),
+            b"..."
+        );
+        assert_eq!(access_count(&var, "a.b/c/2020/01.02.03.04"), 0);
+        // The same directory, not linked: read.
+        std::fs::remove_file(var.join(COUNTS_DIR)).unwrap();
+        std::fs::rename(&elsewhere, var.join(COUNTS_DIR)).unwrap();
+        assert_eq!(access_count(&var, "a.b/c/2020/01.02.03.04"), 3);
     }
 
     #[test]

@@ -490,7 +490,7 @@ fn check_baseurl(given: Option<String>, archiveaddress: &str) -> Result<String, 
         .unwrap_or_else(|| format!("http://{archiveaddress}"))
         .trim_end_matches('/')
         .to_string();
-    if !(baseurl.starts_with("http://") || baseurl.starts_with("https://"))
+    if !crate::escape::is_http_url(&baseurl)
         || baseurl.bytes().any(|b| !crate::escape::is_word_byte(b))
     {
         return Err(format!("baseurl {baseurl:?} is not an http(s) URL"));
@@ -528,12 +528,12 @@ fn check_name(table: &str, name: &str, v: Option<String>) -> Result<Option<Strin
     }
 }
 
-/// An http(s) URL a page may link to and a header may name as it is: printable ASCII, no
-/// space, quote, angle bracket, backslash, comma or semicolon (which would end it in a
-/// `Link` header or a Content-Security-Policy), at most 1,000 bytes.
+/// An http(s) URL (`escape::is_http_url`) a page may link to and a header may name as it
+/// is: printable ASCII, no space, quote, angle bracket, backslash, comma or semicolon
+/// (which would end it in a `Link` header or a Content-Security-Policy), at most 1,000
+/// bytes.
 fn is_plain_url(v: &str) -> bool {
-    (v.starts_with("https://") || v.starts_with("http://"))
-        && v.len() > "https://".len()
+    crate::escape::is_http_url(v)
         && v.len() <= 1000
         && v.bytes()
             .all(|b| b.is_ascii_graphic() && !b"\"<>\\,;'`{}|^".contains(&b))

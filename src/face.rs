@@ -6,7 +6,7 @@
 
 use crate::config::{Config, Contact, Logo};
 use crate::markup::escape_html;
-use ::ibi::escape::uri_reference;
+use ::ibi::escape::{is_http_url, uri_reference};
 use ::ibi::negotiate::PageLang;
 
 /// The pages' one style: readable on a phone, contrast above 7:1 for text and links.
@@ -47,26 +47,52 @@ pub fn repository_name(config: &Config) -> String {
 /// The URL of the logo: `[site] logo` as written when it is a URL; when it names a file,
 /// that file of the service item's doc/, whose rep is `service_rep` (`None`: the service
 /// item is not found, and no logo is shown).
+/// A file's logo is shown only when its URL can be a source of the page's
+/// Content-Security-Policy ([`csp_source`]): `baseurl` may hold what a policy cannot
+/// (`check` warns of it).
 pub fn logo_url(config: &Config, service_rep: Option<&str>) -> Option<String> {
     match config.site.logo.as_ref()? {
         Logo::Url(u) => Some(u.clone()),
         Logo::File(f) => {
             let mut url = config.baseurl.clone();
             crate::layout::push_doc_url_path(&mut url, service_rep?, f.as_bytes());
-            Some(url)
+            csp_source(&url).map(|_| url)
         }
     }
 }
 
+/// `url` as a source expression of a Content-Security-Policy (CSP 3, `host-source`):
+/// `http(s)://`, a host of letters, digits, `-` and `.` (a `*.` label, an IPv6 literal
+/// in brackets) with a port, then the path as a URI reference with `;`, `,` and `'`
+/// %-escaped too (a policy's separators and its quote; a path is matched once decoded,
+/// so the escaped form names the same file). `None` when the scheme or the host holds
+/// anything else (a `;` there would end the directive, and no escape is allowed there):
+/// that URL cannot be named.
+pub fn csp_source(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host_char = |c: char| c.is_ascii_alphanumeric() || "-.:[]".contains(c);
+    if authority.is_empty() || !authority.chars().all(host_char) {
+        return None;
+    }
+    let path = uri_reference(path)
+        .replace(';', "%3B")
+        .replace(',', "%2C")
+        .replace('\'', "%27");
+    Some(format!("{scheme}://{authority}{path}"))
+}
+
 /// The Content-Security-Policy of a page showing the logo at `logo`: no script, no
-/// external resource but that image, the one inline style.
+/// external resource but that image, the one inline style. A logo whose URL cannot be a
+/// source ([`csp_source`]) gets none (and `logo_url` gives no such file's URL).
 pub fn csp(logo: Option<&str>) -> String {
-    match logo {
-        // The URL holds no space, `;` or `,` (`config::check_site`), nor, escaped, a quote.
-        Some(l) => format!(
-            "default-src 'none'; style-src 'unsafe-inline'; img-src {}",
-            uri_reference(l)
-        ),
+    match logo.and_then(csp_source) {
+        Some(source) => {
+            format!("default-src 'none'; style-src 'unsafe-inline'; img-src {source}")
+        }
         None => "default-src 'none'; style-src 'unsafe-inline'".into(),
     }
 }
@@ -118,6 +144,38 @@ pub fn footer(config: &Config, lang: PageLang) -> String {
     }
     b.push_str("</div></footer>\n");
     b
+}
+
+/// The names of the Dublin Core elements (`::ibi::dc::DC_ELEMENTS`, in its order) in
+/// English and in Portuguese: the labels of the landing page's "About this item" and of
+/// the metadata page's table, one table for both.
+const DC_LABELS: [(&str, &str, &str); 15] = [
+    ("title", "Title", "Título"),
+    ("creator", "Creators", "Autoria"),
+    ("subject", "Subject", "Assunto"),
+    ("description", "Abstract", "Resumo"),
+    ("publisher", "Publisher", "Editora"),
+    ("contributor", "Contributors", "Colaboração"),
+    ("date", "Date", "Data"),
+    ("type", "Type", "Tipo"),
+    ("format", "Format", "Formato"),
+    ("identifier", "Identifier", "Identificador"),
+    ("source", "Source", "Fonte"),
+    ("language", "Language", "Idioma"),
+    ("relation", "Relation", "Relação"),
+    ("coverage", "Coverage", "Cobertura"),
+    ("rights", "Rights", "Direitos"),
+];
+
+/// The name of the Dublin Core element `element` in `lang`; `None` for no element.
+pub fn dc_label(element: &str, lang: PageLang) -> Option<&'static str> {
+    DC_LABELS
+        .iter()
+        .find(|(e, _, _)| *e == element)
+        .map(|&(_, en, pt)| match lang {
+            PageLang::En => en,
+            PageLang::Pt => pt,
+        })
 }
 
 /// The name of the licence at `url`: the Creative Commons licences and public-domain
@@ -179,9 +237,7 @@ pub fn license_name(url: &str) -> Option<String> {
 /// ([`license_name`]), another URL linked as itself, text as it is.
 pub fn rights_html(value: &str) -> String {
     let v = value.trim();
-    let is_url = (v.starts_with("http://") || v.starts_with("https://"))
-        && !v.contains(|c: char| c.is_whitespace());
-    if !is_url {
+    if !is_http_url(v) {
         return escape_html(v);
     }
     let href = escape_html(&uri_reference(v));
@@ -400,6 +456,19 @@ pub fn language_name(code: &str, lang: PageLang) -> String {
 mod tests {
     use super::*;
 
+    /// Every element named, in DC_ELEMENTS's order, in two languages, differently.
+    #[test]
+    fn every_dublin_core_element_has_a_label_in_both_languages() {
+        let elements: Vec<&str> = DC_LABELS.iter().map(|(e, _, _)| *e).collect();
+        assert_eq!(elements, ::ibi::dc::DC_ELEMENTS);
+        for (e, en, pt) in DC_LABELS {
+            assert!(!en.is_empty() && !pt.is_empty() && en != pt, "{e}");
+            assert_eq!(dc_label(e, PageLang::En), Some(en));
+            assert_eq!(dc_label(e, PageLang::Pt), Some(pt));
+        }
+        assert_eq!(dc_label("titel", PageLang::En), None);
+    }
+
     #[test]
     fn licences_by_name() {
         let cases = [
@@ -541,6 +610,47 @@ mod tests {
             footer(&u, PageLang::En),
             "<footer><div><span>IBI Archive a.example.org</span><span>Contact: <a href=\"https://example.org/contact?x=1&amp;y=2\">https://example.org/contact?x=1&amp;y=2</a></span></div></footer>\n"
         );
+    }
+
+    /// A `baseurl` holding what a policy cannot (`;`, `,`, `'` are word bytes): the path's
+    /// escaped, a host's leaves the logo out; never a policy the grammar cannot hold.
+    #[test]
+    fn a_logo_is_named_in_the_policy_only_as_a_source() {
+        let rep = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17";
+        let with = |baseurl: &str| {
+            let c = config(&format!(
+                "baseurl = \"{baseurl}\"\n[site]\nlogo = \"logo.png\"\n"
+            ));
+            let logo = logo_url(&c, Some(rep));
+            (logo.clone(), csp(logo.as_deref()))
+        };
+        assert_eq!(
+            with("http://a.example.org/x;y,z'w"),
+            (
+                Some(format!("http://a.example.org/x;y,z'w/col/{rep}/doc/logo.png")),
+                format!("default-src 'none'; style-src 'unsafe-inline'; img-src http://a.example.org/x%3By%2Cz%27w/col/{rep}/doc/logo.png")
+            )
+        );
+        for host in [
+            "http://a.example.org;img-src",
+            "http://u@a.example.org",
+            "http://a,b.org",
+        ] {
+            assert_eq!(
+                with(host),
+                (
+                    None,
+                    "default-src 'none'; style-src 'unsafe-inline'".to_string()
+                ),
+                "{host}"
+            );
+        }
+        assert_eq!(
+            csp_source("https://[::1]:8080/l.png").as_deref(),
+            Some("https://[::1]:8080/l.png")
+        );
+        assert_eq!(csp_source("ftp://a.org/l.png"), None);
+        assert_eq!(csp_source("https:///l.png"), None);
     }
 
     #[test]

@@ -29,9 +29,9 @@ use crate::layout::{self, DocEntry};
 use crate::markup::escape_html;
 use ::ibi::cite::{self, Work};
 use ::ibi::dc::{DublinCore, MAX_RECORD};
-use ::ibi::escape::uri_reference;
+use ::ibi::escape::{is_http_url, uri_reference};
 use ::ibi::negotiate::{
-    citation_options, negotiate, preferences, Given, LinksetFormat, PageLang, Wanted,
+    citation_options_of, negotiate, preferences, Given, LinksetFormat, PageLang, Wanted,
     OAI_DC_PROFILE,
 };
 use ::ibi::query::Query;
@@ -76,14 +76,16 @@ pub fn page(
     let mut answer = match &found.item {
         Some(item) => {
             let lang = PageLang::of(&preferences(headers.accept_language.as_deref()));
-            let landing = Landing::of(archive, item, client, lang, &mut log);
+            let landing = Landing::of(archive, item, client, lang, asked.wanted, &mut log);
             match asked.wanted {
-                Wanted::JsonLd => landing.json_ld_answer(),
-                Wanted::Citation(format) => landing.citation_answer(
-                    format,
-                    &citation_options(headers.accept.as_deref(), Some(query)),
-                    asked.by_query.then_some(query),
-                ),
+                Wanted::JsonLd => landing.json_ld_answer(asked.by_query),
+                Wanted::Citation(format) => {
+                    // A link's query names its style and locale; an `Accept` its own
+                    // (else the query's).
+                    let accept = headers.accept.as_deref().filter(|_| !asked.by_query);
+                    let options = citation_options_of(accept, Some(&asked.query));
+                    landing.citation_answer(format, &options, asked.by_query.then_some(query))
+                }
                 Wanted::Linkset(format) => landing.linkset_answer(format, asked.by_query),
                 Wanted::Default | Wanted::OaiDc => landing.html_answer(),
             }
@@ -98,35 +100,47 @@ pub fn page(
     answer
 }
 
-/// What a request of a landing page asks for, and whether its query asked it.
+/// What a request of a landing page asks for, whether its query asked it, and the query
+/// (decoded once: `format=`, `style=` and `locale=` are read from it).
 struct Asked {
     wanted: Wanted,
     by_query: bool,
+    query: Query,
 }
 
-/// What the query's `format=` asks (a link's way), else what `Accept` asks; a `format=`
-/// that names nothing known is answered 400, naming those there are.
+/// What the query's `format=` asks (a link's way), else what `Accept` asks. A query that
+/// does not decode (a bad `%` escape, a `format=` that is not UTF-8) is answered 400, as
+/// the service answers one; so is a `format=` that names nothing known, naming those
+/// there are.
 fn asked(headers: &Headers, query: &[u8]) -> Result<Asked, Box<Answer>> {
-    let format = Query::parse(query)
-        .ok()
-        .and_then(|q| q.get_str("format").ok().flatten().map(str::to_string));
+    let malformed = |e: ::ibi::query::QueryError| {
+        let text = format!("malformed query string: {e}\n");
+        Box::new(Answer {
+            log: vec![format!("landing page: malformed query string: {e}")],
+            ..Answer::text(400, text)
+        })
+    };
+    let decoded = Query::parse(query).map_err(malformed)?;
+    let format = decoded.get_str("format").map_err(malformed)?;
     let Some(format) = format else {
         return Ok(Asked {
             wanted: negotiate(headers.accept.as_deref(), Given::Html),
             by_query: false,
+            query: decoded,
         });
     };
-    match Wanted::from_query(query) {
+    match Wanted::by_query_name(format) {
         Some(wanted) => Ok(Asked {
             wanted,
             by_query: true,
+            query: decoded,
         }),
         None => {
             let known: Vec<&str> = Wanted::DESCRIPTIONS
                 .iter()
                 .filter_map(|w| w.query_name())
                 .collect();
-            let shown = crate::ibi::shown(&format);
+            let shown = crate::ibi::shown(format);
             Err(Box::new(Answer {
                 log: vec![format!("landing page: unknown format= {shown}")],
                 ..Answer::text(
@@ -171,6 +185,17 @@ fn linkset_links(landing: &str) -> [Link; 2] {
     })
 }
 
+/// What an answer of the page was chosen by, for its `Vary` (see [`Landing::headers`]).
+#[derive(Clone, Copy)]
+enum Vary {
+    /// Asked at a `?format=` URL: no header chose it.
+    Nothing,
+    /// Chosen by `Accept`.
+    Accept,
+    /// The HTML page: chosen by `Accept`, written in the language `Accept-Language` chose.
+    Page,
+}
+
 /// One file shown.
 struct FileRow {
     name: String,
@@ -201,6 +226,8 @@ enum Files {
     Withheld,
     /// A tombstone: no file is served.
     Removed,
+    /// Not looked at: the answer asked shows no file (a citation).
+    Unread,
 }
 
 /// Everything a landing page says of an item, worked out once for its HTML, its JSON-LD
@@ -227,26 +254,33 @@ struct Landing<'a> {
     /// The metadata item, when it is not in this Archive: its record cannot be read
     /// here, and a citation is asked of its landing page (see [`Landing::citation_answer`]).
     metadata_elsewhere: Option<Ibi>,
-    /// The accesses counted (`crate::acklog::access_count`).
+    /// The accesses counted (`crate::acklog::access_count`); read for the HTML page only.
     accesses: u64,
     /// The URL of the repository's logo (`face::logo_url`).
     logo: Option<String>,
 }
 
 impl<'a> Landing<'a> {
+    /// What the page says of `item`, as far as the representation `wanted` shows it: a
+    /// citation reads the metadata record and no file (a `303` to another Archive not even
+    /// that), the access count and the logo are the HTML page's alone.
     fn of(
         archive: &'a Archive,
         item: &'a Item,
         client: Option<IpAddr>,
         lang: PageLang,
+        wanted: Wanted,
         log: &mut Vec<String>,
     ) -> Landing<'a> {
         let config = archive.config();
+        let html = matches!(wanted, Wanted::Default | Wanted::OaiDc);
+        let citation = matches!(wanted, Wanted::Citation(_));
         let access = item.access(config, client);
         let (dc, formats, meta_private, metadata_elsewhere) = metadata(archive, item, client, log);
         let files = match access {
             Access::Deleted => Files::Removed,
             Access::Restricted => Files::Withheld,
+            Access::Granted if citation => Files::Unread,
             Access::Granted => list_files(config, item),
         };
         let live = item.state != State::Deleted;
@@ -269,12 +303,11 @@ impl<'a> Landing<'a> {
         };
         let license = dc
             .all("rights")
-            .find(|r| {
-                (r.starts_with("http://") || r.starts_with("https://"))
-                    && !r.contains(|c: char| c.is_whitespace() || "<>\"".contains(c))
-            })
+            .map(str::trim)
+            .find(|r| is_http_url(r))
             .map(str::to_string);
         let logo = match (&config.site.logo, &config.service) {
+            _ if !html => None,
             (None, _) => None,
             (Some(_), Ibi::Rep(r)) => face::logo_url(config, Some(r.as_str())),
             (Some(_), service) => {
@@ -307,7 +340,11 @@ impl<'a> Landing<'a> {
             license,
             landing: landing_url(config, item.rep.as_str()),
             metadata_elsewhere,
-            accesses: crate::acklog::access_count(&archive.var(), item.rep.as_str()),
+            accesses: if html {
+                crate::acklog::access_count(&archive.var(), item.rep.as_str())
+            } else {
+                0
+            },
             logo,
         }
     }
@@ -346,58 +383,68 @@ impl<'a> Landing<'a> {
             .unwrap_or_default()
     }
 
-    /// The Signposting links, in order: `cite-as`, `type`, `describedby`, `license`, then
-    /// `item` links, each after `cite-as` only while the whole `Link` header stays under
-    /// [`MAX_LINK_HEADER`] bytes (a long URL of the metadata item or of the licence is
-    /// left out; the page's text still links to it).
-    fn links(&self) -> Vec<Link> {
-        let mut candidates = Vec::new();
+    /// The item's Signposting links, each once, in order: `cite-as`, `type`,
+    /// `describedby`, `license`, `author`, then an `item` link to every file shown (none
+    /// when the files were not looked at). The one list both the `Link` header
+    /// ([`Landing::links`]) and the linkset ([`Landing::linkset`]) write.
+    fn signposts(&self) -> Vec<Link> {
+        let mut links = vec![Link::new(self.persistent.clone(), "cite-as", None)];
         for t in ["AboutPage", self.schema_type] {
-            candidates.push(Link {
-                url: format!("https://schema.org/{t}"),
-                rel: "type",
-                media_type: None,
-                profile: None,
-            });
+            links.push(Link::new(format!("https://schema.org/{t}"), "type", None));
         }
         for f in &self.formats {
-            candidates.push(Link {
-                url: f.url.clone(),
-                rel: "describedby",
-                media_type: Some(f.media_type),
+            links.push(Link {
                 profile: f.profile,
+                ..Link::new(f.url.clone(), "describedby", Some(f.media_type))
             });
         }
         if let Some(l) = &self.license {
-            candidates.push(Link::new(l.clone(), "license", None));
+            links.push(Link::new(l.clone(), "license", None));
         }
         // An author is a link only when the record gives a URL for it (an ORCID, a
         // page): a name is no target.
         for creator in self.dc.all("creator").map(str::trim) {
             if is_http_url(creator) {
-                candidates.push(Link::new(creator.to_string(), "author", None));
+                links.push(Link::new(creator.to_string(), "author", None));
             }
         }
-        if let Files::Listed { rows, .. } = &self.files {
-            for r in rows.iter().take(MAX_ITEM_LINKS) {
-                candidates.push(Link {
-                    url: r.url.clone(),
-                    rel: "item",
-                    media_type: Some(r.media_type),
-                    profile: None,
-                });
-            }
+        for r in self.rows() {
+            links.push(Link::new(r.url.clone(), "item", Some(r.media_type)));
         }
-        let cite_as = Link::new(self.persistent.clone(), "cite-as", None);
-        // The header joins its links with `, `.
-        let mut links = vec![cite_as];
+        links
+    }
+
+    /// The files shown (none when they are withheld, removed or not looked at).
+    fn rows(&self) -> &[FileRow] {
+        match &self.files {
+            Files::Listed { rows, .. } => rows,
+            _ => &[],
+        }
+    }
+
+    /// The links of the `Link` header and of the page's `<link>` elements: the
+    /// [`Landing::signposts`], the two `linkset` links after `cite-as`, at most
+    /// [`MAX_ITEM_LINKS`] `item` links, and each link after `cite-as` only while the whole
+    /// header stays under [`MAX_LINK_HEADER`] bytes (a long URL of the metadata item or of
+    /// the licence is left out; the page's text still links to it, the linkset holds it).
+    fn links(&self) -> Vec<Link> {
+        let mut signposts = self.signposts().into_iter();
+        let mut links: Vec<Link> = signposts.next().into_iter().collect();
         links.extend(linkset_links(&self.landing));
+        // The header joins its links with `, `.
         let mut length = links
             .iter()
             .map(|l| l.header_value().len() + 2)
             .sum::<usize>()
             - 2;
-        for link in candidates {
+        let mut items = 0;
+        for link in signposts {
+            if link.rel == "item" {
+                if items == MAX_ITEM_LINKS {
+                    break;
+                }
+                items += 1;
+            }
             let more = link.header_value().len() + 2;
             if length + more <= MAX_LINK_HEADER {
                 length += more;
@@ -439,21 +486,30 @@ impl<'a> Landing<'a> {
         b
     }
 
-    /// The headers every answer of the page carries.
-    fn headers(&self) -> Vec<(String, String)> {
+    /// The headers of an answer of the page: its links, what it was chosen by (`vary`:
+    /// `Accept` when the header chose it, `Accept-Language` too for the HTML page, whose
+    /// text is in the reader's language; nothing for an answer at a `?format=` URL,
+    /// which no header changes), and `Content-Language` on the HTML page alone (the
+    /// JSON-LD, the citations and the linksets say the same whatever the reader's
+    /// language).
+    fn headers(&self, vary: Vary) -> Vec<(String, String)> {
         let links: Vec<String> = self.links().iter().map(Link::header_value).collect();
-        let mut h: Vec<(String, String)> = vec![
-            ("Link".into(), links.join(", ")),
-            ("Vary".into(), "Accept, Accept-Language".into()),
-            ("Content-Language".into(), self.lang.code().into()),
-            (
-                "Content-Security-Policy".into(),
-                face::csp(self.logo.as_deref()),
-            ),
-            ("X-Content-Type-Options".into(), "nosniff".into()),
-        ];
+        let mut h: Vec<(String, String)> = vec![("Link".into(), links.join(", "))];
+        match vary {
+            Vary::Nothing => {}
+            Vary::Accept => h.push(("Vary".into(), "Accept".into())),
+            Vary::Page => {
+                h.push(("Vary".into(), "Accept, Accept-Language".into()));
+                h.push(("Content-Language".into(), self.lang.code().into()));
+            }
+        }
+        h.push((
+            "Content-Security-Policy".into(),
+            face::csp(self.logo.as_deref()),
+        ));
+        h.push(("X-Content-Type-Options".into(), "nosniff".into()));
         if self.private {
-            // `Vary: *` (which says more than the two fields) in place of the list.
+            // `Vary: *` (which says more than the fields) in place of the list.
             h.retain(|(n, _)| n != "Vary");
             h.extend(crate::http::PRIVATE.map(|(n, v)| (n.to_string(), v.to_string())));
         }
@@ -482,14 +538,23 @@ impl<'a> Landing<'a> {
     /// item is in another Archive has no record here: it is answered `303 See Other` to
     /// that item's persistent URL (with the query that asked, `query`), which the resolver
     /// takes to its landing page, where the record is and the same `Accept` is answered.
-    /// A style or a locale not known: 406, naming those there are.
+    /// A style or a locale not known: 406 when `Accept` named it, 400 when the link's
+    /// query did (a bad parameter of the URL), naming those there are. Asked by a link
+    /// (`query`), a tombstone's citation is answered 200: a browser fails a download
+    /// answered 410, and the citation is there (as the linkset at its own URL); asked by
+    /// `Accept`, with the page's status.
     fn citation_answer(
         &self,
         format: cite::Format,
         options: &cite::Options,
         query: Option<&[u8]>,
     ) -> Answer {
-        let mut headers = self.headers();
+        let by_query = query.is_some();
+        let mut headers = self.headers(if by_query {
+            Vary::Nothing
+        } else {
+            Vary::Accept
+        });
         if let Some(meta) = &self.metadata_elsewhere {
             let mut location = self.config.persistent_url(meta.as_str());
             if let Some(q) = query {
@@ -510,7 +575,7 @@ impl<'a> Landing<'a> {
                 return Answer {
                     headers,
                     log: vec![format!("landing page: {unknown}")],
-                    ..Answer::text(406, format!("{unknown}\n"))
+                    ..Answer::text(if by_query { 400 } else { 406 }, format!("{unknown}\n"))
                 }
             }
         };
@@ -535,7 +600,7 @@ impl<'a> Landing<'a> {
         Answer {
             content_type: citation_content_type(format),
             headers,
-            ..Answer::text(self.status, text)
+            ..Answer::text(if by_query { 200 } else { self.status }, text)
         }
     }
 
@@ -546,7 +611,11 @@ impl<'a> Landing<'a> {
     fn linkset_answer(&self, format: LinksetFormat, by_query: bool) -> Answer {
         Answer {
             content_type: format.media_type(),
-            headers: self.headers(),
+            headers: self.headers(if by_query {
+                Vary::Nothing
+            } else {
+                Vary::Accept
+            }),
             ..Answer::text(
                 if by_query { 200 } else { self.status },
                 self.linkset(format),
@@ -554,38 +623,13 @@ impl<'a> Landing<'a> {
         }
     }
 
-    /// The linkset: the landing page's links, none left out for the length of a header
-    /// (the `item` links to every file shown), its anchor the page; then each file shown,
-    /// anchored at itself, with its `collection` (the page) and `cite-as` (the item), as
-    /// its own `Link` header gives them.
+    /// The linkset: the landing page's links ([`Landing::signposts`], none left out for
+    /// the length of a header: the `item` links to every file shown), its anchor the page;
+    /// then each file shown, anchored at itself, with its `collection` (the page) and
+    /// `cite-as` (the item), as its own `Link` header gives them.
     fn linkset(&self, format: LinksetFormat) -> String {
-        let mut own = vec![Link::new(self.persistent.clone(), "cite-as", None)];
-        for t in ["AboutPage", self.schema_type] {
-            own.push(Link::new(format!("https://schema.org/{t}"), "type", None));
-        }
-        for f in &self.formats {
-            own.push(Link {
-                profile: f.profile,
-                ..Link::new(f.url.clone(), "describedby", Some(f.media_type))
-            });
-        }
-        if let Some(l) = &self.license {
-            own.push(Link::new(l.clone(), "license", None));
-        }
-        for creator in self.dc.all("creator").map(str::trim) {
-            if is_http_url(creator) {
-                own.push(Link::new(creator.to_string(), "author", None));
-            }
-        }
-        let rows: &[FileRow] = match &self.files {
-            Files::Listed { rows, .. } => rows,
-            _ => &[],
-        };
-        for r in rows {
-            own.push(Link::new(r.url.clone(), "item", Some(r.media_type)));
-        }
-        let mut sets: Vec<(String, Vec<Link>)> = vec![(self.landing.clone(), own)];
-        for r in rows {
+        let mut sets: Vec<(String, Vec<Link>)> = vec![(self.landing.clone(), self.signposts())];
+        for r in self.rows() {
             sets.push((
                 r.url.clone(),
                 vec![
@@ -600,12 +644,18 @@ impl<'a> Landing<'a> {
         }
     }
 
-    fn json_ld_answer(&self) -> Answer {
+    /// The JSON-LD alone, with the page's status: its text is the record's and the
+    /// Archive's, in no language of the reader's.
+    fn json_ld_answer(&self, by_query: bool) -> Answer {
         let mut body = self.json_ld();
         body.push('\n');
         Answer {
             content_type: "application/ld+json",
-            headers: self.headers(),
+            headers: self.headers(if by_query {
+                Vary::Nothing
+            } else {
+                Vary::Accept
+            }),
             ..Answer::text(self.status, body)
         }
     }
@@ -613,7 +663,7 @@ impl<'a> Landing<'a> {
     fn html_answer(&self) -> Answer {
         Answer {
             content_type: HTML,
-            headers: self.headers(),
+            headers: self.headers(Vary::Page),
             ..Answer::text(self.status, self.html())
         }
     }
@@ -722,9 +772,10 @@ impl<'a> Landing<'a> {
         ));
         b.push_str(&self.export_html());
         // What it is.
+        let label = |element: &str| face::dc_label(element, self.lang).unwrap_or_default();
         let abstracts: Vec<String> = self.dc.all("description").map(e).collect();
         if !abstracts.is_empty() {
-            b.push_str(&format!("<h2>{}</h2>\n", t.abstract_));
+            b.push_str(&format!("<h2>{}</h2>\n", label("description")));
             for a in abstracts {
                 b.push_str(&format!("<p class=\"abstract\">{a}</p>\n"));
             }
@@ -734,26 +785,26 @@ impl<'a> Landing<'a> {
             b.push_str(&format!("<dt>{term}</dt><dd>{value}</dd>\n"));
         };
         if let Some(title) = self.title() {
-            row(t.title, e(title));
+            row(label("title"), e(title));
         }
         let creators: Vec<String> = self.dc.all("creator").map(e).collect();
         if !creators.is_empty() {
-            row(t.creators, creators.join("; "));
+            row(label("creator"), creators.join("; "));
         }
         if let Some(d) = self.dc.first("date") {
-            row(t.date, e(d));
+            row(label("date"), e(d));
         }
         let types: Vec<String> = self.dc.all("type").map(e).collect();
         if !types.is_empty() {
-            row(t.type_, types.join("; "));
+            row(label("type"), types.join("; "));
         }
         let publishers: Vec<String> = self.dc.all("publisher").map(e).collect();
         if !publishers.is_empty() {
-            row(t.publisher, publishers.join("; "));
+            row(label("publisher"), publishers.join("; "));
         }
         if let Some(l) = self.language() {
             row(
-                t.language,
+                label("language"),
                 format!(
                     "<span title=\"{code}\">{}</span>",
                     e(&face::language_name(&l, self.lang)),
@@ -763,7 +814,7 @@ impl<'a> Landing<'a> {
         }
         let rights: Vec<String> = self.dc.all("rights").map(face::rights_html).collect();
         if !rights.is_empty() {
-            row(t.rights, rights.join("<br>"));
+            row(label("rights"), rights.join("<br>"));
         }
         row(t.identifier, e(&self.ibi));
         if let Some(ts) = self.item.timestamp {
@@ -785,7 +836,7 @@ impl<'a> Landing<'a> {
         b.push_str("</dl>\n");
         // Its files.
         match &self.files {
-            Files::Removed => {}
+            Files::Removed | Files::Unread => {}
             Files::Withheld => {
                 b.push_str(&format!("<h2>{}</h2>\n<p>{}</p>\n", t.files, t.withheld))
             }
@@ -872,8 +923,12 @@ impl<'a> Landing<'a> {
 }
 
 /// The metadata item's Dublin Core record and formats, when there is one this client may
-/// have: the item's `metadata`, or the item itself when it is a metadata item; and
-/// whether that depended on the client's network (a restricted metadata item).
+/// have: the item's `metadata`, or the item itself when it is a metadata item; whether
+/// that depended on the client's network (a restricted metadata item); and the metadata
+/// item when it is another Archive's. A metadata item not found here is another
+/// Archive's unless it is this one's own ([`is_own`]): then the reference dangles (a
+/// line in the log says so), and the page goes on without a record — a citation of the
+/// item itself, never a redirect to a persistent URL that would lead back here.
 fn metadata(
     archive: &Archive,
     item: &Item,
@@ -889,6 +944,14 @@ fn metadata(
                 Some(m) => {
                     found = m;
                     &found
+                }
+                None if is_own(archive, ibi) => {
+                    log.push(format!(
+                        "{}: metadata item {} is this Archive's, and not found here",
+                        item.dir.display(),
+                        crate::ibi::shown(ibi.as_str())
+                    ));
+                    return Default::default();
                 }
                 None => return (DublinCore::default(), Vec::new(), false, Some(ibi.clone())),
             }
@@ -929,6 +992,34 @@ fn metadata(
     (dc, formats, private, None)
 }
 
+/// Whether the item `ibi`, not found in this Archive, is this Archive's own all the same:
+/// col/ cannot be opened (nothing can be said to be elsewhere), or col/ has a directory
+/// for it that does not load ([`crate::store::Store::has_item_directory`]), or it bears a
+/// prefix this Archive mints (`[minting]`: the rep prefix of its host and port, the IBIp
+/// prefix of its address and port).
+fn is_own(archive: &Archive, ibi: &Ibi) -> bool {
+    let store = archive.store();
+    if store.unavailable() {
+        return true;
+    }
+    let minting = archive.config().minting().ok().flatten();
+    match ibi {
+        Ibi::Rep(rep) => {
+            store.has_item_directory(rep)
+                || minting.is_some_and(|m| {
+                    ::ibi::mint::rep_prefix(&m.host, m.port).is_ok_and(|p| {
+                        p.split_once('/').is_some_and(|(sub, wp)| {
+                            sub.eq_ignore_ascii_case(rep.subdomain()) && rep.has_word_port(wp)
+                        })
+                    })
+                })
+        }
+        Ibi::Ibip(ibip) => minting.is_some_and(|m| {
+            m.ip.is_some_and(|ip| ::ibi::mint::ibip_prefix(ip, m.ibip_port) == ibip.prefix())
+        }),
+    }
+}
+
 /// The Content-Type of a citation: its media type, UTF-8.
 fn citation_content_type(format: cite::Format) -> &'static str {
     match format {
@@ -940,23 +1031,25 @@ fn citation_content_type(format: cite::Format) -> &'static str {
 }
 
 /// A linkset as `application/linkset+json` (RFC 9264 §4.2): `{"linkset": [{"anchor":
-/// …, "<rel>": [{"href": …, "type": …}], …}, …]}`, the relations of each context (and
-/// the members of a target) in alphabetical order, each relation's targets in the
-/// order of the page's links.
+/// …, "<rel>": [{"href": …, "type": …, "profile": […]}], …}, …]}`, the relations of
+/// each context (and the members of a target) in alphabetical order, each relation's
+/// targets in the order of the page's links. The URLs as the page writes them
+/// ([`Link::href`]: a JSON string needs no escape of `,` or `;`); `profile`, a target
+/// attribute RFC 8288 does not define, an array (§4.2.4.3).
 fn linkset_json(sets: &[(String, Vec<Link>)]) -> String {
     let contexts: Vec<serde_json::Value> = sets
         .iter()
         .map(|(anchor, links)| {
             let mut object = serde_json::Map::new();
-            object.insert("anchor".into(), link_target(anchor).into());
+            object.insert("anchor".into(), uri_reference(anchor).into());
             for link in links {
                 let mut target = serde_json::Map::new();
-                target.insert("href".into(), link.target().into());
+                target.insert("href".into(), link.href().into());
                 if let Some(t) = link.media_type {
                     target.insert("type".into(), t.into());
                 }
                 if let Some(p) = link.profile {
-                    target.insert("profile".into(), p.into());
+                    target.insert("profile".into(), serde_json::json!([p]));
                 }
                 let targets = object
                     .entry(link.rel)
@@ -975,32 +1068,23 @@ fn linkset_json(sets: &[(String, Vec<Link>)]) -> String {
 }
 
 /// A linkset as `application/linkset` (RFC 9264 §4.1): the links as a `Link` header
-/// writes them, each with its `anchor`, one a line, separated by commas.
+/// writes them (the target in `<…>` with `,` and `;` escaped, [`Link::target`]), each
+/// with its `anchor`, one a line, separated by commas. The anchor, a quoted string, as
+/// the page writes the URL ([`uri_reference`] leaves no `"` or `\` in it): inside quotes
+/// a comma or a semicolon splits nothing, and a reader matching the anchor to the URL it
+/// was given finds it.
 fn linkset_link_format(sets: &[(String, Vec<Link>)]) -> String {
     let lines: Vec<String> = sets
         .iter()
         .flat_map(|(anchor, links)| {
             links
                 .iter()
-                .map(move |l| format!("{}; anchor=\"{}\"", l.header_value(), link_target(anchor)))
+                .map(move |l| format!("{}; anchor=\"{}\"", l.header_value(), uri_reference(anchor)))
         })
         .collect();
     let mut out = lines.join(",\n");
     out.push('\n');
     out
-}
-
-/// A URL as a link's target ([`Link::target`]).
-fn link_target(url: &str) -> String {
-    Link::new(url.to_string(), "", None).target()
-}
-
-/// Whether `v` is an http(s) URL a link may name as it is (nothing a link could not
-/// hold once escaped: no white space).
-fn is_http_url(v: &str) -> bool {
-    (v.starts_with("http://") || v.starts_with("https://"))
-        && v.len() > "https://".len()
-        && !v.contains(|c: char| c.is_whitespace() || c.is_control())
 }
 
 /// The Dublin Core record `file` of the metadata item `meta`, opened as it is served
@@ -1100,14 +1184,17 @@ impl Link {
         }
     }
 
-    /// The target as a `Link` header and a linkset write it: a URI reference, with `,`
-    /// and `;` %-escaped too (RFC 8288 allows them inside `<…>`, but a parser that splits
-    /// the field at commas or semicolons before it reads the brackets would cut the URL
-    /// there; the escaped form names the same file).
-    fn target(&self) -> String {
+    /// The target as the page, its JSON-LD and a JSON linkset write it: a URI reference.
+    fn href(&self) -> String {
         uri_reference(&self.url)
-            .replace(',', "%2C")
-            .replace(';', "%3B")
+    }
+
+    /// The target as a `Link` header and an `application/linkset` write it: [`Link::href`]
+    /// with `,` and `;` %-escaped too (RFC 8288 allows them inside `<…>`, but a parser
+    /// that splits the field at commas or semicolons before it reads the brackets would
+    /// cut the URL there; the escaped form names the same file). Only there.
+    fn target(&self) -> String {
+        self.href().replace(',', "%2C").replace(';', "%3B")
     }
 
     /// As a `Link` header value (RFC 8288), every parameter quoted.
@@ -1294,14 +1381,7 @@ struct Texts {
     how_to_cite: &'static str,
     persistent_url: &'static str,
     about: &'static str,
-    title: &'static str,
-    creators: &'static str,
-    date: &'static str,
-    language: &'static str,
-    rights: &'static str,
-    abstract_: &'static str,
     cite_as: &'static str,
-    publisher: &'static str,
     accesses: &'static str,
     last_edition: &'static str,
     identifier: &'static str,
@@ -1337,14 +1417,7 @@ const EN: Texts = Texts {
     how_to_cite: "How to cite",
     persistent_url: "Persistent URL",
     about: "About this item",
-    title: "Title",
-    creators: "Creators",
-    date: "Date",
-    language: "Language",
-    rights: "Rights",
-    abstract_: "Abstract",
     cite_as: "Cite as",
-    publisher: "Publisher",
     accesses: "Accesses",
     last_edition: "Latest edition",
     identifier: "Identifier (IBI)",
@@ -1373,14 +1446,7 @@ const PT: Texts = Texts {
     how_to_cite: "Como citar",
     persistent_url: "URL persistente",
     about: "Sobre este item",
-    title: "Título",
-    creators: "Autoria",
-    date: "Data",
-    language: "Idioma",
-    rights: "Direitos",
-    abstract_: "Resumo",
     cite_as: "Citar como",
-    publisher: "Editora",
     accesses: "Acessos",
     last_edition: "Edição mais recente",
     identifier: "Identificador (IBI)",
@@ -1514,6 +1580,9 @@ mod tests {
         ]
     }
 
+    /// RFC 9264 §4.2: the anchors and the targets as the page writes them (a `,` in a
+    /// file's name as it is: a JSON string holds it), `profile` (an attribute RFC 8288 does
+    /// not define, §4.2.4.3) an array of its value.
     #[test]
     fn a_linkset_as_json() {
         assert_eq!(
@@ -1530,13 +1599,15 @@ mod tests {
       "describedby": [
         {
           "href": "http://a.org/m.xml",
-          "profile": "http://www.openarchives.org/OAI/2.0/oai_dc/",
+          "profile": [
+            "http://www.openarchives.org/OAI/2.0/oai_dc/"
+          ],
           "type": "application/xml"
         }
       ],
       "item": [
         {
-          "href": "http://a.org/f%2C1.txt",
+          "href": "http://a.org/f,1.txt",
           "type": "text/plain"
         },
         {
@@ -1546,7 +1617,7 @@ mod tests {
       ]
     },
     {
-      "anchor": "http://a.org/f%2C1.txt",
+      "anchor": "http://a.org/f,1.txt",
       "collection": [
         {
           "href": "http://a.org/s/filelist/x",
@@ -1560,6 +1631,9 @@ mod tests {
         );
     }
 
+    /// RFC 9264 §4.1: each link as a `Link` header writes it, its target's `,` escaped
+    /// (a parser may split at it before it reads the brackets), its anchor a quoted
+    /// string, the URL as the page writes it.
     #[test]
     fn a_linkset_in_link_format() {
         assert_eq!(
@@ -1568,16 +1642,94 @@ mod tests {
              <http://a.org/m.xml>; rel=\"describedby\"; type=\"application/xml\"; profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\"; anchor=\"http://a.org/s/filelist/x\",\n\
              <http://a.org/f%2C1.txt>; rel=\"item\"; type=\"text/plain\"; anchor=\"http://a.org/s/filelist/x\",\n\
              <http://a.org/f2.txt>; rel=\"item\"; type=\"text/plain\"; anchor=\"http://a.org/s/filelist/x\",\n\
-             <http://a.org/s/filelist/x>; rel=\"collection\"; type=\"text/html\"; anchor=\"http://a.org/f%2C1.txt\"\n"
+             <http://a.org/s/filelist/x>; rel=\"collection\"; type=\"text/html\"; anchor=\"http://a.org/f,1.txt\"\n"
         );
     }
 
+    impl Texts {
+        /// Every text by its name. The pattern names every field: a text added to
+        /// [`Texts`] and not here does not compile.
+        fn all(&self) -> Vec<(&'static str, &'static str)> {
+            let Texts {
+                item_named,
+                removed,
+                how_to_cite,
+                persistent_url,
+                about,
+                cite_as,
+                accesses,
+                last_edition,
+                identifier,
+                updated,
+                removed_on,
+                reason,
+                files,
+                name,
+                size,
+                type_,
+                no_files,
+                withheld,
+                more,
+                more_unknown,
+                related,
+                next_edition,
+                translation,
+                metadata,
+                oai_dc,
+                free_form,
+            } = *self;
+            vec![
+                ("item_named", item_named),
+                ("removed", removed),
+                ("how_to_cite", how_to_cite),
+                ("persistent_url", persistent_url),
+                ("about", about),
+                ("cite_as", cite_as),
+                ("accesses", accesses),
+                ("last_edition", last_edition),
+                ("identifier", identifier),
+                ("updated", updated),
+                ("removed_on", removed_on),
+                ("reason", reason),
+                ("files", files),
+                ("name", name),
+                ("size", size),
+                ("type_", type_),
+                ("no_files", no_files),
+                ("withheld", withheld),
+                ("more", more),
+                ("more_unknown", more_unknown),
+                ("related", related),
+                ("next_edition", next_edition),
+                ("translation", translation),
+                ("metadata", metadata),
+                ("oai_dc", oai_dc),
+                ("free_form", free_form),
+            ]
+        }
+    }
+
+    /// Every text is there in both languages: not empty, with as many `{}` as the
+    /// English (one where a value goes, none elsewhere), nothing HTML would read as
+    /// markup (they are written as they are), and a translation, not a copy — but the
+    /// words both languages share ("Item").
     #[test]
     fn every_text_in_both_languages() {
-        for t in [&EN, &PT] {
-            for text in [t.item_named, t.more, t.more_unknown] {
-                assert!(text.contains("{}"), "{text}");
+        let (en, pt) = (EN.all(), PT.all());
+        let with_value = ["item_named", "more", "more_unknown"];
+        let same_in_both = ["item_named"];
+        for ((name, en), (_, pt)) in en.into_iter().zip(pt) {
+            let holes = usize::from(with_value.contains(&name));
+            for text in [en, pt] {
+                assert!(!text.trim().is_empty(), "{name}");
+                assert_eq!(text.matches("{}").count(), holes, "{name}: {text}");
+                assert!(!text.contains(['<', '>', '&', '"']), "{name}: {text}");
             }
+            assert_eq!(
+                en == pt,
+                same_in_both.contains(&name),
+                "{name}: {en} / {pt}"
+            );
         }
     }
 }

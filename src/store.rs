@@ -166,6 +166,39 @@ impl Store {
         self.unavailable.get()
     }
 
+    /// Whether col/ has a directory for the item `rep`, under any spelling a lookup tries
+    /// ([`Store::find`]), whether or not it loads: a lookup that found nothing there found
+    /// an item that should be here (an item.toml that does not load, a link refused), not
+    /// one of another Archive. Asked only after a lookup failed: the names of col/ it reads
+    /// are those the lookup read.
+    pub fn has_item_directory(&self, rep: &Rep) -> bool {
+        let mut log = LogLines::default();
+        let Some(col) = self.col(&mut log) else {
+            return false;
+        };
+        if col.has(rep.as_str()) {
+            return true;
+        }
+        for entry in self.subdomains(&mut log) {
+            if !entry.0.eq_ignore_ascii_case(rep.subdomain()) {
+                continue;
+            }
+            for wp in self.prefixes_in(entry, &mut log) {
+                if rep.has_word_port(wp)
+                    && col.has(&format!(
+                        "{}/{wp}/{}/{}",
+                        entry.0,
+                        rep.year(),
+                        rep.day_time()
+                    ))
+                {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
     /// The item with this IBI, if this Archive holds one that loads, and what went
     /// wrong while looking. (Inlined: the lookup is then built where its caller takes it
     /// apart, not copied, an item being some hundreds of bytes.)

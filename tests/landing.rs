@@ -342,7 +342,9 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
             "{accept}"
         );
         assert_eq!(r.header("link"), Some(want_links.as_str()));
-        assert_eq!(vary(&r), ["Accept", "Accept-Language"]);
+        // Chosen by Accept; the same in every language, so no Content-Language.
+        assert_eq!(vary(&r), ["Accept"]);
+        assert_eq!(r.header("content-language"), None);
     }
     assert_eq!(embedded_json_ld(&text) + "\n", want_json);
     // Expanded by a JSON-LD processor: the schema.org terms by their IRIs.

@@ -27,6 +27,15 @@ const FOREIGN: &str = "example.org/readers/2021/03.04.05.08";
 const FOREIGN_META: &str = "example.org/readers/2021/03.04.05.09";
 /// The sample's tombstone (no metadata item).
 const TOMBSTONE: &str = "sid.inpe.br/mtc-m19/2013/02.10.11.12";
+/// A file of [`WORK`] whose name holds what a `Link` header's strict parsers split at.
+const ODD_FILE: &str = "a,b;c.txt";
+/// An item whose metadata item bears a prefix the Archive mints (`[minting]` of the
+/// sample: archive.example.org) and is not there: a dangling reference of its own.
+const DANGLING: &str = "example.org/readers/2021/03.04.05.10";
+const DANGLING_META: &str = "example.org/archive/2021/01.01.00.00";
+/// An item whose metadata item's directory is there, its item.toml not loading.
+const BROKEN: &str = "example.org/readers/2021/03.04.05.11";
+const BROKEN_META: &str = "example.org/readers/2021/03.04.05.12";
 
 const TITLE: &str = "Análise de \"dados\" & {chaves}: O'Brien's notes";
 /// [`TITLE`] as a BibTeX value holds it, worked out by hand.
@@ -150,7 +159,10 @@ fn work_items(root: &Path) {
         root,
         WORK,
         &format!("state = \"Original\"\ntarget = \"paper.txt\"\nmetadata = \"{WORK_META}\"\n"),
-        &[("paper.txt", "The paper.\n")],
+        &[
+            ("paper.txt", "The paper.\n"),
+            (ODD_FILE, "A name of its own.\n"),
+        ],
     );
     item(
         root,
@@ -195,10 +207,17 @@ fn read_the_work(python: &Path, base: &str, log: &dyn Fn() -> String) {
     let page = landing(base, WORK);
     let work_file = WORK.replace('/', "_");
 
-    // BibTeX by Accept: every character back, the persistent URL cited.
-    let r = get(&page, &[("Accept", "application/x-bibtex")]);
-    let vary = r.header("vary").unwrap_or_default().to_string();
-    assert!(vary.split(',').any(|v| v.trim() == "Accept"), "{vary}");
+    // BibTeX by Accept: every character back, the persistent URL cited. Chosen by
+    // Accept, in no language of the reader's.
+    let r = get(
+        &page,
+        &[
+            ("Accept", "application/x-bibtex"),
+            ("Accept-Language", "pt-BR"),
+        ],
+    );
+    assert_eq!(r.header("vary"), Some("Accept"), "{}", log());
+    assert_eq!(r.header("content-language"), None);
     assert!(
         r.header("link").unwrap().contains(&format!(
             "<{page}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\""
@@ -213,9 +232,14 @@ fn read_the_work(python: &Path, base: &str, log: &dyn Fn() -> String) {
     assert_eq!(entry["url"], work_url.as_str());
     assert_eq!(entry["year"], "2021");
     assert_eq!(entry["institution"], "INPE \\& Co");
-    // The same by the page's link.
-    let by_link = get(&format!("{page}?format=bibtex"), &[]);
+    // The same by the page's link, which no header changes.
+    let by_link = get(
+        &format!("{page}?format=bibtex"),
+        &[("Accept-Language", "pt-BR")],
+    );
     assert_eq!(by_link.body, r.body);
+    assert_eq!(by_link.header("vary"), None);
+    assert_eq!(by_link.header("content-language"), None);
 
     // RIS by the page's link.
     let r = get(&format!("{page}?format=ris"), &[]);
@@ -264,18 +288,40 @@ fn read_the_work(python: &Path, base: &str, log: &dyn Fn() -> String) {
         &[],
     );
     assert_eq!(by_link.body, r.body);
+    // By a link, an unknown style is a bad parameter of its URL (400); asked by
+    // Accept, what is asked cannot be given (406).
+    let styles = "no such citation style: \"nonesuch\" (one of: apa, chicago-author-date, ieee, modern-language-association, harvard-cite-them-right, vancouver, associacao-brasileira-de-normas-tecnicas)\n";
     let r = get(&format!("{page}?format=bibliography&style=nonesuch"), &[]);
-    assert_eq!(r.status, 406);
-    assert_eq!(
-        r.text(),
-        "no such citation style: \"nonesuch\" (one of: apa, chicago-author-date, ieee, modern-language-association, harvard-cite-them-right, vancouver, associacao-brasileira-de-normas-tecnicas)\n"
+    assert_eq!((r.status, r.text()), (400, styles.to_string()));
+    let r = get(&page, &[("Accept", "text/x-bibliography; style=nonesuch")]);
+    assert_eq!((r.status, r.text()), (406, styles.to_string()));
+    let r = get(
+        &format!("{page}?format=bibliography&locale=xx-nonesuch"),
+        &[],
     );
+    assert_eq!(r.status, 400, "{}", r.text());
+    let r = get(
+        &page,
+        &[("Accept", "text/x-bibliography; locale=xx-nonesuch")],
+    );
+    assert_eq!(r.status, 406, "{}", r.text());
     let r = get(&format!("{page}?format=docx"), &[]);
     assert_eq!(r.status, 400);
 
-    // Signposting: the page's headers and both its linksets, by the FAIR parser.
+    // Signposting: the page's headers and both its linksets, by the FAIR parser. A file
+    // named `a,b;c.txt` is that in the page, its JSON-LD and a JSON linkset; a `Link`
+    // header and an application/linkset escape its `,` and `;` inside `<…>`.
     let meta = format!("{base}/col/{WORK_META}/doc/oai_dc.xml");
     let file = format!("{base}/col/{WORK}/doc/paper.txt");
+    let odd = format!("{base}/col/{WORK}/doc/{ODD_FILE}");
+    let odd_escaped = format!("{base}/col/{WORK}/doc/a%2Cb%3Bc.txt");
+    let html = get(&page, &[]).text();
+    assert!(
+        html.contains(&format!(
+            "<a href=\"{odd}\" type=\"text/plain\">{ODD_FILE}</a>"
+        )),
+        "{html}"
+    );
     let linksets = vec![
         format!("{page}?format=linkset"),
         format!("{page}?format=linkset-json"),
@@ -284,17 +330,22 @@ fn read_the_work(python: &Path, base: &str, log: &dyn Fn() -> String) {
     let want = json!({
         "cite-as": work_url,
         "describedby": [meta],
-        "item": [file],
+        "item": [odd_escaped, file],
         "collection": null,
         "type": ["https://schema.org/AboutPage", "https://schema.org/CreativeWork"],
         "license": "https://creativecommons.org/licenses/by/4.0/",
         "author": [],
         "linkset": linksets,
+        "profiles": ["http://www.openarchives.org/OAI/2.0/oai_dc/"],
     });
     assert_eq!(seen["headers"], want, "{seen}");
-    for kind in ["application/linkset", "application/linkset+json"] {
+    for (kind, odd_item) in [
+        ("application/linkset", &odd_escaped),
+        ("application/linkset+json", &odd),
+    ] {
         let mut want = want.clone();
         want["linkset"] = json!([]);
+        want["item"] = json!([odd_item, file]);
         assert_eq!(seen["linksets"][kind], want, "{kind}: {seen}");
     }
     // A file: its own links, and the same in the linksets, anchored at it.
@@ -308,7 +359,17 @@ fn read_the_work(python: &Path, base: &str, log: &dyn Fn() -> String) {
         "license": null,
         "author": [],
         "linkset": linksets,
+        "profiles": [],
     });
+    assert_eq!(seen["headers"], want, "{seen}");
+    for kind in ["application/linkset", "application/linkset+json"] {
+        let mut want = want.clone();
+        want["linkset"] = json!([]);
+        assert_eq!(seen["linksets"][kind], want, "{kind}: {seen}");
+    }
+    // The file of the odd name, by its URL as the page gives it: its own links, and the
+    // same in both linksets, anchored at that URL.
+    let seen: Value = serde_json::from_str(&run(python, "signposts.py", &[&odd], "")).unwrap();
     assert_eq!(seen["headers"], want, "{seen}");
     for kind in ["application/linkset", "application/linkset+json"] {
         let mut want = want.clone();
@@ -330,11 +391,18 @@ fn read_the_work(python: &Path, base: &str, log: &dyn Fn() -> String) {
         ])
     );
 
-    // A tombstone: cited with its 410, its links read all the same.
+    // A tombstone: cited with its 410 by Accept, its links read all the same; by the
+    // page's download links, 200 (a browser fails a download answered 410).
     let gone = landing(base, TOMBSTONE);
     let r = get(&gone, &[("Accept", "application/x-bibtex")]);
     let entry = bibtex(python, &r, 410, &TOMBSTONE.replace('/', "_"));
     assert_eq!(entry["url"], format!("{RESOLVER}/{TOMBSTONE}").as_str());
+    let by_link = get(&format!("{gone}?format=bibtex"), &[]);
+    let entry = bibtex(python, &by_link, 200, &TOMBSTONE.replace('/', "_"));
+    assert_eq!(entry["url"], format!("{RESOLVER}/{TOMBSTONE}").as_str());
+    let r = get(&format!("{gone}?format=ris"), &[]);
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-disposition").is_some());
     let seen: Value = serde_json::from_str(&run(python, "signposts.py", &[&gone], "")).unwrap();
     assert_eq!(
         seen["headers"]["cite-as"],
@@ -361,6 +429,15 @@ fn readers_read_citations_links_and_json_ld_under_serve() {
             ),
             &[("data.txt", "Data.\n")],
         );
+        for (rep, meta) in [(DANGLING, DANGLING_META), (BROKEN, BROKEN_META)] {
+            item(
+                root,
+                rep,
+                &format!("state = \"Original\"\ntarget = \"d.txt\"\nmetadata = \"{meta}\"\n"),
+                &[("d.txt", "D.\n")],
+            );
+        }
+        item(root, BROKEN_META, "state = \"Original\n", &[]);
     });
     let foreign_url = format!("{RESOLVER}/{FOREIGN}");
     let b_root = archive(tmp.path(), "b", &|root| {
@@ -378,6 +455,18 @@ fn readers_read_citations_links_and_json_ld_under_serve() {
     });
     let (a, b) = (a.base_url(), b.base_url());
 
+    // A query that does not decode is a bad request, not the page. (Under `serve`, which
+    // hands the query over as sent, as Apache does; lighttpd escapes a bad `%` itself.)
+    for bad in ["format=bibtex&x=%ZZ", "format=%FF", "format=ris&style=%"] {
+        let r = get(&format!("{}?{bad}", landing(&a, WORK)), &[]);
+        assert_eq!(r.status, 400, "{bad}: {}", r.text());
+        assert!(
+            r.text().starts_with("malformed query string: "),
+            "{bad}: {}",
+            r.text()
+        );
+    }
+
     // Metadata in another Archive: the citation is asked of the metadata item's
     // persistent URL, which the resolver takes to its landing page (here asked
     // directly), where its record cites the work it describes.
@@ -393,6 +482,27 @@ fn readers_read_citations_links_and_json_ld_under_serve() {
         r.header("location"),
         Some(format!("{RESOLVER}/{FOREIGN_META}?format=ris").as_str())
     );
+    // A metadata item of this Archive's own, not found (a prefix it mints, or a
+    // directory whose item.toml does not load): no redirect to a persistent URL that
+    // would lead back here; the item cites itself, and the log says why.
+    for (rep, meta) in [(DANGLING, DANGLING_META), (BROKEN, BROKEN_META)] {
+        for (query, headers) in [
+            ("", &[("Accept", "application/x-bibtex")][..]),
+            ("?format=bibtex", &[][..]),
+        ] {
+            let r = get(&format!("{}{query}", landing(&a, rep)), headers);
+            let entry = bibtex(&python, &r, 200, &rep.replace('/', "_"));
+            assert_eq!(entry["url"], format!("{RESOLVER}/{rep}").as_str());
+            assert_eq!(r.header("location"), None);
+        }
+        let log = std::fs::read_to_string(&a_log).unwrap();
+        assert!(
+            log.contains(&format!(
+                "metadata item \"{meta}\" is this Archive's, and not found here"
+            )),
+            "{log}"
+        );
+    }
     let r = get(
         &landing(&b, FOREIGN_META),
         &[("Accept", "application/x-bibtex")],

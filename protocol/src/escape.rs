@@ -53,6 +53,17 @@ pub fn uri_reference(url: &str) -> String {
     percent_encoding::utf8_percent_encode(url, URI_REFERENCE).to_string()
 }
 
+/// Whether `v` is an http(s) URL (`http://` or `https://` and something after it) that
+/// holds no white space or control character: what a page may link to and a link may
+/// name once escaped ([`uri_reference`]). The one rule of both programs; a caller with a
+/// stricter need (a header value written as it is) checks more after it.
+pub fn is_http_url(v: &str) -> bool {
+    v.strip_prefix("https://")
+        .or_else(|| v.strip_prefix("http://"))
+        .is_some_and(|rest| !rest.is_empty())
+        && !v.contains(|c: char| c.is_whitespace() || c.is_control())
+}
+
 /// Rule `caractere` of Table 6.2: the bytes a word may hold as they are.
 pub fn is_word_byte(b: u8) -> bool {
     matches!(b, 0x21..=0x7A | 0x7C | 0x7E)
@@ -100,6 +111,27 @@ mod tests {
         assert_eq!(uri_reference("http://h/a%20b@c"), "http://h/a%20b@c");
         assert_eq!(uri_reference("a b\\c^{|}`"), "a%20b%5Cc%5E%7B%7C%7D%60");
         assert_eq!(uri_reference("r\r\n\u{7f}é"), "r%0D%0A%7F%C3%A9");
+    }
+
+    #[test]
+    fn http_urls() {
+        for yes in ["http://a", "https://example.org/l/é?x=1", "http://h/a,b;c'"] {
+            assert!(is_http_url(yes), "{yes}");
+        }
+        for no in [
+            "http://",
+            "https://",
+            "ftp://a.org/x",
+            "HTTP://a.org",
+            "http://a.org/a b",
+            "https://a.org/\u{85}",
+            "http://a.org/\t",
+            " http://a.org",
+            "mailto:a@b.org",
+            "",
+        ] {
+            assert!(!is_http_url(no), "{no:?}");
+        }
     }
 
     /// A value sent in a request's query: Table 6.1's characters and the bytes an http

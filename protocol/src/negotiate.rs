@@ -186,7 +186,12 @@ impl Wanted {
     /// asking what an `Accept` asks. None without one, or naming nothing known.
     pub fn from_query(query: &[u8]) -> Option<Wanted> {
         let query = Query::parse(query).ok()?;
-        let name = query.get_str("format").ok()??;
+        Wanted::by_query_name(query.get_str("format").ok()??)
+    }
+
+    /// The description a `format=` names (`bibtex`, `json-ld`, `linkset`, …), if any: for
+    /// a caller that decoded the query once ([`Query::parse`]) and reads `format=` itself.
+    pub fn by_query_name(name: &str) -> Option<Wanted> {
         Wanted::DESCRIPTIONS
             .into_iter()
             .find(|w| w.query_name() == Some(name))
@@ -250,8 +255,14 @@ pub fn negotiate(accept: Option<&str>, default: Given) -> Wanted {
 /// Each at most [`MAX_PARAMETER`] bytes (a longer one is kept whole, to be refused as
 /// unknown).
 pub fn citation_options(accept: Option<&str>, query: Option<&[u8]>) -> Options {
+    let query = query.and_then(|q| Query::parse(q).ok());
+    citation_options_of(accept, query.as_ref())
+}
+
+/// [`citation_options`] of a query decoded once ([`Query::parse`]).
+pub fn citation_options_of(accept: Option<&str>, query: Option<&Query>) -> Options {
     let mut options = Options::default();
-    if let Some(q) = query.and_then(|q| Query::parse(q).ok()) {
+    if let Some(q) = query {
         let get = |n: &str| q.get_str(n).ok().flatten().map(bounded);
         options.style = get("style");
         options.locale = get("locale");

@@ -488,6 +488,20 @@ impl Checker<'_> {
                 ),
             );
         }
+        let Some(config) = self.config.as_ref() else {
+            return;
+        };
+        let mut url = config.baseurl.clone();
+        crate::layout::push_doc_url_path(&mut url, service.rep.as_str(), name.as_bytes());
+        if crate::face::csp_source(&url).is_none() {
+            let baseurl = config.baseurl.clone();
+            self.warn(
+                "archive.toml",
+                format!(
+                    "[site] logo {name}: its URL {url} (from baseurl {baseurl}) cannot be named in a Content-Security-Policy (a host of letters, digits, '-' and '.', and a port); the landing pages show no logo"
+                ),
+            );
+        }
     }
 
     /// The two top levels of col/, grouped by the prefix they spell.

@@ -74,26 +74,6 @@ pub fn oai_dc_xml(fields: &[(String, String)]) -> String {
     out
 }
 
-/// The names of the elements on the metadata page, in English and in Portuguese, in the
-/// order of [`DC_ELEMENTS`].
-const ELEMENT_NAMES: [(&str, &str); 15] = [
-    ("Title", "Título"),
-    ("Creator", "Autoria"),
-    ("Subject", "Assunto"),
-    ("Abstract", "Resumo"),
-    ("Publisher", "Editora"),
-    ("Contributor", "Colaboração"),
-    ("Date", "Data"),
-    ("Type", "Tipo"),
-    ("Format", "Formato"),
-    ("Identifier", "Identificador"),
-    ("Source", "Fonte"),
-    ("Language", "Idioma"),
-    ("Relation", "Relação"),
-    ("Coverage", "Cobertura"),
-    ("Rights", "Direitos"),
-];
-
 /// The metadata item's page (its target, a file served as it is written): the persistent
 /// URL of the item it describes (`described`), linked, and the fields as a table, with
 /// the face of the landing pages (`crate::face`: their style, header and footer). It is
@@ -148,13 +128,7 @@ pub(crate) fn metadata_html(
         url = xml_escape(described)
     );
     for (e, v) in fields {
-        let name = DC_ELEMENTS
-            .iter()
-            .position(|x| x == e)
-            .map_or(e.as_str(), |i| match lang {
-                PageLang::Pt => ELEMENT_NAMES[i].1,
-                PageLang::En => ELEMENT_NAMES[i].0,
-            });
+        let name = face::dc_label(e, lang).unwrap_or(e.as_str());
         // A licence by its name, a language by its name in the page's language.
         let value = match e.as_str() {
             "rights" => face::rights_html(v),
