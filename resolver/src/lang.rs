@@ -112,6 +112,11 @@ texts! {
     // Why a path and query are not a persistent URL (ibi::persistent::Refusal): each value
     // quoted, as the message of the log quotes it, and not marked up, so that every 400
     // page has the same markup whatever the reason.
+    /// An `Accept-Datetime` that is no HTTP-date (Memento, RFC 7089).
+    BadDatetimeTitle: "Accept-Datetime inválido", "Invalid Accept-Datetime";
+    BadDatetime:
+        "O cabeçalho Accept-Datetime {value}, pedido de {path}, não é uma data HTTP como <code>Sun, 06 Nov 1994 08:49:37 GMT</code>.",
+        "The Accept-Datetime header {value}, asked of {path}, is not an HTTP date such as <code>Sun, 06 Nov 1994 08:49:37 GMT</code>.";
     RefusedPathTooLong: "O caminho tem {length} bytes; no máximo {max} são lidos.", "The path is {length} bytes long; at most {max} are read.";
     RefusedNoLeadingSlash: "O caminho não começa com /.", "The path does not start with /.";
     RefusedEmptyPath: "Nenhum IBI: o caminho está vazio.", "No IBI: the path is empty.";

@@ -229,6 +229,19 @@ pub fn bad_request(lang: PageLang, path: &str, refusal: Option<&Refusal>) -> Pag
     )
 }
 
+/// 400: the persistent URL `path` was asked with an `Accept-Datetime` that is no
+/// HTTP-date, `value` (quoted, cut to 64 bytes).
+pub fn bad_datetime(lang: PageLang, path: &str, value: &str) -> Page {
+    let value = code(&format!("{:?}", ibi::text::cut(value, 64)));
+    let text = Text::BadDatetime.fill(lang, &[("value", &value), ("path", &code(path))]);
+    html(
+        400,
+        lang,
+        Text::BadDatetimeTitle,
+        &format!("<p>{text}</p>\n"),
+    )
+}
+
 /// Why a path and query are not a persistent URL, in `lang` (HTML).
 fn why(lang: PageLang, refusal: &Refusal) -> String {
     let e = escape_html;
@@ -432,7 +445,7 @@ fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String
                 )
             ),
         ),
-        Outcome::Deleted { date } => (
+        Outcome::Deleted { date, .. } => (
             status,
             Text::DeletedTitle,
             format!(
@@ -968,7 +981,10 @@ mod tests {
             }
         };
         let outcome = match slot {
-            14 => Outcome::Deleted { date: at(14, "") },
+            14 => Outcome::Deleted {
+                date: at(14, ""),
+                keeper: None,
+            },
             15 => Outcome::NoTranslation {
                 language: at(15, ""),
             },
@@ -990,6 +1006,8 @@ mod tests {
                 ibi: None,
                 urlkey: None,
                 language: None,
+                timestamp: None,
+                next_edition: None,
             }),
         };
         Trace {
@@ -1051,6 +1069,8 @@ mod tests {
             ibi: None,
             urlkey: None,
             language: None,
+            timestamp: None,
+            next_edition: None,
         };
         let found = move |url: &str| Outcome::Found(copy(url, "mtc-m16c.sid.inpe.br"));
         let copies = move |url: &str, address: &str| {
@@ -1201,6 +1221,7 @@ mod tests {
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Deleted {
                         date: "2020-05-06T07:08:09Z".into(),
+                        keeper: None,
                     });
                     outcome(l, &t, v)
                 }),
@@ -1209,7 +1230,10 @@ mod tests {
                 "410, date".into(),
                 410,
                 Box::new(move |l, v| {
-                    let t = trace(Outcome::Deleted { date: v.into() });
+                    let t = trace(Outcome::Deleted {
+                        date: v.into(),
+                        keeper: None,
+                    });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
             ),

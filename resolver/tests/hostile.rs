@@ -2802,9 +2802,19 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
                     a.head
                 );
                 // Nothing the Archive said reaches the citation.
+                let ibi = c.ibi;
                 assert_eq!(
                     a.header("link"),
-                    Some(format!("<http://127.0.0.1/{}>; rel=\"cite-as\"", c.ibi).as_str()),
+                    Some(
+                        format!(
+                            "<http://127.0.0.1/{ibi}>; rel=\"cite-as\", \
+                             <http://127.0.0.1/{ibi}?ibiurl.verblist=GetFileList&format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
+                             <http://127.0.0.1/{ibi}?ibiurl.verblist=GetFileList&format=linkset>; rel=\"linkset\"; type=\"application/linkset\", \
+                             <http://127.0.0.1/{ibi}>; rel=\"original timegate\", \
+                             <http://127.0.0.1/timemap/link/{ibi}>; rel=\"timemap\"; type=\"application/link-format\""
+                        )
+                        .as_str()
+                    ),
                     "{}",
                     a.head
                 );
