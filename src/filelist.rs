@@ -10,7 +10,7 @@
 //!
 //! Bounded whatever the item holds: at most [`MAX_SHOWN`] files are looked at (of
 //! `layout::MAX_LISTED_ENTRIES` directory entries read), [`MAX_RELATED`] translations,
-//! one metadata record of at most [`crate::oai_dc::MAX_RECORD`] bytes, and the `Link`
+//! one metadata record of at most [`::ibi::dc::MAX_RECORD`] bytes, and the `Link`
 //! header stays under [`MAX_LINK_HEADER`] bytes.
 
 use std::io::Read;
@@ -23,9 +23,9 @@ use crate::ibi::Ibi;
 use crate::item::{Access, ContentType, Item, State, MAX_REASON};
 use crate::layout::{self, DocEntry};
 use crate::markup::escape_html;
-use crate::oai_dc::{DublinCore, MAX_RECORD};
 use crate::routes::{content_type, Headers};
 use crate::service::{Answer, Archive};
+use ::ibi::dc::{DublinCore, MAX_RECORD};
 use ::ibi::escape::uri_reference;
 use ::ibi::negotiate::{negotiate, preferences, Given, PageLang, Wanted, OAI_DC_PROFILE};
 

@@ -23,7 +23,6 @@ pub mod items_lock;
 pub mod layout;
 pub mod oai;
 pub mod oai_build;
-pub mod oai_dc;
 pub mod oai_index;
 pub mod routes;
 pub mod service;

@@ -10,7 +10,8 @@
 //! pair lists ([`pairs`]), query strings ([`query`]), relations and verb lists
 //! ([`relation`]), persistent URLs ([`persistent`]), escaping ([`escape`], [`markup`]),
 //! an item's state ([`item`]), the address blocks of access rules ([`network`]) and the
-//! content negotiation of an Archive's pages ([`negotiate`]); and
+//! content negotiation of an Archive's pages ([`negotiate`]), an item's Dublin Core record
+//! ([`dc`]) and its citations ([`cite`]); and
 //! what both servers write and read around them: log lines ([`logline`]), times
 //! ([`time`]), the durations of their settings ([`duration`]), a TOML fault's place ([`toml_error`]), text cut at a character boundary
 //! ([`text`]) and the open-file limit ([`process`]).
@@ -18,7 +19,9 @@
 #![forbid(unsafe_code)]
 
 pub mod base27;
+pub mod cite;
 pub mod date;
+pub mod dc;
 pub mod dirfd;
 pub mod duration;
 pub mod escape;

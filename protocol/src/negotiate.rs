@@ -1,13 +1,16 @@
 //! Content negotiation, as the resolver and the Archive both do it: the reader's languages
 //! (Accept-Language, RFC 9110 §12.5.4), for a bare translation and for the language of
 //! pages, and whether a client prefers one of an item's descriptions (schema.org JSON-LD,
-//! the `oai_dc` record) to what a server gives by default (Accept, RFC 9110 §12.5.1).
+//! the `oai_dc` record, a citation, the linkset) to what a server gives by default
+//! (Accept, RFC 9110 §12.5.1), with the style and locale of a formatted citation.
 //!
 //! Both headers are weighted lists (`value;param=x;q=0.5, value`); at most
 //! [`MAX_HEADER`] bytes and [`MAX_ELEMENTS`] elements of one are read, so a hostile header
 //! costs no more than a usual one. An element whose q-value is not one (`q=2`, `q=x`) is
 //! left out.
 
+use crate::cite::{Format, Options};
+use crate::query::Query;
 use crate::relation::Lang;
 
 /// At most this many bytes of a header are read...
@@ -90,9 +93,11 @@ pub const XML: &str = "application/xml";
 /// The profile of an `oai_dc` record (its XML Schema's namespace), for `Link` headers.
 pub const OAI_DC_PROFILE: &str = "http://www.openarchives.org/OAI/2.0/oai_dc/";
 
-/// What a reader's `Accept` asks of an item: besides what a server gives by default (the
-/// resolver's redirect to the item; an Archive's HTML landing page), an item has two
-/// machine-readable descriptions, schema.org JSON-LD and its `oai_dc` record.
+/// What a reader's `Accept` (or a link's `format=` query, [`Wanted::from_query`]) asks of
+/// an item: besides what a server gives by default (the resolver's redirect to the item;
+/// an Archive's HTML landing page), an item has machine-readable descriptions: schema.org
+/// JSON-LD, its `oai_dc` record, its citation in four forms ([`crate::cite`]) and its
+/// linkset (RFC 9264) in two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wanted {
     /// What the server gives by default.
@@ -101,6 +106,91 @@ pub enum Wanted {
     JsonLd,
     /// The `oai_dc` record (`application/xml`, `text/xml`).
     OaiDc,
+    /// A citation (`application/x-bibtex`, `application/x-research-info-systems`,
+    /// `application/vnd.citationstyles.csl+json`, `text/x-bibliography`).
+    Citation(Format),
+    /// The linkset of the item's Signposting links.
+    Linkset(LinksetFormat),
+}
+
+/// The two forms of a linkset (RFC 9264).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinksetFormat {
+    /// `application/linkset+json`.
+    Json,
+    /// `application/linkset`: the links as a `Link` header's value writes them.
+    LinkFormat,
+}
+
+impl LinksetFormat {
+    pub const ALL: [LinksetFormat; 2] = [LinksetFormat::Json, LinksetFormat::LinkFormat];
+
+    pub fn media_type(self) -> &'static str {
+        match self {
+            LinksetFormat::Json => "application/linkset+json",
+            LinksetFormat::LinkFormat => "application/linkset",
+        }
+    }
+
+    /// Its name in a `format=` query.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinksetFormat::Json => "linkset-json",
+            LinksetFormat::LinkFormat => "linkset",
+        }
+    }
+}
+
+impl Wanted {
+    /// Every description, in the order one is preferred to another named at the same
+    /// q-value and specificity.
+    const DESCRIPTIONS: [Wanted; 8] = [
+        Wanted::JsonLd,
+        Wanted::OaiDc,
+        Wanted::Citation(Format::BibTex),
+        Wanted::Citation(Format::Ris),
+        Wanted::Citation(Format::CslJson),
+        Wanted::Citation(Format::Bibliography),
+        Wanted::Linkset(LinksetFormat::Json),
+        Wanted::Linkset(LinksetFormat::LinkFormat),
+    ];
+
+    /// The media types that name it (none for the default).
+    fn media_types(self) -> &'static [&'static str] {
+        match self {
+            Wanted::Default => &[],
+            Wanted::JsonLd => &[JSON_LD],
+            Wanted::OaiDc => &[XML, "text/xml"],
+            Wanted::Citation(Format::BibTex) => &["application/x-bibtex"],
+            Wanted::Citation(Format::Ris) => &["application/x-research-info-systems"],
+            Wanted::Citation(Format::CslJson) => &["application/vnd.citationstyles.csl+json"],
+            Wanted::Citation(Format::Bibliography) => &["text/x-bibliography"],
+            Wanted::Linkset(LinksetFormat::Json) => &["application/linkset+json"],
+            Wanted::Linkset(LinksetFormat::LinkFormat) => &["application/linkset"],
+        }
+    }
+
+    /// Its name in a `format=` query: `json-ld`, a citation's ([`Format::name`]) or a
+    /// linkset's ([`LinksetFormat::name`]); none for the default and the `oai_dc` record
+    /// (which has a URL of its own).
+    pub fn query_name(self) -> Option<&'static str> {
+        match self {
+            Wanted::JsonLd => Some("json-ld"),
+            Wanted::Citation(f) => Some(f.name()),
+            Wanted::Linkset(f) => Some(f.name()),
+            Wanted::Default | Wanted::OaiDc => None,
+        }
+    }
+
+    /// What the `format=` of a query (`?format=bibtex&style=apa`) asks: a link's way of
+    /// asking what an `Accept` asks. None without one, or naming nothing known.
+    pub fn from_query(query: &[u8]) -> Option<Wanted> {
+        let query = Query::parse(query).ok()?;
+        let name = query.get_str("format").ok()??;
+        Wanted::DESCRIPTIONS
+            .into_iter()
+            .find(|w| w.query_name() == Some(name))
+    }
 }
 
 /// What a server gives when no description is wanted, as far as `Accept` can name it.
@@ -115,20 +205,19 @@ pub enum Given {
 
 /// What `accept` asks for, given what the server gives by `default`. Each is weighed by
 /// the most specific element of the list that names it (`type/subtype`, then `type/*`,
-/// then `*/*`; [`Given::Item`] by the best of the elements that name neither
-/// description); a description is chosen only when its q-value is higher than the
-/// default's, or the same and named more specifically (`application/ld+json, */*`:
-/// JSON-LD). Between the two descriptions the same rule, JSON-LD first when they are even. So a browser's
-/// `text/html,…,application/xml;q=0.9,*/*;q=0.8` gets the default, and no header too.
+/// then `*/*`; [`Given::Item`] by the best of the elements that name no description); a
+/// description is chosen only when its q-value is higher than the default's, or the same
+/// and named more specifically (`application/ld+json, */*`: JSON-LD). Between the
+/// descriptions the same rule, in the order of `Wanted::DESCRIPTIONS` when they are even
+/// (JSON-LD first). So a browser's `text/html,…,application/xml;q=0.9,*/*;q=0.8` gets the
+/// default, and no header too.
 pub fn negotiate(accept: Option<&str>, default: Given) -> Wanted {
     let Some(accept) = accept else {
         return Wanted::Default;
     };
     let list = elements(accept);
-    let ld = quality(&list, "application", "ld+json");
-    let xml = quality(&list, "application", "xml").max(quality(&list, "text", "xml"));
     let by_default = match default {
-        Given::Html => quality(&list, "text", "html"),
+        Given::Html => quality(&list, "text/html"),
         Given::Item => list
             .iter()
             .filter(|e| !is_description(e.value))
@@ -136,20 +225,80 @@ pub fn negotiate(accept: Option<&str>, default: Given) -> Wanted {
             .max()
             .unwrap_or((0, 0)),
     };
-    // (q-value, specificity) compare in that order.
-    if ld.0 > 0 && ld > by_default && ld >= xml {
-        Wanted::JsonLd
-    } else if xml.0 > 0 && xml > by_default && xml > ld {
-        Wanted::OaiDc
-    } else {
-        Wanted::Default
+    // (q-value, specificity) compare in that order; the first of equals stays.
+    let mut best = (Wanted::Default, (0, 0));
+    for wanted in Wanted::DESCRIPTIONS {
+        let q = wanted
+            .media_types()
+            .iter()
+            .map(|t| quality(&list, t))
+            .max()
+            .unwrap_or((0, 0));
+        if q > best.1 {
+            best = (wanted, q);
+        }
     }
+    match best {
+        (wanted, q) if q.0 > 0 && q > by_default => wanted,
+        _ => Wanted::Default,
+    }
+}
+
+/// The style and locale a `text/x-bibliography` element of `accept` asks
+/// (`text/x-bibliography; style=apa; locale=pt-BR`, as doi.org reads them), else those of
+/// a `format=bibliography` query's `style=` and `locale=`; none of either when absent.
+/// Each at most [`MAX_PARAMETER`] bytes (a longer one is kept whole, to be refused as
+/// unknown).
+pub fn citation_options(accept: Option<&str>, query: Option<&[u8]>) -> Options {
+    let mut options = Options::default();
+    if let Some(q) = query.and_then(|q| Query::parse(q).ok()) {
+        let get = |n: &str| q.get_str(n).ok().flatten().map(bounded);
+        options.style = get("style");
+        options.locale = get("locale");
+    }
+    let Some(accept) = accept else {
+        return options;
+    };
+    let header = crate::text::prefix(accept, MAX_HEADER);
+    for part in split_outside_quotes(header, b',')
+        .into_iter()
+        .take(MAX_ELEMENTS)
+    {
+        let mut params = split_outside_quotes(part, b';').into_iter();
+        if !params
+            .next()
+            .unwrap_or("")
+            .trim()
+            .eq_ignore_ascii_case("text/x-bibliography")
+        {
+            continue;
+        }
+        for p in params {
+            let (name, v) = p.split_once('=').unwrap_or((p, ""));
+            let v = bounded(v.trim().trim_matches('"'));
+            match name.trim().to_ascii_lowercase().as_str() {
+                "style" => options.style = Some(v),
+                "locale" => options.locale = Some(v),
+                _ => {}
+            }
+        }
+        break;
+    }
+    options
+}
+
+/// Most bytes of a style's or a locale's name read.
+pub const MAX_PARAMETER: usize = 100;
+
+fn bounded(s: &str) -> String {
+    crate::text::prefix(s, MAX_PARAMETER).to_string()
 }
 
 /// Whether a media range names one of the descriptions itself.
 fn is_description(value: &str) -> bool {
-    [JSON_LD, XML, "text/xml"]
+    Wanted::DESCRIPTIONS
         .iter()
+        .flat_map(|w| w.media_types())
         .any(|t| t.eq_ignore_ascii_case(value))
 }
 
@@ -162,10 +311,11 @@ fn specificity(value: &str) -> u8 {
     }
 }
 
-/// The q-value `list` gives `type/subtype` by its most specific element that matches
+/// The q-value `list` gives `media_type` (`type/subtype`) by its most specific element that matches
 /// (`type/subtype`, then `type/*`, then `*/*`; the first written among equals), and how
 /// specific that element is (3, 2, 1; 0 and q 0 when none matches).
-fn quality(list: &[Element<'_>], type_: &str, subtype: &str) -> (u16, u8) {
+fn quality(list: &[Element<'_>], media_type: &str) -> (u16, u8) {
+    let (type_, subtype) = media_type.split_once('/').unwrap_or((media_type, ""));
     let mut best = (0, 0);
     for e in list {
         let (t, s) = e.value.split_once('/').unwrap_or((e.value, ""));
@@ -374,6 +524,132 @@ mod tests {
         for (accept, wanted) in cases {
             assert_eq!(negotiate(accept, Given::Item), wanted, "{accept:?}");
         }
+    }
+
+    /// Citations and linksets, as doi.org's clients and Signposting clients ask them.
+    #[test]
+    fn citations_and_linksets_by_accept() {
+        let cases = [
+            ("application/x-bibtex", Wanted::Citation(Format::BibTex)),
+            (
+                "Application/X-BibTeX;q=0.9",
+                Wanted::Citation(Format::BibTex),
+            ),
+            (
+                "application/x-research-info-systems",
+                Wanted::Citation(Format::Ris),
+            ),
+            (
+                "application/vnd.citationstyles.csl+json",
+                Wanted::Citation(Format::CslJson),
+            ),
+            (
+                "text/x-bibliography; style=apa; locale=pt-BR",
+                Wanted::Citation(Format::Bibliography),
+            ),
+            (
+                "application/linkset+json",
+                Wanted::Linkset(LinksetFormat::Json),
+            ),
+            (
+                "application/linkset",
+                Wanted::Linkset(LinksetFormat::LinkFormat),
+            ),
+            // The better q-value wins between descriptions; the list's order on a tie.
+            (
+                "application/x-bibtex;q=0.5, application/x-research-info-systems",
+                Wanted::Citation(Format::Ris),
+            ),
+            (
+                "application/x-research-info-systems, application/x-bibtex",
+                Wanted::Citation(Format::BibTex),
+            ),
+            ("application/ld+json, text/x-bibliography", Wanted::JsonLd),
+            // A range names none of them.
+            ("text/*", Wanted::Default),
+            ("application/x-bibtex;q=0, */*", Wanted::Default),
+        ];
+        for (accept, wanted) in cases {
+            assert_eq!(negotiate(Some(accept), Given::Item), wanted, "{accept}");
+            assert_eq!(negotiate(Some(accept), Given::Html), wanted, "{accept}");
+        }
+        // Named alike with the landing page's HTML: the page.
+        assert_eq!(
+            negotiate(Some("text/html, application/x-bibtex"), Given::Html),
+            Wanted::Default
+        );
+    }
+
+    #[test]
+    fn a_link_asks_by_format() {
+        let q = |s: &str| Wanted::from_query(s.as_bytes());
+        assert_eq!(q("format=bibtex"), Some(Wanted::Citation(Format::BibTex)));
+        assert_eq!(
+            q("format=bibliography&style=ieee"),
+            Some(Wanted::Citation(Format::Bibliography))
+        );
+        assert_eq!(
+            q("format=csl-json"),
+            Some(Wanted::Citation(Format::CslJson))
+        );
+        assert_eq!(q("format=ris"), Some(Wanted::Citation(Format::Ris)));
+        assert_eq!(q("format=json-ld"), Some(Wanted::JsonLd));
+        assert_eq!(
+            q("format=linkset"),
+            Some(Wanted::Linkset(LinksetFormat::LinkFormat))
+        );
+        assert_eq!(
+            q("format=linkset-json"),
+            Some(Wanted::Linkset(LinksetFormat::Json))
+        );
+        assert_eq!(q("format=oai_dc"), None);
+        assert_eq!(q("format=BibTeX"), None);
+        assert_eq!(q("x=1"), None);
+        assert_eq!(q("format=%ZZ"), None);
+        for w in Wanted::DESCRIPTIONS {
+            if let Some(name) = w.query_name() {
+                assert_eq!(q(&format!("format={name}")), Some(w));
+            }
+        }
+    }
+
+    #[test]
+    fn the_style_and_locale_of_a_bibliography() {
+        let o = |a: Option<&str>, q: Option<&str>| {
+            let o = citation_options(a, q.map(str::as_bytes));
+            (o.style, o.locale)
+        };
+        assert_eq!(o(None, None), (None, None));
+        assert_eq!(
+            o(Some("text/x-bibliography; style=apa; locale=pt-BR"), None),
+            (Some("apa".into()), Some("pt-BR".into()))
+        );
+        assert_eq!(
+            o(
+                Some("application/x-bibtex, TEXT/X-Bibliography;Style=\"ieee\""),
+                None
+            ),
+            (Some("ieee".into()), None)
+        );
+        // A parameter of another element is not the bibliography's.
+        assert_eq!(o(Some("text/html;style=apa"), None), (None, None));
+        // The query's, and the header's over it.
+        assert_eq!(
+            o(
+                None,
+                Some("format=bibliography&style=vancouver&locale=en-GB")
+            ),
+            (Some("vancouver".into()), Some("en-GB".into()))
+        );
+        assert_eq!(
+            o(Some("text/x-bibliography;style=apa"), Some("style=ieee")),
+            (Some("apa".into()), None)
+        );
+        let long = "x".repeat(500);
+        assert_eq!(
+            o(Some(&format!("text/x-bibliography;style={long}")), None).0,
+            Some("x".repeat(MAX_PARAMETER))
+        );
     }
 
     #[test]

@@ -299,9 +299,9 @@ impl PersistentUrl {
     }
 
     /// The persistent URL that asks for the description content negotiation chose
-    /// (`crate::negotiate`): the landing page (`GetFileList`) for JSON-LD, which the landing
-    /// page answers by the same `Accept`, or the metadata item (`:(oai_dc)`) for its
-    /// record. None when the reader wants the default or this URL asks for something
+    /// (`crate::negotiate`): the landing page (`GetFileList`) for JSON-LD, a citation or
+    /// the linkset, which the landing page answers by the same `Accept`, or the metadata
+    /// item (`:(oai_dc)`) for its record. None when the reader wants the default or this URL asks for something
     /// itself (a modifier or a verb list, or a file path), which wins over `Accept`.
     pub fn negotiated(&self, wanted: Wanted) -> Option<PersistentUrl> {
         if !self.verbs.is_empty() || self.filepath.is_some() {
@@ -316,7 +316,7 @@ impl PersistentUrl {
                         .expect("the metadata step alone is a relation"),
                 ),
             ),
-            Wanted::JsonLd => Some(PersistentUrl {
+            Wanted::JsonLd | Wanted::Citation(_) | Wanted::Linkset(_) => Some(PersistentUrl {
                 verbs: vec![Verb::GetFileList],
                 verblist: VerbList::parse("GetFileList").expect("GetFileList is a verb list"),
                 ..self.clone()
@@ -764,6 +764,13 @@ mod tests {
         assert!(json.wants_file_list());
         assert!(json.relation().steps().is_empty());
         assert_eq!(json.query(), Some("x=1"));
+        // A citation and the linkset: the landing page too, which answers them by Accept.
+        for wanted in [
+            Wanted::Citation(crate::cite::Format::Ris),
+            Wanted::Linkset(crate::negotiate::LinksetFormat::Json),
+        ] {
+            assert_eq!(bare.negotiated(wanted), Some(json.clone()), "{wanted:?}");
+        }
         let xml = bare.negotiated(Wanted::OaiDc).unwrap();
         assert_eq!(xml.verblist_text(), "GetMetadata(oai_dc)");
         assert_eq!(xml.to_string(), "/8JMKD3MGP8W/35MME4E:(oai_dc)?x=1");
@@ -778,7 +785,11 @@ mod tests {
             ("/LK47B6W/362SFKH/reference.bib", None),
         ] {
             let u = url(path, query);
-            for wanted in [Wanted::JsonLd, Wanted::OaiDc] {
+            for wanted in [
+                Wanted::JsonLd,
+                Wanted::OaiDc,
+                Wanted::Citation(crate::cite::Format::BibTex),
+            ] {
                 assert_eq!(u.negotiated(wanted), None, "{path} {query:?}");
             }
         }

@@ -8,24 +8,7 @@ use super::AdminError;
 use crate::ibi::Rep;
 use crate::relation::Lang;
 
-/// The fifteen elements of Dublin Core (simple), in the order oai_dc.xml lists them.
-pub const DC_ELEMENTS: [&str; 15] = [
-    "title",
-    "creator",
-    "subject",
-    "description",
-    "publisher",
-    "contributor",
-    "date",
-    "type",
-    "format",
-    "identifier",
-    "source",
-    "language",
-    "relation",
-    "coverage",
-    "rights",
-];
+pub use ::ibi::dc::DC_ELEMENTS;
 
 /// Refuses unknown elements and values XML cannot hold.
 pub(crate) fn check_dc(dc: &[(String, String)]) -> Result<(), AdminError> {

@@ -1,5 +1,6 @@
 //! Reading an item's Dublin Core record, its metadata item's `oai_dc` format (the
-//! OAI-PMH record `ibi-archive new` writes, or one deposited), for its landing page.
+//! OAI-PMH record `ibi-archive new` writes, or one deposited), for its landing page and
+//! its citations ([`crate::cite`]).
 //!
 //! Bounded: a record larger than [`MAX_RECORD`] bytes is not read, and at most
 //! [`MAX_VALUES`] values of [`MAX_VALUE`] bytes each are kept. Only the fifteen elements
@@ -9,7 +10,24 @@ use quick_xml::events::Event;
 use quick_xml::name::{Namespace, ResolveResult};
 use quick_xml::NsReader;
 
-use crate::admin::dublin_core::DC_ELEMENTS;
+/// The fifteen elements of Dublin Core (simple), in the order oai_dc.xml lists them.
+pub const DC_ELEMENTS: [&str; 15] = [
+    "title",
+    "creator",
+    "subject",
+    "description",
+    "publisher",
+    "contributor",
+    "date",
+    "type",
+    "format",
+    "identifier",
+    "source",
+    "language",
+    "relation",
+    "coverage",
+    "rights",
+];
 
 /// Largest record read.
 pub const MAX_RECORD: u64 = 64 * 1024;
@@ -67,7 +85,7 @@ impl DublinCore {
                     };
                     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
                     if !text.is_empty() && dc.values.len() < MAX_VALUES {
-                        let kept = ibi::text::prefix(&text, MAX_VALUE).to_string();
+                        let kept = crate::text::prefix(&text, MAX_VALUE).to_string();
                         dc.values.push((element, kept));
                     }
                 }
