@@ -2,22 +2,17 @@
 //! tombstone link the item's linkset, which the item's landing page serves
 //! (`?format=linkset-json`, `?format=linkset`, as an `Accept` of
 //! `application/linkset+json` or `application/linkset` asks). The link of a redirect is
-//! itself a persistent URL — the item's landing page (`GetFileList`) with the format
-//! asked, which the resolver sends on to the landing page as it sends any pair of the
-//! item's own; a tombstone's is its landing page at the Archive that keeps it.
+//! itself a persistent URL, `<publicurl>/<IBI>?format=linkset-json`, which the resolver
+//! negotiates to the item's landing page (`GetFileList`) and sends the `format` on to, as
+//! it sends any pair of the item's own; a tombstone's is its landing page at the Archive
+//! that keeps it.
 
 use ibi::escape::uri_reference;
+use ibi::negotiate::LinksetFormat;
 use ibi::persistent::PersistentUrl;
 use ibi::Ibi;
 
 use crate::resolve::persistent_url;
-
-/// The two linkset serialisations (RFC 9264 §4.1, §4.2): the `format=` value that asks
-/// for each, and its media type.
-pub const FORMATS: [(&str, &str); 2] = [
-    ("linkset-json", "application/linkset+json"),
-    ("linkset", "application/linkset"),
-];
 
 /// The landing page of the item `ibi` at the Archive at `address` whose service IBI is
 /// `service` (`<baseurl>/<archiveserviceibi>/filelist/<IBI>`, where an Archive's service
@@ -27,16 +22,12 @@ pub fn landing_page(address: &str, service: &str, ibi: &str) -> String {
 }
 
 /// The `Link` values (RFC 8288) to the linkset of `url`'s item, through the resolver at
-/// `base`: the persistent URL of its landing page with the format asked.
+/// `base`: the persistent URL of the item with the format asked.
 pub fn of_item(base: &str, url: &PersistentUrl) -> Vec<String> {
-    let Ok(landing) = PersistentUrl::parse(
-        &format!("/{}", url.ibi().as_str()),
-        Some("ibiurl.verblist=GetFileList"),
-    ) else {
+    let Ok(item) = PersistentUrl::parse(&format!("/{}", url.ibi().as_str()), None) else {
         return Vec::new();
     };
-    let landing = persistent_url(base, &landing);
-    links(&landing)
+    links(&format!("{}?", persistent_url(base, &item)))
 }
 
 /// The `Link` values to the linkset of the tombstone `ibi` kept at `address`
@@ -48,16 +39,17 @@ pub fn of_tombstone(address: &str, service: &str, ibi: &Ibi) -> Vec<String> {
     ))
 }
 
-/// The links to `target` (a URL with a query, to which `format=…` is added) in each
-/// format, each target %-escaped where RFC 8288's `<…>` may not hold a character.
+/// The links to `target` (a URL ending its path with `?`, to which `format=…` is added)
+/// in each format, each target %-escaped where RFC 8288's `<…>` may not hold a
+/// character.
 fn links(target: &str) -> Vec<String> {
-    let join = if target.ends_with('?') { "" } else { "&" };
-    FORMATS
+    LinksetFormat::ALL
         .iter()
-        .map(|(name, media)| {
+        .map(|f| {
             format!(
-                "<{}>; rel=\"linkset\"; type=\"{media}\"",
-                uri_reference(&format!("{target}{join}format={name}"))
+                "<{}>; rel=\"linkset\"; type=\"{}\"",
+                uri_reference(&format!("{target}format={}", f.name())),
+                f.media_type()
             )
         })
         .collect()
@@ -73,8 +65,8 @@ mod tests {
         assert_eq!(
             of_item("http://r.example", &url),
             [
-                "<http://r.example/8JMKD3MGP8W/35MME4E?ibiurl.verblist=GetFileList&format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\"",
-                "<http://r.example/8JMKD3MGP8W/35MME4E?ibiurl.verblist=GetFileList&format=linkset>; rel=\"linkset\"; type=\"application/linkset\"",
+                "<http://r.example/8JMKD3MGP8W/35MME4E?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\"",
+                "<http://r.example/8JMKD3MGP8W/35MME4E?format=linkset>; rel=\"linkset\"; type=\"application/linkset\"",
             ]
         );
     }

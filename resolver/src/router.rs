@@ -17,7 +17,7 @@ use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 use ibi::escape::uri_reference;
-use ibi::negotiate::{negotiate, Given};
+use ibi::negotiate::{negotiate, Given, Wanted};
 use ibi::pairs::{PairList, Value};
 use ibi::persistent::PersistentUrl;
 use ibi::query::Query;
@@ -447,9 +447,16 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
             .headers
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok());
-        url.negotiated(negotiate(accept, Given::Item))
+        // A `format=` in the query asks what an `Accept` asks (a link's way), and wins.
+        let wanted = url
+            .query()
+            .and_then(|q| Wanted::from_query(q.as_bytes()))
+            .unwrap_or_else(|| negotiate(accept, Given::Item));
+        url.negotiated(wanted)
     };
-    if let (None, false, true) = (&negotiated, inspect, editions::is_timegate(&url)) {
+    // What it answers depends on Accept-Datetime, whatever is asked now.
+    let is_timegate = editions::is_timegate(&url);
+    if let (None, false, true) = (&negotiated, inspect, is_timegate) {
         if let Some(value) = req.headers.get("accept-datetime") {
             let text = String::from_utf8_lossy(value.as_bytes());
             let Ok(at) = editions::accept_datetime(&text) else {
@@ -465,8 +472,7 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
         state,
         negotiated.as_ref().unwrap_or(&url),
         (reader, req.client),
-        inspect,
-        req.method == Method::HEAD,
+        (inspect, req.method == Method::HEAD, is_timegate),
         req.headers,
         &cite_as,
     )
@@ -553,13 +559,13 @@ async fn bounded<T>(
 
 /// Resolves `url` for `reader` within the per-client bounds and the resolver's, and
 /// answers: the redirect (with the acknowledgment, but for HEAD and the inspection
-/// view), the inspection view, or the outcome's page.
+/// view), the inspection view, or the outcome's page; `timegate`: the persistent URL
+/// asked is a TimeGate (`url` may be what its `Accept` negotiated).
 async fn resolve(
     state: &Arc<AppState>,
     url: &PersistentUrl,
     (reader, client): (Reader, IpAddr),
-    inspect: bool,
-    head: bool,
+    (inspect, head, timegate): (bool, bool, bool),
     headers: &HeaderMap,
     cite_as: &str,
 ) -> Answer {
@@ -606,7 +612,15 @@ async fn resolve(
     } else {
         Vec::new()
     };
-    answered(state, url, &reader, &trace, head, cite_as, links)
+    answered(
+        state,
+        url,
+        &reader,
+        &trace,
+        (head, timegate),
+        cite_as,
+        links,
+    )
 }
 
 /// The resolution counted in the metrics; the 429 when the reader's network could not
@@ -638,7 +652,7 @@ fn answered(
     url: &PersistentUrl,
     reader: &Reader,
     trace: &Trace,
-    head: bool,
+    (head, timegate): (bool, bool),
     cite_as: &str,
     mut links: Vec<String>,
 ) -> Answer {
@@ -672,7 +686,7 @@ fn answered(
             r.headers_mut().insert(header::LINK, v);
         }
     }
-    if editions::is_timegate(url) {
+    if timegate {
         r.headers_mut().insert(
             header::VARY,
             HeaderValue::from_static("Accept-Language, Accept, Accept-Datetime"),
@@ -776,7 +790,7 @@ async fn timegate(
         (Some((times, chosen)), Some(location)) => times.timegate_links(*chosen, location),
         _ => editions::timegate_of(base, url),
     };
-    let mut answer = answered(state, url, &reader, &trace, head, cite_as, links);
+    let mut answer = answered(state, url, &reader, &trace, (head, true), cite_as, links);
     answer.note = format!("timegate at {}: {}", ibi::time::iso8601(at), answer.note);
     answer
 }

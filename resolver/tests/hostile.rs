@@ -2808,8 +2808,8 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
                     Some(
                         format!(
                             "<http://127.0.0.1/{ibi}>; rel=\"cite-as\", \
-                             <http://127.0.0.1/{ibi}?ibiurl.verblist=GetFileList&format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
-                             <http://127.0.0.1/{ibi}?ibiurl.verblist=GetFileList&format=linkset>; rel=\"linkset\"; type=\"application/linkset\", \
+                             <http://127.0.0.1/{ibi}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
+                             <http://127.0.0.1/{ibi}?format=linkset>; rel=\"linkset\"; type=\"application/linkset\", \
                              <http://127.0.0.1/{ibi}>; rel=\"original timegate\", \
                              <http://127.0.0.1/timemap/link/{ibi}>; rel=\"timemap\"; type=\"application/link-format\""
                         )

@@ -40,7 +40,7 @@ const GUIDE: &str = "ex.org/tr/2020/04.01.00.10";
 const GUIDE_PT: &str = "ex.org/tr/2020/04.01.00.11";
 
 /// Writes an item (item.toml and one file under doc/) below `root`'s col/.
-fn item(root: &Path, rep: &str, toml: &str, file: &str, bytes: &str) {
+pub(crate) fn item(root: &Path, rep: &str, toml: &str, file: &str, bytes: &str) {
     let dir = root.join("col").join(rep);
     std::fs::create_dir_all(dir.join("doc")).unwrap();
     std::fs::write(dir.join("item.toml"), toml).unwrap();
@@ -333,8 +333,8 @@ fn accept_asks_for_a_description_and_a_modifier_wins() {
                 Some(
                     format!(
                         "<{base}/{REPORT}>; rel=\"cite-as\", \
-                         <{base}/{REPORT}?ibiurl.verblist=GetFileList&format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
-                         <{base}/{REPORT}?ibiurl.verblist=GetFileList&format=linkset>; rel=\"linkset\"; type=\"application/linkset\""
+                         <{base}/{REPORT}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
+                         <{base}/{REPORT}?format=linkset>; rel=\"linkset\"; type=\"application/linkset\""
                     )
                     .as_str()
                 )
@@ -389,8 +389,8 @@ fn accept_asks_for_a_description_and_a_modifier_wins() {
             Some(
                 format!(
                     "<{base}/{REPORT}+(es)?ibiurl.verblist=GetMetadata>; rel=\"cite-as\", \
-                     <{base}/{REPORT}?ibiurl.verblist=GetFileList&format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
-                     <{base}/{REPORT}?ibiurl.verblist=GetFileList&format=linkset>; rel=\"linkset\"; type=\"application/linkset\""
+                     <{base}/{REPORT}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
+                     <{base}/{REPORT}?format=linkset>; rel=\"linkset\"; type=\"application/linkset\""
                 )
                 .as_str()
             )
