@@ -225,6 +225,14 @@ texts! {
         "O item {ibi} não tem tradução no idioma <code>{language}</code>.",
         "The item {ibi} has no translation in <code>{language}</code>.";
     DeletedTitle: "Item removido", "Item removed";
+    // What a removed item keeps (its tombstone, as its Archive describes it).
+    TombstoneAuthors: "Autores", "Authors";
+    TombstoneReason: "Motivo da remoção", "Why it was removed";
+    TombstoneCite: "Como citar", "How to cite";
+    TombstonePersistent: "URL persistente: {url}", "Persistent URL: {url}";
+    TombstoneLanding:
+        "A página do item no Arquivo que o guarda: {url}",
+        "The page of the item at the Archive that keeps it: {url}";
     DeletedText: "O item {ibi} foi removido em {date}.", "The item {ibi} was removed on {date}.";
     SuspicionTitle: "Alerta: mais de um original", "Alert: more than one original";
     SuspicionText:

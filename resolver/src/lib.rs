@@ -35,3 +35,4 @@ pub mod setup;
 pub mod state;
 pub mod store;
 pub mod suspicion;
+pub mod tombstone;

@@ -11,6 +11,7 @@ use crate::lang::{count, decimal, PageLang, Text};
 use crate::resolve::{
     AskResult, ChainEnd, Found, MayHold, Missing, Outcome, SaidState, Trace, Why,
 };
+use crate::tombstone::Tombstone;
 
 /// A page: status, content type and body.
 pub struct Page {
@@ -608,6 +609,54 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
     }
     let (status, title, body) = outcome_parts(lang, trace, ibi);
     html(status, lang, title, &body)
+}
+
+/// 410: the item `ibi` was removed on `date`; what its tombstone says of it (title,
+/// authors, why), how to cite it (`citation`, its persistent URL) and where its Archive
+/// describes it. Every value escaped.
+pub fn tombstone(
+    lang: PageLang,
+    (ibi, date): (&str, &str),
+    tombstone: &Tombstone,
+    (citation, persistent): (&str, &str),
+) -> Page {
+    let e = escape_html;
+    let link = |url: &str| format!("<a href=\"{0}\">{0}</a>", e(url));
+    let mut body = format!(
+        "<p>{}</p>\n",
+        Text::DeletedText.fill(lang, &[("ibi", &code(ibi)), ("date", &e(date))])
+    );
+    if !tombstone.creators.is_empty() {
+        body.push_str(&format!(
+            "<h2>{}</h2>\n{}",
+            Text::TombstoneAuthors.get(lang),
+            list(&tombstone.creators)
+        ));
+    }
+    if let Some(reason) = &tombstone.reason {
+        body.push_str(&format!(
+            "<h2>{}</h2>\n<p>{}</p>\n",
+            Text::TombstoneReason.get(lang),
+            e(reason)
+        ));
+    }
+    body.push_str(&format!(
+        "<h2>{}</h2>\n<p>{}</p>\n<p>{}</p>\n",
+        Text::TombstoneCite.get(lang),
+        e(citation),
+        Text::TombstonePersistent.fill(lang, &[("url", &link(persistent))])
+    ));
+    if !tombstone.landing.is_empty() {
+        body.push_str(&format!(
+            "<p>{}</p>\n",
+            Text::TombstoneLanding.fill(lang, &[("url", &link(&tombstone.landing))])
+        ));
+    }
+    let title = tombstone
+        .name
+        .as_deref()
+        .unwrap_or(Text::DeletedTitle.get(lang));
+    shell(410, lang, title, &body, true)
 }
 
 /// The status code a resolution's outcome is answered with.

@@ -17,7 +17,7 @@ use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 use ibi::escape::uri_reference;
-use ibi::negotiate::{negotiate, Given, Wanted};
+use ibi::negotiate::{negotiate, Given, Wanted, JSON_LD};
 use ibi::pairs::{PairList, Value};
 use ibi::persistent::PersistentUrl;
 use ibi::query::Query;
@@ -34,6 +34,7 @@ use crate::pages;
 use crate::resolve::{kept_pairs, persistent_url, Budget, Outcome, Reader, Trace};
 use crate::service;
 use crate::state::AppState;
+use crate::tombstone::Tombstone;
 
 /// The body of every response: the whole of it at once.
 pub type Body = Full<Bytes>;
@@ -440,23 +441,28 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
     // The persistent URL as asked is what the answer cites, whatever `Accept` makes of
     // it; the inspection view shows the resolution of the URL itself.
     let cite_as = persistent_url(&state.config.publicurl, &url);
-    let negotiated = if inspect {
-        None
+    let wanted = if inspect {
+        Wanted::Default
     } else {
         let accept = req
             .headers
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok());
         // A `format=` in the query asks what an `Accept` asks (a link's way), and wins.
-        let wanted = url
-            .query()
+        url.query()
             .and_then(|q| Wanted::from_query(q.as_bytes()))
-            .unwrap_or_else(|| negotiate(accept, Given::Item));
-        url.negotiated(wanted)
+            .unwrap_or_else(|| negotiate(accept, Given::Item))
     };
-    // What it answers depends on Accept-Datetime, whatever is asked now.
-    let is_timegate = editions::is_timegate(&url);
-    if let (None, false, true) = (&negotiated, inspect, is_timegate) {
+    let negotiated = url.negotiated(wanted);
+    let asked = Asked {
+        inspect,
+        head: req.method == Method::HEAD,
+        // What it answers depends on Accept-Datetime, whatever is asked now.
+        timegate: editions::is_timegate(&url),
+        wanted,
+        cite_as: &cite_as,
+    };
+    if let (None, false, true) = (&negotiated, inspect, asked.timegate) {
         if let Some(value) = req.headers.get("accept-datetime") {
             let text = String::from_utf8_lossy(value.as_bytes());
             let Ok(at) = editions::accept_datetime(&text) else {
@@ -464,19 +470,32 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
                 let note = editions::BadDatetime(text.into_owned()).to_string();
                 return Answer::new(page_response(page), note);
             };
-            let head = req.method == Method::HEAD;
-            return timegate(state, &url, (reader, req.client), at, head, &cite_as).await;
+            return timegate(state, &url, (reader, req.client), at, &asked).await;
         }
     }
     resolve(
         state,
         negotiated.as_ref().unwrap_or(&url),
         (reader, req.client),
-        (inspect, req.method == Method::HEAD, is_timegate),
+        &asked,
         req.headers,
-        &cite_as,
     )
     .await
+}
+
+/// What the reader asked of a persistent URL, besides the URL resolved.
+struct Asked<'a> {
+    /// The inspection view (`noredirect`).
+    inspect: bool,
+    /// A `HEAD`: no acknowledgment.
+    head: bool,
+    /// The persistent URL asked is a TimeGate ([`editions::is_timegate`]): what it
+    /// answers varies with Accept-Datetime.
+    timegate: bool,
+    /// What its `Accept` (or `format=`) negotiated.
+    wanted: Wanted,
+    /// The persistent URL as asked, which the answer cites.
+    cite_as: &'a str,
 }
 
 /// The Signposting link (RFC 8288) that cites `url`, a persistent URL:
@@ -559,15 +578,14 @@ async fn bounded<T>(
 
 /// Resolves `url` for `reader` within the per-client bounds and the resolver's, and
 /// answers: the redirect (with the acknowledgment, but for HEAD and the inspection
-/// view), the inspection view, or the outcome's page; `timegate`: the persistent URL
-/// asked is a TimeGate (`url` may be what its `Accept` negotiated).
+/// view), the inspection view, or the outcome's page (`url` may be what the persistent
+/// URL asked negotiated).
 async fn resolve(
     state: &Arc<AppState>,
     url: &PersistentUrl,
     (reader, client): (Reader, IpAddr),
-    (inspect, head, timegate): (bool, bool, bool),
+    asked: &Asked<'_>,
     headers: &HeaderMap,
-    cite_as: &str,
 ) -> Answer {
     let page_lang = PageLang::of(&reader.languages);
     let _admitted = match admitted(state, url, client, page_lang).await {
@@ -580,17 +598,25 @@ async fn resolve(
         client,
     };
     let archives = state.archives();
-    let work = state
-        .engine
-        .resolve(archives, url, &reader, !inspect, &budget);
-    let trace = match bounded(state, work).await {
+    let work = async {
+        let trace = state
+            .engine
+            .resolve(archives, url, &reader, !asked.inspect, &budget)
+            .await;
+        let tombstone = match asked.inspect {
+            true => None,
+            false => tombstone_of(state, &trace, url).await,
+        };
+        (trace, tombstone)
+    };
+    let (trace, tombstone) = match bounded(state, work).await {
         Ok(t) => t,
         Err(answer) => return answer,
     };
     if let Some(answer) = counted(state, &trace, page_lang) {
         return answer;
     }
-    if inspect {
+    if asked.inspect {
         let json = headers
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok())
@@ -612,14 +638,29 @@ async fn resolve(
     } else {
         Vec::new()
     };
-    answered(
-        state,
-        url,
-        &reader,
-        &trace,
-        (head, timegate),
-        cite_as,
-        links,
+    answered(state, url, &reader, &trace, asked, (links, tombstone))
+}
+
+/// The tombstone of what `trace` found removed, from the Archive that keeps it
+/// ([`Tombstone::fetch`]), within the Archives' timeout; none for anything else.
+async fn tombstone_of(state: &AppState, trace: &Trace, url: &PersistentUrl) -> Option<Tombstone> {
+    let Outcome::Deleted {
+        keeper: Some((address, service)),
+        ..
+    } = &trace.outcome
+    else {
+        return None;
+    };
+    let ibi = kept_ibi(trace, url);
+    let timeout = state.engine.timeout;
+    Some(
+        Tombstone::fetch(
+            &state.engine.client,
+            (address, service),
+            ibi.as_str(),
+            timeout,
+        )
+        .await,
     )
 }
 
@@ -646,18 +687,42 @@ fn counted(state: &AppState, trace: &Trace, page_lang: PageLang) -> Option<Answe
 /// The answer of a resolution of `url`: the redirect (and its acknowledgment, but for
 /// HEAD) or the outcome's page; an item found or removed with the Signposting and `links`
 /// (more `Link` values: Memento's); for a persistent URL that is a TimeGate, with `Vary:
-/// Accept-Datetime`.
+/// Accept-Datetime`. An item removed keeps its identity: its tombstone, read from the
+/// Archive that keeps it, on the page or, when JSON-LD was asked, as JSON-LD.
 fn answered(
     state: &Arc<AppState>,
     url: &PersistentUrl,
     reader: &Reader,
     trace: &Trace,
-    (head, timegate): (bool, bool),
-    cite_as: &str,
-    mut links: Vec<String>,
+    asked: &Asked<'_>,
+    (mut links, tombstone): (Vec<String>, Option<Tombstone>),
 ) -> Answer {
     let page_lang = PageLang::of(&reader.languages);
-    let mut r = page_response(pages::outcome(page_lang, trace, url.ibi().as_str()));
+    let page = match &trace.outcome {
+        Outcome::Deleted { date, .. } => {
+            let tombstone = tombstone.unwrap_or_default();
+            let ibi = kept_ibi(trace, url);
+            if asked.wanted == Wanted::JsonLd {
+                let mut t = tombstone;
+                t.removed = t.removed.or_else(|| Some(date.clone()));
+                pages::Page {
+                    status: 410,
+                    content_type: JSON_LD,
+                    body: t.json_ld(asked.cite_as),
+                }
+            } else {
+                let citation = tombstone.citation(asked.cite_as, ibi.as_str());
+                pages::tombstone(
+                    page_lang,
+                    (ibi.as_str(), date),
+                    &tombstone,
+                    (&citation, asked.cite_as),
+                )
+            }
+        }
+        _ => pages::outcome(page_lang, trace, url.ibi().as_str()),
+    };
+    let mut r = page_response(page);
     *r.status_mut() =
         StatusCode::from_u16(pages::status_of(&trace.outcome)).unwrap_or(StatusCode::NOT_FOUND);
     // Signposting: the redirect to an item, and its tombstone, cite the persistent URL
@@ -675,7 +740,7 @@ fn answered(
     // No item, no links: Memento's neither.
     match signposts {
         Some(signposts) => {
-            let mut first = vec![cite_as_link(cite_as)];
+            let mut first = vec![cite_as_link(asked.cite_as)];
             first.extend(signposts);
             links.splice(0..0, first);
         }
@@ -686,7 +751,7 @@ fn answered(
             r.headers_mut().insert(header::LINK, v);
         }
     }
-    if timegate {
+    if asked.timegate {
         r.headers_mut().insert(
             header::VARY,
             HeaderValue::from_static("Accept-Language, Accept, Accept-Datetime"),
@@ -695,7 +760,7 @@ fn answered(
     match &trace.outcome {
         Outcome::Found(found) => {
             // A HEAD is no access to the item: no acknowledgment is sent.
-            if !head {
+            if !asked.head {
                 if let Some(ack) = state.engine.acknowledgment(trace, reader) {
                     state
                         .acknowledgments
@@ -737,8 +802,7 @@ async fn timegate(
     url: &PersistentUrl,
     (reader, client): (Reader, IpAddr),
     at: i64,
-    head: bool,
-    cite_as: &str,
+    asked: &Asked<'_>,
 ) -> Answer {
     let page_lang = PageLang::of(&reader.languages);
     let _admitted = match admitted(state, url, client, page_lang).await {
@@ -758,7 +822,10 @@ async fn timegate(
             .await
         {
             Ok(editions) => editions,
-            Err(trace) => return (*trace, None),
+            Err(trace) => {
+                let tombstone = tombstone_of(state, &trace, url).await;
+                return (*trace, None, tombstone);
+            }
         };
         let chosen = editions::current_at(&editions, at);
         let times = editions::Times::of(base, url, &editions);
@@ -773,9 +840,9 @@ async fn timegate(
         } else {
             edition.trace.clone()
         };
-        (trace, Some((times, chosen)))
+        (trace, Some((times, chosen)), None)
     };
-    let (mut trace, times) = match bounded(state, work).await {
+    let (mut trace, times, tombstone) = match bounded(state, work).await {
         Ok(t) => t,
         Err(answer) => return answer,
     };
@@ -790,7 +857,7 @@ async fn timegate(
         (Some((times, chosen)), Some(location)) => times.timegate_links(*chosen, location),
         _ => editions::timegate_of(base, url),
     };
-    let mut answer = answered(state, url, &reader, &trace, (head, true), cite_as, links);
+    let mut answer = answered(state, url, &reader, &trace, asked, (links, tombstone));
     answer.note = format!("timegate at {}: {}", ibi::time::iso8601(at), answer.note);
     answer
 }

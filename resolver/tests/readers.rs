@@ -8,7 +8,9 @@
 //!   the TimeMap are checked byte for byte here too, a file path kept in the edition
 //!   chosen, a date that is none a 400;
 //! - Signposting: `signposting` reads the Link headers of the redirect (cite-as, the
-//!   linksets), and the linkset's link is followed to the item's landing page.
+//!   linksets), and the linkset's link is followed to the item's landing page;
+//! - a withdrawn item of A, whose metadata item A still has, keeps its identity: the 410
+//!   page and its JSON-LD, field by field.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -31,6 +33,10 @@ const E3: &str = "ed.org/ed/2022/03.01.08.30";
 const T1: &str = "Wed, 01 Jan 2020 00:00:00 GMT";
 const T2: &str = "Tue, 15 Jun 2021 12:00:00 GMT";
 const T3: &str = "Tue, 01 Mar 2022 08:30:00 GMT";
+
+/// A tombstone of A, and its metadata item, which A keeps.
+const TOMB: &str = "ed.org/ed/2019/05.05.05.05";
+const TOMB_META: &str = "ed.org/ed/2019/05.05.05.06";
 
 /// The readers' Python, or None (a skip outside CI) when target/readers-venv lacks them.
 fn readers_python() -> Option<PathBuf> {
@@ -94,6 +100,28 @@ fn editions() -> Editions {
     edition(&roots[0], E1, "2020-01-01T00:00:00Z", Some(E2));
     edition(&roots[0], E2, "2021-06-15T12:00:00Z", Some(E3));
     edition(&roots[1], E3, "2022-03-01T08:30:00Z", None);
+    item(
+        &roots[0],
+        TOMB,
+        &format!("state = \"Deleted\"\ntimestamp = 2023-04-05T06:07:08Z\nreason = \"Withdrawn: the data & \\\"figures\\\" were wrong\"\nmetadata = \"{TOMB_META}\"\n"),
+        "gone.txt",
+        "gone\n",
+    );
+    item(
+        &roots[0],
+        TOMB_META,
+        "state = \"Original\"\ntimestamp = 2019-05-05T05:05:06Z\ncontenttype = \"Metadata\"\ntarget = \"oai_dc.xml\"\n\n[formats]\noai_dc = \"oai_dc.xml\"\n",
+        "oai_dc.xml",
+        concat!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
+            "<oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\">\n",
+            "  <dc:title>Ação &amp; \"reação\" &lt;em&gt;</dc:title>\n",
+            "  <dc:creator>Souza, João</dc:creator>\n",
+            "  <dc:creator>Lee, Ann</dc:creator>\n",
+            "  <dc:date>2019</dc:date>\n",
+            "</oai_dc:dc>\n",
+        ),
+    );
     let mut addresses = Vec::new();
     let mut serves = Vec::new();
     for (root, service) in roots.iter().zip([A, B]) {
@@ -395,4 +423,103 @@ fn memento_client_and_signposting_read_the_editions_and_their_links() {
             Some("Accept-Language, Accept, Accept-Datetime")
         );
     }
+}
+
+/// A withdrawn item keeps its identity through the resolver: its 410 page says what its
+/// tombstone at its Archive says (title, authors, removal date, reason), how to cite it
+/// and where its Archive describes it, in each language; `Accept: application/ld+json`
+/// gets its JSON-LD with the same 410, written again from the fields read.
+#[test]
+fn a_withdrawn_item_keeps_its_identity_on_the_410_and_in_its_json_ld() {
+    let n = editions();
+    let base = n.resolver.base();
+    let a = &n.a;
+    let landing = format!("http://{a}/{A}/filelist/{TOMB}");
+    let title = "Ação &amp; &quot;reação&quot; &lt;em&gt;";
+    for (lang, texts) in [
+        (
+            "en",
+            [
+                "The item <code>{TOMB}</code> was removed on 2023-04-05T06:07:08Z.",
+                "Authors",
+                "Why it was removed",
+                "How to cite",
+                "Persistent URL: ",
+                "The page of the item at the Archive that keeps it: ",
+            ],
+        ),
+        (
+            "pt-BR",
+            [
+                "O item <code>{TOMB}</code> foi removido em 2023-04-05T06:07:08Z.",
+                "Autores",
+                "Motivo da remoção",
+                "Como citar",
+                "URL persistente: ",
+                "A página do item no Arquivo que o guarda: ",
+            ],
+        ),
+    ] {
+        let r = get_with(&format!("{base}/{TOMB}"), &[("Accept-Language", lang)]);
+        assert_eq!(r.status, 410, "{}", r.text());
+        assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+        let [removed, authors, why, cite, persistent, kept] = texts;
+        let main = format!(
+            "<main>\n<h1>{title}</h1>\n\
+             <p>{}</p>\n\
+             <h2>{authors}</h2>\n<ul>\n<li>Souza, João</li>\n<li>Lee, Ann</li>\n</ul>\n\
+             <h2>{why}</h2>\n<p>Withdrawn: the data &amp; &quot;figures&quot; were wrong</p>\n\
+             <h2>{cite}</h2>\n<p>Souza, J., &amp; Lee, A. (2019). {title}. {base}/{TOMB}</p>\n\
+             <p>{persistent}<a href=\"{base}/{TOMB}\">{base}/{TOMB}</a></p>\n\
+             <p>{kept}<a href=\"{landing}\">{landing}</a></p>\n\
+             </main>",
+            removed.replace("{TOMB}", TOMB)
+        );
+        let text = r.text();
+        assert!(text.contains(&main), "{lang}: {text}");
+        assert!(text.contains(&format!("<title>{title}</title>")), "{text}");
+    }
+    let r = get_with(
+        &format!("{base}/{TOMB}"),
+        &[("Accept", "application/ld+json")],
+    );
+    assert_eq!(r.status, 410, "{}", r.text());
+    assert_eq!(r.header("content-type"), Some("application/ld+json"));
+    let persistent = format!("{base}/{TOMB}");
+    let doc: serde_json::Value = serde_json::from_str(&r.text()).unwrap();
+    assert_eq!(
+        doc,
+        serde_json::json!({
+            "@context": "https://schema.org/",
+            "@type": "CreativeWork",
+            "@id": persistent,
+            "identifier": persistent,
+            "url": persistent,
+            "subjectOf": landing,
+            "name": "Ação & \"reação\" <em>",
+            "creator": [
+                {"@type": "Person", "name": "Souza, João"},
+                {"@type": "Person", "name": "Lee, Ann"},
+            ],
+            "datePublished": "2019",
+            "creativeWorkStatus": "Deleted",
+            "expires": "2023-04-05T06:07:08Z",
+            "correction": {
+                "@type": "CorrectionComment",
+                "text": "Withdrawn: the data & \"figures\" were wrong",
+            },
+        })
+    );
+    // Its Signposting: the citation, and the linkset of its page at its Archive.
+    assert_eq!(
+        r.header("link"),
+        Some(
+            format!(
+                "<{persistent}>; rel=\"cite-as\", \
+                 <{landing}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
+                 <{landing}?format=linkset>; rel=\"linkset\"; type=\"application/linkset\""
+            )
+            .as_str()
+        )
+    );
 }
