@@ -78,6 +78,10 @@ macro_rules! texts {
 texts! {
     // The home page.
     HomeTitle: "Resolvedor de IBI", "IBI resolver";
+    // Who runs the resolver (`[site]` of resolver.toml), in every page's header and footer.
+    SiteRunBy: "mantido por {name}", "run by {name}";
+    SiteFooter: "Este resolvedor é mantido por {name}.", "This resolver is run by {name}.";
+    SiteContact: "Contato: {contact}", "Contact: {contact}";
     HomeIntro:
         "Este é um resolvedor de IBI: acrescente um IBI a este endereço, <code>{publicurl}/</code>, para chegar ao item; acrescente <code>?noredirect</code> para ver a resolução sem segui-la.",
         "This is an IBI resolver: add an IBI to this address, <code>{publicurl}/</code>, to reach the item; add <code>?noredirect</code> to see the resolution without following it.";

@@ -225,7 +225,7 @@ async fn route(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
     match Route::of(state, req) {
         Route::MethodNotAllowed => method_not_allowed(),
         Route::Loop => loop_refused(state),
-        Route::TooLong { length } => too_long(req, length),
+        Route::TooLong { length } => too_long(state, req, length),
         Route::Service => service(state, req).await,
         Route::Home => home(state, req),
         Route::Nothing => Answer::new(text(404, ""), ""),
@@ -251,9 +251,9 @@ fn loop_refused(state: &AppState) -> Answer {
     )
 }
 
-fn too_long(req: &Received, length: usize) -> Answer {
+fn too_long(state: &AppState, req: &Received, length: usize) -> Answer {
     let page = pages::too_long(req.page_lang, &req.shown(), length, MAX_TARGET);
-    Answer::new(page_response(page), "too long").status(StatusCode::URI_TOO_LONG)
+    Answer::new(page_response(state, page), "too long").status(StatusCode::URI_TOO_LONG)
 }
 
 async fn service(state: &AppState, req: &Received<'_>) -> Answer {
@@ -291,7 +291,7 @@ fn home(state: &AppState, req: &Received) -> Answer {
         archives.len(),
         example.as_deref(),
     );
-    Answer::new(page_response(page), "")
+    Answer::new(page_response(state, page), "")
 }
 
 /// What the home page's form sends, `typed`: an IBI (and modifier, file path, query),
@@ -302,7 +302,7 @@ fn home_form(state: &AppState, lang: PageLang, typed: &str) -> Answer {
     let typed = typed.trim();
     let refused = |refusal: Option<&ibi::persistent::Refusal>| {
         Answer::new(
-            page_response(pages::form_refused(lang, typed, refusal)),
+            page_response(state, pages::form_refused(lang, typed, refusal)),
             "the home page's form: not a persistent URL",
         )
     };
@@ -336,7 +336,7 @@ fn home_form(state: &AppState, lang: PageLang, typed: &str) -> Answer {
         return refused(None);
     };
     Answer::new(
-        page_response(pages::see_other(lang, &location)),
+        page_response(state, pages::see_other(lang, &location)),
         "the home page's form",
     )
     .header(header::LOCATION, value)
@@ -430,7 +430,7 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
                 .metrics
                 .resolution("bad_request", Duration::ZERO);
             let page = pages::bad_request(req.page_lang, &req.shown(), refusal);
-            return Answer::new(page_response(page), note);
+            return Answer::new(page_response(state, page), note);
         }
     };
     let inspect = query.is_some_and(|q| q.get("noredirect").is_some());
@@ -468,7 +468,7 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
             let Ok(at) = editions::accept_datetime(&text) else {
                 let page = pages::bad_datetime(req.page_lang, &req.shown(), &text);
                 let note = editions::BadDatetime(text.into_owned()).to_string();
-                return Answer::new(page_response(page), note);
+                return Answer::new(page_response(state, page), note);
             };
             return timegate(state, &url, (reader, req.client), at, &asked).await;
         }
@@ -548,7 +548,7 @@ async fn admitted<'a>(
     let Ok(resolving) = state.resolutions.try_acquire() else {
         state.engine.metrics.overloaded();
         return Err(Answer::new(
-            page_response(pages::overloaded(page_lang)),
+            page_response(state, pages::overloaded(page_lang)),
             format!(
                 "overloaded: {} resolutions under way",
                 state.config.limits.resolutions
@@ -622,13 +622,16 @@ async fn resolve(
             .and_then(|v| v.to_str().ok())
             .is_some_and(|a| a.contains("application/json"));
         return Answer::new(
-            page_response(pages::inspection(
-                page_lang,
-                &trace,
-                json,
-                url.ibi().as_str(),
-                &persistent_url(&state.config.publicurl, url),
-            )),
+            page_response(
+                state,
+                pages::inspection(
+                    page_lang,
+                    &trace,
+                    json,
+                    url.ibi().as_str(),
+                    &persistent_url(&state.config.publicurl, url),
+                ),
+            ),
             summary(&trace),
         );
     }
@@ -705,11 +708,7 @@ fn answered(
             if asked.wanted == Wanted::JsonLd {
                 let mut t = tombstone;
                 t.removed = t.removed.or_else(|| Some(date.clone()));
-                pages::Page {
-                    status: 410,
-                    content_type: JSON_LD,
-                    body: t.json_ld(asked.cite_as),
-                }
+                pages::Page::plain(410, JSON_LD, t.json_ld(asked.cite_as))
             } else {
                 let citation = tombstone.citation(asked.cite_as, ibi.as_str());
                 pages::tombstone(
@@ -722,7 +721,7 @@ fn answered(
         }
         _ => pages::outcome(page_lang, trace, url.ibi().as_str()),
     };
-    let mut r = page_response(page);
+    let mut r = page_response(state, page);
     *r.status_mut() =
         StatusCode::from_u16(pages::status_of(&trace.outcome)).unwrap_or(StatusCode::NOT_FOUND);
     // Signposting: the redirect to an item, and its tombstone, cite the persistent URL
@@ -871,11 +870,11 @@ async fn timemap(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
         Ok(url) if editions::is_timegate(&url) => url,
         Ok(_) => {
             let page = pages::bad_request(req.page_lang, &req.shown(), None);
-            return Answer::new(page_response(page), "a TimeMap of a modifier");
+            return Answer::new(page_response(state, page), "a TimeMap of a modifier");
         }
         Err(e) => {
             let page = pages::bad_request(req.page_lang, &req.shown(), Some(&e.refusal));
-            return Answer::new(page_response(page), e.to_string());
+            return Answer::new(page_response(state, page), e.to_string());
         }
     };
     let reader = Reader {
@@ -903,7 +902,10 @@ async fn timemap(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
             if let Some(answer) = counted(state, &trace, req.page_lang) {
                 return answer;
             }
-            let mut r = page_response(pages::outcome(req.page_lang, &trace, url.ibi().as_str()));
+            let mut r = page_response(
+                state,
+                pages::outcome(req.page_lang, &trace, url.ibi().as_str()),
+            );
             // A TimeMap of an item found is a TimeMap; of anything else, its page.
             *r.status_mut() = match pages::status_of(&trace.outcome) {
                 302 => StatusCode::NOT_FOUND,
@@ -954,7 +956,7 @@ fn words(text: &str) -> Value {
 fn throttled(state: &AppState, lang: PageLang, refused: Refused) -> Answer {
     state.engine.metrics.throttled(refused.limit);
     Answer::new(
-        page_response(pages::too_many(lang)),
+        page_response(state, pages::too_many(lang)),
         format!("beyond the client network's {} bound", refused.limit),
     )
     .header(header::RETRY_AFTER, HeaderValue::from(refused.retry_after))
@@ -1182,7 +1184,8 @@ fn text(status: u16, body: &str) -> Response<Body> {
     r
 }
 
-fn page_response(page: pages::Page) -> Response<Body> {
+fn page_response(state: &AppState, page: pages::Page) -> Response<Body> {
+    let page = page.with_site(&state.config.site);
     let mut r = Response::new(Body::from(page.body));
     *r.status_mut() =
         StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

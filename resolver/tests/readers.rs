@@ -90,7 +90,12 @@ fn editions() -> Editions {
     std::fs::create_dir_all(&dir).unwrap();
     // Each TimeGate walks the editions, one fan-out an edition until the memory knows
     // them: more than a reader's usual share of misses.
-    let resolver = Resolver::start(&dir, "10s", "[limits]\nper_client_misses = 1000\n");
+    // Its operator named on its pages.
+    let resolver = Resolver::start(
+        &dir,
+        "10s",
+        "[limits]\nper_client_misses = 1000\n[site]\nname = \"Biblioteca & Arquivo\"\ncontact = \"urlib@ed.example.org\"\n",
+    );
     let mut roots = Vec::new();
     for (name, service) in [("a", A), ("b", B)] {
         let root = archive(tmp.path(), name, service, &["urlib.net/www/2014"], &[]);
@@ -478,6 +483,40 @@ fn a_withdrawn_item_keeps_its_identity_on_the_410_and_in_its_json_ld() {
         let text = r.text();
         assert!(text.contains(&main), "{lang}: {text}");
         assert!(text.contains(&format!("<title>{title}</title>")), "{text}");
+        // Its operator, in the header and the footer.
+        let (run_by, footer) = match lang {
+            "en" => (
+                "run by",
+                "This resolver is run by Biblioteca &amp; Arquivo. Contact: ",
+            ),
+            _ => (
+                "mantido por",
+                "Este resolvedor é mantido por Biblioteca &amp; Arquivo. Contato: ",
+            ),
+        };
+        assert!(
+            text.contains(&format!(
+                "</a> <span class=\"site\">{run_by} Biblioteca &amp; Arquivo</span></header>\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "</main>\n<footer><p>{footer}<a href=\"mailto:urlib@ed.example.org\">urlib@ed.example.org</a></p></footer>\n</body>"
+            )),
+            "{text}"
+        );
+        // In a browser, on a phone and a desktop: no serious or critical violation.
+        if common::browser::available() {
+            let url = format!("{base}/{TOMB}");
+            let report = common::browser::check(&url, lang, &format!("resolver-tombstone-{lang}"));
+            assert_eq!(report.status, 410);
+            assert_eq!(report.title, "Ação & \"reação\" <em>");
+            assert_eq!(report.screenshots.len(), 3);
+            report.assert_accessible();
+        } else {
+            eprintln!("skipping the browser: {}", common::browser::MISSING);
+        }
     }
     let r = get_with(
         &format!("{base}/{TOMB}"),
