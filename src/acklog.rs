@@ -67,10 +67,11 @@ use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
 use crate::var_owner;
+use ::ibi::atomic;
 
 use crate::time::iso8601;
 use crate::urlkey::KEY_LIFETIME_SECS;
@@ -88,6 +89,9 @@ pub const SYNCED_NAME: &str = "acknowledgments.synced";
 
 /// Where the counted keys are marked, one directory per hour of issue.
 pub const MARKS_DIR: &str = "acknowledged";
+/// Where each item's count of accesses is kept (see [`access_count`]).
+pub const COUNTS_DIR: &str = "accesses";
+
 /// Longest line read back from the log; longer ones are malformed.
 pub const MAX_LINE: usize = 4096;
 /// Expired marks removed per acknowledgment (more than one is made).
@@ -201,8 +205,8 @@ pub fn record_once(
     }
     let var_dir = var_owner::make_and_open_var(var)?;
     let owner = var_owner::owner_for_new(var_dir.as_fd(), var)?;
-    let marks = var_owner::make_dir_at(var_dir.as_fd(), MARKS_DIR, owner)?;
-    let hour = var_owner::make_dir_at(marks.as_fd(), &issued.div_euclid(3600).to_string(), owner)?;
+    let marks = atomic::make_dir_at(var_dir.as_fd(), MARKS_DIR, owner)?;
+    let hour = atomic::make_dir_at(marks.as_fd(), &issued.div_euclid(3600).to_string(), owner)?;
     let mut file = open_or_make(var_dir.as_fd(), LOG_NAME, true, owner)?;
     file.lock()?;
     let result = append_if_new(&mut file, rec, hour.as_fd(), owner);
@@ -213,6 +217,7 @@ pub fn record_once(
     let Some(end) = end else {
         return Ok(Outcome::AlreadyCounted);
     };
+    count_access(var_dir.as_fd(), &rec.item, owner);
     let record = || open_or_make(var_dir.as_fd(), SYNCED_NAME, false, owner);
     if durability.interval.is_zero() {
         make_durable(&file, &record()?, end, durability).map_err(|e| {
@@ -238,7 +243,7 @@ fn open_or_make(
     var: BorrowedFd<'_>,
     name: &str,
     append: bool,
-    owner: Option<var_owner::Owner>,
+    owner: Option<atomic::Owner>,
 ) -> io::Result<File> {
     let mut flags = OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     if append {
@@ -250,7 +255,7 @@ fn open_or_make(
         Err(Errno::NOENT) => {}
         Err(e) => return Err(e.into()),
     }
-    match crate::atomic::create_owned_at(var, name, b"", 0o666, owner) {
+    match ::ibi::atomic::create_owned_at(var, name, b"", 0o666, owner) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(e),
@@ -264,7 +269,7 @@ fn append_if_new(
     file: &mut File,
     rec: &Record,
     hour: BorrowedFd<'_>,
-    owner: Option<var_owner::Owner>,
+    owner: Option<atomic::Owner>,
 ) -> io::Result<Option<u64>> {
     let mark = rec.key.as_str();
     if !make_mark(hour, mark, owner)? {
@@ -294,13 +299,55 @@ fn append_if_new(
     Ok(Some(len + line.len() as u64))
 }
 
+/// The name in [`COUNTS_DIR`] of the count of the item whose rep is stored as `item`:
+/// the rep with each `/` written `+` (a rep holds no `+`); `None` for anything else (the
+/// `-` of an access whose item is unknown).
+fn count_name(item: &str) -> Option<String> {
+    ::ibi::rep::Rep::parse(item)
+        .ok()
+        .filter(|r| !r.as_str().contains('+'))
+        .map(|r| r.as_str().replace('/', "+"))
+}
+
+/// Adds one to the count of accesses of `item` (its rep as stored): one byte appended
+/// to its file in [`COUNTS_DIR`] (made, given to `owner`, when missing), whose length is
+/// the count. One `write(2)` of one byte with `O_APPEND` needs no lock, and the count is
+/// read with one `stat`: a landing page shows it at the cost of a system call, whatever
+/// the size of the log. It grows a byte per access, a hundredth of the log's line. A
+/// hint beside the log, which `stats` counts: a failure here (a full disk) leaves the
+/// access counted in the log and not in the hint.
+fn count_access(var: BorrowedFd<'_>, item: &str, owner: Option<atomic::Owner>) {
+    let Some(name) = count_name(item) else {
+        return;
+    };
+    let _ = atomic::make_dir_at(var, COUNTS_DIR, owner)
+        .and_then(|dir| open_or_make(dir.as_fd(), &name, true, owner))
+        .and_then(|mut f| f.write_all(b"."));
+}
+
+/// How many accesses of the item whose rep is stored as `item` were counted (see
+/// [`count_access`]): zero when none was, or the count cannot be read.
+pub fn access_count(var: &Path, item: &str) -> u64 {
+    let Some(name) = count_name(item) else {
+        return 0;
+    };
+    rfs::statat(
+        rfs::CWD,
+        var.join(COUNTS_DIR).join(name),
+        AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .ok()
+    .filter(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile)
+    .map_or(0, |st| st.st_size as u64)
+}
+
 /// The file every mark of an hour is a hard link to; no key has its name (a key is
 /// digits and a dash).
 const MARK_INODE: &str = ".mark";
 
 /// Marks `key` counted in `hour`: false when it was already. The caller holds the log's
 /// lock, so no other writer makes or replaces [`MARK_INODE`] meanwhile.
-fn make_mark(hour: BorrowedFd<'_>, key: &str, owner: Option<var_owner::Owner>) -> io::Result<bool> {
+fn make_mark(hour: BorrowedFd<'_>, key: &str, owner: Option<atomic::Owner>) -> io::Result<bool> {
     // At most: the link, the shared file made (missing) or made anew (full), the link.
     for _ in 0..2 {
         match rfs::linkat(hour, MARK_INODE, hour, key, AtFlags::empty()) {
@@ -319,7 +366,7 @@ fn make_mark(hour: BorrowedFd<'_>, key: &str, owner: Option<var_owner::Owner>) -
             Mode::from_raw_mode(0o600),
         ) {
             Ok(fd) => {
-                if let Err(e) = var_owner::give(fd.as_fd(), owner) {
+                if let Err(e) = atomic::give(fd.as_fd(), owner) {
                     let _ = rfs::unlinkat(hour, MARK_INODE, AtFlags::empty());
                     return Err(e);
                 }
@@ -669,6 +716,28 @@ mod tests {
             (vec![rec(1000, "1-1"), rec(1001, "1-2")], 0)
         );
         assert!(record_once(dir.path(), &rec(1003, "../x"), 990, default()).is_err());
+        // The item's count, kept beside the log, counts what the log counts.
+        assert_eq!(access_count(dir.path(), "a.b/c/2020/01.02.03.04"), 2);
+        assert_eq!(
+            std::fs::read(dir.path().join("accesses/a.b+c+2020+01.02.03.04")).unwrap(),
+            b".."
+        );
+        assert_eq!(access_count(dir.path(), "a.b/c/2020/01.02.03.05"), 0);
+        let unknown = Record {
+            item: "-".into(),
+            ..rec(1004, "1-3")
+        };
+        assert_eq!(
+            record_once(dir.path(), &unknown, 990, default()).unwrap(),
+            Outcome::Counted
+        );
+        assert_eq!(access_count(dir.path(), "-"), 0);
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("accesses"))
+                .unwrap()
+                .count(),
+            1
+        );
     }
 
     #[test]

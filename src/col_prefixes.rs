@@ -176,7 +176,7 @@ impl Listing {
         Some(out)
     }
 
-    /// Writes the file atomically (see [`crate::atomic`]), so readers see the old one or
+    /// Writes the file atomically (see [`::ibi::atomic`]), so readers see the old one or
     /// the new one, never a part; whether it was written. Nothing is written where `var/`
     /// does not exist; a failure leaves no temporary file and is not an error (the service
     /// lists). The file is var/'s owner's, the user the service runs as (written by root,
@@ -193,7 +193,7 @@ impl Listing {
         let Ok(owner) = crate::var_owner::owner_for_new(dir.as_fd(), var) else {
             return false;
         };
-        crate::atomic::write_owned_at(dir.as_fd(), FILE_NAME, text.as_bytes(), 0o666, owner).is_ok()
+        ::ibi::atomic::write_owned_at(dir.as_fd(), FILE_NAME, text.as_bytes(), 0o666, owner).is_ok()
     }
 }
 

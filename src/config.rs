@@ -32,7 +32,17 @@ struct RawConfig {
     minting: Option<RawMinting>,
     access: Option<RawAccess>,
     oai: Option<RawOai>,
+    site: Option<RawSite>,
     acknowledgments: Option<RawAcknowledgments>,
+}
+
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(Debug, PartialEq))]
+#[serde(deny_unknown_fields)]
+struct RawSite {
+    institution: Option<String>,
+    contact: Option<String>,
+    logo: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -145,9 +155,41 @@ pub struct Config {
     pub networks: Vec<Network>,
     /// `[oai]`: what the OAI-PMH data provider says of itself, and its page size.
     pub oai: Oai,
+    /// `[site]`: the face of the Archive's pages.
+    pub site: Site,
     /// `[acknowledgments]`: how soon a counted access is on stable storage.
     pub acknowledgments: Acknowledgments,
 }
+
+/// `[site]`: who keeps the Archive, as its landing pages show it in their header and
+/// footer (see `crate::filelist`), with `[oai] repositoryname`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Site {
+    /// The institution that keeps the Archive.
+    pub institution: Option<String>,
+    /// How to reach its keepers: an e-mail address or an http(s) URL.
+    pub contact: Option<Contact>,
+    /// Its logo.
+    pub logo: Option<Logo>,
+}
+
+/// `[site] contact`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Contact {
+    Email(String),
+    Url(String),
+}
+
+/// `[site] logo`: an http(s) URL, or the name of a file of the service item's doc/,
+/// which the Archive serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Logo {
+    Url(String),
+    File(String),
+}
+
+/// Most characters of a name of `[site]` or `[oai]`.
+const MAX_NAME: usize = 200;
 
 /// `[acknowledgments]`: when the access log (see `crate::acklog`) is synced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -397,6 +439,7 @@ impl Config {
             .map(|n| Network::parse(n))
             .collect::<Result<Vec<_>, _>>()?;
         let oai = raw.oai.map(check_oai).transpose()?.unwrap_or_default();
+        let site = raw.site.map(check_site).transpose()?.unwrap_or_default();
         let acknowledgments = raw
             .acknowledgments
             .map(check_acknowledgments)
@@ -412,6 +455,7 @@ impl Config {
             minting,
             networks,
             oai,
+            site,
             acknowledgments,
         })
     }
@@ -431,10 +475,7 @@ impl Config {
 
 /// `archiveaddress`, which must be a `host[:port]`.
 fn check_address(archiveaddress: String) -> Result<String, String> {
-    if archiveaddress.is_empty()
-        || archiveaddress.contains(['/', ' ', '?', '#', '@'])
-        || !archiveaddress.is_ascii()
-    {
+    if ::ibi::registration::HostPort::parse(&archiveaddress).is_err() {
         return Err(format!(
             "archiveaddress {archiveaddress:?} is not a host[:port]"
         ));
@@ -470,23 +511,79 @@ fn check_relations(list: &[String]) -> Result<Vec<Relation>, String> {
     Ok(out)
 }
 
+/// A name of the table `table`: one line of 1 to [`MAX_NAME`] characters, no control
+/// character (names are written into XML and pages).
+fn check_name(table: &str, name: &str, v: Option<String>) -> Result<Option<String>, String> {
+    match v {
+        Some(v)
+            if v.trim().is_empty()
+                || v.chars().count() > MAX_NAME
+                || v.chars().any(char::is_control) =>
+        {
+            Err(format!(
+                "[{table}] {name} must be one line of 1 to {MAX_NAME} characters"
+            ))
+        }
+        v => Ok(v),
+    }
+}
+
+/// An http(s) URL a page may link to and a header may name as it is: printable ASCII, no
+/// space, quote, angle bracket, backslash, comma or semicolon (which would end it in a
+/// `Link` header or a Content-Security-Policy), at most 1,000 bytes.
+fn is_plain_url(v: &str) -> bool {
+    (v.starts_with("https://") || v.starts_with("http://"))
+        && v.len() > "https://".len()
+        && v.len() <= 1000
+        && v.bytes()
+            .all(|b| b.is_ascii_graphic() && !b"\"<>\\,;'`{}|^".contains(&b))
+}
+
+/// `[site]`, checked: the institution a name (as `[oai]`'s), the contact an e-mail
+/// address or an http(s) URL, the logo an http(s) URL or the name of a file (no `/`, no
+/// leading `.`) of the service item's doc/ (`check` says when it is missing).
+fn check_site(raw: RawSite) -> Result<Site, String> {
+    let institution = check_name("site", "institution", raw.institution)?;
+    let contact = match raw.contact {
+        None => None,
+        Some(c) if is_plain_url(&c) => Some(Contact::Url(c)),
+        Some(c) if ::ibi::registration::Email::parse(&c).is_ok() => Some(Contact::Email(c)),
+        Some(c) => {
+            return Err(format!(
+                "[site] contact is neither an e-mail address nor an http(s) URL: {}",
+                crate::ibi::shown(&c)
+            ))
+        }
+    };
+    let logo = match raw.logo {
+        None => None,
+        Some(l) if is_plain_url(&l) => Some(Logo::Url(l)),
+        Some(l)
+            if !l.is_empty()
+                && l.len() <= 255
+                && !l.starts_with('.')
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b)) =>
+        {
+            Some(Logo::File(l))
+        }
+        Some(l) => {
+            return Err(format!(
+                "[site] logo is neither an http(s) URL nor the name of a file of the service item's doc/ (letters, digits, '.', '_', '-'): {}",
+                crate::ibi::shown(&l)
+            ))
+        }
+    };
+    Ok(Site {
+        institution,
+        contact,
+        logo,
+    })
+}
+
 /// `[oai]`, checked: a page size in 1..=1000, names and addresses of one line of at most
 /// 200 characters, none of them a control character (they are written into XML).
 fn check_oai(raw: RawOai) -> Result<Oai, String> {
-    let text = |name: &str, v: Option<String>| -> Result<Option<String>, String> {
-        match v {
-            Some(v)
-                if v.trim().is_empty()
-                    || v.chars().count() > 200
-                    || v.chars().any(char::is_control) =>
-            {
-                Err(format!(
-                    "[oai] {name} must be one line of 1 to 200 characters"
-                ))
-            }
-            v => Ok(v),
-        }
-    };
+    let text = |name: &str, v: Option<String>| check_name("oai", name, v);
     let page_size = match raw.page_size {
         None => Oai::DEFAULT_PAGE_SIZE,
         Some(n) if (1..=Oai::MAX_PAGE_SIZE as i64).contains(&n) => n as usize,
@@ -499,7 +596,7 @@ fn check_oai(raw: RawOai) -> Result<Oai, String> {
     };
     let adminemail = text("adminemail", raw.adminemail)?;
     if let Some(a) = &adminemail {
-        if !crate::admin::registration::is_email(a) {
+        if ::ibi::registration::Email::parse(a).is_err() {
             return Err(format!(
                 "[oai] adminemail is not an e-mail address: {}",
                 crate::ibi::shown(a)

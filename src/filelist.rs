@@ -19,15 +19,21 @@ use std::net::IpAddr;
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::face::{self, STYLE};
 use crate::ibi::Ibi;
 use crate::item::{Access, ContentType, Item, State, MAX_REASON};
 use crate::layout::{self, DocEntry};
 use crate::markup::escape_html;
 use crate::routes::{content_type, Headers};
 use crate::service::{Answer, Archive};
+use ::ibi::cite::{self, Work};
 use ::ibi::dc::{DublinCore, MAX_RECORD};
 use ::ibi::escape::uri_reference;
-use ::ibi::negotiate::{negotiate, preferences, Given, PageLang, Wanted, OAI_DC_PROFILE};
+use ::ibi::negotiate::{
+    citation_options, negotiate, preferences, Given, LinksetFormat, PageLang, Wanted,
+    OAI_DC_PROFILE,
+};
+use ::ibi::query::Query;
 
 /// Most files a page shows (and its JSON-LD lists).
 pub const MAX_SHOWN: usize = 100;
@@ -42,19 +48,27 @@ pub const MAX_RELATED: usize = 32;
 
 /// The media type of an item's HTML landing page.
 const HTML: &str = "text/html; charset=utf-8";
-/// The Content-Security-Policy of the pages: no script, no external resource; the one
-/// inline style.
-pub const PAGE_CSP: &str = "default-src 'none'; style-src 'unsafe-inline'";
 
 /// The page for the item named `ibi` (as it appears in the page's URL,
-/// `layout::split_file_list_path`), for a browser at `client` sending `headers`, with the
-/// lines for the log its lookup wrote.
-pub fn page(archive: &Archive, ibi: &[u8], client: Option<IpAddr>, headers: &Headers) -> Answer {
+/// `layout::split_file_list_path`), for a browser at `client` sending `headers` and the
+/// query `query` (still %-escaped: `format=` asks what an `Accept` asks), with the lines
+/// for the log its lookup wrote.
+pub fn page(
+    archive: &Archive,
+    ibi: &[u8],
+    client: Option<IpAddr>,
+    headers: &Headers,
+    query: &[u8],
+) -> Answer {
     let Some(parsed) = std::str::from_utf8(ibi)
         .ok()
         .and_then(|ibi| Ibi::parse(ibi).ok())
     else {
         return html(404, "Not found", "<p>This is not the IBI of an item.</p>");
+    };
+    let asked = match asked(headers, query) {
+        Ok(asked) => asked,
+        Err(answer) => return *answer,
     };
     let found = archive.store().find(&parsed);
     let mut log = found.log.into_lines();
@@ -62,10 +76,15 @@ pub fn page(archive: &Archive, ibi: &[u8], client: Option<IpAddr>, headers: &Hea
         Some(item) => {
             let lang = PageLang::of(&preferences(headers.accept_language.as_deref()));
             let landing = Landing::of(archive, item, client, lang, &mut log);
-            if negotiate(headers.accept.as_deref(), Given::Html) == Wanted::JsonLd {
-                landing.json_ld_answer()
-            } else {
-                landing.html_answer()
+            match asked.wanted {
+                Wanted::JsonLd => landing.json_ld_answer(),
+                Wanted::Citation(format) => landing.citation_answer(
+                    format,
+                    &citation_options(headers.accept.as_deref(), Some(query)),
+                    asked.by_query.then_some(query),
+                ),
+                Wanted::Linkset(format) => landing.linkset_answer(format, asked.by_query),
+                Wanted::Default | Wanted::OaiDc => landing.html_answer(),
             }
         }
         None => html(
@@ -76,6 +95,46 @@ pub fn page(archive: &Archive, ibi: &[u8], client: Option<IpAddr>, headers: &Hea
     };
     answer.log = log;
     answer
+}
+
+/// What a request of a landing page asks for, and whether its query asked it.
+struct Asked {
+    wanted: Wanted,
+    by_query: bool,
+}
+
+/// What the query's `format=` asks (a link's way), else what `Accept` asks; a `format=`
+/// that names nothing known is answered 400, naming those there are.
+fn asked(headers: &Headers, query: &[u8]) -> Result<Asked, Box<Answer>> {
+    let format = Query::parse(query)
+        .ok()
+        .and_then(|q| q.get_str("format").ok().flatten().map(str::to_string));
+    let Some(format) = format else {
+        return Ok(Asked {
+            wanted: negotiate(headers.accept.as_deref(), Given::Html),
+            by_query: false,
+        });
+    };
+    match Wanted::from_query(query) {
+        Some(wanted) => Ok(Asked {
+            wanted,
+            by_query: true,
+        }),
+        None => {
+            let known: Vec<&str> = Wanted::DESCRIPTIONS
+                .iter()
+                .filter_map(|w| w.query_name())
+                .collect();
+            let shown = crate::ibi::shown(&format);
+            Err(Box::new(Answer {
+                log: vec![format!("landing page: unknown format= {shown}")],
+                ..Answer::text(
+                    400,
+                    format!("no such format: {shown} (one of: {})\n", known.join(", ")),
+                )
+            }))
+        }
+    }
 }
 
 /// The URL of the landing page of the item `rep` (what `Archive::file_list_url` gives).
@@ -94,16 +153,26 @@ pub fn persistent_url(config: &Config, item: &Item) -> String {
 /// its rep: `Item::cited_as`), the `Link` values of `routes::file`: the item's persistent
 /// URL (`cite-as`) and its landing page (`collection`). No file is looked at.
 pub fn file_links(config: &Config, cited_as: &str, rep: &str) -> Vec<String> {
-    vec![
-        format!(
-            "<{}>; rel=\"cite-as\"",
-            uri_reference(&config.persistent_url(cited_as))
-        ),
-        format!(
-            "<{}>; rel=\"collection\"; type=\"text/html\"",
-            uri_reference(&landing_url(config, rep))
-        ),
-    ]
+    let landing = landing_url(config, rep);
+    let mut links = vec![
+        Link::new(config.persistent_url(cited_as), "cite-as", None),
+        Link::new(landing.clone(), "collection", Some("text/html")),
+    ];
+    links.extend(linkset_links(&landing));
+    links.iter().map(Link::header_value).collect()
+}
+
+/// The links to the linkset of the item whose landing page is `landing`, in both its
+/// forms (RFC 9264): the page's own URL with `?format=linkset-json` and
+/// `?format=linkset`.
+fn linkset_links(landing: &str) -> [Link; 2] {
+    LinksetFormat::ALL.map(|f| {
+        Link::new(
+            format!("{landing}?format={}", f.name()),
+            "linkset",
+            Some(f.media_type()),
+        )
+    })
 }
 
 /// One file shown.
@@ -142,6 +211,7 @@ enum Files {
 /// and its `Link` header.
 struct Landing<'a> {
     lang: PageLang,
+    config: &'a Config,
     item: &'a Item,
     /// Whether the page depends on the client's network: the item's files, or its
     /// metadata item's record, are shown only inside the licensed networks.
@@ -156,11 +226,20 @@ struct Landing<'a> {
     next_edition: Option<String>,
     translations: Vec<(String, String)>,
     license: Option<String>,
+    /// The landing page's own URL (the linkset's anchor).
+    landing: String,
+    /// The metadata item, when it is not in this Archive: its record cannot be read
+    /// here, and a citation is asked of its landing page (see [`Landing::citation_answer`]).
+    metadata_elsewhere: Option<Ibi>,
+    /// The accesses counted (`crate::acklog::access_count`).
+    accesses: u64,
+    /// The URL of the repository's logo (`face::logo_url`).
+    logo: Option<String>,
 }
 
 impl<'a> Landing<'a> {
     fn of(
-        archive: &Archive,
+        archive: &'a Archive,
         item: &'a Item,
         client: Option<IpAddr>,
         lang: PageLang,
@@ -168,7 +247,7 @@ impl<'a> Landing<'a> {
     ) -> Landing<'a> {
         let config = archive.config();
         let access = item.access(config, client);
-        let (dc, formats, meta_private) = metadata(archive, item, client, log);
+        let (dc, formats, meta_private, metadata_elsewhere) = metadata(archive, item, client, log);
         let files = match access {
             Access::Deleted => Files::Removed,
             Access::Restricted => Files::Withheld,
@@ -199,8 +278,17 @@ impl<'a> Landing<'a> {
                     && !r.contains(|c: char| c.is_whitespace() || "<>\"".contains(c))
             })
             .map(str::to_string);
+        let logo = match (&config.site.logo, &config.service) {
+            (None, _) => None,
+            (Some(_), Ibi::Rep(r)) => face::logo_url(config, Some(r.as_str())),
+            (Some(_), service) => {
+                let found = archive.store().find(service);
+                face::logo_url(config, found.item.as_ref().map(|s| s.rep.as_str()))
+            }
+        };
         Landing {
             lang,
+            config,
             item,
             private: item.depends_on_network() || meta_private,
             status: if live { 200 } else { 410 },
@@ -221,6 +309,10 @@ impl<'a> Landing<'a> {
                 .map(|n| config.persistent_url(n.as_str())),
             translations,
             license,
+            landing: landing_url(config, item.rep.as_str()),
+            metadata_elsewhere,
+            accesses: crate::acklog::access_count(&archive.var(), item.rep.as_str()),
+            logo,
         }
     }
 
@@ -296,12 +388,14 @@ impl<'a> Landing<'a> {
             });
         }
         if let Some(l) = &self.license {
-            candidates.push(Link {
-                url: l.clone(),
-                rel: "license",
-                media_type: None,
-                profile: None,
-            });
+            candidates.push(Link::new(l.clone(), "license", None));
+        }
+        // An author is a link only when the record gives a URL for it (an ORCID, a
+        // page): a name is no target.
+        for creator in self.dc.all("creator").map(str::trim) {
+            if is_http_url(creator) {
+                candidates.push(Link::new(creator.to_string(), "author", None));
+            }
         }
         if let Files::Listed { rows, .. } = &self.files {
             for r in rows.iter().take(MAX_ITEM_LINKS) {
@@ -313,15 +407,15 @@ impl<'a> Landing<'a> {
                 });
             }
         }
-        let cite_as = Link {
-            url: self.persistent.clone(),
-            rel: "cite-as",
-            media_type: None,
-            profile: None,
-        };
+        let cite_as = Link::new(self.persistent.clone(), "cite-as", None);
         // The header joins its links with `, `.
-        let mut length = cite_as.header_value().len();
         let mut links = vec![cite_as];
+        links.extend(linkset_links(&self.landing));
+        let mut length = links
+            .iter()
+            .map(|l| l.header_value().len() + 2)
+            .sum::<usize>()
+            - 2;
         for link in candidates {
             let more = link.header_value().len() + 2;
             if length + more <= MAX_LINK_HEADER {
@@ -332,6 +426,38 @@ impl<'a> Landing<'a> {
         links
     }
 
+    /// The "Cite as" links: the formatted styles in the page's locale, then the
+    /// downloads, each the page's URL with `?format=` (relative: the same page asked
+    /// otherwise).
+    fn export_html(&self) -> String {
+        let t = texts(self.lang);
+        let locale = match self.lang {
+            PageLang::Pt => "pt-BR",
+            PageLang::En => "en-US",
+        };
+        let mut b = format!("<h3>{}</h3>\n<ul class=\"export\">\n", t.cite_as);
+        for style in cite::Style::ALL {
+            b.push_str(&format!(
+                "<li><a href=\"?format=bibliography&amp;style={}&amp;locale={locale}\" type=\"text/x-bibliography\">{}</a></li>\n",
+                style.name(),
+                escape_html(style.label())
+            ));
+        }
+        for (format, label) in [
+            (cite::Format::BibTex, "BibTeX"),
+            (cite::Format::Ris, "RIS"),
+            (cite::Format::CslJson, "CSL-JSON"),
+        ] {
+            b.push_str(&format!(
+                "<li><a href=\"?format={}\" type=\"{}\" download>{label}</a></li>\n",
+                format.name(),
+                format.media_type()
+            ));
+        }
+        b.push_str("</ul>\n");
+        b
+    }
+
     /// The headers every answer of the page carries.
     fn headers(&self) -> Vec<(String, String)> {
         let links: Vec<String> = self.links().iter().map(Link::header_value).collect();
@@ -339,7 +465,10 @@ impl<'a> Landing<'a> {
             ("Link".into(), links.join(", ")),
             ("Vary".into(), "Accept, Accept-Language".into()),
             ("Content-Language".into(), self.lang.code().into()),
-            ("Content-Security-Policy".into(), PAGE_CSP.into()),
+            (
+                "Content-Security-Policy".into(),
+                face::csp(self.logo.as_deref()),
+            ),
             ("X-Content-Type-Options".into(), "nosniff".into()),
         ];
         if self.private {
@@ -348,6 +477,146 @@ impl<'a> Landing<'a> {
             h.extend(crate::routes::PRIVATE.map(|(n, v)| (n.to_string(), v.to_string())));
         }
         h
+    }
+
+    /// The work a citation cites: the item, by its persistent URL; but a metadata item
+    /// whose record's `dc:identifier` is a persistent URL of this Archive's resolver cites
+    /// the work that record describes (what a reader sent here from that work wants).
+    fn work(&self) -> Work {
+        if self.item.contenttype == ContentType::Metadata {
+            let prefix = self.config.persistent_url("");
+            let described = self.dc.all("identifier").map(str::trim).find_map(|id| {
+                let ibi = id.strip_prefix(&prefix)?;
+                (is_http_url(id) && Ibi::parse(ibi).is_ok()).then_some((id, ibi))
+            });
+            if let Some((url, ibi)) = described {
+                return Work::from_dc(&self.dc, url, ibi);
+            }
+        }
+        Work::from_dc(&self.dc, &self.persistent, &self.ibi)
+    }
+
+    /// The citation in `format`, with the page's status and headers; a download
+    /// (BibTeX, RIS, CSL-JSON) named by a Content-Disposition. An item whose metadata
+    /// item is in another Archive has no record here: it is answered `303 See Other` to
+    /// that item's persistent URL (with the query that asked, `query`), which the resolver
+    /// takes to its landing page, where the record is and the same `Accept` is answered.
+    /// A style or a locale not known: 406, naming those there are.
+    fn citation_answer(
+        &self,
+        format: cite::Format,
+        options: &cite::Options,
+        query: Option<&[u8]>,
+    ) -> Answer {
+        let mut headers = self.headers();
+        if let Some(meta) = &self.metadata_elsewhere {
+            let mut location = self.config.persistent_url(meta.as_str());
+            if let Some(q) = query {
+                location.push('?');
+                location.push_str(&String::from_utf8_lossy(q));
+            }
+            let location = uri_reference(&location);
+            headers.push(("Location".into(), location.clone()));
+            return Answer {
+                headers,
+                ..Answer::text(303, format!("See {location}\n"))
+            };
+        }
+        let work = self.work();
+        let text = match cite::render(&work, format, options) {
+            Ok(text) => text,
+            Err(unknown) => {
+                return Answer {
+                    headers,
+                    log: vec![format!("landing page: {unknown}")],
+                    ..Answer::text(406, format!("{unknown}\n"))
+                }
+            }
+        };
+        if format != cite::Format::Bibliography {
+            // Named after the work cited.
+            let name: String = work
+                .id
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || "-.@".contains(c) {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .collect();
+            headers.push((
+                "Content-Disposition".into(),
+                format!("attachment; filename=\"{name}.{}\"", format.extension()),
+            ));
+        }
+        Answer {
+            content_type: citation_content_type(format),
+            headers,
+            ..Answer::text(self.status, text)
+        }
+    }
+
+    /// The linkset (RFC 9264) of the page's Signposting links, with the page's headers:
+    /// asked of the page by `Accept`, with its status (a tombstone's 410); at its own URL
+    /// (`by_query`, what `rel="linkset"` links to), 200 — that resource is not gone, it
+    /// describes what is, and a linkset reader takes a 4xx for a linkset missing.
+    fn linkset_answer(&self, format: LinksetFormat, by_query: bool) -> Answer {
+        Answer {
+            content_type: format.media_type(),
+            headers: self.headers(),
+            ..Answer::text(
+                if by_query { 200 } else { self.status },
+                self.linkset(format),
+            )
+        }
+    }
+
+    /// The linkset: the landing page's links, none left out for the length of a header
+    /// (the `item` links to every file shown), its anchor the page; then each file shown,
+    /// anchored at itself, with its `collection` (the page) and `cite-as` (the item), as
+    /// its own `Link` header gives them.
+    fn linkset(&self, format: LinksetFormat) -> String {
+        let mut own = vec![Link::new(self.persistent.clone(), "cite-as", None)];
+        for t in ["AboutPage", self.schema_type] {
+            own.push(Link::new(format!("https://schema.org/{t}"), "type", None));
+        }
+        for f in &self.formats {
+            own.push(Link {
+                profile: f.profile,
+                ..Link::new(f.url.clone(), "describedby", Some(f.media_type))
+            });
+        }
+        if let Some(l) = &self.license {
+            own.push(Link::new(l.clone(), "license", None));
+        }
+        for creator in self.dc.all("creator").map(str::trim) {
+            if is_http_url(creator) {
+                own.push(Link::new(creator.to_string(), "author", None));
+            }
+        }
+        let rows: &[FileRow] = match &self.files {
+            Files::Listed { rows, .. } => rows,
+            _ => &[],
+        };
+        for r in rows {
+            own.push(Link::new(r.url.clone(), "item", Some(r.media_type)));
+        }
+        let mut sets: Vec<(String, Vec<Link>)> = vec![(self.landing.clone(), own)];
+        for r in rows {
+            sets.push((
+                r.url.clone(),
+                vec![
+                    Link::new(self.persistent.clone(), "cite-as", None),
+                    Link::new(self.landing.clone(), "collection", Some("text/html")),
+                ],
+            ));
+        }
+        match format {
+            LinksetFormat::Json => linkset_json(&sets),
+            LinksetFormat::LinkFormat => linkset_link_format(&sets),
+        }
     }
 
     fn json_ld_answer(&self) -> Answer {
@@ -454,9 +723,10 @@ impl<'a> Landing<'a> {
             "<!DOCTYPE html>\n<html lang=\"{lang}\">\n<head>\n<meta charset=\"utf-8\">\n\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
              <title>{heading}</title>\n{head_links}<style>{STYLE}</style>\n\
-             <script type=\"application/ld+json\">\n{json}\n</script>\n</head>\n<body>\n<main>\n\
+             <script type=\"application/ld+json\">\n{json}\n</script>\n</head>\n<body>\n{header}<main>\n\
              <h1>{heading}</h1>\n",
             lang = self.lang.code(),
+            header = face::header(self.config, self.logo.as_deref()),
         ));
         if self.item.state == State::Deleted {
             b.push_str(&format!("<p class=\"gone\">{}</p>\n", t.removed));
@@ -469,7 +739,15 @@ impl<'a> Landing<'a> {
             t.persistent_url,
             url = e(&self.persistent)
         ));
+        b.push_str(&self.export_html());
         // What it is.
+        let abstracts: Vec<String> = self.dc.all("description").map(e).collect();
+        if !abstracts.is_empty() {
+            b.push_str(&format!("<h2>{}</h2>\n", t.abstract_));
+            for a in abstracts {
+                b.push_str(&format!("<p class=\"abstract\">{a}</p>\n"));
+            }
+        }
         b.push_str(&format!("<h2>{}</h2>\n<dl>\n", t.about));
         let mut row = |term: &str, value: String| {
             b.push_str(&format!("<dt>{term}</dt><dd>{value}</dd>\n"));
@@ -484,11 +762,27 @@ impl<'a> Landing<'a> {
         if let Some(d) = self.dc.first("date") {
             row(t.date, e(d));
         }
-        if let Some(l) = self.language() {
-            row(t.language, e(&l));
+        let types: Vec<String> = self.dc.all("type").map(e).collect();
+        if !types.is_empty() {
+            row(t.type_, types.join("; "));
         }
-        if let Some(r) = self.dc.first("rights") {
-            row(t.rights, e(r));
+        let publishers: Vec<String> = self.dc.all("publisher").map(e).collect();
+        if !publishers.is_empty() {
+            row(t.publisher, publishers.join("; "));
+        }
+        if let Some(l) = self.language() {
+            row(
+                t.language,
+                format!(
+                    "<span title=\"{code}\">{}</span>",
+                    e(&face::language_name(&l, self.lang)),
+                    code = e(&l)
+                ),
+            );
+        }
+        let rights: Vec<String> = self.dc.all("rights").map(face::rights_html).collect();
+        if !rights.is_empty() {
+            row(t.rights, rights.join("<br>"));
         }
         row(t.identifier, e(&self.ibi));
         if let Some(ts) = self.item.timestamp {
@@ -506,6 +800,7 @@ impl<'a> Landing<'a> {
         if let Some(r) = self.reason() {
             row(t.reason, e(r));
         }
+        row(t.accesses, self.accesses.to_string());
         b.push_str("</dl>\n");
         // Its files.
         match &self.files {
@@ -558,6 +853,12 @@ impl<'a> Landing<'a> {
                     t.next_edition,
                     url = e(n)
                 ));
+                // The resolver follows the editions to the last (modifier `!`).
+                b.push_str(&format!(
+                    "<li>{}: <a href=\"{url}!\">{url}!</a></li>\n",
+                    t.last_edition,
+                    url = e(&self.persistent)
+                ));
             }
             for (lang, url) in &self.translations {
                 b.push_str(&format!(
@@ -582,7 +883,9 @@ impl<'a> Landing<'a> {
             }
             b.push_str("</ul>\n");
         }
-        b.push_str("</main>\n</body>\n</html>\n");
+        b.push_str("</main>\n");
+        b.push_str(&face::footer(self.config, self.lang));
+        b.push_str("</body>\n</html>\n");
         b
     }
 }
@@ -595,7 +898,7 @@ fn metadata(
     item: &Item,
     client: Option<IpAddr>,
     log: &mut Vec<String>,
-) -> (DublinCore, Vec<Format>, bool) {
+) -> (DublinCore, Vec<Format>, bool, Option<Ibi>) {
     let found;
     let meta: &Item = match &item.metadata {
         Some(ibi) => {
@@ -606,7 +909,7 @@ fn metadata(
                     found = m;
                     &found
                 }
-                None => return Default::default(),
+                None => return (DublinCore::default(), Vec::new(), false, Some(ibi.clone())),
             }
         }
         None if item.contenttype == ContentType::Metadata => item,
@@ -614,7 +917,7 @@ fn metadata(
     };
     let private = meta.depends_on_network();
     if meta.access(archive.config(), client) != Access::Granted {
-        return (DublinCore::default(), Vec::new(), private);
+        return (DublinCore::default(), Vec::new(), private, None);
     }
     let mut formats = Vec::new();
     let mut dc = DublinCore::default();
@@ -642,7 +945,81 @@ fn metadata(
             });
         }
     }
-    (dc, formats, private)
+    (dc, formats, private, None)
+}
+
+/// The Content-Type of a citation: its media type, UTF-8.
+fn citation_content_type(format: cite::Format) -> &'static str {
+    match format {
+        cite::Format::BibTex => "application/x-bibtex; charset=utf-8",
+        cite::Format::Ris => "application/x-research-info-systems; charset=utf-8",
+        cite::Format::CslJson => "application/vnd.citationstyles.csl+json; charset=utf-8",
+        cite::Format::Bibliography => "text/x-bibliography; charset=utf-8",
+    }
+}
+
+/// A linkset as `application/linkset+json` (RFC 9264 §4.2): `{"linkset": [{"anchor":
+/// …, "<rel>": [{"href": …, "type": …}], …}, …]}`, the relations of each context (and
+/// the members of a target) in alphabetical order, each relation's targets in the
+/// order of the page's links.
+fn linkset_json(sets: &[(String, Vec<Link>)]) -> String {
+    let contexts: Vec<serde_json::Value> = sets
+        .iter()
+        .map(|(anchor, links)| {
+            let mut object = serde_json::Map::new();
+            object.insert("anchor".into(), link_target(anchor).into());
+            for link in links {
+                let mut target = serde_json::Map::new();
+                target.insert("href".into(), link.target().into());
+                if let Some(t) = link.media_type {
+                    target.insert("type".into(), t.into());
+                }
+                if let Some(p) = link.profile {
+                    target.insert("profile".into(), p.into());
+                }
+                let targets = object
+                    .entry(link.rel)
+                    .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+                if let serde_json::Value::Array(a) = targets {
+                    a.push(target.into());
+                }
+            }
+            serde_json::Value::Object(object)
+        })
+        .collect();
+    let mut out = serde_json::to_string_pretty(&serde_json::json!({ "linkset": contexts }))
+        .unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+/// A linkset as `application/linkset` (RFC 9264 §4.1): the links as a `Link` header
+/// writes them, each with its `anchor`, one a line, separated by commas.
+fn linkset_link_format(sets: &[(String, Vec<Link>)]) -> String {
+    let lines: Vec<String> = sets
+        .iter()
+        .flat_map(|(anchor, links)| {
+            links
+                .iter()
+                .map(move |l| format!("{}; anchor=\"{}\"", l.header_value(), link_target(anchor)))
+        })
+        .collect();
+    let mut out = lines.join(",\n");
+    out.push('\n');
+    out
+}
+
+/// A URL as a link's target ([`Link::target`]).
+fn link_target(url: &str) -> String {
+    Link::new(url.to_string(), "", None).target()
+}
+
+/// Whether `v` is an http(s) URL a link may name as it is (nothing a link could not
+/// hold once escaped: no white space).
+fn is_http_url(v: &str) -> bool {
+    (v.starts_with("http://") || v.starts_with("https://"))
+        && v.len() > "https://".len()
+        && !v.contains(|c: char| c.is_whitespace() || c.is_control())
 }
 
 /// The Dublin Core record `file` of the metadata item `meta`, opened as it is served
@@ -733,9 +1110,28 @@ struct Link {
 }
 
 impl Link {
-    /// As a `Link` header value (RFC 8288).
+    fn new(url: String, rel: &'static str, media_type: Option<&'static str>) -> Link {
+        Link {
+            url,
+            rel,
+            media_type,
+            profile: None,
+        }
+    }
+
+    /// The target as a `Link` header and a linkset write it: a URI reference, with `,`
+    /// and `;` %-escaped too (RFC 8288 allows them inside `<…>`, but a parser that splits
+    /// the field at commas or semicolons before it reads the brackets would cut the URL
+    /// there; the escaped form names the same file).
+    fn target(&self) -> String {
+        uri_reference(&self.url)
+            .replace(',', "%2C")
+            .replace(';', "%3B")
+    }
+
+    /// As a `Link` header value (RFC 8288), every parameter quoted.
     fn header_value(&self) -> String {
-        let mut v = format!("<{}>; rel=\"{}\"", uri_reference(&self.url), self.rel);
+        let mut v = format!("<{}>; rel=\"{}\"", self.target(), self.rel);
         if let Some(t) = self.media_type {
             v.push_str(&format!("; type=\"{t}\""));
         }
@@ -922,6 +1318,11 @@ struct Texts {
     date: &'static str,
     language: &'static str,
     rights: &'static str,
+    abstract_: &'static str,
+    cite_as: &'static str,
+    publisher: &'static str,
+    accesses: &'static str,
+    last_edition: &'static str,
     identifier: &'static str,
     updated: &'static str,
     removed_on: &'static str,
@@ -960,6 +1361,11 @@ const EN: Texts = Texts {
     date: "Date",
     language: "Language",
     rights: "Rights",
+    abstract_: "Abstract",
+    cite_as: "Cite as",
+    publisher: "Publisher",
+    accesses: "Accesses",
+    last_edition: "Latest edition",
     identifier: "Identifier (IBI)",
     updated: "Last updated",
     removed_on: "Removed on",
@@ -991,6 +1397,11 @@ const PT: Texts = Texts {
     date: "Data",
     language: "Idioma",
     rights: "Direitos",
+    abstract_: "Resumo",
+    cite_as: "Citar como",
+    publisher: "Editora",
+    accesses: "Acessos",
+    last_edition: "Edição mais recente",
     identifier: "Identificador (IBI)",
     updated: "Última atualização",
     removed_on: "Removido em",
@@ -1010,22 +1421,6 @@ const PT: Texts = Texts {
     oai_dc: "Registro Dublin Core (oai_dc, XML)",
     free_form: "Página de metadados",
 };
-
-/// The page's one style: readable on a phone, contrast above 7:1 for text and links.
-const STYLE: &str =
-    "body{margin:0;font:1rem/1.5 system-ui,sans-serif;color:#1b1b1b;background:#fff}\
-main{max-width:50rem;margin:0 auto;padding:1rem}\
-h1{font-size:1.6rem;line-height:1.25;margin:.5rem 0 1rem}\
-h2{font-size:1.2rem;margin:1.5rem 0 .5rem}\
-a{color:#0b3d91}\
-.cite{background:#f2f2f2;border-left:4px solid #555;padding:.75rem;overflow-wrap:anywhere}\
-.gone{background:#fbe9e7;color:#5c1a10;border-left:4px solid #8c2a1c;padding:.75rem}\
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}\
-dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}\
-table{border-collapse:collapse;width:100%}\
-th,td{text-align:left;vertical-align:top;padding:.3rem .5rem;border-bottom:1px solid #999}\
-tbody th{font-weight:normal;overflow-wrap:anywhere}\
-@media (max-width:32rem){dl{grid-template-columns:1fr}dd{margin-bottom:.5rem}}";
 
 /// The page for a path that names no item.
 fn html(status: u16, title: &str, body: &str) -> Answer {
@@ -1076,6 +1471,124 @@ mod tests {
         assert_eq!(human_size(52_428_800, PageLang::En), "52.4 MB");
         assert_eq!(human_size(52_428_800, PageLang::Pt), "52,4 MB");
         assert_eq!(human_size(2_000_000_000_000, PageLang::En), "2.0 TB");
+    }
+
+    #[test]
+    fn link_targets_escape_what_strict_parsers_split_at() {
+        let l = Link::new(
+            "http://a.org/col/x/doc/a,b;c d\"e<f>.pdf".into(),
+            "item",
+            Some("application/pdf"),
+        );
+        assert_eq!(
+            l.header_value(),
+            "<http://a.org/col/x/doc/a%2Cb%3Bc%20d%22e%3Cf%3E.pdf>; rel=\"item\"; type=\"application/pdf\""
+        );
+        assert_eq!(
+            Link {
+                profile: Some(OAI_DC_PROFILE),
+                ..Link::new("http://a.org/m.xml".into(), "describedby", Some("application/xml"))
+            }
+            .header_value(),
+            "<http://a.org/m.xml>; rel=\"describedby\"; type=\"application/xml\"; profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\""
+        );
+        assert_eq!(
+            linkset_links("http://a.org/s/filelist/x")
+                .iter()
+                .map(Link::header_value)
+                .collect::<Vec<_>>(),
+            [
+                "<http://a.org/s/filelist/x?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\"",
+                "<http://a.org/s/filelist/x?format=linkset>; rel=\"linkset\"; type=\"application/linkset\"",
+            ]
+        );
+    }
+
+    fn sets() -> Vec<(String, Vec<Link>)> {
+        vec![
+            (
+                "http://a.org/s/filelist/x".into(),
+                vec![
+                    Link::new("http://r.org/X".into(), "cite-as", None),
+                    Link {
+                        profile: Some(OAI_DC_PROFILE),
+                        ..Link::new(
+                            "http://a.org/m.xml".into(),
+                            "describedby",
+                            Some("application/xml"),
+                        )
+                    },
+                    Link::new("http://a.org/f,1.txt".into(), "item", Some("text/plain")),
+                    Link::new("http://a.org/f2.txt".into(), "item", Some("text/plain")),
+                ],
+            ),
+            (
+                "http://a.org/f,1.txt".into(),
+                vec![Link::new(
+                    "http://a.org/s/filelist/x".into(),
+                    "collection",
+                    Some("text/html"),
+                )],
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_linkset_as_json() {
+        assert_eq!(
+            linkset_json(&sets()),
+            r#"{
+  "linkset": [
+    {
+      "anchor": "http://a.org/s/filelist/x",
+      "cite-as": [
+        {
+          "href": "http://r.org/X"
+        }
+      ],
+      "describedby": [
+        {
+          "href": "http://a.org/m.xml",
+          "profile": "http://www.openarchives.org/OAI/2.0/oai_dc/",
+          "type": "application/xml"
+        }
+      ],
+      "item": [
+        {
+          "href": "http://a.org/f%2C1.txt",
+          "type": "text/plain"
+        },
+        {
+          "href": "http://a.org/f2.txt",
+          "type": "text/plain"
+        }
+      ]
+    },
+    {
+      "anchor": "http://a.org/f%2C1.txt",
+      "collection": [
+        {
+          "href": "http://a.org/s/filelist/x",
+          "type": "text/html"
+        }
+      ]
+    }
+  ]
+}
+"#
+        );
+    }
+
+    #[test]
+    fn a_linkset_in_link_format() {
+        assert_eq!(
+            linkset_link_format(&sets()),
+            "<http://r.org/X>; rel=\"cite-as\"; anchor=\"http://a.org/s/filelist/x\",\n\
+             <http://a.org/m.xml>; rel=\"describedby\"; type=\"application/xml\"; profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\"; anchor=\"http://a.org/s/filelist/x\",\n\
+             <http://a.org/f%2C1.txt>; rel=\"item\"; type=\"text/plain\"; anchor=\"http://a.org/s/filelist/x\",\n\
+             <http://a.org/f2.txt>; rel=\"item\"; type=\"text/plain\"; anchor=\"http://a.org/s/filelist/x\",\n\
+             <http://a.org/s/filelist/x>; rel=\"collection\"; type=\"text/html\"; anchor=\"http://a.org/f%2C1.txt\"\n"
+        );
     }
 
     #[test]

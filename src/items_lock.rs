@@ -54,7 +54,7 @@ impl ItemsLock {
                 if let Ok(dir) = crate::var_owner::open_dir(&var) {
                     use std::os::fd::AsFd;
                     if let Ok(owner) = crate::var_owner::owner_for_new(dir.as_fd(), &var) {
-                        let _ = crate::var_owner::give(file.as_fd(), owner);
+                        let _ = ::ibi::atomic::give(file.as_fd(), owner);
                     }
                 }
                 file

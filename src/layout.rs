@@ -957,9 +957,9 @@ impl ItemDir {
     }
 
     /// Replaces item.toml with `bytes` atomically, from the item's descriptor (see
-    /// [`crate::atomic`]): readers see the old file or the new one.
+    /// [`::ibi::atomic`]): readers see the old file or the new one.
     pub fn replace_item_toml(&self, bytes: &[u8]) -> io::Result<()> {
-        crate::atomic::write_at(self.fd.as_fd(), ITEM_TOML, bytes, 0o644)
+        ::ibi::atomic::write_at(self.fd.as_fd(), ITEM_TOML, bytes, 0o644)
     }
 
     /// Renames doc/ to `aside` in the same directory (one rename: a web server sees all
@@ -983,7 +983,7 @@ impl ItemDir {
 
     /// Makes the directory's entries durable (where directories can be synced).
     fn sync(&self) {
-        crate::atomic::sync_dir_at(self.fd.as_fd());
+        ::ibi::atomic::sync_dir_at(self.fd.as_fd());
     }
 }
 

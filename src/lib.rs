@@ -9,11 +9,11 @@
 
 pub mod acklog;
 pub mod admin;
-pub mod atomic;
 pub mod cgi;
 pub mod col_prefixes;
 pub mod config;
 pub mod download;
+pub mod face;
 pub mod file_stamp;
 pub mod filelist;
 pub mod httpd;

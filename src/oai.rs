@@ -913,11 +913,7 @@ impl Provider<'_> {
 
     fn identify(&mut self, doc: &mut Document) {
         let config = self.config();
-        let name = config
-            .oai
-            .repositoryname
-            .clone()
-            .unwrap_or_else(|| format!("IBI Archive {}", config.archiveaddress));
+        let name = crate::face::repository_name(config);
         let email = config
             .oai
             .adminemail

@@ -127,7 +127,7 @@ pub fn write_stamp(var: &Path, stamp: &TreeStamp, at: i64) -> bool {
     let Ok(owner) = crate::var_owner::owner_for_new(dir.as_fd(), var) else {
         return false;
     };
-    crate::atomic::write_owned_at(dir.as_fd(), STAMP_NAME, text.as_bytes(), 0o666, owner).is_ok()
+    ::ibi::atomic::write_owned_at(dir.as_fd(), STAMP_NAME, text.as_bytes(), 0o666, owner).is_ok()
 }
 
 /// Whether the index under `var` describes col/ as it is: its stamp is there, was
@@ -295,7 +295,7 @@ fn start_with(root: &Path, now: i64, detach: Option<Detach>) -> Started {
         Ok(st) if rfs::FileType::from_raw_mode(st.st_mode) == rfs::FileType::RegularFile => {}
         _ => return Started::Impossible(format!("{}: not a regular file", lock_path.display())),
     }
-    let _ = crate::var_owner::give(fd.as_fd(), owner);
+    let _ = ::ibi::atomic::give(fd.as_fd(), owner);
     let mut file = File::from(fd);
     let mut text = String::new();
     let _ = (&file).take(4096).read_to_string(&mut text);

@@ -470,7 +470,7 @@ pub fn write(var: &Path, mut entries: Vec<Entry>) -> bool {
     let Ok(owner) = crate::var_owner::owner_for_new(dir.as_fd(), var) else {
         return false;
     };
-    crate::atomic::write_owned_at(dir.as_fd(), FILE_NAME, &text, 0o666, owner).is_ok()
+    ::ibi::atomic::write_owned_at(dir.as_fd(), FILE_NAME, &text, 0o666, owner).is_ok()
 }
 
 /// Every line of the file at `var`, in its order (a last line without its newline, cut

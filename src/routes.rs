@@ -253,7 +253,7 @@ fn service(req: &Request<'_>, root: &Path, config: Config, path_info: &str, now:
         return post_refused();
     }
     if let Some(ibi) = layout::split_file_list_path(path.as_bytes()) {
-        return filelist::page(&archive, ibi, req.client, req.headers);
+        return filelist::page(&archive, ibi, req.client, req.headers, req.query);
     }
     let shown: String = path.chars().take(200).collect();
     Answer::error(404, "not found", format!("no such page {shown:?}"))

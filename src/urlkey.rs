@@ -278,7 +278,7 @@ fn create_secret(path: &Path) -> std::io::Result<[u8; 32]> {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("urlkey.secret");
-    match crate::atomic::create_owned_at(dir.as_fd(), name, hex.as_bytes(), 0o600, owner) {
+    match ::ibi::atomic::create_owned_at(dir.as_fd(), name, hex.as_bytes(), 0o600, owner) {
         Ok(()) => Ok(secret),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => read_secret(path),
         Err(e) => Err(e),

@@ -19,15 +19,9 @@ use std::os::fd::{BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, RenameFlags};
-use rustix::io::Errno;
+use rustix::fs::{self as rfs, Mode, OFlags};
 
-/// A user and group to give new files to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Owner {
-    pub uid: u32,
-    pub gid: u32,
-}
+use ::ibi::atomic::Owner;
 
 /// var/ made where there is none (its parent, the Archive's root, must exist), mode 700:
 /// it holds the urlkey secret and the access log, its maker's alone. Then opened, as
@@ -81,64 +75,6 @@ fn refusal(var: &Path, owner: u32, me: u32) -> String {
         "{var} belongs to {} (uid {owner}), not to {} (uid {me}): run this as {owner_name} or as root, or, if the web server runs as {my_name}, chown -R {my_name}: {var}",
         owner_name, my_name
     )
-}
-
-/// Gives the file or directory `fd` to `owner` (nothing when `None`).
-pub fn give(fd: BorrowedFd<'_>, owner: Option<Owner>) -> io::Result<()> {
-    if let Some(o) = owner {
-        rfs::fchown(
-            fd,
-            Some(rfs::Uid::from_raw(o.uid)),
-            Some(rfs::Gid::from_raw(o.gid)),
-        )?;
-    }
-    Ok(())
-}
-
-/// The directory `name` in `dir`, opened (no link followed), made first when it is not
-/// there: made under a temporary name, given to `owner`, then renamed to `name` unless
-/// another process made it meanwhile.
-pub fn make_dir_at(dir: BorrowedFd<'_>, name: &str, owner: Option<Owner>) -> io::Result<OwnedFd> {
-    let open = |n: &str| {
-        rfs::openat(
-            dir,
-            n,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-    };
-    match open(name) {
-        Ok(fd) => return Ok(fd),
-        Err(Errno::NOENT) => {}
-        Err(e) => return Err(e.into()),
-    }
-    let made = match owner {
-        None => rfs::mkdirat(dir, name, Mode::from_raw_mode(0o777)),
-        Some(o) => {
-            let tmp = crate::atomic::temp_name(name);
-            rfs::mkdirat(dir, tmp.as_str(), Mode::from_raw_mode(0o777))?;
-            let placed = open(&tmp)
-                .and_then(|fd| {
-                    rfs::fchown(
-                        &fd,
-                        Some(rfs::Uid::from_raw(o.uid)),
-                        Some(rfs::Gid::from_raw(o.gid)),
-                    )
-                })
-                .and_then(|()| {
-                    rfs::renameat_with(dir, tmp.as_str(), dir, name, RenameFlags::NOREPLACE)
-                });
-            if placed.is_err() {
-                let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::REMOVEDIR);
-            }
-            placed
-        }
-    };
-    match made {
-        Ok(()) | Err(Errno::EXIST) => {}
-        Err(e) => return Err(e.into()),
-    }
-    Ok(open(name)?)
 }
 
 /// The entries of `/etc/passwd` or `/etc/group` (`file`), their fields split at `:`.

@@ -221,6 +221,42 @@ fn a_broken_archive_toml_and_a_missing_service_item() {
     );
 }
 
+/// `[site] logo`, a file of the service item's doc/: its absence is a fault, and once it
+/// is there the Archive checks clean; a logo that is neither a URL nor a file name is
+/// refused as archive.toml loads.
+#[test]
+fn the_logo_of_the_site_is_a_file_of_the_service_item() {
+    let f = Fixture::sample();
+    let toml = std::fs::read_to_string(f.path("archive.toml")).unwrap();
+    f.write(
+        "archive.toml",
+        format!("{toml}\n[site]\ninstitution = \"INPE\"\nlogo = \"logo.svg\"\n").as_bytes(),
+    );
+    assert_eq!(
+        check(f.root()),
+        (
+            1,
+            "archive.toml: [site] logo logo.svg: no such file in the service item's doc/ (col/sid.inpe.br/mtc-m18@80/2008/03.17.15.17/doc)\nchecked 14 items: 1 fault\n".to_string(),
+            FAULTY.to_string()
+        )
+    );
+    f.write(
+        "col/sid.inpe.br/mtc-m18@80/2008/03.17.15.17/doc/logo.svg",
+        b"<svg xmlns=\"http://www.w3.org/2000/svg\"/>\n",
+    );
+    let (code, out, _) = check(f.root());
+    assert_eq!((code, out.as_str()), (0, "checked 14 items: 0 faults\n"));
+    f.write(
+        "archive.toml",
+        format!("{toml}\n[site]\nlogo = \"/etc/passwd\"\n").as_bytes(),
+    );
+    let (code, out, _) = check(f.root());
+    assert_eq!(
+        (code, out.as_str()),
+        (1, "archive.toml: [site] logo is neither an http(s) URL nor the name of a file of the service item's doc/ (letters, digits, '.', '_', '-'): \"/etc/passwd\"\nchecked 14 items: 1 fault\n")
+    );
+}
+
 /// A larger tree: 1,500 minted items, each with its IBIp, in edition chains of two (the
 /// second named by its IBIp), check clean — then one more edition closing a chain into a
 /// loop is found.

@@ -388,7 +388,7 @@ fn init_names_the_resolvers_to_join() {
                 lines.push(line.to_string());
             } else if let Some(key) = line.strip_prefix("key = ") {
                 let key = key.trim_matches('"');
-                let own = ibi_archive::admin::registration::is_chave(key) && !keys.contains(&key);
+                let own = ibi::registration::Key::parse(key).is_ok() && !keys.contains(&key);
                 lines.push(format!(
                     "key: {}",
                     if own { "its own" } else { "shared or bad" }

@@ -341,7 +341,7 @@ xsi:schemaLocation=\"http://www.openarchives.org/OAI/2.0/oai_dc/ http://www.open
     );
     let html = std::fs::read_to_string(root.join("col").join(m).join("doc/metadata.html")).unwrap();
     assert!(
-        html.contains("<title>Relatório &amp; &lt;Final&gt;</title>"),
+        html.contains(": Relatório &amp; &lt;Final&gt;</title>"),
         "{html}"
     );
 
@@ -419,13 +419,19 @@ fn the_persistent_url_is_the_archives_first_resolvers() {
         assert_eq!(
             std::fs::read_to_string(doc.join("metadata.html")).unwrap(),
             format!(
-                "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>A &lt;report&gt;</title></head>\n\
-                 <body><h1>A &lt;report&gt;</h1>\n\
+                "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+                 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+                 <title>Metadata: A &lt;report&gt;</title>\n<style>{style}</style>\n</head>\n<body>\n\
+                 <header><div><span class=\"repo\">IBI Archive localhost:8080</span></div></header>\n\
+                 <main>\n<h1>A &lt;report&gt;</h1>\n\
                  <p>The item described: <a href=\"{publicurl}/{dp}\">{publicurl}/{dp}</a></p>\n\
-                 <table>\n\
-                 <tr><th>title</th><td>A &lt;report&gt;</td></tr>\n\
-                 <tr><th>identifier</th><td>{publicurl}/{dp}</td></tr>\n\
-                 </table>\n</body></html>\n"
+                 <h2>Metadata</h2>\n<table class=\"record\">\n<tbody>\n\
+                 <tr><th scope=\"row\">Title</th><td>A &lt;report&gt;</td></tr>\n\
+                 <tr><th scope=\"row\">Identifier</th><td>{publicurl}/{dp}</td></tr>\n\
+                 </tbody>\n</table>\n</main>\n\
+                 <footer><div><span>IBI Archive localhost:8080</span></div></footer>\n\
+                 </body>\n</html>\n",
+                style = ibi_archive::face::STYLE
             )
         );
         let path_info = format!("/filelist/{d}");

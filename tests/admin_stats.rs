@@ -129,6 +129,28 @@ fn counts_follow_the_acknowledgments_the_service_counted() {
              *,total,2\n"
         )
     );
+    // The landing pages show the same counts, read from var/accesses/ (one stat each),
+    // the log untouched.
+    for (rep, count) in [
+        ("sid.inpe.br/mtc-m19/2013/09.04.12.27.57", 2),
+        ("iconet.com.br/banon/2009/09.09.22.01", 1),
+        ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23.47", 1),
+        ("sid.inpe.br/mtc-m18@80/2009/07.21.13.23", 0),
+    ] {
+        let path_info = format!("/filelist/{rep}");
+        let page = Cgi {
+            path_info: &path_info,
+            ..Cgi::get(f.root(), "")
+        }
+        .run();
+        assert_eq!(page.status, 200, "{rep}");
+        assert!(
+            page.text()
+                .contains(&format!("<dt>Accesses</dt><dd>{count}</dd>\n")),
+            "{rep}: {}",
+            page.text()
+        );
+    }
 }
 
 #[test]

@@ -150,6 +150,16 @@ fn landing(rep: &str) -> String {
     format!("/{SERVICE}/filelist/{rep}")
 }
 
+/// The two `rel="linkset"` links of the landing page of `rep`, as its `Link` header
+/// writes them.
+fn linkset_links(base: &str, rep: &str) -> String {
+    let page = format!("{base}{}", landing(rep));
+    format!(
+        "<{page}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
+         <{page}?format=linkset>; rel=\"linkset\"; type=\"application/linkset\""
+    )
+}
+
 /// The links of a `Link` header: (target, rel, type).
 fn links(header: &str) -> Vec<(String, String, Option<String>)> {
     let param = |part: &str, name: &str| {
@@ -195,7 +205,7 @@ fn follow_signposting(base: &str, page: &Response, log: &dyn Fn() -> String) -> 
         match rel.as_str() {
             "cite-as" => assert!(target.starts_with(RESOLVER), "{target}"),
             "type" => assert!(target.starts_with("https://schema.org/"), "{target}"),
-            "describedby" | "item" | "collection" => {
+            "describedby" | "item" | "collection" | "linkset" => {
                 let path = target
                     .strip_prefix(base)
                     .unwrap_or_else(|| panic!("{target}"));
@@ -245,12 +255,13 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     let page = get(inside(), base, &landing(PLAIN), &html);
     assert_eq!(page.status, 200, "{}", log());
     let want_links = format!(
-        "<{plain_id}>; rel=\"cite-as\", \
+        "<{plain_id}>; rel=\"cite-as\", {}, \
          <https://schema.org/AboutPage>; rel=\"type\", \
          <https://schema.org/CreativeWork>; rel=\"type\", \
          <{meta}/oai_dc.xml>; rel=\"describedby\"; type=\"application/xml\"; profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\", \
          <{meta}/metadata.html>; rel=\"describedby\"; type=\"text/html\", \
-         <{pdf}>; rel=\"item\"; type=\"application/pdf\""
+         <{pdf}>; rel=\"item\"; type=\"application/pdf\"",
+        linkset_links(base, PLAIN)
     );
     assert_eq!(page.header("link"), Some(want_links.as_str()));
     assert_eq!(vary(&page), ["Accept", "Accept-Language"]);
@@ -278,8 +289,9 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     ] {
         assert!(text.contains(&part), "{part}\nnot in\n{text}");
     }
-    // Every link followed: the two formats, the file, and the file's landing page.
-    assert_eq!(follow_signposting(base, &page, log), 4);
+    // Every link followed: the two linksets, the two formats, the file, and the file's
+    // landing page and linksets.
+    assert_eq!(follow_signposting(base, &page, log), 8);
 
     // Its JSON-LD, by hand: alone for a client that prefers it, the same in the page.
     let want_json = format!(
@@ -401,18 +413,19 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     assert!(page.text().contains(&format!(
         "<li>Next edition: <a href=\"{next}\">{next}</a></li>\n"
     )));
-    assert_eq!(follow_signposting(base, &page, log), 2);
+    assert_eq!(follow_signposting(base, &page, log), 6);
 
     // A restricted item: its files listed inside the licensed networks only; its
     // metadata and citation for every reader.
     let restricted_id = format!("{RESOLVER}/{RESTRICTED}");
     let meta = format!("{base}/col/{RESTRICTED}.09/doc");
     let described = format!(
-        "<{restricted_id}>; rel=\"cite-as\", \
+        "<{restricted_id}>; rel=\"cite-as\", {}, \
          <https://schema.org/AboutPage>; rel=\"type\", \
          <https://schema.org/CreativeWork>; rel=\"type\", \
          <{meta}/oai_dc.xml>; rel=\"describedby\"; type=\"application/xml\"; profile=\"http://www.openarchives.org/OAI/2.0/oai_dc/\", \
-         <{meta}/metadata.html>; rel=\"describedby\"; type=\"text/html\""
+         <{meta}/metadata.html>; rel=\"describedby\"; type=\"text/html\"",
+        linkset_links(base, RESTRICTED)
     );
     let out = get(outside(), base, &landing(RESTRICTED), &[]);
     assert_eq!(out.status, 200, "{}", log());
@@ -420,7 +433,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     assert!(out.text().contains("<h1>A published article under a publisher licence</h1>\n<h2>How to cite</h2>\n<p class=\"cite\">A published article under a publisher licence. "));
     assert!(out.text().contains("<h2>Files</h2>\n<p>The files of this item are open only to the networks the Archive licenses.</p>\n"));
     assert!(!out.text().contains("article.pdf"));
-    assert_eq!(follow_signposting(base, &out, log), 2);
+    assert_eq!(follow_signposting(base, &out, log), 4);
     let inside_page = get(inside(), base, &landing(RESTRICTED), &[]);
     assert_eq!(
         inside_page.header("link"),
@@ -431,7 +444,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
             .as_str()
         )
     );
-    assert_eq!(follow_signposting(base, &inside_page, log), 4);
+    assert_eq!(follow_signposting(base, &inside_page, log), 8);
 
     // The sample's tombstone: 410, the citation, the removal date and the reason.
     let tomb_id = format!("{RESOLVER}/{TOMBSTONE}");
@@ -441,7 +454,8 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         gone.header("link"),
         Some(
             format!(
-                "<{tomb_id}>; rel=\"cite-as\", <https://schema.org/AboutPage>; rel=\"type\", <https://schema.org/CreativeWork>; rel=\"type\""
+                "<{tomb_id}>; rel=\"cite-as\", {}, <https://schema.org/AboutPage>; rel=\"type\", <https://schema.org/CreativeWork>; rel=\"type\"",
+                linkset_links(base, TOMBSTONE)
             )
             .as_str()
         )
@@ -450,7 +464,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     for part in [
         format!("<h1>Item {TOMBSTONE}</h1>\n<p class=\"gone\">This item has been removed from the Archive. Its persistent URL still cites it.</p>\n"),
         format!("<p class=\"cite\">{TOMBSTONE}. {tomb_id}.</p>\n"),
-        "<dt>Removed on</dt><dd><time datetime=\"2014-01-02T17:23:57Z\">2014-01-02</time></dd>\n<dt>Reason</dt><dd>Withdrawn at the authors&#39; request</dd>\n</dl>\n</main>\n".to_string(),
+        "<dt>Removed on</dt><dd><time datetime=\"2014-01-02T17:23:57Z\">2014-01-02</time></dd>\n<dt>Reason</dt><dd>Withdrawn at the authors&#39; request</dd>\n<dt>Accesses</dt><dd>0</dd>\n</dl>\n</main>\n".to_string(),
     ] {
         assert!(text.contains(&part), "{part}\nnot in\n{text}");
     }
@@ -510,7 +524,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         assert!(text.contains(&part), "{part}\nnot in\n{text}");
     }
     assert!(!text.contains("<h2>Arquivos</h2>"));
-    assert_eq!(follow_signposting(base, &gone, log), 2);
+    assert_eq!(follow_signposting(base, &gone, log), 4);
 
     // 10,050 files: 100 shown, 32 announced, what was left out said; the listing read its
     // 10,000 entries and stopped.
@@ -546,6 +560,16 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         links(header),
         [
             (format!("{RESOLVER}/{LONG}"), "cite-as".into(), None),
+            (
+                format!("{base}{}?format=linkset-json", landing(LONG)),
+                "linkset".into(),
+                Some("application/linkset+json".into())
+            ),
+            (
+                format!("{base}{}?format=linkset", landing(LONG)),
+                "linkset".into(),
+                Some("application/linkset".into())
+            ),
             ("https://schema.org/AboutPage".into(), "type".into(), None),
             (
                 "https://schema.org/CreativeWork".into(),
@@ -566,7 +590,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
         ]
     );
     let text = page.text();
-    assert_eq!(text.matches("<link rel=").count(), 6, "{text}");
+    assert_eq!(text.matches("<link rel=").count(), 8, "{text}");
     let folder = "%c3%a9".repeat(120);
     let target = format!("{long_meta}/{}/m.html", vec![folder; 14].join("/"));
     assert!(
@@ -630,9 +654,90 @@ fn landing_pages_in_a_browser_are_accessible_in_both_languages() {
         return;
     }
     let (_tmp, root) = archive();
+    // The repository's face: its name, institution, contact and logo (a file of the
+    // service item), and a work with an abstract, a publisher, a licence and a language,
+    // whose metadata pages `new` writes in Portuguese and in English.
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    std::fs::write(
+        root.join("archive.toml"),
+        format!(
+            "{toml}\n[oai]\nrepositoryname = \"Biblioteca Digital <URLib> & Co\"\n\
+             [site]\ninstitution = \"Instituto Nacional de Pesquisas Espaciais\"\n\
+             contact = \"biblioteca@inpe.example.org\"\nlogo = \"logo.svg\"\n"
+        ),
+    )
+    .unwrap();
+    let service_doc = root.join("col").join(SERVICE).join("doc");
+    std::fs::create_dir_all(&service_doc).unwrap();
+    std::fs::write(
+        service_doc.join("logo.svg"),
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"96\" height=\"48\"><rect width=\"96\" height=\"48\" rx=\"8\" fill=\"#fff\"/><text x=\"48\" y=\"32\" font-size=\"22\" text-anchor=\"middle\" fill=\"#0b3d91\">INPE</text></svg>\n",
+    )
+    .unwrap();
+    let paper = root.parent().unwrap().join("paper.txt");
+    std::fs::write(&paper, "The paper.\n").unwrap();
+    let mut works = Vec::new();
+    for (lang, title) in [
+        ("pt-BR", "Análise de \"dados\" & {chaves} do satélite"),
+        ("en", "Analysis of satellite \"data\" & {keys}"),
+    ] {
+        let pairs = common::pairs_of_run(&[
+            "new",
+            "--root",
+            root.to_str().unwrap(),
+            "--title",
+            title,
+            "--creator",
+            "Müller, José",
+            "--creator",
+            "D'Ávila, Ana",
+            "--description",
+            "Um resumo com <marcas> & linhas.\nSegunda linha do resumo.",
+            "--publisher",
+            "INPE",
+            "--type",
+            "Text",
+            "--date",
+            "2021-03-04",
+            "--rights",
+            "https://creativecommons.org/licenses/by/4.0/",
+            "--language",
+            lang,
+            paper.to_str().unwrap(),
+        ]);
+        let value = |name: &str| {
+            pairs
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .unwrap()
+        };
+        works.push((lang, title, value("rep"), value("metadata.rep")));
+    }
     let log_path = root.parent().unwrap().join("serve.log");
     let serve = Serve::start(&root, std::fs::File::create(&log_path).unwrap());
-    let pages = [
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    std::fs::write(
+        root.join("archive.toml"),
+        toml.replace("\"localhost:8080\"", &format!("\"{}\"", serve.address)),
+    )
+    .unwrap();
+    // The metadata pages, each in the language `new` wrote it in.
+    for (lang, title, _, meta) in &works {
+        let url = format!("{}/col/{meta}/doc/metadata.html", serve.base_url());
+        let name = format!("metadata-page-{lang}");
+        let report = common::browser::check(&url, lang, &name);
+        assert_eq!(report.status, 200, "{url}");
+        let heading = match *lang {
+            "pt-BR" => "Metadados",
+            _ => "Metadata",
+        };
+        assert_eq!(report.title, format!("{heading}: {title}"));
+        report.assert_accessible();
+    }
+    let work = works[0].2.clone();
+    let mut pages = vec![(work.as_str(), "work", 200, works[0].1)];
+    pages.extend([
         (PLAIN, "item", 200, "Space Link Identifiers"),
         (EDITION, "edition", 200, "Item 8JMKD3MGP8W/35MMLL8"),
         (
@@ -653,7 +758,7 @@ fn landing_pages_in_a_browser_are_accessible_in_both_languages() {
             410,
             "Reference Model for an Open Archival Information System (OAIS)",
         ),
-    ];
+    ]);
     for (rep, name, status, title) in pages {
         let url = format!("{}{}", serve.base_url(), landing(rep));
         for lang in ["pt-BR", "en"] {

@@ -147,13 +147,15 @@ fn what_root_makes_in_var_belongs_to_the_owner_of_var() {
         .map(|(p, _, _)| p.strip_prefix(var.to_str().unwrap()).unwrap().to_string())
         .collect();
     // var/, the secret, the prefixes, the log and its synced record, the marks'
-    // directory, one hour's, one mark and the file the marks of its hour are links to;
+    // directory, one hour's, one mark and the file the marks of its hour are links to,
+    // the directory of the items' access counts and the count of the item acknowledged;
     // and archive.toml's snapshot once archive.toml has settled (seconds after it was
     // copied: the runs may or may not have reached that), www-data's as the rest.
     let counted = names.iter().filter(|n| *n != "/archive.toml.snapshot");
-    assert_eq!(counted.count(), 9, "{names:?}");
+    assert_eq!(counted.count(), 11, "{names:?}");
     for n in [
         "",
+        "/accesses",
         "/acknowledged",
         "/acknowledgments.log",
         "/acknowledgments.synced",
@@ -174,6 +176,10 @@ fn what_root_makes_in_var_belongs_to_the_owner_of_var() {
     assert_eq!((asked.as_str(), acked.as_str()), ("", ""));
     let log = fs::read_to_string(var.join("acknowledgments.log")).unwrap();
     assert_eq!(log.lines().count(), 2, "{log}");
+    // The item's count, made by root, is www-data's to add to: what its landing page
+    // shows is what the log holds.
+    let item = log.lines().next().unwrap().split('\t').nth(2).unwrap();
+    assert_eq!(ibi_archive::acklog::access_count(&var, item), 2, "{log}");
 }
 
 #[test]

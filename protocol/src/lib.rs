@@ -9,7 +9,7 @@
 //! requests and answers are made of:
 //! pair lists ([`pairs`]), query strings ([`query`]), relations and verb lists
 //! ([`relation`]), persistent URLs ([`persistent`]), escaping ([`escape`], [`markup`]),
-//! an item's state ([`item`]), the address blocks of access rules ([`network`]) and the
+//! an item's state ([`item`]), the values of a registration ([`registration`]), the address blocks of access rules ([`network`]) and the
 //! content negotiation of an Archive's pages ([`negotiate`]), an item's Dublin Core record
 //! ([`dc`]) and its citations ([`cite`]); and
 //! what both servers write and read around them: log lines ([`logline`]), times
@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod atomic;
 pub mod base27;
 pub mod cite;
 pub mod date;
@@ -37,6 +38,7 @@ pub mod pairs;
 pub mod persistent;
 pub mod process;
 pub mod query;
+pub mod registration;
 pub mod relation;
 pub mod rep;
 pub mod text;

@@ -144,7 +144,7 @@ impl LinksetFormat {
 impl Wanted {
     /// Every description, in the order one is preferred to another named at the same
     /// q-value and specificity.
-    const DESCRIPTIONS: [Wanted; 8] = [
+    pub const DESCRIPTIONS: [Wanted; 8] = [
         Wanted::JsonLd,
         Wanted::OaiDc,
         Wanted::Citation(Format::BibTex),

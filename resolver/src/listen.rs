@@ -10,7 +10,7 @@
 //! the log says so once, and it is made again every [`RETRY`] until it works, the log
 //! saying so once more; then the Archives are read again, for what changed meanwhile was
 //! told to nobody. Meanwhile resolutions go on with the Archives and the memory held, and
-//! the registry is read every [`crate::server::REFRESH`] instead.
+//! the registry is read every [`crate::state::REFRESH`] instead.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -41,7 +41,7 @@ pub async fn listen(state: Arc<AppState>, uri: String) {
             say(&format!(
                 "not told of the registry's changes ({}): {outcome}; connecting again every {RETRY:?}, reading the registry every {:?} meanwhile",
                 masked(&uri),
-                crate::server::REFRESH
+                crate::state::REFRESH
             ));
         }
         tokio::time::sleep(RETRY).await;

@@ -22,30 +22,10 @@ use crate::health::Snapshot;
 use crate::store::{Conn, Database, PgConn, StoreError, StoreErrorKind, Value, REGISTRY_CHANNEL};
 use crate::values;
 
-/// The schema's version, in `PRAGMA user_version`.
+/// The version of the schema of an SQLite registry made before the migrations, in `PRAGMA
+/// user_version`: the tables are the migrations' (`migrations/`), and a registry of an
+/// older version is first brought to this one by [`upgrade`] (its deltas below).
 const SCHEMA_VERSION: i64 = 4;
-
-const SCHEMA: &str = "
-CREATE TABLE archives (
-    serviceibi      TEXT PRIMARY KEY NOT NULL,
-    -- The service IBI as the Archive spells it in its inclusion request: the path at
-    -- which it is asked (a rep's canonical spelling may differ, e.g. without @80).
-    spelling        TEXT,
-    keyhash         TEXT NOT NULL,
-    email           TEXT NOT NULL,
-    registered      TEXT NOT NULL,
-    address         TEXT,
-    ip              TEXT,
-    platformversion TEXT,
-    reportedemail   TEXT,
-    included        INTEGER NOT NULL DEFAULT 0,
-    confirmation    TEXT,
-    changed         TEXT,
-    lastsuccess     TEXT,
-    failures        INTEGER NOT NULL DEFAULT 0,
-    latencyms       INTEGER
-);
-";
 
 /// Version 2: the health of each Archive (dormant after failures in a row) and the
 /// location memory (which Archive last answered for an IBI; `used` in seconds since the
@@ -325,8 +305,8 @@ impl From<rusqlite::Error> for Upgrade {
     }
 }
 
-/// Creates the schema in an empty database, or brings an older one to
-/// [`SCHEMA_VERSION`], in one transaction that holds the write lock from its start and
+/// Marks an empty database as of [`SCHEMA_VERSION`] (the migrations then make its
+/// tables), or brings an older one to it, in one transaction that holds the write lock from its start and
 /// reads the version again under it: of commands started together, one does the work
 /// and the others find it done.
 fn upgrade(conn: &mut Connection) -> Result<(), Upgrade> {
@@ -339,9 +319,7 @@ fn upgrade(conn: &mut Connection) -> Result<(), Upgrade> {
             if tables != 0 {
                 return Err(Upgrade::Foreign);
             }
-            tx.execute_batch(SCHEMA)?;
-            tx.execute_batch(SCHEMA_2)?;
-            tx.execute_batch(SCHEMA_3)?;
+            // Its tables are made by the migrations, as PostgreSQL's are.
         }
         1 => {
             tx.execute_batch(SCHEMA_2)?;
@@ -1175,15 +1153,6 @@ pub fn verify_key(key: &str, hash: Option<&str>) -> bool {
     matches && real
 }
 
-/// Rule `chave` of Table 7.1: ten or more digits, optionally `-` and ten or more again.
-pub fn is_registration_key(s: &str) -> bool {
-    let number = |n: &str| n.len() >= 10 && n.len() <= 64 && n.bytes().all(|b| b.is_ascii_digit());
-    match s.split_once('-') {
-        Some((a, b)) => number(a) && number(b),
-        None => number(s),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1250,23 +1219,6 @@ mod tests {
             (h.algorithm, h.version, h.params.to_string())
         );
         assert_ne!(d.salt, h.salt);
-    }
-
-    #[test]
-    fn keys_follow_table_7_1() {
-        for ok in ["1234567890", "1234567890-1234567890", "12345678901234"] {
-            assert!(is_registration_key(ok), "{ok}");
-        }
-        for bad in [
-            "123456789",
-            "1234567890-",
-            "-1234567890",
-            "12345678a0",
-            "1234567890-123",
-            "",
-        ] {
-            assert!(!is_registration_key(bad), "{bad}");
-        }
     }
 
     #[test]
@@ -1427,6 +1379,30 @@ mod tests {
         assert!(e.to_string().contains("is a symbolic link"), "{e}");
         assert!(!dir.path().join("elsewhere.sqlite").exists());
     }
+
+    /// The tables of version 1, as the resolver of that version made them (the history
+    /// an old registry is upgraded from; new registries are made by the migrations).
+    const SCHEMA: &str = "
+CREATE TABLE archives (
+    serviceibi      TEXT PRIMARY KEY NOT NULL,
+    -- The service IBI as the Archive spells it in its inclusion request: the path at
+    -- which it is asked (a rep's canonical spelling may differ, e.g. without @80).
+    spelling        TEXT,
+    keyhash         TEXT NOT NULL,
+    email           TEXT NOT NULL,
+    registered      TEXT NOT NULL,
+    address         TEXT,
+    ip              TEXT,
+    platformversion TEXT,
+    reportedemail   TEXT,
+    included        INTEGER NOT NULL DEFAULT 0,
+    confirmation    TEXT,
+    changed         TEXT,
+    lastsuccess     TEXT,
+    failures        INTEGER NOT NULL DEFAULT 0,
+    latencyms       INTEGER
+);
+";
 
     /// A registry as version 1 of the resolver left it: one Archive, included.
     fn version_1(path: &Path) {

@@ -24,7 +24,7 @@ use crate::clients::{Held, Network, Refused};
 use crate::config::Config;
 use crate::log::{complain, say};
 use crate::router;
-use crate::state::AppState;
+use crate::state::{AppState, REFRESH};
 use crate::store::Database;
 
 /// The request head is read within this time.
@@ -34,9 +34,6 @@ pub const MAX_HEAD: usize = 16 * 1024;
 /// The longest path and query read, in bytes (a bound of the router's, named here with
 /// the server's own).
 pub use crate::router::MAX_TARGET;
-/// How often the list of included Archives is read again from the registry (it may be
-/// changed by `register`/`unregister` from the shell), and the Archives' health written.
-pub const REFRESH: Duration = Duration::from_secs(2);
 /// How often a resolver told of the registry's changes by PostgreSQL reads it all the
 /// same, in case a change was told to nobody: every this many [`REFRESH`]es.
 const TOLD_REFRESHES: u32 = 15;

@@ -17,10 +17,11 @@ use ibi::pairs::{PairList, Value};
 use ibi::query::Query;
 use ibi::Ibi;
 
-use crate::client::{check_hostport, literal_ip, Confirmation};
+use crate::client::{literal_ip, Confirmation};
 use crate::keys::{Crowd, KeyCheck, KEY_TURN_WAIT, MAX_KEY_CHECKS_IN_LINE, MAX_KEY_CHECKS_WAITING};
-use crate::registry::{self, Inclusion};
+use crate::registry::Inclusion;
 use crate::state::AppState;
+use ibi::registration::{Email, HostPort, Key};
 
 /// A service answer: status and pair list, and what the log line says of it.
 pub struct ServiceAnswer {
@@ -127,7 +128,7 @@ fn read_request(query: &Query) -> Result<Request<'_>, ServiceAnswer> {
     let malformed =
         |name: &'static str| error(400, &["malformed", name], format!("malformed {name}"));
     let address = text("archiveaddress")?;
-    check_hostport(address).map_err(|_| malformed("archiveaddress"))?;
+    HostPort::parse(address).map_err(|_| malformed("archiveaddress"))?;
     let serviceibi =
         Ibi::parse(text("archiveserviceibi")?).map_err(|_| malformed("archiveserviceibi"))?;
     let ip: IpAddr = text("archiveip")?
@@ -145,11 +146,11 @@ fn read_request(query: &Query) -> Result<Request<'_>, ServiceAnswer> {
         return Err(malformed("archiveplatformversion"));
     }
     let email = text("archiveadmemailaddress")?;
-    if !is_authority(email) {
+    if Email::parse(email).is_err() {
         return Err(malformed("archiveadmemailaddress"));
     }
     let key = text("registrationkey")?;
-    if !registry::is_registration_key(key) {
+    if Key::parse(key).is_err() {
         return Err(malformed("registrationkey"));
     }
     Ok(Request {
@@ -160,21 +161,6 @@ fn read_request(query: &Query) -> Result<Request<'_>, ServiceAnswer> {
         email,
         key,
     })
-}
-
-/// Rule `authority` of RFC 3986 §3.2 as Table 7.2 uses it for an e-mail address:
-/// `userinfo "@" host`, visible ASCII, bounded.
-fn is_authority(s: &str) -> bool {
-    let Some((user, host)) = s.split_once('@') else {
-        return false;
-    };
-    s.len() <= 254
-        && !user.is_empty()
-        && !host.contains('@')
-        && user
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:%".contains(&b))
-        && check_hostport(host).is_ok()
 }
 
 async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) -> ServiceAnswer {
@@ -445,18 +431,4 @@ async fn allowed_address(state: &AppState, address: &str) -> Result<(), String> 
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn e_mail_addresses_as_authority() {
-        assert!(is_authority("banon@dpi.inpe.br"));
-        assert!(is_authority("archive-admin@example.org"));
-        for bad in ["banon", "@x.org", "a@b@c", "a b@c.org", "a@b/c", "a@"] {
-            assert!(!is_authority(bad), "{bad}");
-        }
-    }
 }

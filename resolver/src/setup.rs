@@ -4,18 +4,18 @@
 //! out), and its registry created with the owner of the directory that holds it.
 //!
 //! Files are handled from a descriptor of their directory, never following a link at
-//! their name: a settings file is replaced through a temporary file beside it, renamed
-//! over it with the old file's owner and mode; a new one is linked in only where nothing
-//! has its name.
+//! their name ([`read_at`]); a settings file is written by `ibi::atomic`: replaced through
+//! a temporary file beside it, renamed over it with the old file's owner and mode; a new
+//! one linked in only where nothing has its name.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Read};
 use std::os::fd::BorrowedFd;
 use std::path::Path;
 
 use ibi::mint::{ibip_prefix, rep_prefix};
 use ibi::{Ibi, IbiDate};
-use rustix::fs::{self as rfs, AtFlags, Mode, OFlags, Stat};
+use rustix::fs::{self as rfs, Mode, OFlags, Stat};
 
 use crate::config::{self, PublicUrl};
 use crate::store::Database;
@@ -234,87 +234,6 @@ pub fn read_at(dir: BorrowedFd<'_>, name: &str) -> io::Result<Option<Found>> {
     let mut text = String::new();
     File::from(fd).read_to_string(&mut text)?;
     Ok(Some(Found { text, stat }))
-}
-
-/// A fresh temporary name beside `name`.
-pub fn temp_name(name: &str) -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!(".{name}.{}-{nanos:09}.tmp", std::process::id())
-}
-
-/// Writes `bytes` to a new temporary file of `dir` with exactly `mode` and, when given,
-/// the owner `owner` (uid, gid); synced. Its name; nothing is left when it fails.
-fn write_temp(
-    dir: BorrowedFd<'_>,
-    name: &str,
-    bytes: &[u8],
-    mode: u32,
-    owner: Option<(u32, u32)>,
-) -> io::Result<String> {
-    let tmp = temp_name(name);
-    let fd = rfs::openat(
-        dir,
-        tmp.as_str(),
-        OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    )?;
-    let written = (|| -> io::Result<()> {
-        if let Some((uid, gid)) = owner {
-            rfs::fchown(
-                &fd,
-                Some(rfs::Uid::from_raw(uid)),
-                Some(rfs::Gid::from_raw(gid)),
-            )?;
-        }
-        rfs::fchmod(&fd, Mode::from_raw_mode(mode))?;
-        let mut file = File::from(fd);
-        file.write_all(bytes)?;
-        file.sync_all()
-    })();
-    match written {
-        Ok(()) => Ok(tmp),
-        Err(e) => {
-            let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
-            Err(e)
-        }
-    }
-}
-
-/// Creates `name` in `dir` holding `bytes`, with exactly `mode`, unless something has
-/// that name (an error of kind `AlreadyExists`, what is there left as it is).
-pub fn create_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
-    let tmp = write_temp(dir, name, bytes, mode, None)?;
-    let linked = rfs::linkat(dir, tmp.as_str(), dir, name, AtFlags::empty());
-    let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
-    linked?;
-    sync_dir(dir);
-    Ok(())
-}
-
-/// Replaces `name` in `dir` with a file holding `bytes`, of the owner and mode of `old`
-/// (the status of the file replaced).
-pub fn replace_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], old: &Stat) -> io::Result<()> {
-    let tmp = write_temp(
-        dir,
-        name,
-        bytes,
-        old.st_mode & 0o7777,
-        Some((old.st_uid, old.st_gid)),
-    )?;
-    if let Err(e) = rfs::renameat(dir, tmp.as_str(), dir, name) {
-        let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
-        return Err(e.into());
-    }
-    sync_dir(dir);
-    Ok(())
-}
-
-/// Makes the entries of `dir` durable (a no-op where a directory cannot be synced).
-fn sync_dir(dir: BorrowedFd<'_>) {
-    let _ = rfs::fsync(dir);
 }
 
 /// What [`create_registry`] did.

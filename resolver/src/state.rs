@@ -28,6 +28,10 @@ use crate::memory::LocationMemory;
 use crate::registry::{self, Registry, RegistryError, RegistryErrorKind};
 use crate::resolve::Engine;
 
+/// How often the list of included Archives is read again from the registry (it may be
+/// changed by `register`/`unregister` from the shell), and the Archives' health written.
+pub const REFRESH: Duration = Duration::from_secs(2);
+
 /// How long a call of the registry may take before its caller takes the registry for out
 /// of reach: longer than the bounds set on PostgreSQL's side (a statement 5 s), so that
 /// those answer first, and short enough that an Archive asking to be included (it waits
@@ -154,7 +158,7 @@ impl AppState {
             (Err(e), Reachable::Yes) if e.kind() == RegistryErrorKind::Unreachable => {
                 say(&format!(
                     "cannot read the registry: {e}; resolving with the Archives and the memory held, tried again every {:?}",
-                    crate::server::REFRESH
+                    REFRESH
                 ));
                 *r = Reachable::No {
                     since: ibi::time::iso8601(self.engine.clock.now()),

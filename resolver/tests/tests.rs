@@ -19,4 +19,5 @@ mod resolver_deploy;
 mod resolver_loop;
 mod resolver_steering;
 mod resolver_system;
+mod same_rules;
 mod several;

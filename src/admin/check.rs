@@ -61,13 +61,13 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::registration::{prepare, Direction};
-use crate::atomic::TEMP_PREFIX;
 use crate::config::Config;
 use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{Item, State, MAX_REASON};
 use crate::layout::{Col, ItemDir, Refusal};
 use crate::store::Store;
 use crate::toml_error::{located, Position};
+use ::ibi::atomic::TEMP_PREFIX;
 
 /// One fault (or warning, or note): where, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -461,7 +461,32 @@ impl Checker<'_> {
                     item.state.as_str()
                 ),
             ),
-            Some(_) => {}
+            Some(item) => self.check_logo(&item),
+        }
+    }
+
+    /// archive.toml's `[site] logo`, when it names a file: a file of the service item's
+    /// doc/, which the landing pages show (as the Archive serves it).
+    fn check_logo(&mut self, service: &crate::item::Item) {
+        let Some(crate::config::Logo::File(name)) =
+            self.config.as_ref().and_then(|c| c.site.logo.clone())
+        else {
+            return;
+        };
+        let is_file = service.handle.as_ref().is_some_and(|dir| {
+            dir.stored_doc_name(name.as_bytes())
+                .ok()
+                .and_then(|stored| dir.open_doc(&stored).ok())
+                .is_some_and(|e| matches!(e, crate::layout::DocEntry::File(_)))
+        });
+        if !is_file {
+            self.fault(
+                "archive.toml",
+                format!(
+                    "[site] logo {name}: no such file in the service item's doc/ ({}/doc)",
+                    self.rel(&service.dir)
+                ),
+            );
         }
     }
 

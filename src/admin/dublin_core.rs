@@ -74,25 +74,104 @@ pub fn oai_dc_xml(fields: &[(String, String)]) -> String {
     out
 }
 
-/// The metadata item's page: the persistent URL of the item it describes (`described`),
-/// linked, and the fields as a table.
-pub(crate) fn metadata_html(fields: &[(String, String)], rep: &Rep, described: &str) -> String {
+/// The names of the elements on the metadata page, in English and in Portuguese, in the
+/// order of [`DC_ELEMENTS`].
+const ELEMENT_NAMES: [(&str, &str); 15] = [
+    ("Title", "Título"),
+    ("Creator", "Autoria"),
+    ("Subject", "Assunto"),
+    ("Abstract", "Resumo"),
+    ("Publisher", "Editora"),
+    ("Contributor", "Colaboração"),
+    ("Date", "Data"),
+    ("Type", "Tipo"),
+    ("Format", "Formato"),
+    ("Identifier", "Identificador"),
+    ("Source", "Fonte"),
+    ("Language", "Idioma"),
+    ("Relation", "Relação"),
+    ("Coverage", "Cobertura"),
+    ("Rights", "Direitos"),
+];
+
+/// The metadata item's page (its target, a file served as it is written): the persistent
+/// URL of the item it describes (`described`), linked, and the fields as a table, with
+/// the face of the landing pages (`crate::face`: their style, header and footer). It is
+/// written once, in one language: Portuguese (`lang="pt-BR"`) for a record whose
+/// language is Portuguese, else English; the landing page of the metadata item, which
+/// shows the same record, answers in the reader's language.
+pub(crate) fn metadata_html(
+    fields: &[(String, String)],
+    rep: &Rep,
+    described: &str,
+    config: &crate::config::Config,
+) -> String {
+    use crate::face;
+    use ::ibi::negotiate::PageLang;
+    let lang = match fields.iter().find(|(e, _)| e == "language") {
+        Some((_, l)) if l.to_ascii_lowercase().starts_with("pt") => PageLang::Pt,
+        _ => PageLang::En,
+    };
     let title = fields
         .iter()
         .find(|(e, _)| e == "title")
         .map_or_else(|| rep.as_str().to_string(), |(_, v)| v.clone());
     let title = xml_escape(&title);
+    let service_rep = match &config.service {
+        crate::ibi::Ibi::Rep(r) => Some(r.as_str()),
+        crate::ibi::Ibi::Ibip(_) => None,
+    };
+    // A logo of the Archive's own, relative to doc/ of the page (the six steps up from
+    // `<baseurl>/col/<four components of the rep>/doc/` to the base URL): the page is
+    // written once, and the Archive may move.
+    let logo = match &config.site.logo {
+        Some(crate::config::Logo::File(f)) => service_rep.map(|rep| {
+            let mut url = String::from("../../../../../..");
+            crate::layout::push_doc_url_path(&mut url, rep, f.as_bytes());
+            url
+        }),
+        _ => face::logo_url(config, None),
+    };
+    let (heading, item_described) = match lang {
+        PageLang::Pt => ("Metadados", "O item descrito"),
+        PageLang::En => ("Metadata", "The item described"),
+    };
     let mut out = format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body><h1>{title}</h1>\n<p>The item described: <a href=\"{url}\">{url}</a></p>\n<table>\n",
+        "<!DOCTYPE html>\n<html lang=\"{code}\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{heading}: {title}</title>\n<style>{style}</style>\n</head>\n<body>\n{header}<main>\n\
+         <h1>{title}</h1>\n<p>{item_described}: <a href=\"{url}\">{url}</a></p>\n\
+         <h2>{heading}</h2>\n<table class=\"record\">\n<tbody>\n",
+        code = lang.code(),
+        style = face::STYLE,
+        header = face::header(config, logo.as_deref()),
         url = xml_escape(described)
     );
     for (e, v) in fields {
+        let name = DC_ELEMENTS
+            .iter()
+            .position(|x| x == e)
+            .map_or(e.as_str(), |i| match lang {
+                PageLang::Pt => ELEMENT_NAMES[i].1,
+                PageLang::En => ELEMENT_NAMES[i].0,
+            });
+        // A licence by its name, a language by its name in the page's language.
+        let value = match e.as_str() {
+            "rights" => face::rights_html(v),
+            "language" => format!(
+                "<span title=\"{}\">{}</span>",
+                xml_escape(v),
+                xml_escape(&face::language_name(v, lang))
+            ),
+            _ => xml_escape(v),
+        };
         out.push_str(&format!(
-            "<tr><th>{e}</th><td>{}</td></tr>\n",
-            xml_escape(v)
+            "<tr><th scope=\"row\">{name}</th><td>{value}</td></tr>\n"
         ));
     }
-    out.push_str("</table>\n</body></html>\n");
+    out.push_str("</tbody>\n</table>\n</main>\n");
+    out.push_str(&face::footer(config, lang));
+    out.push_str("</body>\n</html>\n");
     out
 }
 

@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 
 use super::itemfile::Draft;
 use super::new_item::{install, refresh_prefixes};
-use super::registration::{is_chave, is_email};
 use super::{io_err, AdminError};
 use crate::config::{Config, DEFAULT_RESOLVER};
 use crate::ibi::distributor::{Distributor, Granularity};
@@ -24,6 +23,7 @@ use crate::ibi::mint::{mint_ports, rep_prefix, IBIP_DEFAULT_PORT, REP_DEFAULT_PO
 use crate::ibi::{Ibip, Rep};
 use crate::item::State;
 use crate::time::Clock;
+use ::ibi::registration::{Email, Key};
 
 /// What to create.
 #[derive(Debug, Clone)]
@@ -93,7 +93,7 @@ pub fn init(root: &Path, req: &InitRequest, clock: &dyn Clock) -> Result<Initial
         None => address_ip(&addr_host, port)?,
     };
     if let Some(email) = &req.email {
-        if !is_email(email) {
+        if Email::parse(email).is_err() {
             return Err(AdminError::new(format!(
                 "--email {email:?} is not an e-mail address such as banon@dpi.inpe.br"
             )));
@@ -220,14 +220,14 @@ fn new_key() -> String {
         rand::random_range(0..10_000_000_000u64),
         rand::random_range(0..10_000_000_000u64)
     );
-    debug_assert!(is_chave(&key));
+    debug_assert!(Key::parse(&key).is_ok());
     key
 }
 
 /// Creates `path` (it must not exist) with `bytes`, readable by its owner alone, whole or
-/// not at all (see [`crate::atomic`]).
+/// not at all (see [`::ibi::atomic`]).
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), AdminError> {
-    crate::atomic::create(path, bytes, 0o600).map_err(|e| io_err("cannot create", path, e))
+    ::ibi::atomic::create(path, bytes, 0o600).map_err(|e| io_err("cannot create", path, e))
 }
 
 /// What `init` made, removed again unless [`Made::keep`] is called.
@@ -409,7 +409,7 @@ mod tests {
     fn keys_follow_rule_chave() {
         for _ in 0..100 {
             let k = new_key();
-            assert!(is_chave(&k), "{k}");
+            assert!(Key::parse(&k).is_ok(), "{k}");
             assert_eq!(k.len(), 21);
         }
     }

@@ -9,7 +9,7 @@
 //! Writes follow one rule: the Archive service must never see a half-made state. A new
 //! item is built whole in a temporary directory and renamed into place; an item.toml is
 //! rewritten by writing a temporary file and renaming it over the old one (see
-//! [`crate::atomic`]). Temporary names start with [`crate::atomic::TEMP_PREFIX`], a
+//! [`::ibi::atomic`]). Temporary names start with [`::ibi::atomic::TEMP_PREFIX`], a
 //! dot-name the service never looks at (the store skips dot-names at the two levels it
 //! lists, and the two levels below are dates, which never start with a dot; inside an item
 //! only `item.toml` and `doc/` are read).

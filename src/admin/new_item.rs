@@ -39,7 +39,6 @@ use std::sync::Arc;
 use super::dublin_core::{check_dc, dc_fields, metadata_html, oai_dc_xml};
 use super::itemfile::{Draft, Edit};
 use super::{io_err, rep_dirs, AdminError, ItemsLock};
-use crate::atomic::{sync_dir, temp_name};
 use crate::config::{Config, Minting};
 use crate::ibi::distributor::{Distributor, Granularity};
 use crate::ibi::mint::mint_ports;
@@ -48,6 +47,7 @@ use crate::item::{check_relative_file, ContentType, Item, State};
 use crate::relation::Lang;
 use crate::store::{LogLines, Store};
 use crate::time::Clock;
+use ::ibi::atomic::{sync_dir, temp_name};
 
 /// What to create.
 #[derive(Debug, Clone, Default)]
@@ -299,7 +299,7 @@ fn store_metadata_item(
     let persistent = config.persistent_url(ibip.map_or(rep.as_str(), Ibip::as_str));
     let fields = dc_fields(&req.dc, &persistent, req.language.as_ref());
     let xml = oai_dc_xml(&fields);
-    let html = metadata_html(&fields, rep, &persistent);
+    let html = metadata_html(&fields, rep, &persistent, config);
     let draft = Draft {
         state: Some(State::Original),
         ibip: mibip.as_ref().map(|p| p.as_str().to_string()),

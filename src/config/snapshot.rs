@@ -43,7 +43,9 @@ use std::path::Path;
 
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
 
-use super::{RawAccess, RawAcknowledgments, RawConfig, RawMinting, RawOai, RawRegistration};
+use super::{
+    RawAccess, RawAcknowledgments, RawConfig, RawMinting, RawOai, RawRegistration, RawSite,
+};
 
 /// The snapshot's name in var/.
 pub const NAME: &str = "archive.toml.snapshot";
@@ -198,7 +200,7 @@ fn try_write(var: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = format!(
         "{}{NAME}-{}-{n}",
-        crate::atomic::TEMP_PREFIX,
+        ::ibi::atomic::TEMP_PREFIX,
         std::process::id()
     );
     let create = || {
@@ -218,7 +220,7 @@ fn try_write(var: &Path, bytes: &[u8]) -> std::io::Result<()> {
     };
     let mut file = File::from(fd);
     // Not synced: see the module's notes.
-    let written = crate::var_owner::give(file.as_fd(), owner)
+    let written = ::ibi::atomic::give(file.as_fd(), owner)
         .and_then(|()| file.write_all(bytes))
         .and_then(|()| Ok(rfs::renameat(&dir, tmp.as_str(), &dir, NAME)?));
     if written.is_err() {
@@ -407,6 +409,7 @@ impl Snap for RawConfig {
         self.minting.put(out)?;
         self.access.put(out)?;
         self.oai.put(out)?;
+        self.site.put(out)?;
         self.acknowledgments.put(out)
     }
 
@@ -421,6 +424,7 @@ impl Snap for RawConfig {
             minting: Snap::take(r)?,
             access: Snap::take(r)?,
             oai: Snap::take(r)?,
+            site: Snap::take(r)?,
             acknowledgments: Snap::take(r)?,
         })
     }
@@ -508,6 +512,22 @@ impl Snap for RawOai {
     }
 }
 
+impl Snap for RawSite {
+    fn put(&self, out: &mut Vec<u8>) -> Option<()> {
+        self.institution.put(out)?;
+        self.contact.put(out)?;
+        self.logo.put(out)
+    }
+
+    fn take(r: &mut Reader<'_>) -> Option<Self> {
+        Some(RawSite {
+            institution: Snap::take(r)?,
+            contact: Snap::take(r)?,
+            logo: Snap::take(r)?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{Config, RawConfig};
@@ -549,6 +569,11 @@ networks = ["150.163.0.0/16", "::1/128"]
 repositoryname = "INPE Library"
 adminemail = "library@example.org"
 page_size = 100
+
+[site]
+institution = "Instituto Nacional de Pesquisas Espaciais"
+contact = "biblioteca@example.org"
+logo = "logo.png"
 
 [acknowledgments]
 sync_interval = "500ms"

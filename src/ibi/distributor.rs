@@ -278,7 +278,7 @@ pub struct Issued {
 /// newline). Each run takes an exclusive lock on a sibling file, `<state>.lock`, and keeps
 /// it through read, compute, wait and write, so runs in several processes are serialised
 /// and each sees the date the one before it wrote. The new state is written to a temporary
-/// file beside it, synced and renamed over the state file (see [`crate::atomic`]), so a
+/// file beside it, synced and renamed over the state file (see [`::ibi::atomic`]), so a
 /// crash leaves the old state or the new one, never a torn one. (The lock is not on the
 /// state file itself because the rename replaces that file: a process waiting on the old
 /// one would then read stale state.)
@@ -374,7 +374,7 @@ impl<'c> Distributor<'c> {
     }
 
     fn write_state(&self, last: PosixTime) -> Result<(), IbiError> {
-        crate::atomic::write(&self.state, format!("{last}\n").as_bytes(), 0o666)
+        ::ibi::atomic::write(&self.state, format!("{last}\n").as_bytes(), 0o666)
             .map_err(|e| io_error("cannot write minting state", &self.state, e))
     }
 }

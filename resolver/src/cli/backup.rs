@@ -51,7 +51,7 @@ pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
 
     // The copy is made under a temporary name beside FILE and linked to FILE only once
     // whole: FILE never holds a part of a backup, and is never written over.
-    let tmp = ibi_resolver::setup::temp_name(name);
+    let tmp = ibi::atomic::temp_name(name);
     let fd = rfs::openat(
         &dir,
         tmp.as_str(),

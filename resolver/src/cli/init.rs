@@ -71,8 +71,10 @@ pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
     // The registry first: a settings file written is the mark of an initialised resolver.
     let created = setup::create_registry(&settings.database).map_err(CliError::failed)?;
     match &found {
-        None => setup::create_at(dir.as_fd(), name, text.as_bytes(), 0o640),
-        Some(found) => setup::replace_at(dir.as_fd(), name, text.as_bytes(), &found.stat),
+        None => ibi::atomic::create_exact_at(dir.as_fd(), name, text.as_bytes(), 0o640),
+        Some(found) => {
+            ibi::atomic::replace_like_at(dir.as_fd(), name, text.as_bytes(), &found.stat)
+        }
     }
     .map_err(|e| CliError::failed(format!("{shown}: cannot write: {e}")))?;
 

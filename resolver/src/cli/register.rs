@@ -4,8 +4,6 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use ibi_resolver::registry;
-
 use super::{CliError, CliResult};
 
 pub const HELP: &str = "\
@@ -103,7 +101,7 @@ fn read_key(file: Option<&Path>) -> Result<String, CliError> {
         }
     }
     let key = text.lines().next().unwrap_or("").trim().to_string();
-    if !registry::is_registration_key(&key) {
+    if ibi::registration::Key::parse(&key).is_err() {
         return Err(CliError::usage(
             "the registration key must be ten or more digits, optionally '-' and ten or more again (Table 7.1)",
         ));
