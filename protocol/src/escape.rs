@@ -87,6 +87,18 @@ fn push_escaped<const URL_PATH: bool>(out: &mut String, bytes: &[u8]) {
     }
 }
 
+/// An http(s) URL a page may link to and a header may name as it is: printable ASCII, no
+/// space, quote, angle bracket, backslash, comma or semicolon (which would end it in a
+/// `Link` header or a Content-Security-Policy), at most 1,000 bytes. The contact and the
+/// logo of an Archive's `[site]`, and the contact of a resolver's, are such URLs.
+pub fn is_plain_url(v: &str) -> bool {
+    (v.starts_with("https://") || v.starts_with("http://"))
+        && v.len() > "https://".len()
+        && v.len() <= 1000
+        && v.bytes()
+            .all(|b| b.is_ascii_graphic() && !b"\"<>\\,;'`{}|^".contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

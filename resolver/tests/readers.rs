@@ -335,6 +335,7 @@ fn memento_client_and_signposting_read_the_editions_and_their_links() {
             .to_string(),
         uri_r.clone(),
         format!("{base}/timemap/link/{E1}"),
+        format!("http://{a}/{A}/filelist/{E1}"),
     ];
     args.extend(instants.iter().map(|i| i.0.to_string()));
     let out = Command::new(&python).args(&args).output().unwrap();
@@ -391,6 +392,13 @@ fn memento_client_and_signposting_read_the_editions_and_their_links() {
         })
     );
     // The redirect's Signposting, as the FAIR Signposting reader takes it.
+    let linkset = serde_json::json!({
+        "cite_as": uri_r,
+        "items": [
+            format!("http://{a}/col/{E1}/doc/notes.txt"),
+            format!("http://{a}/col/{E1}/doc/paper.txt"),
+        ],
+    });
     assert_eq!(
         read["signposting"],
         serde_json::json!({
@@ -400,6 +408,12 @@ fn memento_client_and_signposting_read_the_editions_and_their_links() {
                 [format!("{base}/{E1}?format=linkset"), "application/linkset"],
                 [format!("{base}/{E1}?format=linkset-json"), "application/linkset+json"],
             ],
+            // Each linkset, followed through the resolver to the landing page: the item's
+            // citation and its files.
+            "read": {
+                "application/linkset": linkset.clone(),
+                "application/linkset+json": linkset,
+            },
         })
     );
     // The linkset's link is a persistent URL: the item's landing page, with the format
@@ -427,7 +441,29 @@ fn memento_client_and_signposting_read_the_editions_and_their_links() {
             r.header("vary"),
             Some("Accept-Language, Accept, Accept-Datetime")
         );
+        let followed = get_with(r.header("location").unwrap(), &[("Accept", media)]);
+        assert_eq!(followed.status, 200, "{media}: {}", followed.text());
+        assert_eq!(followed.header("content-type"), Some(media));
     }
+    // A citation asked of the persistent URL, by Accept or by format=: the landing page,
+    // which answers it (BibTeX here) when followed with the same.
+    let r = get_with(
+        &format!("{base}/{E1}"),
+        &[("Accept", "application/x-bibtex")],
+    );
+    let landing = format!("http://{a}/{A}/filelist/{E1}");
+    assert_eq!(r.header("location"), Some(landing.as_str()));
+    let bibtex = get_with(&landing, &[("Accept", "application/x-bibtex")]);
+    assert_eq!(bibtex.status, 200);
+    assert!(bibtex.text().starts_with('@'), "{}", bibtex.text());
+    assert!(bibtex.text().contains(&uri_r), "{}", bibtex.text());
+    let r = get_with(&format!("{base}/{E1}?format=bibtex"), &[]);
+    assert_eq!(
+        r.header("location"),
+        Some(format!("{landing}?format=bibtex").as_str())
+    );
+    let by_query = http_get(r.header("location").unwrap());
+    assert_eq!(by_query.body, bibtex.body);
 }
 
 /// A withdrawn item keeps its identity through the resolver: its 410 page says what its

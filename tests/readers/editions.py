@@ -9,7 +9,11 @@ resolver/tests/readers.rs: one JSON document on stdout.
   (get_memento_info: closest, first and last, each URI and datetime);
 - the TimeMap at TIMEMAP: its status, media type and links, as memento-client parses them;
 - the Signposting of URI-R's redirect (its Link headers, the redirect not followed), as
-  the signposting package reads them: cite-as and the linksets with their types.
+  the signposting package reads them: cite-as and the linksets with their types; then
+  each linkset, followed as the package follows it, its cite-as and item links of the
+  anchor LANDING (the item's landing page, whose linkset it is).
+
+    editions.py URI-R TIMEMAP LANDING DATETIME...
 """
 
 import json
@@ -18,6 +22,7 @@ from datetime import datetime
 
 import requests
 from memento_client import MementoClient
+from signposting import find_signposting_linkset
 from signposting.linkheader import find_signposting_http_link
 
 
@@ -29,7 +34,7 @@ def memento(m):
     return {"uri": m["uri"][0], "datetime": when(m.get("datetime"))}
 
 
-def main(uri_r, timemap, *datetimes):
+def main(uri_r, timemap, landing, *datetimes):
     out = {"mementos": [], "timemap": None, "signposting": None}
     # No aggregator: the original is its own TimeGate, which the client finds by its Vary.
     with MementoClient(timegate_uri="") as client:
@@ -58,11 +63,19 @@ def main(uri_r, timemap, *datetimes):
         "links": {uri: {k: v for k, v in attrs.items()} for uri, attrs in links.items()},
     }
     r = requests.get(uri_r, allow_redirects=False, timeout=30)
-    signposts = find_signposting_http_link(r.headers.get("Link", "").split("\n"), uri_r)
+    signposts = find_signposting_http_link([r.headers.get("Link", "")], uri_r)
+    read = {}
+    for s in signposts.linksets:
+        found = find_signposting_linkset(str(s.target), str(s.type)).for_context(landing)
+        read[str(s.type)] = {
+            "cite_as": str(found.citeAs.target) if found.citeAs else None,
+            "items": sorted(str(p.target) for p in found.items),
+        }
     out["signposting"] = {
         "status": r.status_code,
         "cite_as": str(signposts.citeAs.target) if signposts.citeAs else None,
         "linksets": sorted([str(s.target), str(s.type)] for s in signposts.linksets),
+        "read": read,
     }
     json.dump(out, sys.stdout, indent=1, sort_keys=True)
     print()
