@@ -522,7 +522,7 @@ fn a_broken_configuration_stops_serve_at_once_naming_file_line_and_column() {
         // Unknown fields.
         (
             format!("{head}registrationkey = \"{secret}\"\n"),
-            "line 3, column 1: unknown field `registrationkey`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`, `memory`, `limits`, `metrics`".into(),
+            "line 3, column 1: unknown field `registrationkey`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`, `memory`, `limits`, `metrics`, `site`".into(),
         ),
         (
             format!("{head}[archives]\nkey = \"{secret}\"\n"),
