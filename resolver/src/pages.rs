@@ -1517,8 +1517,48 @@ mod tests {
                 }),
             ));
         }
+        // The tombstone's page: each of its values in turn, the others plain.
+        for slot in 0..TOMBSTONE_SLOTS {
+            all.push((
+                format!("410 tombstone, slot {slot}"),
+                410,
+                Box::new(move |l, v| {
+                    let at = |i: usize, plain: &str| {
+                        if i == slot {
+                            v.to_string()
+                        } else {
+                            plain.to_string()
+                        }
+                    };
+                    let t = Tombstone {
+                        landing: at(0, "http://a.example/s/filelist/x"),
+                        name: Some(at(1, "Title")),
+                        creators: vec![at(2, "Souza, J."), "INPE".into()],
+                        published: None,
+                        removed: None,
+                        reason: Some(at(3, "Withdrawn")),
+                    };
+                    tombstone(
+                        l,
+                        (
+                            &at(4, "a.b/c/2020/01.02.03.04"),
+                            &at(5, "2020-05-06T07:08:09Z"),
+                        ),
+                        &t,
+                        (
+                            &at(6, "Souza, J. (n.d.). Title."),
+                            &at(7, "http://r.example/x"),
+                        ),
+                    )
+                }),
+            ));
+        }
         all
     }
+
+    /// The values of a tombstone's page: its landing page, name, an author, its reason,
+    /// its IBI, its removal date, its citation and its persistent URL.
+    const TOMBSTONE_SLOTS: usize = 8;
 
     /// Each page rendered with each hostile value is, byte for byte, the page rendered
     /// with a plain value where the hostile one stands escaped by `escape_html`; no `<`,
@@ -1550,9 +1590,12 @@ mod tests {
                 }
             }
         }
-        // 23 outcome and 400 pages, 3 of the home page's form and 18 places of the
-        // inspection view, in 2 languages.
-        assert_eq!(checked, (23 + 3 + INSPECTION_SLOTS) * 2 * HOSTILE.len());
+        // 23 outcome and 400 pages, 3 of the home page's form, 18 places of the
+        // inspection view and 8 of the tombstone's page, in 2 languages.
+        assert_eq!(
+            checked,
+            (23 + 3 + INSPECTION_SLOTS + TOMBSTONE_SLOTS) * 2 * HOSTILE.len()
+        );
         // The JSON inspection view gives back each value as it was.
         for slot in 0..INSPECTION_SLOTS {
             for value in HOSTILE {

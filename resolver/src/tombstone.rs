@@ -243,6 +243,29 @@ mod tests {
     }
 
     #[test]
+    fn its_reference_is_apa_by_its_persistent_url() {
+        let t = Tombstone {
+            landing: LANDING.into(),
+            name: Some("Ação & \"reação\"".into()),
+            creators: vec!["Souza, João Pedro".into(), "INPE".into()],
+            published: Some("2019-03-04".into()),
+            ..Tombstone::default()
+        };
+        assert_eq!(
+            t.citation("http://r.example/a.b/c/2020/01.02.03.04", "a.b/c/2020/01.02.03.04"),
+            "Souza, J. P., & INPE. (2019). Ação & \"reação\". http://r.example/a.b/c/2020/01.02.03.04"
+        );
+        // Nothing read: the IBI stands for the title, no date.
+        assert_eq!(
+            Tombstone::default().citation(
+                "http://r.example/x.y/z/2020/01.02.03.04",
+                "x.y/z/2020/01.02.03.04"
+            ),
+            "x.y/z/2020/01.02.03.04. (n.d.). http://r.example/x.y/z/2020/01.02.03.04"
+        );
+    }
+
+    #[test]
     fn its_json_ld_is_written_from_the_fields_read() {
         let t = Tombstone {
             landing: LANDING.into(),
