@@ -104,6 +104,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn plain_urls_are_http_urls_a_page_and_a_header_hold_as_they_are() {
+        for url in [
+            "http://r.example",
+            "https://r.example/contato?x=1&y=2#f",
+            "http://[::1]:8080/",
+        ] {
+            assert!(is_plain_url(url), "{url}");
+        }
+        let long = format!("https://r.example/{}", "a".repeat(1000));
+        for url in [
+            "https://",
+            "ftp://r.example/",
+            "javascript:alert(1)",
+            "HTTP://r.example/",
+            "http://r.example/a b",
+            "http://r.example/\"x\"",
+            "http://r.example/<x>",
+            "http://r.example/a,b",
+            "http://r.example/a;b",
+            "http://r.example/é",
+            long.as_str(),
+        ] {
+            assert!(!is_plain_url(url), "{url}");
+        }
+    }
+
+    #[test]
     fn uri_references() {
         assert_eq!(
             uri_reference("http://h/col/a/doc/<b>&\"'.txt"),
