@@ -338,31 +338,16 @@ impl<'a> Landing<'a> {
         }
     }
 
-    /// The citation: `Creator; Creator. Title. Date. Persistent URL.` (the elements of
-    /// DataCite's recommended citation, without publisher, in its order), each part
-    /// there is, the title the IBI when there is none.
+    /// The citation the page shows: the formatted reference in the default style (APA,
+    /// as [`cite`] writes it), in the page's language.
     fn citation(&self) -> String {
-        let mut parts: Vec<String> = Vec::new();
-        let creators: Vec<&str> = self.dc.all("creator").collect();
-        if !creators.is_empty() {
-            parts.push(creators.join("; "));
-        }
-        parts.push(self.title().unwrap_or(&self.ibi).to_string());
-        if let Some(d) = self.dc.first("date") {
-            parts.push(d.to_string());
-        }
-        parts.push(self.persistent.clone());
-        let mut out = String::new();
-        for p in parts {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(&p);
-            if !p.ends_with('.') {
-                out.push('.');
-            }
-        }
-        out
+        let options = cite::Options {
+            style: None,
+            locale: Some(self.lang.code().to_string()),
+        };
+        cite::render(&self.work(), cite::Format::Bibliography, &options)
+            .map(|text| text.trim_end().to_string())
+            .unwrap_or_default()
     }
 
     /// The Signposting links, in order: `cite-as`, `type`, `describedby`, `license`, then

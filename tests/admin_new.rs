@@ -446,7 +446,7 @@ fn the_persistent_url_is_the_archives_first_resolvers() {
         let text = page.text();
         for part in [
             "<h1>A &lt;report&gt;</h1>\n".to_string(),
-            format!("<p class=\"cite\">A &lt;report&gt;. {publicurl}/{dp}.</p>\n"),
+            format!("<p class=\"cite\">A &lt;report&gt;. (n.d.). {publicurl}/{dp}</p>\n"),
             format!("<link rel=\"cite-as\" href=\"{publicurl}/{dp}\">\n"),
             format!("<tr><th scope=\"row\"><a href=\"http://localhost:8080/col/{d}/doc/data.csv\" type=\"text/csv\">data.csv</a></th><td>4 bytes</td><td>text/csv</td></tr>\n"),
         ] {

@@ -280,7 +280,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     for part in [
         "<html lang=\"en\">\n".to_string(),
         "<h1>Space Link Identifiers</h1>\n".to_string(),
-        format!("<p class=\"cite\">CCSDS. Space Link Identifiers. {plain_id}.</p>\n"),
+        format!("<p class=\"cite\">CCSDS. (n.d.). Space Link Identifiers. {plain_id}</p>\n"),
         format!("<link rel=\"cite-as\" href=\"{plain_id}\">\n"),
         format!("<link rel=\"describedby\" href=\"{meta}/oai_dc.xml\" type=\"application/xml\">\n"),
         format!("<link rel=\"item\" href=\"{pdf}\" type=\"application/pdf\">\n"),
@@ -463,7 +463,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     let text = gone.text();
     for part in [
         format!("<h1>Item {TOMBSTONE}</h1>\n<p class=\"gone\">This item has been removed from the Archive. Its persistent URL still cites it.</p>\n"),
-        format!("<p class=\"cite\">{TOMBSTONE}. {tomb_id}.</p>\n"),
+        format!("<p class=\"cite\">{TOMBSTONE}. (n.d.). {tomb_id}</p>\n"),
         "<dt>Removed on</dt><dd><time datetime=\"2014-01-02T17:23:57Z\">2014-01-02</time></dd>\n<dt>Reason</dt><dd>Withdrawn at the authors&#39; request</dd>\n<dt>Accesses</dt><dd>0</dd>\n</dl>\n</main>\n".to_string(),
     ] {
         assert!(text.contains(&part), "{part}\nnot in\n{text}");
@@ -517,7 +517,7 @@ fn suite(base: &str, root: &Path, log: &dyn Fn() -> String) {
     let id = format!("{RESOLVER}/{GONE_WITH_METADATA}");
     for part in [
         "<h1>Reference Model for an Open Archival Information System (OAIS)</h1>\n<p class=\"gone\">Este item foi removido do Arquivo. Sua URL persistente continua a citá-lo.</p>\n".to_string(),
-        format!("<p class=\"cite\">CCSDS. Reference Model for an Open Archival Information System (OAIS). 2012-06. {id}.</p>\n"),
+        format!("<p class=\"cite\">CCSDS. (2012). Reference Model for an Open Archival Information System (OAIS). {id}</p>\n"),
         "<dt>Motivo</dt><dd>A copy of &lt;b&gt;8JMKD3MGP8W/3C9EP6P&lt;/b&gt; &amp; nothing more</dd>\n".to_string(),
         "\"text\": \"A copy of \\u003cb\\u003e8JMKD3MGP8W/3C9EP6P\\u003c/b\\u003e \\u0026 nothing more\",\n".to_string(),
     ] {

@@ -3,9 +3,14 @@
 //! ([`usage`]), the hints of a usage error ([`did_you_mean`], [`flags_of`]), the man page
 //! ([`man`]) and the bash completion ([`bash_completion`]); each executable prints the
 //! last two with a hidden `--generate man|complete-bash`, and a test compares them with
-//! the files under debian/.
+//! the files under debian/. What a failed command answers ([`CliError`]) and the steps
+//! every command line takes ([`help`], [`generate`], [`print_text`]) are here too.
 
 use std::fmt::Write;
+
+mod error;
+
+pub use error::{generate, help, print_text, CliError, CliResult, Naming};
 
 /// An executable's command line.
 pub struct Program<Run: 'static> {

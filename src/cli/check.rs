@@ -45,7 +45,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                 use lexopt::ValueExt;
                 web_user = parser.value()?.string()?;
             }
-            other => return Err(CliError::unexpected("check", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "check", other)),
         }
     }
     let root = super::root_flag(root);

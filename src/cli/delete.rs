@@ -56,10 +56,10 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                     .map_err(|v| CliError::usage(format!("delete: {v:?} is not an IBI")))?;
                 ibi = Some(Ibi::parse(&s).map_err(|e| CliError::usage(format!("delete: {e}")))?);
             }
-            other => return Err(CliError::unexpected("delete", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "delete", other)),
         }
     }
-    let ibi = ibi.ok_or_else(|| CliError::missing("delete", "IBI"))?;
+    let ibi = ibi.ok_or_else(|| CliError::missing(&super::PROGRAM, "delete", "IBI"))?;
     let now = SystemClock::now();
     let done = delete(&root_flag(root), &ibi, keep, reason.as_deref(), now)
         .map_err(|e| CliError::failed(format!("delete: {e}")))?;

@@ -43,12 +43,12 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                 return run_mint(parser);
             }
             if let Some(arg) = parser.next()? {
-                return Err(CliError::unexpected("ibi", arg));
+                return Err(CliError::unexpected(&super::PROGRAM, "ibi", arg));
             }
             show(&v)
         }
-        Some(arg) => Err(CliError::unexpected("ibi", arg)),
-        None => Err(CliError::missing("ibi", "IBI")),
+        Some(arg) => Err(CliError::unexpected(&super::PROGRAM, "ibi", arg)),
+        None => Err(CliError::missing(&super::PROGRAM, "ibi", "IBI")),
     }
 }
 
@@ -114,10 +114,10 @@ fn run_mint(parser: &mut lexopt::Parser) -> CliResult {
                     })?
                 });
             }
-            _ => return Err(CliError::unexpected("ibi mint", arg)),
+            _ => return Err(CliError::unexpected(&super::PROGRAM, "ibi mint", arg)),
         }
     }
-    let missing = |flag: &str| CliError::missing("ibi mint", flag);
+    let missing = |flag: &str| CliError::missing(&super::PROGRAM, "ibi mint", flag);
     let host = host.ok_or_else(|| missing("--host"))?;
     let port = port.unwrap_or(REP_DEFAULT_PORT);
     let date = date.ok_or_else(|| missing("--date"))?;

@@ -84,10 +84,10 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                 check_resolver(&v).map_err(|e| CliError::usage(format!("init: --{e}")))?;
                 req.resolvers.push(v);
             }
-            other => return Err(CliError::unexpected("init", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "init", other)),
         }
     }
-    req.address = address.ok_or_else(|| CliError::missing("init", "--address"))?;
+    req.address = address.ok_or_else(|| CliError::missing(&super::PROGRAM, "init", "--address"))?;
     if !req.resolvers.is_empty() && req.email.is_none() {
         return Err(CliError::usage(
             "init: --resolver needs --email: the resolvers are joined through [registration], which --email writes",

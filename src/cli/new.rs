@@ -96,7 +96,7 @@ fn parse(parser: &mut lexopt::Parser) -> Result<Option<(Option<PathBuf>, NewItem
                 req.dc.push((flag, v));
             }
             Value(v) => req.files.push(PathBuf::from(v)),
-            other => return Err(CliError::unexpected("new", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "new", other)),
         }
     }
     req.copy_of = copy_of(copy, ibis)?;
@@ -149,7 +149,7 @@ fn copy_of(copy: bool, ibis: Vec<Ibi>) -> Result<Option<CopyOf>, CliError> {
 /// translation.
 fn check_complete(req: &NewItem) -> CliResult {
     if req.files.is_empty() {
-        return Err(CliError::missing("new", "FILE"));
+        return Err(CliError::missing(&super::PROGRAM, "new", "FILE"));
     }
     if req.translation_of.is_some() && req.language.is_none() {
         return Err(CliError::usage(

@@ -38,10 +38,10 @@ pub fn query(parser: &mut lexopt::Parser) -> CliResult {
             Short('h') | Long("help") => return super::print_text(QUERY_HELP),
             Long("root") => root = Some(parser.value()?.into()),
             Value(v) if qs.is_none() => qs = Some(v),
-            other => return Err(CliError::unexpected("query", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "query", other)),
         }
     }
-    let qs = qs.ok_or_else(|| CliError::missing("query", "QUERYSTRING"))?;
+    let qs = qs.ok_or_else(|| CliError::missing(&super::PROGRAM, "query", "QUERYSTRING"))?;
     let req = CgiRequest::get(root_flag(root), qs.as_encoded_bytes());
     let answer = cgi::handle(&req, SystemClock::now());
     for line in &answer.log {
@@ -87,10 +87,10 @@ pub fn describe(parser: &mut lexopt::Parser) -> CliResult {
                         .map_err(|v| CliError::usage(format!("describe: {v:?} is not text")))?,
                 )
             }
-            other => return Err(CliError::unexpected("describe", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "describe", other)),
         }
     }
-    let text = ibi.ok_or_else(|| CliError::missing("describe", "IBI"))?;
+    let text = ibi.ok_or_else(|| CliError::missing(&super::PROGRAM, "describe", "IBI"))?;
     let ibi = Ibi::parse(&text).map_err(|e| CliError::usage(format!("describe: {e}")))?;
     let root = root_flag(root);
     let config = Config::load(&root).map_err(|e| CliError::failed(e.to_string()))?;

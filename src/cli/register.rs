@@ -71,7 +71,7 @@ fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
                     CliError::usage(format!("{cmd}: --resolver {v:?} is not a URL"))
                 })?)
             }
-            other => return Err(CliError::unexpected(cmd, other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, cmd, other)),
         }
     }
     let root = root_flag(root);

@@ -87,7 +87,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             Long("write-timeout") => limits.write_timeout = secs(parser, "--write-timeout")?,
             Long("no-inclusion") => automatic_inclusion = false,
             Short('h') | Long("help") => return super::print_text(HELP),
-            other => return Err(CliError::unexpected("serve", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "serve", other)),
         }
     }
     let root = root_flag(root);

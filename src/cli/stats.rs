@@ -53,7 +53,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                     Ibi::parse(&v).map_err(|e| CliError::usage(format!("stats: --item: {e}")))?,
                 );
             }
-            other => return Err(CliError::unexpected("stats", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "stats", other)),
         }
     }
     let stats = compute(&root_flag(root), item.as_ref())

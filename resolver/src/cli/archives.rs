@@ -28,7 +28,7 @@ pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
             Short('h') | Long("help") => return super::print_text(HELP),
             Long("config") => config = parser.value()?.into(),
             Long("csv") => csv = true,
-            other => return Err(CliError::unexpected("archives", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "archives", other)),
         }
     }
     let config = super::load(&config)?;

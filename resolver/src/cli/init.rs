@@ -36,10 +36,11 @@ pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
             Short('h') | Long("help") => return super::print_text(HELP),
             Long("config") => config = parser.value()?.into(),
             Long("publicurl") => publicurl = Some(parser.value()?.string()?),
-            other => return Err(CliError::unexpected("init", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "init", other)),
         }
     }
-    let publicurl = publicurl.ok_or_else(|| CliError::missing("init", "--publicurl URL"))?;
+    let publicurl =
+        publicurl.ok_or_else(|| CliError::missing(&super::PROGRAM, "init", "--publicurl URL"))?;
     let url = PublicUrl::parse(&publicurl).map_err(|e| CliError::usage(format!("init: {e}")))?;
     let serviceibi = setup::mint_serviceibi(&url, ibi::time::SystemClock::now())
         .map_err(|e| CliError::usage(format!("init: {e}")))?;

@@ -48,10 +48,17 @@ pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
             Short('h') | Long("help") => return super::print_text(HELP),
             Long("config") => config = parser.value()?.into(),
             Long("to") => to = Some(parser.value()?.string()?),
-            other => return Err(CliError::unexpected("migrate-registry", other)),
+            other => {
+                return Err(CliError::unexpected(
+                    &super::PROGRAM,
+                    "migrate-registry",
+                    other,
+                ))
+            }
         }
     }
-    let mut to = to.ok_or_else(|| CliError::missing("migrate-registry", "--to URI"))?;
+    let mut to =
+        to.ok_or_else(|| CliError::missing(&super::PROGRAM, "migrate-registry", "--to URI"))?;
     if to == "-" {
         let mut line = String::new();
         std::io::stdin()

@@ -4,6 +4,9 @@
 
 use std::path::PathBuf;
 
+use cmdline::Naming;
+pub use cmdline::{print_text, CliError, CliResult};
+
 use ibi_resolver::config::{self, Config};
 use ibi_resolver::registry::Registry;
 
@@ -37,7 +40,8 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                         cmdline::did_you_mean(&name, PROGRAM.commands.iter().map(|c| c.name), "")
                     )));
                 };
-                return (cmd.run)(parser, config).map_err(|e| e.in_command(cmd.name));
+                return (cmd.run)(parser, config)
+                    .map_err(|e| e.in_command(&PROGRAM, cmd.name, Naming::Usage));
             }
             Some(Long("config")) => config = parser.value()?.into(),
             Some(Short('h') | Long("help")) => return print_text(&cmdline::usage(&PROGRAM)),
@@ -45,7 +49,9 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                 return print_text(&format!("ibi-resolver {}\n", env!("CARGO_PKG_VERSION")))
             }
             // Hidden: what debian/ holds, made from the definitions.
-            Some(Long("generate")) => return generate(&parser.value()?.to_string_lossy()),
+            Some(Long("generate")) => {
+                return cmdline::generate(&PROGRAM, &parser.value()?.to_string_lossy())
+            }
             Some(arg) => {
                 return Err(CliError::usage(format!(
                     "unexpected argument {}; see ibi-resolver --help",
@@ -57,31 +63,9 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     }
 }
 
-/// `--generate man|complete-bash`: debian/ibi-resolver.1 or
-/// debian/bash-completion/ibi-resolver.
-fn generate(what: &str) -> CliResult {
-    match what {
-        "man" => print_text(&cmdline::man(&PROGRAM)),
-        "complete-bash" => print_text(&cmdline::bash_completion(&PROGRAM)),
-        other => Err(CliError::usage(format!(
-            "--generate {other:?}: expected man or complete-bash"
-        ))),
-    }
-}
-
 /// `ibi-resolver help [COMMAND]`.
 pub fn help(parser: &mut lexopt::Parser, _config: PathBuf) -> CliResult {
-    use lexopt::Arg::{Long, Short, Value};
-    let mut name = None;
-    while let Some(arg) = parser.next()? {
-        match arg {
-            Short('h') | Long("help") => return print_text(definitions::HELP_HELP),
-            Value(v) if name.is_none() => name = Some(v.to_string_lossy().into_owned()),
-            other => return Err(CliError::unexpected("help", other)),
-        }
-    }
-    let text = cmdline::help_text(&PROGRAM, name.as_deref()).map_err(CliError::usage)?;
-    print_text(&text)
+    cmdline::help(&PROGRAM, parser, definitions::HELP_HELP)
 }
 
 /// The arguments of a command whose one flag is `--config`: the settings file and the
@@ -100,7 +84,7 @@ pub fn config_and_operands(
             Short('h') | Long("help") => return print_text(help).map(|()| None),
             Long("config") => config = parser.value()?.into(),
             Value(v) if operands.len() < most => operands.push(v.string()?),
-            other => return Err(CliError::unexpected(command, other)),
+            other => return Err(CliError::unexpected(&PROGRAM, command, other)),
         }
     }
     Ok(Some((config, operands)))
@@ -111,7 +95,7 @@ pub fn one(command: &str, operands: Vec<String>, what: &str) -> Result<String, C
     operands
         .into_iter()
         .next()
-        .ok_or_else(|| CliError::missing(command, what))
+        .ok_or_else(|| CliError::missing(&PROGRAM, command, what))
 }
 
 pub fn load(path: &std::path::Path) -> Result<Config, CliError> {
@@ -125,88 +109,3 @@ pub fn open(config: &Config) -> Result<Registry, CliError> {
 pub fn parse_ibi(s: &str) -> Result<ibi::Ibi, CliError> {
     ibi::Ibi::parse(s).map_err(|e| CliError::usage(e.to_string()))
 }
-
-/// Writes `text` to stdout; a failed write (a closed pipe) is a failure, not a panic.
-pub fn print_text(text: &str) -> CliResult {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    out.write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .map_err(|e| CliError::failed(format!("cannot write to stdout: {e}")))
-}
-
-/// A command that failed: the exit code and the line for stderr (none when empty).
-#[derive(Debug)]
-pub struct CliError {
-    pub code: u8,
-    pub message: String,
-    /// A usage error, which names the command; lexopt's also point to its --help.
-    usage: bool,
-    point_to_help: bool,
-}
-
-impl CliError {
-    /// Bad input on the command line or in its arguments (exit code 2).
-    pub fn usage(message: impl Into<String>) -> CliError {
-        CliError {
-            code: 2,
-            message: message.into(),
-            usage: true,
-            point_to_help: false,
-        }
-    }
-
-    /// The command ran but failed (exit code 1).
-    pub fn failed(message: impl Into<String>) -> CliError {
-        CliError {
-            code: 1,
-            message: message.into(),
-            usage: false,
-            point_to_help: false,
-        }
-    }
-
-    /// The command ran and said why it failed on stdout (exit code 1, nothing more).
-    pub fn quiet() -> CliError {
-        CliError::failed(String::new())
-    }
-
-    /// An argument `cmd` does not take (exit code 2), with the nearest of its flags when
-    /// one is close, pointing at its --help.
-    pub fn unexpected(cmd: &str, arg: lexopt::Arg<'_>) -> CliError {
-        CliError::usage(cmdline::unexpected(&PROGRAM, cmd, arg))
-    }
-
-    /// A required argument of `cmd` that is missing (exit code 2), with its usage.
-    pub fn missing(cmd: &str, what: &str) -> CliError {
-        let usage = PROGRAM
-            .command(cmd)
-            .map(|c| format!("; usage: ibi-resolver {}", c.synopsis))
-            .unwrap_or_default();
-        CliError::usage(format!("{cmd}: missing {what}{usage}"))
-    }
-
-    /// The error as the command `cmd` reports it: a usage error names the command, and
-    /// lexopt's points to its --help.
-    fn in_command(mut self, cmd: &str) -> CliError {
-        if self.usage && !self.message.starts_with(&format!("{cmd}:")) {
-            self.message = format!("{cmd}: {}", self.message);
-        }
-        if self.point_to_help {
-            self.message = format!("{}; see ibi-resolver {cmd} --help", self.message);
-            self.point_to_help = false;
-        }
-        self
-    }
-}
-
-impl From<lexopt::Error> for CliError {
-    fn from(e: lexopt::Error) -> CliError {
-        CliError {
-            point_to_help: true,
-            ..CliError::usage(e.to_string())
-        }
-    }
-}
-
-pub type CliResult = Result<(), CliError>;

@@ -61,11 +61,11 @@ fn parse(
             Long("email") => email = Some(parser.value()?.string()?),
             Long("key-file") => key_file = Some(parser.value()?.into()),
             Value(v) if ibi.is_none() => ibi = Some(v.string()?),
-            other => return Err(CliError::unexpected("register", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "register", other)),
         }
     }
-    let ibi = ibi.ok_or_else(|| CliError::missing("register", "SERVICEIBI"))?;
-    let email = email.ok_or_else(|| CliError::missing("register", "--email E"))?;
+    let ibi = ibi.ok_or_else(|| CliError::missing(&super::PROGRAM, "register", "SERVICEIBI"))?;
+    let email = email.ok_or_else(|| CliError::missing(&super::PROGRAM, "register", "--email E"))?;
     if !email.contains('@')
         || email.len() > 254
         || email.chars().any(|c| c.is_whitespace() || c.is_control())

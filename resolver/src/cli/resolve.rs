@@ -60,10 +60,11 @@ fn parse(parser: &mut lexopt::Parser, mut config: PathBuf) -> Result<Option<Aske
             Long("ip") => ip = Some(parser.value()?.string()?),
             Long("acknowledge") => acknowledge = true,
             Value(v) if target.is_none() => target = Some(v.string()?),
-            other => return Err(CliError::unexpected("resolve", other)),
+            other => return Err(CliError::unexpected(&super::PROGRAM, "resolve", other)),
         }
     }
-    let target = target.ok_or_else(|| CliError::missing("resolve", "PERSISTENT-URL"))?;
+    let target =
+        target.ok_or_else(|| CliError::missing(&super::PROGRAM, "resolve", "PERSISTENT-URL"))?;
     Ok(Some(Asked {
         config,
         target,
