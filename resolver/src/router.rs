@@ -867,6 +867,14 @@ async fn timegate(
 async fn timemap(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
     let rest = req.path.strip_prefix(editions::TIMEMAP_PATH).unwrap_or("");
     let url = match PersistentUrl::parse(rest, None) {
+        // The resolver service is no item.
+        Ok(url) if url.ibi() == &state.config.serviceibi => {
+            let page = pages::bad_request(req.page_lang, &req.shown(), None);
+            return Answer::new(
+                page_response(state, page),
+                "a TimeMap of the resolver service",
+            );
+        }
         Ok(url) if editions::is_timegate(&url) => url,
         Ok(_) => {
             let page = pages::bad_request(req.page_lang, &req.shown(), None);

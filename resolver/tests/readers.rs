@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::resolver::{archive, configure, get_with, include_at, Resolver};
+use common::resolver::{archive, configure, get_with, include_at, Resolver, RESOLVER_IBI};
 use common::{free_port, http_get, Serve};
 
 use crate::resolver_loop::item;
@@ -305,6 +305,8 @@ fn the_persistent_url_is_a_timegate_and_the_timemap_lists_every_edition() {
     );
     assert_eq!(r.status, 404, "{}", r.text());
     let r = get_with(&format!("{base}/timemap/link/{E1}!"), &[]);
+    assert_eq!(r.status, 400, "{}", r.text());
+    let r = get_with(&format!("{base}/timemap/link/{RESOLVER_IBI}"), &[]);
     assert_eq!(r.status, 400, "{}", r.text());
 }
 
