@@ -144,11 +144,6 @@ pub fn landing_url(config: &Config, rep: &str) -> String {
     url
 }
 
-/// The persistent URL of an item: by its IBIp, else its rep.
-pub fn persistent_url(config: &Config, item: &Item) -> String {
-    config.persistent_url(item.cited_as())
-}
-
 /// The Signposting links of a file of the item `rep` cited as `cited_as` (its IBIp, else
 /// its rep: `Item::cited_as`), the `Link` values of `routes::file`: the item's persistent
 /// URL (`cite-as`) and its landing page (`collection`). No file is looked at.
@@ -292,7 +287,7 @@ impl<'a> Landing<'a> {
             item,
             private: item.depends_on_network() || meta_private,
             status: if live { 200 } else { 410 },
-            persistent: persistent_url(config, item),
+            persistent: item.persistent_url(config),
             ibi: item
                 .ibip
                 .as_ref()

@@ -155,7 +155,7 @@ impl Item {
         // Any format a harvester can ask for by name (OAI-PMH's metadataPrefix): the
         // resolution standard's relations name oai_dc only, the data provider every one.
         for f in raw.formats.keys() {
-            if !crate::oai_index::is_format_name(f) {
+            if !is_format_name(f) {
                 return Err(format!(
                     "formats: {f:?} is not a format name (letters, digits and -_.!~*'(), at most 64)"
                 ));
@@ -224,6 +224,30 @@ impl Item {
     pub fn cited_as(&self) -> &str {
         self.ibip.as_ref().map_or(self.rep.as_str(), |p| p.as_str())
     }
+
+    /// The item's persistent URL ([`Config::persistent_url`]): by its IBIp, else its
+    /// rep. What its landing page shows and cites, and the identifier of its record in
+    /// the OAI-PMH data provider.
+    pub fn persistent_url(&self, config: &Config) -> String {
+        config.persistent_url(self.cited_as())
+    }
+
+    /// Whether the item is a record of the OAI-PMH data provider: a metadata item, not
+    /// restricted (the metadata of a restricted metadata item is for the licensed
+    /// networks only, and a harvester's list is the same for every client).
+    pub fn is_record(&self) -> bool {
+        self.contenttype == ContentType::Metadata && !self.restricted
+    }
+}
+
+/// Whether `name` can be an OAI-PMH metadataPrefix (the protocol's schema:
+/// `[A-Za-z0-9\-_\.!~\*'\(\)]+`), and so a format this file and the provider know.
+pub fn is_format_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b))
 }
 
 /// Who may have an item's files, as its item.toml says ([`Item::rule`]).

@@ -26,6 +26,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::ibi::Rep;
+use crate::item::is_format_name;
 
 /// The file, under the Archive's `var/`.
 pub const FILE_NAME: &str = "oai-records";
@@ -101,7 +102,7 @@ impl Entry {
 /// The line of `item` when it is a record of the data provider (its datestamp as the service works it
 /// out: its timestamp, else the newest modification in its directory).
 pub fn entry_of(item: &crate::item::Item) -> Option<Entry> {
-    if !crate::oai::is_record(item) {
+    if !item.is_record() {
         return None;
     }
     let seconds = match item.timestamp {
@@ -138,7 +139,7 @@ pub fn indexed_entry(item: &crate::item::Item) -> Option<(Entry, Vec<FormatFault
                 .handle
                 .as_ref()
                 .is_some_and(|d| d.stored_doc_name(file.as_bytes()).is_ok());
-            match crate::oai::check_metadata(item, file) {
+            match crate::oai::metadata::check_metadata(item, file) {
                 Ok(()) => true,
                 Err(_) if !servable => false,
                 Err(e) => {
@@ -149,16 +150,6 @@ pub fn indexed_entry(item: &crate::item::Item) -> Option<(Entry, Vec<FormatFault
         });
     }
     Some((entry, faults))
-}
-
-/// Whether `name` can be an OAI-PMH metadataPrefix (the protocol's schema:
-/// `[A-Za-z0-9\-_\.!~\*'\(\)]+`), and so a format this file and the provider know.
-pub fn is_format_name(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 64
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b))
 }
 
 /// The file, opened for reading by the service.

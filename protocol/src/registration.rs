@@ -88,8 +88,17 @@ impl HostPort {
         let (host, port) = if let Some(rest) = s.strip_prefix('[') {
             let (literal, after) = rest.split_once(']').ok_or(Invalid::HostPort)?;
             let ip: Ipv6Addr = literal.parse().map_err(|_| Invalid::HostPort)?;
-            // As written when contacted (RFC 5952's form).
-            if !ip.to_string().eq_ignore_ascii_case(literal) {
+            // As written when contacted, the form URL parsers write (WHATWG): RFC 5952's,
+            // but an IPv4-mapped address in hexadecimal (`::ffff:7f00:1`).
+            let written = match ip.to_ipv4_mapped() {
+                Some(v4) => {
+                    let [a, b, c, d] = v4.octets();
+                    let (hi, lo) = (u16::from_be_bytes([a, b]), u16::from_be_bytes([c, d]));
+                    format!("::ffff:{hi:x}:{lo:x}")
+                }
+                None => ip.to_string(),
+            };
+            if !written.eq_ignore_ascii_case(literal) {
                 return Err(Invalid::HostPort);
             }
             match after {
@@ -240,6 +249,7 @@ mod tests {
             "127.0.0.1:8080",
             "[::1]:8080",
             "[::1]",
+            "[::ffff:7f00:1]:80",
             "localhost",
             "host_1.example.org:65535",
             "example.org.",
@@ -260,6 +270,8 @@ mod tests {
             "1.2.3.999",
             "0x7f.0.0.1",
             "[0:0::1]",
+            "[::ffff:7f00:0001]",
+            "[::ffff:127.0.0.1]",
             "[::1",
             "[::1]x",
             "[nonsense]",

@@ -5,7 +5,13 @@
 //!
 //! Identifiers, pair lists, relations, query decoding and persistent URLs come from the
 //! `ibi-archive` library; this crate adds the server (tokio, hyper), the client of
-//! Archives (hyper) and the registry (SQLite).
+//! Archives (hyper) and the registry (SQLite, or PostgreSQL shared by several resolvers).
+//!
+//! One module a concept; README's "Layout of the code" maps them all and the way imports
+//! run, from the server down. The registry is a folder ([`registry`]: the Archives, the
+//! location memory's table, the keys' hashes, the SQLite file and its upgrades, the
+//! migrations, PostgreSQL), seen from outside through the few types its `mod.rs`
+//! re-exports.
 
 pub mod acknowledge;
 pub mod answer;

@@ -119,7 +119,7 @@ pub fn delete(
         let kept = Store::new(root)
             .find(meta)
             .item
-            .is_some_and(|m| crate::oai::is_record(&m) && m.state != State::Deleted);
+            .is_some_and(|m| m.is_record() && m.state != State::Deleted);
         if kept {
             notes.push(format!(
                 "its metadata item {meta} is still harvested (OAI-PMH) as a live record: delete it too to withdraw the description from harvesters"
