@@ -7,6 +7,7 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use ::ibi::escape::is_plain_url;
 use serde::Deserialize;
 
 use crate::ibi::distributor::Granularity;
@@ -526,17 +527,6 @@ fn check_name(table: &str, name: &str, v: Option<String>) -> Result<Option<Strin
         }
         v => Ok(v),
     }
-}
-
-/// An http(s) URL (`escape::is_http_url`) a page may link to and a header may name as it
-/// is: printable ASCII, no space, quote, angle bracket, backslash, comma or semicolon
-/// (which would end it in a `Link` header or a Content-Security-Policy), at most 1,000
-/// bytes.
-fn is_plain_url(v: &str) -> bool {
-    crate::escape::is_http_url(v)
-        && v.len() <= 1000
-        && v.bytes()
-            .all(|b| b.is_ascii_graphic() && !b"\"<>\\,;'`{}|^".contains(&b))
 }
 
 /// `[site]`, checked: the institution a name (as `[oai]`'s), the contact an e-mail

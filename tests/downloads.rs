@@ -424,7 +424,7 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
     assert_eq!(dates.count(), 1, "{:?}", r.headers);
     let date = |name: &str| {
         let text = r.header(name).unwrap_or_else(|| panic!("no {name}"));
-        ibi_archive::download::parse_date(text).unwrap_or_else(|| panic!("{name}: {text}"))
+        ibi_archive::time::parse_http_date(text).unwrap_or_else(|| panic!("{name}: {text}"))
     };
     assert!(
         date("Last-Modified") <= date("Date"),

@@ -98,9 +98,47 @@ fn push_escaped<const URL_PATH: bool>(out: &mut String, bytes: &[u8]) {
     }
 }
 
+/// An http(s) URL a page may link to and a header may name as it is: printable ASCII, no
+/// space, quote, angle bracket, backslash, comma or semicolon (which would end it in a
+/// `Link` header or a Content-Security-Policy), at most 1,000 bytes. The contact and the
+/// logo of an Archive's `[site]`, and the contact of a resolver's, are such URLs.
+pub fn is_plain_url(v: &str) -> bool {
+    is_http_url(v)
+        && v.len() <= 1000
+        && v.bytes()
+            .all(|b| b.is_ascii_graphic() && !b"\"<>\\,;'`{}|^".contains(&b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_urls_are_http_urls_a_page_and_a_header_hold_as_they_are() {
+        for url in [
+            "http://r.example",
+            "https://r.example/contato?x=1&y=2#f",
+            "http://[::1]:8080/",
+        ] {
+            assert!(is_plain_url(url), "{url}");
+        }
+        let long = format!("https://r.example/{}", "a".repeat(1000));
+        for url in [
+            "https://",
+            "ftp://r.example/",
+            "javascript:alert(1)",
+            "HTTP://r.example/",
+            "http://r.example/a b",
+            "http://r.example/\"x\"",
+            "http://r.example/<x>",
+            "http://r.example/a,b",
+            "http://r.example/a;b",
+            "http://r.example/é",
+            long.as_str(),
+        ] {
+            assert!(!is_plain_url(url), "{url}");
+        }
+    }
 
     #[test]
     fn uri_references() {

@@ -108,6 +108,118 @@ pub fn http_date(seconds: i64) -> Option<String> {
         .map(|t| t.format("%a, %d %b %Y %H:%M:%S GMT").to_string())
 }
 
+/// An HTTP-date (§5.6.7: IMF-fixdate, and the obsolete RFC 850 and asctime forms a
+/// recipient must accept) as POSIX seconds, negative before 1970; `None` when it is none
+/// of them, or its weekday is not its date's. Read here, not by a crate that stops at
+/// 1970: a date before it is a date all the same (`If-Unmodified-Since: Wed, 31 Dec 1969
+/// 23:59:59 GMT` asks for a file unmodified since then, 412, not for the condition to be
+/// ignored).
+pub fn parse_http_date(text: &str) -> Option<i64> {
+    use chrono::Datelike;
+    let s = text.trim().as_bytes();
+    // (weekday, day, month, year, time) as the form spells them.
+    let (weekday, day, month, year, time): (&[u8], &[u8], &[u8], Year, &[u8]) = match s.len() {
+        // IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
+        29 if &s[3..5] == b", " && s[7] == b' ' && s[11] == b' ' && s[16] == b' ' => {
+            if &s[25..] != b" GMT" {
+                return None;
+            }
+            (
+                &s[..3],
+                &s[5..7],
+                &s[8..11],
+                Year::Full(&s[12..16]),
+                &s[17..25],
+            )
+        }
+        // asctime: `Sun Nov  6 08:49:37 1994`.
+        24 if s[3] == b' ' && s[7] == b' ' && s[10] == b' ' && s[19] == b' ' => {
+            let day: &[u8] = if s[8] == b' ' { &s[9..10] } else { &s[8..10] };
+            (&s[..3], day, &s[4..7], Year::Full(&s[20..]), &s[11..19])
+        }
+        // RFC 850: `Sunday, 06-Nov-94 08:49:37 GMT`.
+        _ => {
+            let comma = s.iter().position(|&b| b == b',')?;
+            let rest = &s[comma..];
+            if rest.len() != 24
+                || &rest[..2] != b", "
+                || rest[4] != b'-'
+                || rest[8] != b'-'
+                || rest[11] != b' '
+                || &rest[20..] != b" GMT"
+            {
+                return None;
+            }
+            let long = &s[..comma];
+            let short = LONG_DAYS.iter().position(|d| d.as_bytes() == long)?;
+            (
+                DAYS[short].as_bytes(),
+                &rest[2..4],
+                &rest[5..8],
+                Year::TwoDigits(&rest[9..11]),
+                &rest[12..20],
+            )
+        }
+    };
+    let number = |digits: &[u8]| -> Option<u32> {
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        std::str::from_utf8(digits).ok()?.parse().ok()
+    };
+    let month = MONTHS.iter().position(|m| m.as_bytes() == month)? as u32 + 1;
+    let year = match year {
+        Year::Full(y) => i32::try_from(number(y)?).ok()?,
+        Year::TwoDigits(y) => {
+            // The year within 50 years of now, past rather than future (§5.6.7).
+            let yy = i32::try_from(number(y)?).ok()?;
+            let now =
+                chrono::DateTime::from_timestamp(SystemClock::now(), 0).map_or(1970, |t| t.year());
+            let mut year = now - now % 100 + yy;
+            if year > now + 50 {
+                year -= 100;
+            } else if year + 100 <= now + 50 {
+                year += 100;
+            }
+            year
+        }
+    };
+    let date = chrono::NaiveDate::from_ymd_opt(year, month, number(day)?)?;
+    if time.len() != 8 || time[2] != b':' || time[5] != b':' {
+        return None;
+    }
+    let time = chrono::NaiveTime::from_hms_opt(
+        number(&time[..2])?,
+        number(&time[3..5])?,
+        number(&time[6..])?,
+    )?;
+    if DAYS[date.weekday().num_days_from_monday() as usize].as_bytes() != weekday {
+        return None;
+    }
+    Some(date.and_time(time).and_utc().timestamp())
+}
+
+/// A date's year as its form writes it.
+enum Year<'a> {
+    Full(&'a [u8]),
+    /// RFC 850's two digits.
+    TwoDigits(&'a [u8]),
+}
+
+const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+const LONG_DAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +260,59 @@ mod tests {
         // would be before it.
         assert!(SystemClock::now() > 1_767_225_600);
         assert!(Clock::now(&SystemClock) >= SystemClock::now() - 1);
+    }
+
+    /// RFC 9110's example instant.
+    const T: i64 = 784_111_777;
+
+    #[test]
+    fn http_dates_in_the_three_forms() {
+        for text in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+            " Sun, 06 Nov 1994 08:49:37 GMT ",
+        ] {
+            assert_eq!(parse_http_date(text), Some(T), "{text:?}");
+        }
+        // Before 1970: negative seconds, in every form that can say so (RFC 850's
+        // two-digit year is read within 50 years of now, RFC 9110 §5.6.7).
+        assert_eq!(parse_http_date("Wed, 31 Dec 1969 23:59:59 GMT"), Some(-1));
+        assert_eq!(
+            parse_http_date("Sun, 06 Nov 1904 08:49:37 GMT"),
+            Some(T - 2_840_140_800)
+        );
+        assert_eq!(
+            parse_http_date("Sun Nov  6 08:49:37 1904"),
+            Some(T - 2_840_140_800)
+        );
+        assert_eq!(
+            parse_http_date("Sat, 01 Jan 0000 00:00:00 GMT"),
+            Some(-62_167_219_200)
+        );
+        assert_eq!(
+            parse_http_date("Fri, 31 Dec 9999 23:59:59 GMT"),
+            Some(253_402_300_799)
+        );
+        for text in [
+            "Sun, 06 Nov 1994 08:49:37",
+            "Sun, 06 Nov 1994 25:49:37 GMT",
+            // The weekday must be the date's.
+            "Mon, 06 Nov 1994 08:49:37 GMT",
+            "Monday, 06-Nov-94 08:49:37 GMT",
+            "Mon Nov  6 08:49:37 1994",
+            // Names are case-sensitive; a day is two digits (asctime's may be a space and
+            // one); no sign, no second 60, no day a month lacks.
+            "sun, 06 Nov 1994 08:49:37 GMT",
+            "Sun, 06 nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov -994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:60 GMT",
+            "Sun, 31 Feb 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 UTC",
+            "Sun, 6 Nov 1994 08:49:37 GMT",
+            "",
+        ] {
+            assert_eq!(parse_http_date(text), None, "{text:?}");
+        }
     }
 }

@@ -95,6 +95,13 @@ pub struct Found {
     /// The translation chosen for a bare `+`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub language: Option<String>,
+    /// Its editions' place in time, for Memento ([`crate::editions`]): `timestamp` of
+    /// what was found, as the Archive said it.
+    #[serde(skip)]
+    pub timestamp: Option<String>,
+    /// The IBI the answer names as `ibi.nextedition` of the IBI asked for.
+    #[serde(skip)]
+    pub next_edition: Option<Box<Ibi>>,
 }
 
 impl Found {
@@ -470,6 +477,8 @@ fn found_at(
         ibi: get(&format!("ibi{suffix}")).map(|w| w.join(" ")),
         urlkey: get("urlkey").and_then(|w| w.first()).map(|w| w.to_string()),
         language: lang.map(|l| l.to_string()),
+        timestamp: word("timestamp"),
+        next_edition: get("ibi.nextedition").and_then(ibi_of).map(Box::new),
     }
 }
 

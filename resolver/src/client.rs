@@ -406,6 +406,8 @@ struct Target {
     authority: String,
     /// `path?query`.
     path_and_query: String,
+    /// The `Accept` header, when a description is asked for.
+    accept: Option<&'static str>,
 }
 
 /// The lane of a request URL: `host[:port]` as written after `http://`.
@@ -432,11 +434,16 @@ impl Target {
             authority,
             path_and_query: parsed[url::Position::BeforePath..url::Position::AfterQuery]
                 .to_string(),
+            accept: None,
         })
     }
 
     fn request(&self) -> Result<Request<Empty<Bytes>>, String> {
-        Request::get(self.path_and_query.as_str())
+        let mut request = Request::get(self.path_and_query.as_str());
+        if let Some(accept) = self.accept {
+            request = request.header(hyper::header::ACCEPT, accept);
+        }
+        request
             .header(HOST, self.authority.as_str())
             .header(
                 USER_AGENT,
@@ -562,7 +569,10 @@ impl ArchiveClient {
         let read = |s: StatusCode| {
             s == StatusCode::OK || s == StatusCode::BAD_REQUEST || s == StatusCode::LOOP_DETECTED
         };
-        let (status, body) = match self.ask(Purpose::Resolution, &url, timeout, read).await {
+        let (status, body) = match self
+            .ask(Purpose::Resolution, (&url, None), timeout, read)
+            .await
+        {
             Ok((status, Some(Ok(body)))) => (status, body),
             _ => return Confirmation::No,
         };
@@ -600,7 +610,7 @@ impl ArchiveClient {
     ) -> (Fetched, Duration) {
         let start = Instant::now();
         let fetched = match self
-            .ask(purpose, url, timeout, |s| s == StatusCode::OK)
+            .ask(purpose, (url, None), timeout, |s| s == StatusCode::OK)
             .await
         {
             Ok((StatusCode::OK, Some(Ok(body)))) => Fetched::Body(body),
@@ -614,6 +624,31 @@ impl ArchiveClient {
         (fetched, start.elapsed())
     }
 
+    /// One GET of the description `accept` names (`application/ld+json`), bounded as
+    /// [`ArchiveClient::get`]: the status and the body of a `200`, or of a `410` (a
+    /// tombstone's landing page answers so); `Err` saying why not.
+    pub async fn get_description(
+        &self,
+        url: &str,
+        accept: &'static str,
+        timeout: Duration,
+    ) -> Result<(StatusCode, String), String> {
+        let read = |s: StatusCode| s == StatusCode::OK || s == StatusCode::GONE;
+        match self
+            .ask(Purpose::Resolution, (url, Some(accept)), timeout, read)
+            .await
+        {
+            Ok((status, Some(Ok(body)))) => Ok((status, body)),
+            Ok((_, Some(Err(why)))) => Err(why),
+            Ok((status, None)) => Err(format!("answered {status}")),
+            Err(Fetched::TimedOut) => Err("no answer within the timeout".into()),
+            Err(Fetched::Failed(why) | Fetched::Overloaded(why) | Fetched::Refused(why)) => {
+                Err(why)
+            }
+            Err(Fetched::Busy | Fetched::Body(_)) => Err("not sent: the resolver was busy".into()),
+        }
+    }
+
     /// One GET: the status of the answer, and its body when `read(status)`; or what else
     /// came of it (never [`Fetched::Body`]). Slots are waited for at most `timeout`, then
     /// the request and its tries take at most `timeout`; for an acknowledgment, each
@@ -621,11 +656,12 @@ impl ArchiveClient {
     async fn ask(
         &self,
         purpose: Purpose,
-        url: &str,
+        (url, accept): (&str, Option<&'static str>),
         timeout: Duration,
         read: fn(StatusCode) -> bool,
     ) -> Result<(StatusCode, Option<Result<String, String>>), Fetched> {
-        let target = Target::parse(url).map_err(Fetched::Failed)?;
+        let mut target = Target::parse(url).map_err(Fetched::Failed)?;
+        target.accept = accept;
         let timeout = match purpose {
             Purpose::Acknowledgment => timeout * ACKNOWLEDGMENT_PATIENCE,
             Purpose::Resolution => timeout,

@@ -26,6 +26,9 @@
 //! per_client_connections = 256             # connections from one client network
 //! [metrics]
 //! networks = ["127.0.0.0/8", "::1/128"]    # readers who may see /metrics
+//! [site]                                   # who runs this resolver, on every page
+//! name    = "Biblioteca do INPE"           # its header and footer (at most 200 characters)
+//! contact = "mailto:urlib@inpe.br"         # an http(s) URL, or an e-mail address
 //! ```
 
 use std::net::{IpAddr, SocketAddr};
@@ -62,6 +65,59 @@ pub struct Config {
     pub limits: Limits,
     /// `[metrics] networks`: the readers who may see `/metrics`.
     pub metrics_networks: Vec<Network>,
+    /// `[site]`: who runs this resolver, as its pages say.
+    pub site: Site,
+}
+
+/// `[site]`: the operator of the resolver, named in the header and the footer of every
+/// page; each part optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Site {
+    /// Its name (text, at most [`MAX_SITE_NAME`] characters).
+    pub name: Option<String>,
+    /// How to reach it: an `http(s)://` URL, or `mailto:` and an e-mail address.
+    pub contact: Option<String>,
+}
+
+/// The longest `[site] name`, in characters.
+pub const MAX_SITE_NAME: usize = 200;
+
+impl Site {
+    /// The name as written, when it is a name: not empty, no control character, at most
+    /// [`MAX_SITE_NAME`] characters.
+    fn name(text: &str) -> Result<String, String> {
+        let name = text.trim();
+        if name.is_empty() {
+            return Err("[site] name is empty: give one, or leave the key out".into());
+        }
+        if name.chars().any(char::is_control) {
+            return Err("[site] name holds a control character".into());
+        }
+        if name.chars().count() > MAX_SITE_NAME {
+            return Err(format!(
+                "[site] name is longer than {MAX_SITE_NAME} characters"
+            ));
+        }
+        Ok(name.to_string())
+    }
+
+    /// The link a contact is, by the rule an Archive's `[site] contact` follows: an
+    /// http(s) URL a page may link to as it is ([`ibi::escape::is_plain_url`]), or an
+    /// e-mail address ([`ibi::registration::Email`]; `mailto:` added when not written).
+    fn contact(text: &str) -> Result<String, String> {
+        let text = text.trim();
+        if ibi::escape::is_plain_url(text) {
+            return Ok(text.to_string());
+        }
+        let address = text.strip_prefix("mailto:").unwrap_or(text);
+        match ibi::registration::Email::parse(address) {
+            Ok(email) => Ok(format!("mailto:{}", email.as_str())),
+            Err(_) => Err(format!(
+                "[site] contact = {:?} is neither an http(s) URL nor an e-mail address",
+                ibi::text::cut(text, 64)
+            )),
+        }
+    }
 }
 
 /// `[archives]`.
@@ -116,6 +172,15 @@ struct Raw {
     limits: RawLimits,
     #[serde(default)]
     metrics: RawMetrics,
+    #[serde(default)]
+    site: RawSite,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSite {
+    name: Option<Spanned<String>>,
+    contact: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -230,6 +295,7 @@ impl Config {
         let (memory_entries, memory_expiry) = read.memory(&raw.memory)?;
         let limits = read.limits(&raw.limits)?;
         let metrics_networks = read.metrics(&raw.metrics)?;
+        let site = read.site(&raw.site)?;
         Ok(Config {
             serviceibi,
             publicurl,
@@ -242,6 +308,7 @@ impl Config {
             memory_expiry,
             limits,
             metrics_networks,
+            site,
         })
     }
 
@@ -415,6 +482,19 @@ impl Reading<'_> {
                 DEFAULT_PER_CLIENT_CONNECTIONS,
                 (1, 1_000_000),
             )?,
+        })
+    }
+
+    /// `[site]`: its name and contact, each checked ([`Site`]).
+    fn site(&self, raw: &RawSite) -> Result<Site, ConfigError> {
+        let check = |v: &Option<Spanned<String>>, f: fn(&str) -> Result<String, String>| {
+            v.as_ref()
+                .map(|v| f(v.get_ref()).map_err(|e| self.at(v, e)))
+                .transpose()
+        };
+        Ok(Site {
+            name: check(&raw.name, Site::name)?,
+            contact: check(&raw.contact, Site::contact)?,
         })
     }
 
@@ -606,7 +686,7 @@ networks = ["127.0.0.0/8"]
             ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n[archives]\ntimeout = \"2\"\n", "line 4, column 11: [archives] timeout: \"2\" has no unit; write it as \"2s\" or \"500ms\""),
             ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n[archives]\ntimeout = \"90s\"\n", "line 4, column 11: [archives] timeout: \"90s\" is outside 1ms..30s"),
             ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\ntrustedproxies = [\"x\"]\n", "line 3, column 19: trustedproxies: \"x\" is not an address block such as 127.0.0.0/8"),
-            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nport = 1\n", "line 3, column 1: unknown field `port`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`, `memory`, `limits`, `metrics`"),
+            ("serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\nport = 1\n", "line 3, column 1: unknown field `port`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`, `memory`, `limits`, `metrics`, `site`"),
             ("serviceibi = [\n", "line 1, column 15: unclosed array, expected `]`"),
         ] {
             assert_eq!(Config::parse(text, Path::new(".")).unwrap_err().to_string(), message, "{text}");
@@ -655,6 +735,55 @@ networks = ["127.0.0.0/8"]
                     .to_string(),
                 message
             );
+        }
+    }
+
+    #[test]
+    fn the_site_is_a_name_and_a_link_each_checked() {
+        let head = "serviceibi = \"J8LNKB5R7W/3FUQHC5\"\npublicurl = \"http://a\"\n";
+        let site = |table: &str| Config::parse(&format!("{head}[site]\n{table}"), Path::new("."));
+        assert_eq!(
+            Config::parse(head, Path::new(".")).unwrap().site,
+            Site::default()
+        );
+        for (table, name, contact) in [
+            (
+                "name = \" Biblioteca do INPE \"\ncontact = \"urlib@inpe.br\"\n",
+                Some("Biblioteca do INPE"),
+                Some("mailto:urlib@inpe.br"),
+            ),
+            (
+                "contact = \"mailto:a.b+c@x-y.example.org\"\n",
+                None,
+                Some("mailto:a.b+c@x-y.example.org"),
+            ),
+            (
+                "name = \"A & <B>\"\ncontact = \"https://r.example/contact?x=1\"\n",
+                Some("A & <B>"),
+                Some("https://r.example/contact?x=1"),
+            ),
+        ] {
+            assert_eq!(
+                site(table).unwrap().site,
+                Site {
+                    name: name.map(str::to_string),
+                    contact: contact.map(str::to_string),
+                },
+                "{table}"
+            );
+        }
+        for (table, message) in [
+            ("name = \"  \"\n", "line 4, column 8: [site] name is empty: give one, or leave the key out"),
+            ("name = \"a\\u0007b\"\n", "line 4, column 8: [site] name holds a control character"),
+            (&format!("name = \"{}\"\n", "é".repeat(201)), "line 4, column 8: [site] name is longer than 200 characters"),
+            ("contact = \"javascript:alert(1)\"\n", "line 4, column 11: [site] contact = \"javascript:alert(1)\" is neither an http(s) URL nor an e-mail address"),
+            ("contact = \"http://r.example/a b\"\n", "line 4, column 11: [site] contact = \"http://r.example/a b\" is neither an http(s) URL nor an e-mail address"),
+            ("contact = \"a b@c.d\"\n", "line 4, column 11: [site] contact = \"a b@c.d\" is neither an http(s) URL nor an e-mail address"),
+            ("contact = \"a@\"\n", "line 4, column 11: [site] contact = \"a@\" is neither an http(s) URL nor an e-mail address"),
+            ("contact = \"\\\"x\\\"@c.d\"\n", "line 4, column 11: [site] contact = \"\\\"x\\\"@c.d\" is neither an http(s) URL nor an e-mail address"),
+            ("logo = \"x\"\n", "line 4, column 1: unknown field `logo`, expected `name` or `contact`"),
+        ] {
+            assert_eq!(site(table).unwrap_err().to_string(), message, "{table}");
         }
     }
 

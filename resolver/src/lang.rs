@@ -78,6 +78,10 @@ macro_rules! texts {
 texts! {
     // The home page.
     HomeTitle: "Resolvedor de IBI", "IBI resolver";
+    // Who runs the resolver (`[site]` of resolver.toml), in every page's header and footer.
+    SiteRunBy: "mantido por {name}", "run by {name}";
+    SiteFooter: "Este resolvedor é mantido por {name}.", "This resolver is run by {name}.";
+    SiteContact: "Contato: {contact}", "Contact: {contact}";
     HomeIntro:
         "Este é um resolvedor de IBI: acrescente um IBI a este endereço, <code>{publicurl}/</code>, para chegar ao item; acrescente <code>?noredirect</code> para ver a resolução sem segui-la.",
         "This is an IBI resolver: add an IBI to this address, <code>{publicurl}/</code>, to reach the item; add <code>?noredirect</code> to see the resolution without following it.";
@@ -112,6 +116,11 @@ texts! {
     // Why a path and query are not a persistent URL (ibi::persistent::Refusal): each value
     // quoted, as the message of the log quotes it, and not marked up, so that every 400
     // page has the same markup whatever the reason.
+    /// An `Accept-Datetime` that is no HTTP-date (Memento, RFC 7089).
+    BadDatetimeTitle: "Accept-Datetime inválido", "Invalid Accept-Datetime";
+    BadDatetime:
+        "O cabeçalho Accept-Datetime {value}, pedido de {path}, não é uma data HTTP como <code>Sun, 06 Nov 1994 08:49:37 GMT</code>.",
+        "The Accept-Datetime header {value}, asked of {path}, is not an HTTP date such as <code>Sun, 06 Nov 1994 08:49:37 GMT</code>.";
     RefusedPathTooLong: "O caminho tem {length} bytes; no máximo {max} são lidos.", "The path is {length} bytes long; at most {max} are read.";
     RefusedNoLeadingSlash: "O caminho não começa com /.", "The path does not start with /.";
     RefusedEmptyPath: "Nenhum IBI: o caminho está vazio.", "No IBI: the path is empty.";
@@ -220,6 +229,14 @@ texts! {
         "O item {ibi} não tem tradução no idioma <code>{language}</code>.",
         "The item {ibi} has no translation in <code>{language}</code>.";
     DeletedTitle: "Item removido", "Item removed";
+    // What a removed item keeps (its tombstone, as its Archive describes it).
+    TombstoneAuthors: "Autores", "Authors";
+    TombstoneReason: "Motivo da remoção", "Why it was removed";
+    TombstoneCite: "Como citar", "How to cite";
+    TombstonePersistent: "URL persistente: {url}", "Persistent URL: {url}";
+    TombstoneLanding:
+        "A página do item no Arquivo que o guarda: {url}",
+        "The page of the item at the Archive that keeps it: {url}";
     DeletedText: "O item {ibi} foi removido em {date}.", "The item {ibi} was removed on {date}.";
     SuspicionTitle: "Alerta: mais de um original", "Alert: more than one original";
     SuspicionText:

@@ -7,17 +7,83 @@ use ibi::markup::escape_html;
 use ibi::persistent::Refusal;
 use ibi::Ibi;
 
+use crate::config::Site;
 use crate::lang::{count, decimal, PageLang, Text};
 use crate::resolve::{
     AskResult, ChainEnd, Found, MayHold, Missing, Outcome, SaidState, Trace, Why,
 };
+use crate::tombstone::Tombstone;
 
-/// A page: status, content type and body.
+/// A page: status, content type and body; `framed`: the language of an HTML page of the
+/// resolver's own frame, which [`Page::with_site`] names its operator in.
 pub struct Page {
     pub status: u16,
     pub content_type: &'static str,
     pub body: String,
+    pub framed: Option<PageLang>,
 }
+
+impl Page {
+    /// A page that is no HTML page of the resolver's frame (JSON, say).
+    pub fn plain(status: u16, content_type: &'static str, body: String) -> Page {
+        Page {
+            status,
+            content_type,
+            body,
+            framed: None,
+        }
+    }
+
+    /// The page with the operator of the resolver (`[site]`) in its header and footer:
+    /// its name after the link home, and a footer naming it and how to reach it. Nothing
+    /// changes without a `[site]`, nor for a page outside the frame.
+    pub fn with_site(mut self, site: &Site) -> Page {
+        let Some(lang) = self.framed else {
+            return self;
+        };
+        if site.name.is_none() && site.contact.is_none() {
+            return self;
+        }
+        let e = escape_html;
+        if let Some(name) = &site.name {
+            let run_by = Text::SiteRunBy.fill(lang, &[("name", &e(name))]);
+            self.body = match self.body.split_once(HEADER_END) {
+                Some((before, after)) => {
+                    format!("{before} <span class=\"site\">{run_by}</span>{HEADER_END}{after}")
+                }
+                None => self.body.replacen(
+                    BODY_START,
+                    &format!("{BODY_START}<header><span class=\"site\">{run_by}</span></header>\n"),
+                    1,
+                ),
+            };
+        }
+        let mut footer = String::new();
+        if let Some(name) = &site.name {
+            footer.push_str(&Text::SiteFooter.fill(lang, &[("name", &e(name))]));
+        }
+        if let Some(contact) = &site.contact {
+            let shown = contact.strip_prefix("mailto:").unwrap_or(contact);
+            let link = format!("<a href=\"{}\">{}</a>", e(contact), e(shown));
+            if !footer.is_empty() {
+                footer.push(' ');
+            }
+            footer.push_str(&Text::SiteContact.fill(lang, &[("contact", &link)]));
+        }
+        self.body = self.body.replacen(
+            MAIN_END,
+            &format!("{MAIN_END}<footer><p>{footer}</p></footer>\n"),
+            1,
+        );
+        self
+    }
+}
+
+/// Where the frame's parts end and begin, as [`shell`] writes them (every value in a page
+/// is escaped: none of them can hold these).
+const HEADER_END: &str = "</header>\n";
+const BODY_START: &str = "<body>\n";
+const MAIN_END: &str = "</main>\n";
 
 /// The `<meta>` of a page that fits a phone's width.
 const VIEWPORT: &str = "<meta name=\"viewport\" content=\"width=device-width\">";
@@ -34,6 +100,8 @@ pub const STYLE: &str = concat!(
     "body{max-width:46rem;margin:0 auto;padding:.75rem 1rem 2rem}",
     "header{border-bottom:1px solid var(--line);padding:.25rem 0 .5rem}",
     "header a{font-weight:600}",
+    "header .site{color:var(--muted)}",
+    "footer{border-top:1px solid var(--line);margin-top:2rem;padding-top:.5rem;color:var(--muted);font-size:.95em}",
     "h1{font-size:1.6rem;line-height:1.25;margin:1rem 0}",
     "h2{font-size:1.2rem;line-height:1.3;margin:1.75rem 0 .5rem}",
     "a{color:var(--link)}",
@@ -67,6 +135,7 @@ fn shell(status: u16, lang: PageLang, title: &str, body: &str, home_link: bool) 
     };
     let title = escape_html(title);
     Page {
+        framed: Some(lang),
         status,
         content_type: "text/html; charset=utf-8",
         body: format!(
@@ -226,6 +295,19 @@ pub fn bad_request(lang: PageLang, path: &str, refusal: Option<&Refusal>) -> Pag
         lang,
         path,
         &refusal.map(|r| why(lang, r)).unwrap_or_default(),
+    )
+}
+
+/// 400: the persistent URL `path` was asked with an `Accept-Datetime` that is no
+/// HTTP-date, `value` (quoted, cut to 64 bytes).
+pub fn bad_datetime(lang: PageLang, path: &str, value: &str) -> Page {
+    let value = code(&format!("{:?}", ibi::text::cut(value, 64)));
+    let text = Text::BadDatetime.fill(lang, &[("value", &value), ("path", &code(path))]);
+    html(
+        400,
+        lang,
+        Text::BadDatetimeTitle,
+        &format!("<p>{text}</p>\n"),
     )
 }
 
@@ -432,7 +514,7 @@ fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String
                 )
             ),
         ),
-        Outcome::Deleted { date } => (
+        Outcome::Deleted { date, .. } => (
             status,
             Text::DeletedTitle,
             format!(
@@ -597,6 +679,54 @@ pub fn outcome(lang: PageLang, trace: &Trace, ibi: &str) -> Page {
     html(status, lang, title, &body)
 }
 
+/// 410: the item `ibi` was removed on `date`; what its tombstone says of it (title,
+/// authors, why), how to cite it (`citation`, its persistent URL) and where its Archive
+/// describes it. Every value escaped.
+pub fn tombstone(
+    lang: PageLang,
+    (ibi, date): (&str, &str),
+    tombstone: &Tombstone,
+    (citation, persistent): (&str, &str),
+) -> Page {
+    let e = escape_html;
+    let link = |url: &str| format!("<a href=\"{0}\">{0}</a>", e(url));
+    let mut body = format!(
+        "<p>{}</p>\n",
+        Text::DeletedText.fill(lang, &[("ibi", &code(ibi)), ("date", &e(date))])
+    );
+    if !tombstone.creators.is_empty() {
+        body.push_str(&format!(
+            "<h2>{}</h2>\n{}",
+            Text::TombstoneAuthors.get(lang),
+            list(&tombstone.creators)
+        ));
+    }
+    if let Some(reason) = &tombstone.reason {
+        body.push_str(&format!(
+            "<h2>{}</h2>\n<p>{}</p>\n",
+            Text::TombstoneReason.get(lang),
+            e(reason)
+        ));
+    }
+    body.push_str(&format!(
+        "<h2>{}</h2>\n<p>{}</p>\n<p>{}</p>\n",
+        Text::TombstoneCite.get(lang),
+        e(citation),
+        Text::TombstonePersistent.fill(lang, &[("url", &link(persistent))])
+    ));
+    if !tombstone.landing.is_empty() {
+        body.push_str(&format!(
+            "<p>{}</p>\n",
+            Text::TombstoneLanding.fill(lang, &[("url", &link(&tombstone.landing))])
+        ));
+    }
+    let title = tombstone
+        .name
+        .as_deref()
+        .unwrap_or(Text::DeletedTitle.get(lang));
+    shell(410, lang, title, &body, true)
+}
+
 /// The status code a resolution's outcome is answered with.
 pub fn status_of(outcome: &Outcome) -> u16 {
     match outcome {
@@ -669,11 +799,11 @@ pub fn inspection(
     persistent_url: &str,
 ) -> Page {
     if json {
-        return Page {
-            status: 200,
-            content_type: "application/json",
-            body: serde_json::to_string_pretty(trace).unwrap_or_else(|_| "{}".into()) + "\n",
-        };
+        return Page::plain(
+            200,
+            "application/json",
+            serde_json::to_string_pretty(trace).unwrap_or_else(|_| "{}".into()) + "\n",
+        );
     }
     let mut body = format!(
         "<p>{}</p>\n",
@@ -769,6 +899,62 @@ pub fn inspection(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_operator_is_named_in_the_header_and_the_footer() {
+        let site = Site {
+            name: Some("Biblioteca & <INPE>".into()),
+            contact: Some("mailto:urlib@inpe.br".into()),
+        };
+        let main = |page: &Page| {
+            let at = page.body.find("<body>").unwrap();
+            page.body[at..].to_string()
+        };
+        // Nothing changes without a [site], nor outside the frame.
+        let plain = overloaded(PageLang::En);
+        let before = plain.body.clone();
+        assert_eq!(plain.with_site(&Site::default()).body, before);
+        let json = Page::plain(200, "application/json", "{}".into()).with_site(&site);
+        assert_eq!(json.body, "{}");
+        assert_eq!(
+            main(&overloaded(PageLang::En).with_site(&site)),
+            "<body>\n<header><a href=\"/\">IBI resolver</a> <span class=\"site\">run by Biblioteca &amp; &lt;INPE&gt;</span></header>\n\
+             <main>\n<h1>Resolver overloaded</h1>\n<p>The resolver is answering as many requests as it takes. Try again in a moment.</p>\n</main>\n\
+             <footer><p>This resolver is run by Biblioteca &amp; &lt;INPE&gt;. Contact: <a href=\"mailto:urlib@inpe.br\">urlib@inpe.br</a></p></footer>\n\
+             </body>\n</html>\n"
+        );
+        // The home page, which has no link home: a header of its own; a contact alone.
+        let service = Ibi::parse("J8LNKB5R7W/3FUQHC5").unwrap();
+        let home = home(PageLang::Pt, "http://r.example", &service, 0, None);
+        let framed = home.with_site(&Site {
+            name: Some("INPE".into()),
+            contact: None,
+        });
+        assert!(
+            framed.body.contains(
+                "<body>\n<header><span class=\"site\">mantido por INPE</span></header>\n<main>\n"
+            ),
+            "{}",
+            framed.body
+        );
+        assert!(
+            framed.body.contains(
+                "</main>\n<footer><p>Este resolvedor é mantido por INPE.</p></footer>\n</body>"
+            ),
+            "{}",
+            framed.body
+        );
+        let contact_only = overloaded(PageLang::Pt).with_site(&Site {
+            name: None,
+            contact: Some("https://r.example/fale?a=1&b=2".into()),
+        });
+        assert!(contact_only.body.contains(
+            "<footer><p>Contato: <a href=\"https://r.example/fale?a=1&amp;b=2\">https://r.example/fale?a=1&amp;b=2</a></p></footer>"
+        ));
+        assert!(contact_only
+            .body
+            .contains("<header><a href=\"/\">Resolvedor de IBI</a></header>"));
+    }
     use crate::memory::Conflict;
     use crate::resolve::{AskResult, Asked, Found, Round, SaidState};
 
@@ -968,7 +1154,10 @@ mod tests {
             }
         };
         let outcome = match slot {
-            14 => Outcome::Deleted { date: at(14, "") },
+            14 => Outcome::Deleted {
+                date: at(14, ""),
+                keeper: None,
+            },
             15 => Outcome::NoTranslation {
                 language: at(15, ""),
             },
@@ -990,6 +1179,8 @@ mod tests {
                 ibi: None,
                 urlkey: None,
                 language: None,
+                timestamp: None,
+                next_edition: None,
             }),
         };
         Trace {
@@ -1051,6 +1242,8 @@ mod tests {
             ibi: None,
             urlkey: None,
             language: None,
+            timestamp: None,
+            next_edition: None,
         };
         let found = move |url: &str| Outcome::Found(copy(url, "mtc-m16c.sid.inpe.br"));
         let copies = move |url: &str, address: &str| {
@@ -1201,6 +1394,7 @@ mod tests {
                 Box::new(move |l, v| {
                     let t = trace(Outcome::Deleted {
                         date: "2020-05-06T07:08:09Z".into(),
+                        keeper: None,
                     });
                     outcome(l, &t, v)
                 }),
@@ -1209,7 +1403,10 @@ mod tests {
                 "410, date".into(),
                 410,
                 Box::new(move |l, v| {
-                    let t = trace(Outcome::Deleted { date: v.into() });
+                    let t = trace(Outcome::Deleted {
+                        date: v.into(),
+                        keeper: None,
+                    });
                     outcome(l, &t, "8JMKD3MGP8W/35MME4E")
                 }),
             ),
@@ -1320,8 +1517,48 @@ mod tests {
                 }),
             ));
         }
+        // The tombstone's page: each of its values in turn, the others plain.
+        for slot in 0..TOMBSTONE_SLOTS {
+            all.push((
+                format!("410 tombstone, slot {slot}"),
+                410,
+                Box::new(move |l, v| {
+                    let at = |i: usize, plain: &str| {
+                        if i == slot {
+                            v.to_string()
+                        } else {
+                            plain.to_string()
+                        }
+                    };
+                    let t = Tombstone {
+                        landing: at(0, "http://a.example/s/filelist/x"),
+                        name: Some(at(1, "Title")),
+                        creators: vec![at(2, "Souza, J."), "INPE".into()],
+                        published: None,
+                        removed: None,
+                        reason: Some(at(3, "Withdrawn")),
+                    };
+                    tombstone(
+                        l,
+                        (
+                            &at(4, "a.b/c/2020/01.02.03.04"),
+                            &at(5, "2020-05-06T07:08:09Z"),
+                        ),
+                        &t,
+                        (
+                            &at(6, "Souza, J. (n.d.). Title."),
+                            &at(7, "http://r.example/x"),
+                        ),
+                    )
+                }),
+            ));
+        }
         all
     }
+
+    /// The values of a tombstone's page: its landing page, name, an author, its reason,
+    /// its IBI, its removal date, its citation and its persistent URL.
+    const TOMBSTONE_SLOTS: usize = 8;
 
     /// Each page rendered with each hostile value is, byte for byte, the page rendered
     /// with a plain value where the hostile one stands escaped by `escape_html`; no `<`,
@@ -1353,9 +1590,12 @@ mod tests {
                 }
             }
         }
-        // 23 outcome and 400 pages, 3 of the home page's form and 18 places of the
-        // inspection view, in 2 languages.
-        assert_eq!(checked, (23 + 3 + INSPECTION_SLOTS) * 2 * HOSTILE.len());
+        // 23 outcome and 400 pages, 3 of the home page's form, 18 places of the
+        // inspection view and 8 of the tombstone's page, in 2 languages.
+        assert_eq!(
+            checked,
+            (23 + 3 + INSPECTION_SLOTS + TOMBSTONE_SLOTS) * 2 * HOSTILE.len()
+        );
         // The JSON inspection view gives back each value as it was.
         for slot in 0..INSPECTION_SLOTS {
             for value in HOSTILE {

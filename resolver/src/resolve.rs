@@ -340,8 +340,13 @@ pub enum Outcome {
     },
     /// `+(xx)` asked and the item is here, but without that translation.
     NoTranslation { language: String },
-    /// The item was found only as a tombstone.
-    Deleted { date: String },
+    /// The item was found only as a tombstone: its removal date, and the Archive that
+    /// keeps it (`address`, service IBI), whose tombstone landing page says more.
+    Deleted {
+        date: String,
+        #[serde(skip)]
+        keeper: Option<(String, String)>,
+    },
     /// `requireditemstatus=Original` and two or more Archives claim the Original.
     Suspicion { archives: Vec<String> },
     /// `requireditemstatus=Original` and no Archive that answered claims the Original:
@@ -364,6 +369,24 @@ pub enum Outcome {
     Chain { detail: ChainEnd },
     /// The reader's network has asked every Archive as often as it may for now.
     Throttled { retry_after: u64 },
+}
+
+impl Outcome {
+    /// The outcome's label in the metrics and the log.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Found(_) => "found",
+            Outcome::NotFound { .. } => "not_found",
+            Outcome::Unavailable { .. } => "unavailable",
+            Outcome::NoTranslation { .. } => "no_translation",
+            Outcome::Deleted { .. } => "deleted",
+            Outcome::Suspicion { .. } => "suspicion",
+            Outcome::NoOriginal { .. } => "no_original",
+            Outcome::Unverifiable { .. } => "unverifiable",
+            Outcome::Chain { .. } => "chain",
+            Outcome::Throttled { .. } => "throttled",
+        }
+    }
 }
 
 /// What an Archive has the item without: what a page says is missing.
@@ -713,6 +736,39 @@ impl Engine {
             outcome,
             conflicts: self.memory.conflicts_of(&url.ibi().key()),
             ms: ms(start.elapsed()),
+        }
+    }
+
+    /// The next edition of the IBI `url` names, as the Archives say it (one step of the
+    /// resolution of its last edition, `!`, none of the chain followed): the IBI an
+    /// answer names as its `ibi.nextedition`; none when it has none, or nothing was
+    /// found. Each round that asks every Archive is charged to `budget`.
+    pub async fn next_edition(
+        &self,
+        archives: &Archives,
+        url: &PersistentUrl,
+        reader: &Reader,
+        budget: &dyn Budget,
+    ) -> Option<ibi::Ibi> {
+        let last = PersistentUrl::parse(&format!("/{}!", url.ibi().as_str()), None).ok()?;
+        let mut rounds = Vec::new();
+        let next = self
+            .step(
+                archives,
+                &last,
+                reader,
+                MemoryUse::Keep,
+                budget,
+                &mut rounds,
+            )
+            .await;
+        match next {
+            Next::Ask(Asking {
+                url,
+                why: Why::NextEdition { .. },
+            }) => Some(url.ibi().clone()),
+            Next::Done(Outcome::Found(found)) => found.next_edition.map(|n| *n),
+            _ => None,
         }
     }
 
@@ -1822,7 +1878,13 @@ impl Tally {
         let here = here_before || !self.here.is_empty();
         let translation = explicit_translation(url.relation());
         let outcome = match (self.deleted, translation) {
-            (Some((i, date)), _) if heard(i) => Outcome::Deleted { date },
+            (Some((i, date)), _) if heard(i) => Outcome::Deleted {
+                date,
+                keeper: Some((
+                    archives[i].address.clone(),
+                    archives[i].serviceibi.to_string(),
+                )),
+            },
             (_, Some(language)) if here_before || self.here.iter().any(|&i| heard(i)) => {
                 Outcome::NoTranslation { language }
             }
@@ -2608,6 +2670,8 @@ mod tests {
             ibi: None,
             urlkey: None,
             language: None,
+            timestamp: None,
+            next_edition: None,
         };
         (i, Next::Done(Outcome::Found(found)))
     }

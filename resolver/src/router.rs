@@ -17,7 +17,7 @@ use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
 use ibi::escape::uri_reference;
-use ibi::negotiate::{negotiate, Given};
+use ibi::negotiate::{negotiate, Given, Wanted, JSON_LD};
 use ibi::pairs::{PairList, Value};
 use ibi::persistent::PersistentUrl;
 use ibi::query::Query;
@@ -26,12 +26,15 @@ use ibi::Ibi;
 
 use crate::clients::{ClientBook, Refused};
 use crate::config::Config;
+use crate::editions;
 use crate::lang::{self, PageLang};
+use crate::linkset;
 use crate::log::say;
 use crate::pages;
 use crate::resolve::{kept_pairs, persistent_url, Budget, Outcome, Reader, Trace};
 use crate::service;
 use crate::state::AppState;
+use crate::tombstone::Tombstone;
 
 /// The body of every response: the whole of it at once.
 pub type Body = Full<Bytes>;
@@ -173,6 +176,8 @@ enum Route {
     Health,
     /// An Archive's request (a `servicesubject` pair) elsewhere: 400, never resolved.
     ArchiveRequest,
+    /// `/timemap/link/<IBI>[path]`: the TimeMap of a persistent URL (Memento).
+    TimeMap,
     /// Every other path: a persistent URL to resolve, with its query.
     Resolution { query: Option<Query> },
 }
@@ -195,6 +200,11 @@ impl Route {
             "/favicon.ico" | "/robots.txt" => Route::Nothing,
             "/metrics" => Route::Metrics,
             "/healthz" => Route::Health,
+            p if p.starts_with(editions::TIMEMAP_PATH)
+                && p[editions::TIMEMAP_PATH.len()..].starts_with('/') =>
+            {
+                Route::TimeMap
+            }
             _ => {
                 let query = req.query.and_then(|q| Query::parse(q.as_bytes()).ok());
                 if query
@@ -215,13 +225,14 @@ async fn route(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
     match Route::of(state, req) {
         Route::MethodNotAllowed => method_not_allowed(),
         Route::Loop => loop_refused(state),
-        Route::TooLong { length } => too_long(req, length),
+        Route::TooLong { length } => too_long(state, req, length),
         Route::Service => service(state, req).await,
         Route::Home => home(state, req),
         Route::Nothing => Answer::new(text(404, ""), ""),
         Route::Metrics => metrics(state, req),
         Route::Health => health(state, req),
         Route::ArchiveRequest => archive_request(state),
+        Route::TimeMap => timemap(state, req).await,
         Route::Resolution { query } => resolution(state, req, query.as_ref()).await,
     }
 }
@@ -240,9 +251,9 @@ fn loop_refused(state: &AppState) -> Answer {
     )
 }
 
-fn too_long(req: &Received, length: usize) -> Answer {
+fn too_long(state: &AppState, req: &Received, length: usize) -> Answer {
     let page = pages::too_long(req.page_lang, &req.shown(), length, MAX_TARGET);
-    Answer::new(page_response(page), "too long").status(StatusCode::URI_TOO_LONG)
+    Answer::new(page_response(state, page), "too long").status(StatusCode::URI_TOO_LONG)
 }
 
 async fn service(state: &AppState, req: &Received<'_>) -> Answer {
@@ -280,7 +291,7 @@ fn home(state: &AppState, req: &Received) -> Answer {
         archives.len(),
         example.as_deref(),
     );
-    Answer::new(page_response(page), "")
+    Answer::new(page_response(state, page), "")
 }
 
 /// What the home page's form sends, `typed`: an IBI (and modifier, file path, query),
@@ -291,7 +302,7 @@ fn home_form(state: &AppState, lang: PageLang, typed: &str) -> Answer {
     let typed = typed.trim();
     let refused = |refusal: Option<&ibi::persistent::Refusal>| {
         Answer::new(
-            page_response(pages::form_refused(lang, typed, refusal)),
+            page_response(state, pages::form_refused(lang, typed, refusal)),
             "the home page's form: not a persistent URL",
         )
     };
@@ -325,7 +336,7 @@ fn home_form(state: &AppState, lang: PageLang, typed: &str) -> Answer {
         return refused(None);
     };
     Answer::new(
-        page_response(pages::see_other(lang, &location)),
+        page_response(state, pages::see_other(lang, &location)),
         "the home page's form",
     )
     .header(header::LOCATION, value)
@@ -419,7 +430,7 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
                 .metrics
                 .resolution("bad_request", Duration::ZERO);
             let page = pages::bad_request(req.page_lang, &req.shown(), refusal);
-            return Answer::new(page_response(page), note);
+            return Answer::new(page_response(state, page), note);
         }
     };
     let inspect = query.is_some_and(|q| q.get("noredirect").is_some());
@@ -430,47 +441,85 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
     // The persistent URL as asked is what the answer cites, whatever `Accept` makes of
     // it; the inspection view shows the resolution of the URL itself.
     let cite_as = persistent_url(&state.config.publicurl, &url);
-    let negotiated = if inspect {
-        None
+    let wanted = if inspect {
+        Wanted::Default
     } else {
         let accept = req
             .headers
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok());
-        url.negotiated(negotiate(accept, Given::Item))
+        // A `format=` in the query asks what an `Accept` asks (a link's way), and wins.
+        url.query()
+            .and_then(|q| Wanted::from_query(q.as_bytes()))
+            .unwrap_or_else(|| negotiate(accept, Given::Item))
     };
+    let negotiated = url.negotiated(wanted);
+    let asked = Asked {
+        inspect,
+        head: req.method == Method::HEAD,
+        // What it answers depends on Accept-Datetime, whatever is asked now.
+        timegate: editions::is_timegate(&url),
+        wanted,
+        cite_as: &cite_as,
+    };
+    if let (None, false, true) = (&negotiated, inspect, asked.timegate) {
+        if let Some(value) = req.headers.get("accept-datetime") {
+            let text = String::from_utf8_lossy(value.as_bytes());
+            let Ok(at) = editions::accept_datetime(&text) else {
+                let page = pages::bad_datetime(req.page_lang, &req.shown(), &text);
+                let note = editions::BadDatetime(text.into_owned()).to_string();
+                return Answer::new(page_response(state, page), note);
+            };
+            return timegate(state, &url, (reader, req.client), at, &asked).await;
+        }
+    }
     resolve(
         state,
         negotiated.as_ref().unwrap_or(&url),
         (reader, req.client),
-        inspect,
-        req.method == Method::HEAD,
+        &asked,
         req.headers,
-        &cite_as,
     )
     .await
 }
 
-/// The Signposting `Link` header (RFC 8288) that cites `url`, a persistent URL:
-/// `<url>; rel="cite-as"`, with what may not stand between `<` and `>` %-escaped.
-fn cite_as_link(url: &str) -> Option<HeaderValue> {
-    let target = uri_reference(url);
-    HeaderValue::from_str(&format!("<{target}>; rel=\"cite-as\"")).ok()
+/// What the reader asked of a persistent URL, besides the URL resolved.
+struct Asked<'a> {
+    /// The inspection view (`noredirect`).
+    inspect: bool,
+    /// A `HEAD`: no acknowledgment.
+    head: bool,
+    /// The persistent URL asked is a TimeGate ([`editions::is_timegate`]): what it
+    /// answers varies with Accept-Datetime.
+    timegate: bool,
+    /// What its `Accept` (or `format=`) negotiated.
+    wanted: Wanted,
+    /// The persistent URL as asked, which the answer cites.
+    cite_as: &'a str,
 }
 
-/// Resolves `url` for `reader` within the per-client bounds and the resolver's, and
-/// answers: the redirect (with the acknowledgment, but for HEAD and the inspection
-/// view), the inspection view, or the outcome's page.
-async fn resolve(
-    state: &Arc<AppState>,
+/// The Signposting link (RFC 8288) that cites `url`, a persistent URL:
+/// `<url>; rel="cite-as"`, with what may not stand between `<` and `>` %-escaped.
+fn cite_as_link(url: &str) -> String {
+    format!("<{}>; rel=\"cite-as\"", uri_reference(url))
+}
+
+/// What a resolution holds while under way: its share of the reader's network and of
+/// the resolver's.
+struct Admitted<'a> {
+    _mine: crate::clients::Held,
+    _resolving: tokio::sync::SemaphorePermit<'a>,
+}
+
+/// Whether a resolution of `url` asked by `client` may start now: not while an Archive
+/// asked about its IBI asks for it in turn (a loop), nor past the per-client bounds or
+/// the resolver's; the answer when not.
+async fn admitted<'a>(
+    state: &'a Arc<AppState>,
     url: &PersistentUrl,
-    (reader, client): (Reader, IpAddr),
-    inspect: bool,
-    head: bool,
-    headers: &HeaderMap,
-    cite_as: &str,
-) -> Answer {
-    let page_lang = PageLang::of(&reader.languages);
+    client: IpAddr,
+    page_lang: PageLang,
+) -> Result<Admitted<'a>, Answer> {
     // An Archive asked about this IBI right now asks for it in turn: answered before any
     // Archive is asked again (crate::loops; three quarters of the timeout tell it from a
     // reader at the Archive's address, whose Archive answers, and leave the Archive time
@@ -483,29 +532,65 @@ async fn resolve(
         .await
     {
         state.engine.metrics.relayed();
-        return Answer::new(
+        return Err(Answer::new(
             as_a_resolver(
                 state,
                 508,
                 "an Archive asked about this IBI asked for it in turn: loop",
             ),
             "loop: a resolution asked by an Archive being asked about its IBI",
-        );
+        ));
     }
-    let _mine = match state.clients.resolution(client) {
+    let mine = match state.clients.resolution(client) {
         Ok(held) => held,
-        Err(refused) => return throttled(state, page_lang, refused),
+        Err(refused) => return Err(throttled(state, page_lang, refused)),
     };
-    let Ok(_resolving) = state.resolutions.try_acquire() else {
+    let Ok(resolving) = state.resolutions.try_acquire() else {
         state.engine.metrics.overloaded();
-        return Answer::new(
-            page_response(pages::overloaded(page_lang)),
+        return Err(Answer::new(
+            page_response(state, pages::overloaded(page_lang)),
             format!(
                 "overloaded: {} resolutions under way",
                 state.config.limits.resolutions
             ),
         )
-        .header(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        .header(header::RETRY_AFTER, HeaderValue::from_static("1")));
+    };
+    Ok(Admitted {
+        _mine: mine,
+        _resolving: resolving,
+    })
+}
+
+/// `work` within [`MAX_RESOLUTION`]; the 504 when it takes longer.
+async fn bounded<T>(
+    state: &AppState,
+    work: impl std::future::Future<Output = T>,
+) -> Result<T, Answer> {
+    tokio::time::timeout(MAX_RESOLUTION, work)
+        .await
+        .map_err(|_| {
+            state.engine.metrics.resolution("timed_out", MAX_RESOLUTION);
+            let r = text(504, "resolution took too long\n");
+            Answer::new(r, "resolution took too long")
+        })
+}
+
+/// Resolves `url` for `reader` within the per-client bounds and the resolver's, and
+/// answers: the redirect (with the acknowledgment, but for HEAD and the inspection
+/// view), the inspection view, or the outcome's page (`url` may be what the persistent
+/// URL asked negotiated).
+async fn resolve(
+    state: &Arc<AppState>,
+    url: &PersistentUrl,
+    (reader, client): (Reader, IpAddr),
+    asked: &Asked<'_>,
+    headers: &HeaderMap,
+) -> Answer {
+    let page_lang = PageLang::of(&reader.languages);
+    let _admitted = match admitted(state, url, client, page_lang).await {
+        Ok(a) => a,
+        Err(answer) => return answer,
     };
     // Each round that asks every Archive spends one of the client network's misses.
     let budget = Misses {
@@ -513,67 +598,169 @@ async fn resolve(
         client,
     };
     let archives = state.archives();
-    let trace = match tokio::time::timeout(
-        MAX_RESOLUTION,
-        state
+    let work = async {
+        let trace = state
             .engine
-            .resolve(archives, url, &reader, !inspect, &budget),
-    )
-    .await
-    {
-        Ok(t) => t,
-        Err(_) => {
-            state.engine.metrics.resolution("timed_out", MAX_RESOLUTION);
-            let r = text(504, "resolution took too long\n");
-            return Answer::new(r, "resolution took too long");
-        }
+            .resolve(archives, url, &reader, !asked.inspect, &budget)
+            .await;
+        let tombstone = match asked.inspect {
+            true => None,
+            false => tombstone_of(state, &trace, url).await,
+        };
+        (trace, tombstone)
     };
-    let note = summary(&trace);
+    let (trace, tombstone) = match bounded(state, work).await {
+        Ok(t) => t,
+        Err(answer) => return answer,
+    };
+    if let Some(answer) = counted(state, &trace, page_lang) {
+        return answer;
+    }
+    if asked.inspect {
+        let json = headers
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|a| a.contains("application/json"));
+        return Answer::new(
+            page_response(
+                state,
+                pages::inspection(
+                    page_lang,
+                    &trace,
+                    json,
+                    url.ibi().as_str(),
+                    &persistent_url(&state.config.publicurl, url),
+                ),
+            ),
+            summary(&trace),
+        );
+    }
+    // The persistent URL of an item or a file of it is its own TimeGate: it says so.
+    let links = if editions::is_timegate(url) {
+        editions::timegate_of(&state.config.publicurl, url)
+    } else {
+        Vec::new()
+    };
+    answered(state, url, &reader, &trace, asked, (links, tombstone))
+}
+
+/// The tombstone of what `trace` found removed, from the Archive that keeps it
+/// ([`Tombstone::fetch`]), within the Archives' timeout; none for anything else.
+async fn tombstone_of(state: &AppState, trace: &Trace, url: &PersistentUrl) -> Option<Tombstone> {
+    let Outcome::Deleted {
+        keeper: Some((address, service)),
+        ..
+    } = &trace.outcome
+    else {
+        return None;
+    };
+    let ibi = kept_ibi(trace, url);
+    let timeout = state.engine.timeout;
+    Some(
+        Tombstone::fetch(
+            &state.engine.client,
+            (address, service),
+            ibi.as_str(),
+            timeout,
+        )
+        .await,
+    )
+}
+
+/// The resolution counted in the metrics; the 429 when the reader's network could not
+/// ask every Archive (the inspection view too: it asks every Archive as a redirect does).
+fn counted(state: &AppState, trace: &Trace, page_lang: PageLang) -> Option<Answer> {
     state.engine.metrics.resolution(
-        outcome_name(&trace.outcome),
+        trace.outcome.name(),
         Duration::from_secs_f64(trace.ms / 1e3),
     );
     if let Outcome::Throttled { retry_after } = trace.outcome {
-        // The inspection view too: it asks every Archive as a redirect does.
-        return throttled(
+        return Some(throttled(
             state,
             page_lang,
             Refused {
                 limit: "misses",
                 retry_after,
             },
-        );
+        ));
     }
-    if inspect {
-        let json = headers
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|a| a.contains("application/json"));
-        return Answer::new(
-            page_response(pages::inspection(
-                page_lang,
-                &trace,
-                json,
-                url.ibi().as_str(),
-                &persistent_url(&state.config.publicurl, url),
-            )),
-            note,
-        );
-    }
-    let mut r = page_response(pages::outcome(page_lang, &trace, url.ibi().as_str()));
+    None
+}
+
+/// The answer of a resolution of `url`: the redirect (and its acknowledgment, but for
+/// HEAD) or the outcome's page; an item found or removed with the Signposting and `links`
+/// (more `Link` values: Memento's); for a persistent URL that is a TimeGate, with `Vary:
+/// Accept-Datetime`. An item removed keeps its identity: its tombstone, read from the
+/// Archive that keeps it, on the page or, when JSON-LD was asked, as JSON-LD.
+fn answered(
+    state: &Arc<AppState>,
+    url: &PersistentUrl,
+    reader: &Reader,
+    trace: &Trace,
+    asked: &Asked<'_>,
+    (mut links, tombstone): (Vec<String>, Option<Tombstone>),
+) -> Answer {
+    let page_lang = PageLang::of(&reader.languages);
+    let page = match &trace.outcome {
+        Outcome::Deleted { date, .. } => {
+            let tombstone = tombstone.unwrap_or_default();
+            let ibi = kept_ibi(trace, url);
+            if asked.wanted == Wanted::JsonLd {
+                let mut t = tombstone;
+                t.removed = t.removed.or_else(|| Some(date.clone()));
+                pages::Page::plain(410, JSON_LD, t.json_ld(asked.cite_as))
+            } else {
+                let citation = tombstone.citation(asked.cite_as, ibi.as_str());
+                pages::tombstone(
+                    page_lang,
+                    (ibi.as_str(), date),
+                    &tombstone,
+                    (&citation, asked.cite_as),
+                )
+            }
+        }
+        _ => pages::outcome(page_lang, trace, url.ibi().as_str()),
+    };
+    let mut r = page_response(state, page);
     *r.status_mut() =
         StatusCode::from_u16(pages::status_of(&trace.outcome)).unwrap_or(StatusCode::NOT_FOUND);
-    // Signposting: the redirect to an item, and its tombstone, cite the persistent URL.
-    if matches!(trace.outcome, Outcome::Found(_) | Outcome::Deleted { .. }) {
-        if let Some(link) = cite_as_link(cite_as) {
-            r.headers_mut().insert(header::LINK, link);
+    // Signposting: the redirect to an item, and its tombstone, cite the persistent URL
+    // and link the item's linkset.
+    let signposts = match &trace.outcome {
+        Outcome::Found(_) => Some(linkset::of_item(&state.config.publicurl, url)),
+        Outcome::Deleted { keeper, .. } => Some(match keeper {
+            Some((address, service)) => {
+                linkset::of_tombstone(address, service, &kept_ibi(trace, url))
+            }
+            None => Vec::new(),
+        }),
+        _ => None,
+    };
+    // No item, no links: Memento's neither.
+    match signposts {
+        Some(signposts) => {
+            let mut first = vec![cite_as_link(asked.cite_as)];
+            first.extend(signposts);
+            links.splice(0..0, first);
         }
+        None => links.clear(),
+    }
+    if !links.is_empty() {
+        if let Ok(v) = HeaderValue::from_str(&links.join(", ")) {
+            r.headers_mut().insert(header::LINK, v);
+        }
+    }
+    if asked.timegate {
+        r.headers_mut().insert(
+            header::VARY,
+            HeaderValue::from_static("Accept-Language, Accept, Accept-Datetime"),
+        );
     }
     match &trace.outcome {
         Outcome::Found(found) => {
             // A HEAD is no access to the item: no acknowledgment is sent.
-            if !head {
-                if let Some(ack) = state.engine.acknowledgment(&trace, &reader) {
+            if !asked.head {
+                if let Some(ack) = state.engine.acknowledgment(trace, reader) {
                     state
                         .acknowledgments
                         .send(&found.archive, &found.address, ack);
@@ -594,7 +781,157 @@ async fn resolve(
         }
         _ => {}
     }
-    Answer::new(r, note)
+    Answer::new(r, summary(trace))
+}
+
+/// The IBI of what a resolution found, or found removed: the last round's (a related
+/// item's, when the verbs asked for one), else the one asked.
+fn kept_ibi(trace: &Trace, url: &PersistentUrl) -> Ibi {
+    trace
+        .rounds
+        .last()
+        .and_then(|r| Ibi::parse(&r.ibi).ok())
+        .unwrap_or_else(|| url.ibi().clone())
+}
+
+/// The TimeGate (Memento, RFC 7089 §4.1.1): `url`'s editions walked ([`editions`]) and
+/// the reader sent to the one current at `at`, its file path kept.
+async fn timegate(
+    state: &Arc<AppState>,
+    url: &PersistentUrl,
+    (reader, client): (Reader, IpAddr),
+    at: i64,
+    asked: &Asked<'_>,
+) -> Answer {
+    let page_lang = PageLang::of(&reader.languages);
+    let _admitted = match admitted(state, url, client, page_lang).await {
+        Ok(a) => a,
+        Err(answer) => return answer,
+    };
+    let budget = Misses {
+        clients: &state.clients,
+        client,
+    };
+    let base = &state.config.publicurl;
+    let work = async {
+        let archives = state.archives();
+        let editions = match state
+            .engine
+            .editions(archives.clone(), url, &reader, &budget)
+            .await
+        {
+            Ok(editions) => editions,
+            Err(trace) => {
+                let tombstone = tombstone_of(state, &trace, url).await;
+                return (*trace, None, tombstone);
+            }
+        };
+        let chosen = editions::current_at(&editions, at);
+        let times = editions::Times::of(base, url, &editions);
+        let edition = &editions[chosen];
+        // The edition's own resolution is the redirect, unless a file of it is asked.
+        let trace = if url.filepath().is_some() {
+            let asked = url.with_ibi(edition.ibi.clone());
+            state
+                .engine
+                .resolve(archives, &asked, &reader, true, &budget)
+                .await
+        } else {
+            edition.trace.clone()
+        };
+        (trace, Some((times, chosen)), None)
+    };
+    let (mut trace, times, tombstone) = match bounded(state, work).await {
+        Ok(t) => t,
+        Err(answer) => return answer,
+    };
+    if let Some(answer) = counted(state, &trace, page_lang) {
+        return answer;
+    }
+    // The reader's own query pairs follow the URL found, as for any redirect.
+    if let Outcome::Found(found) = &trace.outcome {
+        trace.location = Some(crate::resolve::location(&found.url, url));
+    }
+    let links = match (&times, &trace.location) {
+        (Some((times, chosen)), Some(location)) => times.timegate_links(*chosen, location),
+        _ => editions::timegate_of(base, url),
+    };
+    let mut answer = answered(state, url, &reader, &trace, asked, (links, tombstone));
+    answer.note = format!("timegate at {}: {}", ibi::time::iso8601(at), answer.note);
+    answer
+}
+
+/// The TimeMap of the persistent URL `path` names after `/timemap/link`
+/// (`application/link-format`, RFC 7089 §5): its editions walked ([`editions`]); the
+/// page of its resolution when the item itself is not found.
+async fn timemap(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
+    let rest = req.path.strip_prefix(editions::TIMEMAP_PATH).unwrap_or("");
+    let url = match PersistentUrl::parse(rest, None) {
+        // The resolver service is no item.
+        Ok(url) if url.ibi() == &state.config.serviceibi => {
+            let page = pages::bad_request(req.page_lang, &req.shown(), None);
+            return Answer::new(
+                page_response(state, page),
+                "a TimeMap of the resolver service",
+            );
+        }
+        Ok(url) if editions::is_timegate(&url) => url,
+        Ok(_) => {
+            let page = pages::bad_request(req.page_lang, &req.shown(), None);
+            return Answer::new(page_response(state, page), "a TimeMap of a modifier");
+        }
+        Err(e) => {
+            let page = pages::bad_request(req.page_lang, &req.shown(), Some(&e.refusal));
+            return Answer::new(page_response(state, page), e.to_string());
+        }
+    };
+    let reader = Reader {
+        ips: req.ips.to_vec(),
+        languages: req.languages.clone(),
+    };
+    let _admitted = match admitted(state, &url, req.client, req.page_lang).await {
+        Ok(a) => a,
+        Err(answer) => return answer,
+    };
+    let budget = Misses {
+        clients: &state.clients,
+        client: req.client,
+    };
+    let work = state
+        .engine
+        .editions(state.archives(), &url, &reader, &budget);
+    let walked = match bounded(state, work).await {
+        Ok(w) => w,
+        Err(answer) => return answer,
+    };
+    let editions = match walked {
+        Ok(editions) => editions,
+        Err(trace) => {
+            if let Some(answer) = counted(state, &trace, req.page_lang) {
+                return answer;
+            }
+            let mut r = page_response(
+                state,
+                pages::outcome(req.page_lang, &trace, url.ibi().as_str()),
+            );
+            // A TimeMap of an item found is a TimeMap; of anything else, its page.
+            *r.status_mut() = match pages::status_of(&trace.outcome) {
+                302 => StatusCode::NOT_FOUND,
+                s => StatusCode::from_u16(s).unwrap_or(StatusCode::NOT_FOUND),
+            };
+            r.headers_mut().remove(header::LOCATION);
+            return Answer::new(r, format!("timemap: {}", summary(&trace)));
+        }
+    };
+    let times = editions::Times::of(&state.config.publicurl, &url, &editions);
+    let mut r = Response::new(Body::from(times.timemap()));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(editions::LINK_FORMAT),
+    );
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Answer::new(r, format!("timemap: {} editions", editions.len()))
 }
 
 /// The misses of the reader's client network, as a resolution spends them.
@@ -627,7 +964,7 @@ fn words(text: &str) -> Value {
 fn throttled(state: &AppState, lang: PageLang, refused: Refused) -> Answer {
     state.engine.metrics.throttled(refused.limit);
     Answer::new(
-        page_response(pages::too_many(lang)),
+        page_response(state, pages::too_many(lang)),
         format!("beyond the client network's {} bound", refused.limit),
     )
     .header(header::RETRY_AFTER, HeaderValue::from(refused.retry_after))
@@ -652,22 +989,6 @@ fn names_the_service(path: &str, service: &Ibi) -> bool {
         .filter(|s| !s.is_empty() && *s != ".")
         .collect();
     Ibi::parse(&segments.join("/")).is_ok_and(|ibi| ibi.key() == service.key())
-}
-
-/// The outcome's label in the metrics.
-fn outcome_name(outcome: &Outcome) -> &'static str {
-    match outcome {
-        Outcome::Found(_) => "found",
-        Outcome::NotFound { .. } => "not_found",
-        Outcome::Unavailable { .. } => "unavailable",
-        Outcome::NoTranslation { .. } => "no_translation",
-        Outcome::Deleted { .. } => "deleted",
-        Outcome::Suspicion { .. } => "suspicion",
-        Outcome::NoOriginal { .. } => "no_original",
-        Outcome::Unverifiable { .. } => "unverifiable",
-        Outcome::Chain { .. } => "chain",
-        Outcome::Throttled { .. } => "throttled",
-    }
 }
 
 /// The outcome in a few words, for the log.
@@ -709,7 +1030,7 @@ fn summary(trace: &Trace) -> String {
                 .join(", ")
         ),
         Outcome::NoTranslation { language } => format!("no translation in {language}"),
-        Outcome::Deleted { date } => format!("deleted on {date}"),
+        Outcome::Deleted { date, .. } => format!("deleted on {date}"),
         Outcome::Suspicion { archives } => format!("suspicion: {}", archives.join(", ")),
         Outcome::NoOriginal { copies, .. } => format!(
             "no original, copies at {}",
@@ -871,7 +1192,8 @@ fn text(status: u16, body: &str) -> Response<Body> {
     r
 }
 
-fn page_response(page: pages::Page) -> Response<Body> {
+fn page_response(state: &AppState, page: pages::Page) -> Response<Body> {
+    let page = page.with_site(&state.config.site);
     let mut r = Response::new(Body::from(page.body));
     *r.status_mut() =
         StatusCode::from_u16(page.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);

@@ -113,6 +113,13 @@ per_client_connections = {per_client_connections}
 [metrics]
 # The readers who may see /metrics.
 networks = ["127.0.0.0/8", "::1/128"]
+
+# Who runs this resolver, named in the header and the footer of its pages (each line
+# optional): a name (at most 200 characters), and a contact, an http(s) URL or an e-mail
+# address.
+#[site]
+#name = "Biblioteca do INPE"
+#contact = "urlib@inpe.br"
 "#,
         listen = config::DEFAULT_LISTEN,
         database = config::DEFAULT_DATABASE,

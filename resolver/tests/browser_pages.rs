@@ -35,8 +35,9 @@ const METADATA: &str = "sid.inpe.br/mtc-m18/2012/07.12.18.08.49";
 const BUSY_READER: &str = "198.51.100.7";
 
 /// What the resolver of these tests needs: every Archive asked at every resolution (no
-/// memory, none set aside), one resolution at a time per client network, misses enough.
-const TABLES: &str = "trustedproxies = [\"127.0.0.1/32\"]\n[archives]\ntimeout = \"30s\"\nnetworks = [\"127.0.0.0/8\"]\ndormant_after = 0\n[memory]\nentries = 0\n[limits]\nper_client_resolutions = 1\nper_client_misses = 10000\n";
+/// memory, none set aside), one resolution at a time per client network, misses enough;
+/// its operator named in the header and the footer of every page.
+const TABLES: &str = "trustedproxies = [\"127.0.0.1/32\"]\n[archives]\ntimeout = \"30s\"\nnetworks = [\"127.0.0.0/8\"]\ndormant_after = 0\n[memory]\nentries = 0\n[limits]\nper_client_resolutions = 1\nper_client_misses = 10000\n[site]\nname = \"Biblioteca do INPE\"\ncontact = \"https://urlib.example.org/contato\"\n";
 
 /// The resolver, the sample Archive it includes (served by `ibi-archive serve`), and the
 /// hostile Archive with the gate of [`HELD`].

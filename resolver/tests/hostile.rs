@@ -522,7 +522,7 @@ fn a_broken_configuration_stops_serve_at_once_naming_file_line_and_column() {
         // Unknown fields.
         (
             format!("{head}registrationkey = \"{secret}\"\n"),
-            "line 3, column 1: unknown field `registrationkey`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`, `memory`, `limits`, `metrics`".into(),
+            "line 3, column 1: unknown field `registrationkey`, expected one of `serviceibi`, `publicurl`, `listen`, `database`, `trustedproxies`, `archives`, `memory`, `limits`, `metrics`, `site`".into(),
         ),
         (
             format!("{head}[archives]\nkey = \"{secret}\"\n"),
@@ -2279,8 +2279,12 @@ fn assert_inert(page: &Answer, like: Option<&Answer>, what: &str) {
     let body = page.text();
     let (tags, text) = tags_and_text(&body);
     for tag in &tags {
+        // A tombstone links its persistent URL and its page at its Archive (both on
+        // loopback here), each URL escaped.
+        let link = tag.starts_with("<a href=\"http://127.0.0.1")
+            && !tag[1..tag.len() - 1].contains(['<', '>', '\'']);
         assert!(
-            PAGE_TAGS.contains(&tag.as_str()),
+            PAGE_TAGS.contains(&tag.as_str()) || link,
             "{what}: {tag:?} in\n{body}"
         );
     }
@@ -2802,9 +2806,19 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
                     a.head
                 );
                 // Nothing the Archive said reaches the citation.
+                let ibi = c.ibi;
                 assert_eq!(
                     a.header("link"),
-                    Some(format!("<http://127.0.0.1/{}>; rel=\"cite-as\"", c.ibi).as_str()),
+                    Some(
+                        format!(
+                            "<http://127.0.0.1/{ibi}>; rel=\"cite-as\", \
+                             <http://127.0.0.1/{ibi}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
+                             <http://127.0.0.1/{ibi}?format=linkset>; rel=\"linkset\"; type=\"application/linkset\", \
+                             <http://127.0.0.1/{ibi}>; rel=\"original timegate\", \
+                             <http://127.0.0.1/timemap/link/{ibi}>; rel=\"timemap\"; type=\"application/link-format\""
+                        )
+                        .as_str()
+                    ),
                     "{}",
                     a.head
                 );

@@ -40,7 +40,7 @@ const GUIDE: &str = "ex.org/tr/2020/04.01.00.10";
 const GUIDE_PT: &str = "ex.org/tr/2020/04.01.00.11";
 
 /// Writes an item (item.toml and one file under doc/) below `root`'s col/.
-fn item(root: &Path, rep: &str, toml: &str, file: &str, bytes: &str) {
+pub(crate) fn item(root: &Path, rep: &str, toml: &str, file: &str, bytes: &str) {
     let dir = root.join("col").join(rep);
     std::fs::create_dir_all(dir.join("doc")).unwrap();
     std::fs::write(dir.join("item.toml"), toml).unwrap();
@@ -325,9 +325,19 @@ fn accept_asks_for_a_description_and_a_modifier_wins() {
                 Some(format!("http://{a2_address}/{A2}/filelist/{REPORT}").as_str()),
                 "{accept}"
             );
+            // Cited, and the item's linkset linked (its landing page through the
+            // resolver, in both formats).
+            let base = resolver.base();
             assert_eq!(
                 r.header("link"),
-                Some(format!("<{}/{REPORT}>; rel=\"cite-as\"", resolver.base()).as_str())
+                Some(
+                    format!(
+                        "<{base}/{REPORT}>; rel=\"cite-as\", \
+                         <{base}/{REPORT}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
+                         <{base}/{REPORT}?format=linkset>; rel=\"linkset\"; type=\"application/linkset\""
+                    )
+                    .as_str()
+                )
             );
             assert!(
                 r.header("vary")
@@ -373,12 +383,14 @@ fn accept_asks_for_a_description_and_a_modifier_wins() {
         let asked = format!("/{REPORT}+(es)?ibiurl.verblist=GetMetadata&x=%3C1%3E");
         let r = get(&format!("{}{asked}", resolver.base()), "");
         assert_eq!(r.status, 302, "{}", r.text());
+        let base = resolver.base();
         assert_eq!(
             r.header("link"),
             Some(
                 format!(
-                    "<{}/{REPORT}+(es)?ibiurl.verblist=GetMetadata>; rel=\"cite-as\"",
-                    resolver.base()
+                    "<{base}/{REPORT}+(es)?ibiurl.verblist=GetMetadata>; rel=\"cite-as\", \
+                     <{base}/{REPORT}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
+                     <{base}/{REPORT}?format=linkset>; rel=\"linkset\"; type=\"application/linkset\""
                 )
                 .as_str()
             )
@@ -836,8 +848,25 @@ fn a_tombstone_still_cites_its_persistent_url() {
     include_peer(&r, &peer, common::resolver::SAMPLE_SERVICE);
     let gone = get(&format!("{}/{DELETED}", r.base()), "");
     assert_eq!(gone.status, 410, "{}", gone.text());
+    // Its linkset is its landing page's at the Archive that keeps it; its persistent
+    // URL is its own TimeGate, with a TimeMap.
+    let (base, at) = (r.base(), peer.addr);
+    let service = common::resolver::SAMPLE_SERVICE;
     assert_eq!(
         gone.header("link"),
-        Some(format!("<{}/{DELETED}>; rel=\"cite-as\"", r.base()).as_str())
+        Some(
+            format!(
+                "<{base}/{DELETED}>; rel=\"cite-as\", \
+                 <http://{at}/{service}/filelist/{DELETED}?format=linkset-json>; rel=\"linkset\"; type=\"application/linkset+json\", \
+                 <http://{at}/{service}/filelist/{DELETED}?format=linkset>; rel=\"linkset\"; type=\"application/linkset\", \
+                 <{base}/{DELETED}>; rel=\"original timegate\", \
+                 <{base}/timemap/link/{DELETED}>; rel=\"timemap\"; type=\"application/link-format\""
+            )
+            .as_str()
+        )
+    );
+    assert_eq!(
+        gone.header("vary"),
+        Some("Accept-Language, Accept, Accept-Datetime")
     );
 }
