@@ -297,6 +297,11 @@ fn follow(url: &str, base: &str, root: &Path, log: &dyn Fn() -> String) {
         if url.ends_with(".pdf") {
             assert_eq!(r.content_type(), "application/pdf", "{url}");
         }
+    } else if path.contains("/filelist/") && path.contains('?') {
+        // A representation of the landing page a link asks by its query (a citation, the
+        // linkset): its own media type, not the page again.
+        assert!(!r.content_type().starts_with("text/html"), "{url}");
+        assert!(!r.body.is_empty(), "{url}");
     } else if path.contains("/filelist/") {
         assert!(r.content_type().starts_with("text/html"), "{url}");
         let page = r.text();
@@ -317,7 +322,13 @@ fn follow(url: &str, base: &str, root: &Path, log: &dyn Fn() -> String) {
         assert!(!persistent.is_empty(), "{page}");
         assert!(!files.is_empty(), "{page}");
         for link in files {
-            follow(&link.replace("&amp;", "&"), base, root, log);
+            let link = link.replace("&amp;", "&");
+            // A link of the page to itself by a query alone (`?format=bibtex`).
+            let link = match link.strip_prefix('?') {
+                Some(query) => format!("{}?{query}", url.split('?').next().unwrap_or(url)),
+                None => link,
+            };
+            follow(&link, base, root, log);
         }
     } else {
         assert_eq!(path, format!("/{SERVICE}"), "{url}");
