@@ -1,6 +1,6 @@
 //! A generator of realistic Archives for benchmarks: N items over 20 prefixes and the years
 //! 1995–2026, in the on-disk format of the product (archive.toml, col/<rep>/item.toml,
-//! col/<rep>/doc/), with every rep and IBIp minted by `ibi_archive::ibi::mint` so that
+//! col/<rep>/doc/), with every rep and IBIp minted by `ibi::mint` so that
 //! lookups by either form really work.
 //!
 //! Shared by the `gen-archive` example (bench/gen_archive.rs) and the criterion benches
@@ -31,8 +31,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use ibi_archive::ibi::mint::mint_ports;
-use ibi_archive::ibi::{IbiDate, Ibip, Rep};
+use ::ibi::mint::mint_ports;
+use ::ibi::{IbiDate, Ibip, Rep};
 
 /// Bumped whenever the generated tree changes, so cached archives are rebuilt.
 pub const GENERATOR_VERSION: u32 = 3;
@@ -658,7 +658,7 @@ fn write_prefix(
             let first = write_doc(&doc, s, i, opts.oai)?;
             if report.doc_path.is_none() && matches!(s.files, Files::Named { .. }) {
                 let mut url = format!("/col/{}/doc/", s.rep.as_str());
-                ibi_archive::escape::push_url_path(&mut url, &first);
+                ::ibi::escape::push_url_path(&mut url, &first);
                 report.doc_path = Some(url);
             }
         }
@@ -869,7 +869,7 @@ pub fn cached(dir: &Path, items: usize, seed: u64) -> io::Result<(PathBuf, Sampl
         ibi_archive::store::Store::remember_prefixes(
             root,
             std::time::Duration::from_secs(10),
-            &ibi_archive::time::SystemClock,
+            &::ibi::time::SystemClock,
         )
     };
     if let Ok(text) = fs::read_to_string(samples_path(&root)) {

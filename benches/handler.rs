@@ -14,11 +14,11 @@ mod archive_gen;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use ::ibi::Ibi;
 use criterion::{criterion_group, criterion_main, Criterion};
 use ibi_archive::archive::Archive;
 use ibi_archive::cgi::{handle, CgiRequest};
 use ibi_archive::config::Config;
-use ibi_archive::ibi::Ibi;
 
 /// Where generated Archives are kept between runs.
 pub fn cache_dir() -> PathBuf {
@@ -55,7 +55,7 @@ fn url_request(root: &Path, ibi: &str, verbs: Option<&str>) -> CgiRequest {
 }
 
 fn handler(c: &mut Criterion) {
-    let now = ibi_archive::time::SystemClock::now();
+    let now = ::ibi::time::SystemClock::now();
     for n in sizes() {
         let (root, s) = archive_gen::cached(&cache_dir(), n, 1)
             .unwrap_or_else(|e| panic!("cannot generate the Archive of {n} items: {e}"));

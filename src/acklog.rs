@@ -73,8 +73,8 @@ use rustix::io::Errno;
 use crate::var_owner;
 use ::ibi::atomic;
 
-use crate::time::iso8601;
 use crate::urlkey::KEY_LIFETIME_SECS;
+use ::ibi::time::iso8601;
 
 /// The log of an Archive whose writable state is in `var`.
 pub fn log_path(var: &Path) -> PathBuf {
@@ -117,7 +117,7 @@ impl Record {
                 .chars()
                 .map(|c| if c.is_control() { ' ' } else { c })
                 .collect();
-            crate::logline::clean(&s).into_owned()
+            ::ibi::logline::clean(&s).into_owned()
         };
         format!(
             "{}\t{}\t{}\t{}\t{}\n",

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use crate::config::Config;
-use crate::ibi::Ibi;
 use crate::item::Item;
 use crate::layout::{self, Refusal, MAX_TIMESTAMP_ENTRIES};
 use crate::store::{LogLines, Lookup, Store};
 use crate::urlkey::UrlKeys;
+use ::ibi::Ibi;
 
 /// Most items looked up for one answer (an item.toml may name thousands of
 /// translations; each answer stays bounded whatever the Archive holds). Each item found

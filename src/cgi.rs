@@ -157,7 +157,7 @@ pub fn write_reply(
             // The Date of the clock Last-Modified was held to (never later than it,
             // RFC 9110 §8.8.2.1): the web server's own may be a second behind
             // (lighttpd's is the second its event loop last saw).
-            if let Some(date) = crate::time::http_date(now) {
+            if let Some(date) = ::ibi::time::http_date(now) {
                 head.push_str(&format!("Date: {date}\r\n"));
             }
             let body = f.body().filter(|_| !head_only);

@@ -95,13 +95,13 @@ pub fn answer() -> ExitCode {
     let form = read_request_body();
     let mut req = ibi_archive::cgi::CgiRequest::from_env(|name| std::env::var_os(name));
     req.form = form;
-    let now = ibi_archive::time::SystemClock::now();
+    let now = ::ibi::time::SystemClock::now();
     let reply = ibi_archive::cgi::respond(&req, now);
     let mut err = std::io::stderr().lock();
     if let ibi_archive::http::Reply::Page(answer) = &reply {
         for line in &answer.log {
             let line = format!("ibi-archive: {line}");
-            let _ = writeln!(err, "{}", ibi_archive::logline::clean(&line));
+            let _ = writeln!(err, "{}", ::ibi::logline::clean(&line));
         }
     }
     let head_only = req.method == "HEAD";
@@ -171,7 +171,7 @@ impl Write for Unbuffered<'_> {
 }
 
 /// Reads a request body the server sends: the form of a POST
-/// (`application/x-www-form-urlencoded`, at most [`ibi_archive::query::MAX_QUERY_LEN`]
+/// (`application/x-www-form-urlencoded`, at most [`::ibi::query::MAX_QUERY_LEN`]
 /// bytes), which an OAI-PMH harvester may send its arguments in; any other is read and
 /// dropped (under Apache's mod_cgid, a program that exits without reading it gets its
 /// answer cut off), at most 1 MiB of it.
@@ -192,7 +192,7 @@ fn read_request_body() -> Option<Vec<u8>> {
                 .trim()
                 .eq_ignore_ascii_case("application/x-www-form-urlencoded")
         });
-    if is_form && length <= ibi_archive::query::MAX_QUERY_LEN as u64 {
+    if is_form && length <= ::ibi::query::MAX_QUERY_LEN as u64 {
         let mut body = Vec::with_capacity(length as usize);
         let read = std::io::stdin().lock().take(length).read_to_end(&mut body);
         return (read.is_ok() && body.len() as u64 == length).then_some(body);

@@ -10,10 +10,10 @@ use std::time::Duration;
 use ::ibi::escape::is_plain_url;
 use serde::Deserialize;
 
-use crate::ibi::distributor::Granularity;
-use crate::ibi::Ibi;
-use crate::relation::Relation;
-use crate::toml_error::{located, Position, TextError};
+use crate::minting::distributor::Granularity;
+use ::ibi::relation::Relation;
+use ::ibi::toml_error::{located, Position, TextError};
+use ::ibi::Ibi;
 
 pub use ::ibi::network::Network;
 
@@ -346,7 +346,7 @@ impl Config {
         let raw = Config::read_raw(&text).map_err(|e| ConfigError::of(path.clone(), e))?;
         let stamp = before.filter(|b| {
             read.is_some_and(|r| r == *b)
-                && b.settled(crate::time::SystemClock::now())
+                && b.settled(::ibi::time::SystemClock::now())
                 && snapshot::writable(&var)
         });
         let bytes = stamp.and_then(|s| snapshot::encode(&s, &raw));
@@ -491,8 +491,8 @@ fn check_baseurl(given: Option<String>, archiveaddress: &str) -> Result<String, 
         .unwrap_or_else(|| format!("http://{archiveaddress}"))
         .trim_end_matches('/')
         .to_string();
-    if !crate::escape::is_http_url(&baseurl)
-        || baseurl.bytes().any(|b| !crate::escape::is_word_byte(b))
+    if !::ibi::escape::is_http_url(&baseurl)
+        || baseurl.bytes().any(|b| !::ibi::escape::is_word_byte(b))
     {
         return Err(format!("baseurl {baseurl:?} is not an http(s) URL"));
     }
@@ -541,7 +541,7 @@ fn check_site(raw: RawSite) -> Result<Site, String> {
         Some(c) => {
             return Err(format!(
                 "[site] contact is neither an e-mail address nor an http(s) URL: {}",
-                crate::ibi::shown(&c)
+                ::ibi::shown(&c)
             ))
         }
     };
@@ -559,7 +559,7 @@ fn check_site(raw: RawSite) -> Result<Site, String> {
         Some(l) => {
             return Err(format!(
                 "[site] logo is neither an http(s) URL nor the name of a file of the service item's doc/ (letters, digits, '.', '_', '-'): {}",
-                crate::ibi::shown(&l)
+                ::ibi::shown(&l)
             ))
         }
     };
@@ -589,7 +589,7 @@ fn check_oai(raw: RawOai) -> Result<Oai, String> {
         if ::ibi::registration::Email::parse(a).is_err() {
             return Err(format!(
                 "[oai] adminemail is not an e-mail address: {}",
-                crate::ibi::shown(a)
+                ::ibi::shown(a)
             ));
         }
     }
@@ -789,8 +789,8 @@ fn resolver_tables(tables: &[toml::Value]) -> Result<Vec<RegisteredResolver>, St
 impl Minting {
     /// Checks `[minting]` as `new` uses it (see [`Config::minting`]).
     fn check(m: RawMinting) -> Result<Minting, String> {
-        let port = m.port.unwrap_or(crate::ibi::mint::REP_DEFAULT_PORT);
-        let ibip_port = m.ibipport.unwrap_or(crate::ibi::mint::IBIP_DEFAULT_PORT);
+        let port = m.port.unwrap_or(::ibi::mint::REP_DEFAULT_PORT);
+        let ibip_port = m.ibipport.unwrap_or(::ibi::mint::IBIP_DEFAULT_PORT);
         for (name, p) in [("port", port), ("ibipport", ibip_port)] {
             if p == 0 {
                 return Err(format!("minting.{name} 0 is not a port (1 to 65535)"));
@@ -812,7 +812,7 @@ impl Minting {
         };
         let r =
             Granularity::parse(&granularity).map_err(|e| format!("minting.granularity: {e}"))?;
-        crate::ibi::mint::check_rep_settings(&m.host, port, r)
+        crate::minting::check_rep_settings(&m.host, port, r)
             .map_err(|e| format!("minting.host: {e}"))?;
         Ok(Minting {
             host: m.host,

@@ -26,7 +26,7 @@
 
 use crate::http::{Answer, Headers, Part, Reply, Request, StaticFile};
 use crate::layout::Stamp;
-use crate::time::parse_http_date;
+use ::ibi::time::parse_http_date;
 
 /// What a request makes of a file it may have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,8 +5,8 @@
 //! licences and languages, in Portuguese and English.
 
 use crate::config::{Config, Contact, Logo};
-use crate::markup::escape_html;
 use ::ibi::escape::{is_http_url, uri_reference};
+use ::ibi::markup::escape_html;
 use ::ibi::negotiate::PageLang;
 
 /// The pages' one style: readable on a phone, contrast above 7:1 for text and links.

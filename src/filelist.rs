@@ -23,18 +23,18 @@ use crate::config::Config;
 use crate::face::{self, STYLE};
 use crate::http::Answer;
 use crate::http::{content_type, Headers};
-use crate::ibi::Ibi;
 use crate::item::{Access, ContentType, Item, State, MAX_REASON};
 use crate::layout::{self, DocEntry};
-use crate::markup::escape_html;
 use ::ibi::cite::{self, Work};
 use ::ibi::dc::{DublinCore, MAX_RECORD};
 use ::ibi::escape::{is_http_url, uri_reference};
+use ::ibi::markup::escape_html;
 use ::ibi::negotiate::{
     citation_options_of, negotiate, preferences, Given, LinksetFormat, PageLang, Wanted,
     OAI_DC_PROFILE,
 };
 use ::ibi::query::Query;
+use ::ibi::Ibi;
 
 /// Most files a page shows (and its JSON-LD lists).
 pub const MAX_SHOWN: usize = 100;
@@ -140,7 +140,7 @@ fn asked(headers: &Headers, query: &[u8]) -> Result<Asked, Box<Answer>> {
                 .iter()
                 .filter_map(|w| w.query_name())
                 .collect();
-            let shown = crate::ibi::shown(format);
+            let shown = ::ibi::shown(format);
             Err(Box::new(Answer {
                 log: vec![format!("landing page: unknown format= {shown}")],
                 ..Answer::text(
@@ -671,7 +671,7 @@ impl<'a> Landing<'a> {
     /// The schema.org description (README.md, "The JSON-LD of an item").
     fn json_ld(&self) -> String {
         let live = self.item.state != State::Deleted;
-        let modified = self.item.timestamp.map(crate::time::iso8601);
+        let modified = self.item.timestamp.map(::ibi::time::iso8601);
         let media: Vec<Media> = match &self.files {
             Files::Listed { rows, .. } => rows.iter().map(Media::of).collect(),
             _ => Vec::new(),
@@ -818,7 +818,7 @@ impl<'a> Landing<'a> {
         }
         row(t.identifier, e(&self.ibi));
         if let Some(ts) = self.item.timestamp {
-            let iso = crate::time::iso8601(ts);
+            let iso = ::ibi::time::iso8601(ts);
             let label = if self.item.state == State::Deleted {
                 t.removed_on
             } else {
@@ -949,7 +949,7 @@ fn metadata(
                     log.push(format!(
                         "{}: metadata item {} is this Archive's, and not found here",
                         item.dir.display(),
-                        crate::ibi::shown(ibi.as_str())
+                        ::ibi::shown(ibi.as_str())
                     ));
                     return Default::default();
                 }

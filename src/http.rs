@@ -10,7 +10,7 @@ use std::fs::File;
 use std::net::IpAddr;
 use std::path::Path;
 
-use crate::pairs::{PairList, Value};
+use ::ibi::pairs::{PairList, Value};
 
 /// A request to an Archive, from the CGI's environment or from `serve`'s connection,
 /// besides what it asks for ([`Target`]).
@@ -26,7 +26,7 @@ pub struct Request<'a> {
     /// The request headers the pages and files answer by (none for the service itself).
     pub headers: &'a Headers,
     /// The body of a POST of an HTML form (`application/x-www-form-urlencoded`, at most
-    /// [`crate::query::MAX_QUERY_LEN`] bytes): the arguments of an OAI-PMH request, which
+    /// [`::ibi::query::MAX_QUERY_LEN`] bytes): the arguments of an OAI-PMH request, which
     /// the protocol lets a harvester POST. Every other POST is refused.
     pub form: Option<&'a [u8]>,
 }
@@ -240,7 +240,7 @@ pub enum Part {
     NotModified,
 }
 
-/// The HTTP-date of POSIX second `seconds` ([`crate::time::http_date`]), written once per
+/// The HTTP-date of POSIX second `seconds` ([`::ibi::time::http_date`]), written once per
 /// thread while it is the same second: the `Date` of every answer of a second, the
 /// `Last-Modified` of a file asked for again and again.
 pub fn http_date(seconds: i64) -> Option<String> {
@@ -253,7 +253,7 @@ pub fn http_date(seconds: i64) -> Option<String> {
         if let Some((_, date)) = last.iter().find(|(s, _)| *s == seconds) {
             return date.clone();
         }
-        let date = crate::time::http_date(seconds);
+        let date = ::ibi::time::http_date(seconds);
         // Two kept: the answer's date and its file's modification beside it.
         last.swap(0, 1);
         last[0] = (seconds, date.clone());

@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use rustix::event::epoll;
 
-use crate::logline::Complaints;
-use crate::time::SystemClock;
+use ::ibi::logline::Complaints;
+use ::ibi::time::SystemClock;
 
 /// What a client may hold, and for how long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +93,7 @@ pub struct Request<'a> {
     /// The request's header fields, as received.
     pub headers: &'a [httparse::Header<'a>],
     /// The body of a POST of an HTML form (`application/x-www-form-urlencoded`, at most
-    /// [`crate::query::MAX_QUERY_LEN`] bytes); no other body is ever read.
+    /// [`::ibi::query::MAX_QUERY_LEN`] bytes); no other body is ever read.
     pub form: Option<&'a [u8]>,
 }
 
@@ -932,7 +932,7 @@ fn connection(
         let mut form = None;
         if method == "POST" && frame.form_type && !chunked {
             match frame.length.as_deref().map(str::parse::<usize>) {
-                Some(Ok(n)) if n <= crate::query::MAX_QUERY_LEN => {
+                Some(Ok(n)) if n <= ::ibi::query::MAX_QUERY_LEN => {
                     match read_body(stream, &buf[head_len..], n, limits, &mut timeout) {
                         Ok(body) => form = Some(body),
                         Err(NoHead::Gone) => return,

@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::config::Config;
-use crate::ibi::{Ibi, Ibip, Rep};
 use crate::layout::ItemDir;
-use crate::relation::Lang;
-use crate::toml_error::{located, Position, TextError};
+use ::ibi::relation::Lang;
+use ::ibi::toml_error::{located, Position, TextError};
+use ::ibi::{Ibi, Ibip, Rep};
 
 pub use ::ibi::item::{ContentType, State};
 
@@ -163,7 +163,7 @@ impl Item {
         }
         if let Some(url) = &raw.url {
             if !(url.starts_with("http://") || url.starts_with("https://"))
-                || url.bytes().any(|b| !crate::escape::is_word_byte(b))
+                || url.bytes().any(|b| !::ibi::escape::is_word_byte(b))
             {
                 return Err(format!("url {url:?} is not an http(s) URL without spaces"));
             }

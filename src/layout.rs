@@ -34,7 +34,7 @@ use std::sync::Arc;
 use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
 
-use crate::escape::push_url_path;
+use ::ibi::escape::push_url_path;
 
 /// An item's description, beside its `doc/`.
 pub const ITEM_TOML: &str = "item.toml";
@@ -110,7 +110,7 @@ pub fn doc_name_ok(name: &[u8]) -> bool {
 
 /// Appends the URL path of the file `file` of the doc/ of the item `rep` (spelled as its
 /// directory is): `/col/<rep>/doc/<file>`, escaped as a URL path (a name may hold any
-/// byte; see [`crate::escape::push_url_path`]). An empty `file` gives doc/'s own path,
+/// byte; see [`::ibi::escape::push_url_path`]). An empty `file` gives doc/'s own path,
 /// `/col/<rep>/doc/`.
 pub fn push_doc_url_path(url: &mut String, rep: &str, file: &[u8]) {
     url.push_str("/col/");

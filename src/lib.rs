@@ -26,25 +26,21 @@ pub mod archive;
 pub mod cgi;
 pub mod col_prefixes;
 pub mod config;
-pub mod download;
+mod download;
 pub mod face;
-pub mod file_stamp;
-pub mod filelist;
+mod file_stamp;
+mod filelist;
 pub mod http;
 pub mod httpd;
-pub mod ibi;
 pub mod item;
-pub mod items_lock;
+mod items_lock;
 pub mod layout;
-pub mod oai;
+pub mod minting;
+mod oai;
 pub mod oai_build;
 pub mod oai_index;
 pub mod routes;
 pub mod service;
 pub mod store;
 pub mod urlkey;
-pub mod var_owner;
-
-// The protocol, shared with the resolver (the `ibi` crate), where the Archive's modules
-// and its users have always found it.
-pub use ::ibi::{escape, logline, markup, pairs, persistent, query, relation, time, toml_error};
+mod var_owner;

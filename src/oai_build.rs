@@ -42,11 +42,11 @@ use std::time::{Duration, Instant};
 use rustix::fs::{self as rfs, FlockOperation, Mode, OFlags};
 use sha2::{Digest, Sha256};
 
-use crate::ibi::Rep;
 use crate::item::Item;
 use crate::layout::Col;
 use crate::oai_index::{self, Entry};
-use crate::time::SystemClock;
+use ::ibi::time::SystemClock;
+use ::ibi::Rep;
 
 /// The lock of the builds, and the record of the last one, under `var/`.
 pub const LOCK_NAME: &str = "oai-records.lock";
@@ -361,7 +361,7 @@ pub fn build(mut lock: BuildLock) {
         Ok(_) => "ok".to_string(),
         // One line, short: it is read back for the error log.
         Err(e) => {
-            let line = crate::logline::clean(&format!("failed: {e}")).into_owned();
+            let line = ::ibi::logline::clean(&format!("failed: {e}")).into_owned();
             ::ibi::text::cut(&line, 300).into_owned()
         }
     };

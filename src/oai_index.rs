@@ -25,8 +25,8 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use crate::ibi::Rep;
 use crate::item::is_format_name;
+use ::ibi::Rep;
 
 /// The file, under the Archive's `var/`.
 pub const FILE_NAME: &str = "oai-records";

@@ -29,10 +29,10 @@ use crate::download;
 use crate::file_stamp::FileStamp;
 use crate::filelist;
 use crate::http::{content_type, Answer, Part, Reply, Request, StaticFile, PRIVATE};
-use crate::ibi::Rep;
 use crate::item::{Access, Item, ItemError, Rule};
 use crate::layout::{self, Col, DocEntry, ItemDir, Refusal};
-use crate::query::Query;
+use ::ibi::query::Query;
+use ::ibi::Rep;
 use rustix::fs::FileType;
 
 /// What a request asks for, as far as what received it has routed it.
@@ -755,7 +755,7 @@ mod tests {
         let root = dir.path();
         write_config(root, "localhost:8080");
         let kept = KeptConfig::default();
-        let now = crate::time::SystemClock::now();
+        let now = ::ibi::time::SystemClock::now();
         let address = |now: i64| kept.get(root, now).unwrap().archiveaddress.clone();
         // Changed less than SETTLED_SECS ago: read, and not kept.
         assert_eq!(address(now), "localhost:8080");

@@ -10,14 +10,14 @@ use std::rc::Rc;
 use crate::acklog;
 use crate::archive::Archive;
 use crate::http::Answer;
-use crate::ibi::Ibi;
 use crate::item::{Access, ContentType, Item, State};
 use crate::layout::{self};
-use crate::pairs::{PairList, Value};
-use crate::query::Query;
-use crate::relation::{Lang, Relation, Step, VerbList};
-use crate::time::iso8601;
 use crate::urlkey::KeyError;
+use ::ibi::pairs::{PairList, Value};
+use ::ibi::query::Query;
+use ::ibi::relation::{Lang, Relation, Step, VerbList};
+use ::ibi::time::iso8601;
+use ::ibi::Ibi;
 
 /// Longest chain of next editions followed inside one Archive.
 pub const MAX_EDITION_CHAIN: usize = 64;
@@ -461,7 +461,7 @@ impl Archive {
             return Err("acknowledgment not counted: no urlkey or no url".into());
         }
         let mut shown = String::new();
-        crate::escape::push_word(&mut shown, &url[..url.len().min(200)]);
+        ::ibi::escape::push_word(&mut shown, &url[..url.len().min(200)]);
         let keys = self.url_keys();
         if self.keys_ephemeral.get() {
             // The secret is unreadable (var/ broken): no key can be checked, and the one
@@ -534,7 +534,7 @@ impl Archive {
             }
         };
         let rep: Vec<u8> = percent_encoding::percent_decode(rep).collect();
-        let rep = crate::ibi::Rep::parse(std::str::from_utf8(&rep).ok()?).ok()?;
+        let rep = ::ibi::Rep::parse(std::str::from_utf8(&rep).ok()?).ok()?;
         self.item(&Ibi::Rep(rep))
     }
 

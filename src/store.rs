@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::col_prefixes::{FileState, Listing, ListingText, Stamp, Subdomain};
-use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::Item;
 use crate::layout::{Col, Refusal};
-use crate::time::Clock;
+use ::ibi::time::Clock;
+use ::ibi::{Ibi, Ibip, Rep};
 
 /// Read access to an Archive's `col/` tree.
 pub struct Store {

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use crate::time::CLOCK_SLACK_SECS;
+use ::ibi::time::CLOCK_SLACK_SECS;
 
 type HmacSha256 = Hmac<Sha256>;
 

@@ -262,7 +262,7 @@ fn the_logo_of_the_site_is_a_file_of_the_service_item() {
 /// loop is found.
 #[test]
 fn a_larger_tree_checks_clean() {
-    use ibi_archive::ibi::{mint::mint_ports, IbiDate};
+    use ::ibi::{mint::mint_ports, IbiDate};
     let f = Fixture::sample();
     let ip = Some("150.163.2.175".parse().unwrap());
     let minted: Vec<_> = (0..1500i64)

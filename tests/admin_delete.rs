@@ -41,10 +41,7 @@ fn stamped(out: &str, before: i64) -> String {
     let t = chrono::DateTime::parse_from_rfc3339(&ts)
         .unwrap()
         .timestamp();
-    assert!(
-        before <= t && t <= ibi_archive::time::SystemClock::now(),
-        "{ts}"
-    );
+    assert!(before <= t && t <= ::ibi::time::SystemClock::now(), "{ts}");
     ts
 }
 
@@ -55,7 +52,7 @@ fn a_tombstone_answers_deleted_with_its_timestamp() {
     let toml = f.path(&format!("col/{rep}/item.toml"));
     let text = std::fs::read_to_string(&toml).unwrap();
     std::fs::write(&toml, format!("# Relatório final, 2013\n{text}")).unwrap();
-    let before = ibi_archive::time::SystemClock::now();
+    let before = ::ibi::time::SystemClock::now();
     let (code, out, err) = delete(f.root(), &["8JMKD3MGP7W/3EPGUE5"]);
     assert_eq!((code, err.as_str()), (0, STILL_HARVESTED));
     let ts = stamped(&out, before);
@@ -111,7 +108,7 @@ fn a_tombstone_answers_deleted_with_its_timestamp() {
 fn keep_content_keeps_doc() {
     let f = Fixture::sample();
     let rep = "iconet.com.br/banon/2009/09.09.22.01";
-    let before = ibi_archive::time::SystemClock::now();
+    let before = ::ibi::time::SystemClock::now();
     let (code, out, err) = delete(f.root(), &["--keep-content", "LK47B6W/362SFKH"]);
     assert_eq!((code, err.as_str()), (0, ""));
     let ts = stamped(&out, before);
@@ -227,7 +224,7 @@ fn a_reason_given_is_kept_in_the_tombstone() {
         assert_eq!((code, out.as_str(), err.as_str()), (2, "", why));
         assert_eq!(std::fs::read_to_string(&toml).unwrap(), text);
     }
-    let before = ibi_archive::time::SystemClock::now();
+    let before = ::ibi::time::SystemClock::now();
     let (code, out, err) = delete(
         f.root(),
         &[

@@ -6,7 +6,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use ibi_archive::ibi::{IbiDate, Rep};
+use ::ibi::{IbiDate, Rep};
 
 use common::{command, mask_urlkey, pair_value, pairs_of_run, parse_cgi, run_cmd, Cgi, CgiOutput};
 
@@ -237,7 +237,7 @@ fn the_service_date_is_never_minted_again_and_taken_dates_are_skipped() {
 
     // Items made by hand at each of the next 4 seconds after a state of now: `new` moves
     // past every one of them instead of failing.
-    let now = ibi_archive::time::SystemClock::now();
+    let now = ::ibi::time::SystemClock::now();
     std::fs::write(root.join("var/minting.state"), format!("{now}\n")).unwrap();
     let prefix = root.join("col/example.org/archive.8081");
     let mut taken = Vec::new();

@@ -874,12 +874,12 @@ fn the_items_are_stamped_with_the_time_given() {
         dc: vec![("title".into(), "A".into())],
         ..Default::default()
     };
-    let clock = ibi_archive::time::ManualClock::at(1_234_567_890);
+    let clock = ::ibi::time::ManualClock::at(1_234_567_890);
     let created = ibi_archive::admin::new_item::create(f.root(), &req, &clock).unwrap();
     let (meta, _) = created.metadata.unwrap();
     for rep in [created.rep.as_str(), meta.as_str()] {
         assert_eq!(timestamp(f.root(), rep), "2009-02-13T23:31:30Z", "{rep}");
-        let date = ibi_archive::ibi::Rep::parse(rep).unwrap().date();
+        let date = ::ibi::Rep::parse(rep).unwrap().date();
         assert_eq!(date.seconds(), 1_234_567_890, "{rep}");
     }
 }
@@ -1015,7 +1015,7 @@ printf '%s\n' "$ibip" "$rep"
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(&lines[..2], ["Original", "Deleted"], "{stdout:?}");
     let (ibip, rep) = (lines[2], lines[3]);
-    assert!(ibi_archive::ibi::Ibi::parse(ibip).is_ok(), "{ibip:?}");
+    assert!(::ibi::Ibi::parse(ibip).is_ok(), "{ibip:?}");
     assert!(
         f.path("col").join(rep).join("item.toml").is_file(),
         "{rep:?}"

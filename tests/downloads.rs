@@ -66,7 +66,7 @@ fn validators(path: &Path) -> (String, String) {
         ns(m.mtime(), m.mtime_nsec()),
         ns(m.ctime(), m.ctime_nsec())
     );
-    (etag, ibi_archive::time::http_date(m.mtime()).unwrap())
+    (etag, ::ibi::time::http_date(m.mtime()).unwrap())
 }
 
 /// What curl got: the status and headers of the (last) answer, where its body went, and
@@ -264,7 +264,7 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
     // Not current: the whole file (If-None-Match wins over a current date).
     let earlier = format!(
         "If-Modified-Since: {}",
-        ibi_archive::time::http_date(fs::metadata(big).unwrap().mtime() - 1).unwrap()
+        ::ibi::time::http_date(fs::metadata(big).unwrap().mtime() - 1).unwrap()
     );
     for args in [
         vec!["-H", "If-None-Match: \"other\""],
@@ -339,7 +339,7 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
     assert_eq!(r.bytes(), slice(big, 10, 10));
     let earlier_ius = format!(
         "If-Unmodified-Since: {}",
-        ibi_archive::time::http_date(fs::metadata(big).unwrap().mtime() - 1).unwrap()
+        ::ibi::time::http_date(fs::metadata(big).unwrap().mtime() - 1).unwrap()
     );
     for args in [
         vec!["-r", "10-19", "-H", "If-Match: \"older\""],
@@ -424,7 +424,7 @@ fn suite(base: &str, big: &Path, work: &Path, lighttpd: bool, log: &dyn Fn() -> 
     assert_eq!(dates.count(), 1, "{:?}", r.headers);
     let date = |name: &str| {
         let text = r.header(name).unwrap_or_else(|| panic!("no {name}"));
-        ibi_archive::time::parse_http_date(text).unwrap_or_else(|| panic!("{name}: {text}"))
+        ::ibi::time::parse_http_date(text).unwrap_or_else(|| panic!("{name}: {text}"))
     };
     assert!(
         date("Last-Modified") <= date("Date"),

@@ -5,11 +5,11 @@
 //! language variant for a bare GetTranslation), ibi.nextedition when the last edition is
 //! asked, and urlkey when a url remains.
 
+use ::ibi::pairs;
+use ::ibi::relation::{Relation, Step, VerbList};
+use ::ibi::Ibi;
 use ibi_archive::archive::Archive;
 use ibi_archive::config::Config;
-use ibi_archive::ibi::Ibi;
-use ibi_archive::pairs;
-use ibi_archive::relation::{Relation, Step, VerbList};
 use ibi_archive::service::UrlRequest;
 
 const PREFIXES: [&str; 5] = ["contenttype", "ibi", "state", "timestamp", "url"];
@@ -121,7 +121,7 @@ fn filtered_answers_equal_the_full_list_filtered() {
     // An explicit subset: every relation over the languages the verb lists use.
     let langs: Vec<_> = ["en", "pt", "pt-BR", "fr"]
         .iter()
-        .map(|l| ibi_archive::relation::Lang::parse(l).unwrap())
+        .map(|l| ::ibi::relation::Lang::parse(l).unwrap())
         .collect();
     let relations: Vec<String> = Relation::all_over(&langs)
         .iter()

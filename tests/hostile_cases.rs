@@ -197,7 +197,7 @@ fn run_case(env: &Env, case: &Case) -> Result<(), String> {
     compare_masked(&want, &got)?;
     if !html {
         // The answer, urlkey masked, is `want`.
-        ibi_archive::pairs::parse(&want.replace("<urlkey>", "0000000000-0000000000000000"))
+        ::ibi::pairs::parse(&want.replace("<urlkey>", "0000000000-0000000000000000"))
             .map_err(|e| format!("{e}"))?;
     }
     Ok(())

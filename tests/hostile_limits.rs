@@ -157,7 +157,7 @@ fn huge_values_are_cut_short_in_the_log() {
 
 #[test]
 fn fractions_at_the_grammar_edge() {
-    use ibi_archive::ibi::{base27, IbiDate};
+    use ::ibi::{base27, IbiDate};
     let f = Fixture::sample();
     // An IBIp with a fraction of 240 digits is an IBI (not here): nothing logged.
     let digits = "1".repeat(240);
@@ -460,9 +460,9 @@ fn translations_in_process(
     f: &Fixture,
     y: &str,
 ) -> (ibi_archive::http::Answer, ibi_archive::archive::Work) {
+    use ::ibi::query::Query;
     use ibi_archive::archive::Archive;
     use ibi_archive::config::Config;
-    use ibi_archive::query::Query;
     let archive = Archive::new(f.root(), Config::load(f.root()).unwrap());
     let q = format!(
         "servicesubject=urlRequest&parsedibiurl.ibi={y}&parsedibiurl.verblist=GetTranslation"

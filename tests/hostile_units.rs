@@ -171,7 +171,7 @@ fn serve_routes_refuse_hostile_paths() {
 /// braces, which Table 6.2 keeps for two words or more.
 #[test]
 fn regression_one_remaining_word_is_written_bare() {
-    use ibi_archive::pairs::{PairList, Value};
+    use ::ibi::pairs::{PairList, Value};
     let mut p = PairList::new();
     p.push("x", Value::words(["", "a", ""]));
     p.push("y", Value::words([""]));
@@ -183,7 +183,7 @@ fn regression_one_remaining_word_is_written_bare() {
 /// ISO 8601 could not be read back (`IbiDate::parse_iso` stopped at 64 bytes).
 #[test]
 fn regression_long_fractions_read_back_from_iso_8601() {
-    use ibi_archive::ibi::IbiDate;
+    use ::ibi::IbiDate;
     let d = IbiDate::from_ibip_suffix(
         &std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -205,7 +205,7 @@ fn regression_long_fractions_read_back_from_iso_8601() {
 fn regression_multi_line_toml_messages_are_one_line() {
     let err = Config::parse("archiveaddress = \"x\"\nwhen = 1987-65-43T21:09:00Z\n").unwrap_err();
     assert!(!err.contains('\n'), "{err:?}");
-    let rep = ibi_archive::ibi::Rep::parse("a.b/c/2009/01.02.03.04").unwrap();
+    let rep = ::ibi::Rep::parse("a.b/c/2009/01.02.03.04").unwrap();
     let err = ibi_archive::item::Item::parse(
         "state = \"Original\"\ntimestamp = 1987-65-43T21:09:00Z\n",
         Path::new("/x"),
@@ -284,7 +284,7 @@ fn the_fuzz_corpora_are_committed() {
 /// value.
 #[test]
 fn toml_1_1_date_times_and_duplicate_keys() {
-    let rep = ibi_archive::ibi::Rep::parse("a.b/c/2009/01.02.03.04").unwrap();
+    let rep = ::ibi::Rep::parse("a.b/c/2009/01.02.03.04").unwrap();
     let item = ibi_archive::item::Item::parse(
         "state = \"Original\"\ntimestamp = 2009-07-21T13:23Z\n",
         Path::new("/x"),

@@ -5,8 +5,8 @@
 //! The processes are copies of this test executable running only [`child_mints_once`],
 //! selected with `--exact`; the state file's path reaches them in an environment variable.
 
-use ibi_archive::ibi::distributor::{Distributor, Granularity, PosixTime};
-use ibi_archive::time::SystemClock;
+use ::ibi::time::SystemClock;
+use ibi_archive::minting::distributor::{Distributor, Granularity, PosixTime};
 use std::process::{Command, Stdio};
 
 const STATE_ENV: &str = "IBI_ARCHIVE_TEST_MINTING_STATE";

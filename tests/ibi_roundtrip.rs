@@ -1,11 +1,11 @@
 //! Round trips of the identifier layer over large ranges, and parsers fed garbage: every
 //! encoding decodes to what was encoded, every parse gives back its spelling, nothing panics.
 
-use ibi_archive::ibi::base27::{self, Natural};
-use ibi_archive::ibi::date::{IBIP_EPOCH, MAX_SECONDS, MIN_SECONDS};
-use ibi_archive::ibi::ip::{ip_text, ipv4_from_number, ipv6_from_number, text_to_number};
-use ibi_archive::ibi::mint::{ibip_prefix, mint_ports};
-use ibi_archive::ibi::{Ibi, IbiDate, Ibip, Rep};
+use ::ibi::base27::{self, Natural};
+use ::ibi::date::{IBIP_EPOCH, MAX_SECONDS, MIN_SECONDS};
+use ::ibi::ip::{ip_text, ipv4_from_number, ipv6_from_number, text_to_number};
+use ::ibi::mint::{ibip_prefix, mint_ports};
+use ::ibi::{Ibi, IbiDate, Ibip, Rep};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

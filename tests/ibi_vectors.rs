@@ -4,11 +4,11 @@
 //! Every table reports all its failing lines at once, with file and line number, and checks
 //! that it ran the number of cases its file holds (an emptied file fails).
 
-use ibi_archive::ibi::base27;
-use ibi_archive::ibi::distributor::{next_date, Granularity, PosixTime};
-use ibi_archive::ibi::ip::{ip_text, text_to_decimal};
-use ibi_archive::ibi::mint::{ibip_prefix, mint_ports, rep_prefix};
-use ibi_archive::ibi::{Ibi, IbiDate, Ibip, Rep};
+use ::ibi::base27;
+use ::ibi::ip::{ip_text, text_to_decimal};
+use ::ibi::mint::{ibip_prefix, mint_ports, rep_prefix};
+use ::ibi::{Ibi, IbiDate, Ibip, Rep};
+use ibi_archive::minting::distributor::{next_date, Granularity, PosixTime};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::net::IpAddr;

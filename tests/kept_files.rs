@@ -64,7 +64,7 @@ fn seen(reply: Reply) -> Seen {
 /// A time when every file of the fixture has settled (its change time well past), so
 /// that what can be kept is kept.
 fn later() -> i64 {
-    ibi_archive::time::SystemClock::now() + 100
+    ::ibi::time::SystemClock::now() + 100
 }
 
 /// GET `path` from `client`, through `kept` and afresh: the two answers must be the same.
@@ -334,7 +334,7 @@ fn an_item_toml_just_written_is_not_kept() {
     };
     // Its change time is now: a second write within the same tick of the file system's
     // clock would leave its stamp as it is, so it is read again until it has settled.
-    let now = ibi_archive::time::SystemClock::now();
+    let now = ::ibi::time::SystemClock::now();
     let reply = routes::answer_kept(&req, &Target::Path(FILE), now, &kept);
     assert_eq!(seen(reply).status, 200);
     assert_eq!(kept.items_kept(), 0);

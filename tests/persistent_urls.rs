@@ -2,7 +2,7 @@
 //! standard, every composition of Table 8.2, and a table of rejected ones with their
 //! messages (tests/data/persistent/).
 
-use ibi_archive::persistent::PersistentUrl;
+use ::ibi::persistent::PersistentUrl;
 
 fn table(name: &str) -> Vec<Vec<String>> {
     let path = format!(
@@ -121,8 +121,7 @@ fn the_next_edition_keeps_the_modifier_and_the_query() {
         Some("ibiurl.verblist=GetFileList"),
     )
     .unwrap();
-    let next =
-        p.with_ibi(ibi_archive::ibi::Ibi::parse("sid.inpe.br/mtc-m18/2012/07.12.18.08").unwrap());
+    let next = p.with_ibi(::ibi::Ibi::parse("sid.inpe.br/mtc-m18/2012/07.12.18.08").unwrap());
     assert_eq!(
         next.to_string(),
         "/sid.inpe.br/mtc-m18/2012/07.12.18.08!:(oai_dc)?ibiurl.verblist=GetFileList"

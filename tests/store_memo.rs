@@ -10,10 +10,10 @@
 
 use std::time::Duration;
 
+use ::ibi::time::ManualClock;
 use common::{Cgi, Fixture};
 use ibi_archive::col_prefixes::FileState;
 use ibi_archive::store::Store;
-use ibi_archive::time::ManualClock;
 
 const LK47: &str = "servicesubject=urlRequest&parsedibiurl.ibi=LK47B6W/362SFKH";
 const ITEM: &str = "col/iconet.com.br/banon/2009/09.09.22.01";

@@ -30,8 +30,8 @@ use ibi_archive::acklog;
 use ibi_archive::cgi::{self, CgiRequest};
 use ibi_archive::config::Config;
 use ibi_archive::http::{Headers, Reply};
-use ibi_archive::ibi::Rep;
-use ibi_archive::query::Query;
+use ::ibi::Rep;
+use ::ibi::query::Query;
 use ibi_archive::routes::{self, Route};
 use ibi_archive::urlkey::UrlKeys;
 use libfuzzer_sys::fuzz_target;
@@ -224,7 +224,7 @@ fn check_url(f: &Fixture, url: &str, client: Option<IpAddr>) {
     // Archive's first resolver, not in the Archive; an IBI after it, in URL words.
     if let Some(ibi) = url.strip_prefix(&f.config.persistent_url("")) {
         assert!(
-            !ibi.is_empty() && ibi.bytes().all(ibi_archive::escape::is_word_byte),
+            !ibi.is_empty() && ibi.bytes().all(::ibi::escape::is_word_byte),
             "persistent URL {url:?}"
         );
         return;
@@ -383,7 +383,7 @@ fuzz_target!(|data: &[u8]| {
         assert!(body.len() < 200 && !body.contains(&b'\r'), "{body:?}");
     } else if answer.content_type == "text/plain" {
         let text = std::str::from_utf8(body).expect("a pair list is ASCII");
-        let pairs = ibi_archive::pairs::parse(text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
+        let pairs = ::ibi::pairs::parse(text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
         assert!(
             key_in_input || !text.contains("1234567890"),
             "the body shows the key"

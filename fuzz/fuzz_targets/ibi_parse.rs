@@ -4,7 +4,7 @@
 
 #![no_main]
 
-use ibi_archive::ibi::{Ibi, IbiDate, Ibip, Rep, MAX_LEN};
+use ::ibi::{Ibi, IbiDate, Ibip, Rep, MAX_LEN};
 use libfuzzer_sys::fuzz_target;
 
 fn check_date(d: &IbiDate) {
@@ -35,7 +35,7 @@ fn check_date(d: &IbiDate) {
             assert_eq!(&p.date(), d);
         }
     } else {
-        assert!(d.seconds() < ibi_archive::ibi::date::IBIP_EPOCH);
+        assert!(d.seconds() < ::ibi::date::IBIP_EPOCH);
     }
 }
 

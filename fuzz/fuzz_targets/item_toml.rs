@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use ibi_archive::config::Config;
-use ibi_archive::ibi::Rep;
+use ::ibi::Rep;
 use ibi_archive::item::{check_relative_file, Item};
 use libfuzzer_sys::fuzz_target;
 
@@ -47,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
         if let Some(url) = &item.url {
             assert!(url.starts_with("http://") || url.starts_with("https://"));
             assert!(
-                url.bytes().all(ibi_archive::escape::is_word_byte),
+                url.bytes().all(::ibi::escape::is_word_byte),
                 "url {url:?}"
             );
         }
@@ -57,7 +57,7 @@ fuzz_target!(|data: &[u8]| {
         Ok(c) => {
             assert!(c.baseurl.starts_with("http://") || c.baseurl.starts_with("https://"));
             assert!(!c.baseurl.ends_with('/'));
-            assert!(c.baseurl.bytes().all(ibi_archive::escape::is_word_byte));
+            assert!(c.baseurl.bytes().all(::ibi::escape::is_word_byte));
             if let Some(r) = &c.registration {
                 // Neither the one key nor a resolver's own is in the Debug output.
                 let shown = format!("{c:?}");

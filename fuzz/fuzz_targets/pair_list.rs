@@ -7,7 +7,7 @@
 
 #![no_main]
 
-use ibi_archive::pairs::{self, PairList, Value};
+use ::ibi::pairs::{self, PairList, Value};
 use libfuzzer_sys::fuzz_target;
 
 /// Table 6.2's escaping, written independently of the library.

@@ -3,7 +3,7 @@
 
 #![no_main]
 
-use ibi_archive::persistent::PersistentUrl;
+use ::ibi::persistent::PersistentUrl;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -4,7 +4,7 @@
 
 #![no_main]
 
-use ibi_archive::query::{Query, QueryError, MAX_QUERY_LEN};
+use ::ibi::query::{Query, QueryError, MAX_QUERY_LEN};
 use libfuzzer_sys::fuzz_target;
 
 /// The reference reading: `&`-separated, empty parts skipped, split at the first `=`,

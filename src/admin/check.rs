@@ -62,12 +62,12 @@ use std::path::{Path, PathBuf};
 
 use super::registration::{prepare, Direction};
 use crate::config::Config;
-use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{Item, State, MAX_REASON};
 use crate::layout::{Col, ItemDir, Refusal};
 use crate::store::Store;
-use crate::toml_error::{located, Position};
 use ::ibi::atomic::TEMP_PREFIX;
+use ::ibi::toml_error::{located, Position};
+use ::ibi::{Ibi, Ibip, Rep};
 
 /// One fault (or warning, or note): where, and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +103,7 @@ impl fmt::Display for Fault {
             Kind::Note => "note: ",
         };
         let line = located(&self.path, self.at, format_args!("{label}{}", self.message));
-        f.write_str(&crate::logline::clean(&line))
+        f.write_str(&::ibi::logline::clean(&line))
     }
 }
 
@@ -265,7 +265,7 @@ impl Checker<'_> {
         // col/ stamped before the walk (see crate::oai_build): a change while it walks
         // makes the index stale, and the data provider builds it again.
         let stamp = self.col_dir.as_ref().map(crate::oai_build::TreeStamp::take);
-        let started = crate::time::SystemClock::now();
+        let started = ::ibi::time::SystemClock::now();
         self.walk(progress);
         self.check_edition_loops();
         if let Some(stamp) = stamp {
@@ -1031,7 +1031,7 @@ fn check_part(depth: usize, parts: &[String; 4]) -> Result<(), String> {
         Ok(_) => Ok(()),
         Err(e) => {
             let text = e.to_string();
-            let head = format!("invalid rep {}: ", crate::ibi::shown(&probe));
+            let head = format!("invalid rep {}: ", ::ibi::shown(&probe));
             Err(text.strip_prefix(&head).unwrap_or(&text).to_string())
         }
     }

@@ -21,11 +21,11 @@ use std::path::Path;
 use super::itemfile::{edit, Edit};
 use super::{io_err, AdminError, ItemsLock};
 use crate::config::Config;
-use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{State, MAX_ITEM_TOML};
 use crate::layout::ITEM_TOML;
 use crate::store::Store;
 use ::ibi::atomic::temp_name;
+use ::ibi::{Ibi, Ibip, Rep};
 
 /// What `delete` did.
 #[derive(Debug, Clone)]

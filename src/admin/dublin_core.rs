@@ -5,8 +5,8 @@
 //! the item it describes by its persistent URL.
 
 use super::AdminError;
-use crate::ibi::Rep;
-use crate::relation::Lang;
+use ::ibi::relation::Lang;
+use ::ibi::Rep;
 
 pub use ::ibi::dc::DC_ELEMENTS;
 
@@ -55,7 +55,7 @@ pub(crate) fn dc_fields(
 
 /// `s` escaped for XML text and attribute values.
 pub fn xml_escape(s: &str) -> String {
-    crate::markup::escape_markup(s, "&apos;")
+    ::ibi::markup::escape_markup(s, "&apos;")
 }
 
 /// An OAI-PMH `oai_dc` record.
@@ -98,8 +98,8 @@ pub(crate) fn metadata_html(
         .map_or_else(|| rep.as_str().to_string(), |(_, v)| v.clone());
     let title = xml_escape(&title);
     let service_rep = match &config.service {
-        crate::ibi::Ibi::Rep(r) => Some(r.as_str()),
-        crate::ibi::Ibi::Ibip(_) => None,
+        ::ibi::Ibi::Rep(r) => Some(r.as_str()),
+        ::ibi::Ibi::Ibip(_) => None,
     };
     // A logo of the Archive's own, relative to doc/ of the page (the six steps up from
     // `<baseurl>/col/<four components of the rep>/doc/` to the base URL): the page is

@@ -18,12 +18,12 @@ use super::itemfile::Draft;
 use super::new_item::{install, refresh_prefixes};
 use super::{io_err, AdminError};
 use crate::config::{Config, DEFAULT_RESOLVER};
-use crate::ibi::distributor::{Distributor, Granularity};
-use crate::ibi::mint::{mint_ports, rep_prefix, IBIP_DEFAULT_PORT, REP_DEFAULT_PORT};
-use crate::ibi::{Ibip, Rep};
 use crate::item::State;
-use crate::time::Clock;
+use crate::minting::distributor::{Distributor, Granularity};
+use ::ibi::mint::{mint_ports, rep_prefix, IBIP_DEFAULT_PORT, REP_DEFAULT_PORT};
 use ::ibi::registration::{Email, Key};
+use ::ibi::time::Clock;
+use ::ibi::{Ibip, Rep};
 
 /// What to create.
 #[derive(Debug, Clone)]

@@ -14,10 +14,10 @@ use std::path::Path;
 
 use toml_edit::{Datetime, Decor, DocumentMut, InlineTable, Key, RawString, Table, Value};
 
-use crate::ibi::Rep;
 use crate::item::{ContentType, Item, State, MAX_ITEM_TOML};
-use crate::relation::Lang;
-use crate::time::iso8601;
+use ::ibi::relation::Lang;
+use ::ibi::time::iso8601;
+use ::ibi::Rep;
 
 /// The content of an item.toml, field by field, as written.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -27,7 +27,7 @@ pub mod stats;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::ibi::Rep;
+use ::ibi::Rep;
 
 /// Why an administrator's command could not do what it was asked.
 #[derive(Debug, Clone, PartialEq, Eq)]

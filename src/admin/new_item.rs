@@ -40,14 +40,14 @@ use super::dublin_core::{check_dc, dc_fields, metadata_html, oai_dc_xml};
 use super::itemfile::{Draft, Edit};
 use super::{io_err, rep_dirs, AdminError, ItemsLock};
 use crate::config::{Config, Minting};
-use crate::ibi::distributor::{Distributor, Granularity};
-use crate::ibi::mint::mint_ports;
-use crate::ibi::{Ibi, Ibip, Rep};
 use crate::item::{check_relative_file, ContentType, Item, State};
-use crate::relation::Lang;
+use crate::minting::distributor::{Distributor, Granularity};
 use crate::store::{LogLines, Store};
-use crate::time::Clock;
 use ::ibi::atomic::{sync_dir, temp_name};
+use ::ibi::mint::mint_ports;
+use ::ibi::relation::Lang;
+use ::ibi::time::Clock;
+use ::ibi::{Ibi, Ibip, Rep};
 
 /// What to create.
 #[derive(Debug, Clone, Default)]

@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use super::AdminError;
 use crate::config::Config;
-use crate::escape::QUERY_VALUE;
-use crate::pairs::{PairList, Value};
+use ::ibi::escape::QUERY_VALUE;
+use ::ibi::pairs::{PairList, Value};
 use ::ibi::registration::{Email, Key};
 
 /// How long the resolver is given to connect, and to answer.
@@ -212,7 +212,7 @@ pub fn check_resolver(resolver: &str) -> Result<(), AdminError> {
     }
     if !resolver.starts_with("http://")
         || resolver.len() <= "http://".len()
-        || resolver.bytes().any(|b| !crate::escape::is_word_byte(b))
+        || resolver.bytes().any(|b| !::ibi::escape::is_word_byte(b))
         || resolver.contains('#')
     {
         return Err(AdminError::new(format!(
@@ -439,7 +439,7 @@ pub fn send_within(req: &Prepared, timeout: Duration) -> Result<StatusAnswer, Fa
             retry_after,
         });
     }
-    let pairs = crate::pairs::parse(body.trim_end_matches(['\r', '\n'])).map_err(|e| {
+    let pairs = ::ibi::pairs::parse(body.trim_end_matches(['\r', '\n'])).map_err(|e| {
         AdminError::new(req.scrub(&format!(
             "the resolver at {base} answered {status}, but not with a pair list ({e}): {}",
             summary(&body)
@@ -555,7 +555,7 @@ fn summary(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::escape::TABLE_6_1;
+    use ::ibi::escape::TABLE_6_1;
 
     const TOML: &str = "archiveaddress = \"mtc-m21.sid.inpe.br\"\narchiveserviceibi = \"sid.inpe.br/mtc-m21/2012/06.05.15.34.39\"\n[registration]\nresolver = \"http://www.urlib.net/J8LNKB5R7W/3FUQHC5\"\nadminemail = \"banon@dpi.inpe.br\"\nkey = \"1234567890\"\nip = \"150.163.34.239\"\nplatformversion = \"2014:11.09.02.16.15\"\n";
 

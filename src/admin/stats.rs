@@ -20,8 +20,8 @@ use std::path::Path;
 use super::AdminError;
 use crate::acklog;
 use crate::config::Config;
-use crate::ibi::Ibi;
 use crate::store::Store;
+use ::ibi::Ibi;
 
 /// The item name of the rows that add up every item.
 pub const ALL_ITEMS: &str = "*";

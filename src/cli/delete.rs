@@ -3,11 +3,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use ::ibi::pairs::PairList;
+use ::ibi::time::{iso8601, SystemClock};
+use ::ibi::Ibi;
 use ibi_archive::admin::delete::delete;
-use ibi_archive::ibi::Ibi;
 use ibi_archive::item::MAX_REASON;
-use ibi_archive::pairs::PairList;
-use ibi_archive::time::{iso8601, SystemClock};
 
 use super::{root_flag, CliError, CliResult};
 

@@ -2,9 +2,9 @@
 //! IBIs of a host, port, IP and date (generation standard, Algorithms 1–3 and 5–7).
 
 use super::{CliError, CliResult};
-use ibi_archive::ibi::mint::{mint_ports, IBIP_DEFAULT_PORT, REP_DEFAULT_PORT};
-use ibi_archive::ibi::{Ibi, IbiDate};
-use ibi_archive::pairs::PairList;
+use ::ibi::mint::{mint_ports, IBIP_DEFAULT_PORT, REP_DEFAULT_PORT};
+use ::ibi::pairs::PairList;
+use ::ibi::{Ibi, IbiDate};
 use std::net::IpAddr;
 
 pub const HELP: &str = "\
@@ -104,7 +104,7 @@ fn run_mint(parser: &mut lexopt::Parser) -> CliResult {
             Long("date") => {
                 let v = parser.value()?.string()?;
                 date = Some(if v == "now" {
-                    let now = ibi_archive::time::SystemClock::now();
+                    let now = ::ibi::time::SystemClock::now();
                     IbiDate::new(now, "").map_err(|e| CliError::failed(e.to_string()))?
                 } else {
                     IbiDate::parse_iso(&v).map_err(|e| {

@@ -4,10 +4,10 @@
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
+use ::ibi::pairs::PairList;
 use ibi_archive::admin::init::{init, InitRequest, Initialized};
 use ibi_archive::admin::registration::check_resolver;
-use ibi_archive::ibi::distributor::Granularity;
-use ibi_archive::pairs::PairList;
+use ibi_archive::minting::distributor::Granularity;
 
 use super::{root_flag, CliError, CliResult};
 
@@ -94,7 +94,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         ));
     }
     let root = root_flag(root);
-    let done = init(&root, &req, &ibi_archive::time::SystemClock)
+    let done = init(&root, &req, &::ibi::time::SystemClock)
         .map_err(|e| CliError::failed(format!("init: {e}")))?;
     for note in &done.notes {
         super::say(&format!("note: {note}"));
@@ -112,7 +112,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
 /// What the administrator does next, with this Archive's own values.
 fn next_steps(root: &Path, done: &Initialized) -> String {
     let abs = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-    let r = ibi_archive::logline::clean(&abs.to_string_lossy()).into_owned();
+    let r = ::ibi::logline::clean(&abs.to_string_lossy()).into_owned();
     let service = done.service.as_str();
     let address = &done.config.archiveaddress;
     let join = if done.registration {

@@ -66,10 +66,7 @@ pub fn help(parser: &mut lexopt::Parser) -> CliResult {
 /// Writes `ibi-archive: <line>` on stderr, as one line with its control characters
 /// escaped (see `logline`): warnings echo item.toml text and file names.
 pub fn say(line: &str) {
-    eprintln!(
-        "{}",
-        ibi_archive::logline::clean(&format!("ibi-archive: {line}"))
-    );
+    eprintln!("{}", ::ibi::logline::clean(&format!("ibi-archive: {line}")));
 }
 
 /// The arguments of a command whose one flag is `--root`: the Archive's root (see

@@ -3,11 +3,11 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use ::ibi::pairs::PairList;
+use ::ibi::relation::Lang;
+use ::ibi::Ibi;
 use ibi_archive::admin::dublin_core::DC_ELEMENTS;
 use ibi_archive::admin::new_item::{create, CopyOf, Created, NewItem};
-use ibi_archive::ibi::Ibi;
-use ibi_archive::pairs::PairList;
-use ibi_archive::relation::Lang;
 
 use super::{root_flag, CliError, CliResult};
 
@@ -44,7 +44,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let Some((root, req)) = parse(parser)? else {
         return super::print_text(HELP);
     };
-    let created = create(&root_flag(root), &req, &ibi_archive::time::SystemClock)
+    let created = create(&root_flag(root), &req, &::ibi::time::SystemClock)
         .map_err(|e| CliError::failed(format!("new: {e}")))?;
     for note in &created.notes {
         super::say(&format!("note: {note}"));

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
+use ::ibi::time::SystemClock;
 use ibi_archive::col_prefixes::FileState;
 use ibi_archive::store::Store;
-use ibi_archive::time::SystemClock;
 
 use super::{CliError, CliResult};
 
@@ -35,7 +35,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         FileState::Held => {
             for (sub, wps) in &prefixes {
                 for wp in wps {
-                    println!("{}", ibi_archive::logline::clean(&format!("{sub}/{wp}")));
+                    println!("{}", ::ibi::logline::clean(&format!("{sub}/{wp}")));
                 }
             }
             Ok(())

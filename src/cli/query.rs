@@ -3,11 +3,11 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
+use ::ibi::time::SystemClock;
+use ::ibi::Ibi;
 use ibi_archive::archive::Archive;
 use ibi_archive::cgi::{self, CgiRequest};
 use ibi_archive::config::Config;
-use ibi_archive::ibi::Ibi;
-use ibi_archive::time::SystemClock;
 
 use super::{root_flag, CliError, CliResult};
 

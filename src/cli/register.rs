@@ -136,7 +136,7 @@ fn ask(cmd: &str, req: &Prepared, several: bool, config: &Config) -> CliResult {
         } else {
             line
         };
-        writeln!(out, "{}", ibi_archive::logline::clean(&line))
+        writeln!(out, "{}", ::ibi::logline::clean(&line))
             .map_err(|e| CliError::failed(e.to_string()))?;
     }
     out.flush().map_err(|e| CliError::failed(e.to_string()))?;

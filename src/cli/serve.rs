@@ -7,12 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use ::ibi::Ibi;
 use ibi_archive::acklog;
 use ibi_archive::admin::auto_inclusion::{self, Switch};
 use ibi_archive::config::{Acknowledgments, Config};
 use ibi_archive::http::{self, Reply};
 use ibi_archive::httpd::{self, Body, Limits, Response};
-use ibi_archive::ibi::Ibi;
 use ibi_archive::routes::{self, Target};
 use lexopt::ValueExt;
 
@@ -181,7 +181,7 @@ struct LogSyncer {
 fn write_lines<'a>(lines: impl IntoIterator<Item = &'a str>) {
     let mut text = String::new();
     for line in lines {
-        text.push_str(&ibi_archive::logline::clean(line));
+        text.push_str(&::ibi::logline::clean(line));
         text.push('\n');
     }
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
@@ -329,8 +329,7 @@ fn some_items(root: &Path, n: usize) -> Vec<String> {
                     if found.len() >= n || looked > 50 {
                         break 'all;
                     }
-                    let Ok(rep) = ibi_archive::ibi::Rep::parse(&format!("{sub}/{wp}/{year}/{day}"))
-                    else {
+                    let Ok(rep) = ::ibi::Rep::parse(&format!("{sub}/{wp}/{year}/{day}")) else {
                         continue;
                     };
                     let Some(item) = store.find(&Ibi::Rep(rep.clone())).item else {

@@ -4,8 +4,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use ::ibi::Ibi;
 use ibi_archive::admin::stats::compute;
-use ibi_archive::ibi::Ibi;
 
 use super::{root_flag, CliError, CliResult};
 
@@ -69,7 +69,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     // Item names come from the log: each line escaped, so none can reach the terminal raw.
     let text: String = text
         .lines()
-        .map(|l| format!("{}\n", ibi_archive::logline::clean(l)))
+        .map(|l| format!("{}\n", ::ibi::logline::clean(l)))
         .collect();
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())

@@ -685,7 +685,7 @@ sync_interval = "500ms"
 
         /// Waits until archive.toml has settled.
         fn settle(&self) {
-            while !self.stamp().settled(crate::time::SystemClock::now()) {
+            while !self.stamp().settled(::ibi::time::SystemClock::now()) {
                 std::thread::sleep(std::time::Duration::from_millis(100));
             }
         }

@@ -2,7 +2,6 @@
 //! found by a binary search and believed only while each item says the same; the index
 //! built apart from the request when it is missing or older than `col/`.
 
-use crate::ibi::shown;
 use crate::item::is_format_name;
 use crate::item::{Item, State};
 use crate::oai::document::Document;
@@ -11,6 +10,7 @@ use crate::oai::request::{error, parse_date, Args, Failure, OaiError, Verb};
 use crate::oai::token::{ListState, Position, Signer};
 use crate::oai_build;
 use crate::oai_index::{self, Index};
+use ::ibi::shown;
 
 /// Most bytes of the index a new list counts its size in (about 35,000 lines): past
 /// them, the size is estimated.

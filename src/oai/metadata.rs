@@ -8,10 +8,10 @@ use std::io::Read;
 use quick_xml::events::Event;
 use quick_xml::Writer;
 
-use crate::ibi::shown;
 use crate::item::Item;
 use crate::layout::DocEntry;
 use crate::oai::document::{xml_chars, OAI_NS, XSI_NS};
+use ::ibi::shown;
 
 /// Largest metadata file answered.
 pub(crate) const MAX_METADATA: u64 = 1024 * 1024;

@@ -48,7 +48,7 @@ use std::rc::Rc;
 use crate::archive::Archive;
 use crate::http::Answer;
 use crate::layout::Col;
-use crate::query::Query;
+use ::ibi::query::Query;
 
 use document::Document;
 use provider::Provider;

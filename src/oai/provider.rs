@@ -6,13 +6,13 @@ use std::rc::Rc;
 
 use crate::archive::Archive;
 use crate::config::Config;
-use crate::ibi::{shown, Ibi, Rep};
 use crate::item::{Item, State};
 use crate::layout::Col;
 use crate::oai::document::{datestamp, Document};
 use crate::oai::metadata::{known_schema, read_metadata, root_schema};
 use crate::oai::request::{base_url, error, Args, Failure, OaiError, Verb};
 use crate::oai_index::Index;
+use ::ibi::{shown, Ibi, Rep};
 
 pub(super) struct Provider<'a> {
     pub(super) archive: &'a Archive,

@@ -6,8 +6,8 @@
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 
 use crate::config::Config;
-use crate::ibi::shown;
-use crate::query::Query;
+use ::ibi::query::Query;
+use ::ibi::shown;
 
 /// The base URL of the provider, where a request is addressed: the Archive service URL.
 pub(super) fn base_url(config: &Config) -> String {

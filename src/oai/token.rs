@@ -3,10 +3,10 @@
 //! so that no state is kept between requests.
 
 use crate::config::Config;
-use crate::ibi::Rep;
 use crate::item::is_format_name;
 use crate::oai::request::base_url;
 use crate::urlkey::UrlKeys;
+use ::ibi::Rep;
 
 /// What a list asks for: the format, the dates, where this page starts.
 #[derive(Debug, Clone, PartialEq, Eq)]

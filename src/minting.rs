@@ -1,15 +1,16 @@
-//! Minting: the rep from a hostname, port and date (generation standard, Algorithms 1–3) and
-//! the IBIp from an IP address, port and date (Algorithms 5–7), as the protocol (the `ibi`
-//! crate) mints them, and what only an Archive checks: whether its `[minting]` settings
-//! mint at every date of its temporal distributor's granularity. The date comes from the
-//! temporal distributor ([`super::distributor`]); nothing here waits or keeps state.
+//! What only an Archive does in minting its identifiers (the protocol's minting, the rep
+//! from a hostname, port and date and the IBIp from an IP address, port and date, is
+//! `ibi::mint`): the check that its `[minting]` settings mint at every date of its
+//! temporal distributor's granularity, and the temporal distributor itself
+//! ([`distributor`]), which gives the date; nothing here but the distributor's state file
+//! keeps state.
 
-pub use ::ibi::mint::{
-    ibip_prefix, mint_ports, rep_prefix, Minted, IBIP_DEFAULT_PORT, REP_DEFAULT_PORT,
-};
+pub mod distributor;
 
-use super::distributor::Granularity;
-use super::{IbiError, MAX_LEN};
+use ::ibi::mint::rep_prefix;
+use ::ibi::{IbiError, MAX_LEN};
+
+use distributor::Granularity;
 
 /// Whether reps can be minted from `host` and `port` whatever the date the temporal
 /// distributor gives at granularity `r`: the prefix is valid ([`rep_prefix`]) and the
@@ -40,7 +41,8 @@ pub fn check_rep_settings(host: &str, port: u16, r: Granularity) -> Result<(), I
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ibi::IbiDate;
+    use ::ibi::mint::mint_ports;
+    use ::ibi::IbiDate;
 
     #[test]
     fn settings_are_judged_for_every_date_of_their_granularity() {

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::{IbiDate, IbiError};
-use crate::time::Clock;
+use ::ibi::time::Clock;
+use ::ibi::{shown, IbiDate, IbiError};
 
 const NANOS_PER_SEC: i128 = 1_000_000_000;
 
@@ -40,7 +40,7 @@ impl Granularity {
         let bad = || {
             IbiError::new(format!(
                 "invalid granularity {}: expected 60, 1, 0.1, 0.01, ... or 0.000000001 (seconds)",
-                super::shown(s)
+                shown(s)
             ))
         };
         let (int, frac) = s.split_once('.').unwrap_or((s, ""));
@@ -119,7 +119,7 @@ impl PosixTime {
         let bad = || {
             IbiError::new(format!(
                 "invalid instant {}: expected POSIX seconds with up to 9 decimals",
-                super::shown(s)
+                shown(s)
             ))
         };
         let (neg, body) = match s.strip_prefix('-') {
@@ -368,7 +368,7 @@ impl<'c> Distributor<'c> {
             IbiError::new(format!(
                 "minting state {} is corrupt: {} is not POSIX seconds such as 1287588115.35",
                 self.state.display(),
-                super::shown(line)
+                shown(line)
             ))
         })
     }
@@ -392,7 +392,7 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> IbiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::ManualClock;
+    use ::ibi::time::ManualClock;
     use std::fs;
 
     fn at(s: &str) -> PosixTime {
@@ -510,7 +510,7 @@ mod tests {
                 format!(
                     "minting state {} is corrupt: {} is not POSIX seconds such as 1287588115.35",
                     state.display(),
-                    super::super::shown(bad.strip_suffix('\n').unwrap_or(bad))
+                    ::ibi::shown(bad.strip_suffix('\n').unwrap_or(bad))
                 )
             );
         }
