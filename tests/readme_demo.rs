@@ -57,7 +57,10 @@ fn installs(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
             }
         }
         for (at, _) in line.match_indices("bash tests/") {
-            let script = line[at + "bash ".len()..].split_whitespace().next().unwrap();
+            let script = line[at + "bash ".len()..]
+                .split_whitespace()
+                .next()
+                .unwrap();
             scripts.insert(script.to_string());
         }
     }
@@ -82,7 +85,10 @@ fn the_readme_second_command_installs_what_ci_installs() {
     let (ci_packages, ci_scripts) = installs(&ci);
     assert!(ci_packages.contains("apache2"), "{ci_packages:?}");
     assert_eq!(readme_packages, ci_packages);
-    assert!(ci_scripts.contains("tests/oai/install.sh"), "{ci_scripts:?}");
+    assert!(
+        ci_scripts.contains("tests/oai/install.sh"),
+        "{ci_scripts:?}"
+    );
     assert_eq!(readme_scripts, ci_scripts);
     for both in [
         "npm ci --prefix tests/browser",

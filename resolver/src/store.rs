@@ -175,12 +175,25 @@ pub fn is_unreachable(e: &tokio_postgres::Error) -> bool {
 }
 
 /// What PostgreSQL's client says of a fault, with the server's own message when it sent
-/// one (the driver's display of it is only "db error").
+/// one (the driver's display of it is only "db error"), else with its cause: the driver
+/// says "error connecting to server" or "error performing TLS handshake" alone, and why
+/// (the connection refused, the certificate not trusted, a timeout) is its source's text.
 pub fn pg_error_text(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => e.to_string(),
+    if let Some(db) = e.as_db_error() {
+        return format!("{}: {}", db.severity(), db.message());
     }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let said = s.to_string();
+        // A cause whose text repeats its own cause's is said once.
+        if !text.ends_with(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = s.source();
+    }
+    text
 }
 
 /// One value of a parameter or a column.

@@ -81,10 +81,18 @@ fn run_as(user: Option<&User>, args: &[&str], stdin: &str) -> Ran {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
+    let code = status.code().unwrap_or(-1);
+    let err = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
     Ran {
-        code: status.code().unwrap_or(-1),
+        code,
         out: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
-        err: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
+        // A server that failed: its lines are log lines, each after its time (checked and
+        // taken off); a usage error (2) is a message, untimed.
+        err: if args.first() == Some(&"serve") && code == 1 {
+            common::resolver::unstamped(&err)
+        } else {
+            err
+        },
     }
 }
 

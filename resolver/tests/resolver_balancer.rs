@@ -657,10 +657,9 @@ fn the_balancers_examples_take_no_port_of_the_walkthrough() {
         .map(|l| l.split_whitespace().nth(1).unwrap())
         .collect();
     assert_eq!(servers, CONF_BACKENDS);
-    let package = fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../debian/resolver.toml"),
-    )
-    .unwrap();
+    let package =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../debian/resolver.toml"))
+            .unwrap();
     assert!(
         package.contains(&format!("\nlisten = \"{}\"\n", CONF_BACKENDS[0])),
         "{package}"
@@ -669,7 +668,10 @@ fn the_balancers_examples_take_no_port_of_the_walkthrough() {
         .into_iter()
         .chain(CONF_BACKENDS.iter().map(|b| port_of(b)))
         .collect();
-    assert!(!taken.contains(&haproxy), "HAProxy binds {haproxy}, one of {taken:?}");
+    assert!(
+        !taken.contains(&haproxy),
+        "HAProxy binds {haproxy}, one of {taken:?}"
+    );
     let readme = fs::read_to_string(common::repository().join("README.md")).unwrap();
     let said = &readme[readme.find("- **HAProxy** (").unwrap()..];
     let said = &said[..said.find("\n\n").unwrap()];
