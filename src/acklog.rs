@@ -193,6 +193,27 @@ pub fn record_once(
     issued: i64,
     durability: Durability<'_>,
 ) -> io::Result<Outcome> {
+    let outcome = record_once_uncounted(var, rec, issued, durability);
+    if let Ok(Outcome::Counted | Outcome::CountedUnsynced(_)) = &outcome {
+        COUNTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    outcome
+}
+
+/// Acknowledgments this process counted ([`record_once`]), for `serve`'s `/metrics`.
+static COUNTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many acknowledgments this process has counted.
+pub fn counted_by_this_process() -> u64 {
+    COUNTED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn record_once_uncounted(
+    var: &Path,
+    rec: &Record,
+    issued: i64,
+    durability: Durability<'_>,
+) -> io::Result<Outcome> {
     if rec.key.is_empty() || !rec.key.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,

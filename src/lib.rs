@@ -26,6 +26,7 @@ pub mod oai_build;
 pub mod oai_dc;
 pub mod oai_index;
 pub mod routes;
+pub mod serve_metrics;
 pub mod service;
 pub mod store;
 pub mod urlkey;
