@@ -12,7 +12,10 @@
 //!   registered by the operator (as ibi-resolver) and included, as root, by the
 //!   ExecStart of the installed ibi-archive-inclusion.service (run as systemd runs it,
 //!   there being no systemd to start it), one persistent URL redirected to the file's URL
-//!   under Apache, and the Archive excluded by the unit's ExecStop;
+//!   under Apache; then two instances of the templated unit ibi-resolver@.service from
+//!   that one resolver.toml (its ExecStart run as systemd runs it, `%i` the port: `serve
+//!   --listen 127.0.0.1:PORT`), each redirecting the persistent URL on its own port; and
+//!   the Archive excluded by the unit's ExecStop;
 //! - `systemd-analyze verify` on the installed units, and lighttpd's check of the
 //!   installed lighttpd configuration;
 //! - `dpkg --purge`: the user, the registry and the configuration gone, the Archive's data
@@ -62,6 +65,8 @@ const APACHE_PID: &str = "/var/run/apache2/apache2.pid";
 /// Where the package puts the unit (/lib/systemd/system is the same directory on a
 /// merged-/usr system, as every Debian 12 is).
 const UNIT: &str = "/usr/lib/systemd/system/ibi-resolver.service";
+/// The templated unit: one instance per port, all with resolver.toml.
+const TEMPLATE_UNIT: &str = "/usr/lib/systemd/system/ibi-resolver@.service";
 /// The unit that includes the Archive served by Apache in its resolvers while Apache runs.
 const INCLUSION_UNIT: &str = "/usr/lib/systemd/system/ibi-archive-inclusion.service";
 const BINARIES: &[&str] = &["/usr/bin/ibi-archive", "/usr/bin/ibi-resolver"];
@@ -219,6 +224,8 @@ fn not_ready() -> Option<String> {
         PORT_CONF,
         UNIT,
         "/lib/systemd/system/ibi-resolver.service",
+        TEMPLATE_UNIT,
+        "/lib/systemd/system/ibi-resolver@.service",
         INCLUSION_UNIT,
         "/lib/systemd/system/ibi-archive-inclusion.service",
         "/etc/default/ibi-archive-inclusion",
@@ -244,6 +251,8 @@ static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// stopped if the test started it, else reloaded.
 struct Machine {
     resolver: Option<Child>,
+    /// Instances of the templated unit, each in its own process group.
+    instances: Vec<Child>,
     /// Whether Apache ran before the test, and whether the test started or reloaded it.
     apache_was_running: bool,
     apache_changed: bool,
@@ -269,18 +278,22 @@ impl Machine {
                 std::thread::sleep(Duration::from_millis(20));
             }
         }
-        let Some(mut child) = self.resolver.take() else {
-            return;
-        };
-        // Its own process group: runuser and the resolver under it.
-        let group = format!("-{}", child.id());
-        run_quietly("kill", &["-s", "TERM", "--", &group]);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
+        for mut child in self
+            .resolver
+            .take()
+            .into_iter()
+            .chain(self.instances.drain(..))
+        {
+            // Its own process group: runuser and the resolver under it.
+            let group = format!("-{}", child.id());
+            run_quietly("kill", &["-s", "TERM", "--", &group]);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            run_quietly("kill", &["-s", "KILL", "--", &group]);
+            let _ = child.wait();
         }
-        run_quietly("kill", &["-s", "KILL", "--", &group]);
-        let _ = child.wait();
     }
 
     /// Stops Apache if the test started it.
@@ -462,6 +475,37 @@ fn run_unit_command(unit: &str, key: &str) -> (i32, String, String) {
     common::run_with_stdin(&mut cmd, "")
 }
 
+/// The instance `instance` of the installed templated unit `unit`, started as systemd
+/// starts it: its ExecStart with `%i` made `instance`, as its User=, in a clean
+/// environment (PATH alone), its stderr into `log`, in a process group of its own.
+fn spawn_unit_instance(unit: &str, instance: &str, log: &Path) -> Child {
+    let text = fs::read_to_string(unit).unwrap();
+    let setting = |name: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(&format!("{name}=")))
+            .map(|v| v.replace("%i", instance))
+            .collect()
+    };
+    let (start, user) = (setting("ExecStart"), setting("User"));
+    assert_eq!((start.len(), user.len()), (1, 1), "{unit}:\n{text}");
+    let argv: Vec<&str> = start[0].split_whitespace().collect();
+    Command::new("runuser")
+        .args(["-u", &user[0], "--"])
+        .args(&argv)
+        .env_clear()
+        .env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        )
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(fs::File::create(log).unwrap())
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
 /// `ibi-resolver ARGS --config /etc/ibi-resolver/resolver.toml` as the operator runs it:
 /// as the user ibi-resolver, `stdin` on its standard input.
 fn resolver_command(args: &[&str], stdin: &str) -> (i32, String, String) {
@@ -488,6 +532,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     let deb = build_package();
     let mut machine = Machine {
         resolver: None,
+        instances: Vec::new(),
         apache_was_running: apache_running(),
         apache_changed: false,
         modules_enabled: Vec::new(),
@@ -510,6 +555,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         "/etc/lighttpd/conf-available/50-ibi-archive.conf",
         "/etc/ibi-resolver/resolver.toml",
         UNIT,
+        TEMPLATE_UNIT,
         INCLUSION_UNIT,
         "/usr/share/doc/ibi-archive/README.md",
         "/usr/share/doc/ibi-archive/copyright",
@@ -551,6 +597,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
             "cgi-bin/lighttpd/ibi-archive.conf",
         ),
         (UNIT, "resolver/deploy/ibi-resolver.service"),
+        (TEMPLATE_UNIT, "resolver/deploy/ibi-resolver@.service"),
         (
             "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver.conf",
             "resolver/deploy/apache2-ibi-resolver.conf",
@@ -633,7 +680,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     );
 
     // The units, as systemd would read them (the inclusion unit's man page installed).
-    for unit in [UNIT, INCLUSION_UNIT] {
+    for unit in [UNIT, TEMPLATE_UNIT, INCLUSION_UNIT] {
         let out = Command::new("systemd-analyze")
             .args(["verify", unit])
             .env("SYSTEMD_LOG_COLOR", "0")
@@ -846,6 +893,46 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         r.status
     );
 
+    // -------------------------------------------------------------------------------
+    // Two instances of the templated unit, from the one resolver.toml: the first on the
+    // port the Archive names, the second on another; both resolve, each on its own port
+    // (`serve --listen`), sharing the registry.
+    // -------------------------------------------------------------------------------
+    machine.stop_resolver();
+    let second = common::free_port();
+    let instance_logs = [rport, second].map(|port| logs.path().join(format!("{port}.log")));
+    for (port, log) in [rport, second].into_iter().zip(&instance_logs) {
+        machine
+            .instances
+            .push(spawn_unit_instance(TEMPLATE_UNIT, &port.to_string(), log));
+        let child = machine.instances.last_mut().unwrap();
+        if let Err(why) = common::wait_for_port(port, Some(child)) {
+            panic!(
+                "ibi-resolver@{port}: {why}\n{}",
+                fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+    }
+    for (port, log) in [rport, second].into_iter().zip(&instance_logs) {
+        let r = common::http_get(&format!("http://127.0.0.1:{port}/{ITEM_IBIP}"));
+        let said = || fs::read_to_string(log).unwrap_or_default();
+        assert_eq!(
+            (r.status, r.header("location")),
+            (302, Some(file_url.as_str())),
+            "ibi-resolver@{port}: {}\n{}",
+            r.text(),
+            said()
+        );
+        // Its own line, under its own address.
+        assert!(
+            said().contains(&format!(
+                "listening on http://127.0.0.1:{port} (1 Archive included)"
+            )),
+            "{}",
+            said()
+        );
+    }
+
     // The unit's ExecStop (Apache stopping) excludes the Archive; it stays registered.
     let (code, out, err) = run_unit_command(INCLUSION_UNIT, "ExecStop");
     assert_eq!(
@@ -913,6 +1000,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         APACHE_CONF_ENABLED,
         LIGHTTPD_CONF,
         UNIT,
+        TEMPLATE_UNIT,
         INCLUSION_UNIT,
         "/usr/share/ibi-archive",
         BINARIES[0],
@@ -978,6 +1066,7 @@ fn the_readmes_administrator_script_runs_from_a_clean_machine() {
 
     let mut machine = Machine {
         resolver: None,
+        instances: Vec::new(),
         apache_was_running: apache_running(),
         apache_changed: true,
         modules_enabled: APACHE_MODULES

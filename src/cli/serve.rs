@@ -277,14 +277,7 @@ impl LogSyncer {
 
 /// `--listen`: `ADDRESS:PORT`, or a port alone on 127.0.0.1.
 fn listen_address(v: &str) -> Result<std::net::SocketAddr, CliError> {
-    if let Ok(port) = v.parse::<u16>() {
-        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
-    }
-    v.parse().map_err(|_| {
-        CliError::usage(format!(
-            "serve: --listen {v:?}: expected ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or a PORT"
-        ))
-    })
+    cmdline::listen_address(v).map_err(|e| CliError::usage(format!("serve: {e}")))
 }
 
 /// As many connections as the descriptors allow (the soft limit raised to the hard one
