@@ -23,6 +23,7 @@ pub mod loops;
 pub mod memory;
 pub mod metrics;
 pub mod pages;
+pub mod pg_tls;
 pub mod process;
 pub mod registry;
 pub mod resolve;
