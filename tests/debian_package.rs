@@ -569,6 +569,11 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     .map(String::from)
     .collect();
     assert_eq!(package_files(&deb), expected);
+    // The backup chapter's rsync, which apt installs with the package unless told not to.
+    assert_eq!(
+        run("dpkg-deb", &["-f", deb.to_str().unwrap(), "Recommends"]),
+        "rsync\n"
+    );
 
     machine.installed = true;
     machine.archive = true;
