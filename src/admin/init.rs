@@ -152,7 +152,16 @@ pub fn init(root: &Path, req: &InitRequest, clock: &dyn Clock) -> Result<Initial
         ..Draft::default()
     };
     install(&col, &minted.rep, &draft, |_| Ok(()))?;
-    let notes = refresh_prefixes(root, clock);
+    let mut notes = refresh_prefixes(root, clock);
+    // The order trap: the persistent URLs `new` writes name the first resolver; without
+    // one given, the standard's, which may not be the resolver this Archive will join.
+    if req.resolvers.is_empty() {
+        notes.push(format!(
+            "no --resolver given: this Archive takes the resolver of the resolution standard, {}; the persistent URL of every item new describes names it ({}/<IBI>, in its metadata); to name your own resolver, give --resolver URL (or set [registration] in archive.toml) before the first new (check notes the items made before it, and check --fix rewrites them)",
+            crate::config::DEFAULT_RESOLVER,
+            crate::config::resolver_publicurl(crate::config::DEFAULT_RESOLVER)
+        ));
+    }
     made.keep();
     Ok(Initialized {
         config,

@@ -125,7 +125,7 @@ and
         },
         Command {
             name: "check",
-            synopsis: "check [--root R] [--web-user USER]",
+            synopsis: "check [--root R] [--web-user USER] [--fix]",
             about: "validate the whole Archive",
             help: check::HELP,
             man: &[r#"Validates the whole Archive: archive.toml and its service item, every directory and item
@@ -140,7 +140,16 @@ writable), with the
 to run.
 Warns when archive.toml or var/urlkey.secret is readable by every local user. Notes
 (not faults) a next edition, metadata or translation naming an IBI this Archive does
-not hold, which the resolver looks for in the other Archives. Exit
+not hold, which the resolver looks for in the other Archives; and a persistent URL
+in a metadata item's record (its
+.BR dc:identifier )
+that names a resolver
+.B [registration]
+does not name (an Archive made before its resolver took the standard's), which
+.B \-\-fix
+rewrites to name the first of
+.BR [registration] ,
+in the record and in its page. Exit
 status 1 when there are faults.
 Writes var/oai-records, the index of the OAI-PMH data provider's records, from its
 walk, and var/oai-records.stamp, what col/ was (when var/ exists); the data provider
@@ -437,6 +446,14 @@ with a new registration key for each resolver, for joining them.",
             r"the web server's user, which runs the service and must be able to use var/
 (default www-data); one this machine does not have is said in a note, and var/ is not
 judged.",
+        ),
+        documented(
+            &["fix"],
+            None,
+            &["check"],
+            r"rewrite the persistent URLs of metadata items that name a resolver
+.B [registration]
+does not name, to name its first resolver (each rewrite is a note).",
         ),
         // new
         Flag {
