@@ -117,7 +117,7 @@ pub struct Summary {
 }
 
 /// The web server's user when `check` is not told (`--web-user`): Debian's.
-pub const DEFAULT_WEB_USER: &str = "www-data";
+pub use crate::var_owner::DEFAULT_WEB_USER;
 
 /// Checks the Archive at `root`, handing each fault to `report` as it is found and the
 /// number of items seen so far to `progress`; var/ is judged as the user `web_user` (the

@@ -42,6 +42,8 @@ pub struct InitRequest {
     pub email: Option<String>,
     /// The resolvers `[registration]` names, in order (none: the standard's, urlib.net).
     pub resolvers: Vec<String>,
+    /// The web server's user, given var/ when init runs as root (None: www-data).
+    pub web_user: Option<String>,
 }
 
 /// What was created.
@@ -112,6 +114,8 @@ pub fn init(root: &Path, req: &InitRequest, clock: &dyn Clock) -> Result<Initial
         .mode(0o700)
         .create(&var)
         .map_err(|e| io_err("cannot create", &var, e))?;
+    crate::var_owner::give_new_var(&var, req.web_user.as_deref())
+        .map_err(|e| io_err("cannot give to the web server's user", &var, e))?;
     let col = root.join("col");
     fs::DirBuilder::new()
         .mode(0o755)

@@ -442,10 +442,15 @@ with a new registration key for each resolver, for joining them.",
         documented(
             &["web-user"],
             Some("USER"),
-            &["check"],
+            &["check", "init", "new"],
             r"the web server's user, which runs the service and must be able to use var/
-(default www-data); one this machine does not have is said in a note, and var/ is not
-judged.",
+(default www-data). For
+.BR check ,
+one this machine does not have is said in a note, and var/ is not judged; for
+.B init
+and
+.B new
+run as root, the var/ they make is given to that user, where this machine has one.",
         ),
         documented(
             &["fix"],
