@@ -56,6 +56,9 @@ const RESOLVER_USER: &str = "ibi-resolver";
 const APACHE_CONF: &str = "/etc/apache2/conf-available/ibi-archive.conf";
 const APACHE_CONF_ENABLED: &str = "/etc/apache2/conf-enabled/ibi-archive.conf";
 const LIGHTTPD_CONF: &str = "/etc/lighttpd/conf-available/50-ibi-archive.conf";
+/// logrotate(8) of the Archive's access log, and of the resolver's log outside systemd.
+const LOGROTATE_ARCHIVE: &str = "/etc/logrotate.d/ibi-archive";
+const LOGROTATE_RESOLVER: &str = "/etc/logrotate.d/ibi-resolver";
 /// The test's own Apache configuration, for its `Listen`.
 const PORT_CONF_NAME: &str = "ibi-archive-package-test";
 const PORT_CONF: &str = "/etc/apache2/conf-available/ibi-archive-package-test.conf";
@@ -201,6 +204,7 @@ fn not_ready() -> Option<String> {
         "/usr/sbin/runuser",
         "/usr/bin/systemd-analyze",
         "/usr/sbin/lighttpd",
+        "/usr/sbin/logrotate",
     ] {
         if !Path::new(tool).is_file() {
             return Some(format!("{tool} is not installed"));
@@ -221,6 +225,8 @@ fn not_ready() -> Option<String> {
         APACHE_CONF,
         APACHE_CONF_ENABLED,
         LIGHTTPD_CONF,
+        LOGROTATE_ARCHIVE,
+        LOGROTATE_RESOLVER,
         PORT_CONF,
         UNIT,
         "/lib/systemd/system/ibi-resolver.service",
@@ -253,6 +259,8 @@ struct Machine {
     resolver: Option<Child>,
     /// Instances of the templated unit, each in its own process group.
     instances: Vec<Child>,
+    /// Files the test made outside the package's paths (the instances' logs), removed.
+    files: Vec<PathBuf>,
     /// Whether Apache ran before the test, and whether the test started or reloaded it.
     apache_was_running: bool,
     apache_changed: bool,
@@ -326,6 +334,9 @@ impl Machine {
         }
         if std::mem::take(&mut self.archive) {
             let _ = fs::remove_dir_all(ARCHIVE_ROOT);
+        }
+        for file in std::mem::take(&mut self.files) {
+            let _ = fs::remove_file(file);
         }
         // An Apache that ran before runs on, with the configuration it had.
         if std::mem::take(&mut self.apache_changed) {
@@ -500,7 +511,14 @@ fn spawn_unit_instance(unit: &str, instance: &str, log: &Path) -> Child {
         .current_dir("/")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(fs::File::create(log).unwrap())
+        // As `2>>log` opens it.
+        .stderr(
+            fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+                .unwrap(),
+        )
         .process_group(0)
         .spawn()
         .unwrap()
@@ -533,6 +551,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     let mut machine = Machine {
         resolver: None,
         instances: Vec::new(),
+        files: Vec::new(),
         apache_was_running: apache_running(),
         apache_changed: false,
         modules_enabled: Vec::new(),
@@ -553,6 +572,8 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         "/usr/share/ibi-archive/lighttpd/ibi-archive.conf",
         "/etc/apache2/conf-available/ibi-archive.conf",
         "/etc/lighttpd/conf-available/50-ibi-archive.conf",
+        LOGROTATE_ARCHIVE,
+        LOGROTATE_RESOLVER,
         "/etc/ibi-resolver/resolver.toml",
         UNIT,
         TEMPLATE_UNIT,
@@ -586,9 +607,15 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         .collect();
     assert_eq!(
         conffiles,
-        [APACHE_CONF, LIGHTTPD_CONF, RESOLVER_TOML]
-            .into_iter()
-            .collect()
+        [
+            APACHE_CONF,
+            LIGHTTPD_CONF,
+            LOGROTATE_ARCHIVE,
+            LOGROTATE_RESOLVER,
+            RESOLVER_TOML
+        ]
+        .into_iter()
+        .collect()
     );
 
     // Installed as in the repository: the routes, the unit, the pages and completions.
@@ -627,6 +654,8 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         (APACHE_CONF, "debian/apache2/ibi-archive.conf"),
         (LIGHTTPD_CONF, "debian/lighttpd/50-ibi-archive.conf"),
         (RESOLVER_TOML, "debian/resolver.toml"),
+        (LOGROTATE_ARCHIVE, "debian/logrotate/ibi-archive"),
+        (LOGROTATE_RESOLVER, "debian/logrotate/ibi-resolver"),
         (
             "/usr/share/bash-completion/completions/ibi-archive",
             "debian/bash-completion/ibi-archive",
@@ -799,6 +828,70 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     assert!(r.body == file_bytes, "{file_url} is not the file");
 
     // ---------------------------------------------------------------------------------
+    // The access log rotated by the installed logrotate configuration, run by hand (its
+    // state in a directory of the test), and `stats` counting every log it kept
+    // ---------------------------------------------------------------------------------
+    let rotation = tempfile::tempdir().unwrap();
+    let state = rotation.path().join("state");
+    let rotate = |config: &str| {
+        run("logrotate", &["-f", "-s", state.to_str().unwrap(), config]);
+    };
+    // An access as the resolver counts it: a urlRequest, then its acknowledgment.
+    let acknowledge = || {
+        let r = common::http_get(&format!(
+            "{base}/{service}?servicesubject=urlRequest&clientinformation.ipaddress=127.0.0.1&parsedibiurl.ibi={ITEM_IBIP}"
+        ));
+        let (_, urlkey) = common::mask_urlkey(&r.text());
+        let r = common::http_get(&format!(
+            "{base}/{service}?servicesubject=acknowledgment&clientinformation.ipaddress=127.0.0.1&contenttype=Data&ibi=rep%20{ITEM_REP}&url={}&urlkey={}",
+            file_url.replace(' ', "%20"),
+            urlkey.expect("a urlkey")
+        ));
+        assert_eq!(
+            (r.status, r.text()),
+            (200, "notice {acknowledgment received}".to_string()),
+            "{}",
+            apache_log()
+        );
+    };
+    let var = Path::new(ARCHIVE_ROOT).join("var");
+    let log_of = |name: &str| var.join(name);
+    acknowledge();
+    rotate(LOGROTATE_ARCHIVE);
+    acknowledge();
+    rotate(LOGROTATE_ARCHIVE);
+    acknowledge();
+    // Renamed, the older compressed (delaycompress: not the newest), the log made anew
+    // by the service as var/'s owner.
+    let kept = [
+        String::from_utf8(gunzip(log_of("acknowledgments.log.2.gz").to_str().unwrap())).unwrap(),
+        fs::read_to_string(log_of("acknowledgments.log.1")).unwrap(),
+        fs::read_to_string(log_of("acknowledgments.log")).unwrap(),
+    ];
+    for log in &kept {
+        assert_eq!(log.lines().count(), 1, "{kept:?}");
+    }
+    let www = fs::metadata(&var).unwrap();
+    let current = fs::metadata(log_of("acknowledgments.log")).unwrap();
+    assert_eq!((current.uid(), current.gid()), (www.uid(), www.gid()));
+    let (code, out, err) = {
+        let mut cmd = Command::new("/usr/bin/ibi-archive");
+        cmd.args(["stats", "--root", ARCHIVE_ROOT, "--csv"]);
+        common::run_with_stdin(&mut cmd, "")
+    };
+    let month = |log: &str| log[..7].to_string();
+    let months: BTreeSet<String> = kept.iter().map(|l| month(l)).collect();
+    let mut want = String::from("item,month,count\n");
+    for (item, lines) in [(ITEM_REP, &kept), ("*", &kept)] {
+        for m in &months {
+            let n = lines.iter().filter(|l| month(l) == *m).count();
+            want.push_str(&format!("{item},{m},{n}\n"));
+        }
+        want.push_str(&format!("{item},total,3\n"));
+    }
+    assert_eq!((code, out, err), (0, want, String::new()));
+
+    // ---------------------------------------------------------------------------------
     // The resolver, as the unit runs it, in front of the Archive
     // ---------------------------------------------------------------------------------
     let rport = common::free_port();
@@ -905,7 +998,17 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     // -------------------------------------------------------------------------------
     machine.stop_resolver();
     let second = common::free_port();
-    let instance_logs = [rport, second].map(|port| logs.path().join(format!("{port}.log")));
+    // The first's log in the test's directory; the second's where the installed logrotate
+    // configuration looks for an instance's log outside systemd.
+    let instance_logs = [
+        logs.path().join(format!("{rport}.log")),
+        PathBuf::from(format!("/var/log/ibi-resolver@{second}.log")),
+    ];
+    assert!(!instance_logs[1].exists(), "{}", instance_logs[1].display());
+    machine.files.extend([
+        instance_logs[1].clone(),
+        instance_logs[1].with_extension("log.1"),
+    ]);
     for (port, log) in [rport, second].into_iter().zip(&instance_logs) {
         machine
             .instances
@@ -920,6 +1023,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     }
     for (port, log) in [rport, second].into_iter().zip(&instance_logs) {
         let r = common::http_get(&format!("http://127.0.0.1:{port}/{ITEM_IBIP}"));
+        // (each line is written before its answer)
         let said = || fs::read_to_string(log).unwrap_or_default();
         assert_eq!(
             (r.status, r.header("location")),
@@ -937,6 +1041,25 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
             said()
         );
     }
+
+    // The second's log rotated as the installed configuration says (copytruncate: the
+    // resolver keeps writing to the stderr it was given, opened for appending): its
+    // lines kept whole in .1, the log emptied, and the next line at its start.
+    let logged = fs::read_to_string(&instance_logs[1]).unwrap();
+    rotate(LOGROTATE_RESOLVER);
+    assert_eq!(
+        fs::read_to_string(instance_logs[1].with_extension("log.1")).unwrap(),
+        logged
+    );
+    let r = common::http_get(&format!("http://127.0.0.1:{second}/{ITEM_IBIP}"));
+    assert_eq!(r.status, 302);
+    let after = common::resolver::unstamped(&fs::read_to_string(&instance_logs[1]).unwrap());
+    assert!(
+        after.starts_with(&format!(
+            "ibi-resolver: 127.0.0.1 \"GET /{ITEM_IBIP}\" 302 "
+        )) && after.lines().count() == 1,
+        "{after:?}"
+    );
 
     // The unit's ExecStop (Apache stopping) excludes the Archive; it stays registered.
     let (code, out, err) = run_unit_command(INCLUSION_UNIT, "ExecStop");
@@ -1072,6 +1195,7 @@ fn the_readmes_administrator_script_runs_from_a_clean_machine() {
     let mut machine = Machine {
         resolver: None,
         instances: Vec::new(),
+        files: Vec::new(),
         apache_was_running: apache_running(),
         apache_changed: true,
         modules_enabled: APACHE_MODULES
