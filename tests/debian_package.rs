@@ -1179,7 +1179,8 @@ fn the_readmes_administrator_script_runs_from_a_clean_machine() {
         );
     }
     let deb = build_package();
-    let script = common::readme_block(
+    let script = common::doc_block(
+        "docs/src/administrators-guide.md",
         "\n### From the package to a persistent URL, on one machine\n",
         "sh",
     );

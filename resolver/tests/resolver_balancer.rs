@@ -672,7 +672,8 @@ fn the_balancers_examples_take_no_port_of_the_walkthrough() {
         !taken.contains(&haproxy),
         "HAProxy binds {haproxy}, one of {taken:?}"
     );
-    let readme = fs::read_to_string(common::repository().join("README.md")).unwrap();
+    let readme =
+        fs::read_to_string(common::repository().join("docs/src/resolver-guide.md")).unwrap();
     let said = &readme[readme.find("- **HAProxy** (").unwrap()..];
     let said = &said[..said.find("\n\n").unwrap()];
     assert!(said.contains(&format!("port {haproxy}")), "{said}");
