@@ -579,6 +579,10 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         TEMPLATE_UNIT,
         INCLUSION_UNIT,
         "/usr/share/doc/ibi-archive/README.md",
+        "/usr/share/doc/ibi-archive/administrators-guide.md",
+        "/usr/share/doc/ibi-archive/resolver-guide.md",
+        "/usr/share/doc/ibi-archive/protocol.md",
+        "/usr/share/doc/ibi-archive/code.md",
         "/usr/share/doc/ibi-archive/copyright",
         "/usr/share/doc/ibi-archive/examples/apache2-ibi-archive-tls.conf",
         "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver.conf",
@@ -654,6 +658,19 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         (APACHE_CONF, "debian/apache2/ibi-archive.conf"),
         (LIGHTTPD_CONF, "debian/lighttpd/50-ibi-archive.conf"),
         (RESOLVER_TOML, "debian/resolver.toml"),
+        (
+            "/usr/share/doc/ibi-archive/administrators-guide.md",
+            "docs/src/administrators-guide.md",
+        ),
+        (
+            "/usr/share/doc/ibi-archive/resolver-guide.md",
+            "docs/src/resolver-guide.md",
+        ),
+        (
+            "/usr/share/doc/ibi-archive/protocol.md",
+            "docs/src/protocol.md",
+        ),
+        ("/usr/share/doc/ibi-archive/code.md", "docs/src/code.md"),
         (LOGROTATE_ARCHIVE, "debian/logrotate/ibi-archive"),
         (LOGROTATE_RESOLVER, "debian/logrotate/ibi-resolver"),
         (

@@ -93,6 +93,8 @@ fn the_readme_second_command_installs_what_ci_installs() {
     for both in [
         "npm ci --prefix tests/browser",
         "cargo install cargo-deb --locked",
+        "cargo install mdbook --locked",
+        "mdbook build docs",
         "cargo test -- --include-ignored",
     ] {
         assert!(

@@ -245,7 +245,7 @@ warns on standard error for each resolver whose URL is
 .B http://
 to a host that is not loopback: its key crosses the network in clear, and whoever reads
 it can include the Archive at another address there. This build speaks no https: reach
-such a resolver through a TLS tunnel (README.md, "Joining resolvers").
+such a resolver through a TLS tunnel (the administrator's guide, "Joining resolvers").
 .PP
 A resolver that answers 429 (too many requests from the Archive's network: it checks
 them in turn) or 503 (its registry out of reach) with Retry-After is asked again after
@@ -733,9 +733,12 @@ in it, then
 .I /usr/share/ibi-archive/
 the routes the two files above include (cgi-bin/ of the source, unchanged).
 .TP
-.I /usr/share/doc/ibi-archive/README.md
-the whole documentation: the Archive on disk, the protocol, the resolver, and running
-both for years (TLS, logs, backup and restore, moving, upgrading, removing and purging).
+.I /usr/share/doc/ibi-archive/
+the documentation: README.md (what it is, and where to read on), the administrator's
+guide (administrators-guide.md: the Archive on disk, the commands, deploying, joining
+resolvers, and running it for years: TLS, logs, backup and restore, moving, upgrading,
+removing and purging), the resolver operator's guide (resolver-guide.md), the protocol
+reference (protocol.md) and the layout of the code (code.md).
 .TP
 .I /usr/share/doc/ibi-archive/examples/
 Apache in front of the resolver, and the https sites of the Archive

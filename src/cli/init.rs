@@ -147,7 +147,8 @@ fn next_steps(root: &Path, done: &Initialized) -> String {
          \x20      a2enmod cgid alias env && a2enconf ibi-archive\n\
          \x20      apache2ctl configtest && apache2ctl graceful\n\
          \x20    and make Apache listen on the port of {address}. lighttpd, or a\n\
-         \x20    build from the source: README.md (/usr/share/doc/ibi-archive/README.md),\n\
+         \x20    build from the source: the administrator's guide\n\
+         \x20    (/usr/share/doc/ibi-archive/administrators-guide.md),\n\
          \x20    \"Deploying under Apache or lighttpd\". Or try it at once with\n\
          \x20      ibi-archive serve --root {r} --listen {listen}\n\
          \x20 3. Add items: ibi-archive new --root {r} FILE...   and check: ibi-archive check --root {r}\n\
