@@ -197,6 +197,27 @@ pub fn record_once(
     issued: i64,
     durability: Durability<'_>,
 ) -> io::Result<Outcome> {
+    let outcome = record_once_uncounted(var, rec, issued, durability);
+    if let Ok(Outcome::Counted | Outcome::CountedUnsynced(_)) = &outcome {
+        COUNTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    outcome
+}
+
+/// Acknowledgments this process counted ([`record_once`]), for `serve`'s `/metrics`.
+static COUNTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many acknowledgments this process has counted.
+pub fn counted_by_this_process() -> u64 {
+    COUNTED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn record_once_uncounted(
+    var: &Path,
+    rec: &Record,
+    issued: i64,
+    durability: Durability<'_>,
+) -> io::Result<Outcome> {
     if rec.key.is_empty() || !rec.key.bytes().all(|b| b.is_ascii_digit() || b == b'-') {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -609,7 +630,81 @@ pub fn for_each(var: &Path, mut each: impl FnMut(Record)) -> io::Result<usize> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
         Err(e) => return Err(e),
     };
-    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    read_records(BufReader::with_capacity(64 * 1024, file), &mut each)
+}
+
+/// [`for_each`] over the logs logrotate kept too, oldest first, then the log: each
+/// `acknowledgments.log.N` or, compressed, `acknowledgments.log.N.gz` of var/ (N from 1,
+/// the highest the oldest; where both spellings of one N are there, gzip is under way
+/// and the plain one is whole). Each is opened from var/'s descriptor, following no
+/// link. A fault names the file it came from.
+pub fn for_each_kept(var: &Path, mut each: impl FnMut(Record)) -> io::Result<usize> {
+    let named = |name: &str| {
+        let name = name.to_string();
+        move |e: io::Error| io::Error::new(e.kind(), format!("{name}: {e}"))
+    };
+    // var/, listed: one that cannot be (a user who may search it but not read it) has its
+    // log read alone, as before any rotation.
+    let dir = var_owner::open_dir(var);
+    let listed = dir.as_ref().ok().and_then(|d| rfs::Dir::read_from(d).ok());
+    let (Ok(dir), Some(listed)) = (dir, listed) else {
+        return for_each(var, &mut each).map_err(named(LOG_NAME));
+    };
+    // N → whether only its compressed spelling is there.
+    let mut kept: std::collections::BTreeMap<u64, bool> = std::collections::BTreeMap::new();
+    for entry in listed {
+        let entry = entry?;
+        let Ok(name) = std::str::from_utf8(entry.file_name().to_bytes()) else {
+            continue;
+        };
+        let Some(rest) = name
+            .strip_prefix(LOG_NAME)
+            .and_then(|r| r.strip_prefix('.'))
+        else {
+            continue;
+        };
+        let (digits, gz) = match rest.strip_suffix(".gz") {
+            Some(d) => (d, true),
+            None => (rest, false),
+        };
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        if let Ok(n) = digits.parse::<u64>() {
+            let only_gz = kept.get(&n).copied().unwrap_or(true) && gz;
+            kept.insert(n, only_gz);
+        }
+    }
+    let mut bad = 0;
+    for (n, gz) in kept.into_iter().rev() {
+        let name = if gz {
+            format!("{LOG_NAME}.{n}.gz")
+        } else {
+            format!("{LOG_NAME}.{n}")
+        };
+        let file: File = rfs::openat(
+            &dir,
+            name.as_str(),
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(io::Error::from)
+        .map_err(named(&name))?
+        .into();
+        bad += if gz {
+            let unzipped = flate2::read::MultiGzDecoder::new(file);
+            read_records(BufReader::with_capacity(64 * 1024, unzipped), &mut each)
+        } else {
+            read_records(BufReader::with_capacity(64 * 1024, file), &mut each)
+        }
+        .map_err(named(&name))?;
+    }
+    bad += for_each(var, &mut each).map_err(named(LOG_NAME))?;
+    Ok(bad)
+}
+
+/// The records of one log read from `reader`, handed to `each`; the malformed lines.
+fn read_records(mut reader: impl BufRead, each: &mut impl FnMut(Record)) -> io::Result<usize> {
     let mut line = Vec::with_capacity(512);
     let mut bad = 0;
     loop {

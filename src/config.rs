@@ -639,12 +639,19 @@ impl Config {
     /// standard's when archive.toml names none. What a reader cites: it outlives the
     /// Archive's own URLs.
     pub fn persistent_url(&self, ibi: &str) -> String {
-        let resolver = self
-            .registration
-            .as_ref()
-            .and_then(|r| r.resolvers.first())
-            .map_or(DEFAULT_RESOLVER, |r| r.url.as_str());
-        format!("{}/{ibi}", resolver_publicurl(resolver))
+        format!("{}/{ibi}", self.resolver_publicurls()[0])
+    }
+
+    /// The public URLs of this Archive's resolvers, in `[registration]`'s order (the
+    /// standard's alone when it names none): those its items' persistent URLs may name.
+    pub fn resolver_publicurls(&self) -> Vec<String> {
+        match self.registration.as_ref().map(|r| &r.resolvers[..]) {
+            Some(resolvers) if !resolvers.is_empty() => resolvers
+                .iter()
+                .map(|r| resolver_publicurl(&r.url))
+                .collect(),
+            _ => vec![resolver_publicurl(DEFAULT_RESOLVER)],
+        }
     }
 }
 

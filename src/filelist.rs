@@ -5,8 +5,8 @@
 //! editions, translations and metadata formats, in Portuguese or English
 //! (Accept-Language); schema.org JSON-LD embedded, or alone for a client that prefers
 //! `application/ld+json` (Accept); the same links as Signposting `Link` headers. A
-//! tombstone (410) keeps the citation, with the removal date and its `reason`. README.md,
-//! "Landing pages", says what is written where.
+//! tombstone (410) keeps the citation, with the removal date and its `reason`. The
+//! protocol reference (docs/src/protocol.md), "Landing pages", says what is written where.
 //!
 //! Bounded whatever the item holds: at most [`MAX_SHOWN`] files are looked at (of
 //! `layout::MAX_LISTED_ENTRIES` directory entries read), [`MAX_RELATED`] translations,
@@ -668,7 +668,7 @@ impl<'a> Landing<'a> {
         }
     }
 
-    /// The schema.org description (README.md, "The JSON-LD of an item").
+    /// The schema.org description (docs/src/protocol.md, "Landing pages").
     fn json_ld(&self) -> String {
         let live = self.item.state != State::Deleted;
         let modified = self.item.timestamp.map(::ibi::time::iso8601);

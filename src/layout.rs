@@ -962,6 +962,33 @@ impl ItemDir {
         ::ibi::atomic::write_at(self.fd.as_fd(), ITEM_TOML, bytes, 0o644)
     }
 
+    /// The text of the file `name` of doc/, read as [`ItemDir::open_doc`] opens it (a
+    /// servable file), at most `max` bytes; `None` when it is not such a file, is longer,
+    /// or is not UTF-8.
+    pub fn doc_text(&self, name: &[u8], max: u64) -> Option<String> {
+        let DocEntry::File(f) = self.open_doc(name).ok()? else {
+            return None;
+        };
+        if f.len > max {
+            return None;
+        }
+        let mut text = String::new();
+        (&f.file).take(max).read_to_string(&mut text).ok()?;
+        Some(text)
+    }
+
+    /// Replaces the file `name` of doc/ with `bytes` atomically, from doc/'s descriptor
+    /// (opened from the item's, no link followed; see [`::ibi::atomic`]).
+    pub fn replace_doc(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
+        let doc = rfs::openat(
+            &*self.fd,
+            DOC,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        ::ibi::atomic::write_at(doc.as_fd(), name, bytes, 0o644)
+    }
+
     /// Renames doc/ to `aside` in the same directory (one rename: a web server sees all
     /// of doc/ or none of it); false when there is no doc/.
     pub fn move_doc_aside(&self, aside: &str) -> io::Result<bool> {

@@ -5,7 +5,7 @@
 //! environment and the Archive root to a response value; `main.rs` and `cgi_entry.rs`
 //! wire it to a process.
 //!
-//! The map (README, "Layout", gives every module a line), from the request down: `routes`
+//! The map (docs/src/code.md, "Layout of the code", gives every module a line), from the request down: `routes`
 //! dispatches a request to `service` (the service's answers), `filelist` (landing pages)
 //! and `download` (a file of `doc/`); `service` hands an OAI-PMH request to [`oai`], the
 //! data provider, a folder whose `mod.rs` maps its files; the provider reads the index of
@@ -40,6 +40,7 @@ mod oai;
 pub mod oai_build;
 pub mod oai_index;
 pub mod routes;
+pub mod serve_metrics;
 pub mod service;
 pub mod store;
 pub mod urlkey;

@@ -15,13 +15,51 @@
 //! the users and groups read from /etc/passwd and /etc/group.
 
 use std::io;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use rustix::fs::{self as rfs, Mode, OFlags};
 
-use ::ibi::atomic::Owner;
+use ::ibi::atomic::{give, Owner};
+
+/// The web server's user when a command is not told (`--web-user`): Debian's.
+pub const DEFAULT_WEB_USER: &str = "www-data";
+
+/// The uid and login group of `name` in /etc/passwd (see [`entries`]).
+pub fn owner_named(name: &str) -> Option<Owner> {
+    let user = entries("/etc/passwd").into_iter().find(|f| f[0] == name)?;
+    Some(Owner {
+        uid: user[2].parse().ok()?,
+        gid: user[3].parse().ok()?,
+    })
+}
+
+/// var/, just made by an administrator's command, given to the web server's user
+/// `web_user` (None: [`DEFAULT_WEB_USER`]) when this process runs as root and that user
+/// exists here: the service, which runs as that user, must write in it, and what root
+/// makes in it later is given to var/'s owner ([`owner_for_new`]). Run as another user,
+/// or for a user this machine does not have, var/ stays its maker's.
+pub fn give_new_var(var: &Path, web_user: Option<&str>) -> io::Result<()> {
+    if !rustix::process::geteuid().is_root() {
+        return Ok(());
+    }
+    let Some(owner) = owner_named(web_user.unwrap_or(DEFAULT_WEB_USER)) else {
+        return Ok(());
+    };
+    give(open_dir(var)?.as_fd(), Some(owner))
+}
+
+/// var/ made, mode 700, where there is none, by an administrator's command, and given to
+/// the web server's user as [`give_new_var`] says; one that exists is left as it is.
+pub fn make_var_for(var: &Path, web_user: Option<&str>) -> io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o700).create(var) {
+        Ok(()) => give_new_var(var, web_user),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
 
 /// var/ made where there is none (its parent, the Archive's root, must exist), mode 700:
 /// it holds the urlkey secret and the access log, its maker's alone. Then opened, as

@@ -922,3 +922,123 @@ fn a_reason_is_a_tombstones_and_bounded() {
         )
     );
 }
+
+/// The value of the pair `name` in `ibi-archive new`'s output.
+fn pair_of(out: &str, name: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("no {name} in {out}"))
+        .to_string()
+}
+
+/// The order trap: an Archive made before its resolver existed (init without
+/// --resolver) takes the standard's, and says so; an item described then carries
+/// `http://urlib.net/<IBIp>` as its persistent URL; once [registration] names the
+/// Archive's own resolver, check notes it, and check --fix rewrites the record and the
+/// page to name that resolver, after which check has nothing to say of them.
+#[test]
+fn items_described_before_the_resolver_was_named_are_noted_and_fixed() {
+    // var/ judged as root sees it (var/'s owner when init runs as root:
+    // tests/var_owner.rs).
+    let check_as_root = |root: &std::path::Path| {
+        run_cmd(&[
+            "check",
+            "--root",
+            root.to_str().unwrap(),
+            "--web-user",
+            "root",
+        ])
+    };
+    let tmp = common::archive_tempdir();
+    let root = tmp.path().join("archive");
+    let r = root.to_str().unwrap();
+    let (code, _, err) = run_cmd(&[
+        "init",
+        "--root",
+        r,
+        "--address",
+        "localhost:8080",
+        "--host",
+        "archive.example.org",
+        "--ip",
+        "127.0.0.1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        err.lines().next(),
+        Some("ibi-archive: note: no --resolver given: this Archive takes the resolver of the resolution standard, http://urlib.net/J8LNKB5R7W/3FUQHC5; the persistent URL of every item new describes names it (http://urlib.net/<IBI>, in its metadata); to name your own resolver, give --resolver URL (or set [registration] in archive.toml) before the first new (check notes the items made before it, and check --fix rewrites them)"),
+        "{err}"
+    );
+    let file = tmp.path().join("hello.txt");
+    std::fs::write(&file, "Hello\n").unwrap();
+    let (code, out, err) = run_cmd(&[
+        "new",
+        "--root",
+        r,
+        "--title",
+        "Hello",
+        file.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (ibip, meta) = (pair_of(&out, "ibip"), pair_of(&out, "metadata.rep"));
+    let doc = root.join("col").join(&meta).join("doc");
+    let (record, page) = (
+        std::fs::read_to_string(doc.join("oai_dc.xml")).unwrap(),
+        std::fs::read_to_string(doc.join("metadata.html")).unwrap(),
+    );
+    let old = format!("http://urlib.net/{ibip}");
+    assert!(
+        record.contains(&format!("<dc:identifier>{old}</dc:identifier>")),
+        "{record}"
+    );
+    assert!(
+        page.contains(&format!("<a href=\"{old}\">{old}</a>")),
+        "{page}"
+    );
+    // As the standard's resolver, the Archive's own: nothing to say.
+    let (code, out, _) = check_as_root(&root);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains(" note: "), "{out}");
+
+    // The Archive joins its own resolver.
+    let toml = root.join("archive.toml");
+    let mut text = std::fs::read_to_string(&toml).unwrap();
+    text.push_str("\n[registration]\nadminemail = \"a@example.org\"\nip = \"127.0.0.1\"\n\n[[registration.resolver]]\nurl = \"http://127.0.0.1:8090/J8LNKB5R7W/3FUQHC5\"\nkey = \"1234567890\"\n");
+    std::fs::write(&toml, text).unwrap();
+    let new = format!("http://127.0.0.1:8090/{ibip}");
+    let record_rel = format!("col/{meta}/doc/oai_dc.xml");
+    let (code, out, err) = check_as_root(&root);
+    assert_eq!(code, 0, "{out}{err}");
+    let noted: Vec<&str> = out.lines().filter(|l| l.contains(" note: ")).collect();
+    assert_eq!(
+        noted,
+        [format!("{record_rel}: note: dc:identifier {old} names the resolver http://urlib.net, which [registration] of archive.toml does not name: ibi-archive check --fix rewrites it to {new}")],
+        "{out}"
+    );
+    // Nothing changed by a check without --fix.
+    assert_eq!(
+        std::fs::read_to_string(doc.join("oai_dc.xml")).unwrap(),
+        record
+    );
+
+    let (code, out, err) = run_cmd(&["check", "--root", r, "--web-user", "root", "--fix"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let noted: Vec<&str> = out.lines().filter(|l| l.contains(" note: ")).collect();
+    assert_eq!(
+        noted,
+        [format!("{record_rel}: note: dc:identifier {old} names the resolver http://urlib.net, which [registration] of archive.toml does not name: rewritten to {new} in oai_dc.xml and metadata.html")],
+        "{out}"
+    );
+    // The files as new writes them for that resolver: the same but for the URL.
+    assert_eq!(
+        std::fs::read_to_string(doc.join("oai_dc.xml")).unwrap(),
+        record.replace(&old, &new)
+    );
+    assert_eq!(
+        std::fs::read_to_string(doc.join("metadata.html")).unwrap(),
+        page.replace(&old, &new)
+    );
+    let (code, out, _) = check_as_root(&root);
+    assert_eq!(code, 0, "{out}");
+    assert!(!out.contains(" note: "), "{out}");
+}

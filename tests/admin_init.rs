@@ -506,7 +506,8 @@ fn the_next_steps_name_the_installed_files() {
          \x20      a2enmod cgid alias env && a2enconf ibi-archive\n\
          \x20      apache2ctl configtest && apache2ctl graceful\n\
          \x20    and make Apache listen on the port of archive.example.org:8081. lighttpd, or a\n\
-         \x20    build from the source: README.md (/usr/share/doc/ibi-archive/README.md),\n\
+         \x20    build from the source: the administrator's guide\n\
+         \x20    (/usr/share/doc/ibi-archive/administrators-guide.md),\n\
          \x20    \"Deploying under Apache or lighttpd\". Or try it at once with\n\
          \x20      ibi-archive serve --root {r} --listen 8081\n\
          \x20 3. Add items:"

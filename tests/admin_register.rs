@@ -442,7 +442,7 @@ fn failures_say_what_happened_without_the_key() {
         (
             1,
             "",
-            &*format!("ibi-archive: include: warning: the registration key for {unnamed} crosses the network in clear (http): whoever reads it on the way can include this Archive at another address there; reach that resolver through a TLS tunnel (README.md, \"Joining resolvers\")\nibi-archive: include: cannot reach the resolver at {unnamed}: its host name does not resolve\n")
+            &*format!("ibi-archive: include: warning: the registration key for {unnamed} crosses the network in clear (http): whoever reads it on the way can include this Archive at another address there; reach that resolver through a TLS tunnel (the administrator's guide, \"Joining resolvers\")\nibi-archive: include: cannot reach the resolver at {unnamed}: its host name does not resolve\n")
         )
     );
     // exclude sends it the same way, without saying so again.

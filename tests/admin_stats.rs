@@ -380,3 +380,57 @@ fn the_help_explains_every_column_and_the_rows_star_and_dash() {
         assert!(out.contains(words), "{words:?} not in\n{out}");
     }
 }
+
+/// The logs logrotate keeps of var/acknowledgments.log are counted with it: `.1` as it
+/// is and `.2.gz` compressed (by gzip, as logrotate's `compress` does), oldest first; a
+/// `.3` whose `.3.gz` gzip is still writing is read once, plain; names that are no
+/// rotation of the log are not read.
+#[test]
+fn the_logs_logrotate_kept_are_counted_too() {
+    let f = Fixture::sample();
+    let a = "sid.inpe.br/mtc-m19/2013/09.04.12.27.57";
+    let line = |month: &str, n: u32| {
+        format!("2026-{month}-10T10:00:00Z\t10000000{n:02}-1\t{a}\tData\thttp://x/a\n")
+    };
+    f.write("var/acknowledgments.log.3", line("01", 1).as_bytes());
+    f.write(
+        "var/acknowledgments.log.3.gz",
+        b"not yet gzip's whole output",
+    );
+    f.write(
+        "var/acknowledgments.log.2",
+        format!("{}{}", line("02", 2), line("02", 3)).as_bytes(),
+    );
+    let gzip = std::process::Command::new("gzip")
+        .arg(f.path("var/acknowledgments.log.2"))
+        .status()
+        .unwrap();
+    assert!(gzip.success());
+    assert!(f.path("var/acknowledgments.log.2.gz").is_file());
+    f.write("var/acknowledgments.log.1", line("03", 4).as_bytes());
+    f.write("var/acknowledgments.log", line("03", 5).as_bytes());
+    // Not rotations of the log.
+    for other in [
+        "acknowledgments.log.old",
+        "acknowledgments.log.1.bak",
+        "acknowledgments.log.",
+    ] {
+        f.write(&format!("var/{other}"), line("04", 9).as_bytes());
+    }
+    let (code, out, err) = stats(&f, &["--csv"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        out,
+        format!(
+            "item,month,count\n\
+             {a},2026-01,1\n\
+             {a},2026-02,2\n\
+             {a},2026-03,2\n\
+             {a},total,5\n\
+             *,2026-01,1\n\
+             *,2026-02,2\n\
+             *,2026-03,2\n\
+             *,total,5\n"
+        )
+    );
+}

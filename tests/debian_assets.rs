@@ -150,7 +150,7 @@ fn the_completions_offer_each_command_its_own_flags() {
         ("ibi-resolver", &["migrate-registry", "--"], "--to --config --help"),
         ("ibi-resolver", &["init", "--"], "--publicurl --config --help"),
         ("ibi-resolver", &["--config", "x.toml", "ar"], "archives"),
-        ("ibi-resolver", &["serve", "--"], "--config --help"),
+        ("ibi-resolver", &["serve", "--"], "--listen --config --help"),
         ("ibi-resolver", &["archives", "--"], "--csv --config --help"),
         (
             "ibi-resolver",

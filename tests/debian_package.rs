@@ -12,7 +12,10 @@
 //!   registered by the operator (as ibi-resolver) and included, as root, by the
 //!   ExecStart of the installed ibi-archive-inclusion.service (run as systemd runs it,
 //!   there being no systemd to start it), one persistent URL redirected to the file's URL
-//!   under Apache, and the Archive excluded by the unit's ExecStop;
+//!   under Apache; then two instances of the templated unit ibi-resolver@.service from
+//!   that one resolver.toml (its ExecStart run as systemd runs it, `%i` the port: `serve
+//!   --listen 127.0.0.1:PORT`), each redirecting the persistent URL on its own port; and
+//!   the Archive excluded by the unit's ExecStop;
 //! - `systemd-analyze verify` on the installed units, and lighttpd's check of the
 //!   installed lighttpd configuration;
 //! - `dpkg --purge`: the user, the registry and the configuration gone, the Archive's data
@@ -53,6 +56,9 @@ const RESOLVER_USER: &str = "ibi-resolver";
 const APACHE_CONF: &str = "/etc/apache2/conf-available/ibi-archive.conf";
 const APACHE_CONF_ENABLED: &str = "/etc/apache2/conf-enabled/ibi-archive.conf";
 const LIGHTTPD_CONF: &str = "/etc/lighttpd/conf-available/50-ibi-archive.conf";
+/// logrotate(8) of the Archive's access log, and of the resolver's log outside systemd.
+const LOGROTATE_ARCHIVE: &str = "/etc/logrotate.d/ibi-archive";
+const LOGROTATE_RESOLVER: &str = "/etc/logrotate.d/ibi-resolver";
 /// The test's own Apache configuration, for its `Listen`.
 const PORT_CONF_NAME: &str = "ibi-archive-package-test";
 const PORT_CONF: &str = "/etc/apache2/conf-available/ibi-archive-package-test.conf";
@@ -62,6 +68,8 @@ const APACHE_PID: &str = "/var/run/apache2/apache2.pid";
 /// Where the package puts the unit (/lib/systemd/system is the same directory on a
 /// merged-/usr system, as every Debian 12 is).
 const UNIT: &str = "/usr/lib/systemd/system/ibi-resolver.service";
+/// The templated unit: one instance per port, all with resolver.toml.
+const TEMPLATE_UNIT: &str = "/usr/lib/systemd/system/ibi-resolver@.service";
 /// The unit that includes the Archive served by Apache in its resolvers while Apache runs.
 const INCLUSION_UNIT: &str = "/usr/lib/systemd/system/ibi-archive-inclusion.service";
 const BINARIES: &[&str] = &["/usr/bin/ibi-archive", "/usr/bin/ibi-resolver"];
@@ -196,6 +204,7 @@ fn not_ready() -> Option<String> {
         "/usr/sbin/runuser",
         "/usr/bin/systemd-analyze",
         "/usr/sbin/lighttpd",
+        "/usr/sbin/logrotate",
     ] {
         if !Path::new(tool).is_file() {
             return Some(format!("{tool} is not installed"));
@@ -216,9 +225,13 @@ fn not_ready() -> Option<String> {
         APACHE_CONF,
         APACHE_CONF_ENABLED,
         LIGHTTPD_CONF,
+        LOGROTATE_ARCHIVE,
+        LOGROTATE_RESOLVER,
         PORT_CONF,
         UNIT,
         "/lib/systemd/system/ibi-resolver.service",
+        TEMPLATE_UNIT,
+        "/lib/systemd/system/ibi-resolver@.service",
         INCLUSION_UNIT,
         "/lib/systemd/system/ibi-archive-inclusion.service",
         "/etc/default/ibi-archive-inclusion",
@@ -244,6 +257,10 @@ static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// stopped if the test started it, else reloaded.
 struct Machine {
     resolver: Option<Child>,
+    /// Instances of the templated unit, each in its own process group.
+    instances: Vec<Child>,
+    /// Files the test made outside the package's paths (the instances' logs), removed.
+    files: Vec<PathBuf>,
     /// Whether Apache ran before the test, and whether the test started or reloaded it.
     apache_was_running: bool,
     apache_changed: bool,
@@ -269,18 +286,22 @@ impl Machine {
                 std::thread::sleep(Duration::from_millis(20));
             }
         }
-        let Some(mut child) = self.resolver.take() else {
-            return;
-        };
-        // Its own process group: runuser and the resolver under it.
-        let group = format!("-{}", child.id());
-        run_quietly("kill", &["-s", "TERM", "--", &group]);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
+        for mut child in self
+            .resolver
+            .take()
+            .into_iter()
+            .chain(self.instances.drain(..))
+        {
+            // Its own process group: runuser and the resolver under it.
+            let group = format!("-{}", child.id());
+            run_quietly("kill", &["-s", "TERM", "--", &group]);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while child.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            run_quietly("kill", &["-s", "KILL", "--", &group]);
+            let _ = child.wait();
         }
-        run_quietly("kill", &["-s", "KILL", "--", &group]);
-        let _ = child.wait();
     }
 
     /// Stops Apache if the test started it.
@@ -313,6 +334,9 @@ impl Machine {
         }
         if std::mem::take(&mut self.archive) {
             let _ = fs::remove_dir_all(ARCHIVE_ROOT);
+        }
+        for file in std::mem::take(&mut self.files) {
+            let _ = fs::remove_file(file);
         }
         // An Apache that ran before runs on, with the configuration it had.
         if std::mem::take(&mut self.apache_changed) {
@@ -462,6 +486,44 @@ fn run_unit_command(unit: &str, key: &str) -> (i32, String, String) {
     common::run_with_stdin(&mut cmd, "")
 }
 
+/// The instance `instance` of the installed templated unit `unit`, started as systemd
+/// starts it: its ExecStart with `%i` made `instance`, as its User=, in a clean
+/// environment (PATH alone), its stderr into `log`, in a process group of its own.
+fn spawn_unit_instance(unit: &str, instance: &str, log: &Path) -> Child {
+    let text = fs::read_to_string(unit).unwrap();
+    let setting = |name: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix(&format!("{name}=")))
+            .map(|v| v.replace("%i", instance))
+            .collect()
+    };
+    let (start, user) = (setting("ExecStart"), setting("User"));
+    assert_eq!((start.len(), user.len()), (1, 1), "{unit}:\n{text}");
+    let argv: Vec<&str> = start[0].split_whitespace().collect();
+    Command::new("runuser")
+        .args(["-u", &user[0], "--"])
+        .args(&argv)
+        .env_clear()
+        .env(
+            "PATH",
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        )
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        // As `2>>log` opens it.
+        .stderr(
+            fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)
+                .unwrap(),
+        )
+        .process_group(0)
+        .spawn()
+        .unwrap()
+}
+
 /// `ibi-resolver ARGS --config /etc/ibi-resolver/resolver.toml` as the operator runs it:
 /// as the user ibi-resolver, `stdin` on its standard input.
 fn resolver_command(args: &[&str], stdin: &str) -> (i32, String, String) {
@@ -488,6 +550,8 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     let deb = build_package();
     let mut machine = Machine {
         resolver: None,
+        instances: Vec::new(),
+        files: Vec::new(),
         apache_was_running: apache_running(),
         apache_changed: false,
         modules_enabled: Vec::new(),
@@ -508,10 +572,17 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         "/usr/share/ibi-archive/lighttpd/ibi-archive.conf",
         "/etc/apache2/conf-available/ibi-archive.conf",
         "/etc/lighttpd/conf-available/50-ibi-archive.conf",
+        LOGROTATE_ARCHIVE,
+        LOGROTATE_RESOLVER,
         "/etc/ibi-resolver/resolver.toml",
         UNIT,
+        TEMPLATE_UNIT,
         INCLUSION_UNIT,
         "/usr/share/doc/ibi-archive/README.md",
+        "/usr/share/doc/ibi-archive/administrators-guide.md",
+        "/usr/share/doc/ibi-archive/resolver-guide.md",
+        "/usr/share/doc/ibi-archive/protocol.md",
+        "/usr/share/doc/ibi-archive/code.md",
         "/usr/share/doc/ibi-archive/copyright",
         "/usr/share/doc/ibi-archive/examples/apache2-ibi-archive-tls.conf",
         "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver.conf",
@@ -523,6 +594,11 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     .map(String::from)
     .collect();
     assert_eq!(package_files(&deb), expected);
+    // The backup chapter's rsync, which apt installs with the package unless told not to.
+    assert_eq!(
+        run("dpkg-deb", &["-f", deb.to_str().unwrap(), "Recommends"]),
+        "rsync\n"
+    );
 
     machine.installed = true;
     machine.archive = true;
@@ -535,9 +611,15 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         .collect();
     assert_eq!(
         conffiles,
-        [APACHE_CONF, LIGHTTPD_CONF, RESOLVER_TOML]
-            .into_iter()
-            .collect()
+        [
+            APACHE_CONF,
+            LIGHTTPD_CONF,
+            LOGROTATE_ARCHIVE,
+            LOGROTATE_RESOLVER,
+            RESOLVER_TOML
+        ]
+        .into_iter()
+        .collect()
     );
 
     // Installed as in the repository: the routes, the unit, the pages and completions.
@@ -551,6 +633,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
             "cgi-bin/lighttpd/ibi-archive.conf",
         ),
         (UNIT, "resolver/deploy/ibi-resolver.service"),
+        (TEMPLATE_UNIT, "resolver/deploy/ibi-resolver@.service"),
         (
             "/usr/share/doc/ibi-archive/examples/apache2-ibi-resolver.conf",
             "resolver/deploy/apache2-ibi-resolver.conf",
@@ -575,6 +658,21 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         (APACHE_CONF, "debian/apache2/ibi-archive.conf"),
         (LIGHTTPD_CONF, "debian/lighttpd/50-ibi-archive.conf"),
         (RESOLVER_TOML, "debian/resolver.toml"),
+        (
+            "/usr/share/doc/ibi-archive/administrators-guide.md",
+            "docs/src/administrators-guide.md",
+        ),
+        (
+            "/usr/share/doc/ibi-archive/resolver-guide.md",
+            "docs/src/resolver-guide.md",
+        ),
+        (
+            "/usr/share/doc/ibi-archive/protocol.md",
+            "docs/src/protocol.md",
+        ),
+        ("/usr/share/doc/ibi-archive/code.md", "docs/src/code.md"),
+        (LOGROTATE_ARCHIVE, "debian/logrotate/ibi-archive"),
+        (LOGROTATE_RESOLVER, "debian/logrotate/ibi-resolver"),
         (
             "/usr/share/bash-completion/completions/ibi-archive",
             "debian/bash-completion/ibi-archive",
@@ -633,7 +731,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     );
 
     // The units, as systemd would read them (the inclusion unit's man page installed).
-    for unit in [UNIT, INCLUSION_UNIT] {
+    for unit in [UNIT, TEMPLATE_UNIT, INCLUSION_UNIT] {
         let out = Command::new("systemd-analyze")
             .args(["verify", unit])
             .env("SYSTEMD_LOG_COLOR", "0")
@@ -747,6 +845,70 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
     assert!(r.body == file_bytes, "{file_url} is not the file");
 
     // ---------------------------------------------------------------------------------
+    // The access log rotated by the installed logrotate configuration, run by hand (its
+    // state in a directory of the test), and `stats` counting every log it kept
+    // ---------------------------------------------------------------------------------
+    let rotation = tempfile::tempdir().unwrap();
+    let state = rotation.path().join("state");
+    let rotate = |config: &str| {
+        run("logrotate", &["-f", "-s", state.to_str().unwrap(), config]);
+    };
+    // An access as the resolver counts it: a urlRequest, then its acknowledgment.
+    let acknowledge = || {
+        let r = common::http_get(&format!(
+            "{base}/{service}?servicesubject=urlRequest&clientinformation.ipaddress=127.0.0.1&parsedibiurl.ibi={ITEM_IBIP}"
+        ));
+        let (_, urlkey) = common::mask_urlkey(&r.text());
+        let r = common::http_get(&format!(
+            "{base}/{service}?servicesubject=acknowledgment&clientinformation.ipaddress=127.0.0.1&contenttype=Data&ibi=rep%20{ITEM_REP}&url={}&urlkey={}",
+            file_url.replace(' ', "%20"),
+            urlkey.expect("a urlkey")
+        ));
+        assert_eq!(
+            (r.status, r.text()),
+            (200, "notice {acknowledgment received}".to_string()),
+            "{}",
+            apache_log()
+        );
+    };
+    let var = Path::new(ARCHIVE_ROOT).join("var");
+    let log_of = |name: &str| var.join(name);
+    acknowledge();
+    rotate(LOGROTATE_ARCHIVE);
+    acknowledge();
+    rotate(LOGROTATE_ARCHIVE);
+    acknowledge();
+    // Renamed, the older compressed (delaycompress: not the newest), the log made anew
+    // by the service as var/'s owner.
+    let kept = [
+        String::from_utf8(gunzip(log_of("acknowledgments.log.2.gz").to_str().unwrap())).unwrap(),
+        fs::read_to_string(log_of("acknowledgments.log.1")).unwrap(),
+        fs::read_to_string(log_of("acknowledgments.log")).unwrap(),
+    ];
+    for log in &kept {
+        assert_eq!(log.lines().count(), 1, "{kept:?}");
+    }
+    let www = fs::metadata(&var).unwrap();
+    let current = fs::metadata(log_of("acknowledgments.log")).unwrap();
+    assert_eq!((current.uid(), current.gid()), (www.uid(), www.gid()));
+    let (code, out, err) = {
+        let mut cmd = Command::new("/usr/bin/ibi-archive");
+        cmd.args(["stats", "--root", ARCHIVE_ROOT, "--csv"]);
+        common::run_with_stdin(&mut cmd, "")
+    };
+    let month = |log: &str| log[..7].to_string();
+    let months: BTreeSet<String> = kept.iter().map(|l| month(l)).collect();
+    let mut want = String::from("item,month,count\n");
+    for (item, lines) in [(ITEM_REP, &kept), ("*", &kept)] {
+        for m in &months {
+            let n = lines.iter().filter(|l| month(l) == *m).count();
+            want.push_str(&format!("{item},{m},{n}\n"));
+        }
+        want.push_str(&format!("{item},total,3\n"));
+    }
+    assert_eq!((code, out, err), (0, want, String::new()));
+
+    // ---------------------------------------------------------------------------------
     // The resolver, as the unit runs it, in front of the Archive
     // ---------------------------------------------------------------------------------
     let rport = common::free_port();
@@ -846,6 +1008,76 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         r.status
     );
 
+    // -------------------------------------------------------------------------------
+    // Two instances of the templated unit, from the one resolver.toml: the first on the
+    // port the Archive names, the second on another; both resolve, each on its own port
+    // (`serve --listen`), sharing the registry.
+    // -------------------------------------------------------------------------------
+    machine.stop_resolver();
+    let second = common::free_port();
+    // The first's log in the test's directory; the second's where the installed logrotate
+    // configuration looks for an instance's log outside systemd.
+    let instance_logs = [
+        logs.path().join(format!("{rport}.log")),
+        PathBuf::from(format!("/var/log/ibi-resolver@{second}.log")),
+    ];
+    assert!(!instance_logs[1].exists(), "{}", instance_logs[1].display());
+    machine.files.extend([
+        instance_logs[1].clone(),
+        instance_logs[1].with_extension("log.1"),
+    ]);
+    for (port, log) in [rport, second].into_iter().zip(&instance_logs) {
+        machine
+            .instances
+            .push(spawn_unit_instance(TEMPLATE_UNIT, &port.to_string(), log));
+        let child = machine.instances.last_mut().unwrap();
+        if let Err(why) = common::wait_for_port(port, Some(child)) {
+            panic!(
+                "ibi-resolver@{port}: {why}\n{}",
+                fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+    }
+    for (port, log) in [rport, second].into_iter().zip(&instance_logs) {
+        let r = common::http_get(&format!("http://127.0.0.1:{port}/{ITEM_IBIP}"));
+        // (each line is written before its answer)
+        let said = || fs::read_to_string(log).unwrap_or_default();
+        assert_eq!(
+            (r.status, r.header("location")),
+            (302, Some(file_url.as_str())),
+            "ibi-resolver@{port}: {}\n{}",
+            r.text(),
+            said()
+        );
+        // Its own line, under its own address.
+        assert!(
+            said().contains(&format!(
+                "listening on http://127.0.0.1:{port} (1 Archive included)"
+            )),
+            "{}",
+            said()
+        );
+    }
+
+    // The second's log rotated as the installed configuration says (copytruncate: the
+    // resolver keeps writing to the stderr it was given, opened for appending): its
+    // lines kept whole in .1, the log emptied, and the next line at its start.
+    let logged = fs::read_to_string(&instance_logs[1]).unwrap();
+    rotate(LOGROTATE_RESOLVER);
+    assert_eq!(
+        fs::read_to_string(instance_logs[1].with_extension("log.1")).unwrap(),
+        logged
+    );
+    let r = common::http_get(&format!("http://127.0.0.1:{second}/{ITEM_IBIP}"));
+    assert_eq!(r.status, 302);
+    let after = common::resolver::unstamped(&fs::read_to_string(&instance_logs[1]).unwrap());
+    assert!(
+        after.starts_with(&format!(
+            "ibi-resolver: 127.0.0.1 \"GET /{ITEM_IBIP}\" 302 "
+        )) && after.lines().count() == 1,
+        "{after:?}"
+    );
+
     // The unit's ExecStop (Apache stopping) excludes the Archive; it stays registered.
     let (code, out, err) = run_unit_command(INCLUSION_UNIT, "ExecStop");
     assert_eq!(
@@ -913,6 +1145,7 @@ fn the_debian_package_installs_serves_an_archive_under_apache_resolves_and_purge
         APACHE_CONF_ENABLED,
         LIGHTTPD_CONF,
         UNIT,
+        TEMPLATE_UNIT,
         INCLUSION_UNIT,
         "/usr/share/ibi-archive",
         BINARIES[0],
@@ -963,7 +1196,8 @@ fn the_readmes_administrator_script_runs_from_a_clean_machine() {
         );
     }
     let deb = build_package();
-    let script = common::readme_block(
+    let script = common::doc_block(
+        "docs/src/administrators-guide.md",
         "\n### From the package to a persistent URL, on one machine\n",
         "sh",
     );
@@ -978,6 +1212,8 @@ fn the_readmes_administrator_script_runs_from_a_clean_machine() {
 
     let mut machine = Machine {
         resolver: None,
+        instances: Vec::new(),
+        files: Vec::new(),
         apache_was_running: apache_running(),
         apache_changed: true,
         modules_enabled: APACHE_MODULES

@@ -339,3 +339,143 @@ fn follow(url: &str, base: &str, root: &Path, log: &dyn Fn() -> String) {
         );
     }
 }
+
+/// `/metrics` of `ibi-archive serve`, asked from this machine: every series at 0 before
+/// the first request, then each request counted by kind and outcome, its time in the
+/// histogram, and the one acknowledgment counted of two sent with the same key (the
+/// second already counted); `/metrics` itself is not counted.
+#[test]
+fn serve_counts_its_requests_by_kind_and_outcome_in_its_metrics() {
+    let (_tmp, root) = archive_copy();
+    let log_path = root.parent().unwrap().join("serve.log");
+    let mut serve = Serve::start(&root, std::fs::File::create(&log_path).unwrap());
+    let base = serve.base_url();
+    let addr = base.trim_start_matches("http://").to_string();
+    // The Archive at the address it is served on, as resolver_suite has it.
+    let toml = std::fs::read_to_string(root.join("archive.toml")).unwrap();
+    std::fs::write(
+        root.join("archive.toml"),
+        toml.replace(
+            "archiveaddress    = \"localhost:8080\"",
+            &format!("archiveaddress    = \"{addr}\""),
+        ),
+    )
+    .unwrap();
+    let metrics = || {
+        let r = common::http_get(&format!("{base}/metrics"));
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(
+            r.content_type(),
+            "application/openmetrics-text; version=1.0.0; charset=utf-8"
+        );
+        r.text()
+    };
+    let kinds = [
+        "file",
+        "url_request",
+        "acknowledgment",
+        "confirmation",
+        "oai",
+        "other",
+    ];
+    let series = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| {
+                l.starts_with("ibi_archive_requests_total")
+                    || l.starts_with("ibi_archive_request_seconds_count")
+                    || l.starts_with("ibi_archive_acknowledgments_counted_total")
+            })
+            .map(String::from)
+            .collect()
+    };
+    let expected = |counts: &[(&str, &str, u64)], all: u64, acks: u64| -> Vec<String> {
+        let mut lines = Vec::new();
+        for kind in kinds {
+            for outcome in ["2xx", "3xx", "4xx", "5xx"] {
+                let n = counts
+                    .iter()
+                    .find(|(k, o, _)| *k == kind && *o == outcome)
+                    .map_or(0, |c| c.2);
+                lines.push(format!(
+                    "ibi_archive_requests_total{{kind=\"{kind}\",outcome=\"{outcome}\"}} {n}"
+                ));
+            }
+        }
+        lines.push(format!("ibi_archive_request_seconds_count {all}"));
+        lines.push(format!("ibi_archive_acknowledgments_counted_total {acks}"));
+        lines
+    };
+    let first = metrics();
+    assert_eq!(series(&first), expected(&[], 0, 0), "{first}");
+    assert!(
+        first.contains(&format!(
+            "\nibi_archive_build_info{{version=\"{}\"}} 1\n",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{first}"
+    );
+    assert!(first.contains("\nprocess_open_fds "), "{first}");
+    assert!(first.ends_with("\n# EOF\n"), "{first}");
+
+    let service_url = format!("{base}/{SERVICE}");
+    let get = |url: &str| common::http_get(url).status;
+    let r = common::http_get(&format!(
+        "{service_url}?servicesubject=urlRequest&clientinformation.ipaddress=150.163.2.175&parsedibiurl.ibi=8JMKD3MGP7W/3EPGUE5"
+    ));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let (_, key) = mask_urlkey(&r.text());
+    let key = key.expect("a urlkey");
+    let file =
+        format!("{base}/col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%f3rio%20Final.pdf");
+    assert_eq!(get(&file), 200);
+    assert_eq!(
+        get(&format!(
+            "{base}/col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/none.pdf"
+        )),
+        404
+    );
+    let ack = format!(
+        "{service_url}?servicesubject=acknowledgment&clientinformation.ipaddress=150.163.2.175&contenttype=Data&\
+         ibi=rep%20sid.inpe.br/mtc-m19/2013/09.04.12.27.57%20ibip%208JMKD3MGP7W/3EPGUE5&\
+         url=http://{addr}/col/sid.inpe.br/mtc-m19/2013/09.04.12.27.57/doc/Relat%f3rio%20Final.pdf&\
+         url.persistent=http://urlib.net:80/8JMKD3MGP7W/3EPGUE5&urlkey={key}"
+    );
+    assert_eq!(get(&ack), 200);
+    assert_eq!(get(&ack), 200);
+    assert_eq!(
+        get(&format!(
+            "{service_url}?servicesubject=inclusionConfirmationRequest"
+        )),
+        200
+    );
+    assert_eq!(get(&format!("{service_url}?verb=Identify")), 200);
+    assert_eq!(get(&format!("{service_url}?servicesubject=nothing")), 400);
+    assert_eq!(get(&format!("{base}/nowhere")), 404);
+
+    let after = metrics();
+    assert_eq!(
+        series(&after),
+        expected(
+            &[
+                ("url_request", "2xx", 1),
+                ("file", "2xx", 1),
+                ("file", "4xx", 1),
+                ("acknowledgment", "2xx", 2),
+                ("confirmation", "2xx", 1),
+                ("oai", "2xx", 1),
+                ("other", "4xx", 2),
+            ],
+            9,
+            1
+        ),
+        "{after}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("var/acknowledgments.log"))
+            .unwrap()
+            .lines()
+            .count(),
+        1
+    );
+    assert!(serve.interrupt().success());
+}

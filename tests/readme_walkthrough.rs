@@ -86,7 +86,11 @@ fn the_readme_walkthrough_serves_a_new_item_through_apache_on_port_8081() {
     let _restore = Restore {
         apache_was_running: apache_running(),
     };
-    let block = common::readme_block("## Your own Archive, step by step", "sh");
+    let block = common::doc_block(
+        "docs/src/administrators-guide.md",
+        "## Your own Archive, step by step",
+        "sh",
+    );
     let release = "target/x86_64-unknown-linux-gnu/release/ibi-archive";
     assert!(block.contains(release), "{block}");
     // (…/release/ibi-archive-cgi too: it is beside ibi-archive in both directories.)

@@ -20,6 +20,7 @@ mod deploy_access;
 mod deploy_e2e;
 mod deploy_smoke;
 mod deploy_tls;
+mod docs_book;
 mod downloads;
 mod filter_equivalence;
 mod harness;

@@ -271,3 +271,65 @@ fn a_var_made_by_the_service_is_its_makers_alone() {
     let mode = |p: &str| fs::metadata(root.join(p)).unwrap().mode() & 0o7777;
     assert_eq!((mode("var"), mode("var/urlkey.secret")), (0o700, 0o600));
 }
+
+/// `init` then `new` run as root, as the README's administrator runs them: var/ is the
+/// web server's user's from the start (www-data by default, `--web-user` another), so
+/// the next `check`, judging var/ as that user, finds no fault; `new` on an Archive
+/// whose var/ is gone makes it for that user too.
+#[test]
+fn init_and_new_as_root_give_var_to_the_web_servers_user() {
+    if !as_root_with(
+        "init_and_new_as_root_give_var_to_the_web_servers_user",
+        &["www-data", "nobody"],
+    ) {
+        return;
+    }
+    let dir = archive_tempdir();
+    let file = dir.path().join("hello.txt");
+    fs::write(&file, "Hello\n").unwrap();
+    for (web_user, flag) in [("www-data", None), ("nobody", Some("nobody"))] {
+        let root = dir.path().join(web_user);
+        let r = root.to_str().unwrap();
+        let mut init = vec![
+            "init",
+            "--root",
+            r,
+            "--address",
+            "localhost:8080",
+            "--host",
+            "archive.example.org",
+            "--ip",
+            "127.0.0.1",
+        ];
+        let mut new = vec!["new", "--root", r, "--title", "Hello"];
+        if let Some(user) = flag {
+            init.extend(["--web-user", user]);
+            new.extend(["--web-user", user]);
+        }
+        new.push(file.to_str().unwrap());
+        let (code, _, err) = run_cmd(&init);
+        assert_eq!(code, 0, "{err}");
+        let ids = user_ids(web_user).unwrap();
+        let var = fs::metadata(root.join("var")).unwrap();
+        assert_eq!(
+            (var.uid(), var.gid(), var.permissions().mode() & 0o777),
+            (ids.0, ids.1, 0o700),
+            "var/ after init"
+        );
+        let (code, _, err) = run_cmd(&new);
+        assert_eq!(code, 0, "{err}");
+        let (code, out, err) = run_cmd(&["check", "--root", r, "--web-user", web_user]);
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (0, "checked 3 items: 0 faults\n", ""),
+            "check after init and new, as root, for {web_user}"
+        );
+
+        // var/ gone: new makes it again, for the same user.
+        fs::remove_dir_all(root.join("var")).unwrap();
+        let (code, _, err) = run_cmd(&new);
+        assert_eq!(code, 0, "{err}");
+        let var = fs::metadata(root.join("var")).unwrap();
+        assert_eq!((var.uid(), var.gid()), ids, "var/ made by new");
+    }
+}

@@ -614,9 +614,38 @@ pub fn help_disagreements<Run>(p: &Program<Run>) -> Vec<String> {
     found
 }
 
+/// The value of a `--listen` flag: `ADDRESS:PORT` (`127.0.0.1:8080`, `[::1]:8080`,
+/// `0.0.0.0:80`), or a port alone, on 127.0.0.1. Why not, naming the flag.
+pub fn listen_address(v: &str) -> Result<std::net::SocketAddr, String> {
+    if let Ok(port) = v.parse::<u16>() {
+        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
+    }
+    v.parse().map_err(|_| {
+        format!("--listen {v:?}: expected ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or a PORT")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_listen_address_is_an_address_and_port_or_a_port_on_loopback() {
+        assert_eq!(
+            listen_address("8091"),
+            Ok("127.0.0.1:8091".parse().unwrap())
+        );
+        assert_eq!(listen_address("[::1]:80"), Ok("[::1]:80".parse().unwrap()));
+        assert_eq!(
+            listen_address("0.0.0.0:8090"),
+            Ok("0.0.0.0:8090".parse().unwrap())
+        );
+        assert_eq!(
+            listen_address("localhost:80"),
+            Err("--listen \"localhost:80\": expected ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or a PORT".into())
+        );
+        assert!(listen_address("65536").is_err());
+    }
 
     #[test]
     fn a_synopsis_in_roff() {

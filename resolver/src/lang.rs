@@ -218,6 +218,7 @@ texts! {
     NoArchiveIncluded: "Nenhum Arquivo está incluído neste resolvedor.", "No Archive is included in this resolver.";
     UnavailableTitle: "Arquivos indisponíveis", "Archives unavailable";
     UnavailableText: "Nenhum Arquivo que respondeu conhece o IBI {ibi}.", "No Archive that answered knows the IBI {ibi}.";
+    NoneAnsweredText: "Nenhum Arquivo respondeu sobre o IBI {ibi}.", "No Archive answered about the IBI {ibi}.";
     AskedOne: "1 Arquivo foi perguntado.", "1 Archive was asked.";
     AskedMany: "{n} Arquivos foram perguntados.", "{n} Archives were asked.";
     SilentOne: "Este não respondeu:", "This one did not answer:";

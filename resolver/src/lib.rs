@@ -7,7 +7,7 @@
 //! `ibi-archive` library; this crate adds the server (tokio, hyper), the client of
 //! Archives (hyper) and the registry (SQLite, or PostgreSQL shared by several resolvers).
 //!
-//! One module a concept; README's "Layout of the code" maps them all and the way imports
+//! One module a concept; docs/src/code.md, "Layout of the code", maps them all and the way imports
 //! run, from the server down. The registry is a folder ([`registry`]: the Archives, the
 //! location memory's table, the keys' hashes, the SQLite file and its upgrades, the
 //! migrations, PostgreSQL), seen from outside through the few types its `mod.rs`
@@ -31,6 +31,7 @@ pub mod loops;
 pub mod memory;
 pub mod metrics;
 pub mod pages;
+pub mod pg_tls;
 pub mod process;
 pub mod registry;
 pub mod resolve;

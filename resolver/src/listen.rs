@@ -50,11 +50,11 @@ pub async fn listen(state: Arc<AppState>, uri: String) {
 
 /// One connection: listens until it breaks; why it ended.
 async fn listen_once(state: &Arc<AppState>, uri: &str, lost: &mut bool) -> String {
-    let config = match postgres_config(uri, "listen") {
+    let (config, tls) = match postgres_config(uri, "listen") {
         Ok(c) => c,
         Err(e) => return e,
     };
-    let (client, mut connection) = match config.connect(tokio_postgres::NoTls).await {
+    let (client, mut connection) = match config.connect(tls).await {
         Ok(c) => c,
         Err(e) => return format!("cannot connect: {}", crate::store::pg_error_text(&e)),
     };

@@ -1,16 +1,23 @@
 //! `/metrics`: the resolver's counters in the Prometheus (OpenMetrics) text format, by
 //! the prometheus-client crate. Resolutions by outcome and their latency, each Archive's
-//! request latency and health, the location memory's hits and misses, overload refusals.
+//! request latency and health, the location memory's hits and misses, overload refusals;
+//! whether the registry answers, the build, and the standard `process_*` figures.
+//!
+//! A counter of a fixed set of labels (outcomes, results, bounds) is there at 0 for each
+//! from the start, so that an alert on its rate sees it before its first event; only
+//! those labelled by Archive appear with their Archive.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::gauge::{ConstGauge, Gauge};
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
 
 use crate::health::HealthBook;
@@ -38,8 +45,31 @@ fn latency_buckets() -> impl Iterator<Item = f64> {
     exponential_buckets(0.000_25, 2.0, 16)
 }
 
+/// The outcomes of a resolution ([`Metrics::resolution`]).
+pub const OUTCOMES: &[&str] = &[
+    "found",
+    "not_found",
+    "unavailable",
+    "no_translation",
+    "deleted",
+    "suspicion",
+    "no_original",
+    "unverifiable",
+    "chain",
+    "throttled",
+    "bad_request",
+    "timed_out",
+];
+/// What the location memory did for a resolution ([`Metrics::memory`]).
+const MEMORY_RESULTS: &[&str] = &["hit", "stale", "verify", "home", "home_miss", "miss"];
+/// What became of an acknowledgment ([`Metrics::acknowledgment`]).
+const ACKNOWLEDGMENT_RESULTS: &[&str] = &["sent", "failed", "dropped"];
+/// The per-client bounds ([`Metrics::throttled`]).
+const LIMITS: &[&str] = &["resolutions", "misses", "connections"];
+
 pub struct Metrics {
     registry: Registry,
+    registry_up: Gauge,
     resolutions: Family<OutcomeLabels, Counter>,
     resolution_seconds: Histogram,
     archive_seconds: Family<ArchiveLabels, Histogram>,
@@ -103,11 +133,90 @@ impl Collector for HealthGauges {
     }
 }
 
+/// The standard `process_*` metrics, read from /proc at each scrape ([`ibi::process`]).
+#[derive(Debug)]
+struct ProcessFigures;
+
+impl Collector for ProcessFigures {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let Some(f) = ibi::process::figures() else {
+            return Ok(());
+        };
+        let counter = ConstCounter::new(f.cpu_seconds);
+        counter.encode(encoder.encode_descriptor(
+            "process_cpu_seconds",
+            "Total user and system CPU time spent in seconds",
+            None,
+            counter.metric_type(),
+        )?)?;
+        let gauges: [(&str, &str, f64); 5] = [
+            (
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes",
+                f.resident_bytes as f64,
+            ),
+            (
+                "process_virtual_memory_bytes",
+                "Virtual memory size in bytes",
+                f.virtual_bytes as f64,
+            ),
+            (
+                "process_open_fds",
+                "Number of open file descriptors",
+                f.open_fds as f64,
+            ),
+            (
+                "process_max_fds",
+                "Maximum number of open file descriptors",
+                f.max_fds as f64,
+            ),
+            (
+                "process_start_time_seconds",
+                "Start time of the process since unix epoch in seconds",
+                f.start_time_seconds,
+            ),
+        ];
+        for (name, help, value) in gauges {
+            let gauge = ConstGauge::new(value);
+            gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
+        }
+        Ok(())
+    }
+}
+
+/// A family with a series at 0 for each of `labels`.
+fn at_zero<L: EncodeLabelSet + Clone + std::hash::Hash + Eq + std::fmt::Debug>(
+    labels: &[&str],
+    label: impl Fn(String) -> L,
+) -> Family<L, Counter> {
+    let family = Family::<L, Counter>::default();
+    for l in labels {
+        let _ = family.get_or_create(&label(l.to_string()));
+    }
+    family
+}
+
 impl Metrics {
     /// The resolver's metrics, each Archive's health read from `health`.
     pub fn new(health: Arc<HealthBook>) -> Metrics {
-        let mut registry = Registry::with_prefix("ibi_resolver");
-        let resolutions = Family::<OutcomeLabels, Counter>::default();
+        // The process's figures under their standard names; the resolver's own under its
+        // prefix.
+        let mut root = Registry::default();
+        root.register_collector(Box::new(ProcessFigures));
+        let registry = root.sub_registry_with_prefix("ibi_resolver");
+        registry.register(
+            "build",
+            "The resolver's version",
+            Info::new(vec![("version", env!("CARGO_PKG_VERSION"))]),
+        );
+        let registry_up = Gauge::default();
+        registry_up.set(1);
+        registry.register(
+            "registry_up",
+            "1 while the registry answered its last call, 0 while it is out of reach (resolutions then go on with the Archives and the memory held)",
+            registry_up.clone(),
+        );
+        let resolutions = at_zero(OUTCOMES, |outcome| OutcomeLabels { outcome });
         registry.register(
             "resolutions",
             "Resolutions of persistent URLs, by outcome (found, not_found, unavailable: nothing found while an Archive did not answer, no_translation, deleted, suspicion, no_original, unverifiable, chain, bad_request, timed_out: beyond the longest a resolution may take)",
@@ -134,7 +243,7 @@ impl Metrics {
             archive_requests.clone(),
         );
         registry.register_collector(Box::new(HealthGauges(health)));
-        let memory = Family::<ResultLabels, Counter>::default();
+        let memory = at_zero(MEMORY_RESULTS, |result| ResultLabels { result });
         registry.register(
             "location_memory",
             "Resolutions that asked the location memory: hit (the remembered Archive satisfied it), stale (it did not: every Archive asked), verify (remembered past its expiry: every Archive asked, the remembered one preferred), home (nothing remembered; the IBI's home, asked alone, satisfied it), home_miss (it did not: every other Archive asked), miss (nothing remembered, no home)",
@@ -146,7 +255,7 @@ impl Metrics {
             "Requests answered 503 because as many resolutions as allowed were under way",
             overloaded.clone(),
         );
-        let acknowledgments = Family::<ResultLabels, Counter>::default();
+        let acknowledgments = at_zero(ACKNOWLEDGMENT_RESULTS, |result| ResultLabels { result });
         registry.register(
             "acknowledgments",
             "Acknowledgments sent to Archives, by result (sent, failed, dropped)",
@@ -164,7 +273,7 @@ impl Metrics {
             "Times an Archive came under suspicion, for answering against the homes of several IBIs (its answers then decide nothing for IBIs it may not hold)",
             suspected.clone(),
         );
-        let throttled = Family::<LimitLabels, Counter>::default();
+        let throttled = at_zero(LIMITS, |limit| LimitLabels { limit });
         registry.register(
             "throttled",
             "Requests answered 429 because their client network was beyond a [limits] per_client_ bound, by bound (resolutions, misses, connections)",
@@ -189,7 +298,8 @@ impl Metrics {
             moves.clone(),
         );
         Metrics {
-            registry,
+            registry: root,
+            registry_up,
             resolutions,
             resolution_seconds,
             archive_seconds,
@@ -204,6 +314,11 @@ impl Metrics {
             relayed,
             moves,
         }
+    }
+
+    /// Whether the registry answered its last call.
+    pub fn registry_reachable(&self, yes: bool) {
+        self.registry_up.set(i64::from(yes));
     }
 
     /// An inclusion of `archive` at another address: `moved` or `refused`.

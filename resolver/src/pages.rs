@@ -165,10 +165,16 @@ fn code(value: &str) -> String {
 }
 
 /// The list of `items` (escaped), one `<li>` each.
+/// The Archives `items` (as resolutions show them) in a list, each by its name alone.
 fn list(items: &[String]) -> String {
     let items: String = items
         .iter()
-        .map(|a| format!("<li>{}</li>\n", escape_html(a)))
+        .map(|a| {
+            format!(
+                "<li>{}</li>\n",
+                escape_html(crate::resolve::archive_name(a))
+            )
+        })
         .collect();
     format!("<ul>\n{items}</ul>\n")
 }
@@ -478,7 +484,13 @@ fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String
                     "<p>{} {} {}</p>
 {}{related}<p>{}</p>
 {}",
-                    Text::UnavailableText.fill(lang, &ibi_value),
+                    // Asked, and none of them answered: none "that answered".
+                    if archives.len() >= *asked {
+                        Text::NoneAnsweredText
+                    } else {
+                        Text::UnavailableText
+                    }
+                    .fill(lang, &ibi_value),
                     count(
                         lang,
                         *asked,

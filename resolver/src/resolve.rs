@@ -2004,6 +2004,16 @@ fn shown_archive(a: &Included) -> String {
     format!("{} ({})", a.address, a.serviceibi)
 }
 
+/// The name of an Archive as [`shown_archive`] shows it (`address (service IBI)`): its
+/// service IBI, what a reader's page names it by (its address may be one of a private
+/// network, for the operator's log alone).
+pub fn archive_name(shown: &str) -> &str {
+    shown
+        .strip_suffix(')')
+        .and_then(|s| s.rsplit_once(" ("))
+        .map_or(shown, |(_, name)| name)
+}
+
 /// The variant of a bare translation chosen among every answer's `offers` (with the
 /// index of the Archive that gave it): the one the reader prefers most, an Original
 /// before a copy, then the first Archive in the registry's order; else the item itself

@@ -164,11 +164,13 @@ impl AppState {
                     since: ibi::time::iso8601(self.engine.clock.now()),
                     reason: e.to_string(),
                 };
+                self.engine.metrics.registry_reachable(false);
             }
             (Err(e), Reachable::No { .. }) if e.kind() == RegistryErrorKind::Unreachable => {}
             (_, Reachable::No { .. }) => {
                 say("the registry answers again");
                 *r = Reachable::Yes;
+                self.engine.metrics.registry_reachable(true);
             }
             _ => {}
         }

@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use postgres::types::{IsNull, ToSql, Type};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// How long a connection to PostgreSQL may take, unless the URI says otherwise.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
@@ -115,11 +116,20 @@ const SERVER_BOUNDS: &str =
 
 /// The driver's settings of `uri` for the connection that does `role` (its
 /// `application_name`, `ibi-resolver registry` say, unless the URI names one), with the
-/// bounds this module sets where it sets none.
-pub fn postgres_config(uri: &str, role: &str) -> Result<tokio_postgres::Config, String> {
-    let mut config: tokio_postgres::Config = uri
-        .parse()
-        .map_err(|e| format!("{}: not a PostgreSQL connection URI: {e}", masked(uri)))?;
+/// bounds this module sets where it sets none, and the TLS connector its `sslmode` and
+/// `sslrootcert` ask for ([`crate::pg_tls`]).
+pub fn postgres_config(
+    uri: &str,
+    role: &str,
+) -> Result<(tokio_postgres::Config, MakeRustlsConnect), String> {
+    let not_a_uri =
+        |e: &dyn fmt::Display| format!("{}: not a PostgreSQL connection URI: {e}", masked(uri));
+    let (rest, tls) = crate::pg_tls::split(uri).map_err(|e| not_a_uri(&e))?;
+    let connector = tls
+        .connector()
+        .map_err(|e| format!("{}: {e}", masked(uri)))?;
+    let mut config: tokio_postgres::Config = rest.parse().map_err(|e| not_a_uri(&e))?;
+    config.ssl_mode(tls.ssl_mode());
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
@@ -135,7 +145,7 @@ pub fn postgres_config(uri: &str, role: &str) -> Result<tokio_postgres::Config, 
         .keepalives_interval(Duration::from_secs(2))
         .keepalives_retries(3)
         .tcp_user_timeout(USER_TIMEOUT);
-    Ok(config)
+    Ok((config, connector))
 }
 
 /// Whether a fault of PostgreSQL's client means the database is out of reach (the
@@ -175,12 +185,25 @@ pub fn is_unreachable(e: &tokio_postgres::Error) -> bool {
 }
 
 /// What PostgreSQL's client says of a fault, with the server's own message when it sent
-/// one (the driver's display of it is only "db error").
+/// one (the driver's display of it is only "db error"), else with its cause: the driver
+/// says "error connecting to server" or "error performing TLS handshake" alone, and why
+/// (the connection refused, the certificate not trusted, a timeout) is its source's text.
 pub fn pg_error_text(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => e.to_string(),
+    if let Some(db) = e.as_db_error() {
+        return format!("{}: {}", db.severity(), db.message());
     }
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let said = s.to_string();
+        // A cause whose text repeats its own cause's is said once.
+        if !text.ends_with(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        source = s.source();
+    }
+    text
 }
 
 /// One value of a parameter or a column.
@@ -353,6 +376,8 @@ pub enum Conn {
 /// A connection to PostgreSQL, made again when it breaks, its statements prepared once.
 pub struct PgConn {
     config: postgres::Config,
+    /// TLS as the URI asks (none, as it was, without `sslmode`).
+    tls: MakeRustlsConnect,
     client: Option<postgres::Client>,
     statements: HashMap<String, postgres::Statement>,
     /// Whether a transaction is open (a broken connection ends it).
@@ -362,14 +387,13 @@ pub struct PgConn {
 impl PgConn {
     /// A connection to `uri` for `role` ([`postgres_config`]), made now.
     pub fn connect(uri: &str, role: &str) -> StoreResult<PgConn> {
-        let config = postgres_config(uri, role)
-            .map_err(|message| StoreError {
-                message,
-                kind: StoreErrorKind::Other,
-            })?
-            .into();
+        let (config, tls) = postgres_config(uri, role).map_err(|message| StoreError {
+            message,
+            kind: StoreErrorKind::Other,
+        })?;
         let mut conn = PgConn {
-            config,
+            config: config.into(),
+            tls,
             client: None,
             statements: HashMap::new(),
             in_transaction: false,
@@ -393,7 +417,7 @@ impl PgConn {
                 });
             }
             self.statements.clear();
-            self.client = Some(self.config.connect(postgres::NoTls)?);
+            self.client = Some(self.config.connect(self.tls.clone())?);
         }
         Ok(self.client.as_mut().expect("connected above"))
     }

@@ -221,3 +221,93 @@ fn a_backup_taken_under_load_restores_into_a_resolver_that_resolves_the_same() {
         "ibi-resolver: listening on http://127.0.0.1:{port} (1 Archive included)\n"
     )));
 }
+
+/// A program of the cluster `pg` (pg_dump, dropdb, createdb, pg_restore) with `args`,
+/// as the cluster's superuser on its address; it must succeed.
+fn pg_tool(pg: &common::pg::Cluster, program: &str, args: &[&str]) {
+    let port = pg.port().to_string();
+    let out = pg
+        .command(program)
+        .args(["-h", "127.0.0.1", "-p", &port, "-U", common::pg::USER])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{program} {args:?}: {}{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        pg.log()
+    );
+}
+
+/// The README's restore of a registry in PostgreSQL: `pg_dump -Fc` while the resolver
+/// serves, the resolver stopped, the database dropped and made again, `pg_restore
+/// --no-owner`; a resolver started on it finds the Archive included, its key hash kept
+/// (it includes itself again with its key), and resolves every persistent URL as before.
+#[test]
+fn a_registry_in_postgresql_dumped_and_restored_resolves_the_same() {
+    let Some(pg) = common::pg::Cluster::start() else {
+        return;
+    };
+    let tmp = common::archive_tempdir();
+    let dir = tmp.path().join("resolver");
+    std::fs::create_dir(&dir).unwrap();
+    let name = pg.create_database();
+    let uri = pg.uri(&name);
+    let (config, port) = common::resolver::Resolver::configure(&dir, "20s", "");
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        text.replace(
+            "database = \"registry.sqlite\"",
+            &format!("database = \"{uri}\""),
+        ),
+    )
+    .unwrap();
+    let mut resolver = Resolver::run(config.clone(), port);
+    let root = archive(tmp.path(), "alpha", SAMPLE_SERVICE, &[], &[]);
+    let address = format!("127.0.0.1:{}", common::free_port());
+    configure(&root, &address, &resolver.service());
+    let log = std::fs::File::create(root.with_extension("log")).unwrap();
+    let _serve = common::Serve::start_with(&root, log, &["--listen", &address]);
+    resolver.register(SAMPLE_SERVICE, KEY);
+    let included = "status.archive included\nstatus.confirmation successful\n";
+    let (code, out, err) = archive_cmd("include", &root);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, included),
+        "{err}\n{}",
+        resolver.log()
+    );
+    let base = resolver.base();
+    let before: Vec<(u16, Option<String>)> = ITEMS.iter().map(|i| answer(&base, i)).collect();
+    assert!(
+        before.iter().filter(|(s, _)| *s == 302).count() >= 8,
+        "{before:?}"
+    );
+
+    let dump = pg.dir().join("ibi_registry.dump");
+    let dump = dump.to_str().unwrap();
+    pg_tool(&pg, "pg_dump", &["-Fc", "-f", dump, &name]);
+    resolver.stop();
+    pg_tool(&pg, "dropdb", &[&name]);
+    pg_tool(&pg, "createdb", &["-O", common::pg::USER, &name]);
+    pg_tool(&pg, "pg_restore", &["--no-owner", "-d", &name, dump]);
+
+    let restored = Resolver::run(config, port);
+    let csv = restored.command(&["archives", "--csv"], "");
+    let row =
+        common::resolver::archive_row(&csv.1, SAMPLE_SERVICE).unwrap_or_else(|| panic!("{csv:?}"));
+    assert_eq!(row["address"], address, "{row:?}");
+    let after: Vec<(u16, Option<String>)> = ITEMS.iter().map(|i| answer(&base, i)).collect();
+    assert_eq!(after, before, "{}", restored.log());
+    // The key's hash came back: the Archive's own key includes it again.
+    let (code, out, err) = archive_cmd("include", &root);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, included),
+        "{err}\n{}",
+        restored.log()
+    );
+}

@@ -216,7 +216,7 @@ fn a_command_refuses_the_flags_of_another() {
 #[test]
 fn every_command_has_its_own_help() {
     for (cmd, usage) in [
-        ("serve", "usage: ibi-resolver serve [--config FILE]"),
+        ("serve", "usage: ibi-resolver serve [--listen [ADDRESS:]PORT] [--config FILE]"),
         (
             "register",
             "usage: ibi-resolver register SERVICEIBI --email E [--key-file F] [--config FILE]",

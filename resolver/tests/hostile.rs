@@ -81,10 +81,18 @@ fn run_as(user: Option<&User>, args: &[&str], stdin: &str) -> Ran {
         }
         std::thread::sleep(Duration::from_millis(10));
     };
+    let code = status.code().unwrap_or(-1);
+    let err = String::from_utf8_lossy(&err.join().unwrap()).into_owned();
     Ran {
-        code: status.code().unwrap_or(-1),
+        code,
         out: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
-        err: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
+        // A server that failed: its lines are log lines, each after its time (checked and
+        // taken off); a usage error (2) is a message, untimed.
+        err: if args.first() == Some(&"serve") && code == 1 {
+            common::resolver::unstamped(&err)
+        } else {
+            err
+        },
     }
 }
 
@@ -474,15 +482,21 @@ fn no_url_page(ibi: &str) -> String {
     )
 }
 
-/// The English 503 page of a resolution that found nothing while the Archive at
-/// `address` ([`SERVICE`]) did not answer, of `asked` Archives.
-fn unavailable_page(ibi: &str, address: &str, asked: usize) -> String {
+/// The English 503 page of a resolution that found nothing while the Archive
+/// [`SERVICE`] did not answer, of `asked` Archives: named by its service IBI, not its
+/// address (which the log shows, [`unavailable_line`]).
+fn unavailable_page(ibi: &str, asked: usize) -> String {
+    // The one that did not answer was all there was to ask, or others answered.
+    let first = match asked {
+        1 => format!("No Archive answered about the IBI <code>{ibi}</code>."),
+        _ => format!("No Archive that answered knows the IBI <code>{ibi}</code>."),
+    };
     let asked = match asked {
         1 => "1 Archive was asked.".to_string(),
         n => format!("{n} Archives were asked."),
     };
     format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Archives unavailable</title><style>{STYLE}</style></head>\n<body>\n<header><a href=\"/\">IBI resolver</a></header>\n<main>\n<h1>Archives unavailable</h1>\n<p>No Archive that answered knows the IBI <code>{ibi}</code>. {asked} This one did not answer:</p>\n<ul>\n<li>{address} ({SERVICE})</li>\n</ul>\n<p>It may hold the item. Try again later.</p>\n</main>\n</body>\n</html>\n"
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><title>Archives unavailable</title><style>{STYLE}</style></head>\n<body>\n<header><a href=\"/\">IBI resolver</a></header>\n<main>\n<h1>Archives unavailable</h1>\n<p>{first} {asked} This one did not answer:</p>\n<ul>\n<li>{SERVICE}</li>\n</ul>\n<p>It may hold the item. Try again later.</p>\n</main>\n</body>\n</html>\n"
     )
 }
 
@@ -1965,7 +1979,7 @@ fn archives_answering_garbage_or_dripping_end_in_a_clean_503() {
         let address = peer.addr.to_string();
         assert_eq!(
             (a.status, a.text()),
-            (503, unavailable_page(ibi, &address, 1)),
+            (503, unavailable_page(ibi, 1)),
             "{ibi}"
         );
         assert_eq!(
@@ -1992,10 +2006,7 @@ fn archives_answering_garbage_or_dripping_end_in_a_clean_503() {
         "answered only once the Archive had sent all it would"
     );
     let address = peer.addr.to_string();
-    assert_eq!(
-        (a.status, a.text()),
-        (503, unavailable_page(DRIP, &address, 1))
-    );
+    assert_eq!((a.status, a.text()), (503, unavailable_page(DRIP, 1)));
     assert!(took >= Duration::from_secs(2), "{took:?}");
     assert_eq!(
         untimed(&r.one_line_after(n)),
@@ -2059,10 +2070,7 @@ fn an_archive_answering_100_mb_is_read_64_kib_far_and_costs_no_memory() {
         let n = r.lines().len();
         let a = get(r.port, &format!("/{ibi}"));
         let address = peer.addr.to_string();
-        assert_eq!(
-            (a.status, a.text()),
-            (503, unavailable_page(ibi, &address, 1))
-        );
+        assert_eq!((a.status, a.text()), (503, unavailable_page(ibi, 1)));
         assert_eq!(
             untimed(&r.one_line_after(n)),
             unavailable_line(&format!("/{ibi}"), &address, 1)
@@ -2138,10 +2146,7 @@ fn redirects_from_archives_are_never_followed() {
         let n = r.lines().len();
         let a = get(r.port, &format!("/{ibi}"));
         let address = peer.addr.to_string();
-        assert_eq!(
-            (a.status, a.text()),
-            (503, unavailable_page(ibi, &address, 1))
-        );
+        assert_eq!((a.status, a.text()), (503, unavailable_page(ibi, 1)));
         assert_eq!(a.header("location"), None);
         assert_eq!(
             untimed(&r.one_line_after(n)),
@@ -2834,7 +2839,7 @@ fn only_http_urls_from_archives_become_locations_and_nothing_is_injected() {
                 let address = peer.addr.to_string();
                 let (page, logged) = if c.failed {
                     (
-                        (503, unavailable_page(c.ibi, &address, 1)),
+                        (503, unavailable_page(c.ibi, 1)),
                         unavailable_line(&format!("/{}", c.ibi), &address, 1),
                     )
                 } else {
@@ -3303,10 +3308,7 @@ fn a_remembered_archive_that_fails_is_asked_again_counted_once_and_still_remembe
     failures.store(2, Ordering::SeqCst);
     let miss = get(r.port, "/8JMKD3MGP8W/35MME4E");
     assert_eq!(miss.status, 503);
-    assert_eq!(
-        miss.text(),
-        unavailable_page("8JMKD3MGP8W/35MME4E", &peer.addr.to_string(), 1)
-    );
+    assert_eq!(miss.text(), unavailable_page("8JMKD3MGP8W/35MME4E", 1));
     assert_eq!(asked(), 5);
     assert!(!r.log().contains("dormant"), "{}", r.log());
     // It answers again: still remembered (a failure is no proof the item left).

@@ -126,3 +126,106 @@ fn a_command_s_message_has_no_time() {
         "{err}"
     );
 }
+
+/// `serve --config config` that cannot start: its exit code and its log, each line's time
+/// checked and taken off.
+fn serve_fails(config: &Path) -> (Option<i32>, String) {
+    let out = Command::new(common::ibi_resolver_bin())
+        .args(["serve", "--config", config.to_str().unwrap()])
+        .env_remove("JOURNAL_STREAM")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    (
+        out.status.code(),
+        common::resolver::unstamped(&String::from_utf8_lossy(&out.stderr)),
+    )
+}
+
+/// Why `serve` could not start is its last log line, timed as the others, and a database
+/// out of reach is said with the cause the driver holds (its own words are only "error
+/// connecting to server"): here the connection refused, by a port nobody listens on.
+#[test]
+fn a_serve_that_cannot_start_says_why_in_a_timed_line_with_the_cause() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.toml");
+    let (code, log) = serve_fails(&missing);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        log,
+        format!(
+            "ibi-resolver: {}: No such file or directory (os error 2) (choose the settings with --config FILE or IBI_RESOLVER_CONFIG=FILE; ibi-resolver init --publicurl URL writes them)\n",
+            missing.display()
+        )
+    );
+
+    // A port of loopback that was free a moment ago: nothing listens there.
+    let closed = common::free_port();
+    let port = common::free_port();
+    let config = dir.path().join("resolver.toml");
+    std::fs::write(
+        &config,
+        format!("serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"http://127.0.0.1:{port}\"\nlisten = \"127.0.0.1:{port}\"\ndatabase = \"postgresql://ibi_resolver:secret@127.0.0.1:{closed}/ibi_registry\"\n"),
+    )
+    .unwrap();
+    let (code, log) = serve_fails(&config);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        log,
+        format!("ibi-resolver: postgresql://ibi_resolver:***@127.0.0.1:{closed}/ibi_registry: cannot connect: error connecting to server: Connection refused (os error 111)\n")
+    );
+}
+
+/// `serve --listen` puts the server on its own address in place of the settings' listen
+/// (here a port another socket holds, where the server could not start): two instances
+/// can share one settings file.
+#[test]
+fn serve_listens_where_listen_says_in_place_of_the_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let held = taken.local_addr().unwrap();
+    let config = dir.path().join("resolver.toml");
+    std::fs::write(
+        &config,
+        format!("serviceibi = \"{RESOLVER_IBI}\"\npublicurl = \"http://127.0.0.1:8090\"\nlisten = \"{held}\"\ndatabase = \"registry.sqlite\"\n"),
+    )
+    .unwrap();
+    let mut ports = Vec::new();
+    for flag in ["127.0.0.1:{}", "{}"] {
+        let port = common::free_port();
+        let log = dir.path().join(format!("{port}.log"));
+        let mut child = Command::new(common::ibi_resolver_bin())
+            .args(["serve", "--listen", &flag.replace("{}", &port.to_string())])
+            .args(["--config", config.to_str().unwrap()])
+            .env_remove("JOURNAL_STREAM")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .unwrap();
+        let waited = common::wait_for_port(port, Some(&mut child));
+        let said = common::resolver::unstamped(&std::fs::read_to_string(&log).unwrap());
+        assert!(waited.is_ok(), "{waited:?}\n{said}");
+        assert_eq!(
+            said,
+            format!("ibi-resolver: listening on http://127.0.0.1:{port} (0 Archives included)\n")
+        );
+        ports.push((port, child));
+    }
+    // Both at once, on one settings file and one registry.
+    for (port, mut child) in ports {
+        let home = common::http_get(&format!("http://127.0.0.1:{port}/"));
+        assert_eq!(home.status, 200);
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let (code, _, err) = common::run_with_stdin(
+        Command::new(common::ibi_resolver_bin()).args(["serve", "--listen", "localhost:1"]),
+        "",
+    );
+    assert_eq!(
+        (code, err.as_str()),
+        (2, "ibi-resolver: serve: --listen \"localhost:1\": expected ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or a PORT\n")
+    );
+}

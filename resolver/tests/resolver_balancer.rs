@@ -13,7 +13,7 @@
 //!   else), as resolver_deploy.rs does for the one-instance configuration.
 //! - `haproxy-ibi-resolver.cfg` in Debian's haproxy, after a global section that sends its
 //!   log to its stderr (a file of the test): the same substitution of the instances'
-//!   ports, and its `bind :80` made `bind 127.0.0.1:<a free port>`.
+//!   ports, and its `bind :8088` made `bind 127.0.0.1:<a free port>`.
 //!
 //! The instances share the registry [`Registry`] names (the `database` of each
 //! resolver.toml): one SQLite file both open (WAL, several processes: two instances on
@@ -54,7 +54,7 @@ const HAPROXY_CONF: &str = concat!(
 /// resolver.toml).
 const CONF_BACKENDS: [&str; 2] = ["127.0.0.1:8090", "127.0.0.1:8091"];
 /// Where haproxy-ibi-resolver.cfg listens.
-const HAPROXY_BIND: &str = "bind :80\n";
+const HAPROXY_BIND: &str = "bind :8088\n";
 /// The modules the Apache configuration needs (`a2enmod proxy proxy_http proxy_balancer
 /// lbmethod_byrequests proxy_hcheck`, which enables slotmem_shm too; mod_watchdog is built
 /// into Debian's apache2).
@@ -631,4 +631,50 @@ fn apache_on_postgresql_fails_over_when_an_instance_is_killed_and_takes_it_back(
         counts.requests(),
         counts.failures_listed()
     );
+}
+
+/// The port of `addr` (HOST:PORT, or :PORT).
+fn port_of(addr: &str) -> u16 {
+    addr.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// The examples agree on which port is whose, on the README's one machine: Apache's 80
+/// (the Archive), `ibi-archive serve`'s 8080, the instances' 8090 and 8091 (the first is
+/// the package's `listen`), and HAProxy's readers on a port none of them takes. The
+/// README names HAProxy's port with its configuration.
+#[test]
+fn the_balancers_examples_take_no_port_of_the_walkthrough() {
+    let conf = fs::read_to_string(HAPROXY_CONF).unwrap();
+    let binds: Vec<&str> = conf
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("bind "))
+        .collect();
+    assert_eq!(binds, [HAPROXY_BIND.trim().strip_prefix("bind ").unwrap()]);
+    let haproxy = port_of(binds[0]);
+    let servers: Vec<&str> = conf
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("server "))
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert_eq!(servers, CONF_BACKENDS);
+    let package =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../debian/resolver.toml"))
+            .unwrap();
+    assert!(
+        package.contains(&format!("\nlisten = \"{}\"\n", CONF_BACKENDS[0])),
+        "{package}"
+    );
+    let taken: Vec<u16> = [80, 8080]
+        .into_iter()
+        .chain(CONF_BACKENDS.iter().map(|b| port_of(b)))
+        .collect();
+    assert!(
+        !taken.contains(&haproxy),
+        "HAProxy binds {haproxy}, one of {taken:?}"
+    );
+    let readme =
+        fs::read_to_string(common::repository().join("docs/src/resolver-guide.md")).unwrap();
+    let said = &readme[readme.find("- **HAProxy** (").unwrap()..];
+    let said = &said[..said.find("\n\n").unwrap()];
+    assert!(said.contains(&format!("port {haproxy}")), "{said}");
 }

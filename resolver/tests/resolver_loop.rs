@@ -655,7 +655,8 @@ fn an_outage_is_a_503_where_the_archive_may_hold_the_item_and_a_404_elsewhere() 
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     n.serves[2].interrupt();
-    let silent = format!("<li>{a3_address} ({A3})</li>");
+    // Named by its service IBI: its address is the operator's to see, in the log.
+    let silent = format!("<li>{A3}</li>");
     let r = n.page(0, &format!("/{REPORT_METADATA}"), "en");
     assert_eq!(r.status, 503, "{}", r.text());
     assert!(r.header("retry-after").is_some(), "{:?}", r.headers);
@@ -779,10 +780,7 @@ fn under_the_original_check_an_ibi_named_is_followed_only_when_every_answer_agre
         )
         .text()
     );
-    for suspect in [
-        format!("<li>{} ({A2})</li>", n.serves[1].address),
-        format!("<li>{} ({m_service})</li>", m.addr),
-    ] {
+    for suspect in [format!("<li>{A2}</li>"), format!("<li>{m_service}</li>")] {
         assert!(r.text().contains(&suspect), "{suspect}\n{}", r.text());
     }
     assert!(r.header("location").is_none());

@@ -638,7 +638,7 @@ fn an_archive_that_never_answers_does_not_stop_hits_and_misses_end_in_time() {
     assert!(r.header("retry-after").is_none());
     assert!(
         r.text().contains(&format!(
-            "<p>No Archive that answered knows the IBI <code>8JMKD3MGP8W/35MME4F</code>.</p>\n<p>This Archive could not be asked; it is neither where the IBI was minted nor the Archive remembered for it:</p>\n<ul>\n<li>{address} ({BY_HAND})</li>\n</ul>\n"
+            "<p>No Archive that answered knows the IBI <code>8JMKD3MGP8W/35MME4F</code>.</p>\n<p>This Archive could not be asked; it is neither where the IBI was minted nor the Archive remembered for it:</p>\n<ul>\n<li>{BY_HAND}</li>\n</ul>\n"
         )),
         "{}",
         r.text()
@@ -853,7 +853,7 @@ fn a_dead_archive_falls_dormant_is_probed_and_wakes_when_it_answers() {
     // An IBI minted where it was (its prefix is its service IBI's, urlib.net/www), and
     // one minted elsewhere (8JMKD3MGP8W, 150.163.34.243).
     let (at_home, elsewhere) = ("/urlib.net/www/2099/01.01.00.00", "/8JMKD3MGP8W/35MME4F");
-    let named = format!("<li>{address} ({service})</li>");
+    let named = format!("<li>{service}</li>");
     // Two misses fail on it; then it is dormant, and no longer asked. Its silence is a
     // 503 for an IBI it may hold, its home's; a 404 naming it for the other.
     for path in [at_home, elsewhere] {
@@ -1116,4 +1116,95 @@ fn an_archive_moves_only_once_its_old_address_no_longer_answers_and_every_move_i
         "{:?}",
         r.header("location")
     );
+}
+
+/// A resolver just started, before any request: `/metrics` holds every counter of a fixed
+/// set of labels at 0 (so an alert on a rate sees it from the start), the build's
+/// version, the registry answering, and the process's standard figures.
+#[test]
+fn a_fresh_resolvers_metrics_hold_its_counters_at_zero_its_build_and_its_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let resolver = Resolver::start(
+        dir.path(),
+        "5s",
+        "[metrics]\nnetworks = [\"127.0.0.1/32\"]\n",
+    );
+    let m = resolver.metrics();
+    let zero = |series: String| {
+        assert_eq!(
+            common::resolver::sample(&m, &series),
+            Some(0),
+            "{series} in\n{m}"
+        );
+    };
+    for outcome in [
+        "found",
+        "not_found",
+        "unavailable",
+        "no_translation",
+        "deleted",
+        "suspicion",
+        "no_original",
+        "unverifiable",
+        "chain",
+        "throttled",
+        "bad_request",
+        "timed_out",
+    ] {
+        zero(format!(
+            "ibi_resolver_resolutions_total{{outcome=\"{outcome}\"}}"
+        ));
+    }
+    for result in ["hit", "stale", "verify", "home", "home_miss", "miss"] {
+        zero(format!(
+            "ibi_resolver_location_memory_total{{result=\"{result}\"}}"
+        ));
+    }
+    for result in ["sent", "failed", "dropped"] {
+        zero(format!(
+            "ibi_resolver_acknowledgments_total{{result=\"{result}\"}}"
+        ));
+    }
+    for limit in ["resolutions", "misses", "connections"] {
+        zero(format!("ibi_resolver_throttled_total{{limit=\"{limit}\"}}"));
+    }
+    for counter in ["overloaded", "abandoned", "loops"] {
+        zero(format!("ibi_resolver_{counter}_total"));
+    }
+    assert!(
+        m.contains(&format!(
+            "\nibi_resolver_build_info{{version=\"{}\"}} 1\n",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{m}"
+    );
+    assert_eq!(
+        common::resolver::sample(&m, "ibi_resolver_registry_up"),
+        Some(1)
+    );
+    // The process's figures: this very process, by its pid's /proc.
+    let pid = resolver.pid();
+    let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count() as u64;
+    let open = common::resolver::sample(&m, "process_open_fds").unwrap();
+    assert!(open.abs_diff(fds) <= 4, "{open} open, {fds} now\n{m}");
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let max: u64 = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(common::resolver::sample(&m, "process_max_fds"), Some(max));
+    let rss = common::resolver::sample(&m, "process_resident_memory_bytes").unwrap();
+    assert!(rss > 1 << 20 && rss < 1 << 30, "{rss}");
+    let start = common::resolver::sample(&m, "process_start_time_seconds").unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    assert!(start <= now && start + 60 > now, "{start} {now}");
+    assert!(m.contains("\n# TYPE process_cpu_seconds counter\n"), "{m}");
 }

@@ -623,11 +623,14 @@ fn healthz_tells_why_the_registry_does_not_answer_only_to_this_machine_and_its_p
         let got = common::resolver::get_with(&format!("{}/healthz", r.base()), headers);
         (got.status, got.text())
     };
+    let registry_up =
+        |r: &Resolver| common::resolver::sample(&r.metrics(), "ibi_resolver_registry_up");
     for r in [&direct, &proxied] {
         assert_eq!(
             healthz(r, &[]),
             (200, "ready: the registry answers\n".to_string())
         );
+        assert_eq!(registry_up(r), Some(1));
     }
     pg.stop();
     let down =
@@ -639,6 +642,8 @@ fn healthz_tells_why_the_registry_does_not_answer_only_to_this_machine_and_its_p
             healthz(r, &[]),
             r.log()
         );
+        // The gauge an alert watches says the same.
+        assert_eq!(registry_up(r), Some(0), "{}", r.metrics());
     }
     // This machine, and the trusted proxy asking for itself: the reason after the time.
     for r in [&direct, &proxied] {

@@ -13,6 +13,7 @@ mod log_time;
 mod network;
 mod pages;
 mod pg_cluster;
+mod pg_tls;
 mod readers;
 mod resolver_balancer;
 mod resolver_deploy;

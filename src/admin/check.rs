@@ -117,7 +117,7 @@ pub struct Summary {
 }
 
 /// The web server's user when `check` is not told (`--web-user`): Debian's.
-pub const DEFAULT_WEB_USER: &str = "www-data";
+pub use crate::var_owner::DEFAULT_WEB_USER;
 
 /// Checks the Archive at `root`, handing each fault to `report` as it is found and the
 /// number of items seen so far to `progress`; var/ is judged as the user `web_user` (the
@@ -128,7 +128,21 @@ pub fn check(
     report: &mut dyn FnMut(Fault),
     progress: &mut dyn FnMut(u64),
 ) -> Summary {
+    check_and_fix(root, web_user, false, report, progress)
+}
+
+/// [`check`], and with `fix`, the metadata items' persistent URLs that name a resolver
+/// `[registration]` does not name rewritten to name its first
+/// ([`Checker::check_persistent_urls`]); each rewrite is a note.
+pub fn check_and_fix(
+    root: &Path,
+    web_user: &str,
+    fix: bool,
+    report: &mut dyn FnMut(Fault),
+    progress: &mut dyn FnMut(u64),
+) -> Summary {
     let mut c = Checker {
+        fix,
         web_user: web_user.to_string(),
         root: root.to_path_buf(),
         col: root.join("col"),
@@ -149,6 +163,8 @@ pub fn check(
 }
 
 struct Checker<'a> {
+    /// Whether persistent URLs naming another resolver are rewritten.
+    fix: bool,
     /// The web server's user, who must be able to use var/.
     web_user: String,
     root: PathBuf,
@@ -731,6 +747,9 @@ impl Checker<'_> {
             }
             self.oai.push(entry);
         }
+        if item.contenttype == crate::item::ContentType::Metadata {
+            self.check_persistent_urls(rel, &item);
+        }
         if item.state == State::Deleted {
             return;
         }
@@ -740,6 +759,93 @@ impl Checker<'_> {
             self.check_files(&item, &toml_rel);
         }
         self.check_references(&item, &toml_rel);
+    }
+
+    /// The order trap: an Archive made before its own resolver existed took the
+    /// standard's (urlib.net), and `new` wrote that resolver into the persistent URL of
+    /// every item it described then (`dc:identifier` of the metadata item's oai_dc record,
+    /// the link of its page, [`super::dublin_core`]). A persistent URL there
+    /// (`<publicurl>/<IBI>`, the IBI held here, the record `new`'s: its page links the
+    /// item by that URL) whose resolver is not one of `[registration]` is a note, and
+    /// with `--fix` is rewritten to name the first of them, in the record and in the page
+    /// (`metadata.html`), each file replaced whole.
+    fn check_persistent_urls(&mut self, rel: &str, item: &Item) {
+        let (Some(config), Some(file)) = (self.config.as_ref(), item.formats.get("oai_dc")) else {
+            return;
+        };
+        let publicurls = config.resolver_publicurls();
+        let Some(dir) = self
+            .col_dir
+            .as_ref()
+            .and_then(|c| c.item(rep_of_rel(rel)).ok())
+        else {
+            return;
+        };
+        let (Some(record), Some(page)) = (
+            dir.doc_text(file.as_bytes(), MAX_METADATA),
+            dir.doc_text(b"metadata.html", MAX_METADATA),
+        ) else {
+            return;
+        };
+        let mut stale = Vec::new();
+        for id in dc_identifiers(&record) {
+            let Some((publicurl, ibi)) = split_persistent_url(&id) else {
+                continue;
+            };
+            // Written by `new`: its page links the item described by that URL. Records
+            // made otherwise (another Archive's, copied) are their makers' to cite by.
+            let by_new = format!(
+                "The item described: <a href=\"{}\">",
+                super::dublin_core::xml_escape(&id)
+            );
+            if publicurls.contains(&publicurl) || !self.holds(&ibi) || !page.contains(&by_new) {
+                continue;
+            }
+            stale.push((id.clone(), config.persistent_url(ibi.as_str()), publicurl));
+        }
+        let record_rel = format!("{rel}/doc/{file}");
+        for (old, new, publicurl) in stale {
+            let said = format!(
+                "dc:identifier {old} names the resolver {publicurl}, which [registration] of archive.toml does not name"
+            );
+            if !self.fix {
+                self.report(
+                    Kind::Note,
+                    &record_rel,
+                    None,
+                    format!("{said}: ibi-archive check --fix rewrites it to {new}"),
+                );
+                continue;
+            }
+            let (old_x, new_x) = (
+                super::dublin_core::xml_escape(&old),
+                super::dublin_core::xml_escape(&new),
+            );
+            let mut done = Vec::new();
+            for name in [file.as_str(), "metadata.html"] {
+                let Some(text) = dir.doc_text(name.as_bytes(), MAX_METADATA) else {
+                    continue;
+                };
+                if !text.contains(&old_x) {
+                    continue;
+                }
+                match dir.replace_doc(name, text.replace(&old_x, &new_x).as_bytes()) {
+                    Ok(()) => done.push(name.to_string()),
+                    Err(e) => self.fault(
+                        format!("{rel}/doc/{name}"),
+                        format!("{said}; cannot rewrite it: {e}"),
+                    ),
+                }
+            }
+            if !done.is_empty() {
+                self.report(
+                    Kind::Note,
+                    &record_rel,
+                    None,
+                    format!("{said}: rewritten to {new} in {}", done.join(" and ")),
+                );
+            }
+        }
     }
 
     /// The item in directory `rel`, opened from col/ and loaded as the service loads it;
@@ -1002,6 +1108,41 @@ impl Checker<'_> {
 }
 
 /// An archive.toml that does not load as a whole, as a TOML table, if it reads as one.
+/// The largest metadata record or page read for its persistent URLs.
+const MAX_METADATA: u64 = 1 << 20;
+
+/// The text of every `<dc:identifier>` element of an oai_dc record, unescaped.
+fn dc_identifiers(record: &str) -> Vec<String> {
+    const OPEN: &str = "<dc:identifier>";
+    let mut found = Vec::new();
+    let mut rest = record;
+    while let Some(at) = rest.find(OPEN) {
+        rest = &rest[at + OPEN.len()..];
+        let Some(end) = rest.find("</dc:identifier>") else {
+            break;
+        };
+        if let Ok(text) = quick_xml::escape::unescape(&rest[..end]) {
+            found.push(text.into_owned());
+        }
+        rest = &rest[end..];
+    }
+    found
+}
+
+/// A persistent URL, `<publicurl>/<IBI>`: its resolver's public URL (spelt as
+/// [`crate::config::resolver_publicurl`] spells one: the scheme in lower case, no default
+/// port) and the IBI; `None` for anything else.
+fn split_persistent_url(url: &str) -> Option<(String, Ibi)> {
+    let after = url.find("://")? + 3;
+    // The public URL may have a path of its own: the IBI is the first tail that is one.
+    let (slash, ibi) = url[after..]
+        .match_indices('/')
+        .find_map(|(i, _)| Some((after + i, Ibi::parse(&url[after + i + 1..]).ok()?)))?;
+    // resolver_publicurl takes a resolver's service URL: the public URL and an IBIp.
+    let publicurl = crate::config::resolver_publicurl(&format!("{}/-/-", &url[..slash]));
+    Some((publicurl, ibi))
+}
+
 fn table_of(path: &Path) -> Option<toml::Table> {
     let text = std::fs::read_to_string(path).ok()?;
     toml::from_str(&text).ok()
@@ -1090,6 +1231,32 @@ fn not_servable(field: &str, file: &str, why: &Refusal) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_persistent_url_is_a_public_url_and_an_ibi() {
+        let split = |u| split_persistent_url(u).map(|(p, i)| (p, i.to_string()));
+        let urlib = Some((
+            "http://urlib.net".to_string(),
+            "8JMKD3MGP7W/3EPGUE5".to_string(),
+        ));
+        assert_eq!(split("http://urlib.net/8JMKD3MGP7W/3EPGUE5"), urlib);
+        // Spelt as a public URL is: no default port, the scheme in lower case.
+        assert_eq!(split("HTTP://urlib.net:80/8JMKD3MGP7W/3EPGUE5"), urlib);
+        assert_eq!(
+            split("https://r.example.org/ibi/sid.inpe.br/mtc-m19/2013/09.04.12.27.57"),
+            Some((
+                "https://r.example.org/ibi".to_string(),
+                "sid.inpe.br/mtc-m19/2013/09.04.12.27.57".to_string()
+            ))
+        );
+        // No IBI: not one.
+        assert_eq!(split("doi:10.1000/182"), None);
+        assert_eq!(split("http://example.org/about"), None);
+        assert_eq!(
+            dc_identifiers("<dc:title>x</dc:title>\n  <dc:identifier>http://a.org/B&amp;C</dc:identifier>\n  <dc:identifier>y</dc:identifier>"),
+            ["http://a.org/B&C", "y"]
+        );
+    }
 
     #[test]
     fn prefixes_and_parts() {

@@ -42,6 +42,8 @@ pub struct InitRequest {
     pub email: Option<String>,
     /// The resolvers `[registration]` names, in order (none: the standard's, urlib.net).
     pub resolvers: Vec<String>,
+    /// The web server's user, given var/ when init runs as root (None: www-data).
+    pub web_user: Option<String>,
 }
 
 /// What was created.
@@ -112,6 +114,8 @@ pub fn init(root: &Path, req: &InitRequest, clock: &dyn Clock) -> Result<Initial
         .mode(0o700)
         .create(&var)
         .map_err(|e| io_err("cannot create", &var, e))?;
+    crate::var_owner::give_new_var(&var, req.web_user.as_deref())
+        .map_err(|e| io_err("cannot give to the web server's user", &var, e))?;
     let col = root.join("col");
     fs::DirBuilder::new()
         .mode(0o755)
@@ -152,7 +156,16 @@ pub fn init(root: &Path, req: &InitRequest, clock: &dyn Clock) -> Result<Initial
         ..Draft::default()
     };
     install(&col, &minted.rep, &draft, |_| Ok(()))?;
-    let notes = refresh_prefixes(root, clock);
+    let mut notes = refresh_prefixes(root, clock);
+    // The order trap: the persistent URLs `new` writes name the first resolver; without
+    // one given, the standard's, which may not be the resolver this Archive will join.
+    if req.resolvers.is_empty() {
+        notes.push(format!(
+            "no --resolver given: this Archive takes the resolver of the resolution standard, {}; the persistent URL of every item new describes names it ({}/<IBI>, in its metadata); to name your own resolver, give --resolver URL (or set [registration] in archive.toml) before the first new (check notes the items made before it, and check --fix rewrites them)",
+            crate::config::DEFAULT_RESOLVER,
+            crate::config::resolver_publicurl(crate::config::DEFAULT_RESOLVER)
+        ));
+    }
     made.keep();
     Ok(Initialized {
         config,
@@ -343,7 +356,7 @@ impl Settings<'_> {
              # package's /etc/apache2/conf-available/ibi-archive.conf).\n\
              archiveserviceibi = {service}\n\
              # Where col/ and the service are reached, when not http://<archiveaddress>: e.g.\n\
-             # https://<host> behind TLS (README, \"TLS\"), while the resolvers keep asking at\n\
+             # https://<host> behind TLS (the administrator's guide, \"TLS\"), while the resolvers keep asking at\n\
              # archiveaddress.\n\
              {baseurl}\n\
              # The IBI of the platform software (absent: the answers give the value {{}}).\n\

@@ -64,6 +64,8 @@ pub struct NewItem {
     pub restricted: bool,
     /// Dublin Core fields `(element, value)`, in the order given; any makes a metadata item.
     pub dc: Vec<(String, String)>,
+    /// The web server's user, given var/ when `new` makes it as root (None: www-data).
+    pub web_user: Option<String>,
 }
 
 /// The IBI of an item identified elsewhere: its rep (its directory here) and its IBIp.
@@ -169,7 +171,7 @@ fn item_ids(
 ) -> Result<(Ids, Option<Ids>), AdminError> {
     let needs_minting = req.copy_of.is_none() || !req.dc.is_empty();
     let minter = if needs_minting {
-        Some(minter(root, config, clock)?)
+        Some(minter(root, config, req.web_user.as_deref(), clock)?)
     } else {
         None
     };
@@ -246,10 +248,11 @@ fn check_related(
 }
 
 /// The `[minting]` settings of archive.toml and the distributor that gives their dates
-/// (its state in `var/minting.state`).
+/// (its state in `var/minting.state`; var/ made for `web_user` when missing).
 fn minter<'c>(
     root: &Path,
     config: &Config,
+    web_user: Option<&str>,
     clock: &'c dyn Clock,
 ) -> Result<(Minting, Distributor<'c>), AdminError> {
     let toml = root.join("archive.toml");
@@ -265,7 +268,7 @@ fn minter<'c>(
     let r = Granularity::parse(&m.granularity)
         .map_err(|e| AdminError::new(format!("minting.granularity: {e}")))?;
     let var = root.join("var");
-    fs::create_dir_all(&var).map_err(|e| io_err("cannot create", &var, e))?;
+    crate::var_owner::make_var_for(&var, web_user).map_err(|e| io_err("cannot create", &var, e))?;
     Ok((m, Distributor::new(var.join("minting.state"), r, clock)))
 }
 

@@ -88,7 +88,8 @@ pub fn compute(root: &Path, only: Option<&Ibi>) -> Result<Stats, AdminError> {
     );
     // The log is read as a stream: memory grows with the items and months counted, not
     // with the log.
-    stats.malformed = acklog::for_each(&var, |r| {
+    // The logs logrotate kept, then the log.
+    stats.malformed = acklog::for_each_kept(&var, |r| {
         let name = name_of(&r.item);
         if let Some((ibi, wanted_name)) = &wanted {
             let same = name == *wanted_name || Ibi::parse(&r.item).is_ok_and(|i| i == **ibi);
@@ -105,12 +106,7 @@ pub fn compute(root: &Path, only: Option<&Ibi>) -> Result<Stats, AdminError> {
             .entry(month)
             .or_default() += 1;
     })
-    .map_err(|e| {
-        AdminError::new(format!(
-            "cannot read {}: {e}",
-            acklog::log_path(&var).display()
-        ))
-    })?;
+    .map_err(|e| AdminError::new(format!("cannot read {}/{e}", var.display())))?;
     Ok(stats)
 }
 

@@ -2,12 +2,12 @@
 
 use std::io::{IsTerminal, Write};
 
-use ibi_archive::admin::check::{check, DEFAULT_WEB_USER};
+use ibi_archive::admin::check::{check_and_fix, DEFAULT_WEB_USER};
 
 use super::{CliError, CliResult};
 
 pub const HELP: &str = "\
-usage: ibi-archive check [--root R] [--web-user USER]
+usage: ibi-archive check [--root R] [--web-user USER] [--fix]
 
 Validates the Archive: archive.toml (every setting, as the service, new and
 include/exclude read it) and its service item, every directory and item under col/
@@ -25,8 +25,11 @@ var/acknowledged/ writable; each that is not is a fault, said with the chown to 
 (no such user here: a note, and this is not checked). Notes are `<path>: note: ...` lines, counted in the summary
 too: a nextedition, metadata or translation naming an IBI this Archive does not hold
 (item.toml allows one held elsewhere: the resolver looks for it in the other
-Archives), and, when archive.toml does not load, which checks depending on it were
-skipped. Exit status 1 when there are faults (warnings and notes alone exit 0).
+Archives); a persistent URL in a metadata item's record (dc:identifier) that names a
+resolver [registration] does not name (an Archive made before its resolver took the
+standard's, urlib.net), which --fix rewrites to name the first resolver of
+[registration], in the record and in metadata.html; and, when archive.toml does not
+load, which checks depending on it were skipped. Exit status 1 when there are faults (warnings and notes alone exit 0).
 Shows progress on stderr when it is a terminal. Writes var/oai-records, the index of
 the OAI-PMH data provider's records, from its walk, and var/oai-records.stamp, what
 col/ was (when var/ exists); the data provider builds them itself when they are
@@ -37,6 +40,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::Arg::{Long, Short};
     let mut root = None;
     let mut web_user = DEFAULT_WEB_USER.to_string();
+    let mut fix = false;
     while let Some(arg) = parser.next()? {
         match arg {
             Short('h') | Long("help") => return super::print_text(HELP),
@@ -45,6 +49,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                 use lexopt::ValueExt;
                 web_user = parser.value()?.string()?;
             }
+            Long("fix") => fix = true,
             other => return Err(CliError::unexpected(&super::PROGRAM, "check", other)),
         }
     }
@@ -64,9 +69,10 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     };
     let mut out = std::io::stdout().lock();
     let mut write_error = None;
-    let summary = check(
+    let summary = check_and_fix(
         &root,
         &web_user,
+        fix,
         &mut |fault| {
             let line = format!("{fault}");
             let mut write = || writeln!(out, "{line}");

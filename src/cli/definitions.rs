@@ -125,7 +125,7 @@ and
         },
         Command {
             name: "check",
-            synopsis: "check [--root R] [--web-user USER]",
+            synopsis: "check [--root R] [--web-user USER] [--fix]",
             about: "validate the whole Archive",
             help: check::HELP,
             man: &[r#"Validates the whole Archive: archive.toml and its service item, every directory and item
@@ -140,7 +140,16 @@ writable), with the
 to run.
 Warns when archive.toml or var/urlkey.secret is readable by every local user. Notes
 (not faults) a next edition, metadata or translation naming an IBI this Archive does
-not hold, which the resolver looks for in the other Archives. Exit
+not hold, which the resolver looks for in the other Archives; and a persistent URL
+in a metadata item's record (its
+.BR dc:identifier )
+that names a resolver
+.B [registration]
+does not name (an Archive made before its resolver took the standard's), which
+.B \-\-fix
+rewrites to name the first of
+.BR [registration] ,
+in the record and in its page. Exit
 status 1 when there are faults.
 Writes var/oai-records, the index of the OAI-PMH data provider's records, from its
 walk, and var/oai-records.stamp, what col/ was (when var/ exists); the data provider
@@ -236,7 +245,7 @@ warns on standard error for each resolver whose URL is
 .B http://
 to a host that is not loopback: its key crosses the network in clear, and whoever reads
 it can include the Archive at another address there. This build speaks no https: reach
-such a resolver through a TLS tunnel (README.md, "Joining resolvers").
+such a resolver through a TLS tunnel (the administrator's guide, "Joining resolvers").
 .PP
 A resolver that answers 429 (too many requests from the Archive's network: it checks
 them in turn) or 503 (its registry out of reach) with Retry-After is asked again after
@@ -433,10 +442,23 @@ with a new registration key for each resolver, for joining them.",
         documented(
             &["web-user"],
             Some("USER"),
-            &["check"],
+            &["check", "init", "new"],
             r"the web server's user, which runs the service and must be able to use var/
-(default www-data); one this machine does not have is said in a note, and var/ is not
-judged.",
+(default www-data). For
+.BR check ,
+one this machine does not have is said in a note, and var/ is not judged; for
+.B init
+and
+.B new
+run as root, the var/ they make is given to that user, where this machine has one.",
+        ),
+        documented(
+            &["fix"],
+            None,
+            &["check"],
+            r"rewrite the persistent URLs of metadata items that name a resolver
+.B [registration]
+does not name, to name its first resolver (each rewrite is a note).",
         ),
         // new
         Flag {
@@ -711,9 +733,12 @@ in it, then
 .I /usr/share/ibi-archive/
 the routes the two files above include (cgi-bin/ of the source, unchanged).
 .TP
-.I /usr/share/doc/ibi-archive/README.md
-the whole documentation: the Archive on disk, the protocol, the resolver, and running
-both for years (TLS, logs, backup and restore, moving, upgrading, removing and purging).
+.I /usr/share/doc/ibi-archive/
+the documentation: README.md (what it is, and where to read on), the administrator's
+guide (administrators-guide.md: the Archive on disk, the commands, deploying, joining
+resolvers, and running it for years: TLS, logs, backup and restore, moving, upgrading,
+removing and purging), the resolver operator's guide (resolver-guide.md), the protocol
+reference (protocol.md) and the layout of the code (code.md).
 .TP
 .I /usr/share/doc/ibi-archive/examples/
 Apache in front of the resolver, and the https sites of the Archive

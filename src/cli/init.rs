@@ -14,6 +14,7 @@ use super::{root_flag, CliError, CliResult};
 pub const HELP: &str = "\
 usage: ibi-archive init [--root R] --address HOST[:PORT] [--host FQDN] [--ip IP]
                         [--baseurl URL] [--granularity G] [--email E [--resolver URL]...]
+                        [--web-user USER]
 
 Creates an Archive in R (made if missing; one that holds archive.toml, col/ or var/ is
 refused): a commented archive.toml, col/ with the Archive service item, minted as
@@ -37,6 +38,8 @@ then the next steps on stderr.
   --resolver URL         with --email: a resolver to join (its service URL, as
                          `ibi-resolver init` prints it: serviceurl); repeated, several,
                          asked in that order [http://urlib.net/J8LNKB5R7W/3FUQHC5]
+  --web-user USER        run as root, var/ is given to USER, the web server's user,
+                         where this machine has one [www-data]
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
@@ -51,6 +54,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
         granularity: Granularity::SECOND,
         email: None,
         resolvers: Vec::new(),
+        web_user: None,
     };
     let text = |parser: &mut lexopt::Parser, flag: &str| -> Result<String, CliError> {
         parser
@@ -79,6 +83,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
                     .map_err(|e| CliError::usage(format!("init: --granularity: {e}")))?;
             }
             Long("email") => req.email = Some(text(parser, "--email")?),
+            Long("web-user") => req.web_user = Some(text(parser, "--web-user")?),
             Long("resolver") => {
                 let v = text(parser, "--resolver")?;
                 check_resolver(&v).map_err(|e| CliError::usage(format!("init: --{e}")))?;
@@ -142,7 +147,8 @@ fn next_steps(root: &Path, done: &Initialized) -> String {
          \x20      a2enmod cgid alias env && a2enconf ibi-archive\n\
          \x20      apache2ctl configtest && apache2ctl graceful\n\
          \x20    and make Apache listen on the port of {address}. lighttpd, or a\n\
-         \x20    build from the source: README.md (/usr/share/doc/ibi-archive/README.md),\n\
+         \x20    build from the source: the administrator's guide\n\
+         \x20    (/usr/share/doc/ibi-archive/administrators-guide.md),\n\
          \x20    \"Deploying under Apache or lighttpd\". Or try it at once with\n\
          \x20      ibi-archive serve --root {r} --listen {listen}\n\
          \x20 3. Add items: ibi-archive new --root {r} FILE...   and check: ibi-archive check --root {r}\n\

@@ -15,7 +15,8 @@ pub const HELP: &str = "\
 usage: ibi-archive new [--root R] [--target FILE] [--language ll[-CC]]
                        [--translation-of IBI] [--edition-of IBI] [--restricted]
                        [--copy --ibi REP [--ibi IBIP]]
-                       [--title T] [--creator C] [--dc ELEMENT=VALUE] ... FILE...
+                       [--title T] [--creator C] [--dc ELEMENT=VALUE] ... [--web-user USER]
+                       FILE...
 
 Mints an IBI with the temporal distributor ([minting] of archive.toml, state in
 var/minting.state) and stores the FILEs (a directory is copied whole, under its
@@ -38,6 +39,8 @@ name) as the new item's doc/. Prints the pairs rep and ibip.
   --title, --creator, --subject, --description, --publisher, --contributor, --date,
   --type, --format, --identifier, --source, --relation, --coverage, --rights VALUE
   --dc ELEMENT=VALUE    any of the fifteen elements (also language); repeatable
+  --web-user USER       run as root where there is no var/, var/ is made for USER,
+                        the web server's user, where this machine has one [www-data]
 ";
 
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
@@ -63,6 +66,7 @@ fn parse(parser: &mut lexopt::Parser) -> Result<Option<(Option<PathBuf>, NewItem
         match arg {
             Short('h') | Long("help") => return Ok(None),
             Long("root") => root = Some(parser.value()?.into()),
+            Long("web-user") => req.web_user = Some(text(parser.value()?, "--web-user")?),
             Long("target") => req.target = Some(text(parser.value()?, "--target")?),
             Long("language") => {
                 let v = text(parser.value()?, "--language")?;

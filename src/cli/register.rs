@@ -34,7 +34,7 @@ chave of Table 7.1) before anything is sent, and never printed.
 include warns on standard error for each resolver whose URL is http:// to a host
 that is not loopback: its key crosses the network in clear, and whoever reads it can
 include the Archive at another address there (this build speaks no https: reach such
-a resolver through a TLS tunnel, README.md \"Joining resolvers\").
+a resolver through a TLS tunnel: the administrator's guide, \"Joining resolvers\").
 
 A resolver that answers 429 (too many requests from this network: it checks them in
 turn) or 503 (its registry out of reach) with Retry-After is asked again after the
@@ -81,7 +81,7 @@ fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
     if direction == Direction::Include {
         for req in requests.iter().filter(|r| crosses_in_clear(&r.resolver)) {
             super::say(&format!(
-                "{cmd}: warning: the registration key for {} crosses the network in clear (http): whoever reads it on the way can include this Archive at another address there; reach that resolver through a TLS tunnel (README.md, \"Joining resolvers\")",
+                "{cmd}: warning: the registration key for {} crosses the network in clear (http): whoever reads it on the way can include this Archive at another address there; reach that resolver through a TLS tunnel (the administrator's guide, \"Joining resolvers\")",
                 req.resolver
             ));
         }

@@ -14,6 +14,7 @@ use ibi_archive::config::{Acknowledgments, Config};
 use ibi_archive::http::{self, Reply};
 use ibi_archive::httpd::{self, Body, Limits, Response};
 use ibi_archive::routes::{self, Target};
+use ibi_archive::serve_metrics;
 use lexopt::ValueExt;
 
 use super::{root_flag, CliError, CliResult};
@@ -128,8 +129,22 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     // change, not for every request.
     let kept = Arc::new(routes::Kept::default());
     let handler_kept = kept.clone();
-    let handler =
-        Arc::new(move |req: &httpd::Request<'_>| answer(&handler_root, &handler_kept, req));
+    // Requests counted by kind and outcome, for /metrics.
+    let metrics = Arc::new(serve_metrics::Metrics::default());
+    let handler = Arc::new(move |req: &httpd::Request<'_>| {
+        let (path, query) = req.target.split_once('?').unwrap_or((req.target, ""));
+        if path == "/metrics" && req.client.is_loopback() {
+            return metrics_answer(&metrics);
+        }
+        let began = std::time::Instant::now();
+        let response = answer(&handler_root, &handler_kept, req);
+        metrics.request(
+            serve_metrics::kind_of(path, query),
+            response.status,
+            began.elapsed(),
+        );
+        response
+    });
     let log: Arc<httpd::Log> = Arc::new(|line: &str| write_lines([line]));
     let syncer = start_log_syncer(&root, &config, kept, log.clone())
         .map_err(|e| CliError::failed(format!("cannot start the access log's sync thread: {e}")))?;
@@ -263,14 +278,7 @@ impl LogSyncer {
 
 /// `--listen`: `ADDRESS:PORT`, or a port alone on 127.0.0.1.
 fn listen_address(v: &str) -> Result<std::net::SocketAddr, CliError> {
-    if let Ok(port) = v.parse::<u16>() {
-        return Ok(std::net::SocketAddr::from(([127, 0, 0, 1], port)));
-    }
-    v.parse().map_err(|_| {
-        CliError::usage(format!(
-            "serve: --listen {v:?}: expected ADDRESS:PORT (127.0.0.1:8080, [::1]:8080) or a PORT"
-        ))
-    })
+    cmdline::listen_address(v).map_err(|e| CliError::usage(format!("serve: {e}")))
 }
 
 /// As many connections as the descriptors allow (the soft limit raised to the hard one
@@ -346,6 +354,24 @@ fn some_items(root: &Path, n: usize) -> Vec<String> {
         }
     }
     found
+}
+
+/// `/metrics`, for a client of this machine (elsewhere the path is the Archive's, where
+/// no route leads).
+fn metrics_answer(metrics: &serve_metrics::Metrics) -> Response {
+    Response {
+        status: 200,
+        headers: vec![(
+            "Content-Type".into(),
+            serve_metrics::CONTENT_TYPE.to_string(),
+        )],
+        body: Body::Bytes(
+            metrics
+                .render(acklog::counted_by_this_process())
+                .into_bytes(),
+        ),
+        log: Vec::new(),
+    }
 }
 
 /// The answer to one request: the same dispatch as under a web server (`routes`).

@@ -110,10 +110,16 @@ pub fn log_lines(f: &Fixture) -> Vec<String> {
 /// The first fenced block of README.md (opened by ` ```<fence>`) after the first place
 /// that holds `after`.
 pub fn readme_block(after: &str, fence: &str) -> String {
-    let readme = std::fs::read_to_string(super::repository().join("README.md")).unwrap();
+    doc_block("README.md", after, fence)
+}
+
+/// The first fenced block of the repository's document `file` (README.md, or a guide of
+/// docs/src/) opened by ` ```<fence>` after the first place that holds `after`.
+pub fn doc_block(file: &str, after: &str, fence: &str) -> String {
+    let readme = std::fs::read_to_string(super::repository().join(file)).unwrap();
     let at = readme
         .find(after)
-        .unwrap_or_else(|| panic!("README.md has no {after:?}"));
+        .unwrap_or_else(|| panic!("{file} has no {after:?}"));
     let rest = &readme[at..];
     let open = format!("```{fence}\n");
     let start = rest

@@ -82,7 +82,7 @@ pub use commands::{
     run_cmd, run_with_stdin, Serve, HANG_GUARD,
 };
 pub use fixture::{
-    copy_sample, log_lines, mtc_m16c_toml, readme_block, sample, Fixture, MTC_M16D_TOML,
+    copy_sample, doc_block, log_lines, mtc_m16c_toml, readme_block, sample, Fixture, MTC_M16D_TOML,
     RELATIONS_OF_EXAMPLE_9_2,
 };
 pub use fsutil::{

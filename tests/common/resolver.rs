@@ -177,6 +177,11 @@ impl Resolver {
         archive_row(&out, service).map(|row| row["included"] == "yes")
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `/metrics`, asked from 127.0.0.1.
     pub fn metrics(&self) -> String {
         let r = http_get(&format!("{}/metrics", self.base()));

@@ -84,11 +84,18 @@ already is refused.
         },
         Command {
             name: "serve",
-            synopsis: "serve [--config FILE]",
+            synopsis: "serve [--listen [ADDRESS:]PORT] [--config FILE]",
             about: "run the resolver (HTTP) until SIGINT or SIGTERM",
             help: serve::HELP,
             man: &[r"Runs the resolver until SIGINT or SIGTERM: new connections are then refused, idle ones
 closed at once, and requests under way get 5 s.
+.B \-\-listen
+puts it on another address than the settings'
+.BR listen :
+several instances that share one settings file and its registry, each on a port of its
+own, as the templated unit
+.BI ibi-resolver@ PORT .service
+runs them.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -263,6 +270,15 @@ usage (the same as
             complete: Complete::Nothing,
         },
         Flag {
+            names: &["listen"],
+            short: None,
+            value: Some("[ADDRESS:]PORT"),
+            doc: "where to listen, in place of the settings'\n.BR listen :\n127.0.0.1:8091, [::1]:8091, or a port alone on 127.0.0.1.",
+            takers: &["serve"],
+            option: false,
+            complete: Complete::Nothing,
+        },
+        Flag {
             names: &["to"],
             short: None,
             value: Some("URI"),
@@ -413,6 +429,17 @@ once resolver.toml is set. Its log is in the journal
 .RB ( "journalctl \-u ibi-resolver" ),
 whose times stand for the lines' own; elsewhere each line on standard error starts with
 its time (RFC 3339, UTC, milliseconds).
+.TP
+.I /usr/lib/systemd/system/ibi-resolver@.service
+the templated unit: the instance
+.BI ibi-resolver@ PORT
+runs
+.B ibi-resolver serve \-\-listen 127.0.0.1:\c
+.I PORT
+with the same settings file, for several instances behind a balancer
+.RB ( "systemctl enable \-\-now ibi-resolver@8090 ibi-resolver@8091" ;
+its log:
+.BR "journalctl \-u ibi-resolver@8090" ).
 .SH ENVIRONMENT
 .TP
 .B IBI_RESOLVER_CONFIG
