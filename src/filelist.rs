@@ -1031,11 +1031,12 @@ fn citation_content_type(format: cite::Format) -> &'static str {
 }
 
 /// A linkset as `application/linkset+json` (RFC 9264 §4.2): `{"linkset": [{"anchor":
-/// …, "<rel>": [{"href": …, "type": …, "profile": […]}], …}, …]}`, the relations of
-/// each context (and the members of a target) in alphabetical order, each relation's
-/// targets in the order of the page's links. The URLs as the page writes them
-/// ([`Link::href`]: a JSON string needs no escape of `,` or `;`); `profile`, a target
-/// attribute RFC 8288 does not define, an array (§4.2.4.3).
+/// …, "<rel>": [{"href": …, "type": …}], …}, …]}`, the relations of each context (and
+/// the members of a target) in alphabetical order, each relation's targets in the order
+/// of the page's links. The URLs as the page writes them ([`Link::href`]: a JSON string
+/// needs no escape of `,` or `;`). A `describedby`'s `profile` is left out: RFC 9264
+/// (§4.2.4.3) writes such an extension attribute as an array, which the FAIR Signposting
+/// parser cannot read, and the `Link` header and `application/linkset` give it.
 fn linkset_json(sets: &[(String, Vec<Link>)]) -> String {
     let contexts: Vec<serde_json::Value> = sets
         .iter()
@@ -1047,9 +1048,6 @@ fn linkset_json(sets: &[(String, Vec<Link>)]) -> String {
                 target.insert("href".into(), link.href().into());
                 if let Some(t) = link.media_type {
                     target.insert("type".into(), t.into());
-                }
-                if let Some(p) = link.profile {
-                    target.insert("profile".into(), serde_json::json!([p]));
                 }
                 let targets = object
                     .entry(link.rel)
@@ -1581,8 +1579,7 @@ mod tests {
     }
 
     /// RFC 9264 §4.2: the anchors and the targets as the page writes them (a `,` in a
-    /// file's name as it is: a JSON string holds it), `profile` (an attribute RFC 8288 does
-    /// not define, §4.2.4.3) an array of its value.
+    /// file's name as it is: a JSON string holds it), no `profile` (see [`linkset_json`]).
     #[test]
     fn a_linkset_as_json() {
         assert_eq!(
@@ -1599,9 +1596,6 @@ mod tests {
       "describedby": [
         {
           "href": "http://a.org/m.xml",
-          "profile": [
-            "http://www.openarchives.org/OAI/2.0/oai_dc/"
-          ],
           "type": "application/xml"
         }
       ],

@@ -346,6 +346,11 @@ fn read_the_work(python: &Path, base: &str, log: &dyn Fn() -> String) {
         let mut want = want.clone();
         want["linkset"] = json!([]);
         want["item"] = json!([odd_item, file]);
+        // The JSON linkset gives no profile (an array there, which this parser cannot
+        // read): the header and application/linkset give it.
+        if kind == "application/linkset+json" {
+            want["profiles"] = json!([]);
+        }
         assert_eq!(seen["linksets"][kind], want, "{kind}: {seen}");
     }
     // A file: its own links, and the same in the linksets, anchored at it.

@@ -12,19 +12,6 @@ import signposting.linkset
 warnings.simplefilter("error")
 
 
-class Signpost(signposting.Signpost):
-    """signposting 0.9.9 reads a link's `profile` as one string of URIs separated by
-    spaces, as a Link header's parameter holds it, and fails on a JSON linkset's, which
-    RFC 9264 (section 4.2.4.3) writes as an array: its URIs are handed over as that one
-    string, and the parser reads the rest as it is."""
-
-    def __init__(self, rel, target, media_type=None, profiles=None, context=None, link=None):
-        if isinstance(profiles, list):
-            profiles = " ".join(profiles)
-        super().__init__(rel, target, media_type, profiles, context, link)
-
-
-signposting.linkset.Signpost = Signpost
 warnings.filterwarnings("ignore", message="410 Gone")
 
 
