@@ -1,0 +1,360 @@
+//! One step of a resolution, for one IBI: the location memory read, the remembered Archive
+//! or the home asked alone, then, when what they said does not settle it, every other
+//! Archive; what the memory may learn decided by the rules of [`super`]'s header.
+
+use ibi::persistent::PersistentUrl;
+
+use super::guard::{Before, Guard, Said};
+use super::outcome::{counting, AskResult, MayHold, Next, Outcome, Round};
+use super::round::Ask;
+use super::teach::Admit;
+use super::{Budget, Engine, Reader};
+use crate::clock::{self};
+use crate::homes::Archives;
+use crate::registry::Included;
+
+/// What one step of a resolution may do with the location memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum MemoryUse {
+    /// Read it, marking nothing used (the inspection view).
+    Read,
+    /// Use it, and forget an entry whose Archive said the item left (a related item's
+    /// round).
+    Keep,
+    /// Also learn where the item is (the resolution of the IBI asked for).
+    Learn,
+}
+
+impl Engine {
+    /// One step of a resolution, for one IBI: the remembered Archive alone when there is
+    /// a fresh entry, else the IBI's home alone when nothing is remembered, then, when
+    /// what they said does not settle it, every other Archive (a stale entry is verified
+    /// by every Archive at once, its Archive awaited and preferred); the memory kept by
+    /// the rules of the module's header. Never the memory for `requireditemstatus=
+    /// Original`, which weighs every Archive's answer (the remembered Archive and the
+    /// home may hold the IBI all the same). Each round that asks more than the remembered
+    /// Archive or the home is charged to `budget` first.
+    pub(super) async fn step(
+        &self,
+        archives: &Archives,
+        url: &PersistentUrl,
+        reader: &Reader,
+        memory: MemoryUse,
+        budget: &dyn Budget,
+        rounds: &mut Vec<Round>,
+    ) -> Next {
+        let writes = memory != MemoryUse::Read;
+        let key = url.ibi().key();
+        let original = url.requires_original();
+        // The inspection view, and the Original check, read the memory without marking
+        // anything used.
+        let mut recalled = if writes && !original {
+            self.memory.recall(&key)
+        } else {
+            self.memory.peek(&key)
+        };
+        let mut holder = recalled
+            .as_ref()
+            .and_then(|r| archives.iter().position(|a| *a.key == *r.archive));
+        let homes = archives.homes(url.ibi());
+        // One home is the IBI's; several (Archives sharing an address) are only where it
+        // may be.
+        let home_kind = if homes.len() == 1 {
+            MayHold::Home
+        } else {
+            MayHold::SharedHome
+        };
+        // An entry naming an Archive under suspicion (not the IBI's home) is no guide: it
+        // is forgotten, and the IBI resolved as if nothing were remembered.
+        let now = clock::millis(&*self.clock);
+        if let Some(h) = holder {
+            if !homes.contains(&h) && self.suspicion.suspects(&archives[h].key, now) {
+                if writes {
+                    self.memory.forget(&key, Some(&archives[h].key));
+                }
+                (recalled, holder) = (None, None);
+            }
+        }
+        let mut guardians: Vec<(usize, MayHold)> = holder
+            .map(|h| (h, MayHold::Remembered))
+            .into_iter()
+            .collect();
+        guardians.extend(
+            homes
+                .iter()
+                .filter(|&&h| Some(h) != holder)
+                .map(|&h| (h, home_kind)),
+        );
+        let everyone = |guard_of: &[(usize, MayHold)]| Guard {
+            members: guard_of.to_vec(),
+            ..Guard::default()
+        };
+        if original {
+            if let Err(retry_after) = budget.fan_out() {
+                return Next::Done(Outcome::Throttled { retry_after });
+            }
+            let ask = Ask {
+                guard: everyone(&guardians),
+                marked: true,
+                ..Ask::default()
+            };
+            let ended = self.round(archives, url, reader, ask).await;
+            rounds.push(ended.round);
+            return ended.next;
+        }
+        // Only a resolution of the IBI itself may make or change an entry.
+        let may_remember = memory == MemoryUse::Learn
+            && self.memory.enabled()
+            && url.filepath().is_none()
+            && url.verbs().is_empty();
+        let fresh = recalled.as_ref().is_some_and(|r| r.fresh);
+        if let (Some(h), false) = (holder, fresh) {
+            // Verified by every Archive, the remembered one awaited and preferred.
+            self.metrics.memory("verify");
+            if let Err(retry_after) = budget.fan_out() {
+                return Next::Done(Outcome::Throttled { retry_after });
+            }
+            let ask = Ask {
+                incumbent: Some(h),
+                guard: everyone(&guardians),
+                admit: may_remember.then(|| Admit {
+                    key: key.clone(),
+                    holder: Some(h),
+                }),
+                marked: true,
+                ..Ask::default()
+            };
+            let ended = self.round(archives, url, reader, ask).await;
+            rounds.push(ended.round);
+            return ended.next;
+        }
+        // Asked alone first: the remembered Archive, else the home (nothing remembered,
+        // or its Archive not included now: then the entry stays for when it is, and
+        // nothing is learnt).
+        let first: Vec<(usize, MayHold)> = match holder {
+            Some(h) => vec![(h, MayHold::Remembered)],
+            None => homes.iter().map(|&h| (h, home_kind)).collect(),
+        };
+        let by_home = holder.is_none();
+        let learns = may_remember && recalled.is_none();
+        // The home, asked alone, teaches the memory as a fan-out does (every one of the
+        // homes heard, exactly one claiming the Original): verified by every Archive
+        // once stale.
+        let admit_home = (by_home && learns).then(|| Admit {
+            key: key.clone(),
+            holder: None,
+        });
+        let alone = if first.is_empty() {
+            None
+        } else {
+            Some(self.alone(archives, url, reader, &first, admit_home).await)
+        };
+        if let Some(a) = &alone {
+            if let Some(round) = &a.round {
+                rounds.push(round.clone());
+            }
+            if let (Some(next), true) = (&a.next, a.settled) {
+                if next.satisfied() {
+                    self.metrics.memory(if by_home { "home" } else { "hit" });
+                    return next.clone();
+                }
+            }
+        }
+        self.metrics.memory(match (holder, &alone) {
+            (Some(_), _) => "stale",
+            (None, Some(_)) => "home_miss",
+            (None, None) if recalled.is_some() => "stale",
+            (None, None) => "miss",
+        });
+        let said_first: Vec<(usize, Said, AskResult)> =
+            alone.as_ref().map(|a| a.heard.clone()).unwrap_or_default();
+        if let (Some(h), true) = (holder, writes) {
+            // It answered that the item is not there: the one reason to replace an entry.
+            if said_first
+                .iter()
+                .any(|(i, s, _)| *i == h && *s == Said::Gone)
+            {
+                self.memory.forget(&key, Some(&archives[h].key));
+            }
+        }
+        // What was asked alone did not satisfy the request: every other Archive is asked,
+        // and one asked alone again only when its translation is to be weighed against
+        // every other's, or it is the remembered one and failed at once (a moment of
+        // overload may be over): one that answered, timed out or was overloaded was
+        // heard, or waited for, enough.
+        let unsettled = alone
+            .as_ref()
+            .is_some_and(|a| a.next.as_ref().is_some_and(Next::satisfied));
+        let again: Vec<usize> = said_first
+            .iter()
+            .filter(|(i, _, result)| {
+                unsettled || (*result == AskResult::Failed && Some(*i) == holder)
+            })
+            .map(|(i, _, _)| *i)
+            .collect();
+        let heard_before: Vec<usize> = first
+            .iter()
+            .map(|(i, _)| *i)
+            .filter(|i| !again.contains(i))
+            .collect();
+        let asked_now: Vec<usize> = (0..archives.len())
+            .filter(|i| !heard_before.contains(i))
+            .collect();
+        // Every Archive was asked alone already (one included, say): what they said is
+        // weighed as a round would, and nothing more is asked.
+        if !asked_now.is_empty() {
+            if let Err(retry_after) = budget.fan_out() {
+                return Next::Done(Outcome::Throttled { retry_after });
+            }
+        }
+        let subset: Vec<Included> = asked_now.iter().map(|&i| archives[i].clone()).collect();
+        let position = |i: usize| asked_now.iter().position(|&n| n == i);
+        let guard = Guard {
+            members: guardians
+                .iter()
+                .filter_map(|&(i, why)| position(i).map(|p| (p, why)))
+                .collect(),
+            before: guardians
+                .iter()
+                .filter(|(i, _)| position(*i).is_none())
+                .map(|&(i, why)| {
+                    let (said, result) = said_first
+                        .iter()
+                        .find(|(n, _, _)| *n == i)
+                        .map_or((Said::Down, AskResult::Dormant), |(_, s, r)| (*s, *r));
+                    Before {
+                        said,
+                        archive: archives[i].clone(),
+                        why,
+                        outage: result.is_outage(),
+                    }
+                })
+                .collect(),
+            set_aside: Vec::new(),
+        };
+        // The memory learns from the others once nothing is remembered, or the
+        // remembered Archive said the item left.
+        let holder_gone = holder.is_some_and(|h| {
+            said_first
+                .iter()
+                .any(|(i, s, _)| *i == h && *s == Said::Gone)
+        });
+        let admit = (may_remember && (learns || holder_gone)).then(|| Admit {
+            key: key.clone(),
+            holder: None,
+        });
+        // The remembered Archive's failure is counted once, by the round that asked it
+        // first.
+        let counted = holder
+            .filter(|h| said_first.iter().any(|(i, _, _)| i == h))
+            .map(|h| archives[h].serviceibi.as_str());
+        let ended = self
+            .round(
+                &subset,
+                url,
+                reader,
+                Ask {
+                    counted,
+                    guard,
+                    admit,
+                    marked: true,
+                    ..Ask::default()
+                },
+            )
+            .await;
+        if !subset.is_empty() {
+            rounds.push(ended.round);
+        }
+        let first_next = alone.and_then(|a| a.next);
+        match (ended.next, first_next) {
+            // Its translation, weighed against every other Archive's, stands when the
+            // others gave none (though one gave a tombstone).
+            (next, Some(first)) if first.satisfied() && !next.satisfied() => first,
+            // Nobody else has it: what the Archive asked alone said stands (a tombstone,
+            // or the item without the translation asked for).
+            (
+                Next::Done(Outcome::NotFound { .. } | Outcome::Unavailable { .. }),
+                Some(first @ Next::Done(Outcome::Deleted { .. } | Outcome::NoTranslation { .. })),
+            ) => first,
+            (Next::Done(outcome), _) => Next::Done(counting(outcome, heard_before.len())),
+            (next, _) => next,
+        }
+    }
+
+    /// The Archives of `first` asked alone (but dormant ones): what they gave, and what
+    /// each said; with `admit`, what the memory learns from them ([`Admission`]).
+    pub(super) async fn alone(
+        &self,
+        archives: &Archives,
+        url: &PersistentUrl,
+        reader: &Reader,
+        first: &[(usize, MayHold)],
+        admit: Option<Admit>,
+    ) -> Alone {
+        let awake: Vec<(usize, MayHold)> = first
+            .iter()
+            .copied()
+            .filter(|(i, _)| {
+                let a = &archives[*i];
+                !self
+                    .health
+                    .of(a.serviceibi.as_str(), || a.recorded.clone())
+                    .is_dormant()
+            })
+            .collect();
+        let mut heard: Vec<(usize, Said, AskResult)> = first
+            .iter()
+            .filter(|(i, _)| !awake.iter().any(|(a, _)| a == i))
+            .map(|(i, _)| (*i, Said::Down, AskResult::Dormant))
+            .collect();
+        if awake.is_empty() {
+            return Alone {
+                round: None,
+                next: None,
+                heard,
+                settled: false,
+            };
+        }
+        let subset: Vec<Included> = awake.iter().map(|(i, _)| archives[*i].clone()).collect();
+        let ask = Ask {
+            guard: Guard {
+                members: awake
+                    .iter()
+                    .enumerate()
+                    .map(|(p, (_, why))| (p, *why))
+                    .collect(),
+                ..Guard::default()
+            },
+            admit,
+            ..Ask::default()
+        };
+        let mut ended = self.round(&subset, url, reader, ask).await;
+        let by_home = awake.iter().all(|(_, why)| why.home());
+        ended.round.remembered = !by_home;
+        ended.round.home = by_home;
+        heard.extend(
+            awake
+                .iter()
+                .enumerate()
+                .map(|(p, (i, _))| (*i, ended.said[p], ended.round.asked[p].result)),
+        );
+        Alone {
+            round: Some(ended.round),
+            next: Some(ended.next),
+            heard,
+            settled: ended.settled,
+        }
+    }
+}
+
+/// What asking the remembered Archive or the home alone gave.
+pub(super) struct Alone {
+    /// The round, when one was asked (none when all are dormant).
+    pub(super) round: Option<Round>,
+    pub(super) next: Option<Next>,
+    /// Each Archive of the first ask (its index among all), what it said and how its
+    /// request ended (dormant ones too).
+    pub(super) heard: Vec<(usize, Said, AskResult)>,
+    /// No other Archive could have answered better ([`Ended::settled`]).
+    pub(super) settled: bool,
+}
