@@ -103,6 +103,15 @@ pub(super) struct Before {
 }
 
 impl Guard {
+    /// The guard of a round over every Archive: `members`, by index, with why each may
+    /// hold the IBI.
+    pub(super) fn of(members: &[(usize, MayHold)]) -> Guard {
+        Guard {
+            members: members.to_vec(),
+            ..Guard::default()
+        }
+    }
+
     pub(super) fn contains(&self, i: usize) -> bool {
         self.members.iter().any(|(m, _)| *m == i)
     }

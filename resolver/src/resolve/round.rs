@@ -12,7 +12,7 @@ use super::tally::Tally;
 use super::teach::{Admission, Admit};
 use super::urls::ip_list;
 use super::{Engine, Reader};
-use crate::clock::{self};
+use crate::clock;
 use crate::health::Health;
 use crate::registry::Included;
 
