@@ -93,6 +93,7 @@ mod conflict;
 mod guard;
 mod hearing;
 mod memento;
+mod original;
 mod outcome;
 mod round;
 mod step;

@@ -170,9 +170,7 @@ impl Tally {
     /// What a round that no answer decided gives: the Original check's verdict, the
     /// item in its own language, or how it ended (deleted, no translation, not found,
     /// unavailable while an Archive that may hold the IBI did not answer); and the
-    /// conflicts it found: an Archive that answered for what the remembered or home
-    /// Archive, claiming the Original, says is not there; and, in the Original check, one
-    /// that claims the Original the home claims too. The answers of Archives set aside
+    /// conflicts it found ([`Tally::conflicts`]). The answers of Archives set aside
     /// count only toward conflicts.
     pub(super) fn outcome(
         mut self,
@@ -183,17 +181,49 @@ impl Tally {
         guard: &Guard,
     ) -> (Next, Vec<Seen>) {
         let original = url.requires_original();
-        let silent = guard.silent(said, asked, archives);
-        let unasked: Vec<String> = (0..archives.len())
-            .filter(|&i| !guard.contains(i) && said[i].silent() && asked[i].result.is_outage())
-            .map(|i| shown_archive(&archives[i]))
-            .collect();
-        let shown_found = |f: &Found| format!("{} ({})", f.address, f.archive);
-        let claiming = |wanted: Said| guard.claiming(wanted, said, archives);
         // The Archives that may hold the IBI, claim its Original, and said what was asked
         // is not there; and the others' answers for it, which are conflicts.
-        let claimers = claiming(Said::Here { original: true });
+        let claimers = guard.claiming(Said::Here { original: true }, said, archives);
         let besides = self.answered_besides(guard);
+        let mut conflicts = self.conflicts(original, &claimers, &besides, archives, said, guard);
+        // Past the conflicts, what an Archive set aside answered counts for nothing.
+        let weighed = |i: &usize| !guard.set_aside.contains(i);
+        self.claims.retain(|(i, _)| weighed(i));
+        self.asks.retain(|(i, _)| weighed(i));
+        let ending = Ending {
+            archives,
+            silent: guard.silent(said, asked, archives),
+            unasked: (0..archives.len())
+                .filter(|&i| !guard.contains(i) && said[i].silent() && asked[i].result.is_outage())
+                .map(|i| shown_archive(&archives[i]))
+                .collect(),
+            claimers,
+            besides: besides.into_iter().filter(weighed).collect(),
+        };
+        if original {
+            if let Some(verdict) = self.original_check(&ending, &mut conflicts) {
+                return verdict;
+            }
+        }
+        if let (true, Some(step)) = (self.untranslated, url.relation().bare_translation_at()) {
+            return (Next::Ask(own_language(url, step)), Vec::new());
+        }
+        (Next::Done(self.ended(url, guard, ending)), conflicts)
+    }
+
+    /// The conflicts of a round: each Archive `besides` those that may hold the IBI that
+    /// answered for what `claimers` (the remembered or home Archive, claiming the
+    /// Original) say is not there; and, in the Original check (`original`), one that
+    /// claims the Original the home claims too.
+    fn conflicts(
+        &self,
+        original: bool,
+        claimers: &[(Included, MayHold)],
+        besides: &[usize],
+        archives: &[Included],
+        said: &[Said],
+        guard: &Guard,
+    ) -> Vec<Seen> {
         let against = |holders: &[(Included, MayHold)]| -> Vec<Seen> {
             holders
                 .iter()
@@ -206,10 +236,11 @@ impl Tally {
                 })
                 .collect()
         };
-        let mut conflicts = against(&claimers);
+        let mut conflicts = against(claimers);
         if original && claimers.is_empty() {
             // The home claims the Original with what was asked; so do others.
-            let homes: Vec<(Included, MayHold)> = claiming(Said::Holds { original: true })
+            let homes: Vec<(Included, MayHold)> = guard
+                .claiming(Said::Holds { original: true }, said, archives)
                 .into_iter()
                 .filter(|(_, why)| *why == MayHold::Home)
                 .collect();
@@ -225,80 +256,20 @@ impl Tally {
                     .filter(|c| claim_too.iter().any(|&i| archives[i].key == c.claimant.key)),
             );
         }
-        // Past the conflicts, what an Archive set aside answered counts for nothing.
+        conflicts
+    }
+
+    /// How a round ended that neither decided nor the Original check settled: deleted (a
+    /// tombstone heard), no translation (the item heard without it), unavailable (an
+    /// Archive that may hold the IBI silent), else not found.
+    fn ended(mut self, url: &PersistentUrl, guard: &Guard, ending: Ending) -> Outcome {
+        let Ending {
+            archives,
+            silent,
+            unasked,
+            ..
+        } = ending;
         let weighed = |i: &usize| !guard.set_aside.contains(i);
-        self.claims.retain(|(i, _)| weighed(i));
-        self.asks.retain(|(i, _)| weighed(i));
-        let besides: Vec<usize> = besides.into_iter().filter(weighed).collect();
-        let done = |outcome: Outcome, conflicts: Vec<Seen>| (Next::Done(outcome), conflicts);
-        if original {
-            // The check is made only once every Archive that may hold the IBI said what
-            // it holds.
-            if !silent.is_empty() {
-                let copies: Vec<Found> = self
-                    .claims
-                    .iter()
-                    .filter(|(_, f)| !f.claims_original())
-                    .map(|(_, f)| f.clone())
-                    .collect();
-                return done(
-                    Outcome::Unverifiable {
-                        archives: silent,
-                        copies,
-                    },
-                    Vec::new(),
-                );
-            }
-            if !claimers.is_empty() && !besides.is_empty() {
-                // It claims the Original without what was asked; others give it.
-                let mut suspects: Vec<String> =
-                    claimers.iter().map(|(a, _)| shown_archive(a)).collect();
-                suspects.extend(besides.iter().map(|&i| shown_archive(&archives[i])));
-                return done(Outcome::Suspicion { archives: suspects }, conflicts);
-            }
-        }
-        if original && !self.asks.is_empty() {
-            // Followed only when every answer that named an IBI, and every one that gave a
-            // URL, speak of the same item: else the Archives disagree on what it is.
-            let named: HashSet<String> = self.asks.iter().map(|(_, a)| a.url.ibi().key()).collect();
-            let agree = named.len() == 1
-                && self
-                    .claims
-                    .iter()
-                    .all(|(_, f)| f.ibi_key().is_some_and(|k| named.contains(&k)));
-            if agree {
-                return (Next::Ask(self.asks.swap_remove(0).1), Vec::new());
-            }
-            let mut suspects: Vec<String> = self
-                .asks
-                .iter()
-                .map(|(i, _)| shown_archive(&archives[*i]))
-                .collect();
-            suspects.extend(self.claims.iter().map(|(_, f)| shown_found(f)));
-            return done(Outcome::Suspicion { archives: suspects }, Vec::new());
-        }
-        if original && !self.claims.is_empty() {
-            let originals: Vec<&Found> = self
-                .claims
-                .iter()
-                .map(|(_, f)| f)
-                .filter(|f| f.claims_original())
-                .collect();
-            let outcome = match originals.as_slice() {
-                [one] => Outcome::Found((*one).clone()),
-                [] => Outcome::NoOriginal {
-                    copies: self.claims.into_iter().map(|(_, f)| f).collect(),
-                    unasked,
-                },
-                many => Outcome::Suspicion {
-                    archives: many.iter().map(|f| shown_found(f)).collect(),
-                },
-            };
-            return done(outcome, conflicts);
-        }
-        if let (true, Some(step)) = (self.untranslated, url.relation().bare_translation_at()) {
-            return (Next::Ask(own_language(url, step)), Vec::new());
-        }
         // Said by an Archive that may hold the IBI, or by another (not set aside) while
         // none of those is silent.
         let heard = |i: usize| guard.contains(i) || (silent.is_empty() && weighed(&i));
@@ -309,7 +280,7 @@ impl Tally {
         self.here.retain(weighed);
         let here = here_before || !self.here.is_empty();
         let translation = explicit_translation(url.relation());
-        let outcome = match (self.deleted, translation) {
+        match (self.deleted, translation) {
             (Some((i, date)), _) if heard(i) => Outcome::Deleted {
                 date,
                 keeper: Some((
@@ -330,9 +301,21 @@ impl Tally {
                 missing: here.then(|| Missing::of(url)),
                 unasked,
             },
-        };
-        done(outcome, conflicts)
+        }
     }
+}
+
+/// What the end of a round that no answer decided is weighed with, besides its tally.
+pub(super) struct Ending<'a> {
+    pub(super) archives: &'a [Included],
+    /// The Archives that may hold the IBI and could not be heard for a while, as shown.
+    pub(super) silent: Vec<String>,
+    /// The other Archives that could not be heard, as shown.
+    pub(super) unasked: Vec<String>,
+    /// The Archives that may hold the IBI and claim its Original without what was asked.
+    pub(super) claimers: Vec<(Included, MayHold)>,
+    /// The other Archives (indices, but those set aside) whose answers satisfied.
+    pub(super) besides: Vec<usize>,
 }
 
 /// What the answer of `offers` alone gives: its best variant, else the item itself, else
