@@ -14,14 +14,14 @@
 //!   (404). An answer without `state` claims nothing.
 //! - A bare translation (`+`, `GetTranslation`) is chosen among the
 //!   `.translation(xx[-YY])` variants of every answer by the reader's languages
-//!   ([`lang::rank`]), an Original before a copy, then the first Archive: an answer decides
+//!   ([`crate::lang::rank`]), an Original before a copy, then the first Archive: an answer decides
 //!   at once only when it offers the reader's first language exactly; else the item in its
 //!   own language (Example 8.3). The same answers give the same choice.
 //! - The reader's own query pairs follow the URL found ([`location`]).
 //!
 //! **Who may hold it.** With a hundred Archives some are always down; one that does not
 //! answer matters only when it *may hold* the IBI: the Archive the memory remembers for
-//! it (fresh or stale) or its home ([`crate::homes`]) — its [`Guard`]. Only such an
+//! it (fresh or stale) or its home ([`crate::homes`]) — its [`Guard`](guard::Guard). Only such an
 //! Archive's silence stands in the way of an answer:
 //! - nothing found while one of them did not answer: `503` ([`Outcome::Unavailable`]),
 //!   naming it; the Original check is not made while one of them did not answer

@@ -20,7 +20,7 @@ pub struct Trace {
     pub rounds: Vec<Round>,
     pub outcome: Outcome,
     /// Where the reader is sent, when the outcome is found: the URL found, with the
-    /// reader's own query pairs ([`location`]).
+    /// reader's own query pairs ([`location`](super::location)).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The conflicts known about the IBI asked for.
@@ -227,7 +227,7 @@ pub enum Outcome {
         copies: Vec<Found>,
     },
     /// The related items named from answer to answer loop, or go on past
-    /// [`MAX_ROUNDS`].
+    /// [`MAX_ROUNDS`](super::MAX_ROUNDS).
     Chain { detail: ChainEnd },
     /// The reader's network has asked every Archive as often as it may for now.
     Throttled { retry_after: u64 },

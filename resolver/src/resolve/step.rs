@@ -216,7 +216,7 @@ impl Engine {
     }
 
     /// The Archives of `first` asked alone (but dormant ones): what they gave, and what
-    /// each said; with `admit`, what the memory learns from them ([`Admission`]).
+    /// each said; with `admit`, what the memory learns from them ([`Admission`](super::teach::Admission)).
     pub(super) async fn alone(
         &self,
         archives: &Archives,
@@ -289,7 +289,7 @@ pub(super) struct Alone {
     /// Each Archive of the first ask (its index among all), what it said and how its
     /// request ended (dormant ones too).
     pub(super) heard: Vec<(usize, Said, AskResult)>,
-    /// No other Archive could have answered better ([`Ended::settled`]).
+    /// No other Archive could have answered better ([`Ended::settled`](super::round::Ended::settled)).
     pub(super) settled: bool,
 }
 

@@ -82,7 +82,7 @@ pub fn location(found: &str, url: &PersistentUrl) -> String {
 }
 
 /// What [`location`] percent-encodes in a reader's query pair: what
-/// [`usable_location`] refuses, and `#`, which would end the query.
+/// [`usable_location`](crate::answer::usable_location) refuses, and `#`, which would end the query.
 const NOT_IN_A_LOCATION: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
     .add(b' ')
     .add(b'"')
