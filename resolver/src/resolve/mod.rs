@@ -54,7 +54,8 @@
 //!
 //! **The module's map**, one concept a file; this file keeps the [`Engine`], a
 //! resolution's loop of steps ([`Engine::resolve`]) and its acknowledgment (Table 8.11),
-//! and re-exports the few public types. Imports run one way, from the top down:
+//! and re-exports the few public types. Each file imports only those listed after it
+//! (and the `Engine`, the `Reader` and the `Budget` of this one):
 //! - `memento`: the next edition an IBI names, for [`crate::editions`];
 //! - `step`: one step for one IBI (the memory read, the remembered Archive or the home
 //!   asked alone, then every other Archive);
@@ -63,8 +64,9 @@
 //! - `hearing`: the requests under way, the answers heard, the health they count toward,
 //!   the late answers;
 //! - `teach`: what the location memory is taught by a round;
-//! - `tally`: the answers counted, the one that decides, the Original check's verdict and
-//!   how a round without a decision ends;
+//! - `original`: the Original check's verdict, once no answer decided a round;
+//! - `tally`: the answers counted, the one that decides, and how a round without a
+//!   decision ends;
 //! - `guard`: who may hold the IBI, what each Archive said, and which answer decides now;
 //! - `conflict`: conflicts found, kept, counted and logged; suspicion;
 //! - `outcome`: the trace, the rounds, each Archive asked, the outcome;

@@ -1,7 +1,8 @@
 //! A round's decision: its answers counted into a `Tally`, the one that decides taken
-//! out of them, and, once no answer decided, what the round gives (the Original check's
-//! verdict, a bare translation chosen among every answer, deleted, not found, unavailable)
-//! with the conflicts it found.
+//! out of them (a bare translation chosen among every answer), and, once no answer
+//! decided, what the round gives (the Original check's verdict, in `original`; the item
+//! in its own language; deleted, no translation, unavailable, not found) with the
+//! conflicts it found.
 
 use std::collections::HashSet;
 
