@@ -38,10 +38,10 @@ pub(super) type Requests =
 /// marked while under way when `marking` says about which IBI ([`crate::loops`]).
 pub(super) struct InFlight {
     pub(super) running: Requests,
-    pub(super) waiting: std::vec::IntoIter<(usize, String)>,
-    pub(super) client: ArchiveClient,
-    pub(super) timeout: Duration,
-    pub(super) marking: Option<(Arc<Underway>, String)>,
+    waiting: std::vec::IntoIter<(usize, String)>,
+    client: ArchiveClient,
+    timeout: Duration,
+    marking: Option<(Arc<Underway>, String)>,
 }
 
 impl InFlight {
@@ -330,11 +330,11 @@ impl Late {
 /// that lets a round's requests still under way end (see [`Engine::round`]).
 #[derive(Clone)]
 pub(super) struct Ledger {
-    pub(super) metrics: Arc<Metrics>,
-    pub(super) clock: Arc<dyn Clock>,
-    pub(super) dormant_after: u32,
+    metrics: Arc<Metrics>,
+    clock: Arc<dyn Clock>,
+    dormant_after: u32,
     /// The Archive whose failure in this step is counted already: not counted again.
-    pub(super) counted: Option<String>,
+    counted: Option<String>,
 }
 
 impl Ledger {

@@ -217,7 +217,7 @@ impl Engine {
 
     /// The Archives of `first` asked alone (but dormant ones): what they gave, and what
     /// each said; with `admit`, what the memory learns from them ([`Admission`](super::teach::Admission)).
-    pub(super) async fn alone(
+    async fn alone(
         &self,
         archives: &Archives,
         url: &PersistentUrl,
@@ -282,15 +282,15 @@ impl Engine {
 }
 
 /// What asking the remembered Archive or the home alone gave.
-pub(super) struct Alone {
+struct Alone {
     /// The round, when one was asked (none when all are dormant).
-    pub(super) round: Option<Round>,
-    pub(super) next: Option<Next>,
+    round: Option<Round>,
+    next: Option<Next>,
     /// Each Archive of the first ask (its index among all), what it said and how its
     /// request ended (dormant ones too).
-    pub(super) heard: Vec<(usize, Said, AskResult)>,
+    heard: Vec<(usize, Said, AskResult)>,
     /// No other Archive could have answered better ([`Ended::settled`](super::round::Ended::settled)).
-    pub(super) settled: bool,
+    settled: bool,
 }
 
 /// Who may hold the IBI of a step: the Archive the memory remembers for it, and its

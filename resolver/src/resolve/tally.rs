@@ -26,14 +26,14 @@ pub(super) struct Tally {
     /// every answer agrees on the IBI.
     pub(super) asks: Vec<(usize, Asking)>,
     /// With the Original check: an answer offered no translation the reader takes.
-    pub(super) untranslated: bool,
+    untranslated: bool,
     /// A bare translation: every answer's variants, chosen among once all are in,
     /// unless one offers the reader's first language (then it decides at once).
-    pub(super) offers: Vec<(usize, Box<Offers>)>,
+    offers: Vec<(usize, Box<Offers>)>,
     /// The first tombstone: the Archive, and the date.
-    pub(super) deleted: Option<(usize, String)>,
+    deleted: Option<(usize, String)>,
     /// The Archives that hold the item, without what was asked.
-    pub(super) here: Vec<usize>,
+    here: Vec<usize>,
     /// Answers that would decide, in the order they came.
     pub(super) candidates: Vec<(usize, Next)>,
 }
