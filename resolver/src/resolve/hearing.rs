@@ -101,6 +101,16 @@ pub(super) enum Gathered {
     All,
 }
 
+impl Gathered {
+    /// The answer (index) that decided, if one did.
+    pub(super) fn decided(&self) -> Option<usize> {
+        match self {
+            Gathered::Decided(i) => Some(*i),
+            Gathered::Claimed | Gathered::All => None,
+        }
+    }
+}
+
 /// What a round heard of each of its Archives, and their health as it counts.
 pub(super) struct Hearing {
     pub(super) asked: Vec<Asked>,

@@ -7,7 +7,7 @@ use ibi::persistent::PersistentUrl;
 
 use super::guard::{Guard, Said};
 use super::hearing::{Gathered, Hearing, InFlight, Late, Ledger, Requests, Watch};
-use super::outcome::{AskResult, Next, Round};
+use super::outcome::{AskResult, Asked, Next, Round};
 use super::tally::Tally;
 use super::teach::{Admission, Admit};
 use super::urls::ip_list;
@@ -85,15 +85,8 @@ impl Engine {
             .await;
         let (deciding, settled) = match gathered {
             Gathered::Claimed => (None, true),
-            Gathered::Decided(i) => tally.deciding(
-                Some(i),
-                url,
-                &reader.languages,
-                (ask.incumbent, &ask.guard),
-                &hearing.said,
-            ),
-            Gathered::All => tally.deciding(
-                None,
+            Gathered::Decided(_) | Gathered::All => tally.deciding(
+                gathered.decided(),
                 url,
                 &reader.languages,
                 (ask.incumbent, &ask.guard),
@@ -114,15 +107,7 @@ impl Engine {
         }
         let next = match deciding {
             Some(next) => next,
-            None => {
-                let (next, conflicts) = tally.outcome(url, archives, &said, &asked, &guard);
-                let judge = self.judge();
-                for seen in conflicts {
-                    let holder = (&seen.holder, seen.home);
-                    judge.conflict(&url.ibi().key(), Some(holder), &seen.claimant, &[]);
-                }
-                next
-            }
+            None => self.undecided(tally, url, archives, (&said, &asked), &guard),
         };
         // The answers still under way are weighed against the Archives that claim the
         // Original without what was asked, as they come.
@@ -153,6 +138,25 @@ impl Engine {
             said,
             settled,
         }
+    }
+
+    /// What a round that no answer decided gives ([`Tally::outcome`]), the conflicts it
+    /// found judged.
+    fn undecided(
+        &self,
+        tally: Tally,
+        url: &PersistentUrl,
+        archives: &[Included],
+        (said, asked): (&[Said], &[Asked]),
+        guard: &Guard,
+    ) -> Next {
+        let (next, conflicts) = tally.outcome(url, archives, said, asked, guard);
+        let judge = self.judge();
+        for seen in conflicts {
+            let holder = (&seen.holder, seen.home);
+            judge.conflict(&url.ibi().key(), Some(holder), &seen.claimant, &[]);
+        }
+        next
     }
 
     /// The urlRequest of the round to each Archive that may be asked, by index; the

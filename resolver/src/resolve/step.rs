@@ -94,16 +94,9 @@ impl Engine {
         } else {
             Some(self.alone(archives, url, reader, &first, admit_home).await)
         };
-        if let Some(a) = &alone {
-            if let Some(round) = &a.round {
-                rounds.push(round.clone());
-            }
-            if let (Some(next), true) = (&a.next, a.settled) {
-                if next.satisfied() {
-                    self.metrics.memory(if by_home { "home" } else { "hit" });
-                    return next.clone();
-                }
-            }
+        if let Some(next) = alone.as_ref().and_then(|a| a.kept(rounds)) {
+            self.metrics.memory(if by_home { "home" } else { "hit" });
+            return next;
         }
         self.metrics.memory(holders.missed(alone.is_some()));
         let said_first: Vec<(usize, Said, AskResult)> =
@@ -291,6 +284,18 @@ struct Alone {
     heard: Vec<(usize, Said, AskResult)>,
     /// No other Archive could have answered better ([`Ended::settled`](super::round::Ended::settled)).
     settled: bool,
+}
+
+impl Alone {
+    /// Its round kept in `rounds`, if one was asked; what it gave, when that settles the
+    /// step: it satisfied the request, and no other Archive could have answered better.
+    fn kept(&self, rounds: &mut Vec<Round>) -> Option<Next> {
+        if let Some(round) = &self.round {
+            rounds.push(round.clone());
+        }
+        let next = self.next.as_ref()?;
+        (self.settled && next.satisfied()).then(|| next.clone())
+    }
 }
 
 /// Who may hold the IBI of a step: the Archive the memory remembers for it, and its
