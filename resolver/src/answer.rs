@@ -269,76 +269,150 @@ pub(crate) fn read_answer(
     (read_pairs(&list, url, archive), shown)
 }
 
+/// Each name's first pair of an answer, looked up once per name: an answer of thousands
+/// of pairs costs as many steps, not their square.
+type Index<'a> = HashMap<&'a str, &'a [&'a str]>;
+
+/// A URL of an answer that satisfies the request: the language at a bare translation's
+/// place, the relation's text after `url`, and what it gives.
+type Answering = (Option<Lang>, String, Found);
+
+/// An `ibi<relation>` pair naming what the request asks for, or a part of the way to it,
+/// whose URL is not given: the IBI, how many steps of the relation it went, the language
+/// at the bare place, and the pair's name.
+type Named = (Ibi, usize, Option<Lang>, String);
+
+/// What an answer is read against: the request, the steps of its relation, and the
+/// Archive that answered.
+struct Against<'a> {
+    url: &'a PersistentUrl,
+    wanted: &'a [Step],
+    archive: &'a Included,
+}
+
+/// What the pairs of one answer (`list`) say of the request `url`, answered by `archive`:
+/// a URL that satisfies it, the variants a bare translation offers, the IBI to ask next,
+/// a tombstone, or the item without what was asked.
 pub(crate) fn read_pairs(list: &PairList, url: &PersistentUrl, archive: &Included) -> Reading {
     // The words as text (those of a list read from text are ASCII).
     let list: Vec<(&str, Vec<&str>)> = list
         .iter()
         .map(|(name, value)| (name, value.as_strs().unwrap_or_default()))
         .collect();
-    // Each name's first pair, looked up once per name: an answer of thousands of pairs
-    // costs as many steps, not their square.
-    let mut index: HashMap<&str, &[&str]> = HashMap::with_capacity(list.len());
+    let mut index: Index = HashMap::with_capacity(list.len());
     for (name, words) in &list {
         index.entry(name).or_insert(words.as_slice());
     }
     let get = |name: &str| index.get(name).copied();
-    let wanted = url.relation().steps();
-    let bare = url.relation().bare_translation_at();
-    // Every `url<relation>` pair that answers the request, taken when its URL may become
-    // a Location: exact, or with a language at a bare translation's place.
-    let mut urls: Vec<(Option<Lang>, String, Found)> = Vec::new();
-    // Every `ibi<relation>` pair naming what the request asks for, or a part of the way
-    // to it, whose URL is not given: the IBI, how many steps of the relation it went,
-    // the language at the bare place, and the pair's name.
-    let mut named: Vec<(Ibi, usize, Option<Lang>, String)> = Vec::new();
-    for (name, words) in &list {
-        let Some(rest) = name.strip_prefix("url") else {
-            continue;
-        };
-        let Ok(rel) = Relation::parse(rest) else {
-            continue;
-        };
-        if let (Some(lang), [value]) = (matches(wanted, rel.steps()), words.as_slice()) {
-            if usable_location(value) {
-                let found = found_at(&index, rest, value, url, archive, lang.as_ref());
-                urls.push((lang, rest.to_string(), found));
-                if urls.len() == MAX_VARIANTS {
-                    break;
+    let against = Against {
+        url,
+        wanted: url.relation().steps(),
+        archive,
+    };
+    let urls = against.urls(&list, &index);
+    let with_url: HashSet<&str> = urls.iter().map(|(_, suffix, _)| suffix.as_str()).collect();
+    let named = against.named(&list, &with_url);
+    if let Some(step) = url.relation().bare_translation_at() {
+        if let Some(offers) = against.offers(step, &urls, &named, &index) {
+            return Reading::Offers(Box::new(offers));
+        }
+    } else {
+        if let Some((_, _, found)) = urls.into_iter().next() {
+            return Reading::Satisfies(found);
+        }
+        // The longest way an answer went toward what was asked, the first of equals.
+        let farthest = named.iter().map(|n| n.1).max();
+        if let Some(a) = named
+            .iter()
+            .filter(|n| Some(n.1) == farthest)
+            .find_map(|n| against.asking(n))
+        {
+            return Reading::Ask(a);
+        }
+        if let Some(a) = against.next_edition(&index) {
+            return Reading::Ask(a);
+        }
+    }
+    let state = get("state")
+        .and_then(|w| w.first())
+        .map(|w| SaidState::of(w));
+    if state == Some(SaidState::Known(State::Deleted)) {
+        let date = get("timestamp")
+            .and_then(|w| w.first())
+            .map(|w| w.to_string())
+            .unwrap_or_default();
+        return Reading::Deleted(date);
+    }
+    Reading::Here {
+        original: matches!(state, None | Some(SaidState::Known(State::Original))),
+    }
+}
+
+impl Against<'_> {
+    /// Every `url<relation>` pair of `list` that answers the request, taken when its URL
+    /// may become a Location: exact, or with a language at a bare translation's place.
+    fn urls(&self, list: &[(&str, Vec<&str>)], index: &Index) -> Vec<Answering> {
+        let mut urls: Vec<Answering> = Vec::new();
+        for (name, words) in list {
+            let Some(rest) = name.strip_prefix("url") else {
+                continue;
+            };
+            let Ok(rel) = Relation::parse(rest) else {
+                continue;
+            };
+            if let (Some(lang), [value]) = (matches(self.wanted, rel.steps()), words.as_slice()) {
+                if usable_location(value) {
+                    let found = found_at(index, rest, value, self.url, self.archive, lang.as_ref());
+                    urls.push((lang, rest.to_string(), found));
+                    if urls.len() == MAX_VARIANTS {
+                        break;
+                    }
                 }
             }
         }
+        urls
     }
-    let with_url: HashSet<&str> = urls.iter().map(|(_, suffix, _)| suffix.as_str()).collect();
-    for (name, words) in &list {
-        let Some(rest) = name.strip_prefix("ibi").filter(|r| r.starts_with('.')) else {
-            continue;
-        };
-        let Ok(rel) = Relation::parse(rest) else {
-            continue;
-        };
-        let steps = rel.steps();
-        if steps.len() > wanted.len() || with_url.contains(rest) || named.len() == MAX_VARIANTS {
-            continue;
+
+    /// Every `ibi<relation>` pair of `list` naming what the request asks for, or a part
+    /// of the way to it, whose URL is not given (`with_url`: the relations whose URL is).
+    fn named(&self, list: &[(&str, Vec<&str>)], with_url: &HashSet<&str>) -> Vec<Named> {
+        let wanted = self.wanted;
+        let mut named: Vec<Named> = Vec::new();
+        for (name, words) in list {
+            let Some(rest) = name.strip_prefix("ibi").filter(|r| r.starts_with('.')) else {
+                continue;
+            };
+            let Ok(rel) = Relation::parse(rest) else {
+                continue;
+            };
+            let steps = rel.steps();
+            if steps.len() > wanted.len() || with_url.contains(rest) || named.len() == MAX_VARIANTS
+            {
+                continue;
+            }
+            let (Some(lang), Some(ibi)) = (matches(&wanted[..steps.len()], steps), ibi_of(words))
+            else {
+                continue;
+            };
+            // A translation without a language at the end was not taken (an Archive
+            // passes it through an item it does not hold): the way stops before it.
+            let mut went = steps.len();
+            while went > 0 && steps[went - 1] == Step::Translation(None) {
+                went -= 1;
+            }
+            if went > 0 {
+                named.push((ibi, went, lang, name.to_string()));
+            }
         }
-        let (Some(lang), Some(ibi)) = (matches(&wanted[..steps.len()], steps), ibi_of(words))
-        else {
-            continue;
-        };
-        // A translation without a language at the end was not taken (an Archive passes
-        // it through an item it does not hold): the way stops before it.
-        let mut went = steps.len();
-        while went > 0 && steps[went - 1] == Step::Translation(None) {
-            went -= 1;
-        }
-        if went > 0 {
-            named.push((ibi, went, lang, name.to_string()));
-        }
+        named
     }
-    // The next round for what `named` names: its IBI, asked for what is left of the
-    // relation (its last edition stays asked, and so does a metadata format, which is
-    // the metadata item's own); none when it would ask again what was just asked.
-    let asking = |(ibi, went, _, pair): &(Ibi, usize, Option<Lang>, String)| -> Option<Asking> {
-        let (walked, left) = wanted.split_at(*went);
+
+    /// The next round for what `named` names: its IBI, asked for what is left of the
+    /// relation (its last edition stays asked, and so does a metadata format, which is
+    /// the metadata item's own); none when it would ask again what was just asked.
+    fn asking(&self, (ibi, went, _, pair): &Named) -> Option<Asking> {
+        let url = self.url;
+        let (walked, left) = self.wanted.split_at(*went);
         let mut rest: Vec<Step> = Vec::new();
         if walked.last() == Some(&Step::LastEdition) {
             rest.push(Step::LastEdition);
@@ -358,36 +432,50 @@ pub(crate) fn read_pairs(list: &PairList, url: &PersistentUrl, archive: &Include
         Some(Asking {
             url: next,
             why: Why::Named {
-                address: archive.address.clone(),
-                archive: archive.serviceibi.to_string(),
+                address: self.archive.address.clone(),
+                archive: self.archive.serviceibi.to_string(),
                 pair: pair.clone(),
                 of: url.ibi().to_string(),
             },
         })
-    };
-    let next_edition = || {
-        let next = get("ibi.nextedition").and_then(ibi_of)?;
+    }
+
+    /// The next edition the answer names (`ibi.nextedition`), asked when the request
+    /// involves the last edition.
+    fn next_edition(&self, index: &Index) -> Option<Asking> {
+        let next = index.get("ibi.nextedition").copied().and_then(ibi_of)?;
+        let url = self.url;
         url.relation().involves_last_edition().then(|| Asking {
             url: url.with_ibi(next),
             why: Why::NextEdition {
-                address: archive.address.clone(),
-                archive: archive.serviceibi.to_string(),
+                address: self.archive.address.clone(),
+                archive: self.archive.serviceibi.to_string(),
                 of: url.ibi().to_string(),
             },
         })
-    };
-    if let Some(step) = bare {
-        // Past the bare place: a language variant; short of it: where to ask on.
+    }
+
+    /// What an answer offers for a bare translation at `step`: past the bare place, a
+    /// language variant; short of it, where to ask on; and the variant that is the item
+    /// itself. None when it offers nothing.
+    fn offers(
+        &self,
+        step: usize,
+        urls: &[Answering],
+        named: &[Named],
+        index: &Index,
+    ) -> Option<Offers> {
+        let get = |name: &str| index.get(name).copied();
         let mut variants: Vec<(Lang, Gives)> = Vec::new();
-        for (lang, _, found) in &urls {
+        for (lang, _, found) in urls {
             if let Some(lang) = lang {
                 variants.push((lang.clone(), Gives::Url(found.clone())));
             }
         }
-        for n in &named {
+        for n in named {
             if let (Some(lang), true) = (&n.2, n.1 > step) {
                 if !variants.iter().any(|(l, _)| l == lang) {
-                    if let Some(a) = asking(n) {
+                    if let Some(a) = self.asking(n) {
                         variants.push((lang.clone(), Gives::Ask(a)));
                     }
                 }
@@ -405,51 +493,20 @@ pub(crate) fn read_pairs(list: &PairList, url: &PersistentUrl, archive: &Include
             .iter()
             .filter(|n| n.1 <= step)
             .max_by_key(|n| n.1)
-            .and_then(asking)
-            .or_else(next_edition);
-        if !variants.is_empty() || itself.is_some() || onward.is_some() {
-            return Reading::Offers(Box::new(Offers {
-                variants,
-                itself,
-                onward,
-            }));
-        }
-    } else {
-        if let Some((_, _, found)) = urls.into_iter().next() {
-            return Reading::Satisfies(found);
-        }
-        // The longest way an answer went toward what was asked, the first of equals.
-        let farthest = named.iter().map(|n| n.1).max();
-        if let Some(a) = named
-            .iter()
-            .filter(|n| Some(n.1) == farthest)
-            .find_map(asking)
-        {
-            return Reading::Ask(a);
-        }
-        if let Some(a) = next_edition() {
-            return Reading::Ask(a);
-        }
-    }
-    let state = get("state")
-        .and_then(|w| w.first())
-        .map(|w| SaidState::of(w));
-    if state == Some(SaidState::Known(State::Deleted)) {
-        let date = get("timestamp")
-            .and_then(|w| w.first())
-            .map(|w| w.to_string())
-            .unwrap_or_default();
-        return Reading::Deleted(date);
-    }
-    Reading::Here {
-        original: matches!(state, None | Some(SaidState::Known(State::Original))),
+            .and_then(|n| self.asking(n))
+            .or_else(|| self.next_edition(index));
+        (!variants.is_empty() || itself.is_some() || onward.is_some()).then_some(Offers {
+            variants,
+            itself,
+            onward,
+        })
     }
 }
 
 /// The [`Found`] of the pair `url<suffix>` (its `value`): the pairs of the same relation
 /// say its content type, state and IBI.
 fn found_at(
-    index: &HashMap<&str, &[&str]>,
+    index: &Index,
     suffix: &str,
     value: &str,
     url: &PersistentUrl,

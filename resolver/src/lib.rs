@@ -7,11 +7,13 @@
 //! `ibi-archive` library; this crate adds the server (tokio, hyper), the client of
 //! Archives (hyper) and the registry (SQLite, or PostgreSQL shared by several resolvers).
 //!
-//! One module a concept; docs/src/code.md, "Layout of the code", maps them all and the way imports
-//! run, from the server down. The registry is a folder ([`registry`]: the Archives, the
-//! location memory's table, the keys' hashes, the SQLite file and its upgrades, the
-//! migrations, PostgreSQL), seen from outside through the few types its `mod.rs`
-//! re-exports.
+//! One module a concept; docs/src/code.md, "Layout of the code", maps them all and the
+//! way imports run, from the server down. Two are folders, seen from outside through the few types
+//! their `mod.rs` re-exports: the registry ([`registry`]: the Archives, the location
+//! memory's table, the keys' hashes, the SQLite file and its upgrades, the migrations,
+//! PostgreSQL) and resolution ([`resolve`]: the engine, one step, one round, the answers
+//! heard and tallied, the Original check, who may hold an IBI, what the memory is taught,
+//! conflicts, the outcome, the URLs, the next edition for Memento).
 
 pub mod acknowledge;
 pub mod answer;

@@ -163,46 +163,80 @@ fn read_request(query: &Query) -> Result<Request<'_>, ServiceAnswer> {
     })
 }
 
+/// An inclusion request (`include`) or an exclusion request of an Archive (§7.2): read,
+/// its key checked, then made, or refused with the answer that says why.
 async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) -> ServiceAnswer {
     let req = match read_request(query) {
         Ok(r) => r,
         Err(answer) => return answer,
     };
     let id = req.serviceibi.key();
+    let slowed = match key_checked(state, &req, &id, client).await {
+        Ok(slowed) => slowed,
+        Err(answer) => return answer,
+    };
+    if !include {
+        return exclude(state, req.serviceibi, &id, &slowed).await;
+    }
+    if let Err(answer) = may_be_at(state, &req, &id).await {
+        return answer;
+    }
+    if let Err(answer) = no_move_while_answering(state, &req, &id).await {
+        return answer;
+    }
+    included(state, &req, &id, &slowed).await
+}
+
+/// The registration key of `req` checked (`id`: its Archive's key, `client`: who asks):
+/// what the log line says of the wait for the wrong keys before it, when there was one;
+/// else the answer refusing the request.
+async fn key_checked(
+    state: &AppState,
+    req: &Request<'_>,
+    id: &str,
+    client: IpAddr,
+) -> Result<String, ServiceAnswer> {
     let waited = match state.check_key(&req.serviceibi, req.key, client).await {
         KeyCheck::Right { waited } => waited,
         KeyCheck::Wrong { waited } => {
-            return refused(&format!(
+            return Err(refused(&format!(
                 "{id}: refused (unregistered or wrong key) after waiting {} ms",
                 waited.as_millis()
-            ))
+            )))
         }
-        KeyCheck::Busy { crowd, retry_after } => return busy(&id, crowd, retry_after),
-        KeyCheck::Unavailable { reason } => return unavailable(&id, &reason),
+        KeyCheck::Busy { crowd, retry_after } => return Err(busy(id, crowd, retry_after)),
+        KeyCheck::Unavailable { reason } => return Err(unavailable(id, &reason)),
     };
     // How long the key's check waited for the wrong keys before it, when it did.
-    let slowed = if waited.is_zero() {
+    Ok(if waited.is_zero() {
         String::new()
     } else {
         format!(", key checked after waiting {} ms", waited.as_millis())
-    };
-    if !include {
-        return match state.write(move |r| r.exclude(&req.serviceibi)).await {
-            Ok(()) => {
-                let mut pairs = PairList::new();
-                pairs.push_word("status.archive", b"excluded".to_vec());
-                ServiceAnswer {
-                    status: 200,
-                    pairs,
-                    note: format!("{id}: excluded{slowed}"),
-                    retry_after: None,
-                }
+    })
+}
+
+/// The exclusion of the Archive `serviceibi` (`id`), once its key is checked.
+async fn exclude(state: &AppState, serviceibi: Ibi, id: &str, slowed: &str) -> ServiceAnswer {
+    match state.write(move |r| r.exclude(&serviceibi)).await {
+        Ok(()) => {
+            let mut pairs = PairList::new();
+            pairs.push_word("status.archive", b"excluded".to_vec());
+            ServiceAnswer {
+                status: 200,
+                pairs,
+                note: format!("{id}: excluded{slowed}"),
+                retry_after: None,
             }
-            Err(e) => unavailable(&id, &e.to_string()),
-        };
+        }
+        Err(e) => unavailable(id, &e.to_string()),
     }
+}
+
+/// Whether an Archive may be included at the address `req` gives: one of the networks
+/// the resolver asks, and not the resolver's own; else the answer refusing it.
+async fn may_be_at(state: &AppState, req: &Request<'_>, id: &str) -> Result<(), ServiceAnswer> {
     if let Err(why) = allowed_address(state, req.address).await {
-        return error(
+        return Err(error(
             403,
             &[
                 "archiveaddress",
@@ -214,53 +248,68 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
                 "asks",
             ],
             format!("{id}: {why}"),
-        );
+        ));
     }
     if state.is_own_address(req.address).await {
-        return error(
+        return Err(error(
             403,
             &["archiveaddress", "is", "this", "resolver"],
             format!("{id}: {} is this resolver's own address", req.address),
-        );
+        ));
     }
-    // A move: an Archive included at one address asking to be included at another.
-    // Whoever holds its key may ask it (a key sent in clear, one shared with another
-    // resolver), and its IBIs then lead there: refused while the Archive still answers
-    // at the address recorded, and logged and counted when made.
+    Ok(())
+}
+
+/// A move: an Archive included at one address asking to be included at another.
+/// Whoever holds its key may ask it (a key sent in clear, one shared with another
+/// resolver), and its IBIs then lead there: refused while the Archive still answers at
+/// the address recorded (counted), and logged and counted when made ([`included`]).
+async fn no_move_while_answering(
+    state: &AppState,
+    req: &Request<'_>,
+    id: &str,
+) -> Result<(), ServiceAnswer> {
     let place = {
         let ibi = req.serviceibi.clone();
         match state.read(move |r| r.place(&ibi)).await {
             Ok(place) => place,
-            Err(e) => return unavailable(&id, &e.to_string()),
+            Err(e) => return Err(unavailable(id, &e.to_string())),
         }
     };
-    if let Some(old) = place.as_ref().and_then(|p| p.moving_from(req.address)) {
-        let still = state
-            .engine
-            .client
-            .confirm(old, req.serviceibi.as_str(), state.config.archives.timeout)
-            .await;
-        if still == Confirmation::Yes {
-            let ibi = req.serviceibi.clone();
-            let counted = match state.write(move |r| r.refuse_move(&ibi)).await {
-                Ok(()) => String::new(),
-                Err(e) => format!(" (not counted in the registry: {e})"),
-            };
-            state.engine.metrics.archive_move(&id, "refused");
-            let words = format!(
-                "the Archive still answers at its old address {old}: switch it off or exclude it first"
-            );
-            return error(
-                409,
-                &words.split(' ').collect::<Vec<_>>(),
-                format!(
-                    "{id}: move from {old} to {} refused: the Archive still answers at {old}{counted}",
-                    req.address
-                ),
-            );
-        }
+    let Some(old) = place.as_ref().and_then(|p| p.moving_from(req.address)) else {
+        return Ok(());
+    };
+    let still = state
+        .engine
+        .client
+        .confirm(old, req.serviceibi.as_str(), state.config.archives.timeout)
+        .await;
+    if still != Confirmation::Yes {
+        return Ok(());
     }
-    // Figure 7.1, message 3: "Solicitar confirmação".
+    let ibi = req.serviceibi.clone();
+    let counted = match state.write(move |r| r.refuse_move(&ibi)).await {
+        Ok(()) => String::new(),
+        Err(e) => format!(" (not counted in the registry: {e})"),
+    };
+    state.engine.metrics.archive_move(id, "refused");
+    let words = format!(
+        "the Archive still answers at its old address {old}: switch it off or exclude it first"
+    );
+    Err(error(
+        409,
+        &words.split(' ').collect::<Vec<_>>(),
+        format!(
+            "{id}: move from {old} to {} refused: the Archive still answers at {old}{counted}",
+            req.address
+        ),
+    ))
+}
+
+/// The inclusion of `req`'s Archive (`id`) once it may be made: its confirmation asked
+/// (Figure 7.1, message 3: "Solicitar confirmação"), its `archiveip` tried, the
+/// registry written, a move counted, and the answer.
+async fn included(state: &AppState, req: &Request<'_>, id: &str, slowed: &str) -> ServiceAnswer {
     let confirmation = state
         .engine
         .client
@@ -305,7 +354,7 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
         state.engine.health.reset(req.serviceibi.as_str());
     }
     if let Ok(Some(_)) = &written {
-        state.engine.metrics.archive_move(&id, "moved");
+        state.engine.metrics.archive_move(id, "moved");
     }
     match written {
         Ok(moved_from) => {
@@ -329,7 +378,7 @@ async fn change(state: &AppState, query: &Query, client: IpAddr, include: bool) 
                 retry_after: None,
             }
         }
-        Err(e) => unavailable(&id, &e.to_string()),
+        Err(e) => unavailable(id, &e.to_string()),
     }
 }
 
