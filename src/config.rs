@@ -642,6 +642,16 @@ impl Config {
         format!("{}/{ibi}", self.resolver_publicurls()[0])
     }
 
+    /// The list of the editions of the item `ibi` at the same resolver, which walks them
+    /// across Archives: `<publicurl>/timemap/html/<ibi>` (`ibi::persistent::EDITIONS_PATH`).
+    pub fn editions_url(&self, ibi: &str) -> String {
+        format!(
+            "{}{}/{ibi}",
+            self.resolver_publicurls()[0],
+            ::ibi::persistent::EDITIONS_PATH
+        )
+    }
+
     /// The public URLs of this Archive's resolvers, in `[registration]`'s order (the
     /// standard's alone when it names none): those its items' persistent URLs may name.
     pub fn resolver_publicurls(&self) -> Vec<String> {

@@ -247,6 +247,8 @@ struct Landing<'a> {
     files: Files,
     formats: Vec<Format>,
     next_edition: Option<String>,
+    /// The list of its editions at the resolver, for an item with a next edition.
+    editions: Option<String>,
     translations: Vec<(String, String)>,
     license: Option<String>,
     /// The landing page's own URL (the linkset's anchor).
@@ -336,6 +338,11 @@ impl<'a> Landing<'a> {
                 .as_ref()
                 .filter(|_| live)
                 .map(|n| config.persistent_url(n.as_str())),
+            editions: item
+                .nextedition
+                .as_ref()
+                .filter(|_| live)
+                .map(|_| config.editions_url(item.cited_as())),
             translations,
             license,
             landing: landing_url(config, item.rep.as_str()),
@@ -892,6 +899,14 @@ impl<'a> Landing<'a> {
                     url = e(&self.persistent)
                 ));
             }
+            // Every edition, which only the resolver can walk across Archives.
+            if let Some(all) = &self.editions {
+                b.push_str(&format!(
+                    "<li>{}: <a href=\"{url}\">{url}</a></li>\n",
+                    t.all_editions,
+                    url = e(all)
+                ));
+            }
             for (lang, url) in &self.translations {
                 b.push_str(&format!(
                     "<li>{} (<span lang=\"{l}\">{l}</span>): <a href=\"{url}\" hreflang=\"{l}\">{url}</a></li>\n",
@@ -1382,6 +1397,7 @@ struct Texts {
     cite_as: &'static str,
     accesses: &'static str,
     last_edition: &'static str,
+    all_editions: &'static str,
     identifier: &'static str,
     updated: &'static str,
     removed_on: &'static str,
@@ -1418,6 +1434,7 @@ const EN: Texts = Texts {
     cite_as: "Cite as",
     accesses: "Accesses",
     last_edition: "Latest edition",
+    all_editions: "All editions",
     identifier: "Identifier (IBI)",
     updated: "Last updated",
     removed_on: "Removed on",
@@ -1447,6 +1464,7 @@ const PT: Texts = Texts {
     cite_as: "Citar como",
     accesses: "Acessos",
     last_edition: "Edição mais recente",
+    all_editions: "Todas as edições",
     identifier: "Identificador (IBI)",
     updated: "Última atualização",
     removed_on: "Removido em",
@@ -1653,6 +1671,7 @@ mod tests {
                 cite_as,
                 accesses,
                 last_edition,
+                all_editions,
                 identifier,
                 updated,
                 removed_on,
@@ -1681,6 +1700,7 @@ mod tests {
                 ("cite_as", cite_as),
                 ("accesses", accesses),
                 ("last_edition", last_edition),
+                ("all_editions", all_editions),
                 ("identifier", identifier),
                 ("updated", updated),
                 ("removed_on", removed_on),

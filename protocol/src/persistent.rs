@@ -42,6 +42,12 @@ use crate::{Ibi, Ibip, Rep};
 /// Longest path read, in bytes (an IBI is at most 255; a file path much less than this).
 pub const MAX_PATH_LEN: usize = 4096;
 
+/// The path before an IBI at which a resolver lists the item's editions for readers, an
+/// HTML page: `<publicurl>/timemap/html/<IBI>`, beside its TimeMap for Memento clients at
+/// `/timemap/link/<IBI>`. An Archive's landing page links it for an item with a next
+/// edition.
+pub const EDITIONS_PATH: &str = "/timemap/html";
+
 /// A parsed persistent URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PersistentUrl {

@@ -35,6 +35,10 @@ pub const LINK_FORMAT: &str = "application/link-format";
 /// The path before an IBI that asks for its TimeMap: `/timemap/link/<IBI>`.
 pub const TIMEMAP_PATH: &str = "/timemap/link";
 
+/// The path before an IBI that asks for the list of its editions for readers (HTML):
+/// `/timemap/html/<IBI>`, which an Archive's landing page links.
+pub use ibi::persistent::EDITIONS_PATH;
+
 /// One edition: its IBI, the instant of its `timestamp` (POSIX seconds) and the
 /// resolution of its IBI (found).
 #[derive(Clone, Debug)]
@@ -224,11 +228,10 @@ impl Times {
         text
     }
 
-    /// The links of the TimeGate's redirect to the memento at `chosen`, found at
-    /// `location` (RFC 7089 §4.1.1): the original (its own TimeGate), the TimeMap, the
-    /// first and last mementos, and the one chosen, where the reader is sent.
-    pub fn timegate_links(&self, chosen: usize, location: &str) -> Vec<String> {
-        let mut links = vec![
+    /// The links to the original (its own TimeGate) and to the TimeMap, with its span:
+    /// those of the list of editions for readers, and the first of a TimeGate's redirect.
+    pub fn original_and_timemap(&self) -> Vec<String> {
+        vec![
             format!(
                 "<{}>; rel=\"original timegate\"",
                 uri_reference(&self.original)
@@ -238,7 +241,14 @@ impl Times {
                 uri_reference(&self.timemap),
                 self.span()
             ),
-        ];
+        ]
+    }
+
+    /// The links of the TimeGate's redirect to the memento at `chosen`, found at
+    /// `location` (RFC 7089 §4.1.1): the original (its own TimeGate), the TimeMap, the
+    /// first and last mementos, and the one chosen, where the reader is sent.
+    pub fn timegate_links(&self, chosen: usize, location: &str) -> Vec<String> {
+        let mut links = self.original_and_timemap();
         let last = self.mementos.len() - 1;
         for i in [0, last] {
             let (uri, datetime) = &self.mementos[i];
@@ -267,6 +277,35 @@ impl Times {
 /// The TimeMap URL of `url` at the resolver `base`: `<base>/timemap/link/<IBI>[path]`.
 pub fn timemap_url(base: &str, url: &PersistentUrl) -> String {
     persistent_url(&format!("{base}{TIMEMAP_PATH}"), url)
+}
+
+/// One edition as the list for readers shows it: its IBI, its persistent URL (which
+/// always reaches it), the URL its resolution found (its location now, as the Archive
+/// that holds it said it) and its instant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub ibi: String,
+    pub persistent: String,
+    pub location: String,
+    pub datetime: i64,
+}
+
+/// `editions` (in time order) of the item `url` names, for the list at the resolver
+/// `base`.
+pub fn listed(base: &str, url: &PersistentUrl, editions: &[Edition]) -> Vec<Listed> {
+    editions
+        .iter()
+        .map(|e| Listed {
+            ibi: e.ibi.as_str().to_string(),
+            persistent: persistent_url(base, &url.with_ibi(e.ibi.clone())),
+            location: match &e.trace.outcome {
+                Outcome::Found(found) => e.trace.location.as_deref().unwrap_or(&found.url),
+                _ => "",
+            }
+            .to_string(),
+            datetime: e.datetime,
+        })
+        .collect()
 }
 
 /// The links every answer of a persistent URL that may be a TimeGate carries (with

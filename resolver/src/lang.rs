@@ -324,6 +324,25 @@ texts! {
         "<code>{claimant}</code> claims the original of <code>{ibi}</code>; {holder}";
     RememberedAt: "lembrado em <code>{holder}</code>, que o mantém", "remembered at <code>{holder}</code>, which keeps it";
     NoneRemembered: "como outro Arquivo: nenhum é lembrado", "as another Archive does: none is remembered";
+    // The list of an item's editions (`/timemap/html/<IBI>`).
+    EditionsTitle: "Edições do item", "Editions of the item";
+    EditionsIntroOne:
+        "O resolvedor encontrou uma edição do item {ibi} nos seus Arquivos.",
+        "The resolver found one edition of the item {ibi} at its Archives.";
+    EditionsIntroMany:
+        "O resolvedor encontrou {n} edições do item {ibi} nos seus Arquivos, da mais antiga à mais recente.",
+        "The resolver found {n} editions of the item {ibi} at its Archives, from the oldest to the latest.";
+    EditionsAtMost:
+        "Uma lista tem no máximo {max} edições: pode haver outras depois da última.",
+        "A list holds at most {max} editions: there may be more after the last.";
+    EditionPersistent: "URL persistente: {url}", "Persistent URL: {url}";
+    EditionLocation: "Onde está agora: {url}", "Where it is now: {url}";
+    EditionsOriginal:
+        "O original, cuja URL persistente leva à edição de uma data pedida com Accept-Datetime: {url}",
+        "The original, whose persistent URL leads to the edition of a date asked with Accept-Datetime: {url}";
+    EditionsTimeMap:
+        "A mesma lista para clientes Memento (TimeMap, <code>application/link-format</code>): {url}",
+        "The same list for Memento clients (TimeMap, <code>application/link-format</code>): {url}";
 }
 
 impl Text {
@@ -398,6 +417,57 @@ pub fn decimal(lang: PageLang, x: f64) -> String {
     match lang {
         PageLang::Pt => text.replace('.', ","),
         PageLang::En => text,
+    }
+}
+
+/// The months, as each language names them in a date.
+const MONTHS_PT: [&str; 12] = [
+    "janeiro",
+    "fevereiro",
+    "março",
+    "abril",
+    "maio",
+    "junho",
+    "julho",
+    "agosto",
+    "setembro",
+    "outubro",
+    "novembro",
+    "dezembro",
+];
+const MONTHS_EN: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// The instant `seconds` (POSIX, UTC) as `lang` writes a date and time: `1 de março de
+/// 2022, 08:30:00 UTC` in Portuguese, `1 March 2022, 08:30:00 UTC` in English; as ISO 8601
+/// outside the years chrono can write.
+pub fn datetime(lang: PageLang, seconds: i64) -> String {
+    use chrono::{Datelike, Timelike};
+    let Some(t) = chrono::DateTime::from_timestamp(seconds, 0) else {
+        return ibi::time::iso8601(seconds);
+    };
+    let month = t.month0() as usize;
+    let time = format!("{:02}:{:02}:{:02} UTC", t.hour(), t.minute(), t.second());
+    match lang {
+        PageLang::Pt => format!(
+            "{} de {} de {}, {time}",
+            t.day(),
+            MONTHS_PT[month],
+            t.year()
+        ),
+        PageLang::En => format!("{} {} {}, {time}", t.day(), MONTHS_EN[month], t.year()),
     }
 }
 
@@ -514,5 +584,22 @@ mod tests {
         assert_eq!(archives(PageLang::Pt, 12), "12 Arquivos incluídos");
         assert_eq!(decimal(PageLang::En, 2.46), "2.5");
         assert_eq!(decimal(PageLang::Pt, 2.46), "2,5");
+    }
+
+    /// Dates as each language writes them (the seconds worked out by hand: 1 March 2022
+    /// is 19,052 days after 1970-01-01; 31 December 1969, one second before it).
+    #[test]
+    fn dates_in_each_language() {
+        let march = 19_052 * 86_400 + 8 * 3600 + 30 * 60;
+        assert_eq!(
+            datetime(PageLang::Pt, march),
+            "1 de março de 2022, 08:30:00 UTC"
+        );
+        assert_eq!(datetime(PageLang::En, march), "1 March 2022, 08:30:00 UTC");
+        assert_eq!(datetime(PageLang::En, -1), "31 December 1969, 23:59:59 UTC");
+        assert_eq!(
+            datetime(PageLang::Pt, -1),
+            "31 de dezembro de 1969, 23:59:59 UTC"
+        );
     }
 }

@@ -739,6 +739,66 @@ pub fn tombstone(
     shell(410, lang, title, &body, true)
 }
 
+/// 200: the editions of the item `ibi` the resolver found (`listed`, in time order, not
+/// empty; `capped` when the walk stopped at its bound), each with its date in `lang`, its
+/// persistent URL and its location; then the original and the TimeMap, by their URLs
+/// (`rel="original"`, `rel="timemap"`). Every value escaped: the locations, as the
+/// Archives said them, above all.
+pub fn editions(
+    lang: PageLang,
+    ibi: &str,
+    (original, timemap): (&str, &str),
+    listed: &[crate::editions::Listed],
+    capped: Option<usize>,
+) -> Page {
+    let e = escape_html;
+    let link = |url: &str| format!("<a href=\"{0}\">{0}</a>", e(url));
+    let intro = match listed.len() {
+        1 => Text::EditionsIntroOne.fill(lang, &[("ibi", &code(ibi))]),
+        n => Text::EditionsIntroMany.fill(lang, &[("ibi", &code(ibi)), ("n", &n.to_string())]),
+    };
+    let mut body = format!("<p>{intro}</p>\n<ol>\n");
+    for edition in listed {
+        body.push_str(&format!(
+            "<li><p><time datetime=\"{}\">{}</time>: {}</p>\n<ul>\n<li>{}</li>\n<li>{}</li>\n</ul></li>\n",
+            ibi::time::iso8601(edition.datetime),
+            crate::lang::datetime(lang, edition.datetime),
+            code(&edition.ibi),
+            Text::EditionPersistent.fill(lang, &[("url", &link(&edition.persistent))]),
+            Text::EditionLocation.fill(lang, &[("url", &link(&edition.location))]),
+        ));
+    }
+    body.push_str("</ol>\n");
+    if let Some(max) = capped {
+        body.push_str(&format!(
+            "<p>{}</p>\n",
+            Text::EditionsAtMost.fill(lang, &[("max", &max.to_string())])
+        ));
+    }
+    body.push_str(&format!(
+        "<p>{}</p>\n<p>{}</p>\n",
+        Text::EditionsOriginal.fill(
+            lang,
+            &[(
+                "url",
+                &format!("<a href=\"{0}\" rel=\"original\">{0}</a>", e(original))
+            )]
+        ),
+        Text::EditionsTimeMap.fill(
+            lang,
+            &[(
+                "url",
+                &format!(
+                    "<a href=\"{0}\" rel=\"timemap\" type=\"{1}\">{0}</a>",
+                    e(timemap),
+                    crate::editions::LINK_FORMAT
+                )
+            )]
+        ),
+    ));
+    html(200, lang, Text::EditionsTitle, &body)
+}
+
 /// The status code a resolution's outcome is answered with.
 pub fn status_of(outcome: &Outcome) -> u16 {
     match outcome {
@@ -1565,8 +1625,83 @@ mod tests {
                 }),
             ));
         }
+        // The list of editions: each of its values in turn, the others plain.
+        for slot in 0..EDITIONS_SLOTS {
+            all.push((
+                format!("200 editions, slot {slot}"),
+                200,
+                Box::new(move |l, v| {
+                    let at = |i: usize, plain: &str| {
+                        if i == slot {
+                            v.to_string()
+                        } else {
+                            plain.to_string()
+                        }
+                    };
+                    let listed = [
+                        crate::editions::Listed {
+                            ibi: at(0, "a.b/c/2020/01.02.03.04"),
+                            persistent: at(1, "http://r.example/a.b/c/2020/01.02.03.04"),
+                            location: at(2, "http://a.example/col/a/doc/x.pdf"),
+                            datetime: 1_577_836_800,
+                        },
+                        crate::editions::Listed {
+                            ibi: "x.y/z/2021/01.02.03.04".into(),
+                            persistent: "http://r.example/x.y/z/2021/01.02.03.04".into(),
+                            location: at(3, "http://b.example/col/b/doc/x.pdf"),
+                            datetime: 1_609_459_200,
+                        },
+                    ];
+                    editions(
+                        l,
+                        &at(4, "a.b/c/2020/01.02.03.04"),
+                        (
+                            &at(5, "http://r.example/a.b/c/2020/01.02.03.04"),
+                            &at(6, "http://r.example/timemap/link/a.b/c/2020/01.02.03.04"),
+                        ),
+                        &listed,
+                        None,
+                    )
+                }),
+            ));
+        }
         all
     }
+
+    /// The list of editions says when it stops at its bound, and names one edition in
+    /// the singular.
+    #[test]
+    fn the_list_of_editions_says_its_bound() {
+        let one = [crate::editions::Listed {
+            ibi: "a.b/c/2020/01.02.03.04".into(),
+            persistent: "http://r/a.b/c/2020/01.02.03.04".into(),
+            location: "http://a/x".into(),
+            datetime: 0,
+        }];
+        let ends = (
+            "http://r/a.b/c/2020/01.02.03.04",
+            "http://r/timemap/link/a.b/c/2020/01.02.03.04",
+        );
+        let page = editions(PageLang::Pt, "a.b/c/2020/01.02.03.04", ends, &one, Some(16));
+        assert!(page.body.contains(
+            "<p>O resolvedor encontrou uma edição do item <code>a.b/c/2020/01.02.03.04</code> nos seus Arquivos.</p>\n\
+             <ol>\n<li><p><time datetime=\"1970-01-01T00:00:00Z\">1 de janeiro de 1970, 00:00:00 UTC</time>: <code>a.b/c/2020/01.02.03.04</code></p>\n"
+        ), "{}", page.body);
+        assert!(page.body.contains(
+            "</ol>\n<p>Uma lista tem no máximo 16 edições: pode haver outras depois da última.</p>\n<p>O original, "
+        ), "{}", page.body);
+        let page = editions(PageLang::En, "a.b/c/2020/01.02.03.04", ends, &one, None);
+        assert!(
+            page.body.contains("</ol>\n<p>The original, "),
+            "{}",
+            page.body
+        );
+    }
+
+    /// The values of the list of editions: the first edition's IBI, persistent URL and
+    /// location, the second's location (each as an Archive said it, or built from what
+    /// it said), the IBI asked, the original and the TimeMap.
+    const EDITIONS_SLOTS: usize = 7;
 
     /// The values of a tombstone's page: its landing page, name, an author, its reason,
     /// its IBI, its removal date, its citation and its persistent URL.
@@ -1603,10 +1738,11 @@ mod tests {
             }
         }
         // 23 outcome and 400 pages, 3 of the home page's form, 18 places of the
-        // inspection view and 8 of the tombstone's page, in 2 languages.
+        // inspection view, 8 of the tombstone's page and 7 of the list of editions, in 2
+        // languages.
         assert_eq!(
             checked,
-            (23 + 3 + INSPECTION_SLOTS + TOMBSTONE_SLOTS) * 2 * HOSTILE.len()
+            (23 + 3 + INSPECTION_SLOTS + TOMBSTONE_SLOTS + EDITIONS_SLOTS) * 2 * HOSTILE.len()
         );
         // The JSON inspection view gives back each value as it was.
         for slot in 0..INSPECTION_SLOTS {

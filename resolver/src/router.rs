@@ -178,6 +178,8 @@ enum Route {
     ArchiveRequest,
     /// `/timemap/link/<IBI>[path]`: the TimeMap of a persistent URL (Memento).
     TimeMap,
+    /// `/timemap/html/<IBI>`: the list of an item's editions, for readers.
+    Editions,
     /// Every other path: a persistent URL to resolve, with its query.
     Resolution { query: Option<Query> },
 }
@@ -200,11 +202,8 @@ impl Route {
             "/favicon.ico" | "/robots.txt" => Route::Nothing,
             "/metrics" => Route::Metrics,
             "/healthz" => Route::Health,
-            p if p.starts_with(editions::TIMEMAP_PATH)
-                && p[editions::TIMEMAP_PATH.len()..].starts_with('/') =>
-            {
-                Route::TimeMap
-            }
+            p if under(p, editions::TIMEMAP_PATH) => Route::TimeMap,
+            p if under(p, editions::EDITIONS_PATH) => Route::Editions,
             _ => {
                 let query = req.query.and_then(|q| Query::parse(q.as_bytes()).ok());
                 if query
@@ -233,6 +232,7 @@ async fn route(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
         Route::Health => health(state, req),
         Route::ArchiveRequest => archive_request(state),
         Route::TimeMap => timemap(state, req).await,
+        Route::Editions => editions_page(state, req).await,
         Route::Resolution { query } => resolution(state, req, query.as_ref()).await,
     }
 }
@@ -861,38 +861,50 @@ async fn timegate(
     answer
 }
 
-/// The TimeMap of the persistent URL `path` names after `/timemap/link`
-/// (`application/link-format`, RFC 7089 §5): its editions walked ([`editions`]); the
-/// page of its resolution when the item itself is not found.
-async fn timemap(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
-    let rest = req.path.strip_prefix(editions::TIMEMAP_PATH).unwrap_or("");
+/// Whether `path` is `prefix` followed by a path of its own (`/…`).
+fn under(path: &str, prefix: &str) -> bool {
+    path.strip_prefix(prefix)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The editions of the persistent URL `req`'s path names after `prefix` (the TimeMap's
+/// path or the list's), walked ([`editions`]) within the per-client bounds, the misses
+/// counted, and within [`MAX_RESOLUTION`]; `item_only`: a file path is refused too. The
+/// answer instead when the path names no item (`400`), the walk is refused or takes too
+/// long, or the item itself is not found (the page of its resolution, as the persistent
+/// URL would answer but never a redirect: a `404` for an item found without a
+/// timestamp). `what` names the request in the log.
+async fn walked(
+    state: &Arc<AppState>,
+    req: &Received<'_>,
+    prefix: &str,
+    item_only: bool,
+    what: &str,
+) -> Result<(PersistentUrl, Vec<editions::Edition>), Answer> {
+    let rest = req.path.strip_prefix(prefix).unwrap_or("");
+    let refused = |refusal: Option<&ibi::persistent::Refusal>, note: String| {
+        let page = pages::bad_request(req.page_lang, &req.shown(), refusal);
+        Answer::new(page_response(state, page), note)
+    };
     let url = match PersistentUrl::parse(rest, None) {
         // The resolver service is no item.
         Ok(url) if url.ibi() == &state.config.serviceibi => {
-            let page = pages::bad_request(req.page_lang, &req.shown(), None);
-            return Answer::new(
-                page_response(state, page),
-                "a TimeMap of the resolver service",
-            );
+            return Err(refused(None, format!("{what} of the resolver service")));
         }
-        Ok(url) if editions::is_timegate(&url) => url,
-        Ok(_) => {
-            let page = pages::bad_request(req.page_lang, &req.shown(), None);
-            return Answer::new(page_response(state, page), "a TimeMap of a modifier");
+        Ok(url) if !editions::is_timegate(&url) => {
+            return Err(refused(None, format!("{what} of a modifier")));
         }
-        Err(e) => {
-            let page = pages::bad_request(req.page_lang, &req.shown(), Some(&e.refusal));
-            return Answer::new(page_response(state, page), e.to_string());
+        Ok(url) if item_only && url.filepath().is_some() => {
+            return Err(refused(None, format!("{what} of a file")));
         }
+        Ok(url) => url,
+        Err(e) => return Err(refused(Some(&e.refusal), e.to_string())),
     };
     let reader = Reader {
         ips: req.ips.to_vec(),
         languages: req.languages.clone(),
     };
-    let _admitted = match admitted(state, &url, req.client, req.page_lang).await {
-        Ok(a) => a,
-        Err(answer) => return answer,
-    };
+    let _admitted = admitted(state, &url, req.client, req.page_lang).await?;
     let budget = Misses {
         clients: &state.clients,
         client: req.client,
@@ -900,28 +912,34 @@ async fn timemap(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
     let work = state
         .engine
         .editions(state.archives(), &url, &reader, &budget);
-    let walked = match bounded(state, work).await {
-        Ok(w) => w,
-        Err(answer) => return answer,
-    };
-    let editions = match walked {
-        Ok(editions) => editions,
+    match bounded(state, work).await? {
+        Ok(editions) => Ok((url, editions)),
         Err(trace) => {
             if let Some(answer) = counted(state, &trace, req.page_lang) {
-                return answer;
+                return Err(answer);
             }
             let mut r = page_response(
                 state,
                 pages::outcome(req.page_lang, &trace, url.ibi().as_str()),
             );
-            // A TimeMap of an item found is a TimeMap; of anything else, its page.
+            // Editions of an item found are listed; of anything else, its page.
             *r.status_mut() = match pages::status_of(&trace.outcome) {
                 302 => StatusCode::NOT_FOUND,
                 s => StatusCode::from_u16(s).unwrap_or(StatusCode::NOT_FOUND),
             };
             r.headers_mut().remove(header::LOCATION);
-            return Answer::new(r, format!("timemap: {}", summary(&trace)));
+            Err(Answer::new(r, format!("{what}: {}", summary(&trace))))
         }
+    }
+}
+
+/// The TimeMap of the persistent URL `path` names after `/timemap/link`
+/// (`application/link-format`, RFC 7089 §5): its editions walked ([`walked`]); the
+/// page of its resolution when the item itself is not found.
+async fn timemap(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
+    let (url, editions) = match walked(state, req, editions::TIMEMAP_PATH, false, "timemap").await {
+        Ok(walked) => walked,
+        Err(answer) => return answer,
     };
     let times = editions::Times::of(&state.config.publicurl, &url, &editions);
     let mut r = Response::new(Body::from(times.timemap()));
@@ -932,6 +950,33 @@ async fn timemap(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
     r.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     Answer::new(r, format!("timemap: {} editions", editions.len()))
+}
+
+/// The list of the editions of the item `path` names after `/timemap/html`, for readers:
+/// the TimeMap's editions as an HTML page of the resolver's frame ([`pages::editions`]),
+/// with the links to the original and to the TimeMap in its `Link` header too.
+async fn editions_page(state: &Arc<AppState>, req: &Received<'_>) -> Answer {
+    let (url, editions) = match walked(state, req, editions::EDITIONS_PATH, true, "editions").await
+    {
+        Ok(walked) => walked,
+        Err(answer) => return answer,
+    };
+    let base = &state.config.publicurl;
+    let times = editions::Times::of(base, &url, &editions);
+    let listed = editions::listed(base, &url, &editions);
+    let capped = (editions.len() == editions::MAX_EDITIONS).then_some(editions::MAX_EDITIONS);
+    let page = pages::editions(
+        req.page_lang,
+        url.ibi().as_str(),
+        (&times.original, &times.timemap),
+        &listed,
+        capped,
+    );
+    let mut r = page_response(state, page);
+    if let Ok(v) = HeaderValue::from_str(&times.original_and_timemap().join(", ")) {
+        r.headers_mut().insert(header::LINK, v);
+    }
+    Answer::new(r, format!("editions: {}", editions.len()))
 }
 
 /// The misses of the reader's client network, as a resolution spends them.

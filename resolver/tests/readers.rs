@@ -600,3 +600,193 @@ fn a_withdrawn_item_keeps_its_identity_on_the_410_and_in_its_json_ld() {
         )
     );
 }
+
+/// The list of an item's editions for readers, `/timemap/html/<IBI>`: the TimeMap's
+/// editions, each with its date in the reader's language, its persistent URL and where
+/// its Archive holds it, then the original and the TimeMap; every field worked out by
+/// hand, in each language, and the page in a browser. A file, a modifier, no item: what
+/// the TimeMap answers them.
+#[test]
+fn the_editions_are_listed_for_readers_in_their_language() {
+    let n = editions();
+    let base = n.resolver.base();
+    let (a, b) = (&n.a, &n.b);
+    let list = format!("{base}/timemap/html/{E1}");
+    for (lang, title, intro, dates, [persistent, now], [original, same]) in [
+        (
+            "en",
+            "Editions of the item",
+            format!("The resolver found 3 editions of the item <code>{E1}</code> at its Archives, from the oldest to the latest."),
+            [
+                "1 January 2020, 00:00:00 UTC",
+                "15 June 2021, 12:00:00 UTC",
+                "1 March 2022, 08:30:00 UTC",
+            ],
+            ["Persistent URL: ", "Where it is now: "],
+            [
+                "The original, whose persistent URL leads to the edition of a date asked with Accept-Datetime: ",
+                "The same list for Memento clients (TimeMap, <code>application/link-format</code>): ",
+            ],
+        ),
+        (
+            "pt-BR",
+            "Edições do item",
+            format!("O resolvedor encontrou 3 edições do item <code>{E1}</code> nos seus Arquivos, da mais antiga à mais recente."),
+            [
+                "1 de janeiro de 2020, 00:00:00 UTC",
+                "15 de junho de 2021, 12:00:00 UTC",
+                "1 de março de 2022, 08:30:00 UTC",
+            ],
+            ["URL persistente: ", "Onde está agora: "],
+            [
+                "O original, cuja URL persistente leva à edição de uma data pedida com Accept-Datetime: ",
+                "A mesma lista para clientes Memento (TimeMap, <code>application/link-format</code>): ",
+            ],
+        ),
+    ] {
+        let r = get_with(&list, &[("Accept-Language", lang)]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+        assert_eq!(
+            r.header("link"),
+            Some(
+                format!(
+                    "<{base}/{E1}>; rel=\"original timegate\", \
+                     <{base}/timemap/link/{E1}>; rel=\"timemap\"; type=\"application/link-format\"; from=\"{T1}\"; until=\"{T3}\""
+                )
+                .as_str()
+            )
+        );
+        let mut items = String::new();
+        for ((edition, archive, iso), date) in [
+            (E1, a, "2020-01-01T00:00:00Z"),
+            (E2, a, "2021-06-15T12:00:00Z"),
+            (E3, b, "2022-03-01T08:30:00Z"),
+        ]
+        .into_iter()
+        .zip(dates)
+        {
+            items.push_str(&format!(
+                "<li><p><time datetime=\"{iso}\">{date}</time>: <code>{edition}</code></p>\n<ul>\n\
+                 <li>{persistent}<a href=\"{base}/{edition}\">{base}/{edition}</a></li>\n\
+                 <li>{now}<a href=\"http://{archive}/col/{edition}/doc/paper.txt\">http://{archive}/col/{edition}/doc/paper.txt</a></li>\n\
+                 </ul></li>\n"
+            ));
+        }
+        let main = format!(
+            "<main>\n<h1>{title}</h1>\n<p>{intro}</p>\n<ol>\n{items}</ol>\n\
+             <p>{original}<a href=\"{base}/{E1}\" rel=\"original\">{base}/{E1}</a></p>\n\
+             <p>{same}<a href=\"{base}/timemap/link/{E1}\" rel=\"timemap\" type=\"application/link-format\">{base}/timemap/link/{E1}</a></p>\n\
+             </main>\n<footer>"
+        );
+        let text = r.text();
+        assert!(text.contains(&main), "{lang}: {text}");
+        assert!(
+            text.contains(&format!("<html lang=\"{lang}\">")),
+            "{lang}: {text}"
+        );
+        assert!(text.contains(&format!("<title>{title}</title>")), "{text}");
+        // In a browser, on a phone and a desktop: no serious or critical violation.
+        if common::browser::available() {
+            let report = common::browser::check(&list, lang, &format!("resolver-editions-{lang}"));
+            assert_eq!(report.status, 200);
+            assert_eq!(report.title, title);
+            assert_eq!(report.screenshots.len(), 3);
+            report.assert_accessible();
+        } else {
+            eprintln!("skipping the browser: {}", common::browser::MISSING);
+        }
+    }
+    // The last edition alone; the TimeMap of the same editions, as it was.
+    let r = get_with(&format!("{base}/timemap/html/{E3}"), &[]);
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        r.text().contains(&format!(
+            "<p>The resolver found one edition of the item <code>{E3}</code> at its Archives.</p>\n<ol>\n<li><p><time datetime=\"2022-03-01T08:30:00Z\">1 March 2022, 08:30:00 UTC</time>: <code>{E3}</code></p>\n"
+        )),
+        "{}",
+        r.text()
+    );
+    let r = get_with(&format!("{base}/timemap/link/{E1}"), &[]);
+    assert_eq!(
+        r.text(),
+        timemap(&base, "", &[(E1, T1), (E2, T2), (E3, T3)])
+    );
+    // A file has its TimeMap, and no list; a modifier, the resolver service, neither; no
+    // item, its page.
+    for (path, status) in [
+        (format!("/{E1}/notes.txt"), 400),
+        (format!("/{E1}!"), 400),
+        (format!("/{RESOLVER_IBI}"), 400),
+        ("/ed.org/ed/2019/01.01.00.00".to_string(), 404),
+    ] {
+        let r = get_with(&format!("{base}/timemap/html{path}"), &[]);
+        assert_eq!(r.status, status, "{path}: {}", r.text());
+        assert_eq!(r.header("location"), None, "{path}");
+        assert_eq!(r.header("link"), None, "{path}");
+    }
+}
+
+/// The Archive's landing page links the list of editions at its resolver for an item
+/// with a next edition, and only then; the link followed is the list.
+#[test]
+fn the_landing_page_links_all_editions_when_the_item_has_a_next_one() {
+    let n = editions();
+    let base = n.resolver.base();
+    let (a, b) = (&n.a, &n.b);
+    for (lang, related, next, latest, all) in [
+        (
+            "en",
+            "Related items",
+            "Next edition",
+            "Latest edition",
+            "All editions",
+        ),
+        (
+            "pt-BR",
+            "Itens relacionados",
+            "Próxima edição",
+            "Edição mais recente",
+            "Todas as edições",
+        ),
+    ] {
+        for (archive, service, edition, following) in [(a, A, E1, E2), (a, A, E2, E3)] {
+            let landing = format!("http://{archive}/{service}/filelist/{edition}");
+            let r = get_with(&landing, &[("Accept-Language", lang)]);
+            assert_eq!(r.status, 200, "{}", r.text());
+            let list = format!("{base}/timemap/html/{edition}");
+            let section = format!(
+                "<h2>{related}</h2>\n<ul>\n\
+                 <li>{next}: <a href=\"{base}/{following}\">{base}/{following}</a></li>\n\
+                 <li>{latest}: <a href=\"{base}/{edition}!\">{base}/{edition}!</a></li>\n\
+                 <li>{all}: <a href=\"{list}\">{list}</a></li>\n\
+                 </ul>\n"
+            );
+            assert!(r.text().contains(&section), "{lang}: {}", r.text());
+            // Followed, the list of the editions from this one on.
+            let followed = get_with(&list, &[("Accept-Language", lang)]);
+            assert_eq!(followed.status, 200, "{}", followed.text());
+            assert!(
+                followed
+                    .text()
+                    .contains(&format!("<a href=\"{base}/{E3}\">{base}/{E3}</a>")),
+                "{}",
+                followed.text()
+            );
+            assert_eq!(
+                followed.text().contains(&format!("<code>{E1}</code>")),
+                edition == E1
+            );
+        }
+        // The last edition has no next: no list linked, nor any related item.
+        let r = get_with(
+            &format!("http://{b}/{B}/filelist/{E3}"),
+            &[("Accept-Language", lang)],
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+        let text = r.text();
+        assert!(!text.contains(all), "{lang}: {text}");
+        assert!(!text.contains("/timemap/html/"), "{lang}: {text}");
+        assert!(!text.contains(related), "{lang}: {text}");
+    }
+}
