@@ -103,7 +103,9 @@ mod tally;
 mod teach;
 mod urls;
 
-pub use outcome::{archive_name, AskResult, Asked, ChainEnd, MayHold, Missing, Outcome, Round, Trace};
+pub use outcome::{
+    archive_name, AskResult, Asked, ChainEnd, MayHold, Missing, Outcome, Round, Trace,
+};
 pub use urls::{as_given, kept_pairs, location, persistent_url};
 
 use conflict::Judge;
