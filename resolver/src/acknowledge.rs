@@ -22,6 +22,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 
 use crate::client::{ArchiveClient, Fetched, Purpose};
+use crate::labels::Acknowledgment;
 use crate::log::complain;
 use crate::metrics::Metrics;
 
@@ -63,7 +64,7 @@ impl Acknowledger {
     pub fn send(&self, archive: &str, address: &str, url: String) {
         let slots = self.slots_of(archive);
         let Ok(slot) = slots.try_acquire_owned() else {
-            self.metrics.acknowledgment("dropped");
+            self.metrics.acknowledgment(Acknowledgment::Dropped);
             complain(
                 &format!("acknowledgments to {address} dropped"),
                 &format!(
@@ -81,34 +82,34 @@ impl Acknowledger {
             // takes no acknowledgment would otherwise write a line per resolution.
             let failing = format!("acknowledgments to {address} failing");
             match fetched {
-                Fetched::Body(_) => metrics.acknowledgment("sent"),
+                Fetched::Body(_) => metrics.acknowledgment(Acknowledgment::Sent),
                 Fetched::Failed(why) => {
-                    metrics.acknowledgment("failed");
+                    metrics.acknowledgment(Acknowledgment::Failed);
                     complain(
                         &failing,
                         &format!("acknowledgment to {address} failed: {why}"),
                     )
                 }
                 Fetched::TimedOut => {
-                    metrics.acknowledgment("failed");
+                    metrics.acknowledgment(Acknowledgment::Failed);
                     complain(&failing, &format!("acknowledgment to {address} timed out"))
                 }
                 Fetched::Overloaded(why) => {
-                    metrics.acknowledgment("failed");
+                    metrics.acknowledgment(Acknowledgment::Failed);
                     complain(
                         &failing,
                         &format!("acknowledgment to {address} not taken: {why}"),
                     )
                 }
                 Fetched::Refused(why) => {
-                    metrics.acknowledgment("failed");
+                    metrics.acknowledgment(Acknowledgment::Failed);
                     complain(
                         &failing,
                         &format!("acknowledgment to {address} not sent: {why}"),
                     )
                 }
                 Fetched::Busy => {
-                    metrics.acknowledgment("dropped");
+                    metrics.acknowledgment(Acknowledgment::Dropped);
                     complain(
                         &format!("acknowledgments to {address} dropped"),
                         &format!(

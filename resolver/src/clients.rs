@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::config::{Limits, MISS_BURST_SECONDS};
+use crate::labels::Limit;
 
 /// Networks followed at once, at most.
 pub const MAX_TRACKED: usize = 100_000;
@@ -65,8 +66,8 @@ impl std::fmt::Display for Network {
 /// What one bound refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Refused {
-    /// `resolutions`, `misses` or `connections`.
-    pub limit: &'static str,
+    /// Which bound.
+    pub limit: Limit,
     /// Seconds before trying again is worth it.
     pub retry_after: u64,
 }
@@ -140,7 +141,7 @@ impl ClientBook {
         }
         let wait = (1.0 - client.tokens) / self.misses_per_second;
         Err(Refused {
-            limit: "misses",
+            limit: Limit::Misses,
             retry_after: (wait.ceil() as u64).max(1),
         })
     }
@@ -149,8 +150,16 @@ impl ClientBook {
         let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
         let (network, client) = self.client(&mut clients, Network::of(ip), now);
         let (count, most, limit) = match kind {
-            Kind::Resolution => (&mut client.resolutions, self.resolutions, "resolutions"),
-            Kind::Connection => (&mut client.connections, self.connections, "connections"),
+            Kind::Resolution => (
+                &mut client.resolutions,
+                self.resolutions,
+                Limit::Resolutions,
+            ),
+            Kind::Connection => (
+                &mut client.connections,
+                self.connections,
+                Limit::Connections,
+            ),
         };
         if *count >= most {
             return Err(Refused {
@@ -293,7 +302,7 @@ mod tests {
         assert_eq!(
             b.resolution(ip("10.0.0.3")).err(),
             Some(Refused {
-                limit: "resolutions",
+                limit: Limit::Resolutions,
                 retry_after: 1
             })
         );
@@ -302,7 +311,7 @@ mod tests {
         let _conn = b.connection(ip("10.0.0.1")).unwrap();
         assert_eq!(
             b.connection(ip("10.0.0.9")).err().map(|r| r.limit),
-            Some("connections")
+            Some(Limit::Connections)
         );
         drop(one);
         assert!(b.resolution(ip("10.0.0.3")).is_ok());
@@ -319,7 +328,7 @@ mod tests {
         assert_eq!(
             b.miss_at(ip("10.0.0.1"), t),
             Err(Refused {
-                limit: "misses",
+                limit: Limit::Misses,
                 retry_after: 1
             })
         );
@@ -359,7 +368,7 @@ mod tests {
         let first = b.resolution(v6(MAX_TRACKED)).unwrap();
         assert_eq!(
             b.resolution(v6(MAX_TRACKED + 1)).err().map(|r| r.limit),
-            Some("resolutions")
+            Some(Limit::Resolutions)
         );
         drop(first);
         assert!(b.resolution(v6(MAX_TRACKED + 1)).is_ok());

@@ -116,7 +116,7 @@ impl Engine {
                     say(&format!(
                         "editions of {}: the edition {ibi} was not found ({}); the walk stops",
                         url.ibi(),
-                        other.name()
+                        other.label().label()
                     ));
                     break;
                 }

@@ -25,6 +25,7 @@ pub mod editions;
 pub mod health;
 pub mod homes;
 pub mod keys;
+pub mod labels;
 pub mod lang;
 pub mod linkset;
 pub mod listen;

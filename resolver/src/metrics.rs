@@ -20,6 +20,8 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
 
+use crate::labels::{Acknowledgment, Limit, MemoryUse, Move, Request, Resolution};
+
 use crate::health::HealthBook;
 
 /// The Content-Type of what [`Metrics::render`] writes.
@@ -27,7 +29,7 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabels {
-    outcome: String,
+    outcome: Resolution,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -36,36 +38,19 @@ struct ArchiveLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ResultLabels {
-    result: String,
+struct MemoryLabels {
+    result: MemoryUse,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct AcknowledgmentLabels {
+    result: Acknowledgment,
 }
 
 /// Buckets from 0.25 ms doubling to ~8 s (16 buckets).
 fn latency_buckets() -> impl Iterator<Item = f64> {
     exponential_buckets(0.000_25, 2.0, 16)
 }
-
-/// The outcomes of a resolution ([`Metrics::resolution`]).
-pub const OUTCOMES: &[&str] = &[
-    "found",
-    "not_found",
-    "unavailable",
-    "no_translation",
-    "deleted",
-    "suspicion",
-    "no_original",
-    "unverifiable",
-    "chain",
-    "throttled",
-    "bad_request",
-    "timed_out",
-];
-/// What the location memory did for a resolution ([`Metrics::memory`]).
-const MEMORY_RESULTS: &[&str] = &["hit", "stale", "verify", "home", "home_miss", "miss"];
-/// What became of an acknowledgment ([`Metrics::acknowledgment`]).
-const ACKNOWLEDGMENT_RESULTS: &[&str] = &["sent", "failed", "dropped"];
-/// The per-client bounds ([`Metrics::throttled`]).
-const LIMITS: &[&str] = &["resolutions", "misses", "connections"];
 
 pub struct Metrics {
     registry: Registry,
@@ -74,26 +59,32 @@ pub struct Metrics {
     resolution_seconds: Histogram,
     archive_seconds: Family<ArchiveLabels, Histogram>,
     archive_requests: Family<ArchiveResult, Counter>,
-    memory: Family<ResultLabels, Counter>,
+    memory: Family<MemoryLabels, Counter>,
     overloaded: Counter,
-    acknowledgments: Family<ResultLabels, Counter>,
+    acknowledgments: Family<AcknowledgmentLabels, Counter>,
     conflicts: Family<ArchiveLabels, Counter>,
     suspected: Family<ArchiveLabels, Counter>,
     throttled: Family<LimitLabels, Counter>,
     abandoned: Counter,
     relayed: Counter,
-    moves: Family<ArchiveResult, Counter>,
+    moves: Family<MoveLabels, Counter>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct LimitLabels {
-    limit: String,
+    limit: Limit,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ArchiveResult {
     archive: String,
-    result: String,
+    result: Request,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct MoveLabels {
+    archive: String,
+    result: Move,
 }
 
 /// Each Archive's health, read from the book at each scrape (so that scrapes at the same
@@ -185,13 +176,13 @@ impl Collector for ProcessFigures {
 }
 
 /// A family with a series at 0 for each of `labels`.
-fn at_zero<L: EncodeLabelSet + Clone + std::hash::Hash + Eq + std::fmt::Debug>(
-    labels: &[&str],
-    label: impl Fn(String) -> L,
+fn at_zero<V: Copy, L: EncodeLabelSet + Clone + std::hash::Hash + Eq + std::fmt::Debug>(
+    values: &[V],
+    label: impl Fn(V) -> L,
 ) -> Family<L, Counter> {
     let family = Family::<L, Counter>::default();
-    for l in labels {
-        let _ = family.get_or_create(&label(l.to_string()));
+    for v in values {
+        let _ = family.get_or_create(&label(*v));
     }
     family
 }
@@ -216,7 +207,7 @@ impl Metrics {
             "1 while the registry answered its last call, 0 while it is out of reach (resolutions then go on with the Archives and the memory held)",
             registry_up.clone(),
         );
-        let resolutions = at_zero(OUTCOMES, |outcome| OutcomeLabels { outcome });
+        let resolutions = at_zero(Resolution::ALL, |outcome| OutcomeLabels { outcome });
         registry.register(
             "resolutions",
             "Resolutions of persistent URLs, by outcome (found, not_found, unavailable: nothing found while an Archive did not answer, no_translation, deleted, suspicion, no_original, unverifiable, chain, bad_request, timed_out: beyond the longest a resolution may take)",
@@ -243,7 +234,7 @@ impl Metrics {
             archive_requests.clone(),
         );
         registry.register_collector(Box::new(HealthGauges(health)));
-        let memory = at_zero(MEMORY_RESULTS, |result| ResultLabels { result });
+        let memory = at_zero(MemoryUse::ALL, |result| MemoryLabels { result });
         registry.register(
             "location_memory",
             "Resolutions that asked the location memory: hit (the remembered Archive satisfied it), stale (it did not: every Archive asked), verify (remembered past its expiry: every Archive asked, the remembered one preferred), home (nothing remembered; the IBI's home, asked alone, satisfied it), home_miss (it did not: every other Archive asked), miss (nothing remembered, no home)",
@@ -255,7 +246,9 @@ impl Metrics {
             "Requests answered 503 because as many resolutions as allowed were under way",
             overloaded.clone(),
         );
-        let acknowledgments = at_zero(ACKNOWLEDGMENT_RESULTS, |result| ResultLabels { result });
+        let acknowledgments = at_zero(Acknowledgment::ALL, |result| AcknowledgmentLabels {
+            result,
+        });
         registry.register(
             "acknowledgments",
             "Acknowledgments sent to Archives, by result (sent, failed, dropped)",
@@ -273,7 +266,7 @@ impl Metrics {
             "Times an Archive came under suspicion, for answering against the homes of several IBIs (its answers then decide nothing for IBIs it may not hold)",
             suspected.clone(),
         );
-        let throttled = at_zero(LIMITS, |limit| LimitLabels { limit });
+        let throttled = at_zero(Limit::ALL, |limit| LimitLabels { limit });
         registry.register(
             "throttled",
             "Requests answered 429 because their client network was beyond a [limits] per_client_ bound, by bound (resolutions, misses, connections)",
@@ -291,7 +284,7 @@ impl Metrics {
             "Requests whose client closed the connection before the answer (logged with status 499)",
             abandoned.clone(),
         );
-        let moves = Family::<ArchiveResult, Counter>::default();
+        let moves = Family::<MoveLabels, Counter>::default();
         registry.register(
             "archive_moves",
             "Inclusions of an Archive at another address than the one recorded, by Archive and result (moved; refused: it was included and still answered at the address recorded)",
@@ -322,11 +315,11 @@ impl Metrics {
     }
 
     /// An inclusion of `archive` at another address: `moved` or `refused`.
-    pub fn archive_move(&self, archive: &str, result: &str) {
+    pub fn archive_move(&self, archive: &str, result: Move) {
         self.moves
-            .get_or_create(&ArchiveResult {
+            .get_or_create(&MoveLabels {
                 archive: archive.to_string(),
-                result: result.to_string(),
+                result,
             })
             .inc();
     }
@@ -355,30 +348,24 @@ impl Metrics {
     }
 
     /// A request refused by a per-client bound (`resolutions`, `misses`, `connections`).
-    pub fn throttled(&self, limit: &str) {
-        self.throttled
-            .get_or_create(&LimitLabels {
-                limit: limit.to_string(),
-            })
-            .inc();
+    pub fn throttled(&self, limit: Limit) {
+        self.throttled.get_or_create(&LimitLabels { limit }).inc();
     }
 
     pub fn abandoned(&self) {
         self.abandoned.inc();
     }
 
-    pub fn resolution(&self, outcome: &str, took: Duration) {
+    pub fn resolution(&self, outcome: Resolution, took: Duration) {
         self.resolutions
-            .get_or_create(&OutcomeLabels {
-                outcome: outcome.to_string(),
-            })
+            .get_or_create(&OutcomeLabels { outcome })
             .inc();
         self.resolution_seconds.observe(took.as_secs_f64());
     }
 
     /// A request to `archive` that ended with `result` (`answered`, `failed`,
     /// `timed_out`, `overloaded`, `not_sent`, `refused`) after `took`.
-    pub fn archive_request(&self, archive: &str, result: &str, took: Duration) {
+    pub fn archive_request(&self, archive: &str, result: Request, took: Duration) {
         let label = ArchiveLabels {
             archive: archive.to_string(),
         };
@@ -388,18 +375,14 @@ impl Metrics {
         self.archive_requests
             .get_or_create(&ArchiveResult {
                 archive: label.archive,
-                result: result.to_string(),
+                result,
             })
             .inc();
     }
 
     /// `hit`, `stale`, `verify` or `miss`.
-    pub fn memory(&self, result: &str) {
-        self.memory
-            .get_or_create(&ResultLabels {
-                result: result.to_string(),
-            })
-            .inc();
+    pub fn memory(&self, result: MemoryUse) {
+        self.memory.get_or_create(&MemoryLabels { result }).inc();
     }
 
     pub fn overloaded(&self) {
@@ -407,11 +390,9 @@ impl Metrics {
     }
 
     /// `sent`, `failed` or `dropped`.
-    pub fn acknowledgment(&self, result: &str) {
+    pub fn acknowledgment(&self, result: Acknowledgment) {
         self.acknowledgments
-            .get_or_create(&ResultLabels {
-                result: result.to_string(),
-            })
+            .get_or_create(&AcknowledgmentLabels { result })
             .inc();
     }
 

@@ -27,6 +27,7 @@ use ibi::Ibi;
 use crate::clients::{ClientBook, Refused};
 use crate::config::Config;
 use crate::editions;
+use crate::labels::{Limit, Resolution};
 use crate::lang::{self, PageLang};
 use crate::linkset;
 use crate::log::say;
@@ -428,7 +429,7 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
             state
                 .engine
                 .metrics
-                .resolution("bad_request", Duration::ZERO);
+                .resolution(Resolution::BadRequest, Duration::ZERO);
             let page = pages::bad_request(req.page_lang, &req.shown(), refusal);
             return Answer::new(page_response(state, page), note);
         }
@@ -570,7 +571,10 @@ async fn bounded<T>(
     tokio::time::timeout(MAX_RESOLUTION, work)
         .await
         .map_err(|_| {
-            state.engine.metrics.resolution("timed_out", MAX_RESOLUTION);
+            state
+                .engine
+                .metrics
+                .resolution(Resolution::TimedOut, MAX_RESOLUTION);
             let r = text(504, "resolution took too long\n");
             Answer::new(r, "resolution took too long")
         })
@@ -671,7 +675,7 @@ async fn tombstone_of(state: &AppState, trace: &Trace, url: &PersistentUrl) -> O
 /// ask every Archive (the inspection view too: it asks every Archive as a redirect does).
 fn counted(state: &AppState, trace: &Trace, page_lang: PageLang) -> Option<Answer> {
     state.engine.metrics.resolution(
-        trace.outcome.name(),
+        trace.outcome.label(),
         Duration::from_secs_f64(trace.ms / 1e3),
     );
     if let Outcome::Throttled { retry_after } = trace.outcome {
@@ -679,7 +683,7 @@ fn counted(state: &AppState, trace: &Trace, page_lang: PageLang) -> Option<Answe
             state,
             page_lang,
             Refused {
-                limit: "misses",
+                limit: Limit::Misses,
                 retry_after,
             },
         ));
@@ -1010,7 +1014,10 @@ fn throttled(state: &AppState, lang: PageLang, refused: Refused) -> Answer {
     state.engine.metrics.throttled(refused.limit);
     Answer::new(
         page_response(state, pages::too_many(lang)),
-        format!("beyond the client network's {} bound", refused.limit),
+        format!(
+            "beyond the client network's {} bound",
+            refused.limit.label()
+        ),
     )
     .header(header::RETRY_AFTER, HeaderValue::from(refused.retry_after))
 }

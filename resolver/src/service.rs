@@ -19,6 +19,7 @@ use ibi::Ibi;
 
 use crate::client::{literal_ip, Confirmation};
 use crate::keys::{Crowd, KeyCheck, KEY_TURN_WAIT, MAX_KEY_CHECKS_IN_LINE, MAX_KEY_CHECKS_WAITING};
+use crate::labels::Move;
 use crate::registry::Inclusion;
 use crate::state::AppState;
 use ibi::registration::{Email, HostPort, Key};
@@ -292,7 +293,7 @@ async fn no_move_while_answering(
         Ok(()) => String::new(),
         Err(e) => format!(" (not counted in the registry: {e})"),
     };
-    state.engine.metrics.archive_move(id, "refused");
+    state.engine.metrics.archive_move(id, Move::Refused);
     let words = format!(
         "the Archive still answers at its old address {old}: switch it off or exclude it first"
     );
@@ -354,7 +355,7 @@ async fn included(state: &AppState, req: &Request<'_>, id: &str, slowed: &str) -
         state.engine.health.reset(req.serviceibi.as_str());
     }
     if let Ok(Some(_)) = &written {
-        state.engine.metrics.archive_move(id, "moved");
+        state.engine.metrics.archive_move(id, Move::Moved);
     }
     match written {
         Ok(moved_from) => {

@@ -18,6 +18,7 @@ use crate::answer::{is_answer, read_answer, Reading};
 use crate::client::{ArchiveClient, Fetched};
 use crate::clock::{self, Clock};
 use crate::health::{self, Health};
+use crate::labels::Request;
 use crate::log::say;
 use crate::loops::Underway;
 use crate::metrics::Metrics;
@@ -215,7 +216,9 @@ impl Hearing {
         match fetched {
             Fetched::Busy => {
                 a.result = AskResult::Busy;
-                ledger.metrics.archive_request(archive, "not_sent", took);
+                ledger
+                    .metrics
+                    .archive_request(archive, Request::NotSent, took);
                 None
             }
             Fetched::Overloaded(why) => {
@@ -228,13 +231,13 @@ impl Hearing {
             }
             Fetched::TimedOut => {
                 a.result = AskResult::TimedOut;
-                ledger.failed(archive, health, "timed_out", took);
+                ledger.failed(archive, health, Request::TimedOut, took);
                 None
             }
             Fetched::Failed(why) => {
                 a.result = AskResult::Failed;
                 a.detail = Some(why);
-                ledger.failed(archive, health, "failed", took);
+                ledger.failed(archive, health, Request::Failed, took);
                 None
             }
             Fetched::Refused(why) => {
@@ -242,14 +245,16 @@ impl Hearing {
                 // asked, as an address refused before the round; no failure of its.
                 a.result = AskResult::Refused;
                 a.detail = Some(why);
-                ledger.metrics.archive_request(archive, "refused", took);
+                ledger
+                    .metrics
+                    .archive_request(archive, Request::Refused, took);
                 None
             }
             Fetched::Body(body) => {
                 let (reading, shown) = read_answer(&body, url, included);
                 a.pairs = shown;
                 if let Reading::Invalid(_) = reading {
-                    ledger.failed(archive, health, "failed", took);
+                    ledger.failed(archive, health, Request::Failed, took);
                 } else {
                     ledger.answered(archive, health, took);
                 }
@@ -307,7 +312,7 @@ impl Late {
                     Said::Down
                 };
                 if heard == Said::Down {
-                    ledger.failed(name, health, "failed", took);
+                    ledger.failed(name, health, Request::Failed, took);
                 } else {
                     ledger.answered(name, health, took);
                 }
@@ -320,11 +325,11 @@ impl Late {
                 heard
             }
             Fetched::Failed(_) => {
-                ledger.failed(name, health, "failed", took);
+                ledger.failed(name, health, Request::Failed, took);
                 said
             }
             Fetched::TimedOut => {
-                ledger.failed(name, health, "timed_out", took);
+                ledger.failed(name, health, Request::TimedOut, took);
                 said
             }
             Fetched::Overloaded(_) => {
@@ -350,7 +355,8 @@ pub(super) struct Ledger {
 impl Ledger {
     /// A request to `archive` answered after `took`.
     pub(super) fn answered(&self, archive: &str, health: &Health, took: Duration) {
-        self.metrics.archive_request(archive, "answered", took);
+        self.metrics
+            .archive_request(archive, Request::Answered, took);
         if health.success(took, clock::millis(&*self.clock)) == health::Change::Woke {
             say(&format!("{archive} answers again: asked again"));
         }
@@ -359,7 +365,8 @@ impl Ledger {
     /// A request to `archive` was answered 503 or 429 until the timeout: counted apart,
     /// and toward dormancy only when it lasts (see [`Health::overloaded`]).
     pub(super) fn overloaded(&self, archive: &str, health: &Health, took: Duration) {
-        self.metrics.archive_request(archive, "overloaded", took);
+        self.metrics
+            .archive_request(archive, Request::Overloaded, took);
         let now = clock::millis(&*self.clock);
         if health.overloaded(self.dormant_after, now) == health::Change::FellDormant {
             say(&format!(
@@ -372,7 +379,7 @@ impl Ledger {
     /// A request to `archive` failed (`result`: `failed`, `timed_out`). Only failures
     /// come here: an overloaded Archive or a request the resolver did not send never
     /// counts toward dormancy.
-    pub(super) fn failed(&self, archive: &str, health: &Health, result: &str, took: Duration) {
+    pub(super) fn failed(&self, archive: &str, health: &Health, result: Request, took: Duration) {
         self.metrics.archive_request(archive, result, took);
         if self.counted.as_deref() == Some(archive) {
             return;

@@ -9,6 +9,7 @@ use ibi::relation::Step;
 use serde::Serialize;
 
 use crate::answer::{Asking, Found, Why};
+use crate::labels::Resolution;
 use crate::memory::Conflict;
 use crate::registry::Included;
 
@@ -235,18 +236,18 @@ pub enum Outcome {
 
 impl Outcome {
     /// The outcome's label in the metrics and the log.
-    pub fn name(&self) -> &'static str {
+    pub fn label(&self) -> Resolution {
         match self {
-            Outcome::Found(_) => "found",
-            Outcome::NotFound { .. } => "not_found",
-            Outcome::Unavailable { .. } => "unavailable",
-            Outcome::NoTranslation { .. } => "no_translation",
-            Outcome::Deleted { .. } => "deleted",
-            Outcome::Suspicion { .. } => "suspicion",
-            Outcome::NoOriginal { .. } => "no_original",
-            Outcome::Unverifiable { .. } => "unverifiable",
-            Outcome::Chain { .. } => "chain",
-            Outcome::Throttled { .. } => "throttled",
+            Outcome::Found(_) => Resolution::Found,
+            Outcome::NotFound { .. } => Resolution::NotFound,
+            Outcome::Unavailable { .. } => Resolution::Unavailable,
+            Outcome::NoTranslation { .. } => Resolution::NoTranslation,
+            Outcome::Deleted { .. } => Resolution::Deleted,
+            Outcome::Suspicion { .. } => Resolution::Suspicion,
+            Outcome::NoOriginal { .. } => Resolution::NoOriginal,
+            Outcome::Unverifiable { .. } => Resolution::Unverifiable,
+            Outcome::Chain { .. } => Resolution::Chain,
+            Outcome::Throttled { .. } => Resolution::Throttled,
         }
     }
 }

@@ -11,6 +11,7 @@ use super::teach::Admit;
 use super::{Budget, Engine, Reader};
 use crate::clock;
 use crate::homes::Archives;
+use crate::labels;
 use crate::memory::Recalled;
 use crate::registry::Included;
 
@@ -70,7 +71,7 @@ impl Engine {
         let fresh = holders.recalled.as_ref().is_some_and(|r| r.fresh);
         if let (Some(h), false) = (holders.holder, fresh) {
             // Verified by every Archive, the remembered one awaited and preferred.
-            self.metrics.memory("verify");
+            self.metrics.memory(labels::MemoryUse::Verify);
             let ask = Ask {
                 incumbent: Some(h),
                 guard: Guard::of(&guardians),
@@ -95,7 +96,11 @@ impl Engine {
             Some(self.alone(archives, url, reader, &first, admit_home).await)
         };
         if let Some(next) = alone.as_ref().and_then(|a| a.kept(rounds)) {
-            self.metrics.memory(if by_home { "home" } else { "hit" });
+            self.metrics.memory(if by_home {
+                labels::MemoryUse::Home
+            } else {
+                labels::MemoryUse::Hit
+            });
             return next;
         }
         self.metrics.memory(holders.missed(alone.is_some()));
@@ -340,12 +345,12 @@ impl Holders {
 
     /// The metric of the memory for a step that what was asked alone (`asked_alone`:
     /// whether any was) did not settle.
-    fn missed(&self, asked_alone: bool) -> &'static str {
+    fn missed(&self, asked_alone: bool) -> labels::MemoryUse {
         match (self.holder, asked_alone) {
-            (Some(_), _) => "stale",
-            (None, true) => "home_miss",
-            (None, false) if self.recalled.is_some() => "stale",
-            (None, false) => "miss",
+            (Some(_), _) => labels::MemoryUse::Stale,
+            (None, true) => labels::MemoryUse::HomeMiss,
+            (None, false) if self.recalled.is_some() => labels::MemoryUse::Stale,
+            (None, false) => labels::MemoryUse::Miss,
         }
     }
 }
