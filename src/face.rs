@@ -276,181 +276,59 @@ pub fn language_name(code: &str, lang: PageLang) -> String {
     let mut parts = code.splitn(2, ['-', '_']);
     let language = parts.next().unwrap_or("").to_ascii_lowercase();
     let region = parts.next().map(str::to_ascii_uppercase);
-    let pt = matches!(lang, PageLang::Pt);
-    let name = match language.as_str() {
-        "pt" | "por" => {
-            if pt {
-                "português"
-            } else {
-                "Portuguese"
-            }
-        }
-        "en" | "eng" => {
-            if pt {
-                "inglês"
-            } else {
-                "English"
-            }
-        }
-        "es" | "spa" => {
-            if pt {
-                "espanhol"
-            } else {
-                "Spanish"
-            }
-        }
-        "fr" | "fra" | "fre" => {
-            if pt {
-                "francês"
-            } else {
-                "French"
-            }
-        }
-        "de" | "deu" | "ger" => {
-            if pt {
-                "alemão"
-            } else {
-                "German"
-            }
-        }
-        "it" | "ita" => {
-            if pt {
-                "italiano"
-            } else {
-                "Italian"
-            }
-        }
-        "nl" | "nld" | "dut" => {
-            if pt {
-                "neerlandês"
-            } else {
-                "Dutch"
-            }
-        }
-        "ru" | "rus" => {
-            if pt {
-                "russo"
-            } else {
-                "Russian"
-            }
-        }
-        "zh" | "zho" | "chi" => {
-            if pt {
-                "chinês"
-            } else {
-                "Chinese"
-            }
-        }
-        "ja" | "jpn" => {
-            if pt {
-                "japonês"
-            } else {
-                "Japanese"
-            }
-        }
-        "ko" | "kor" => {
-            if pt {
-                "coreano"
-            } else {
-                "Korean"
-            }
-        }
-        "ar" | "ara" => {
-            if pt {
-                "árabe"
-            } else {
-                "Arabic"
-            }
-        }
-        "hi" | "hin" => {
-            if pt {
-                "hindi"
-            } else {
-                "Hindi"
-            }
-        }
-        "la" | "lat" => {
-            if pt {
-                "latim"
-            } else {
-                "Latin"
-            }
-        }
-        "gn" | "grn" => {
-            if pt {
-                "guarani"
-            } else {
-                "Guarani"
-            }
-        }
-        _ => return code.to_string(),
+    let named = |(en, pt): (&'static str, &'static str)| match lang {
+        PageLang::Pt => pt,
+        PageLang::En => en,
+    };
+    let Some(name) = LANGUAGES
+        .iter()
+        .find(|(codes, _)| codes.contains(&language.as_str()))
+        .map(|(_, names)| named(*names))
+    else {
+        return code.to_string();
     };
     let Some(region) = region else {
         return name.to_string();
     };
-    let region_name = match region.as_str() {
-        "BR" => {
-            if pt {
-                "Brasil"
-            } else {
-                "Brazil"
-            }
-        }
-        "PT" => "Portugal",
-        "US" => {
-            if pt {
-                "Estados Unidos"
-            } else {
-                "United States"
-            }
-        }
-        "GB" => {
-            if pt {
-                "Reino Unido"
-            } else {
-                "United Kingdom"
-            }
-        }
-        "ES" => {
-            if pt {
-                "Espanha"
-            } else {
-                "Spain"
-            }
-        }
-        "MX" => {
-            if pt {
-                "México"
-            } else {
-                "Mexico"
-            }
-        }
-        "AR" => "Argentina",
-        "FR" => {
-            if pt {
-                "França"
-            } else {
-                "France"
-            }
-        }
-        "CA" => {
-            if pt {
-                "Canadá"
-            } else {
-                "Canada"
-            }
-        }
-        "DE" => {
-            if pt {
-                "Alemanha"
-            } else {
-                "Germany"
-            }
-        }
-        _ => return code.to_string(),
-    };
-    format!("{name} ({region_name})")
+    match REGIONS.iter().find(|(c, _)| *c == region) {
+        Some((_, names)) => format!("{name} ({})", named(*names)),
+        None => code.to_string(),
+    }
 }
+
+/// The languages named by their codes (ISO 639-1, and 639-2's B and T codes), in English
+/// and in Portuguese.
+const LANGUAGES: [(&[&str], (&str, &str)); 15] = [
+    (&["pt", "por"], ("Portuguese", "português")),
+    (&["en", "eng"], ("English", "inglês")),
+    (&["es", "spa"], ("Spanish", "espanhol")),
+    (&["fr", "fra", "fre"], ("French", "francês")),
+    (&["de", "deu", "ger"], ("German", "alemão")),
+    (&["it", "ita"], ("Italian", "italiano")),
+    (&["nl", "nld", "dut"], ("Dutch", "neerlandês")),
+    (&["ru", "rus"], ("Russian", "russo")),
+    (&["zh", "zho", "chi"], ("Chinese", "chinês")),
+    (&["ja", "jpn"], ("Japanese", "japonês")),
+    (&["ko", "kor"], ("Korean", "coreano")),
+    (&["ar", "ara"], ("Arabic", "árabe")),
+    (&["hi", "hin"], ("Hindi", "hindi")),
+    (&["la", "lat"], ("Latin", "latim")),
+    (&["gn", "grn"], ("Guarani", "guarani")),
+];
+
+/// The regions of a language tag (ISO 3166-1), in English and in Portuguese.
+const REGIONS: [(&str, (&str, &str)); 10] = [
+    ("BR", ("Brazil", "Brasil")),
+    ("PT", ("Portugal", "Portugal")),
+    ("US", ("United States", "Estados Unidos")),
+    ("GB", ("United Kingdom", "Reino Unido")),
+    ("ES", ("Spain", "Espanha")),
+    ("MX", ("Mexico", "México")),
+    ("AR", ("Argentina", "Argentina")),
+    ("FR", ("France", "França")),
+    ("CA", ("Canada", "Canadá")),
+    ("DE", ("Germany", "Alemanha")),
+];
 
 #[cfg(test)]
 mod tests {

@@ -841,7 +841,18 @@ impl<'a> Landing<'a> {
         }
         row(t.accesses, self.accesses.to_string());
         b.push_str("</dl>\n");
-        // Its files.
+        self.files_html(t, &mut b);
+        self.related_html(t, &mut b);
+        self.formats_html(t, &mut b);
+        b.push_str("</main>\n");
+        b.push_str(&face::footer(self.config, self.lang));
+        b.push_str("</body>\n</html>\n");
+        b
+    }
+
+    /// The page's files: a table of those listed, or why there are none.
+    fn files_html(&self, t: &Texts, b: &mut String) {
+        let e = escape_html;
         match &self.files {
             Files::Removed | Files::Unread => {}
             Files::Withheld => {
@@ -883,7 +894,11 @@ impl<'a> Landing<'a> {
                 }
             }
         }
-        // Its editions and translations.
+    }
+
+    /// The page's editions (the next, the last, all of them at the resolver) and translations.
+    fn related_html(&self, t: &Texts, b: &mut String) {
+        let e = escape_html;
         if self.next_edition.is_some() || !self.translations.is_empty() {
             b.push_str(&format!("<h2>{}</h2>\n<ul>\n", t.related));
             if let Some(n) = &self.next_edition {
@@ -917,7 +932,11 @@ impl<'a> Landing<'a> {
             }
             b.push_str("</ul>\n");
         }
-        // Its metadata.
+    }
+
+    /// The page's metadata formats: the Dublin Core record and the free-form page.
+    fn formats_html(&self, t: &Texts, b: &mut String) {
+        let e = escape_html;
         if !self.formats.is_empty() {
             b.push_str(&format!("<h2>{}</h2>\n<ul>\n", t.metadata));
             for f in &self.formats {
@@ -930,10 +949,6 @@ impl<'a> Landing<'a> {
             }
             b.push_str("</ul>\n");
         }
-        b.push_str("</main>\n");
-        b.push_str(&face::footer(self.config, self.lang));
-        b.push_str("</body>\n</html>\n");
-        b
     }
 }
 

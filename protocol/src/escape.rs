@@ -61,7 +61,13 @@ pub fn is_http_url(v: &str) -> bool {
     v.strip_prefix("https://")
         .or_else(|| v.strip_prefix("http://"))
         .is_some_and(|rest| !rest.is_empty())
-        && !v.contains(|c: char| c.is_whitespace() || c.is_control())
+        && if v.is_ascii() {
+            // The usual URL, read byte by byte (archive.toml's baseurl is checked at every
+            // CGI request).
+            v.bytes().all(|b| b.is_ascii_graphic())
+        } else {
+            !v.contains(|c: char| c.is_whitespace() || c.is_control())
+        }
 }
 
 /// Rule `caractere` of Table 6.2: the bytes a word may hold as they are.

@@ -11,7 +11,7 @@
 //!   of at most 65535.
 
 use std::fmt;
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::Ipv6Addr;
 
 /// Most digits of each number of a key (a bound of this program's: the rule sets none).
 pub const MAX_KEY_DIGITS: usize = 64;
@@ -138,14 +138,14 @@ fn is_host(host: &str) -> bool {
     if host.is_empty() || host.len() > 253 {
         return false;
     }
-    let labels: Vec<&str> = host.strip_suffix('.').unwrap_or(host).split('.').collect();
-    let last = labels.last().copied().unwrap_or("");
+    // Read in place, nothing allocated: archive.toml's address is checked at every CGI
+    // request.
+    let name = host.strip_suffix('.').unwrap_or(host);
+    let last = name.rsplit('.').next().unwrap_or("");
     if !last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()) || last.starts_with("0x") {
-        return host
-            .parse::<Ipv4Addr>()
-            .is_ok_and(|ip| ip.to_string() == host);
+        return is_dotted_quad(host);
     }
-    labels.iter().all(|l| {
+    name.split('.').all(|l| {
         !l.is_empty()
             && l.len() <= 63
             && l.bytes()
@@ -153,6 +153,23 @@ fn is_host(host: &str) -> bool {
             && !l.starts_with('-')
             && !l.ends_with('-')
     })
+}
+
+/// An IPv4 address as written when contacted: four decimal numbers of at most 255, each
+/// without a leading zero (`127.0.0.1`; not `127.1`, `127.0.0.01`, `0x7f.0.0.1`).
+fn is_dotted_quad(host: &str) -> bool {
+    let mut numbers = 0;
+    for part in host.split('.') {
+        numbers += 1;
+        let written = !part.is_empty()
+            && part.len() <= 3
+            && part.bytes().all(|b| b.is_ascii_digit())
+            && (part == "0" || !part.starts_with('0'));
+        if !written || numbers > 4 || part.parse::<u16>().map_or(true, |n| n > 255) {
+            return false;
+        }
+    }
+    numbers == 4
 }
 
 /// Which rule a value breaks.
@@ -267,6 +284,9 @@ mod tests {
             ":80",
             "127.1",
             "127.0.0.01",
+            "127.0.0.1.1",
+            "256.0.0.1",
+            "127.0.0.",
             "1.2.3.999",
             "0x7f.0.0.1",
             "[0:0::1]",

@@ -403,6 +403,90 @@ pub fn too_long(lang: PageLang, path: &str, length: usize, max: usize) -> Page {
     refused(lang, path, &why)
 }
 
+/// The page of [`Outcome::NotFound`]: not found (once every Archive that may hold the
+/// IBI answered), or what an Archive has the item without, and those that did not answer.
+fn not_found_parts(
+    lang: PageLang,
+    ibi_html: &str,
+    related: &str,
+    (asked, missing, unasked): (usize, &Option<Missing>, &[String]),
+) -> (Text, String) {
+    let ibi_value = [("ibi", ibi_html)];
+    let mut body = match missing {
+        Some(m) => format!(
+            "<p>{}</p>
+",
+            missing_text(lang, m, ibi_html)
+        ),
+        None if unasked.is_empty() => {
+            format!(
+                "<p>{}</p>
+",
+                Text::NotFoundText.fill(lang, &ibi_value)
+            )
+        }
+        None => format!(
+            "<p>{}</p>
+",
+            Text::UnavailableText.fill(lang, &ibi_value)
+        ),
+    };
+    if asked == 0 {
+        body.push_str(&format!(
+            "<p>{}</p>
+",
+            Text::NoArchiveIncluded.get(lang)
+        ));
+    }
+    body.push_str(&unasked_list(lang, unasked));
+    body.push_str(related);
+    let title = match missing {
+        None => Text::NotFoundTitle,
+        Some(Missing::File(_)) => Text::NoFileTitle,
+        Some(Missing::Metadata(_)) => Text::NoMetadataTitle,
+        Some(_) => Text::NothingFoundTitle,
+    };
+    (title, body)
+}
+
+/// The page of [`Outcome::Unavailable`]: nothing found while Archives that may hold the
+/// IBI did not answer, named, and those not asked.
+fn unavailable_parts(
+    lang: PageLang,
+    ibi_html: &str,
+    related: &str,
+    (archives, asked, unasked): (&[String], usize, &[String]),
+) -> String {
+    let ibi_value = [("ibi", ibi_html)];
+    let one = archives.len() == 1;
+    // Asked, and none of them answered: none "that answered".
+    let text = if archives.len() >= asked {
+        Text::NoneAnsweredText
+    } else {
+        Text::UnavailableText
+    };
+    let (silent, may_hold) = if one {
+        (Text::SilentOne, Text::MayHoldOne)
+    } else {
+        (Text::SilentMany, Text::MayHoldMany)
+    };
+    format!(
+        "<p>{} {} {}</p>\n{}{related}<p>{}</p>\n{}",
+        text.fill(lang, &ibi_value),
+        count(
+            lang,
+            asked,
+            Text::AskedMany,
+            Text::AskedOne,
+            Text::AskedMany
+        ),
+        silent.get(lang),
+        list(archives),
+        may_hold.get(lang),
+        unasked_list(lang, unasked)
+    )
+}
+
 /// An outcome other than a redirect, as its page and the inspection view say it: its
 /// status, title and paragraphs (HTML). `ibi`: the IBI the reader asked for.
 fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String) {
@@ -435,86 +519,19 @@ fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String
             missing,
             unasked,
         } => {
-            let mut body = match missing {
-                Some(m) => format!(
-                    "<p>{}</p>
-",
-                    missing_text(lang, m, &ibi_html)
-                ),
-                None if unasked.is_empty() => {
-                    format!(
-                        "<p>{}</p>
-",
-                        Text::NotFoundText.fill(lang, &ibi_value)
-                    )
-                }
-                None => format!(
-                    "<p>{}</p>
-",
-                    Text::UnavailableText.fill(lang, &ibi_value)
-                ),
-            };
-            if *asked == 0 {
-                body.push_str(&format!(
-                    "<p>{}</p>
-",
-                    Text::NoArchiveIncluded.get(lang)
-                ));
-            }
-            body.push_str(&unasked_list(lang, unasked));
-            body.push_str(&related);
-            let title = match missing {
-                None => Text::NotFoundTitle,
-                Some(Missing::File(_)) => Text::NoFileTitle,
-                Some(Missing::Metadata(_)) => Text::NoMetadataTitle,
-                Some(_) => Text::NothingFoundTitle,
-            };
+            let (title, body) =
+                not_found_parts(lang, &ibi_html, &related, (*asked, missing, unasked));
             (status, title, body)
         }
         Outcome::Unavailable {
             archives,
             asked,
             unasked,
-        } => {
-            let one = archives.len() == 1;
-            (
-                status,
-                Text::UnavailableTitle,
-                format!(
-                    "<p>{} {} {}</p>
-{}{related}<p>{}</p>
-{}",
-                    // Asked, and none of them answered: none "that answered".
-                    if archives.len() >= *asked {
-                        Text::NoneAnsweredText
-                    } else {
-                        Text::UnavailableText
-                    }
-                    .fill(lang, &ibi_value),
-                    count(
-                        lang,
-                        *asked,
-                        Text::AskedMany,
-                        Text::AskedOne,
-                        Text::AskedMany
-                    ),
-                    if one {
-                        Text::SilentOne
-                    } else {
-                        Text::SilentMany
-                    }
-                    .get(lang),
-                    list(archives),
-                    if one {
-                        Text::MayHoldOne
-                    } else {
-                        Text::MayHoldMany
-                    }
-                    .get(lang),
-                    unasked_list(lang, unasked)
-                ),
-            )
-        }
+        } => (
+            status,
+            Text::UnavailableTitle,
+            unavailable_parts(lang, &ibi_html, &related, (archives, *asked, unasked)),
+        ),
         Outcome::NoTranslation { language } => (
             status,
             Text::NoTranslationTitle,
