@@ -22,7 +22,7 @@ const COMMANDS: &[(&str, &str, &[&str], &str)] = &[
     ),
     (
         "check",
-        "usage: ibi-archive check [--root R] [--web-user USER]",
+        "usage: ibi-archive check [--root R] [--web-user USER] [--fix]",
         &["check", "--root"],
         "ibi-archive: check: missing argument for option '--root'; see ibi-archive check --help",
     ),
