@@ -487,6 +487,36 @@ fn unavailable_parts(
     )
 }
 
+/// The page of [`Outcome::Unverifiable`]: the Archives that may hold the Original did
+/// not answer, and the copies found meanwhile.
+fn unverifiable_parts(
+    lang: PageLang,
+    ibi_value: &[(&str, &str)],
+    archives: &[String],
+    copies: &[Found],
+) -> String {
+    let text = if archives.len() == 1 {
+        Text::UnverifiableOne
+    } else {
+        Text::UnverifiableMany
+    };
+    let found = if copies.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<p>{}</p>\n{}",
+            Text::MeanwhileFound.get(lang),
+            answers_found(lang, copies)
+        )
+    };
+    format!(
+        "<p>{}</p>\n{}{found}<p>{}</p>\n",
+        text.fill(lang, ibi_value),
+        list(archives),
+        Text::TryLater.get(lang)
+    )
+}
+
 /// An outcome other than a redirect, as its page and the inspection view say it: its
 /// status, title and paragraphs (HTML). `ibi`: the IBI the reader asked for.
 fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String) {
@@ -580,35 +610,11 @@ fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String
                 ),
             )
         }
-        Outcome::Unverifiable { archives, copies } => {
-            let text = if archives.len() == 1 {
-                Text::UnverifiableOne
-            } else {
-                Text::UnverifiableMany
-            };
-            let found = if copies.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "<p>{}</p>
-{}",
-                    Text::MeanwhileFound.get(lang),
-                    answers_found(lang, copies)
-                )
-            };
-            (
-                status,
-                Text::UnverifiableTitle,
-                format!(
-                    "<p>{}</p>
-{}{found}<p>{}</p>
-",
-                    text.fill(lang, &ibi_value),
-                    list(archives),
-                    Text::TryLater.get(lang)
-                ),
-            )
-        }
+        Outcome::Unverifiable { archives, copies } => (
+            status,
+            Text::UnverifiableTitle,
+            unverifiable_parts(lang, &ibi_value, archives, copies),
+        ),
         Outcome::Throttled { .. } => (
             status,
             Text::TooManyTitle,
