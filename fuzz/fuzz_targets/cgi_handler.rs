@@ -237,6 +237,21 @@ fn check_url(f: &Fixture, url: &str, client: Option<IpAddr>) {
         );
         return;
     }
+    // A landing page's link to itself by a query alone (a citation, its linkset): a
+    // representation the page answers.
+    if let Some(query) = url.strip_prefix('?') {
+        assert!(
+            ::ibi::negotiate::Wanted::from_query(query.as_bytes()).is_some(),
+            "a link to the page by a query it does not answer: {url:?}"
+        );
+        return;
+    }
+    // A licence or a contact (the metadata's, archive.toml's [site]): outside the Archive.
+    if !url.starts_with(base.as_str())
+        && (::ibi::escape::is_http_url(url) || url.starts_with("mailto:"))
+    {
+        return;
+    }
     let path = url
         .strip_prefix(base.as_str())
         .unwrap_or_else(|| panic!("URL {url:?} is not under {base}"));
