@@ -55,12 +55,7 @@ pub fn write_owned_at(
     owner: Option<Owner>,
 ) -> io::Result<()> {
     let tmp = write_temp(dir, name, bytes, Perm::LessUmask(mode), owner)?;
-    if let Err(e) = rfs::renameat(dir, tmp.as_str(), dir, name) {
-        let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
-        return Err(e.into());
-    }
-    sync_dir_at(dir);
-    Ok(())
+    renamed(dir, &tmp, name)
 }
 
 /// Creates `name` in the directory `dir` holding `bytes` (with `mode`, less the umask),
@@ -75,11 +70,7 @@ pub fn create_owned_at(
     owner: Option<Owner>,
 ) -> io::Result<()> {
     let tmp = write_temp(dir, name, bytes, Perm::LessUmask(mode), owner)?;
-    let linked = rfs::linkat(dir, tmp.as_str(), dir, name, AtFlags::empty());
-    let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
-    linked?;
-    sync_dir_at(dir);
-    Ok(())
+    linked(dir, &tmp, name)
 }
 
 /// [`write_at`] for the file `path`, in a directory named by the caller (a link to it
@@ -123,11 +114,7 @@ pub fn sync_dir_at(dir: BorrowedFd<'_>) {
 /// is): a settings file made for its reader.
 pub fn create_exact_at(dir: BorrowedFd<'_>, name: &str, bytes: &[u8], mode: u32) -> io::Result<()> {
     let tmp = write_temp(dir, name, bytes, Perm::Exact(mode), None)?;
-    let linked = rfs::linkat(dir, tmp.as_str(), dir, name, AtFlags::empty());
-    let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
-    linked?;
-    sync_dir_at(dir);
-    Ok(())
+    linked(dir, &tmp, name)
 }
 
 /// Replaces `name` in `dir` with a file holding `bytes`, of the owner, group and mode of
@@ -149,10 +136,26 @@ pub fn replace_like_at(
         Perm::Exact(old.st_mode & 0o7777),
         Some(owner),
     )?;
-    if let Err(e) = rfs::renameat(dir, tmp.as_str(), dir, name) {
-        let _ = rfs::unlinkat(dir, tmp.as_str(), AtFlags::empty());
+    renamed(dir, &tmp, name)
+}
+
+/// The temporary file `tmp` of `dir` renamed over `name` (removed when it cannot be), the
+/// directory synced.
+fn renamed(dir: BorrowedFd<'_>, tmp: &str, name: &str) -> io::Result<()> {
+    if let Err(e) = rfs::renameat(dir, tmp, dir, name) {
+        let _ = rfs::unlinkat(dir, tmp, AtFlags::empty());
         return Err(e.into());
     }
+    sync_dir_at(dir);
+    Ok(())
+}
+
+/// The temporary file `tmp` of `dir` linked to `name` unless something has that name (an
+/// error of kind `AlreadyExists`), then removed; the directory synced.
+fn linked(dir: BorrowedFd<'_>, tmp: &str, name: &str) -> io::Result<()> {
+    let linked = rfs::linkat(dir, tmp, dir, name, AtFlags::empty());
+    let _ = rfs::unlinkat(dir, tmp, AtFlags::empty());
+    linked?;
     sync_dir_at(dir);
     Ok(())
 }
