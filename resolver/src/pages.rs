@@ -165,18 +165,22 @@ fn code(value: &str) -> String {
 }
 
 /// The list of `items` (escaped), one `<li>` each.
-/// The Archives `items` (as resolutions show them) in a list, each by its name alone.
 fn list(items: &[String]) -> String {
     let items: String = items
         .iter()
-        .map(|a| {
-            format!(
-                "<li>{}</li>\n",
-                escape_html(crate::resolve::archive_name(a))
-            )
-        })
+        .map(|i| format!("<li>{}</li>\n", escape_html(i)))
         .collect();
     format!("<ul>\n{items}</ul>\n")
+}
+
+/// The Archives `archives` (as resolutions show them, `address (service IBI)`) in a list,
+/// each by its name alone: a reader's page never shows an Archive's address.
+fn archive_list(archives: &[String]) -> String {
+    let names: Vec<String> = archives
+        .iter()
+        .map(|a| crate::resolve::archive_name(a).to_string())
+        .collect();
+    list(&names)
 }
 
 /// The resolver's home page: what it is and how to use it (`publicurl`, the service's
@@ -481,7 +485,7 @@ fn unavailable_parts(
             Text::AskedMany
         ),
         silent.get(lang),
-        list(archives),
+        archive_list(archives),
         may_hold.get(lang),
         unasked_list(lang, unasked)
     )
@@ -512,7 +516,7 @@ fn unverifiable_parts(
     format!(
         "<p>{}</p>\n{}{found}<p>{}</p>\n",
         text.fill(lang, ibi_value),
-        list(archives),
+        archive_list(archives),
         Text::TryLater.get(lang)
     )
 }
@@ -587,7 +591,7 @@ fn outcome_parts(lang: PageLang, trace: &Trace, ibi: &str) -> (u16, Text, String
             format!(
                 "<p>{}</p>\n{}<p>{}</p>\n",
                 Text::SuspicionText.fill(lang, &ibi_value),
-                list(archives),
+                archive_list(archives),
                 Text::InvestigationNeeded.get(lang)
             ),
         ),
@@ -677,7 +681,7 @@ fn unasked_list(lang: PageLang, unasked: &[String]) -> String {
         "<p>{}</p>
 {}",
         text.get(lang),
-        list(unasked)
+        archive_list(unasked)
     )
 }
 
@@ -1733,6 +1737,32 @@ mod tests {
     /// Each page rendered with each hostile value is, byte for byte, the page rendered
     /// with a plain value where the hostile one stands escaped by `escape_html`; no `<`,
     /// `>`, `"` or `'` of a value is ever raw.
+    /// A tombstone's authors are shown as the Archive wrote them: a name ending with words
+    /// in parentheses is a person's, not an Archive shown as `address (service IBI)`.
+    #[test]
+    fn a_tombstones_authors_are_shown_whole() {
+        let t = Tombstone {
+            landing: "http://a.example/s/filelist/x".into(),
+            name: Some("Title".into()),
+            creators: vec!["Souza, J. (ed.)".into(), "INPE (Brasil)".into()],
+            published: None,
+            removed: None,
+            reason: None,
+        };
+        let page = tombstone(
+            PageLang::En,
+            ("a.b/c/2020/01.02.03.04", "2020-05-06T07:08:09Z"),
+            &t,
+            ("Souza, J. (n.d.). Title.", "http://r.example/x"),
+        );
+        assert!(
+            page.body
+                .contains("<ul>\n<li>Souza, J. (ed.)</li>\n<li>INPE (Brasil)</li>\n</ul>\n"),
+            "{}",
+            page.body
+        );
+    }
+
     #[test]
     fn hostile_values_are_escaped_byte_for_byte_on_every_page() {
         let mut checked = 0;
