@@ -14,35 +14,40 @@
 //! PostgreSQL) and resolution ([`resolve`]: the engine, one step, one round, the answers
 //! heard and tallied, the Original check, who may hold an IBI, what the memory is taught,
 //! conflicts, the outcome, the URLs, the next edition for Memento).
+//!
+//! A module is public only where something outside the library needs it: the command's
+//! `cli` (the settings, the registry and its store, `setup`, resolution for `resolve`,
+//! the client's bounds, the server, the logs, the process and the memory's clock) and the
+//! tests (the pages' style); the rest are private to the crate.
 
-pub mod acknowledge;
-pub mod answer;
+mod acknowledge;
+mod answer;
 pub mod client;
-pub mod clients;
-pub mod clock;
+mod clients;
+mod clock;
 pub mod config;
-pub mod editions;
-pub mod health;
-pub mod homes;
-pub mod keys;
-pub mod labels;
+mod editions;
+mod health;
+mod homes;
+mod keys;
+mod labels;
 pub mod lang;
-pub mod linkset;
-pub mod listen;
+mod linkset;
+mod listen;
 pub mod log;
-pub mod loops;
+mod loops;
 pub mod memory;
-pub mod metrics;
+mod metrics;
 pub mod pages;
-pub mod pg_tls;
+mod pg_tls;
 pub mod process;
 pub mod registry;
 pub mod resolve;
-pub mod router;
+mod router;
 pub mod server;
-pub mod service;
+mod service;
 pub mod setup;
-pub mod state;
+mod state;
 pub mod store;
-pub mod suspicion;
-pub mod tombstone;
+mod suspicion;
+mod tombstone;
