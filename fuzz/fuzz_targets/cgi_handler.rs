@@ -8,9 +8,11 @@
 //! that follows. A `{KEY}` in the query is replaced by a urlkey that this Archive really
 //! issued for the query's `url`, so that acknowledgments get counted and logged too.
 //!
-//! Checked: no panic; the status is one of 200 301 400 403 404 405 410 412 416 500; a text/plain
-//! body is a well-formed pair list (Table 6.2); every URL handed out (pairs `url…`, links
-//! of file-list pages) is the service's own address, a file-list page, an item.toml
+//! Checked: no panic; the status is one of 200 301 400 403 404 405 410 412 416 500 (303
+//! and 406 from a landing page alone); a text/plain body is a well-formed pair list
+//! (Table 6.2), or a landing page's refusal in one line; a landing page's citations and
+//! linksets are in their forms; every URL handed out (pairs `url…`, links of file-list
+//! pages and their linksets) is the service's own address, a file-list page, an item.toml
 //! `url`, or `<baseurl>/col/<rep>/doc/<file>` naming a regular file that, symlinks
 //! resolved, lies inside that item's doc/ and that the file route serves to that client;
 //! every file the file route serves is a regular file with one link inside the real doc/
@@ -29,7 +31,7 @@ use std::net::IpAddr;
 use ibi_archive::acklog;
 use ibi_archive::cgi::{self, CgiRequest};
 use ibi_archive::config::Config;
-use ibi_archive::http::{Headers, Reply};
+use ibi_archive::http::{Answer, Headers, Reply};
 use ::ibi::Rep;
 use ::ibi::query::Query;
 use ibi_archive::routes::{self, Route};
@@ -300,6 +302,93 @@ fn check_url(f: &Fixture, url: &str, client: Option<IpAddr>) {
     assert!(name != b"item.toml" && name != b"archive.toml", "{url}");
 }
 
+/// A landing page's refusal (a query that does not decode, a format or style it does not
+/// know) or its 303 to the metadata item's persistent URL: one line of text, not a pair
+/// list (the page's other refusals, no such item, are the service's `error` pairs).
+fn check_landing_refusal(f: &Fixture, answer: &Answer) {
+    let text = std::str::from_utf8(&answer.body).expect("a refusal is UTF-8");
+    assert!(
+        [303, 400, 406].contains(&answer.status),
+        "status {} with {text:?}",
+        answer.status
+    );
+    assert!(
+        text.ends_with('\n') && text.matches('\n').count() == 1 && !text.contains('\r'),
+        "not one line: {text:?}"
+    );
+    let location = answer
+        .headers
+        .iter()
+        .find(|(n, _)| n == "Location")
+        .map(|(_, v)| v.as_str());
+    if answer.status == 303 {
+        let location = location.expect("a 303 without Location");
+        assert_eq!(text, format!("See {location}\n"));
+        assert!(
+            location.starts_with(&f.config.persistent_url("")),
+            "a 303 elsewhere than a persistent URL: {location:?}"
+        );
+    } else {
+        assert_eq!(location, None, "{text:?}");
+    }
+}
+
+/// A landing page's other representation: a citation in one of its four forms, a
+/// linkset in either of its two; every URL a linkset holds is one the
+/// Archive hands out for that client.
+fn check_landing_representation(f: &Fixture, answer: &Answer, client: Option<IpAddr>) {
+    let text = std::str::from_utf8(&answer.body).expect("a representation is UTF-8");
+    assert!(
+        [200, 410].contains(&answer.status),
+        "status {} with {:?}",
+        answer.status,
+        answer.content_type
+    );
+    match answer.content_type {
+        "application/x-bibtex; charset=utf-8" => assert!(text.starts_with('@'), "{text:?}"),
+        "application/x-research-info-systems; charset=utf-8" => {
+            assert!(
+                text.starts_with("TY  - ") && text.trim_end().ends_with("ER  -"),
+                "{text:?}"
+            )
+        }
+        "application/vnd.citationstyles.csl+json; charset=utf-8" => {
+            let v: serde_json::Value = serde_json::from_str(text).expect("CSL-JSON is JSON");
+            assert!(v.is_array() || v.is_object(), "{text:?}");
+        }
+        "text/x-bibliography; charset=utf-8" => {
+            assert!(!text.trim().is_empty() && !text.contains('\r'), "{text:?}")
+        }
+        "application/linkset+json" => {
+            let v: serde_json::Value = serde_json::from_str(text).expect("a linkset is JSON");
+            let sets = v["linkset"].as_array().expect("a linkset array");
+            assert!(!sets.is_empty(), "{text:?}");
+            for set in sets {
+                let set = set.as_object().expect("a context object");
+                for (name, value) in set {
+                    if name == "anchor" {
+                        check_url(f, value.as_str().expect("an anchor string"), client);
+                        continue;
+                    }
+                    for target in value.as_array().expect("targets in an array") {
+                        let href = target["href"].as_str().expect("a target's href");
+                        check_url(f, href, client);
+                    }
+                }
+            }
+        }
+        "application/linkset" => {
+            for piece in text.split('<').skip(1) {
+                check_url(f, piece.split('>').next().unwrap(), client);
+            }
+            for piece in text.split("anchor=\"").skip(1) {
+                check_url(f, piece.split('"').next().unwrap(), client);
+            }
+        }
+        other => panic!("a landing page answers {other:?}"),
+    }
+}
+
 fn html_unescape(s: &str) -> String {
     s.replace("&lt;", "<")
         .replace("&gt;", ">")
@@ -368,8 +457,16 @@ fuzz_target!(|data: &[u8]| {
         }
     };
     assert!(
-        [200, 301, 400, 403, 404, 405, 410, 412, 416, 500].contains(&answer.status),
+        [200, 301, 303, 400, 403, 404, 405, 406, 410, 412, 416, 500].contains(&answer.status),
         "status {}",
+        answer.status
+    );
+    // A landing page answers a citation, a linkset or its JSON-LD as well as the page
+    // (by `Accept` or `format=`), and refuses with a line of text what it cannot give.
+    let landing = req.script_name.is_empty() && req.path_info.starts_with("/filelist/");
+    assert!(
+        landing || ![303, 406].contains(&answer.status),
+        "status {} outside a landing page",
         answer.status
     );
     assert_ne!(
@@ -396,6 +493,16 @@ fuzz_target!(|data: &[u8]| {
     if !req.script_name.is_empty() {
         // The file route's refusals are short plain-text lines, not pair lists.
         assert!(body.len() < 200 && !body.contains(&b'\r'), "{body:?}");
+    } else if landing
+        && answer.content_type == "text/plain"
+        && std::str::from_utf8(body).map_or(true, |t| ::ibi::pairs::parse(t).is_err())
+    {
+        check_landing_refusal(f, &answer);
+    } else if landing
+        && !["text/plain", "text/html; charset=utf-8", "application/ld+json"]
+            .contains(&answer.content_type)
+    {
+        check_landing_representation(f, &answer, req.remote_addr);
     } else if answer.content_type == "text/plain" {
         let text = std::str::from_utf8(body).expect("a pair list is ASCII");
         let pairs = ::ibi::pairs::parse(text).unwrap_or_else(|e| panic!("{e}: {text:?}"));
