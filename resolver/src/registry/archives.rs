@@ -6,8 +6,8 @@ use ibi::Ibi;
 
 use super::key_hash::hash_key;
 use super::{Registry, RegistryError, RegistryErrorKind};
-use crate::health::Snapshot;
-use crate::store::{StoreError, Value, REGISTRY_CHANNEL};
+use crate::health::{Snapshot, State};
+use crate::store::{StoreError, StoreErrorKind, Value, REGISTRY_CHANNEL};
 use crate::values;
 
 /// One registered Archive.
@@ -186,7 +186,7 @@ impl Registry {
                     ip: r.opt_text(6)?.and_then(|ip| ip.parse().ok()),
                     recorded: Snapshot {
                         failures: r.int(2)?.clamp(0, u32::MAX as i64) as u32,
-                        dormant: r.int(3)? != 0,
+                        state: state_from_stored(r.int(3)?)?,
                         last_success_ms: 0,
                         latency_us: r.opt_real(4)?.map_or(0, |ms| (ms * 1000.0).max(0.0) as u64),
                     },
@@ -253,7 +253,7 @@ impl Registry {
             let n = tx.execute(
                 "UPDATE archives SET address = ?2, ip = ?3, platformversion = ?4,
                         reportedemail = ?5, included = 1, confirmation = ?6, changed = ?7,
-                        failures = 0, dormant = 0, spelling = ?8, ipreached = ?9,
+                        failures = 0, dormant = ?10, spelling = ?8, ipreached = ?9,
                         lastsuccess = CASE WHEN ?6 = 'successful' THEN ?7 ELSE lastsuccess END
                  WHERE serviceibi = ?1",
                 values![
@@ -269,7 +269,8 @@ impl Registry {
                     },
                     now,
                     serviceibi.as_str(),
-                    i64::from(inc.ip_reached)
+                    i64::from(inc.ip_reached),
+                    stored_state(State::Awake)
                 ],
             )?;
             one_row(n, serviceibi)?;
@@ -307,7 +308,7 @@ impl Registry {
                     &[
                         Value::from(archive),
                         Value::Int(h.failures.into()),
-                        Value::Int(h.dormant.into()),
+                        Value::Int(stored_state(h.state)),
                         latency.unwrap_or(Value::Null),
                         Value::from(last),
                     ],
@@ -342,6 +343,26 @@ fn spelt_ibi(spelling: String) -> Result<Ibi, RegistryError> {
     })
 }
 
+/// A [`State`] as the registry stores it, in the column `dormant`: 0 or 1.
+fn stored_state(state: State) -> i64 {
+    match state {
+        State::Awake => 0,
+        State::Dormant => 1,
+    }
+}
+
+/// The [`State`] stored as `stored` in the column `dormant`; refused when it is none.
+fn state_from_stored(stored: i64) -> Result<State, StoreError> {
+    match stored {
+        0 => Ok(State::Awake),
+        1 => Ok(State::Dormant),
+        other => Err(StoreError {
+            message: format!("dormant: 0 or 1 expected, {other} found"),
+            kind: StoreErrorKind::Other,
+        }),
+    }
+}
+
 /// An update of one Archive's row: it must have been there.
 fn one_row(changed: u64, serviceibi: &Ibi) -> Result<(), RegistryError> {
     if changed == 1 {
@@ -359,6 +380,25 @@ mod tests {
     use super::*;
     use crate::registry::verify_key;
     use crate::store::testing::{registries, TestRegistry};
+
+    #[test]
+    fn the_state_is_stored_as_0_or_1_and_any_other_value_refused() {
+        assert_eq!(stored_state(State::Awake), 0);
+        assert_eq!(stored_state(State::Dormant), 1);
+        assert_eq!(state_from_stored(0).unwrap(), State::Awake);
+        assert_eq!(state_from_stored(1).unwrap(), State::Dormant);
+        for state in State::ALL {
+            assert_eq!(state_from_stored(stored_state(*state)).unwrap(), *state);
+        }
+        for wrong in [2, -1, i64::MAX] {
+            let e = state_from_stored(wrong).unwrap_err();
+            assert_eq!(e.kind, StoreErrorKind::Other);
+            assert_eq!(
+                e.message,
+                format!("dormant: 0 or 1 expected, {wrong} found")
+            );
+        }
+    }
 
     #[test]
     fn register_include_exclude_unregister() {
