@@ -27,8 +27,8 @@ pub struct ArchiveRecord {
     pub lastsuccess: Option<String>,
     pub failures: i64,
     pub latencyms: Option<f64>,
-    /// Not asked by resolutions until a probe answers.
-    pub dormant: bool,
+    /// Asked by resolutions, or dormant: not asked until a probe answers.
+    pub health: State,
     /// IBIs remembered at another Archive whose Original it claimed too.
     pub conflicts: i64,
     /// Inclusions at another address than the one recorded.
@@ -157,7 +157,7 @@ impl Registry {
                     lastsuccess: r.opt_text(9)?,
                     failures: r.int(10)?,
                     latencyms: r.opt_real(11)?,
-                    dormant: r.int(12)? != 0,
+                    health: state_from_stored(r.int(12)?)?,
                     conflicts: r.int(13)?,
                     moves: r.int(14)?,
                     movedat: r.opt_text(15)?,
@@ -397,6 +397,61 @@ mod tests {
                 e.message,
                 format!("dormant: 0 or 1 expected, {wrong} found")
             );
+        }
+    }
+
+    #[test]
+    fn a_dormant_archive_is_read_back_dormant_and_an_unknown_state_is_an_error() {
+        for TestRegistry { database, .. } in registries() {
+            let ibi = Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap();
+            let mut r = Registry::open(&database).unwrap();
+            r.register(&ibi, "banon@dpi.inpe.br", "1234567890").unwrap();
+            r.include(
+                &ibi,
+                &Inclusion {
+                    address: "mtc-m21.sid.inpe.br",
+                    ip: "150.163.34.239",
+                    platformversion: "2014:11.09.02.16.15",
+                    email: "banon@dpi.inpe.br",
+                    confirmed: true,
+                    ip_reached: false,
+                },
+            )
+            .unwrap();
+            let dormant = Snapshot {
+                failures: 5,
+                state: State::Dormant,
+                ..Snapshot::default()
+            };
+            r.record_health(&[(ibi.as_str().to_string(), dormant.clone())])
+                .unwrap();
+            assert_eq!(r.included().unwrap()[0].recorded, dormant);
+            assert_eq!(r.list().unwrap()[0].health, State::Dormant);
+            let stored = r.conn.query("SELECT dormant FROM archives", &[]).unwrap();
+            assert_eq!(stored[0].int(0).unwrap(), 1);
+            r.conn
+                .execute("UPDATE archives SET dormant = 2", &[])
+                .unwrap();
+            let e = r.list().unwrap_err();
+            assert_eq!(e.kind(), RegistryErrorKind::Database);
+            assert!(e.to_string().contains("0 or 1 expected, 2 found"), "{e}");
+            assert!(r.included().is_err());
+            // Included again: awake, stored as 0.
+            r.include(
+                &ibi,
+                &Inclusion {
+                    address: "mtc-m21.sid.inpe.br",
+                    ip: "150.163.34.239",
+                    platformversion: "2014:11.09.02.16.15",
+                    email: "banon@dpi.inpe.br",
+                    confirmed: true,
+                    ip_reached: false,
+                },
+            )
+            .unwrap();
+            assert_eq!(r.list().unwrap()[0].health, State::Awake);
+            let stored = r.conn.query("SELECT dormant FROM archives", &[]).unwrap();
+            assert_eq!(stored[0].int(0).unwrap(), 0);
         }
     }
 
