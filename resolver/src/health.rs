@@ -3,11 +3,16 @@
 //! it, and it is probed every `probe` interval with `inclusionConfirmationRequest` until
 //! it answers. Kept in memory by the server and written to the registry with the rest of
 //! its state, so that `ibi-resolver archives` shows it and a restart remembers it.
+//! Whether it is asked is a [`State`], each decision on it a `match`: another state would
+//! be pointed at by the compiler wherever one is made.
 
 use std::collections::HashMap;
+use std::fmt::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
+
+use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
 
 /// Weight of a new latency in the running average, out of 8.
 const LATENCY_WEIGHT: u64 = 2;
@@ -18,10 +23,50 @@ const LATENCY_WEIGHT: u64 = 2;
 /// connections a default `ibi-archive serve` accepts from one client.
 pub const OVERLOADED_FOR: Duration = Duration::from_secs(30);
 
+/// Whether resolutions ask an Archive.
+#[derive(Clone, Copy, Debug, Default, Hash, PartialEq, Eq)]
+pub enum State {
+    /// Asked by resolutions.
+    #[default]
+    Awake,
+    /// It failed `dormant_after` times in a row (or was overloaded as long): asked by no
+    /// resolution, only probed, until it answers.
+    Dormant,
+}
+
+impl State {
+    /// Every value.
+    pub const ALL: &'static [State] = &[State::Awake, State::Dormant];
+
+    /// As a metric's label would spell it.
+    pub fn label(self) -> &'static str {
+        match self {
+            State::Awake => "awake",
+            State::Dormant => "dormant",
+        }
+    }
+
+    /// The value of `archive_up`: 1 while it is asked, 0 while it is not.
+    pub fn up(self) -> i64 {
+        match self {
+            State::Awake => 1,
+            State::Dormant => 0,
+        }
+    }
+}
+
+impl EncodeLabelValue for State {
+    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> fmt::Result {
+        encoder.write_str(self.label())
+    }
+}
+
 /// One Archive's health; shared by every resolution that asks it.
 #[derive(Debug, Default)]
 pub struct Health {
     failures: AtomicU32,
+    /// Its [`State`], kept lock-free: read and changed only by [`Health::state`] and
+    /// [`Health::swap_state`].
     dormant: AtomicBool,
     /// Milliseconds since the epoch of the last answer; 0 when none yet.
     last_success_ms: AtomicI64,
@@ -39,7 +84,7 @@ pub struct Health {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Snapshot {
     pub failures: u32,
-    pub dormant: bool,
+    pub state: State,
     /// Milliseconds since the epoch; 0 when never.
     pub last_success_ms: i64,
     /// µs; 0 when unknown.
@@ -61,7 +106,7 @@ impl Health {
     pub fn from_snapshot(s: &Snapshot) -> Health {
         Health {
             failures: AtomicU32::new(s.failures),
-            dormant: AtomicBool::new(s.dormant),
+            dormant: AtomicBool::new(dormant_flag(s.state)),
             last_success_ms: AtomicI64::new(s.last_success_ms),
             latency_us: AtomicU64::new(s.latency_us),
             dirty: AtomicBool::new(false),
@@ -70,14 +115,28 @@ impl Health {
         }
     }
 
-    pub fn is_dormant(&self) -> bool {
-        self.dormant.load(Ordering::Relaxed)
+    /// Whether resolutions ask it now.
+    pub fn state(&self) -> State {
+        if self.dormant.load(Ordering::Relaxed) {
+            State::Dormant
+        } else {
+            State::Awake
+        }
+    }
+
+    /// Puts it in `to`; the state it was in.
+    fn swap_state(&self, to: State) -> State {
+        if self.dormant.swap(dormant_flag(to), Ordering::Relaxed) {
+            State::Dormant
+        } else {
+            State::Awake
+        }
     }
 
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
             failures: self.failures.load(Ordering::Relaxed),
-            dormant: self.dormant.load(Ordering::Relaxed),
+            state: self.state(),
             last_success_ms: self.last_success_ms.load(Ordering::Relaxed),
             latency_us: self.latency_us.load(Ordering::Relaxed),
         }
@@ -99,10 +158,9 @@ impl Health {
         self.overloaded_since_ms.store(0, Ordering::Relaxed);
         self.overloads.store(0, Ordering::Relaxed);
         self.dirty.store(true, Ordering::Relaxed);
-        if self.dormant.swap(false, Ordering::Relaxed) {
-            Change::Woke
-        } else {
-            Change::Unchanged
+        match self.swap_state(State::Awake) {
+            State::Dormant => Change::Woke,
+            State::Awake => Change::Unchanged,
         }
     }
 
@@ -114,11 +172,8 @@ impl Health {
             .fetch_add(1, Ordering::Relaxed)
             .saturating_add(1);
         self.dirty.store(true, Ordering::Relaxed);
-        if dormant_after > 0
-            && failures >= dormant_after
-            && !self.dormant.swap(true, Ordering::Relaxed)
-        {
-            Change::FellDormant
+        if dormant_after > 0 && failures >= dormant_after {
+            self.fall_dormant()
         } else {
             Change::Unchanged
         }
@@ -142,21 +197,36 @@ impl Health {
             .fetch_add(1, Ordering::Relaxed)
             .saturating_add(1);
         let lasted = now - since >= OVERLOADED_FOR.as_millis() as i64;
-        if dormant_after > 0
-            && overloads >= dormant_after
-            && lasted
-            && !self.dormant.swap(true, Ordering::Relaxed)
-        {
-            self.dirty.store(true, Ordering::Relaxed);
-            Change::FellDormant
+        if dormant_after > 0 && overloads >= dormant_after && lasted {
+            let change = self.fall_dormant();
+            if change == Change::FellDormant {
+                self.dirty.store(true, Ordering::Relaxed);
+            }
+            change
         } else {
             Change::Unchanged
+        }
+    }
+
+    /// Makes it dormant: [`Change::FellDormant`] the first time, not again while it is.
+    fn fall_dormant(&self) -> Change {
+        match self.swap_state(State::Dormant) {
+            State::Awake => Change::FellDormant,
+            State::Dormant => Change::Unchanged,
         }
     }
 
     /// Whether it changed since the last call.
     fn take_dirty(&self) -> bool {
         self.dirty.swap(false, Ordering::Relaxed)
+    }
+}
+
+/// The private form of `state` in [`Health`]'s atomic.
+fn dormant_flag(state: State) -> bool {
+    match state {
+        State::Awake => false,
+        State::Dormant => true,
     }
 }
 
@@ -254,20 +324,20 @@ mod tests {
         assert_eq!(h.snapshot().failures, 0);
         assert_eq!(h.failure(3), Change::Unchanged);
         assert_eq!(h.failure(3), Change::Unchanged);
-        assert!(!h.is_dormant());
+        assert_eq!(h.state(), State::Awake);
         assert_eq!(h.failure(3), Change::FellDormant);
-        assert!(h.is_dormant());
+        assert_eq!(h.state(), State::Dormant);
         // Falling once, not again at every further failure.
         assert_eq!(h.failure(3), Change::Unchanged);
         assert_eq!(h.snapshot().failures, 4);
         assert_eq!(h.success(Duration::from_millis(4), NOW), Change::Woke);
-        assert!(!h.is_dormant());
+        assert_eq!(h.state(), State::Awake);
         // 0: never dormant.
         let h = Health::default();
         for _ in 0..100 {
             assert_eq!(h.failure(0), Change::Unchanged);
         }
-        assert!(!h.is_dormant());
+        assert_eq!(h.state(), State::Awake);
     }
 
     #[test]
@@ -280,14 +350,14 @@ mod tests {
             assert_eq!(h.overloaded(3, after(ms)), Change::Unchanged);
         }
         assert_eq!(h.snapshot().failures, 0);
-        assert!(!h.is_dormant());
+        assert_eq!(h.state(), State::Awake);
         // An answer in between starts it again.
         assert_eq!(h.success(Duration::from_millis(4), NOW), Change::Unchanged);
         assert_eq!(h.overloaded(3, after(30_000)), Change::Unchanged);
         assert_eq!(h.overloaded(3, after(59_999)), Change::Unchanged);
         // Nothing but 503s for OVERLOADED_FOR, and at least dormant_after of them.
         assert_eq!(h.overloaded(3, after(60_000)), Change::FellDormant);
-        assert!(h.is_dormant());
+        assert_eq!(h.state(), State::Dormant);
         assert_eq!(h.success(Duration::from_millis(4), NOW), Change::Woke);
         // Two in 30 s are not three.
         let h = Health::default();
@@ -338,7 +408,7 @@ mod tests {
                 "a".to_string(),
                 Snapshot {
                     failures: 5,
-                    dormant: true,
+                    state: State::Dormant,
                     ..Snapshot::default()
                 }
             )]
@@ -348,5 +418,41 @@ mod tests {
         book.retain(&["b"]);
         assert_eq!(book.all().len(), 1);
         assert_eq!(book.all()[0].0, "b");
+    }
+
+    #[test]
+    fn each_state_has_its_label_and_its_value_of_archive_up() {
+        let labels: Vec<&str> = State::ALL.iter().map(|s| s.label()).collect();
+        assert_eq!(labels, ["awake", "dormant"]);
+        let up: Vec<i64> = State::ALL.iter().map(|s| s.up()).collect();
+        assert_eq!(up, [1, 0]);
+        let mut text = String::new();
+        {
+            use prometheus_client::encoding::text::encode;
+            use prometheus_client::encoding::EncodeLabelSet;
+            use prometheus_client::metrics::counter::Counter;
+            use prometheus_client::metrics::family::Family;
+            use prometheus_client::registry::Registry;
+
+            #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+            struct Labels {
+                state: State,
+            }
+            let family = Family::<Labels, Counter>::default();
+            for &state in State::ALL {
+                family.get_or_create(&Labels { state }).inc();
+            }
+            let mut registry = Registry::default();
+            registry.register("archives", "Archives by state", family);
+            encode(&mut text, &registry).expect("encoded");
+        }
+        assert!(
+            text.contains("archives_total{state=\"awake\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("archives_total{state=\"dormant\"} 1\n"),
+            "{text}"
+        );
     }
 }

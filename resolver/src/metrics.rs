@@ -102,7 +102,7 @@ impl Collector for HealthGauges {
             (
                 "archive_up",
                 "1 while an included Archive is asked, 0 while it is dormant",
-                |s| i64::from(!s.dormant),
+                |s| s.state.up(),
             ),
             (
                 "archive_consecutive_failures",

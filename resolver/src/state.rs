@@ -223,8 +223,9 @@ impl AppState {
                 .engine
                 .health
                 .of(a.serviceibi.as_str(), || a.recorded.clone());
-            if !health.is_dormant() {
-                continue;
+            match health.state() {
+                crate::health::State::Dormant => {}
+                crate::health::State::Awake => continue,
             }
             let client = self.engine.client.clone();
             let clock = self.engine.clock.clone();

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use ibi_resolver::health::State;
 use ibi_resolver::registry::ArchiveRecord;
 
 use super::{CliError, CliResult};
@@ -63,7 +64,10 @@ fn csv_rows(list: &[ArchiveRecord]) -> String {
             dash(&a.confirmation),
             dash(&a.lastsuccess),
             a.failures,
-            if a.dormant { "yes" } else { "no" },
+            match a.health {
+                State::Awake => "no",
+                State::Dormant => "yes",
+            },
             a.latencyms.map_or("-".into(), |l| format!("{l:.3}")),
             dash(&a.changed),
             field(&a.email),
@@ -88,10 +92,10 @@ fn lines(list: &[ArchiveRecord]) -> String {
             "{}  {}  {}  confirmation {}  last seen {}  failures {}{}{}{}{}\n",
             a.serviceibi,
             dash(&a.address),
-            match (a.included, a.dormant) {
+            match (a.included, a.health) {
                 (false, _) => "not included",
-                (true, false) => "included",
-                (true, true) => "included, dormant",
+                (true, State::Awake) => "included",
+                (true, State::Dormant) => "included, dormant",
             },
             dash(&a.confirmation),
             dash(&a.lastsuccess),

@@ -6,8 +6,8 @@ use ibi::Ibi;
 
 use super::key_hash::hash_key;
 use super::{Registry, RegistryError, RegistryErrorKind};
-use crate::health::Snapshot;
-use crate::store::{StoreError, Value, REGISTRY_CHANNEL};
+use crate::health::{Snapshot, State};
+use crate::store::{StoreError, StoreErrorKind, Value, REGISTRY_CHANNEL};
 use crate::values;
 
 /// One registered Archive.
@@ -27,8 +27,8 @@ pub struct ArchiveRecord {
     pub lastsuccess: Option<String>,
     pub failures: i64,
     pub latencyms: Option<f64>,
-    /// Not asked by resolutions until a probe answers.
-    pub dormant: bool,
+    /// Asked by resolutions, or dormant: not asked until a probe answers.
+    pub health: State,
     /// IBIs remembered at another Archive whose Original it claimed too.
     pub conflicts: i64,
     /// Inclusions at another address than the one recorded.
@@ -157,7 +157,7 @@ impl Registry {
                     lastsuccess: r.opt_text(9)?,
                     failures: r.int(10)?,
                     latencyms: r.opt_real(11)?,
-                    dormant: r.int(12)? != 0,
+                    health: state_from_stored(r.int(12)?)?,
                     conflicts: r.int(13)?,
                     moves: r.int(14)?,
                     movedat: r.opt_text(15)?,
@@ -186,7 +186,7 @@ impl Registry {
                     ip: r.opt_text(6)?.and_then(|ip| ip.parse().ok()),
                     recorded: Snapshot {
                         failures: r.int(2)?.clamp(0, u32::MAX as i64) as u32,
-                        dormant: r.int(3)? != 0,
+                        state: state_from_stored(r.int(3)?)?,
                         last_success_ms: 0,
                         latency_us: r.opt_real(4)?.map_or(0, |ms| (ms * 1000.0).max(0.0) as u64),
                     },
@@ -253,7 +253,7 @@ impl Registry {
             let n = tx.execute(
                 "UPDATE archives SET address = ?2, ip = ?3, platformversion = ?4,
                         reportedemail = ?5, included = 1, confirmation = ?6, changed = ?7,
-                        failures = 0, dormant = 0, spelling = ?8, ipreached = ?9,
+                        failures = 0, dormant = ?10, spelling = ?8, ipreached = ?9,
                         lastsuccess = CASE WHEN ?6 = 'successful' THEN ?7 ELSE lastsuccess END
                  WHERE serviceibi = ?1",
                 values![
@@ -269,7 +269,8 @@ impl Registry {
                     },
                     now,
                     serviceibi.as_str(),
-                    i64::from(inc.ip_reached)
+                    i64::from(inc.ip_reached),
+                    stored_state(State::Awake)
                 ],
             )?;
             one_row(n, serviceibi)?;
@@ -307,7 +308,7 @@ impl Registry {
                     &[
                         Value::from(archive),
                         Value::Int(h.failures.into()),
-                        Value::Int(h.dormant.into()),
+                        Value::Int(stored_state(h.state)),
                         latency.unwrap_or(Value::Null),
                         Value::from(last),
                     ],
@@ -342,6 +343,26 @@ fn spelt_ibi(spelling: String) -> Result<Ibi, RegistryError> {
     })
 }
 
+/// A [`State`] as the registry stores it, in the column `dormant`: 0 or 1.
+fn stored_state(state: State) -> i64 {
+    match state {
+        State::Awake => 0,
+        State::Dormant => 1,
+    }
+}
+
+/// The [`State`] stored as `stored` in the column `dormant`; refused when it is none.
+fn state_from_stored(stored: i64) -> Result<State, StoreError> {
+    match stored {
+        0 => Ok(State::Awake),
+        1 => Ok(State::Dormant),
+        other => Err(StoreError {
+            message: format!("dormant: 0 or 1 expected, {other} found"),
+            kind: StoreErrorKind::Other,
+        }),
+    }
+}
+
 /// An update of one Archive's row: it must have been there.
 fn one_row(changed: u64, serviceibi: &Ibi) -> Result<(), RegistryError> {
     if changed == 1 {
@@ -359,6 +380,80 @@ mod tests {
     use super::*;
     use crate::registry::verify_key;
     use crate::store::testing::{registries, TestRegistry};
+
+    #[test]
+    fn the_state_is_stored_as_0_or_1_and_any_other_value_refused() {
+        assert_eq!(stored_state(State::Awake), 0);
+        assert_eq!(stored_state(State::Dormant), 1);
+        assert_eq!(state_from_stored(0).unwrap(), State::Awake);
+        assert_eq!(state_from_stored(1).unwrap(), State::Dormant);
+        for state in State::ALL {
+            assert_eq!(state_from_stored(stored_state(*state)).unwrap(), *state);
+        }
+        for wrong in [2, -1, i64::MAX] {
+            let e = state_from_stored(wrong).unwrap_err();
+            assert_eq!(e.kind, StoreErrorKind::Other);
+            assert_eq!(
+                e.message,
+                format!("dormant: 0 or 1 expected, {wrong} found")
+            );
+        }
+    }
+
+    #[test]
+    fn a_dormant_archive_is_read_back_dormant_and_an_unknown_state_is_an_error() {
+        for TestRegistry { database, .. } in registries() {
+            let ibi = Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap();
+            let mut r = Registry::open(&database).unwrap();
+            r.register(&ibi, "banon@dpi.inpe.br", "1234567890").unwrap();
+            r.include(
+                &ibi,
+                &Inclusion {
+                    address: "mtc-m21.sid.inpe.br",
+                    ip: "150.163.34.239",
+                    platformversion: "2014:11.09.02.16.15",
+                    email: "banon@dpi.inpe.br",
+                    confirmed: true,
+                    ip_reached: false,
+                },
+            )
+            .unwrap();
+            let dormant = Snapshot {
+                failures: 5,
+                state: State::Dormant,
+                ..Snapshot::default()
+            };
+            r.record_health(&[(ibi.as_str().to_string(), dormant.clone())])
+                .unwrap();
+            assert_eq!(r.included().unwrap()[0].recorded, dormant);
+            assert_eq!(r.list().unwrap()[0].health, State::Dormant);
+            let stored = r.conn.query("SELECT dormant FROM archives", &[]).unwrap();
+            assert_eq!(stored[0].int(0).unwrap(), 1);
+            r.conn
+                .execute("UPDATE archives SET dormant = 2", &[])
+                .unwrap();
+            let e = r.list().unwrap_err();
+            assert_eq!(e.kind(), RegistryErrorKind::Database);
+            assert!(e.to_string().contains("0 or 1 expected, 2 found"), "{e}");
+            assert!(r.included().is_err());
+            // Included again: awake, stored as 0.
+            r.include(
+                &ibi,
+                &Inclusion {
+                    address: "mtc-m21.sid.inpe.br",
+                    ip: "150.163.34.239",
+                    platformversion: "2014:11.09.02.16.15",
+                    email: "banon@dpi.inpe.br",
+                    confirmed: true,
+                    ip_reached: false,
+                },
+            )
+            .unwrap();
+            assert_eq!(r.list().unwrap()[0].health, State::Awake);
+            let stored = r.conn.query("SELECT dormant FROM archives", &[]).unwrap();
+            assert_eq!(stored[0].int(0).unwrap(), 0);
+        }
+    }
 
     #[test]
     fn register_include_exclude_unregister() {

@@ -13,7 +13,7 @@ use super::teach::{Admission, Admit};
 use super::urls::ip_list;
 use super::{Engine, Reader};
 use crate::clock;
-use crate::health::Health;
+use crate::health::{self, Health};
 use crate::registry::Included;
 
 /// The detail of an answer set aside, in the inspection view.
@@ -173,10 +173,13 @@ impl Engine {
         let ips = ip_list(&reader.ips);
         let mut requests: Vec<(usize, String)> = Vec::with_capacity(archives.len());
         for (i, a) in archives.iter().enumerate() {
-            if hearing.healths[i].is_dormant() {
-                hearing.asked[i].result = AskResult::Dormant;
-                hearing.said[i] = Said::Down;
-                continue;
+            match hearing.healths[i].state() {
+                health::State::Awake => {}
+                health::State::Dormant => {
+                    hearing.asked[i].result = AskResult::Dormant;
+                    hearing.said[i] = Said::Down;
+                    continue;
+                }
             }
             let mut pairs: Vec<(&str, &[u8])> =
                 vec![("clientinformation.ipaddress", ips.as_bytes())];

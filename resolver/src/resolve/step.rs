@@ -10,6 +10,7 @@ use super::round::Ask;
 use super::teach::Admit;
 use super::{Budget, Engine, Reader};
 use crate::clock;
+use crate::health;
 use crate::homes::Archives;
 use crate::labels;
 use crate::memory::Recalled;
@@ -228,10 +229,14 @@ impl Engine {
             .copied()
             .filter(|(i, _)| {
                 let a = &archives[*i];
-                !self
+                match self
                     .health
                     .of(a.serviceibi.as_str(), || a.recorded.clone())
-                    .is_dormant()
+                    .state()
+                {
+                    health::State::Awake => true,
+                    health::State::Dormant => false,
+                }
             })
             .collect();
         let mut heard: Vec<(usize, Said, AskResult)> = first
