@@ -16,9 +16,10 @@
 //! conflicts, the outcome, the URLs, the next edition for Memento).
 //!
 //! A module is public only where something outside the library needs it: the command's
-//! `cli` (the settings, the registry and its store, `setup`, resolution for `resolve`,
-//! the client's bounds, the server, the logs, the process and the memory's clock) and the
-//! tests (the pages' style); the rest are private to the crate.
+//! `cli` (the settings, the registry and its store, an Archive's health, `setup`,
+//! resolution for `resolve`, the client's bounds, the server, the logs, the process and
+//! the memory's clock) and the tests (the pages' style); the rest are private to the
+//! crate.
 
 mod acknowledge;
 mod answer;
@@ -27,7 +28,7 @@ mod clients;
 mod clock;
 pub mod config;
 mod editions;
-mod health;
+pub mod health;
 mod homes;
 mod keys;
 mod labels;
