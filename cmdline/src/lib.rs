@@ -9,6 +9,7 @@
 use std::fmt::Write;
 
 mod error;
+pub mod prose;
 
 pub use error::{generate, help, print_text, CliError, CliResult, Naming};
 
