@@ -12,7 +12,8 @@
 //!   star as written (`` `*` ``, `a * b`).
 //! - A word `--flag` (two hyphens, then a lower-case letter) is bold in roff.
 //! - In roff, `\` is written `\e` and `-` `\-`, and a line that would start with `.` or
-//!   `'` (which roff reads as a request) starts with `\&`.
+//!   `'` (which roff reads as a request) starts with `\&`. A literal, an operand or a
+//!   flag that begins a word starts with `\%`: roff does not hyphenate it.
 
 /// The width of a roff paragraph's source lines (roff fills them anew: this is only for
 /// the page's source to read well).
@@ -110,12 +111,21 @@ fn inline(text: &str, to: Target) -> String {
     let mut i = 0;
     while i < chars.len() {
         let c = chars[i];
+        // roff: a literal, an operand or a flag that begins a word is never hyphenated.
+        let nohyphen = if i == 0 || chars[i - 1].is_whitespace() {
+            "\\%"
+        } else {
+            ""
+        };
         if c == '`' {
             literal = !literal;
             operand = false;
             match (to, literal) {
                 (Target::Plain, _) => out.push('`'),
-                (Target::Roff, true) => out.push_str("\\fB"),
+                (Target::Roff, true) => {
+                    out.push_str("\\fB");
+                    out.push_str(nohyphen);
+                }
                 (Target::Roff, false) => out.push_str("\\fR"),
             }
         } else if c == '*' && operand {
@@ -127,11 +137,13 @@ fn inline(text: &str, to: Target) -> String {
             operand = true;
             if roff {
                 out.push_str("\\fI");
+                out.push_str(nohyphen);
             }
         } else if !literal && !operand && flag_at(&chars, i) > 0 {
             let n = flag_at(&chars, i);
             if roff {
                 out.push_str("\\fB");
+                out.push_str(nohyphen);
                 chars[i..i + n].iter().for_each(|c| push_roff(&mut out, *c));
                 out.push_str("\\fR");
             } else {
@@ -262,7 +274,7 @@ mod tests {
         let text = "Creates an Archive in *R* (made if\nmissing), as `ibi-archive new` mints;\nsee --email.\n";
         assert_eq!(
             roff(text),
-            "Creates an Archive in \\fIR\\fR (made if missing), as \\fBibi\\-archive new\\fR\nmints; see \\fB\\-\\-email\\fR.\n"
+            "Creates an Archive in \\fI\\%R\\fR (made if missing), as \\fB\\%ibi\\-archive new\\fR\nmints; see \\fB\\%\\-\\-email\\fR.\n"
         );
     }
 
@@ -275,7 +287,7 @@ mod tests {
         );
         assert_eq!(
             roff(text),
-            "One.\n.PP\n.nf\n.RS\nitem    a \\fB*\\fR row\nmonth   \\fIYYYY\\fR\\-MM\n.RE\n.fi\n.PP\nTwo.\n"
+            "One.\n.PP\n.nf\n.RS\nitem    a \\fB\\%*\\fR row\nmonth   \\fI\\%YYYY\\fR\\-MM\n.RE\n.fi\n.PP\nTwo.\n"
         );
         assert_eq!(roff_with("One.\n\nTwo.", ".IP"), "One.\n.IP\nTwo.\n");
     }
@@ -284,7 +296,7 @@ mod tests {
     fn roff_escapes_backslashes_hyphens_and_a_leading_dot_or_quote() {
         assert_eq!(
             roff("a\\b c-d --e-f -g\n"),
-            "a\\eb c\\-d \\fB\\-\\-e\\-f\\fR \\-g\n"
+            "a\\eb c\\-d \\fB\\%\\-\\-e\\-f\\fR \\-g\n"
         );
         // A wrapped line starting with a dot or a quote.
         let words = "word ".repeat(14);
@@ -300,11 +312,11 @@ mod tests {
     fn operands_inside_literals_and_stars_as_written() {
         assert_eq!(
             roff("`ibi-archive *COMMAND* --help`, *FILE*s, `*`, a * b, x*y*z\n"),
-            "\\fBibi\\-archive \\fICOMMAND\\fB \\-\\-help\\fR, \\fIFILE\\fRs, \\fB*\\fR, a * b, x*y*z\n"
+            "\\fB\\%ibi\\-archive \\fI\\%COMMAND\\fB \\-\\-help\\fR, \\fI\\%FILE\\fRs, \\fB\\%*\\fR, a * b,\nx*y*z\n"
         );
         assert_eq!(
             roff("*-*, *a b*, * a*\n"),
-            "\\fI\\-\\fR, \\fIa b\\fR, * a*\n"
+            "\\fI\\%\\-\\fR, \\fI\\%a b\\fR, * a*\n"
         );
         assert_eq!(
             plain(
@@ -319,7 +331,7 @@ mod tests {
     fn a_flag_is_two_hyphens_and_a_lower_case_letter() {
         assert_eq!(
             roff("--csv, --ip-, http://a--b, --A, -- x, (--to)\n"),
-            "\\fB\\-\\-csv\\fR, \\fB\\-\\-ip\\fR\\-, http://a\\-\\-b, \\-\\-A, \\-\\- x, (\\fB\\-\\-to\\fR)\n"
+            "\\fB\\%\\-\\-csv\\fR, \\fB\\%\\-\\-ip\\fR\\-, http://a\\-\\-b, \\-\\-A, \\-\\- x, (\\fB\\-\\-to\\fR)\n"
         );
     }
 
