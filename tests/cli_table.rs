@@ -10,13 +10,13 @@ use common::run_cmd;
 const COMMANDS: &[(&str, &str, &[&str], &str)] = &[
     (
         "init",
-        "usage: ibi-archive init [--root R] --address HOST[:PORT] [--host FQDN] [--ip IP]",
+        "usage: ibi-archive init [--root R] --address HOST[:PORT] [OPTIONS]",
         &["init"],
         "ibi-archive: init: missing --address; usage: ibi-archive init [--root R] --address HOST[:PORT] [OPTIONS]",
     ),
     (
         "new",
-        "usage: ibi-archive new [--root R] [--target FILE] [--language ll[-CC]]",
+        "usage: ibi-archive new [--root R] [OPTIONS] FILE...",
         &["new"],
         "ibi-archive: new: missing FILE; usage: ibi-archive new [--root R] [OPTIONS] FILE...",
     ),
@@ -46,7 +46,7 @@ const COMMANDS: &[(&str, &str, &[&str], &str)] = &[
     ),
     (
         "exclude",
-        "usage: ibi-archive include [--root R] [--resolver URL]...",
+        "usage: ibi-archive exclude [--root R] [--resolver URL]...",
         &["exclude", "--root"],
         "ibi-archive: exclude: missing argument for option '--root'; see ibi-archive exclude --help",
     ),

@@ -2,9 +2,9 @@
 //! executables from the definitions of their commands and flags (src/cli/definitions.rs,
 //! resolver/src/cli/definitions.rs): the files committed are what `--generate` prints,
 //! byte for byte. The man pages are well-formed roff and name, under each command, the
-//! flags its `--help` names (the two texts are written apart), and the completions, run in
-//! bash as bash runs them, offer each command its own flags. No root needed: nothing is
-//! installed.
+//! flags its `--help` names (both are rendered from one text of each command and flag),
+//! and the completions, run in bash as bash runs them, offer each command its own flags.
+//! No root needed: nothing is installed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -214,9 +214,9 @@ fn man_sections(page: &str, program: &str) -> BTreeMap<String, String> {
 }
 
 /// Each command's part of the man page names the flags its `--help` names, no more and no
-/// fewer, and the rest of the page none that no command takes: the texts are written
-/// apart (the definitions keep --help and the flags in step, src/cli/definitions.rs), and
-/// this keeps the page in step with both.
+/// fewer, and the rest of the page none that no command takes: both are rendered from the
+/// same texts (src/cli/definitions.rs), and this keeps the renderings, and the page's own
+/// sections written in roff, in step with them.
 fn check_man_and_help_agree(program: &str, bin: &Path) {
     let page = fs::read_to_string(debian(&format!("{program}.1"))).unwrap();
     let sections = man_sections(&page, program);

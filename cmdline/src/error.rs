@@ -124,23 +124,25 @@ pub fn print_text(text: &str) -> CliResult {
         .map_err(|e| CliError::failed(format!("cannot write to stdout: {e}")))
 }
 
-/// `PROGRAM help [COMMAND]`: the program's `--help`, or the command's; `help_help` for
-/// `help --help`.
-pub fn help<Run>(
-    program: &Program<Run>,
-    parser: &mut lexopt::Parser,
-    help_help: &str,
-) -> CliResult {
+/// `PROGRAM help [COMMAND]`: the program's `--help`, or the command's.
+pub fn help<Run>(program: &Program<Run>, parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::Arg::{Long, Short, Value};
     let mut name = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return print_text(help_help),
+            Short('h') | Long("help") => return print_help(program, "help"),
             Value(v) if name.is_none() => name = Some(v.to_string_lossy().into_owned()),
             other => return Err(CliError::unexpected(program, "help", other)),
         }
     }
     let text = crate::help_text(program, name.as_deref()).map_err(CliError::usage)?;
+    print_text(&text)
+}
+
+/// Prints the `--help` of the command `name` of `program` (`ibi mint` for a subcommand).
+pub fn print_help<Run>(program: &Program<Run>, name: &str) -> CliResult {
+    let text = crate::command_help(program, name)
+        .ok_or_else(|| CliError::failed(format!("{name}: no such command")))?;
     print_text(&text)
 }
 

@@ -1,16 +1,26 @@
 //! The command lines of `ibi-archive` and `ibi-resolver`, each defined once: a [`Program`]
 //! with its [`Command`]s and [`Flag`]s. From the definitions come the program's `--help`
-//! ([`usage`]), the hints of a usage error ([`did_you_mean`], [`flags_of`]), the man page
-//! ([`man`]) and the bash completion ([`bash_completion`]); each executable prints the
-//! last two with a hidden `--generate man|complete-bash`, and a test compares them with
-//! the files under debian/. What a failed command answers ([`CliError`]) and the steps
-//! every command line takes ([`help`], [`generate`], [`print_text`]) are here too.
+//! ([`usage`]), each command's `--help` ([`command_help`]), the hints of a usage error
+//! ([`did_you_mean`], [`flags_of`]), the man page ([`man`]) and the bash completion
+//! ([`bash_completion`]); each executable prints the last two with a hidden
+//! `--generate man|complete-bash`, and a test compares them with the files under debian/.
+//! What a failed command answers ([`CliError`]) and the steps every command line takes
+//! ([`help`], [`generate`], [`print_text`]) are here too.
+//!
+//! What a command does ([`Command::doc`]) and what a flag does ([`Flag::doc`]) are written
+//! once, in a light markup, and rendered twice: to plain text for `--help`, to roff for
+//! the man page ([`prose`]). Blocks are parted by a blank line: a paragraph is wrapped
+//! anew, a block whose lines all start with two spaces is kept as written;
+//! `` `words` `` is a command or a literal (kept in its backquotes in plain text, bold in
+//! roff); `*NAME*` an operand or placeholder (`NAME` in plain text, italic in roff); a
+//! `--flag` is bold in roff; roff's `\`, `-` and a leading `.` or `'` are escaped.
 
 use std::fmt::Write;
 
 mod error;
+pub mod prose;
 
-pub use error::{generate, help, print_text, CliError, CliResult, Naming};
+pub use error::{generate, help, print_help, print_text, CliError, CliResult, Naming};
 
 /// An executable's command line.
 pub struct Program<Run: 'static> {
@@ -44,11 +54,12 @@ pub struct Command<Run: 'static> {
     pub synopsis: &'static str,
     /// What it does, in a few words (lines after the first continue it).
     pub about: &'static str,
-    /// Its `--help`; the first line is its usage.
-    pub help: &'static str,
-    /// Its section of the man page (roff): one text per line of the synopsis, each
-    /// under that line as a heading.
-    pub man: &'static [&'static str],
+    /// What it does, in the markup of [`prose`]: one text per line of the synopsis. Its
+    /// `--help` is its usage, these texts and the table of its flags; its section of the
+    /// man page each text under its line of the synopsis as a heading, then its flags. A
+    /// command whose texts are the next command's (include and exclude) shares that
+    /// command's section: its headings only.
+    pub doc: &'static [&'static str],
     /// Words it takes after its name that are no flag's: `mint` of `ibi mint`.
     pub subcommands: &'static [&'static str],
     /// What completes an argument that is not a flag.
@@ -63,7 +74,8 @@ pub struct Flag {
     pub short: Option<char>,
     /// The name of its value; `None` for a switch.
     pub value: Option<&'static str>,
-    /// What it does (roff, one paragraph); empty when its command's text says it.
+    /// What it does, in the markup of [`prose`]: its line of each `--help` that lists
+    /// it, and its paragraph of the man page. Never empty (see [`undocumented`]).
     pub doc: &'static str,
     /// The commands that take it: names (`ibi mint` for a subcommand), `""` for the
     /// program itself (before a command), `"*"` for every command.
@@ -145,14 +157,134 @@ pub fn help_text<Run>(program: &Program<Run>, command: Option<&str>) -> Result<S
     let Some(name) = command else {
         return Ok(usage(program));
     };
-    match program.command(name) {
-        Some(cmd) => Ok(cmd.help.to_string()),
+    match command_help(program, name) {
+        Some(text) => Ok(text),
         None => Err(format!(
             "help: unknown command {name:?}{}; see {} --help",
             did_you_mean(name, program.commands.iter().map(|c| c.name), ""),
             program.name
         )),
     }
+}
+
+/// The width of `--help`'s lines.
+pub const HELP_WIDTH: usize = 80;
+
+/// The widest flag names (and value) that `--help` puts in the column before what the
+/// flags do; wider ones have lines of their own.
+const FLAG_COLUMN: usize = 24;
+
+/// The subcommand (one of `command`'s) that the synopsis line `line` of `command` is
+/// the form of.
+fn form_of<'a, Run>(command: &Command<Run>, line: &'a str) -> Option<&'a str> {
+    let word = line
+        .strip_prefix(command.name)?
+        .strip_prefix(' ')?
+        .split(' ')
+        .next()?;
+    command.subcommands.contains(&word).then_some(word)
+}
+
+/// The names a command's flags are taken by: `name`, and `name sub` for each of its
+/// subcommands.
+fn takers_of<Run>(command: &Command<Run>) -> Vec<String> {
+    let mut names = vec![command.name.to_string()];
+    names.extend(
+        command
+            .subcommands
+            .iter()
+            .map(|s| format!("{} {s}", command.name)),
+    );
+    names
+}
+
+/// The `--help` of the command `name` (`ibi mint` for a subcommand): `usage:` and its
+/// forms (the lines of its synopsis, those of the subcommand only), what it does, and the
+/// table of its flags (those of its subcommands too); `None` when it has no such command.
+pub fn command_help<Run>(p: &Program<Run>, name: &str) -> Option<String> {
+    let (command, sub) = match name.split_once(' ') {
+        Some((c, s)) => (c, Some(s)),
+        None => (name, None),
+    };
+    let c = p.command(command)?;
+    if sub.is_some_and(|s| !c.subcommands.contains(&s)) {
+        return None;
+    }
+    let forms: Vec<(usize, &str)> = c
+        .synopsis
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| sub.is_none() || form_of(c, line) == sub)
+        .collect();
+    let mut out = String::new();
+    for (k, (_, line)) in forms.iter().enumerate() {
+        let lead = if k == 0 { "usage:" } else { "      " };
+        let _ = writeln!(out, "{lead} {} {line}", p.name);
+    }
+    for (i, _) in &forms {
+        if let Some(doc) = c.doc.get(*i) {
+            out.push('\n');
+            out.push_str(&prose::plain(doc, HELP_WIDTH));
+        }
+    }
+    let takers = match sub {
+        Some(_) => vec![name.to_string()],
+        None => takers_of(c),
+    };
+    let flags: Vec<&Flag> = p
+        .flags
+        .iter()
+        .filter(|f| takers.iter().any(|t| f.taken_by(t)))
+        .collect();
+    if !flags.is_empty() {
+        out.push('\n');
+        out.push_str(&flag_table(&flags, HELP_WIDTH));
+    }
+    Some(out)
+}
+
+/// A flag's names (and short name) and value, as `--help` lists it.
+fn flag_names(f: &Flag) -> String {
+    let mut names: Vec<String> = f.short.iter().map(|s| format!("-{s}")).collect();
+    names.extend(f.names.iter().map(|n| format!("--{n}")));
+    let mut tag = names.join(", ");
+    if let Some(v) = f.value {
+        let _ = write!(tag, " {v}");
+    }
+    tag
+}
+
+/// The table of `flags` in `--help`: each flag's names, and what it does in a column
+/// after the widest names that fit in [`FLAG_COLUMN`], its lines no wider than `width`.
+fn flag_table(flags: &[&Flag], width: usize) -> String {
+    let column = flags
+        .iter()
+        .map(|f| flag_names(f).chars().count())
+        .filter(|n| *n <= FLAG_COLUMN)
+        .max()
+        .unwrap_or(0);
+    let indent = 2 + column + 2;
+    let mut out = String::new();
+    for f in flags {
+        let names = flag_names(f);
+        let mut doc = prose::plain_lines(f.doc, width.saturating_sub(indent).max(20)).into_iter();
+        if names.chars().count() <= column {
+            let first = doc.next().unwrap_or_default();
+            let _ = writeln!(out, "{}", format!("  {names:<column$}  {first}").trim_end());
+        } else {
+            for line in prose::wrap(&names, width.saturating_sub(2)) {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        for line in doc {
+            if line.is_empty() {
+                out.push('\n');
+            } else {
+                let _ = writeln!(out, "{:indent$}{line}", "");
+            }
+        }
+    }
+    out
 }
 
 /// An argument as it was written: `-x`, `--flag`, or a value quoted.
@@ -295,7 +427,12 @@ fn flag_tag(f: &Flag) -> String {
 /// The flag paragraphs (`.TP`) of `flags`.
 fn flag_paragraphs<'a>(out: &mut String, flags: impl Iterator<Item = &'a Flag>) {
     for f in flags {
-        let _ = write!(out, ".TP\n{}\n{}\n", flag_tag(f), f.doc.trim_end());
+        let _ = write!(
+            out,
+            ".TP\n{}\n{}",
+            flag_tag(f),
+            prose::roff_with(f.doc, ".IP")
+        );
     }
 }
 
@@ -333,20 +470,24 @@ pub fn man<Run>(p: &Program<Run>) -> String {
         "\\fB{}\\fR \\fB\\-\\-help\\fR | \\fB\\-\\-version\\fR\n.fi\n.SH DESCRIPTION\n{}.SH COMMANDS\n",
         p.name, p.man_description
     );
-    for c in p.commands {
+    for (k, c) in p.commands.iter().enumerate() {
+        // Said under the next command, for both.
+        let shared = p.commands.get(k + 1).is_some_and(|next| next.doc == c.doc);
         for (i, line) in c.synopsis.lines().enumerate() {
             let _ = writeln!(out, ".SS \"{} {}\"", p.name, escape(line));
-            if let Some(text) = c.man.get(i).filter(|t| !t.is_empty()) {
-                out.push_str(text);
+            if let Some(text) = c.doc.get(i).filter(|_| !shared) {
+                out.push_str(&prose::roff(text));
             }
         }
-        let mut names = vec![c.name.to_string()];
-        names.extend(c.subcommands.iter().map(|s| format!("{} {s}", c.name)));
+        if shared {
+            continue;
+        }
+        let names = takers_of(c);
         flag_paragraphs(
             &mut out,
-            p.flags.iter().filter(|f| {
-                !f.option && !f.doc.is_empty() && names.iter().any(|n| f.takers.contains(&&**n))
-            }),
+            p.flags
+                .iter()
+                .filter(|f| !f.option && names.iter().any(|n| f.takers.contains(&&**n))),
         );
     }
     out.push_str(".SH OPTIONS\n");
@@ -583,32 +724,30 @@ fn operand_arms<Run>(p: &Program<Run>, f: &str, commands: &str) -> String {
     out
 }
 
-/// The differences between the `--flags` each command's `--help` names and those the
-/// definitions give it (and its subcommands), one line each: the help texts are written
-/// by hand, the flags defined once, and a test keeps the two in step.
-pub fn help_disagreements<Run>(p: &Program<Run>) -> Vec<String> {
+/// The flags a command takes that say nothing (an empty [`Flag::doc`]), one line each:
+/// a flag's doc is its line of `--help` and its paragraph of the man page.
+pub fn undocumented<Run>(p: &Program<Run>) -> Vec<String> {
+    p.flags
+        .iter()
+        .filter(|f| f.doc.trim().is_empty() && !f.takers.is_empty())
+        .map(|f| format!("--{} has no doc", f.names.join(", --")))
+        .collect()
+}
+
+/// The flags each command (and subcommand) takes that its `--help` does not name, one
+/// line each.
+pub fn help_omissions<Run>(p: &Program<Run>) -> Vec<String> {
     let mut found = Vec::new();
     for c in p.commands {
-        let named: std::collections::BTreeSet<&str> = c
-            .help
-            .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-'))
-            .filter_map(|w| w.strip_prefix("--"))
-            .filter(|f| f.starts_with(|ch: char| ch.is_ascii_lowercase()))
-            .collect();
-        let mut takers = vec![c.name.to_string()];
-        takers.extend(c.subcommands.iter().map(|s| format!("{} {s}", c.name)));
-        let taken: std::collections::BTreeSet<&str> = takers
-            .iter()
-            .flat_map(|t| flags_of(p.flags, t).collect::<Vec<_>>())
-            .collect();
-        for f in named.difference(&taken) {
-            found.push(format!(
-                "{} --help names --{f}, which it does not take",
-                c.name
-            ));
-        }
-        for f in taken.difference(&named).filter(|f| **f != "help") {
-            found.push(format!("{} --help does not name --{f}", c.name));
+        for name in takers_of(c) {
+            let help = command_help(p, &name).unwrap_or_default();
+            let named: std::collections::BTreeSet<&str> = help
+                .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '-'))
+                .filter_map(|w| w.strip_prefix("--"))
+                .collect();
+            for f in flags_of(p.flags, &name).filter(|f| !named.contains(f)) {
+                found.push(format!("{name} --help does not name --{f}"));
+            }
         }
     }
     found
@@ -661,6 +800,159 @@ mod tests {
             synopsis_roff("[ADDRESS:]PORT", 0),
             "[\\fIADDRESS\\fR:]\\fIPORT\\fR"
         );
+    }
+
+    /// A program of three commands, one with a subcommand, two saying the same.
+    static TOOL: Program<()> = Program {
+        name: "tool",
+        version: "1",
+        date: "2026-01-01",
+        summary: "a tool",
+        usage_head: "",
+        usage_tail: "",
+        usage_names_program: true,
+        usage_column: 30,
+        commands: &[
+            Command {
+                name: "go",
+                synopsis: "go [--fast] [--to PLACE]\ngo far --to PLACE",
+                about: "go",
+                doc: &["Goes to *PLACE*.\n", "`far` goes further.\n"],
+                subcommands: &["far"],
+                operands: Complete::Nothing,
+                run: (),
+            },
+            Command {
+                name: "stay",
+                synopsis: "stay",
+                about: "stay",
+                doc: &["Waits.\n"],
+                subcommands: &[],
+                operands: Complete::Nothing,
+                run: (),
+            },
+            Command {
+                name: "wait",
+                synopsis: "wait",
+                about: "wait",
+                doc: &["Waits.\n"],
+                subcommands: &[],
+                operands: Complete::Nothing,
+                run: (),
+            },
+        ],
+        flags: &[
+            Flag {
+                names: &["fast"],
+                short: None,
+                value: None,
+                doc: "go fast, *N* times.",
+                takers: &["go"],
+                option: false,
+                complete: Complete::Nothing,
+            },
+            Flag {
+                names: &["to"],
+                short: None,
+                value: Some("PLACE"),
+                doc: "where to go [home].",
+                takers: &["go", "go far"],
+                option: false,
+                complete: Complete::Nothing,
+            },
+            HELP,
+        ],
+        man_description: "",
+        man_tail: "",
+    };
+
+    #[test]
+    fn a_command_help_is_its_usage_its_text_and_its_flags() {
+        assert_eq!(
+            command_help(&TOOL, "go").unwrap(),
+            "usage: tool go [--fast] [--to PLACE]
+       tool go far --to PLACE
+
+Goes to PLACE.
+
+`far` goes further.
+
+  --fast      go fast, N times.
+  --to PLACE  where to go [home].
+  -h, --help  print the usage of the program or of the command, and exit.
+"
+        );
+        assert_eq!(
+            command_help(&TOOL, "go far").unwrap(),
+            "usage: tool go far --to PLACE
+
+`far` goes further.
+
+  --to PLACE  where to go [home].
+  -h, --help  print the usage of the program or of the command, and exit.
+"
+        );
+        assert_eq!(command_help(&TOOL, "go near"), None);
+        assert_eq!(command_help(&TOOL, "run"), None);
+        assert_eq!(help_omissions(&TOOL), Vec::<String>::new());
+        assert_eq!(undocumented(&TOOL), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_long_flag_has_lines_of_its_own_and_its_text_a_column() {
+        let many = Flag {
+            names: &["first-long-name", "second-long-name"],
+            doc: "what both do, said at a length that takes two lines of the column.",
+            ..HELP
+        };
+        assert_eq!(
+            flag_table(&[&many, &HELP], 50),
+            "  -h, --first-long-name, --second-long-name
+              what both do, said at a length that
+              takes two lines of the column.
+  -h, --help  print the usage of the program or of
+              the command, and exit.
+"
+        );
+    }
+
+    #[test]
+    fn a_command_in_the_man_page_is_its_text_under_its_forms_then_its_flags() {
+        let page = man(&TOOL);
+        let commands =
+            &page[page.find(".SH COMMANDS\n").unwrap()..page.find(".SH OPTIONS\n").unwrap()];
+        assert_eq!(
+            commands,
+            r#".SH COMMANDS
+.SS "tool go [\-\-fast] [\-\-to PLACE]"
+Goes to \fI\%PLACE\fR.
+.SS "tool go far \-\-to PLACE"
+\fB\%far\fR goes further.
+.TP
+\fB\-\-fast\fR
+go fast, \fI\%N\fR times.
+.TP
+\fB\-\-to\fR \fIPLACE\fR
+where to go [home].
+.SS "tool stay"
+.SS "tool wait"
+Waits.
+"#
+        );
+    }
+
+    #[test]
+    fn a_flag_without_a_doc_is_found() {
+        static QUIET: Program<()> = Program {
+            flags: &[Flag {
+                doc: "",
+                takers: &["go"],
+                ..HELP
+            }],
+            commands: &[],
+            ..TOOL
+        };
+        assert_eq!(undocumented(&QUIET), vec!["--help has no doc".to_string()]);
     }
 
     #[test]

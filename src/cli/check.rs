@@ -6,36 +6,6 @@ use ibi_archive::admin::check::{check_and_fix, DEFAULT_WEB_USER};
 
 use super::{CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-archive check [--root R] [--web-user USER] [--fix]
-
-Validates the Archive: archive.toml (every setting, as the service, new and
-include/exclude read it) and its service item, every directory and item under col/
-(names, item.toml, ibip dates, target and format files, duplicate IBIs, Original and
-Copy of one IBI, next-edition loops, symlinks leading outside col/, files of doc/ that
-are never served: hard links, pipes).
-Prints one line per fault, `<path>: <fault>` (`<path>:LINE:COLUMN: <fault>` for a
-TOML error), paths relative to the Archive root and control characters escaped, then
-`checked N items: K faults`. Warnings (archive.toml with the registration key, or
-var/urlkey.secret, readable by every local user) are `<path>: warning: ...` lines,
-counted in the summary. var/ and what the service uses in it must be usable by the
-web server's user, USER (default www-data): var/ writable and searchable,
-var/urlkey.secret readable, var/acknowledgments.log, var/acknowledgments.synced and
-var/acknowledged/ writable; each that is not is a fault, said with the chown to run
-(no such user here: a note, and this is not checked). Notes are `<path>: note: ...` lines, counted in the summary
-too: a nextedition, metadata or translation naming an IBI this Archive does not hold
-(item.toml allows one held elsewhere: the resolver looks for it in the other
-Archives); a persistent URL in a metadata item's record (dc:identifier) that names a
-resolver [registration] does not name (an Archive made before its resolver took the
-standard's, urlib.net), which --fix rewrites to name the first resolver of
-[registration], in the record and in metadata.html; and, when archive.toml does not
-load, which checks depending on it were skipped. Exit status 1 when there are faults (warnings and notes alone exit 0).
-Shows progress on stderr when it is a terminal. Writes var/oai-records, the index of
-the OAI-PMH data provider's records, from its walk, and var/oai-records.stamp, what
-col/ was (when var/ exists); the data provider builds them itself when they are
-missing or col/ has changed since.
-";
-
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::Arg::{Long, Short};
     let mut root = None;
@@ -43,7 +13,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let mut fix = false;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(HELP),
+            Short('h') | Long("help") => return super::print_help("check"),
             Long("root") => root = Some(parser.value()?.into()),
             Long("web-user") => {
                 use lexopt::ValueExt;

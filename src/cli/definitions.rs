@@ -6,37 +6,13 @@ use cmdline::{Command, Complete, Flag, Program};
 
 use super::{check, delete, ibi, init, new, prefixes, query, register, serve, stats, Run};
 
-pub const HELP_HELP: &str = "\
-usage: ibi-archive help [COMMAND]
-
-Prints what the program does and its commands, or, given a COMMAND, that command's
-usage (the same as ibi-archive COMMAND --help).
-";
-
 /// The commands that read or write an Archive: they take --root.
 const ON_AN_ARCHIVE: &[&str] = &[
     "init", "new", "check", "delete", "prefixes", "include", "exclude", "stats", "query",
     "describe", "serve",
 ];
 
-/// A flag of `takers` with a value, described in its command's text.
-const fn valued(
-    name: &'static [&'static str],
-    value: &'static str,
-    takers: &'static [&'static str],
-) -> Flag {
-    Flag {
-        names: name,
-        short: None,
-        value: Some(value),
-        doc: "",
-        takers,
-        option: false,
-        complete: Complete::Nothing,
-    }
-}
-
-/// A flag of `takers` with a value, and what it does.
+/// A flag of `takers`, its value (`None` for a switch), and what it does.
 const fn documented(
     name: &'static [&'static str],
     value: Option<&'static str>,
@@ -53,6 +29,38 @@ const fn documented(
         complete: Complete::Nothing,
     }
 }
+
+/// What `include` and `exclude` do, said once for both.
+const REGISTRATION: &[&str] = &[
+    r#"Sends each resolver of archive.toml's `[registration]` (its
+`[[registration.resolver]]` tables, or the list `resolvers`, or the one `resolver`; the
+--resolver URLs instead when given) the inclusion (`include`) or exclusion (`exclude`)
+request of Table 7.2 of the resolution standard, with the values of `[registration]`
+(`adminemail`, `ip`, `platformversion`) and the registration key of that resolver: the
+`key` of its `[[registration.resolver]]` table, else the `key` of `[registration]` (a
+--resolver URL without a table of its own takes that one, or is refused when each
+resolver has its own key). Each key is checked (rule chave of Table 7.1) before
+anything is sent, and never printed.
+
+Prints the status pairs each resolver answers; with several resolvers, each line after
+the resolver's URL and `: `, and a failure of one (said on standard error) does not keep
+the others from being asked. Exit status 0 only when every resolver answers
+`status.archive included` (include) or `excluded` (exclude).
+
+`include` warns on standard error for each resolver whose URL is `http://` to a host
+that is not loopback: its key crosses the network in clear, and whoever reads it can
+include the Archive at another address there. This build speaks no https: reach such a
+resolver through a TLS tunnel (the administrator's guide, "Joining resolvers").
+
+A resolver that answers 429 (too many requests from the Archive's network: it checks
+them in turn) or 503 (its registry out of reach) with Retry-After is asked again after
+the seconds it asks for (60 at most), one line on standard error each time, 5 times in
+all; then the command gives up on it, saying why.
+
+`ibi-archive serve` sends the same requests by itself, when it starts and when it
+stops.
+"#,
+];
 
 pub static PROGRAM: Program<Run> = Program {
     name: "ibi-archive",
@@ -77,29 +85,15 @@ else the current directory. Exit status: 0 done, 1 failed, 2 bad arguments.
             name: "init",
             synopsis: "init [--root R] --address HOST[:PORT] [OPTIONS]",
             about: "create an Archive",
-            help: init::HELP,
-            man: &[r"Creates an Archive in
-.I R
-(made if missing; one that already holds archive.toml, col/ or var/ is refused): a
-commented archive.toml (mode 600), col/ with the Archive service item, and var/ (mode
-700) with the minting state. Prints the pairs
-.B rep
-and
-.B ibip
-of the service item, then the next steps on standard error. With
-.BR \-\-email ,
-each
-.B \-\-resolver
-.I URL
-(repeatable; the service URL
-.B ibi-resolver init
-prints as
-.BR serviceurl )
-names a resolver of
-.BR [registration] ,
-in that order (default: http://urlib.net/J8LNKB5R7W/3FUQHC5), each in a
-.B [[registration.resolver]]
-table with a new registration key of its own.
+            doc: &[r"Creates an Archive in *R* (made if missing; one that already holds archive.toml,
+col/ or var/ is refused): a commented archive.toml (mode 600), col/ with the Archive
+service item, minted as `ibi-archive new` mints, and var/ (mode 700) with the minting
+state, so that `new` never mints the service item's date again. Prints the pairs `rep`
+and `ibip` of the service item, then the next steps on standard error.
+
+With --email, archive.toml has a `[registration]` for joining the resolvers: each one
+of --resolver, in that order, in a `[[registration.resolver]]` table of its own (`url`
+and `key`) with a new registration key of its own.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -109,15 +103,9 @@ table with a new registration key of its own.
             name: "new",
             synopsis: "new [--root R] [OPTIONS] FILE...",
             about: "mint an IBI and create an item",
-            help: new::HELP,
-            man: &[r"Mints an IBI with the temporal distributor
-.RB ( [minting]
-of archive.toml, its state in var/minting.state) and stores the
-.IR FILE s
-(a directory is copied whole, under its name) as the new item's doc/. Prints the pairs
-.B rep
-and
-.BR ibip .
+            doc: &[r"Mints an IBI with the temporal distributor (`[minting]` of archive.toml, its state
+in var/minting.state) and stores the *FILE*s (a directory is copied whole, under its
+name) as the new item's doc/. Prints the pairs `rep` and `ibip`.
 "],
             subcommands: &[],
             operands: Complete::Files,
@@ -127,33 +115,37 @@ and
             name: "check",
             synopsis: "check [--root R] [--web-user USER] [--fix]",
             about: "validate the whole Archive",
-            help: check::HELP,
-            man: &[r#"Validates the whole Archive: archive.toml and its service item, every directory and item
-under col/, and the files of doc/ that are never served (links, hard links, pipes).
-Prints one line per fault, then
-.RI "checked " N " items: " K " faults" .
-Reports as a fault var/, or a file of it the service uses, that the web server's user
-cannot use (var/ writable and searchable, var/urlkey.secret readable,
-var/acknowledgments.log, var/acknowledgments.synced and var/acknowledged/
-writable), with the
-.B chown
-to run.
-Warns when archive.toml or var/urlkey.secret is readable by every local user. Notes
-(not faults) a next edition, metadata or translation naming an IBI this Archive does
-not hold, which the resolver looks for in the other Archives; and a persistent URL
-in a metadata item's record (its
-.BR dc:identifier )
-that names a resolver
-.B [registration]
-does not name (an Archive made before its resolver took the standard's), which
-.B \-\-fix
-rewrites to name the first of
-.BR [registration] ,
-in the record and in its page. Exit
-status 1 when there are faults.
-Writes var/oai-records, the index of the OAI-PMH data provider's records, from its
-walk, and var/oai-records.stamp, what col/ was (when var/ exists); the data provider
-builds them itself when they are missing or col/ has changed since.
+            doc: &[r#"Validates the whole Archive: archive.toml (every setting, as the service, `new` and
+`include`/`exclude` read it) and its service item, every directory and item under col/
+(names, item.toml, ibip dates, target and format files, duplicate IBIs, Original and
+Copy of one IBI, next-edition loops, symbolic links leading outside col/), and the files
+of doc/ that are never served (links, hard links, pipes).
+
+Prints one line per fault, `*PATH*: *FAULT*` (`*PATH*:*LINE*:*COLUMN*: *FAULT*` for a
+TOML error), paths relative to the Archive root and control characters escaped, then
+`checked *N* items: *K* faults`. Warnings, `*PATH*: warning: ...` lines counted in the
+summary, say that archive.toml (which may hold the registration keys) or
+var/urlkey.secret is readable by every local user.
+
+var/, and what the service uses in it, must be usable by the web server's user
+(--web-user): var/ writable and searchable, var/urlkey.secret readable,
+var/acknowledgments.log, var/acknowledgments.synced and var/acknowledged/ writable; each
+that is not is a fault, said with the `chown` to run.
+
+Notes, `*PATH*: note: ...` lines counted in the summary too, are not faults: a next
+edition, metadata or translation naming an IBI this Archive does not hold (item.toml
+allows one held elsewhere: the resolver looks for it in the other Archives); a
+persistent URL in a metadata item's record (its `dc:identifier`) that names a resolver
+`[registration]` does not name (an Archive made before its resolver took the
+standard's, urlib.net), which --fix rewrites to name the first resolver of
+`[registration]`, in the record and in its page (metadata.html); and, when archive.toml
+does not load, which checks depending on it were skipped.
+
+Exit status 1 when there are faults (warnings and notes alone exit 0). Shows its
+progress on standard error when that is a terminal. Writes var/oai-records, the index
+of the OAI-PMH data provider's records, from its walk, and var/oai-records.stamp, what
+col/ was (when var/ exists); the data provider builds them itself when they are missing
+or col/ has changed since.
 "#],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -163,16 +155,11 @@ builds them itself when they are missing or col/ has changed since.
             name: "delete",
             synopsis: "delete [--root R] [--keep-content] [--reason TEXT] IBI",
             about: "make an item a tombstone",
-            help: delete::HELP,
-            man: &[r"Turns the item
-.I IBI
-into a tombstone: state Deleted, timestamp now, its doc/ removed (kept with
-.BR \-\-keep\-content ),
-and
-.I TEXT
-of
-.BR \-\-reason ,
-when given, as its reason, which its landing page shows (at most 500 bytes).
+            doc: &[r"Turns the item *IBI* into a tombstone: state Deleted, timestamp now, its doc/ removed
+(kept with --keep-content), and the *TEXT* of --reason, when given, as its reason
+(item.toml's `reason`), which its landing page shows. The service then answers state
+Deleted and the timestamp. Refuses an unknown item, an item already Deleted and the
+Archive service item.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -182,9 +169,13 @@ when given, as its reason, which its landing page shows (at most 500 bytes).
             name: "prefixes",
             synopsis: "prefixes [--root R]",
             about: "remember col/'s prefixes for IBIp lookups",
-            help: prefixes::HELP,
-            man: &[r"Lists the Archive's prefixes and writes them to var/col-prefixes, so that the service
-finds an IBIp without listing col/.
+            doc: &[r"Lists the Archive's prefixes, `*SUBDOMAIN*/*WORD*[.*PORT*]` one a line, and writes
+them to var/col-prefixes with the inode and change time of each directory they were
+read from. The service then finds an IBIp without listing col/ and its subdomains, as
+long as those directories are unchanged (the service never writes the file: run this
+command again after adding a prefix). When a directory changed less than two seconds
+ago, it waits for it to settle (up to 10 s). Exit status 1 when the file cannot be
+written.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -194,9 +185,7 @@ finds an IBIp without listing col/.
             name: "include",
             synopsis: "include [--root R] [--resolver URL]...",
             about: "join the resolvers",
-            help: register::HELP,
-            // Said under exclude, for both.
-            man: &[],
+            doc: REGISTRATION,
             subcommands: &[],
             operands: Complete::Nothing,
             run: register::include,
@@ -205,53 +194,7 @@ finds an IBIp without listing col/.
             name: "exclude",
             synopsis: "exclude [--root R] [--resolver URL]...",
             about: "leave the resolvers",
-            help: register::HELP,
-            man: &[r#"Sends each resolver of archive.toml's
-.B [registration]
-(the
-.B [[registration.resolver]]
-tables, or the list
-.BR resolvers ,
-or the one
-.BR resolver ;
-the
-.B \-\-resolver
-URLs instead when given, the flag repeated for several) the inclusion or exclusion
-request, with the values of
-.B [registration]
-and the registration key of that resolver: the
-.B key
-of its
-.B [[registration.resolver]]
-table, else the
-.B key
-of
-.B [registration]
-(a
-.B \-\-resolver
-URL without a table of its own takes that one, or is refused when each resolver has
-its own key). Prints the status pairs each answers; with several resolvers, each line
-after the resolver's URL and
-.BR ": " ,
-and a failure of one (said on standard error) does not keep the others from being
-asked. Exit status 0 only when every resolver answers
-.B status.archive included
-(include) or
-.B excluded
-(exclude). A registration key is never printed.
-.PP
-.B include
-warns on standard error for each resolver whose URL is
-.B http://
-to a host that is not loopback: its key crosses the network in clear, and whoever reads
-it can include the Archive at another address there. This build speaks no https: reach
-such a resolver through a TLS tunnel (the administrator's guide, "Joining resolvers").
-.PP
-A resolver that answers 429 (too many requests from the Archive's network: it checks
-them in turn) or 503 (its registry out of reach) with Retry-After is asked again after
-the seconds it asks for (60 at most), one line on standard error each time, 5 times in
-all; then the command gives up on it, saying why.
-"#],
+            doc: REGISTRATION,
             subcommands: &[],
             operands: Complete::Nothing,
             run: register::exclude,
@@ -260,16 +203,28 @@ all; then the command gives up on it, saying why.
             name: "stats",
             synopsis: "stats [--root R] [--csv] [--item IBI]",
             about: "access counts",
-            help: stats::HELP,
-            man: &[r"Counts the accesses recorded in var/acknowledgments.log, per item and per month (UTC):
-an aligned table, or with
-.B \-\-csv
-the rows under the header item,month,count.
-.B \-\-item
-counts one item only (either form of its IBI). The log is first synced to disk when the
-service wrote lines no sync covers yet (archive.toml's
-.B [acknowledgments] sync_interval
-lets them wait for a sync, 1 second unless set).
+            doc: &[r"Counts the accesses recorded in var/acknowledgments.log, one line per
+acknowledgment the service counted (the resolver acknowledging a URL it handed out,
+with a urlkey it issued, once per key), per item and per month (UTC), in an aligned
+table. Columns:
+
+  item    the item's rep as stored here (the log may name another form of its IBI;
+          an item no longer here keeps the name the log gives);
+          `*` adds up every item;
+          `-` counts log lines that name no item (an earlier version of the service
+          wrote them for acknowledgments whose item it could not tell)
+  month   YYYY-MM, or `total` for every month
+  count   the accesses
+
+Rows: for each item, one per month with accesses, then its total; then those of item
+`*`. The table starts with a line saying what it counts and, when there is a row `-`,
+ends with a line saying what that is.
+
+The log is first synced to disk when the service wrote lines no sync covers yet
+(archive.toml's `[acknowledgments] sync_interval` lets them wait for a sync, 1 second
+unless set). Lines of the log that cannot be read are counted and reported on standard
+error. Fails (exit status 1) outside an Archive: without an archive.toml that loads in
+the root.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -279,12 +234,13 @@ lets them wait for a sync, 1 second unless set).
             name: "query",
             synopsis: "query [--root R] QUERYSTRING",
             about: "the body the service would send",
-            help: query::QUERY_HELP,
-            man: &[r"Prints the body the Archive service would send for
-.I QUERYSTRING
-(what follows
-.B ?
-in the request), byte for byte.
+            doc: &[r"Prints the body the Archive service would send for *QUERYSTRING* (what follows `?`
+in the request), byte for byte; on a terminal a final newline is added. For example:
+
+  ibi-archive query 'servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/35MME4E'
+
+The service's log lines go to standard error. Exit status 1 when the service would
+answer another status than 200.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -294,10 +250,9 @@ in the request), byte for byte.
             name: "describe",
             synopsis: "describe [--root R] IBI",
             about: "every property of an item",
-            help: query::DESCRIBE_HELP,
-            man: &[r"Prints every property of the item
-.IR IBI ,
-for every relation the Archive offers, as one pair list.
+            doc: &[r"Prints every property of the item *IBI* (either form), for every relation the Archive
+offers, as one pair list (the unfiltered answer of the service). Exit status 1 when the
+item is not in the Archive.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -307,30 +262,27 @@ for every relation the Archive offers, as one pair list.
             name: "serve",
             synopsis: "serve [--root R] [--listen [ADDRESS:]PORT] [--no-inclusion] [LIMITS]",
             about: "an embedded web server",
-            help: serve::HELP,
-            man: &[r#"Serves the Archive's routes with no web server (default 127.0.0.1:8080).
-When archive.toml has
-.BR [registration] ,
-the Archive is included in each of its resolvers once
-.B serve
-listens (the request of
-.BR "ibi-archive include" ,
-each resolver sent its own key),
-and excluded from each when it is stopped by SIGTERM, SIGINT or SIGHUP, before it exits
-(5 seconds at most, so that a resolver that does not answer never holds the stop); its
-registration is kept. A failed inclusion is one line on standard error (never the key)
-and is tried again 1, 2, 4... seconds later, at most 5 minutes apart, while
-.B serve
-goes on serving; after an answer 429 or 503 with Retry-After, after the time the
-resolver asks (60 seconds at most).
-.PP
+            doc: &[r#"Serves the Archive's routes with no web server: the service at /*archiveserviceibi*,
+the file lists below it, and the items' files at /col/*rep*/doc/*file* (a restricted
+item's only to clients inside `[access].networks`, by the address of the connection).
+*LIMITS* are --max-connections, --max-per-client, --head-timeout, --idle-timeout and
+--write-timeout; request heads are limited to 16 KiB. One line per request on standard
+error.
+
+When archive.toml has `[registration]`, the Archive is included in each of its
+resolvers once `serve` listens (the request of `ibi-archive include`, each resolver sent
+its own key), and excluded from each when it is stopped by SIGTERM, SIGINT or SIGHUP,
+before it exits (5 seconds at most, so that a resolver that does not answer never holds
+the stop); its registration is kept. A failed inclusion is one line on standard error
+(never the key) and is tried again 1, 2, 4... seconds later, at most 5 minutes apart,
+while `serve` goes on serving; after an answer 429 or 503 with Retry-After, after the
+time the resolver asks (60 seconds at most). --no-inclusion sends neither request.
+
 An acknowledgment counted is in var/acknowledgments.log before it is answered, and is
-synced to disk within archive.toml's
-.B [acknowledgments] sync_interval
-(1 second unless set; "0" syncs each line before its answer): by the acknowledgments
-that follow, or, when none comes,
-.BR serve 's
-own thread, which syncs the log once more when it stops.
+synced to disk within archive.toml's `[acknowledgments] sync_interval` (1 second unless
+set; "0" syncs each line before its answer): by the acknowledgments that follow, or,
+when none comes, by a thread of `serve`'s own, which syncs the log once more when it
+stops.
 "#],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -340,25 +292,20 @@ own thread, which syncs the log once more when it stops.
             name: "ibi",
             synopsis: "ibi IBI\nibi mint --host H [--port P] [--ip IP [--ibip-port P]] --date T|now",
             about: "read an IBI of either form, or mint one",
-            help: ibi::HELP,
-            man: &[
-                r"Reads
-.IR IBI ,
-a uniform repository name (sid.inpe.br/mtc-m18/2009/02.16.17.46) or an IBIp
-(8JMKD3MGP8W/34PGRBS), and prints its form, prefix, suffix, date, and host and port or
-IP and port.
+            doc: &[
+                r"Reads *IBI*, a uniform repository name (sid.inpe.br/mtc-m18/2009/02.16.17.46) or an
+IBIp (8JMKD3MGP8W/34PGRBS), and prints the pairs `form` (`rep` or `ibip`), `prefix`,
+`suffix`, `date` (ISO 8601, UTC), and `host` and `port` (rep) or `ip` and `port` (IBIp).
 ",
-                r"Prints the rep of
-.B \-\-host
-and
-.B \-\-port
-(default 80) for
-.B \-\-date
-and, with
-.BR \-\-ip ,
-the IBIp of that IP and
-.B \-\-ibip\-port
-(default 800). Nothing is recorded.
+                r"`mint` prints the pair `rep` (Algorithms 1-3 of the generation standard) of --host
+*H* (a fully qualified host name) and --port *P* (default 80, which a rep leaves out)
+for the date *T* of --date and, with --ip, the pair `ibip` (Algorithms 5-7) of *IP* and
+--ibip-port (default 800, which an IBIp leaves out: the port of the label generator,
+not of the web server) for *T*. These are the defaults and the rule of `[minting]`
+`port` and `ibipport` in archive.toml, so that `ibi-archive new` mints the same IBIs
+for the same settings. *T* is ISO 8601 in UTC (2009-02-16T17:46:00Z,
+2009-02-16T17:46Z, fractions allowed), POSIX seconds (1234806360) or `now` (this
+second). Nothing is waited for or recorded: `ibi-archive new` mints for items.
 ",
             ],
             subcommands: &["mint"],
@@ -369,12 +316,9 @@ the IBIp of that IP and
             name: "help",
             synopsis: "help [COMMAND]",
             about: "this text, or a command's",
-            help: HELP_HELP,
-            man: &[r#"Prints what the program does and its commands, or a
-.IR COMMAND 's
-usage (the same as
-.RI "ibi-archive " COMMAND " \-\-help" ).
-"#],
+            doc: &[r"Prints what the program does and its commands, or, given a *COMMAND*, that command's
+usage (the same as `ibi-archive *COMMAND* --help`).
+"],
             subcommands: &[],
             operands: Complete::Commands,
             run: super::help,
@@ -389,37 +333,29 @@ usage (the same as
                 Some("HOST[:PORT]"),
                 &["init"],
                 r"how the resolver and readers reach the web server that serves the Archive
-.RB ( archiveaddress ):
-every URL handed out starts with
-.RI http:// HOST [: PORT ];
-.I PORT
-is also the port of the reps.",
+(`archiveaddress`): every URL handed out starts with http://*HOST*[:*PORT*]; *PORT* is
+also the port of the reps.",
             )
         },
         documented(
             &["host"],
             Some("FQDN"),
             &["init"],
-            r"the fully qualified host name the reps are made of (default: the
-.I HOST
-of
-.BR \-\-address ).",
+            r"the fully qualified host name the reps are made of [the *HOST* of --address, which
+must then be one].",
         ),
         documented(
             &["ip"],
             Some("IP"),
             &["init"],
-            r"the IP address coded in the IBIps (default:
-.I HOST
-resolved).",
+            "the IP address coded in the IBIps [*HOST* resolved].",
         ),
         documented(
             &["baseurl"],
             Some("URL"),
             &["init"],
-            r"where col/ and the service are reached, when not
-.RI http:// HOST [: PORT ]
-(https, a path prefix).",
+            r"where col/ and the service are reached, when not http://*HOST*[:*PORT*] (https, a
+path prefix).",
         ),
         Flag {
             complete: Complete::Words("60 1 0.1 0.01 0.001"),
@@ -427,37 +363,44 @@ resolved).",
                 &["granularity"],
                 Some("G"),
                 &["init"],
-                "seconds between two minted IBIs: 60, 1, 0.1, ... (default 1).",
+                "seconds between two minted IBIs: 60, 1, 0.1, ... [1].",
             )
         },
         documented(
             &["email"],
             Some("E"),
             &["init"],
-            r"the administrator's e-mail address: writes
-.B [registration]
-with a new registration key for each resolver, for joining them.",
+            r"the administrator's e-mail address: writes `[registration]` with a new registration
+key for each resolver, for joining them (archive.toml is made mode 600 either way).",
+        ),
+        documented(
+            &["resolver"],
+            Some("URL"),
+            &["init"],
+            r"with --email: a resolver to join, by its service URL (what `ibi-resolver init` prints
+as `serviceurl`); repeated for several, asked in that order
+[http://urlib.net/J8LNKB5R7W/3FUQHC5].",
+        ),
+        documented(
+            &["web-user"],
+            Some("USER"),
+            &["init"],
+            r"the web server's user, which runs the service: run as root, the var/ made is given
+to *USER*, where this machine has one [www-data].",
         ),
         // check
         documented(
             &["web-user"],
             Some("USER"),
-            &["check", "init", "new"],
+            &["check"],
             r"the web server's user, which runs the service and must be able to use var/
-(default www-data). For
-.BR check ,
-one this machine does not have is said in a note, and var/ is not judged; for
-.B init
-and
-.B new
-run as root, the var/ they make is given to that user, where this machine has one.",
+[www-data]; one this machine does not have is said in a note, and var/ is not judged.",
         ),
         documented(
             &["fix"],
             None,
             &["check"],
-            r"rewrite the persistent URLs of metadata items that name a resolver
-.B [registration]
+            r"rewrite the persistent URLs of metadata items that name a resolver `[registration]`
 does not name, to name its first resolver (each rewrite is a note).",
         ),
         // new
@@ -467,7 +410,7 @@ does not name, to name its first resolver (each rewrite is a note).",
                 &["target"],
                 Some("FILE"),
                 &["new"],
-                "the item's default file (default: the only file, else index.html).",
+                "the item's default file [the only file, else index.html].",
             )
         },
         documented(
@@ -480,47 +423,35 @@ does not name, to name its first resolver (each rewrite is a note).",
             &["translation-of"],
             Some("IBI"),
             &["new"],
-            r"the item translates
-.I IBI
-.RB ( \-\-language
-required); an
-.I IBI
-stored here gets the link to the new item, and the new item the link back.",
+            r"the item translates *IBI* (--language required): *IBI*, when stored here, gets the
+new item in its `[translations]`, under the new item's language, and the new item gets
+the link back.",
         ),
         documented(
             &["edition-of"],
             Some("IBI"),
             &["new"],
-            r"the item is the next edition of
-.IR IBI .",
+            r"the item is the next edition of *IBI*: *IBI*, when stored here, gets `nextedition` =
+the new item.",
         ),
         documented(
             &["restricted"],
             None,
             &["new"],
-            r"clients outside
-.RB [ access ]. networks
-get the metadata instead of the data.",
+            "clients outside `[access].networks` get the metadata instead of the data.",
         ),
         documented(
             &["copy"],
             None,
             &["new"],
             r"store a Copy of an item identified elsewhere, under its IBI, instead of minting one:
-the IBI given with
-.B \-\-ibi
-.I REP
-and, when it has one, a second
-.B \-\-ibi
-.IR IBIP .",
+the IBI given with --ibi *REP* and, when it has one, a second --ibi *IBIP*.",
         ),
         documented(
             &["ibi"],
             Some("REP|IBIP"),
             &["new"],
-            r"(with
-.B \-\-copy
-only) the IBI of the item the Copy is of: one rep and at most one IBIp.",
+            "(with --copy only) the IBI of the item the Copy is of: one rep and at most one IBIp.",
         ),
         documented(
             &[
@@ -542,12 +473,8 @@ only) the IBI of the item the Copy is of: one rep and at most one IBIp.",
             Some("VALUE"),
             &["new"],
             r"Dublin Core elements: any of them makes a second item (contenttype Metadata, holding
-oai_dc.xml and metadata.html) to which the new item's
-.B metadata
-points; it is printed as
-.B metadata.rep
-and
-.BR metadata.ibip .",
+oai_dc.xml and metadata.html) to which the new item's `metadata` points; it is printed
+as `metadata.rep` and `metadata.ibip`.",
         ),
         Flag {
             complete: Complete::Prefixes(
@@ -560,24 +487,56 @@ and
                 "any of the fifteen elements (also language); repeatable.",
             )
         },
-        // delete, include and exclude, stats: said in their text.
-        Flag {
-            value: None,
-            ..valued(&["keep-content"], "", &["delete"])
-        },
-        valued(&["reason"], "TEXT", &["delete"]),
-        valued(&["resolver"], "URL", &["init", "include", "exclude"]),
-        Flag {
-            value: None,
-            ..valued(&["csv"], "", &["stats"])
-        },
-        valued(&["item"], "IBI", &["stats"]),
+        documented(
+            &["web-user"],
+            Some("USER"),
+            &["new"],
+            r"the web server's user, which runs the service: run as root where there is no var/,
+var/ is made for *USER*, where this machine has one [www-data].",
+        ),
+        // delete
+        documented(
+            &["keep-content"],
+            None,
+            &["delete"],
+            "keep the item's doc/ instead of removing it.",
+        ),
+        documented(
+            &["reason"],
+            Some("TEXT"),
+            &["delete"],
+            r"why the item was removed, which its landing page shows: not empty, at most 500
+bytes.",
+        ),
+        // include and exclude
+        documented(
+            &["resolver"],
+            Some("URL"),
+            &["include", "exclude"],
+            r"a resolver to ask, by its service URL, instead of those of `[registration]`;
+repeated for several.",
+        ),
+        // stats
+        documented(
+            &["csv"],
+            None,
+            &["stats"],
+            r"print the rows alone, after the header `item,month,count` (an item holding a comma
+or a quote is quoted).",
+        ),
+        documented(
+            &["item"],
+            Some("IBI"),
+            &["stats"],
+            "count the item *IBI* only (either form of its IBI).",
+        ),
         // serve
         documented(
             &["listen"],
             Some("[ADDRESS:]PORT"),
             &["serve"],
-            "where to listen: 127.0.0.1:8080, [::1]:8080, 0.0.0.0:80, or a port alone on 127.0.0.1.",
+            r"where to listen: *ADDRESS*:*PORT* (127.0.0.1:8080, [::1]:8080, 0.0.0.0:80) or a
+*PORT* alone, on 127.0.0.1 [127.0.0.1:8080].",
         ),
         documented(
             &["no-inclusion"],
@@ -589,47 +548,73 @@ and
             &["max-connections"],
             Some("N"),
             &["serve"],
-            "connections open at once (256, fewer when descriptors are few).",
+            r"connections open at once [256, fewer when descriptors are few: 136 each].",
         ),
         documented(
             &["max-per-client"],
             Some("N"),
             &["serve"],
-            "connections open at once from one address (16).",
+            "connections open at once from one address [16].",
         ),
         documented(
             &["head-timeout"],
             Some("SECS"),
             &["serve"],
-            "time to send a request head (10).",
+            "time to send a request head [10].",
         ),
         documented(
             &["idle-timeout"],
             Some("SECS"),
             &["serve"],
-            "time a connection may wait between requests (5).",
+            "time a connection may wait between requests [5].",
         ),
         documented(
             &["write-timeout"],
             Some("SECS"),
             &["serve"],
-            "time a write may make no progress (30).",
+            "time a write may make no progress [30].",
         ),
-        // ibi mint: said in its text.
-        valued(&["host"], "HOST", &["ibi mint"]),
-        valued(&["port"], "PORT", &["ibi mint"]),
-        valued(&["ip"], "IP", &["ibi mint"]),
-        valued(&["ibip-port"], "PORT", &["ibi mint"]),
+        // ibi mint
+        documented(
+            &["host"],
+            Some("H"),
+            &["ibi mint"],
+            "the fully qualified host name of the rep.",
+        ),
+        documented(
+            &["port"],
+            Some("P"),
+            &["ibi mint"],
+            "the port of the rep [80].",
+        ),
+        documented(
+            &["ip"],
+            Some("IP"),
+            &["ibi mint"],
+            "the IP address of the IBIp.",
+        ),
+        documented(
+            &["ibip-port"],
+            Some("P"),
+            &["ibi mint"],
+            "with --ip: the port of the IBIp [800].",
+        ),
         Flag {
             complete: Complete::Words("now"),
-            ..valued(&["date"], "DATE|now", &["ibi mint"])
+            ..documented(
+                &["date"],
+                Some("T|now"),
+                &["ibi mint"],
+                "the date: ISO 8601 in UTC, POSIX seconds, or `now`.",
+            )
         },
         // The program's, and most commands'.
         Flag {
             names: &["root"],
             short: None,
             value: Some("R"),
-            doc: "the Archive root, for every command that reads or writes an Archive.",
+            doc: r"the Archive root, for every command that reads or writes an Archive
+[`$IBI_ARCHIVE_ROOT`, else the current directory].",
             takers: ON_AN_ARCHIVE,
             option: true,
             complete: Complete::Directories,
@@ -786,10 +771,21 @@ ibi-archive new \-\-root /var/lib/ibi-archive \-\-title "A report" report.pdf
 #[cfg(test)]
 mod tests {
     #[test]
-    fn each_help_names_the_flags_of_its_command() {
+    fn every_flag_says_what_it_does() {
+        assert_eq!(cmdline::undocumented(&super::PROGRAM), Vec::<String>::new());
+    }
+
+    #[test]
+    fn each_help_lists_every_flag_of_its_command() {
         assert_eq!(
-            cmdline::help_disagreements(&super::PROGRAM),
+            cmdline::help_omissions(&super::PROGRAM),
             Vec::<String>::new()
         );
+        let mint = cmdline::command_help(&super::PROGRAM, "ibi mint").unwrap();
+        assert!(
+            mint.starts_with("usage: ibi-archive ibi mint --host H "),
+            "{mint}"
+        );
+        assert!(!mint.contains("Reads IBI"), "{mint}");
     }
 }

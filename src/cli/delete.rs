@@ -11,16 +11,6 @@ use ibi_archive::item::MAX_REASON;
 
 use super::{root_flag, CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-archive delete [--root R] [--keep-content] [--reason TEXT] IBI
-
-Turns the item IBI into a tombstone: state Deleted, timestamp now, its doc/ removed
-(kept with --keep-content), and TEXT, when given, as its reason (item.toml's `reason`,
-at most 500 bytes), which its landing page shows. The service then answers state
-Deleted and the timestamp. Refuses an unknown item, an item already Deleted and the
-Archive service item.
-";
-
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::Arg::{Long, Short, Value};
     let mut root: Option<PathBuf> = None;
@@ -29,7 +19,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let mut ibi: Option<Ibi> = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(HELP),
+            Short('h') | Long("help") => return super::print_help("delete"),
             Long("root") => root = Some(parser.value()?.into()),
             Long("keep-content") => keep = true,
             Long("reason") => {

@@ -7,36 +7,10 @@ use ::ibi::pairs::PairList;
 use ::ibi::{Ibi, IbiDate};
 use std::net::IpAddr;
 
-pub const HELP: &str = "\
-usage: ibi-archive ibi IBI
-       ibi-archive ibi mint --host HOST [--port PORT] [--ip IP [--ibip-port PORT]] --date DATE|now
-
-Reads IBI, a uniform repository name (sid.inpe.br/mtc-m18/2009/02.16.17.46) or an
-IBIp (8JMKD3MGP8W/34PGRBS), and prints the pairs form (rep or ibip), prefix, suffix,
-date (ISO 8601, UTC), and host and port (rep) or ip and port (IBIp).
-
-mint prints the rep of HOST (a fully qualified hostname) and PORT (default 80, which a
-rep leaves out) for DATE and, with --ip, the IBIp of IP and --ibip-port (default 800,
-which an IBIp leaves out: the port of the label generator, not of the web server) for
-DATE. These are the defaults and the rule of [minting] port and ibipport, so that
-`ibi-archive new` mints the same IBIs. DATE is ISO 8601 in UTC (2009-02-16T17:46:00Z,
-2009-02-16T17:46Z, fractions allowed), POSIX seconds (1234806360) or `now` (this
-second). Nothing is waited for or recorded: `ibi-archive new` mints for items.
-";
-
-const MINT_HELP: &str = "\
-usage: ibi-archive ibi mint --host HOST [--port PORT] [--ip IP [--ibip-port PORT]] --date DATE|now
-
-Prints the pair `rep` (Algorithms 1-3) of HOST and PORT (default 80) and, with --ip,
-the pair `ibip` (Algorithms 5-7) of IP and --ibip-port (default 800) for DATE: ISO 8601
-UTC, POSIX seconds or `now`. The defaults are those of [minting] in archive.toml, so
-`ibi-archive new` mints the same IBIs for the same settings.
-";
-
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::prelude::*;
     match parser.next()? {
-        Some(Short('h') | Long("help")) => super::print_text(HELP),
+        Some(Short('h') | Long("help")) => super::print_help("ibi"),
         Some(Value(v)) => {
             let v = v.string()?;
             if v == "mint" {
@@ -88,7 +62,7 @@ fn run_mint(parser: &mut lexopt::Parser) -> CliResult {
     };
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(MINT_HELP),
+            Short('h') | Long("help") => return super::print_help("ibi mint"),
             Long("host") => host = Some(parser.value()?.string()?),
             Long("port") => port = Some(port_value(parser.value()?.string()?)?),
             Long("ibip-port") => ibip_port = Some(port_value(parser.value()?.string()?)?),

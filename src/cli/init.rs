@@ -11,37 +11,6 @@ use ibi_archive::minting::distributor::Granularity;
 
 use super::{root_flag, CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-archive init [--root R] --address HOST[:PORT] [--host FQDN] [--ip IP]
-                        [--baseurl URL] [--granularity G] [--email E [--resolver URL]...]
-                        [--web-user USER]
-
-Creates an Archive in R (made if missing; one that holds archive.toml, col/ or var/ is
-refused): a commented archive.toml, col/ with the Archive service item, minted as
-`ibi-archive new` mints, and var/ (mode 700) with the minting state, so that `new` never
-mints the service item's date again. Prints the pairs rep and ibip of the service item,
-then the next steps on stderr.
-
-  --address HOST[:PORT]  how the resolver and readers reach the web server that will
-                         serve the Archive (archiveaddress): every URL handed out starts
-                         with http://HOST[:PORT]; PORT is also the port of the reps
-  --host FQDN            the fully qualified host name the reps are made of (default:
-                         the HOST of --address, which must then be one)
-  --ip IP                the IP address coded in the IBIps (default: HOST resolved)
-  --baseurl URL          where col/ and the service are reached, when not
-                         http://HOST[:PORT] (https, a path prefix)
-  --granularity G        seconds between two minted IBIs: 60, 1, 0.1, ... [1]
-  --email E              the administrator's e-mail: writes [registration] with a new
-                         registration key for each resolver, in a table of its own
-                         ([[registration.resolver]], url and key), for joining them
-                         (archive.toml is made mode 600 either way)
-  --resolver URL         with --email: a resolver to join (its service URL, as
-                         `ibi-resolver init` prints it: serviceurl); repeated, several,
-                         asked in that order [http://urlib.net/J8LNKB5R7W/3FUQHC5]
-  --web-user USER        run as root, var/ is given to USER, the web server's user,
-                         where this machine has one [www-data]
-";
-
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::Arg::{Long, Short};
     let mut root: Option<PathBuf> = None;
@@ -64,7 +33,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     };
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(HELP),
+            Short('h') | Long("help") => return super::print_help("init"),
             Long("root") => root = Some(parser.value()?.into()),
             Long("address") => address = Some(text(parser, "--address")?),
             Long("host") => req.host = Some(text(parser, "--host")?),

@@ -60,7 +60,12 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
 
 /// `ibi-archive help [COMMAND]`.
 pub fn help(parser: &mut lexopt::Parser) -> CliResult {
-    cmdline::help(&PROGRAM, parser, definitions::HELP_HELP)
+    cmdline::help(&PROGRAM, parser)
+}
+
+/// Prints the `--help` of `command` (`ibi mint` for a subcommand).
+pub fn print_help(command: &str) -> CliResult {
+    cmdline::print_help(&PROGRAM, command)
 }
 
 /// Writes `ibi-archive: <line>` on stderr, as one line with its control characters
@@ -70,17 +75,13 @@ pub fn say(line: &str) {
 }
 
 /// The arguments of a command whose one flag is `--root`: the Archive's root (see
-/// [`root_flag`]), or `None` once `--help` is answered with `help`.
-pub fn root_only(
-    parser: &mut lexopt::Parser,
-    command: &str,
-    help: &str,
-) -> Result<Option<PathBuf>, CliError> {
+/// [`root_flag`]), or `None` once `--help` is answered with the command's help.
+pub fn root_only(parser: &mut lexopt::Parser, command: &str) -> Result<Option<PathBuf>, CliError> {
     use lexopt::Arg::{Long, Short};
     let mut root: Option<PathBuf> = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return print_text(help).map(|()| None),
+            Short('h') | Long("help") => return print_help(command).map(|()| None),
             Long("root") => root = Some(parser.value()?.into()),
             other => return Err(CliError::unexpected(&PROGRAM, command, other)),
         }

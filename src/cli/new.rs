@@ -11,41 +11,9 @@ use ibi_archive::admin::new_item::{create, CopyOf, Created, NewItem};
 
 use super::{root_flag, CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-archive new [--root R] [--target FILE] [--language ll[-CC]]
-                       [--translation-of IBI] [--edition-of IBI] [--restricted]
-                       [--copy --ibi REP [--ibi IBIP]]
-                       [--title T] [--creator C] [--dc ELEMENT=VALUE] ... [--web-user USER]
-                       FILE...
-
-Mints an IBI with the temporal distributor ([minting] of archive.toml, state in
-var/minting.state) and stores the FILEs (a directory is copied whole, under its
-name) as the new item's doc/. Prints the pairs rep and ibip.
-
-  --target FILE         the item's default file (default: the only file, else index.html)
-  --language ll[-CC]    the language of the content
-  --translation-of IBI  the item translates IBI (--language required): IBI, when
-                        stored here, gets [translations] <language> = the new item,
-                        and the new item gets the link back
-  --edition-of IBI      the item is the next edition of IBI: IBI, when stored here,
-                        gets nextedition = the new item
-  --restricted          clients outside [access].networks get the metadata instead
-  --copy --ibi REP [--ibi IBIP]
-                        store a Copy of an item identified elsewhere under its IBI
-                        instead of minting one
-  Dublin Core (any of them makes a second item, contenttype Metadata, holding
-  oai_dc.xml and metadata.html, and the new item's metadata points to it; it is
-  printed as metadata.rep and metadata.ibip):
-  --title, --creator, --subject, --description, --publisher, --contributor, --date,
-  --type, --format, --identifier, --source, --relation, --coverage, --rights VALUE
-  --dc ELEMENT=VALUE    any of the fifteen elements (also language); repeatable
-  --web-user USER       run as root where there is no var/, var/ is made for USER,
-                        the web server's user, where this machine has one [www-data]
-";
-
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     let Some((root, req)) = parse(parser)? else {
-        return super::print_text(HELP);
+        return super::print_help("new");
     };
     let created = create(&root_flag(root), &req, &::ibi::time::SystemClock)
         .map_err(|e| CliError::failed(format!("new: {e}")))?;

@@ -9,19 +9,8 @@ use ibi_archive::store::Store;
 
 use super::{CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-archive prefixes [--root R]
-
-Lists the Archive's prefixes, `<subdomain>/<word[.port]>` one a line, and writes them to
-var/col-prefixes with the inode and change time of each directory they were read from.
-The service then finds an IBIp without listing col/ and its subdomains, as long as those
-directories are unchanged (the service never writes the file; run this command again
-after adding a prefix). When a directory changed less than two seconds ago, it waits
-for it to settle (up to 10 s). Exit status 1 when the file cannot be written.
-";
-
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
-    let Some(root) = super::root_only(parser, "prefixes", HELP)? else {
+    let Some(root) = super::root_only(parser, "prefixes")? else {
         return Ok(());
     };
     if !root.join("col").is_dir() {

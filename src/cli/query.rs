@@ -11,23 +11,6 @@ use ibi_archive::config::Config;
 
 use super::{root_flag, CliError, CliResult};
 
-pub const QUERY_HELP: &str = "\
-usage: ibi-archive query [--root R] QUERYSTRING
-
-Prints the body the Archive service would send for QUERYSTRING (what follows `?` in
-the request, e.g. 'servicesubject=urlRequest&parsedibiurl.ibi=8JMKD3MGP8W/35MME4E'),
-byte for byte; on a terminal a final newline is added. The service's log lines go to
-stderr. Exit status 1 when the service would answer another status than 200.
-";
-
-pub const DESCRIBE_HELP: &str = "\
-usage: ibi-archive describe [--root R] IBI
-
-Prints every property of the item IBI (either form), for every relation the Archive
-offers, as one pair list (the unfiltered answer of the service). Exit status 1 when
-the item is not in the Archive.
-";
-
 /// `query [--root R] QUERYSTRING`: prints exactly the body the CGI would send.
 pub fn query(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::Arg::{Long, Short, Value};
@@ -35,7 +18,7 @@ pub fn query(parser: &mut lexopt::Parser) -> CliResult {
     let mut qs: Option<std::ffi::OsString> = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(QUERY_HELP),
+            Short('h') | Long("help") => return super::print_help("query"),
             Long("root") => root = Some(parser.value()?.into()),
             Value(v) if qs.is_none() => qs = Some(v),
             other => return Err(CliError::unexpected(&super::PROGRAM, "query", other)),
@@ -79,7 +62,7 @@ pub fn describe(parser: &mut lexopt::Parser) -> CliResult {
     let mut ibi: Option<String> = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(DESCRIBE_HELP),
+            Short('h') | Long("help") => return super::print_help("describe"),
             Long("root") => root = Some(parser.value()?.into()),
             Value(v) if ibi.is_none() => {
                 ibi = Some(

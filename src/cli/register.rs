@@ -15,35 +15,6 @@ pub use ibi_archive::admin::registration::Direction;
 
 use super::{root_flag, CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-archive include [--root R] [--resolver URL]...
-       ibi-archive exclude [--root R] [--resolver URL]...
-
-Sends each resolver of archive.toml's [registration] ([[registration.resolver]] tables,
-or resolvers, or the one resolver; the --resolver URLs instead when given) the inclusion
-or exclusion request of Table 7.2 of the resolution standard, with the values of
-[registration] (adminemail, ip, platformversion) and the registration key of that
-resolver: the key of its [[registration.resolver]] table, else [registration]'s key
-(a --resolver URL without a table of its own takes that one, or is refused when
-each resolver has its own key). Prints the status pairs each answers; with several
-resolvers, each line after the resolver's URL and ': ', and a failure of one does not
-keep the others from being asked. Exit status 0 only when every resolver answers
-status.archive included (include) or excluded (exclude). Each key is checked (rule
-chave of Table 7.1) before anything is sent, and never printed.
-
-include warns on standard error for each resolver whose URL is http:// to a host
-that is not loopback: its key crosses the network in clear, and whoever reads it can
-include the Archive at another address there (this build speaks no https: reach such
-a resolver through a TLS tunnel: the administrator's guide, \"Joining resolvers\").
-
-A resolver that answers 429 (too many requests from this network: it checks them in
-turn) or 503 (its registry out of reach) with Retry-After is asked again after the
-seconds it asks for (60 at most), one line on standard error each time, 5 times in all;
-then the command gives up on it, saying why.
-
-ibi-archive serve sends the same requests by itself, when it starts and when it stops.
-";
-
 /// `ibi-archive include`.
 pub fn include(parser: &mut lexopt::Parser) -> CliResult {
     run(parser, Direction::Include)
@@ -64,7 +35,7 @@ fn run(parser: &mut lexopt::Parser, direction: Direction) -> CliResult {
     let mut resolvers: Vec<String> = Vec::new();
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(HELP),
+            Short('h') | Long("help") => return super::print_help(cmd),
             Long("root") => root = Some(parser.value()?.into()),
             Long("resolver") => {
                 resolvers.push(parser.value()?.into_string().map_err(|v| {

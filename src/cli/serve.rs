@@ -19,37 +19,6 @@ use lexopt::ValueExt;
 
 use super::{root_flag, CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-archive serve [--root R] [--listen [ADDRESS:]PORT] [--no-inclusion] [LIMITS]
-
-Serves the Archive's routes with no web server: the service at /<archiveserviceibi>,
-file lists below it, and the items' files at /col/<rep>/doc/<file> (restricted items
-only to clients inside [access].networks, by the address of the connection).
-
---listen takes ADDRESS:PORT (127.0.0.1:8080, [::1]:8080, 0.0.0.0:80) or a PORT alone,
-on 127.0.0.1 [127.0.0.1:8080].
-
-When archive.toml has [registration], the Archive is included in each of its resolvers
-once it listens (the request of ibi-archive include, each resolver sent its own key),
-and excluded from each when serve is stopped (SIGTERM, SIGINT or SIGHUP; at most 5 s more). A failed inclusion is logged
-and tried again after 1 s, 2 s, 4 s... up to 5 min apart, while serving goes on; after
-a 429 or 503 with Retry-After, after the time the resolver asks (60 s at most).
-  --no-inclusion        send neither request
-
-Each acknowledgment counted is in var/acknowledgments.log before it is answered, and on
-disk within [acknowledgments] sync_interval of archive.toml (1 s unless set): a thread
-syncs the log when no acknowledgment comes to, and once more when serve stops.
-
-Limits (defaults in brackets):
-  --max-connections N   connections open at once [256, fewer when descriptors are few:
-                        136 each]
-  --max-per-client N    connections open at once from one address [16]
-  --head-timeout SECS   time to send a request head [10]
-  --idle-timeout SECS   time a connection may wait between requests [5]
-  --write-timeout SECS  time a write may make no progress [30]
-Request heads are limited to 16 KiB. One line per request on stderr.
-";
-
 pub fn run(parser: &mut lexopt::Parser) -> CliResult {
     use lexopt::Arg::{Long, Short};
     let mut root: Option<PathBuf> = None;
@@ -88,7 +57,7 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
             Long("idle-timeout") => limits.idle_timeout = secs(parser, "--idle-timeout")?,
             Long("write-timeout") => limits.write_timeout = secs(parser, "--write-timeout")?,
             Long("no-inclusion") => automatic_inclusion = false,
-            Short('h') | Long("help") => return super::print_text(HELP),
+            Short('h') | Long("help") => return super::print_help("serve"),
             other => return Err(CliError::unexpected(&super::PROGRAM, "serve", other)),
         }
     }

@@ -7,26 +7,12 @@ use ibi_resolver::registry::ArchiveRecord;
 
 use super::{CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-resolver archives [--csv] [--config FILE]
-
-Lists every registered Archive: service IBI, address, included (and dormant), last
-confirmation, last seen, failures in a row, latency, its conflicts (IBIs remembered at
-another Archive whose Original it claimed too), and its moves: inclusions at another
-address than the one recorded (how many, the last one's time and the address it left),
-and those refused because the Archive still answered at the address recorded. A move
-its administrator did not make means someone else holds its key.
-
-  --csv   comma-separated values, after the header serviceibi,address,included,...
-          (moves,movedat,movedfrom,movesrefused last)
-";
-
 pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
     use lexopt::prelude::*;
     let mut csv = false;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(HELP),
+            Short('h') | Long("help") => return super::print_help("archives"),
             Long("config") => config = parser.value()?.into(),
             Long("csv") => csv = true,
             other => return Err(CliError::unexpected(&super::PROGRAM, "archives", other)),

@@ -10,19 +10,8 @@ use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 
 use super::{CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-resolver backup FILE [--config FILE]
-
-Copies the registry (the database of the settings: every registered Archive, its state
-and the location memory) into FILE, a new file of mode 0600, with SQLite's online
-backup: safe while ibi-resolver serve runs and writes to it. FILE must not exist. Prints
-what it wrote. To restore: stop the resolver, copy FILE over the database (owned by the
-user the resolver runs as, mode 0600), start it.
-";
-
 pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
-    let Some((config, operands)) = super::config_and_operands(parser, "backup", HELP, config, 1)?
-    else {
+    let Some((config, operands)) = super::config_and_operands(parser, "backup", config, 1)? else {
         return Ok(());
     };
     let file = PathBuf::from(super::one("backup", operands, "FILE")?);

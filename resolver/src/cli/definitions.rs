@@ -6,13 +6,6 @@ use cmdline::{Command, Complete, Flag, Program};
 
 use super::{archives, backup, init, memory, migrate, register, resolve, serve, Run};
 
-pub const HELP_HELP: &str = "\
-usage: ibi-resolver help [COMMAND]
-
-Prints what the program does and its commands, or, given a COMMAND, that command's
-usage (the same as ibi-resolver COMMAND --help).
-";
-
 /// Every command but `serve`, `help` and `--help`, which is every command's.
 const OPERATORS: &[&str] = &[
     "",
@@ -49,33 +42,16 @@ Exit status: 0 success, 1 failure (or, for resolve, not found), 2 usage error.
             name: "init",
             synopsis: "init --publicurl URL [--config FILE]",
             about: "begin a resolver reached at URL: its service IBI,\nits settings and its registry",
-            help: init::HELP,
-            man: &[r"Begins a resolver that readers reach at
-.I URL
-.RB ( http:// or
-.BR https:// ,
-a host and an optional port, no path). Mints the resolver service's IBI from
-.IR URL 's
-host and port by the rule of the generation standard (a host name gives a rep, an IP
-address an IBIp; the date is now), then writes the settings file, every setting
-commented, or, when it exists and sets neither
-.B serviceibi
-nor
-.B publicurl
-(the Debian package's), sets both in it, keeping every other line, its owner and its
-mode; then creates the registry it names (run as root, the registry is given to the owner
-of its directory). Prints
-.BR publicurl ,
-.B serviceibi
-and
-.B serviceurl
-(the URL an Archive puts in
-.B [registration]
-.BR resolver )
-and, on standard error, the next steps. A settings file that sets
-.B serviceibi
-or
-.B publicurl
+            doc: &[r"Begins a resolver that readers reach at *URL* (`http://` or `https://`, a host and an
+optional port, no path). Mints the resolver service's IBI from *URL*'s host and port by
+the rule of the generation standard (a host name gives a rep, an IP address an IBIp;
+the date is now), then writes *FILE*, a resolver.toml with every setting commented, or,
+when *FILE* exists and sets neither `serviceibi` nor `publicurl` (the Debian package's),
+sets both in it, keeping every other line, its owner and its mode; then creates the
+registry that *FILE* names (run as root, the registry is given to the owner of its
+directory). Prints `publicurl`, `serviceibi` and `serviceurl` (the URL an Archive names
+in `[registration]` of its archive.toml: a `[[registration.resolver]]` table's `url`)
+and, on standard error, the next steps. A *FILE* that sets `serviceibi` or `publicurl`
 already is refused.
 "],
             subcommands: &[],
@@ -86,16 +62,11 @@ already is refused.
             name: "serve",
             synopsis: "serve [--listen [ADDRESS:]PORT] [--config FILE]",
             about: "run the resolver (HTTP) until SIGINT or SIGTERM",
-            help: serve::HELP,
-            man: &[r"Runs the resolver until SIGINT or SIGTERM: new connections are then refused, idle ones
-closed at once, and requests under way get 5 s.
-.B \-\-listen
-puts it on another address than the settings'
-.BR listen :
-several instances that share one settings file and its registry, each on a port of its
-own, as the templated unit
-.BI ibi-resolver@ PORT .service
-runs them.
+            doc: &[r"Runs the resolver (HTTP) with the settings of *FILE* until SIGINT or SIGTERM: new
+connections are then refused, idle ones closed at once, and requests under way get 5 s.
+One line per request on standard error, after its time (RFC 3339, UTC, milliseconds),
+or without it when standard error is the systemd journal; so is the last line, why it
+could not start or stopped on a fault.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -105,18 +76,11 @@ runs them.
             name: "register",
             synopsis: "register SERVICEIBI --email E [--key-file F] [--config FILE]",
             about: "register an Archive; its key is read from F or\nfrom the first line of standard input",
-            help: register::HELP,
-            man: &[r"Registers the Archive whose service IBI is
-.IR SERVICEIBI ,
-with its administrator's e-mail address
-.RB ( \-\-email ).
-Its registration key (ten or more digits, optionally a
-.B \-
-and ten more) is read from the file
-.I F
-.RB ( \-\-key\-file )
-or from the first line of standard input, never from the command line, and stored only
-as an argon2id hash.
+            doc: &[r"Registers the Archive whose service IBI is *SERVICEIBI*, with its administrator's
+e-mail address *E*. Its registration key (ten or more digits, optionally a `-` and ten
+or more again) is read from the file *F* or from the first line of standard input,
+never from the command line, and stored only as an argon2id hash. The Archive is
+included when it asks (`ibi-archive include`).
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -126,8 +90,9 @@ as an argon2id hash.
             name: "unregister",
             synopsis: "unregister SERVICEIBI [--config FILE]",
             about: "forget an Archive",
-            help: register::UNREGISTER_HELP,
-            man: &["Forgets an Archive.\n"],
+            doc: &[r"Forgets the Archive whose service IBI is *SERVICEIBI*. Exit status 1 when it is not
+registered.
+"],
             subcommands: &[],
             operands: Complete::Nothing,
             run: register::unregister,
@@ -136,15 +101,12 @@ as an argon2id hash.
             name: "archives",
             synopsis: "archives [--csv] [--config FILE]",
             about: "every registered Archive and its state",
-            help: archives::HELP,
-            man: &[r"Lists every registered Archive: service IBI, address, included (and dormant), last
+            doc: &[r"Lists every registered Archive: service IBI, address, included (and dormant), last
 confirmation, last seen, failures in a row, latency, its conflicts (IBIs remembered at
 another Archive whose Original it claimed too), and its moves: inclusions at another
 address than the one recorded (how many, the last one's time and the address it left),
-and those refused because the Archive still answered at the address recorded; with
-.B \-\-csv
-as comma-separated values (the moves in the last four columns). A move its
-administrator did not make means someone else holds its key.
+and those refused because the Archive still answered at the address recorded. A move
+its administrator did not make means someone else holds its key.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -154,16 +116,9 @@ administrator did not make means someone else holds its key.
             name: "resolve",
             synopsis: "resolve PERSISTENT-URL [--lang L] [--ip IP] [--acknowledge] [--config FILE]",
             about: "resolve once and print each step",
-            help: resolve::HELP,
-            man: &[r"One resolution from the shell: every round (and why it was asked), every Archive's
-answer and the choice are printed.
-.B \-\-lang
-is the reader's Accept-Language,
-.B \-\-ip
-the reader's address sent to the Archives, and
-.B \-\-acknowledge
-sends the acknowledgment to the Archive chosen, as a redirect does. Exit status 0 when
-found, 1 when not.
+            doc: &[r"One resolution from the shell: every round (and why it was asked), every Archive's
+answer and the choice are printed. *PERSISTENT-URL* is a whole URL, a path, or an IBI
+with what follows it. Exit status 0 when found, 1 when not.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -173,17 +128,10 @@ found, 1 when not.
             name: "memory",
             synopsis: "memory [IBI] [--config FILE]",
             about: "the remembered locations (of IBI only)",
-            help: memory::HELP,
-            man: &[r#"The location memory: for each IBI remembered (or for
-.I IBI
-only), the Archive asked first, when it was last used and when last verified (with
-.B (expired)
-once past
-.BR [memory] " " expiry ).
-Exit status 1 when
-.I IBI
-is not remembered.
-"#],
+            doc: &[r"The location memory: for each IBI remembered (or for *IBI* only), the Archive asked
+first, when it was last used and when last verified (`(expired)` once past `[memory]
+expiry`), the most recently used first. Exit status 1 when *IBI* is not remembered.
+"],
             subcommands: &[],
             operands: Complete::Nothing,
             run: memory::run,
@@ -192,11 +140,8 @@ is not remembered.
             name: "forget",
             synopsis: "forget IBI [--config FILE]",
             about: "forget where IBI was found (a running server\ndrops it within seconds)",
-            help: memory::FORGET_HELP,
-            man: &[r"Forgets where
-.I IBI
-was found: the next resolution asks every Archive. A running server drops it within a
-few seconds. Exit status 1 when it was not remembered.
+            doc: &[r"Forgets where *IBI* was found: the next resolution asks every Archive. A running
+server drops it within a few seconds. Exit status 1 when it was not remembered.
 "],
             subcommands: &[],
             operands: Complete::Nothing,
@@ -206,17 +151,12 @@ few seconds. Exit status 1 when it was not remembered.
             name: "backup",
             synopsis: "backup FILE [--config FILE]",
             about: "copy the registry into FILE, a new file, while\nthe server runs",
-            help: backup::HELP,
-            man: &[r"Copies the registry (every registered Archive, its state and the location memory)
-into
-.IR FILE ,
-a new file of mode 600, with SQLite's online backup: safe while
-.B ibi-resolver serve
-runs and writes to it. An existing
-.I FILE
-is never written over. To restore: stop the resolver, copy the backup over
-.B database
-(owned by the user the resolver runs as, mode 600), start it.
+            doc: &[r"Copies the registry (the database of the settings: every registered Archive, its
+state and the location memory) into *FILE*, a new file of mode 600, with SQLite's
+online backup: safe while `ibi-resolver serve` runs and writes to it. An existing
+*FILE* is never written over. Prints what it wrote. To restore: stop the resolver, copy
+the backup over the database (`database` of the settings, owned by the user the
+resolver runs as, mode 600), start it.
 "],
             subcommands: &[],
             operands: Complete::Files,
@@ -226,18 +166,15 @@ is never written over. To restore: stop the resolver, copy the backup over
             name: "migrate-registry",
             synopsis: "migrate-registry --to URI [--config FILE]",
             about: "copy the SQLite registry into PostgreSQL, for\nseveral resolvers to share",
-            help: migrate::HELP,
-            man: &[r"Copies the registry of the settings, an SQLite database (every registered Archive
+            doc: &[r"Copies the registry of the settings, an SQLite database (every registered Archive
 with its key hash and state, the location memory, the conflicts seen), into the
-PostgreSQL database
-.I URI
-.RB ( postgresql:// \fIUSER\fP @ \fIHOST\fP [: \fIPORT\fP ][, \fIHOST2\fP ...] / \fIDB\fP ),
-whose schema it makes or brings up to date. What that database holds already is kept:
-running it again copies only what is not there yet. Then set
-.B database
-to
-.I URI
-in the settings of every resolver that shares it, and restart them. The SQLite
+PostgreSQL database *URI*, whose schema it makes or brings up to date:
+
+  postgresql://*USER*@*HOST*[:*PORT*][,*HOST2*[:*PORT*]]/*DB*[?...]
+
+What that database holds already is kept: running it again copies only what is not
+there yet. Prints what it copied; then set `database` to
+*URI* in the settings of every resolver that shares it, and restart them. The SQLite
 registry is left as it was.
 "],
             subcommands: &[],
@@ -248,12 +185,9 @@ registry is left as it was.
             name: "help",
             synopsis: "help [COMMAND]",
             about: "this text, or a command's",
-            help: HELP_HELP,
-            man: &[r#"Prints what the program does and its commands, or a
-.IR COMMAND 's
-usage (the same as
-.RI "ibi-resolver " COMMAND " \-\-help" ).
-"#],
+            doc: &[r"Prints what the program does and its commands, or, given a *COMMAND*, that command's
+usage (the same as `ibi-resolver *COMMAND* --help`).
+"],
             subcommands: &[],
             operands: Complete::Commands,
             run: super::help,
@@ -264,7 +198,7 @@ usage (the same as
             names: &["publicurl"],
             short: None,
             value: Some("URL"),
-            doc: "how readers reach this resolver:\n.BR http:// or\n.BR https:// ,\na host and an optional port, no path.",
+            doc: "how readers reach this resolver: `http://` or `https://`, a host and an optional port, no path.",
             takers: &["init"],
             option: false,
             complete: Complete::Nothing,
@@ -273,7 +207,10 @@ usage (the same as
             names: &["listen"],
             short: None,
             value: Some("[ADDRESS:]PORT"),
-            doc: "where to listen, in place of the settings'\n.BR listen :\n127.0.0.1:8091, [::1]:8091, or a port alone on 127.0.0.1.",
+            doc: r"where to listen, in place of the settings' `listen`: *ADDRESS*:*PORT*
+(127.0.0.1:8091, [::1]:8091) or a *PORT* alone, on 127.0.0.1; several instances that
+share one settings file (and its registry) each listen on a port of their own, as the
+templated unit `ibi-resolver@*PORT*.service` runs them.",
             takers: &["serve"],
             option: false,
             complete: Complete::Nothing,
@@ -282,7 +219,9 @@ usage (the same as
             names: &["to"],
             short: None,
             value: Some("URI"),
-            doc: "the PostgreSQL database to copy the registry into;\n.B \\-\n: the first line of standard input (a URI with a password, out of the process list).",
+            doc: r"the PostgreSQL database to copy the registry into; `-`: the *URI* is the first line
+of standard input (a URI with a password, out of the process list and the shell's
+history).",
             takers: &["migrate-registry"],
             option: false,
             complete: Complete::Nothing,
@@ -300,7 +239,7 @@ usage (the same as
             names: &["key-file"],
             short: None,
             value: Some("F"),
-            doc: "read the registration key from\n.I F\ninstead of standard input.",
+            doc: "read the registration key from *F* instead of standard input.",
             takers: &["register"],
             option: false,
             complete: Complete::Files,
@@ -309,7 +248,8 @@ usage (the same as
             names: &["csv"],
             short: None,
             value: None,
-            doc: "comma-separated values.",
+            doc: r"comma-separated values, after the header `serviceibi,address,included,...` (the
+moves in the last four columns: `moves,movedat,movedfrom,movesrefused`).",
             takers: &["archives"],
             option: false,
             complete: Complete::Nothing,
@@ -327,7 +267,7 @@ usage (the same as
             names: &["ip"],
             short: None,
             value: Some("IP"),
-            doc: "the reader's address.",
+            doc: "the reader's address sent to the Archives (several: parted by spaces or commas) [127.0.0.1].",
             takers: &["resolve"],
             option: false,
             complete: Complete::Nothing,
@@ -336,7 +276,7 @@ usage (the same as
             names: &["acknowledge"],
             short: None,
             value: None,
-            doc: "acknowledge the URL chosen to its Archive.",
+            doc: "acknowledge the URL chosen to its Archive, as a redirect does.",
             takers: &["resolve"],
             option: false,
             complete: Complete::Nothing,
@@ -345,7 +285,8 @@ usage (the same as
             names: &["config"],
             short: None,
             value: Some("FILE"),
-            doc: "the settings (resolver.toml); every command takes it. Without it, the file the\nenvironment variable\n.B IBI_RESOLVER_CONFIG\nnames, else\n.IR /etc/ibi-resolver/resolver.toml .",
+            doc: r"the settings (resolver.toml); every command takes it [the file the environment
+variable `IBI_RESOLVER_CONFIG` names, else */etc/ibi-resolver/resolver.toml*].",
             takers: OPERATORS,
             option: true,
             complete: Complete::TomlFiles,
@@ -462,9 +403,14 @@ or points to the command's
 #[cfg(test)]
 mod tests {
     #[test]
-    fn each_help_names_the_flags_of_its_command() {
+    fn every_flag_says_what_it_does() {
+        assert_eq!(cmdline::undocumented(&super::PROGRAM), Vec::<String>::new());
+    }
+
+    #[test]
+    fn each_help_lists_every_flag_of_its_command() {
         assert_eq!(
-            cmdline::help_disagreements(&super::PROGRAM),
+            cmdline::help_omissions(&super::PROGRAM),
             Vec::<String>::new()
         );
     }

@@ -12,28 +12,12 @@ use ibi_resolver::store::Database;
 
 use super::{CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-resolver init --publicurl URL [--config FILE]
-
-Begins a resolver reached by readers at URL (http(s)://host[:port], no path): mints its
-service IBI from URL's host and port by the rule of the generation standard (a host name
-gives a rep, an IP address an IBIp; the date is now), writes FILE, a resolver.toml with
-every setting commented, or, when FILE exists and sets neither serviceibi nor publicurl
-(the Debian package's), sets both in it, keeping everything else; then creates the
-registry that FILE names. Prints publicurl, serviceibi and serviceurl (the URL an Archive
-names in [registration] of its archive.toml: a [[registration.resolver]] table's url),
-and the next steps on stderr. Refuses a FILE that sets
-serviceibi or publicurl already.
-
-  --publicurl URL   how readers reach this resolver
-";
-
 pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
     use lexopt::prelude::*;
     let mut publicurl = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(HELP),
+            Short('h') | Long("help") => return super::print_help("init"),
             Long("config") => config = parser.value()?.into(),
             Long("publicurl") => publicurl = Some(parser.value()?.string()?),
             other => return Err(CliError::unexpected(&super::PROGRAM, "init", other)),

@@ -7,24 +7,8 @@ use ibi_resolver::registry::Location;
 
 use super::{CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-resolver memory [IBI] [--config FILE]
-
-The location memory: for each IBI remembered (or for IBI only), the Archive asked
-first, when it was last used and when last verified ((expired) once past [memory]
-expiry), the most recently used first. Exit status 1 when IBI is not remembered.
-";
-
-pub const FORGET_HELP: &str = "\
-usage: ibi-resolver forget IBI [--config FILE]
-
-Forgets where IBI was found: the next resolution asks every Archive. A running server
-drops it within a few seconds. Exit status 1 when it was not remembered.
-";
-
 pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
-    let Some((config, operands)) = super::config_and_operands(parser, "memory", HELP, config, 1)?
-    else {
+    let Some((config, operands)) = super::config_and_operands(parser, "memory", config, 1)? else {
         return Ok(());
     };
     let ibi = match operands.first() {
@@ -70,9 +54,7 @@ fn locations(rows: &[Location], config: &Config) -> String {
 
 /// `ibi-resolver forget IBI`.
 pub fn forget(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
-    let Some((config, operands)) =
-        super::config_and_operands(parser, "forget", FORGET_HELP, config, 1)?
-    else {
+    let Some((config, operands)) = super::config_and_operands(parser, "forget", config, 1)? else {
         return Ok(());
     };
     let ibi = super::parse_ibi(&super::one("forget", operands, "IBI")?)?.key();

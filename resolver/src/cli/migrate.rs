@@ -8,21 +8,6 @@ use ibi_resolver::store::{Conn, Database, Row, StoreError, REGISTRY_CHANNEL};
 
 use super::{CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-resolver migrate-registry --to URI [--config FILE]
-
-Copies the registry of the settings (an SQLite database: every registered Archive with
-its key hash and state, the location memory, the conflicts seen) into the PostgreSQL
-database URI (postgresql://USER@HOST[:PORT][,HOST2[:PORT]]/DB[?...]), whose schema it
-makes or brings up to date. What the database holds already is kept: running it again
-copies only what is not there yet. Prints what it copied; then set database = URI in the
-settings of every resolver and restart them. The SQLite registry is left as it was.
-
-  --to URI   the PostgreSQL database to copy the registry into; `-`: the URI is the
-             first line of standard input (a URI with a password, out of the process
-             list and the shell's history)
-";
-
 /// The tables copied, their columns, and the key a row already there is known by.
 const TABLES: &[(&str, &str, &str)] = &[
     (
@@ -45,7 +30,7 @@ pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
     let mut to = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(HELP),
+            Short('h') | Long("help") => return super::print_help("migrate-registry"),
             Long("config") => config = parser.value()?.into(),
             Long("to") => to = Some(parser.value()?.string()?),
             other => {

@@ -65,15 +65,20 @@ pub fn run(parser: &mut lexopt::Parser) -> CliResult {
 
 /// `ibi-resolver help [COMMAND]`.
 pub fn help(parser: &mut lexopt::Parser, _config: PathBuf) -> CliResult {
-    cmdline::help(&PROGRAM, parser, definitions::HELP_HELP)
+    cmdline::help(&PROGRAM, parser)
+}
+
+/// Prints the `--help` of `command`.
+pub fn print_help(command: &str) -> CliResult {
+    cmdline::print_help(&PROGRAM, command)
 }
 
 /// The arguments of a command whose one flag is `--config`: the settings file and the
-/// operands, at most `most` of them; `None` once `--help` is answered with `help`.
+/// operands, at most `most` of them; `None` once `--help` is answered with the command's
+/// help.
 pub fn config_and_operands(
     parser: &mut lexopt::Parser,
     command: &str,
-    help: &str,
     mut config: PathBuf,
     most: usize,
 ) -> Result<Option<(PathBuf, Vec<String>)>, CliError> {
@@ -81,7 +86,7 @@ pub fn config_and_operands(
     let mut operands = Vec::new();
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return print_text(help).map(|()| None),
+            Short('h') | Long("help") => return print_help(command).map(|()| None),
             Long("config") => config = parser.value()?.into(),
             Value(v) if operands.len() < most => operands.push(v.string()?),
             other => return Err(CliError::unexpected(&PROGRAM, command, other)),

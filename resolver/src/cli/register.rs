@@ -6,26 +6,6 @@ use std::path::{Path, PathBuf};
 
 use super::{CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-resolver register SERVICEIBI --email E [--key-file F] [--config FILE]
-
-Registers the Archive whose service IBI is SERVICEIBI, with its administrator's e-mail
-address E. Its registration key (ten or more digits, optionally '-' and ten or more
-again) is read from the file F or from the first line of standard input, never from
-the command line, and stored only as an argon2id hash. The Archive is included when it
-asks (ibi-archive include).
-
-  --email E      the Archive administrator's e-mail address
-  --key-file F   read the registration key from F instead of standard input
-";
-
-pub const UNREGISTER_HELP: &str = "\
-usage: ibi-resolver unregister SERVICEIBI [--config FILE]
-
-Forgets the Archive whose service IBI is SERVICEIBI. Exit status 1 when it is not
-registered.
-";
-
 /// What `register` was given.
 struct Registration {
     config: PathBuf,
@@ -56,7 +36,7 @@ fn parse(
     let (mut ibi, mut email, mut key_file) = (None, None, None);
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(HELP).map(|()| None),
+            Short('h') | Long("help") => return super::print_help("register").map(|()| None),
             Long("config") => config = parser.value()?.into(),
             Long("email") => email = Some(parser.value()?.string()?),
             Long("key-file") => key_file = Some(parser.value()?.into()),
@@ -111,8 +91,7 @@ fn read_key(file: Option<&Path>) -> Result<String, CliError> {
 
 /// `ibi-resolver unregister SERVICEIBI`.
 pub fn unregister(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
-    let Some((config, operands)) =
-        super::config_and_operands(parser, "unregister", UNREGISTER_HELP, config, 1)?
+    let Some((config, operands)) = super::config_and_operands(parser, "unregister", config, 1)?
     else {
         return Ok(());
     };

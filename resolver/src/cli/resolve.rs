@@ -10,18 +10,6 @@ use ibi_resolver::{client, lang};
 
 use super::{CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-resolver resolve PERSISTENT-URL [--lang L] [--ip IP] [--acknowledge] [--config FILE]
-
-One resolution from the shell: every round (and why it was asked), every Archive's
-answer and the choice are printed. PERSISTENT-URL is a whole URL, a path, or an IBI
-with what follows it. Exit status 0 when found, 1 when not.
-
-  --lang L        the reader's language preference, as an Accept-Language header
-  --ip IP         the reader's address sent to the Archives [127.0.0.1]
-  --acknowledge   acknowledge the URL chosen to its Archive, as a redirect does
-";
-
 /// What `resolve` was given.
 struct Asked {
     config: PathBuf,
@@ -54,7 +42,7 @@ fn parse(parser: &mut lexopt::Parser, mut config: PathBuf) -> Result<Option<Aske
     let (mut target, mut lang, mut ip, mut acknowledge) = (None, None, None, false);
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(HELP).map(|()| None),
+            Short('h') | Long("help") => return super::print_help("resolve").map(|()| None),
             Long("config") => config = parser.value()?.into(),
             Long("lang") => lang = Some(parser.value()?.string()?),
             Long("ip") => ip = Some(parser.value()?.string()?),

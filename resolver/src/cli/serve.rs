@@ -6,25 +6,12 @@ use ibi_resolver::server;
 
 use super::{CliError, CliResult};
 
-pub const HELP: &str = "\
-usage: ibi-resolver serve [--listen [ADDRESS:]PORT] [--config FILE]
-
-Runs the resolver (HTTP) with the settings of FILE [$IBI_RESOLVER_CONFIG, else
-/etc/ibi-resolver/resolver.toml] until SIGINT or SIGTERM: new connections are then
-refused, idle ones closed at once, and requests under way get 5 s. --listen takes
-ADDRESS:PORT (127.0.0.1:8091, [::1]:8091) or a PORT alone, on 127.0.0.1, in place of
-the settings' listen: instances that share one settings file (and registry) each on a
-port of its own (ibi-resolver@PORT.service). One line per request
-on stderr, after its time (RFC 3339, UTC), or without it when stderr is the systemd
-journal; so is the last line, why it could not start or stopped on a fault.
-";
-
 pub fn run(parser: &mut lexopt::Parser, mut config: PathBuf) -> CliResult {
     use lexopt::prelude::*;
     let mut listen = None;
     while let Some(arg) = parser.next()? {
         match arg {
-            Short('h') | Long("help") => return super::print_text(HELP),
+            Short('h') | Long("help") => return super::print_help("serve"),
             Long("config") => config = parser.value()?.into(),
             Long("listen") => {
                 listen = Some(
