@@ -476,7 +476,7 @@ impl Config {
 
 /// `archiveaddress`, which must be a `host[:port]`.
 fn check_address(archiveaddress: String) -> Result<String, String> {
-    if ::ibi::registration::HostPort::parse(&archiveaddress).is_err() {
+    if ::ibi::registration::HostPort::check(&archiveaddress).is_err() {
         return Err(format!(
             "archiveaddress {archiveaddress:?} is not a host[:port]"
         ));
