@@ -476,7 +476,7 @@ impl Config {
 
 /// `archiveaddress`, which must be a `host[:port]`.
 fn check_address(archiveaddress: String) -> Result<String, String> {
-    if ::ibi::registration::HostPort::parse(&archiveaddress).is_err() {
+    if ::ibi::registration::HostPort::check(&archiveaddress).is_err() {
         return Err(format!(
             "archiveaddress {archiveaddress:?} is not a host[:port]"
         ));
@@ -487,10 +487,10 @@ fn check_address(archiveaddress: String) -> Result<String, String> {
 /// `baseurl` as given, else `http://<archiveaddress>`, without a trailing `/`: an http(s)
 /// URL of word characters.
 fn check_baseurl(given: Option<String>, archiveaddress: &str) -> Result<String, String> {
-    let baseurl = given
-        .unwrap_or_else(|| format!("http://{archiveaddress}"))
-        .trim_end_matches('/')
-        .to_string();
+    // Made and trimmed in place, nothing formatted: archive.toml is checked at every CGI
+    // request.
+    let mut baseurl = given.unwrap_or_else(|| ["http://", archiveaddress].concat());
+    baseurl.truncate(baseurl.trim_end_matches('/').len());
     if !::ibi::escape::is_http_url(&baseurl)
         || baseurl.bytes().any(|b| !::ibi::escape::is_word_byte(b))
     {
@@ -930,6 +930,14 @@ archiveserviceibi = "sid.inpe.br/mtc-m18@80/2008/03.17.15.17"
         assert_eq!(
             with("baseurl = \"ftp://a.b\"").unwrap_err(),
             "baseurl \"ftp://a.b\" is not an http(s) URL"
+        );
+        assert_eq!(
+            with("baseurl = \"https://a.b//\"").map(|c| c.baseurl),
+            Ok("https://a.b".to_string())
+        );
+        assert_eq!(
+            with("baseurl = \"http:///\"").unwrap_err(),
+            "baseurl \"http:\" is not an http(s) URL"
         );
         assert_eq!(
             err("archiveaddress = \"a.b:x y\"\narchiveserviceibi = \"x\"\n"),

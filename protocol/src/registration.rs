@@ -8,7 +8,8 @@
 //! - [`HostPort`], `host [":" port]` of RFC 3986 as §6.1 uses it for `archiveaddress`:
 //!   a DNS name, an IPv4 address in its dotted form or an IPv6 literal in brackets (each
 //!   as written when contacted, so that what is checked is what is contacted), and a port
-//!   of at most 65535.
+//!   of at most 65535; [`HostPort::check`] checks a value kept elsewhere, reading it in
+//!   place, and [`HostPort::parse`] keeps a copy after the same check.
 
 use std::fmt;
 use std::net::Ipv6Addr;
@@ -64,7 +65,7 @@ impl Email {
             && user
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:%".contains(&b));
-        if s.len() <= MAX_EMAIL && user_ok && HostPort::parse(host).is_ok() {
+        if s.len() <= MAX_EMAIL && user_ok && HostPort::check(host).is_ok() {
             Ok(Email(s.to_string()))
         } else {
             Err(Invalid::Email)
@@ -81,40 +82,41 @@ impl Email {
 pub struct HostPort(String);
 
 impl HostPort {
+    /// `s`, kept, when it is a `host[:port]` ([`HostPort::check`]).
     pub fn parse(s: &str) -> Result<HostPort, Invalid> {
-        if s.is_empty() || s.len() > MAX_HOSTPORT {
+        HostPort::check(s)?;
+        Ok(HostPort(s.to_string()))
+    }
+
+    /// Whether `s` is a `host[:port]`, for a value that is kept as it is given: read in
+    /// place, nothing allocated (archive.toml's address is checked at every CGI request).
+    pub fn check(s: &str) -> Result<(), Invalid> {
+        let bytes = s.as_bytes();
+        if bytes.is_empty() || bytes.len() > MAX_HOSTPORT {
             return Err(Invalid::HostPort);
         }
-        let (host, port) = if let Some(rest) = s.strip_prefix('[') {
-            let (literal, after) = rest.split_once(']').ok_or(Invalid::HostPort)?;
-            let ip: Ipv6Addr = literal.parse().map_err(|_| Invalid::HostPort)?;
-            // As written when contacted, the form URL parsers write (WHATWG): RFC 5952's,
-            // but an IPv4-mapped address in hexadecimal (`::ffff:7f00:1`).
-            let written = match ip.to_ipv4_mapped() {
-                Some(v4) => {
-                    let [a, b, c, d] = v4.octets();
-                    let (hi, lo) = (u16::from_be_bytes([a, b]), u16::from_be_bytes([c, d]));
-                    format!("::ffff:{hi:x}:{lo:x}")
-                }
-                None => ip.to_string(),
-            };
-            if !written.eq_ignore_ascii_case(literal) {
+        let (host, port) = if let Some(rest) = bytes.strip_prefix(b"[") {
+            let close = rest
+                .iter()
+                .position(|&b| b == b']')
+                .ok_or(Invalid::HostPort)?;
+            let (literal, after) = (&rest[..close], &rest[close + 1..]);
+            if !is_ipv6_as_written(literal) {
                 return Err(Invalid::HostPort);
             }
             match after {
-                "" => (None, None),
-                p => (None, Some(p.strip_prefix(':').ok_or(Invalid::HostPort)?)),
+                [] => (None, None),
+                [b':', port @ ..] => (None, Some(port)),
+                _ => return Err(Invalid::HostPort),
             }
         } else {
-            match s.split_once(':') {
-                Some((h, p)) => (Some(h), Some(p)),
-                None => (Some(s), None),
+            match bytes.iter().position(|&b| b == b':') {
+                Some(colon) => (Some(&bytes[..colon]), Some(&bytes[colon + 1..])),
+                None => (Some(bytes), None),
             }
         };
         if let Some(port) = port {
-            let digits =
-                !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit());
-            if !digits || port.parse::<u32>().map_or(true, |p| p > 65535) {
+            if !(1..=5).contains(&port.len()) || number(port).is_none_or(|p| p > 65535) {
                 return Err(Invalid::HostPort);
             }
         }
@@ -123,7 +125,7 @@ impl HostPort {
                 return Err(Invalid::HostPort);
             }
         }
-        Ok(HostPort(s.to_string()))
+        Ok(())
     }
 
     pub fn as_str(&self) -> &str {
@@ -131,41 +133,99 @@ impl HostPort {
     }
 }
 
+/// The value of `digits` when it is a decimal number of at most 9 digits (a leading zero
+/// allowed), else `None`.
+fn number(digits: &[u8]) -> Option<u32> {
+    if digits.is_empty() || digits.len() > 9 {
+        return None;
+    }
+    digits.iter().try_fold(0u32, |n, &b| {
+        b.is_ascii_digit().then(|| n * 10 + u32::from(b - b'0'))
+    })
+}
+
+/// Whether `literal` (inside the brackets) is an IPv6 address as written when contacted,
+/// the form URL parsers write (WHATWG): RFC 5952's, but an IPv4-mapped address in
+/// hexadecimal (`::ffff:7f00:1`). Written into a buffer on the stack to be compared.
+fn is_ipv6_as_written(literal: &[u8]) -> bool {
+    use std::fmt::Write as _;
+    let Some(ip) = std::str::from_utf8(literal)
+        .ok()
+        .and_then(|l| l.parse::<Ipv6Addr>().ok())
+    else {
+        return false;
+    };
+    let mut written = StackText {
+        buf: [0; 48],
+        len: 0,
+    };
+    let fits = match ip.to_ipv4_mapped() {
+        Some(v4) => {
+            let [a, b, c, d] = v4.octets();
+            let (hi, lo) = (u16::from_be_bytes([a, b]), u16::from_be_bytes([c, d]));
+            write!(written, "::ffff:{hi:x}:{lo:x}")
+        }
+        None => write!(written, "{ip}"),
+    };
+    fits.is_ok() && written.as_bytes().eq_ignore_ascii_case(literal)
+}
+
+/// Text written on the stack: an IPv6 address as written is at most 39 bytes.
+struct StackText {
+    buf: [u8; 48],
+    len: usize,
+}
+
+impl StackText {
+    fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl std::fmt::Write for StackText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(std::fmt::Error)?
+            .copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
 /// A DNS name (labels of letters, digits, `-` and `_`, not beginning or ending with `-`,
 /// at most 63 bytes each, 253 in all), or an IPv4 address in its dotted form: a name whose
 /// last label is a number is read as an address, as URL parsers read it, and must be one.
-fn is_host(host: &str) -> bool {
+fn is_host(host: &[u8]) -> bool {
     if host.is_empty() || host.len() > 253 {
         return false;
     }
-    // Read in place, nothing allocated: archive.toml's address is checked at every CGI
-    // request.
-    let name = host.strip_suffix('.').unwrap_or(host);
-    let last = name.rsplit('.').next().unwrap_or("");
-    if !last.is_empty() && last.bytes().all(|b| b.is_ascii_digit()) || last.starts_with("0x") {
+    // Read in place, byte by byte, nothing allocated: archive.toml's address is checked
+    // at every CGI request.
+    let name = host.strip_suffix(b".").unwrap_or(host);
+    let last = name.rsplit(|&b| b == b'.').next().unwrap_or(&[]);
+    if !last.is_empty() && last.iter().all(u8::is_ascii_digit) || last.starts_with(b"0x") {
         return is_dotted_quad(host);
     }
-    name.split('.').all(|l| {
+    name.split(|&b| b == b'.').all(|l| {
         !l.is_empty()
             && l.len() <= 63
-            && l.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            && !l.starts_with('-')
-            && !l.ends_with('-')
+            && l.iter()
+                .all(|&b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            && !l.starts_with(b"-")
+            && !l.ends_with(b"-")
     })
 }
 
 /// An IPv4 address as written when contacted: four decimal numbers of at most 255, each
 /// without a leading zero (`127.0.0.1`; not `127.1`, `127.0.0.01`, `0x7f.0.0.1`).
-fn is_dotted_quad(host: &str) -> bool {
+fn is_dotted_quad(host: &[u8]) -> bool {
     let mut numbers = 0;
-    for part in host.split('.') {
+    for part in host.split(|&b| b == b'.') {
         numbers += 1;
-        let written = !part.is_empty()
-            && part.len() <= 3
-            && part.bytes().all(|b| b.is_ascii_digit())
-            && (part == "0" || !part.starts_with('0'));
-        if !written || numbers > 4 || part.parse::<u16>().map_or(true, |n| n > 255) {
+        let written = part.len() <= 3 && (part == b"0" || !part.starts_with(b"0"));
+        if !written || numbers > 4 || number(part).is_none_or(|n| n > 255) {
             return false;
         }
     }
@@ -270,8 +330,12 @@ mod tests {
             "localhost",
             "host_1.example.org:65535",
             "example.org.",
+            "[2001:db8::1]",
+            "[1:2:3:4:5:6:7:8]:65535",
+            "[::FFFF:7F00:1]",
         ] {
-            assert!(HostPort::parse(ok).is_ok(), "{ok}");
+            assert_eq!(HostPort::parse(ok).map(|h| h.0), Ok(ok.to_string()));
+            assert_eq!(HostPort::check(ok), Ok(()), "{ok}");
         }
         for bad in [
             "a b",
@@ -298,9 +362,14 @@ mod tests {
             "-x.org",
             "a..org",
             "a:b:c",
+            "[::1]:",
+            "[::1]:65536",
+            "[2001:db8:0:0:0:0:0:1]",
+            "host:012345",
             long_label.as_str(),
         ] {
             assert_eq!(HostPort::parse(bad), Err(Invalid::HostPort), "{bad}");
+            assert_eq!(HostPort::check(bad), Err(Invalid::HostPort), "{bad}");
         }
     }
 }

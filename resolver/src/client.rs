@@ -530,7 +530,7 @@ impl ArchiveClient {
         serviceibi: &str,
         pairs: &[(&str, &[u8])],
     ) -> Result<String, String> {
-        ibi::registration::HostPort::parse(archiveaddress)
+        ibi::registration::HostPort::check(archiveaddress)
             .map_err(|e| format!("{archiveaddress:?} {e}"))?;
         if let Some(ip) = literal_ip(archiveaddress) {
             if !self.shared.policy.allows(ip) {

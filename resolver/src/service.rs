@@ -129,7 +129,7 @@ fn read_request(query: &Query) -> Result<Request<'_>, ServiceAnswer> {
     let malformed =
         |name: &'static str| error(400, &["malformed", name], format!("malformed {name}"));
     let address = text("archiveaddress")?;
-    HostPort::parse(address).map_err(|_| malformed("archiveaddress"))?;
+    HostPort::check(address).map_err(|_| malformed("archiveaddress"))?;
     let serviceibi =
         Ibi::parse(text("archiveserviceibi")?).map_err(|_| malformed("archiveserviceibi"))?;
     let ip: IpAddr = text("archiveip")?
