@@ -146,52 +146,24 @@ fn number(digits: &[u8]) -> Option<u32> {
 
 /// Whether `literal` (inside the brackets) is an IPv6 address as written when contacted,
 /// the form URL parsers write (WHATWG): RFC 5952's, but an IPv4-mapped address in
-/// hexadecimal (`::ffff:7f00:1`). Written into a buffer on the stack to be compared.
+/// hexadecimal (`::ffff:7f00:1`). Written out to be compared: an address in brackets is
+/// rare enough in archive.toml for the one allocation.
 fn is_ipv6_as_written(literal: &[u8]) -> bool {
-    use std::fmt::Write as _;
     let Some(ip) = std::str::from_utf8(literal)
         .ok()
         .and_then(|l| l.parse::<Ipv6Addr>().ok())
     else {
         return false;
     };
-    let mut written = StackText {
-        buf: [0; 48],
-        len: 0,
-    };
-    let fits = match ip.to_ipv4_mapped() {
+    let written = match ip.to_ipv4_mapped() {
         Some(v4) => {
             let [a, b, c, d] = v4.octets();
             let (hi, lo) = (u16::from_be_bytes([a, b]), u16::from_be_bytes([c, d]));
-            write!(written, "::ffff:{hi:x}:{lo:x}")
+            format!("::ffff:{hi:x}:{lo:x}")
         }
-        None => write!(written, "{ip}"),
+        None => ip.to_string(),
     };
-    fits.is_ok() && written.as_bytes().eq_ignore_ascii_case(literal)
-}
-
-/// Text written on the stack: an IPv6 address as written is at most 39 bytes.
-struct StackText {
-    buf: [u8; 48],
-    len: usize,
-}
-
-impl StackText {
-    fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
-}
-
-impl std::fmt::Write for StackText {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        self.buf
-            .get_mut(self.len..end)
-            .ok_or(std::fmt::Error)?
-            .copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
+    written.as_bytes().eq_ignore_ascii_case(literal)
 }
 
 /// A DNS name (labels of letters, digits, `-` and `_`, not beginning or ending with `-`,
