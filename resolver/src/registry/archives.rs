@@ -406,18 +406,15 @@ mod tests {
             let ibi = Ibi::parse("sid.inpe.br/mtc-m21/2012/06.05.15.34.39").unwrap();
             let mut r = Registry::open(&database).unwrap();
             r.register(&ibi, "banon@dpi.inpe.br", "1234567890").unwrap();
-            r.include(
-                &ibi,
-                &Inclusion {
-                    address: "mtc-m21.sid.inpe.br",
-                    ip: "150.163.34.239",
-                    platformversion: "2014:11.09.02.16.15",
-                    email: "banon@dpi.inpe.br",
-                    confirmed: true,
-                    ip_reached: false,
-                },
-            )
-            .unwrap();
+            let inclusion = Inclusion {
+                address: "mtc-m21.sid.inpe.br",
+                ip: "150.163.34.239",
+                platformversion: "2014:11.09.02.16.15",
+                email: "banon@dpi.inpe.br",
+                confirmed: true,
+                ip_reached: false,
+            };
+            r.include(&ibi, &inclusion).unwrap();
             let dormant = Snapshot {
                 failures: 5,
                 state: State::Dormant,
@@ -437,18 +434,7 @@ mod tests {
             assert!(e.to_string().contains("0 or 1 expected, 2 found"), "{e}");
             assert!(r.included().is_err());
             // Included again: awake, stored as 0.
-            r.include(
-                &ibi,
-                &Inclusion {
-                    address: "mtc-m21.sid.inpe.br",
-                    ip: "150.163.34.239",
-                    platformversion: "2014:11.09.02.16.15",
-                    email: "banon@dpi.inpe.br",
-                    confirmed: true,
-                    ip_reached: false,
-                },
-            )
-            .unwrap();
+            r.include(&ibi, &inclusion).unwrap();
             assert_eq!(r.list().unwrap()[0].health, State::Awake);
             let stored = r.conn.query("SELECT dormant FROM archives", &[]).unwrap();
             assert_eq!(stored[0].int(0).unwrap(), 0);
