@@ -8,7 +8,7 @@ use super::AdminError;
 use ::ibi::relation::Lang;
 use ::ibi::Rep;
 
-pub use ::ibi::dc::DC_ELEMENTS;
+use ::ibi::dc::DC_ELEMENTS;
 
 /// Refuses unknown elements and values XML cannot hold.
 pub(crate) fn check_dc(dc: &[(String, String)]) -> Result<(), AdminError> {

@@ -788,4 +788,20 @@ mod tests {
         );
         assert!(!mint.contains("Reads IBI"), "{mint}");
     }
+
+    /// `new`'s Dublin Core flags are the elements `new` reads (all but `language`, which
+    /// is the flag of the content's language), in their order.
+    #[test]
+    fn the_dublin_core_flags_of_new_are_the_elements_but_language() {
+        let flag = super::PROGRAM
+            .flags
+            .iter()
+            .find(|f| f.names.contains(&"title"))
+            .unwrap();
+        let elements: Vec<&str> = ::ibi::dc::DC_ELEMENTS
+            .into_iter()
+            .filter(|e| *e != "language")
+            .collect();
+        assert_eq!(flag.names, elements);
+    }
 }

@@ -3,10 +3,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use ::ibi::dc::DC_ELEMENTS;
 use ::ibi::pairs::PairList;
 use ::ibi::relation::Lang;
 use ::ibi::Ibi;
-use ibi_archive::admin::dublin_core::DC_ELEMENTS;
 use ibi_archive::admin::new_item::{create, CopyOf, Created, NewItem};
 
 use super::{root_flag, CliError, CliResult};
