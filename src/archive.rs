@@ -198,7 +198,7 @@ impl Archive {
     /// The file-list page this executable serves for an item (GetFileList).
     pub fn file_list_url(&self, item: &Item) -> Vec<u8> {
         let mut url = format!("{}/{}", self.config.baseurl, self.config.service);
-        layout::push_file_list_path(&mut url, item.rep.as_str());
+        ::ibi::persistent::push_file_list_path(&mut url, item.rep.as_str());
         url.into_bytes()
     }
 

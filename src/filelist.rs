@@ -51,7 +51,7 @@ pub const MAX_RELATED: usize = 32;
 const HTML: &str = "text/html; charset=utf-8";
 
 /// The page for the item named `ibi` (as it appears in the page's URL,
-/// `layout::split_file_list_path`), for a browser at `client` sending `headers` and the
+/// `::ibi::persistent::split_file_list_path`), for a browser at `client` sending `headers` and the
 /// query `query` (still %-escaped: `format=` asks what an `Accept` asks), with the lines
 /// for the log its lookup wrote.
 pub fn page(
@@ -155,7 +155,7 @@ fn asked(headers: &Headers, query: &[u8]) -> Result<Asked, Box<Answer>> {
 /// The URL of the landing page of the item `rep` (what `Archive::file_list_url` gives).
 pub fn landing_url(config: &Config, rep: &str) -> String {
     let mut url = format!("{}/{}", config.baseurl, config.service);
-    layout::push_file_list_path(&mut url, rep);
+    ::ibi::persistent::push_file_list_path(&mut url, rep);
     url
 }
 

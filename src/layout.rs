@@ -20,7 +20,7 @@
 //!
 //! On the web such a file is `/col/<rep>/doc/<file>` ([`push_doc_url_path`]), and the
 //! list of an item's files is `/<archiveserviceibi>/filelist/<rep>`, below the service
-//! ([`push_file_list_path`]), both under the Archive's base URL: the URLs the service
+//! ([`::ibi::persistent::push_file_list_path`]), both under the Archive's base URL: the URLs the service
 //! hands out and the paths the web routes answer are those forms, each written by one
 //! function and read back by one.
 
@@ -135,23 +135,6 @@ pub fn split_doc_url_path(path: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
         b"" => Some((rep, None)),
         below => Some((rep, Some(below.strip_prefix(b"/")?))),
     }
-}
-
-/// The path below the Archive service that names an item's file-list page.
-const FILE_LIST: &str = "/filelist/";
-
-/// Appends the path, below the Archive service's own (`<baseurl>/<archiveserviceibi>`),
-/// of the file-list page of the item `rep` (spelled as its directory is):
-/// `/filelist/<rep>`, escaped as a URL path.
-pub fn push_file_list_path(url: &mut String, rep: &str) {
-    url.push_str(FILE_LIST);
-    push_url_path(url, rep.as_bytes());
-}
-
-/// A path below the Archive service (a PATH_INFO) of [`push_file_list_path`]'s form: the
-/// IBI after `/filelist/`, as the path spells it; `None` for any other path.
-pub fn split_file_list_path(path_info: &[u8]) -> Option<&[u8]> {
-    path_info.strip_prefix(FILE_LIST.as_bytes())
 }
 
 /// `path` split after its first four components — a rep, as `col/` nests its
@@ -1245,26 +1228,5 @@ mod tests {
         assert_eq!(split_rep(b"a//c/d/e"), Some((&b"a//c/d"[..], &b"/e"[..])));
         assert_eq!(split_rep(b"a/b/c/d"), Some((&b"a/b/c/d"[..], &b""[..])));
         assert_eq!(split_rep(b"a/b/c"), None);
-    }
-
-    #[test]
-    fn file_list_paths_are_written_and_read_back_in_one_form() {
-        let mut url = String::from("http://a/d.e/f/2008/03.17.15.17");
-        push_file_list_path(&mut url, "a.b/c@80/2020/01.02.03.04");
-        assert_eq!(
-            url,
-            "http://a/d.e/f/2008/03.17.15.17/filelist/a.b/c@80/2020/01.02.03.04"
-        );
-        let path_info = url
-            .strip_prefix("http://a/d.e/f/2008/03.17.15.17")
-            .unwrap()
-            .as_bytes();
-        assert_eq!(
-            split_file_list_path(path_info),
-            Some(&b"a.b/c@80/2020/01.02.03.04"[..])
-        );
-        for other in [&b""[..], b"/", b"/filelist", b"/filelists/a", b"filelist/a"] {
-            assert_eq!(split_file_list_path(other), None);
-        }
     }
 }

@@ -171,7 +171,7 @@ fn service(req: &Request<'_>, root: &Path, config: Config, path_info: &str, now:
     if post {
         return post_refused();
     }
-    if let Some(ibi) = layout::split_file_list_path(path.as_bytes()) {
+    if let Some(ibi) = ::ibi::persistent::split_file_list_path(path.as_bytes()) {
         return filelist::page(&archive, ibi, req.client, req.headers, req.query);
     }
     let shown: String = path.chars().take(200).collect();

@@ -530,7 +530,7 @@ impl Archive {
             None => {
                 let service = format!("/{}", self.config.service);
                 let path_info = rest.strip_prefix(service.as_bytes())?;
-                layout::split_rep(layout::split_file_list_path(path_info)?)?
+                layout::split_rep(::ibi::persistent::split_file_list_path(path_info)?)?
             }
         };
         let rep: Vec<u8> = percent_encoding::percent_decode(rep).collect();

@@ -48,6 +48,25 @@ pub const MAX_PATH_LEN: usize = 4096;
 /// edition.
 pub const EDITIONS_PATH: &str = "/timemap/html";
 
+/// The path below an Archive's service (`<baseurl>/<archiveserviceibi>`) that names an
+/// item's file-list page, its landing page: written by the Archive, read by its routes,
+/// and linked by a resolver to a tombstone kept there.
+pub const FILE_LIST_PATH: &str = "/filelist/";
+
+/// Appends the path, below the Archive service's own (`<baseurl>/<archiveserviceibi>`),
+/// of the file-list page of the item `rep` (spelled as its directory is):
+/// `/filelist/<rep>`, escaped as a URL path.
+pub fn push_file_list_path(url: &mut String, rep: &str) {
+    url.push_str(FILE_LIST_PATH);
+    crate::escape::push_url_path(url, rep.as_bytes());
+}
+
+/// A path below the Archive service (a PATH_INFO) of [`push_file_list_path`]'s form: the
+/// IBI after `/filelist/`, as the path spells it; `None` for any other path.
+pub fn split_file_list_path(path_info: &[u8]) -> Option<&[u8]> {
+    path_info.strip_prefix(FILE_LIST_PATH.as_bytes())
+}
+
 /// A parsed persistent URL.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PersistentUrl {
@@ -865,6 +884,27 @@ mod tests {
             ),
         ] {
             assert_eq!(added(base, more), want, "{base:?} + {more:?}");
+        }
+    }
+
+    #[test]
+    fn file_list_paths_are_written_and_read_back_in_one_form() {
+        let mut url = String::from("http://a/d.e/f/2008/03.17.15.17");
+        push_file_list_path(&mut url, "a.b/c@80/2020/01.02.03.04");
+        assert_eq!(
+            url,
+            "http://a/d.e/f/2008/03.17.15.17/filelist/a.b/c@80/2020/01.02.03.04"
+        );
+        let path_info = url
+            .strip_prefix("http://a/d.e/f/2008/03.17.15.17")
+            .unwrap()
+            .as_bytes();
+        assert_eq!(
+            split_file_list_path(path_info),
+            Some(&b"a.b/c@80/2020/01.02.03.04"[..])
+        );
+        for other in [&b""[..], b"/", b"/filelist", b"/filelists/a", b"filelist/a"] {
+            assert_eq!(split_file_list_path(other), None);
         }
     }
 }

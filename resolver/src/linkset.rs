@@ -18,7 +18,9 @@ use crate::resolve::persistent_url;
 /// `service` (`<baseurl>/<archiveserviceibi>/filelist/<IBI>`, where an Archive's service
 /// is `http://<archiveaddress>/<archiveserviceibi>`).
 pub fn landing_page(address: &str, service: &str, ibi: &str) -> String {
-    format!("http://{address}/{service}/filelist/{ibi}")
+    let mut url = format!("http://{address}/{service}");
+    ibi::persistent::push_file_list_path(&mut url, ibi);
+    url
 }
 
 /// The `Link` values (RFC 8288) to the linkset of `url`'s item, through the resolver at
