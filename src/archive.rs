@@ -207,12 +207,6 @@ impl Archive {
     /// entries, and [`MAX_TIMESTAMP_ENTRIES_PER_ANSWER`] for all the items of an answer
     /// (an item with more is given item.toml's own modification time, and the log says
     /// to record a timestamp).
-    /// The item's timestamp: recorded in its item.toml, else the newest modification in
-    /// its directory (bounded, see [`MAX_TIMESTAMP_ENTRIES_PER_ANSWER`]).
-    pub fn timestamp_of(&self, item: &Item) -> i64 {
-        self.timestamp(item)
-    }
-
     pub(crate) fn timestamp(&self, item: &Item) -> i64 {
         if let Some(t) = item.timestamp {
             return t;

@@ -101,7 +101,7 @@ impl Provider<'_> {
         let id = args.get("identifier").unwrap_or_default();
         let prefix = args.get("metadataPrefix").unwrap_or_default();
         let item = self.record_item(id)?;
-        let seconds = self.archive.timestamp_of(&item);
+        let seconds = self.archive.timestamp(&item);
         let metadata = if item.state == State::Deleted {
             if !disseminates(&item, prefix) {
                 return Err(cannot_disseminate(prefix).into());
