@@ -34,6 +34,7 @@ use ::ibi::negotiate::{
     OAI_DC_PROFILE,
 };
 use ::ibi::query::Query;
+use ::ibi::schema::{Agent, Correction};
 use ::ibi::Ibi;
 
 /// Most files a page shows (and its JSON-LD lists).
@@ -729,11 +730,7 @@ impl<'a> Landing<'a> {
             }),
             creative_work_status: (!live).then_some("Deleted"),
             expires: if live { None } else { modified.clone() },
-            correction: self.reason().map(|r| Correction {
-                type_: "CorrectionComment",
-                text: r.to_string(),
-                date_published: modified.clone(),
-            }),
+            correction: self.reason().map(|r| Correction::new(r, modified.clone())),
         };
         serde_json::to_string_pretty(&doc).unwrap_or_default()
     }
@@ -1299,28 +1296,6 @@ struct Context {
     vocab: &'static str,
 }
 
-#[derive(Serialize)]
-struct Agent {
-    #[serde(rename = "@type")]
-    type_: &'static str,
-    name: String,
-}
-
-impl Agent {
-    /// A creator: a Person when written `Family, Given` (the form Dublin Core gives
-    /// persons), else an Organization.
-    fn of(name: &str) -> Agent {
-        Agent {
-            type_: if name.contains(',') {
-                "Person"
-            } else {
-                "Organization"
-            },
-            name: name.to_string(),
-        }
-    }
-}
-
 #[derive(Serialize, Clone)]
 struct Media {
     #[serde(rename = "@type")]
@@ -1358,15 +1333,6 @@ struct Reference {
 struct Reverse {
     #[serde(rename = "isBasedOn")]
     is_based_on: Reference,
-}
-
-#[derive(Serialize)]
-struct Correction {
-    #[serde(rename = "@type")]
-    type_: &'static str,
-    text: String,
-    #[serde(rename = "datePublished", skip_serializing_if = "Option::is_none")]
-    date_published: Option<String>,
 }
 
 /// A size for people: bytes below a thousand, else kB, MB, GB with one decimal (a comma
@@ -1528,16 +1494,6 @@ mod tests {
         assert_eq!(schema_type(["MovingImage"].into_iter()), "VideoObject");
         assert_eq!(schema_type(["Sound"].into_iter()), "AudioObject");
         assert_eq!(schema_type(["Collection"].into_iter()), "Collection");
-    }
-
-    #[test]
-    fn creators_with_a_comma_are_persons() {
-        assert_eq!(Agent::of("Banon, Gerald").type_, "Person");
-        assert_eq!(Agent::of("CCSDS").type_, "Organization");
-        assert_eq!(
-            Agent::of("Instituto Nacional de Pesquisas Espaciais").type_,
-            "Organization"
-        );
     }
 
     #[test]

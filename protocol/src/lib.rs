@@ -11,7 +11,8 @@
 //! ([`relation`]), persistent URLs ([`persistent`]), escaping ([`escape`], [`markup`]),
 //! an item's state ([`item`]), the values of a registration ([`registration`]), the address blocks of access rules ([`network`]) and the
 //! content negotiation of an Archive's pages ([`negotiate`]), an item's Dublin Core record
-//! ([`dc`]) and its citations ([`cite`]); and
+//! ([`dc`]), its citations ([`cite`]) and the schema.org pieces of its JSON-LD
+//! ([`schema`]); and
 //! what both servers write and read around them: log lines ([`logline`]), times
 //! ([`time`]), the durations of their settings ([`duration`]), a TOML fault's place ([`toml_error`]), text cut at a character boundary
 //! ([`text`]) and the open-file limit ([`process`]).
@@ -41,6 +42,7 @@ pub mod query;
 pub mod registration;
 pub mod relation;
 pub mod rep;
+pub mod schema;
 pub mod text;
 pub mod time;
 pub mod toml_error;

@@ -6,6 +6,7 @@
 
 use ibi::cite::{self, Format, Issued, Kind, Name, Options, Work};
 use ibi::negotiate::JSON_LD;
+use ibi::schema::{Agent, Correction};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -127,18 +128,6 @@ impl Tombstone {
     /// identity, the landing page where it is described.
     pub fn json_ld(&self, persistent: &str) -> String {
         #[derive(Serialize)]
-        struct Agent<'a> {
-            #[serde(rename = "@type")]
-            type_: &'static str,
-            name: &'a str,
-        }
-        #[derive(Serialize)]
-        struct Correction<'a> {
-            #[serde(rename = "@type")]
-            type_: &'static str,
-            text: &'a str,
-        }
-        #[derive(Serialize)]
         struct Doc<'a> {
             #[serde(rename = "@context")]
             context: &'static str,
@@ -153,7 +142,7 @@ impl Tombstone {
             #[serde(skip_serializing_if = "Option::is_none")]
             name: Option<&'a str>,
             #[serde(skip_serializing_if = "Vec::is_empty")]
-            creator: Vec<Agent<'a>>,
+            creator: Vec<Agent>,
             #[serde(rename = "datePublished", skip_serializing_if = "Option::is_none")]
             date_published: Option<&'a str>,
             #[serde(rename = "creativeWorkStatus")]
@@ -161,7 +150,7 @@ impl Tombstone {
             #[serde(skip_serializing_if = "Option::is_none")]
             expires: Option<&'a str>,
             #[serde(skip_serializing_if = "Option::is_none")]
-            correction: Option<Correction<'a>>,
+            correction: Option<Correction>,
         }
         let doc = Doc {
             context: "https://schema.org/",
@@ -171,26 +160,11 @@ impl Tombstone {
             url: persistent,
             subject_of: &self.landing,
             name: self.name.as_deref(),
-            creator: self
-                .creators
-                .iter()
-                .map(|c| Agent {
-                    // A person as Dublin Core writes one, `Family, Given`.
-                    type_: if c.contains(',') {
-                        "Person"
-                    } else {
-                        "Organization"
-                    },
-                    name: c,
-                })
-                .collect(),
+            creator: self.creators.iter().map(|c| Agent::of(c)).collect(),
             date_published: self.published.as_deref(),
             status: "Deleted",
             expires: self.removed.as_deref(),
-            correction: self.reason.as_deref().map(|text| Correction {
-                type_: "CorrectionComment",
-                text,
-            }),
+            correction: self.reason.as_deref().map(|r| Correction::new(r, None)),
         };
         let mut out = serde_json::to_string_pretty(&doc).unwrap_or_default();
         out.push('\n');
