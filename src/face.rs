@@ -5,7 +5,7 @@
 //! licences and languages, in Portuguese and English.
 
 use crate::config::{Config, Contact, Logo};
-use ::ibi::escape::{is_http_url, uri_reference};
+use ::ibi::escape::{is_http_url, link_target, uri_reference};
 use ::ibi::markup::escape_html;
 use ::ibi::negotiate::PageLang;
 
@@ -63,7 +63,7 @@ pub fn logo_url(config: &Config, service_rep: Option<&str>) -> Option<String> {
 
 /// `url` as a source expression of a Content-Security-Policy (CSP 3, `host-source`):
 /// `http(s)://`, a host of letters, digits, `-` and `.` (a `*.` label, an IPv6 literal
-/// in brackets) with a port, then the path as a URI reference with `;`, `,` and `'`
+/// in brackets) with a port, then the path as a link target (`link_target`) with `'`
 /// %-escaped too (a policy's separators and its quote; a path is matched once decoded,
 /// so the escaped form names the same file). `None` when the scheme or the host holds
 /// anything else (a `;` there would end the directive, and no escape is allowed there):
@@ -78,10 +78,7 @@ pub fn csp_source(url: &str) -> Option<String> {
     if authority.is_empty() || !authority.chars().all(host_char) {
         return None;
     }
-    let path = uri_reference(path)
-        .replace(';', "%3B")
-        .replace(',', "%2C")
-        .replace('\'', "%27");
+    let path = link_target(path).replace('\'', "%27");
     Some(format!("{scheme}://{authority}{path}"))
 }
 

@@ -27,7 +27,7 @@ use crate::item::{Access, ContentType, Item, State, MAX_REASON};
 use crate::layout::{self, DocEntry};
 use ::ibi::cite::{self, Work};
 use ::ibi::dc::{DublinCore, MAX_RECORD};
-use ::ibi::escape::{is_http_url, uri_reference};
+use ::ibi::escape::{is_http_url, link_target, uri_reference};
 use ::ibi::markup::escape_html;
 use ::ibi::negotiate::{
     citation_options_of, negotiate, preferences, Given, LinksetFormat, PageLang, Wanted,
@@ -1214,12 +1214,10 @@ impl Link {
         uri_reference(&self.url)
     }
 
-    /// The target as a `Link` header and an `application/linkset` write it: [`Link::href`]
-    /// with `,` and `;` %-escaped too (RFC 8288 allows them inside `<…>`, but a parser
-    /// that splits the field at commas or semicolons before it reads the brackets would
-    /// cut the URL there; the escaped form names the same file). Only there.
+    /// The target as a `Link` header and an `application/linkset` write it
+    /// ([`link_target`]: [`Link::href`] with `,` and `;` %-escaped too). Only there.
     fn target(&self) -> String {
-        self.href().replace(',', "%2C").replace(';', "%3B")
+        link_target(&self.url)
     }
 
     /// As a `Link` header value (RFC 8288), every parameter quoted.

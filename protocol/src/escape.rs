@@ -53,6 +53,18 @@ pub fn uri_reference(url: &str) -> String {
     percent_encoding::utf8_percent_encode(url, URI_REFERENCE).to_string()
 }
 
+/// `url` as the target of a link in a `Link` header or a link-format document (RFC 8288,
+/// RFC 6690; a linkset, a TimeMap): a [`uri_reference`] with `,` and `;` %-escaped too.
+/// RFC 8288 allows them inside `<…>`, but a parser that splits the field at commas or
+/// semicolons before it reads the brackets would cut the URL there; the escaped form
+/// names the same file, as both programs decode a path segment before they read it.
+pub fn link_target(url: &str) -> String {
+    percent_encoding::utf8_percent_encode(url, LINK_TARGET).to_string()
+}
+
+/// What [`link_target`] escapes: [`URI_REFERENCE`], `,` and `;`.
+const LINK_TARGET: &AsciiSet = &URI_REFERENCE.add(b',').add(b';');
+
 /// Whether `v` is an http(s) URL (`http://` or `https://` and something after it) that
 /// holds no white space or control character: what a page may link to and a link may
 /// name once escaped ([`uri_reference`]). The one rule of both programs; a caller with a
@@ -155,6 +167,16 @@ mod tests {
         assert_eq!(uri_reference("http://h/a%20b@c"), "http://h/a%20b@c");
         assert_eq!(uri_reference("a b\\c^{|}`"), "a%20b%5Cc%5E%7B%7C%7D%60");
         assert_eq!(uri_reference("r\r\n\u{7f}é"), "r%0D%0A%7F%C3%A9");
+        assert_eq!(uri_reference("http://h/a,b;c"), "http://h/a,b;c");
+    }
+
+    #[test]
+    fn link_targets_escape_commas_and_semicolons_too() {
+        assert_eq!(
+            link_target("http://h/col/a/doc/a,b;<c> é.txt?x=1&y=2"),
+            "http://h/col/a/doc/a%2Cb%3B%3Cc%3E%20%C3%A9.txt?x=1&y=2"
+        );
+        assert_eq!(link_target("http://h/a%2Cb"), "http://h/a%2Cb");
     }
 
     #[test]

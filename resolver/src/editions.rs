@@ -17,7 +17,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use ibi::escape::uri_reference;
+use ibi::escape::link_target;
 use ibi::persistent::PersistentUrl;
 use ibi::time::{http_date, parse_http_date};
 use ibi::Ibi;
@@ -208,18 +208,18 @@ impl Times {
     /// line, ending with a newline.
     pub fn timemap(&self) -> String {
         let mut links = vec![
-            format!("<{}>; rel=\"original\"", uri_reference(&self.original)),
+            format!("<{}>; rel=\"original\"", link_target(&self.original)),
             format!(
                 "<{}>; rel=\"self\"; {}",
-                uri_reference(&self.timemap),
+                link_target(&self.timemap),
                 self.span()
             ),
-            format!("<{}>; rel=\"timegate\"", uri_reference(&self.original)),
+            format!("<{}>; rel=\"timegate\"", link_target(&self.original)),
         ];
         for (i, (uri, datetime)) in self.mementos.iter().enumerate() {
             links.push(format!(
                 "<{}>; rel=\"{}\"; datetime=\"{datetime}\"",
-                uri_reference(uri),
+                link_target(uri),
                 self.rel(i)
             ));
         }
@@ -234,11 +234,11 @@ impl Times {
         vec![
             format!(
                 "<{}>; rel=\"original timegate\"",
-                uri_reference(&self.original)
+                link_target(&self.original)
             ),
             format!(
                 "<{}>; rel=\"timemap\"; {}",
-                uri_reference(&self.timemap),
+                link_target(&self.timemap),
                 self.span()
             ),
         ]
@@ -259,7 +259,7 @@ impl Times {
             };
             links.push(format!(
                 "<{}>; rel=\"{rel}\"; datetime=\"{datetime}\"",
-                uri_reference(uri)
+                link_target(uri)
             ));
             if last == 0 {
                 break;
@@ -267,7 +267,7 @@ impl Times {
         }
         links.push(format!(
             "<{}>; rel=\"memento\"; datetime=\"{}\"",
-            uri_reference(location),
+            link_target(location),
             self.mementos[chosen].1
         ));
         links
@@ -314,11 +314,11 @@ pub fn timegate_of(base: &str, url: &PersistentUrl) -> Vec<String> {
     vec![
         format!(
             "<{}>; rel=\"original timegate\"",
-            uri_reference(&persistent_url(base, url))
+            link_target(&persistent_url(base, url))
         ),
         format!(
             "<{}>; rel=\"timemap\"; type=\"{LINK_FORMAT}\"",
-            uri_reference(&timemap_url(base, url))
+            link_target(&timemap_url(base, url))
         ),
     ]
 }
@@ -394,6 +394,41 @@ mod tests {
                 .iter()
                 .map(|(u, d)| (u.to_string(), d.to_string()))
                 .collect(),
+        }
+    }
+
+    /// A file path holding `,` and `;` (which a file of the standard may be named with):
+    /// each link target has them %-escaped, as the Archive's `Link` headers have them, so
+    /// that a parser that splits at commas or semicolons before it reads `<…>` does not
+    /// cut the URL; `<` and `>` are escaped as everywhere.
+    #[test]
+    fn commas_and_semicolons_of_a_file_path_are_escaped_in_every_link() {
+        let t = Times {
+            original: "http://r.example/a.b/c/2020/01.02.03.04/a,b;<c>.pdf".into(),
+            timemap: "http://r.example/timemap/link/a.b/c/2020/01.02.03.04/a,b;<c>.pdf".into(),
+            mementos: vec![(
+                "http://r.example/a.b/c/2020/01.02.03.04/a,b;<c>.pdf".into(),
+                "Wed, 01 Jan 2020 00:00:00 GMT".into(),
+            )],
+        };
+        let escaped = "a%2Cb%3B%3Cc%3E.pdf>";
+        let timemap = t.timemap();
+        assert_eq!(timemap.matches(escaped).count(), 4, "{timemap}");
+        assert!(!timemap.contains("a,b"), "{timemap}");
+        let links = t.timegate_links(0, "http://a.example/col/x/doc/a,b;c.pdf");
+        for link in &links[..links.len() - 1] {
+            assert!(link.contains(escaped), "{link}");
+        }
+        assert!(
+            links
+                .last()
+                .unwrap()
+                .starts_with("<http://a.example/col/x/doc/a%2Cb%3Bc.pdf>"),
+            "{links:?}"
+        );
+        let url = PersistentUrl::parse("/a.b/c/2020/01.02.03.04/a%2Cb%3Bc.pdf", None).unwrap();
+        for link in timegate_of("http://r.example", &url) {
+            assert!(link.contains("/a%2Cb%3Bc.pdf>"), "{link}");
         }
     }
 

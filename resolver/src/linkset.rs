@@ -7,7 +7,7 @@
 //! it sends any pair of the item's own; a tombstone's is its landing page at the Archive
 //! that keeps it.
 
-use ibi::escape::uri_reference;
+use ibi::escape::link_target;
 use ibi::negotiate::LinksetFormat;
 use ibi::persistent::PersistentUrl;
 use ibi::Ibi;
@@ -50,7 +50,7 @@ fn links(target: &str) -> Vec<String> {
         .map(|f| {
             format!(
                 "<{}>; rel=\"linkset\"; type=\"{}\"",
-                uri_reference(&format!("{target}format={}", f.name())),
+                link_target(&format!("{target}format={}", f.name())),
                 f.media_type()
             )
         })

@@ -16,7 +16,7 @@ use hyper::body::Body as _;
 use hyper::header::{self, HeaderMap, HeaderName, HeaderValue};
 use hyper::http::request::Parts;
 use hyper::{Method, Request, Response, StatusCode};
-use ibi::escape::uri_reference;
+use ibi::escape::{link_target, uri_reference};
 use ibi::negotiate::{negotiate, Given, Wanted, JSON_LD};
 use ibi::pairs::{PairList, Value};
 use ibi::persistent::PersistentUrl;
@@ -502,7 +502,7 @@ struct Asked<'a> {
 /// The Signposting link (RFC 8288) that cites `url`, a persistent URL:
 /// `<url>; rel="cite-as"`, with what may not stand between `<` and `>` %-escaped.
 fn cite_as_link(url: &str) -> String {
-    format!("<{}>; rel=\"cite-as\"", uri_reference(url))
+    format!("<{}>; rel=\"cite-as\"", link_target(url))
 }
 
 /// What a resolution holds while under way: its share of the reader's network and of
