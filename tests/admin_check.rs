@@ -935,9 +935,17 @@ fn pair_of(out: &str, name: &str) -> String {
 /// --resolver) takes the standard's, and says so; an item described then carries
 /// `http://urlib.net/<IBIp>` as its persistent URL; once [registration] names the
 /// Archive's own resolver, check notes it, and check --fix rewrites the record and the
-/// page to name that resolver, after which check has nothing to say of them.
+/// page to name that resolver, after which check has nothing to say of them; whether the
+/// page is written in English or, for a record in Portuguese, in Portuguese.
 #[test]
 fn items_described_before_the_resolver_was_named_are_noted_and_fixed() {
+    order_trap(None);
+    order_trap(Some("pt-BR"));
+}
+
+/// [`items_described_before_the_resolver_was_named_are_noted_and_fixed`] for an item of
+/// the content language `language`.
+fn order_trap(language: Option<&str>) {
     // var/ judged as root sees it (var/'s owner when init runs as root:
     // tests/var_owner.rs).
     let check_as_root = |root: &std::path::Path| {
@@ -971,14 +979,12 @@ fn items_described_before_the_resolver_was_named_are_noted_and_fixed() {
     );
     let file = tmp.path().join("hello.txt");
     std::fs::write(&file, "Hello\n").unwrap();
-    let (code, out, err) = run_cmd(&[
-        "new",
-        "--root",
-        r,
-        "--title",
-        "Hello",
-        file.to_str().unwrap(),
-    ]);
+    let mut args = vec!["new", "--root", r, "--title", "Hello"];
+    if let Some(l) = language {
+        args.extend(["--language", l]);
+    }
+    args.push(file.to_str().unwrap());
+    let (code, out, err) = run_cmd(&args);
     assert_eq!(code, 0, "{err}");
     let (ibip, meta) = (pair_of(&out, "ibip"), pair_of(&out, "metadata.rep"));
     let doc = root.join("col").join(&meta).join("doc");
@@ -995,6 +1001,8 @@ fn items_described_before_the_resolver_was_named_are_noted_and_fixed() {
         page.contains(&format!("<a href=\"{old}\">{old}</a>")),
         "{page}"
     );
+    let lang = if language.is_some() { "pt-BR" } else { "en" };
+    assert!(page.contains(&format!("<html lang=\"{lang}\">")), "{page}");
     // As the standard's resolver, the Archive's own: nothing to say.
     let (code, out, _) = check_as_root(&root);
     assert_eq!(code, 0, "{out}");

@@ -794,10 +794,7 @@ impl Checker<'_> {
             };
             // Written by `new`: its page links the item described by that URL. Records
             // made otherwise (another Archive's, copied) are their makers' to cite by.
-            let by_new = format!(
-                "The item described: <a href=\"{}\">",
-                super::dublin_core::xml_escape(&id)
-            );
+            let by_new = super::dublin_core::described_link(&id);
             if publicurls.contains(&publicurl) || !self.holds(&ibi) || !page.contains(&by_new) {
                 continue;
             }

@@ -53,6 +53,14 @@ pub(crate) fn dc_fields(
     all
 }
 
+/// The link of a metadata page (`metadata_html`) to the item it describes, by its
+/// persistent URL `url`, in either language: what `check` looks for to know a page
+/// `new` wrote.
+pub(crate) fn described_link(url: &str) -> String {
+    let url = xml_escape(url);
+    format!("<a href=\"{url}\">{url}</a>")
+}
+
 /// `s` escaped for XML text and attribute values.
 pub fn xml_escape(s: &str) -> String {
     ::ibi::markup::escape_markup(s, "&apos;")
@@ -120,12 +128,12 @@ pub(crate) fn metadata_html(
         "<!DOCTYPE html>\n<html lang=\"{code}\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>{heading}: {title}</title>\n<style>{style}</style>\n</head>\n<body>\n{header}<main>\n\
-         <h1>{title}</h1>\n<p>{item_described}: <a href=\"{url}\">{url}</a></p>\n\
+         <h1>{title}</h1>\n<p>{item_described}: {link}</p>\n\
          <h2>{heading}</h2>\n<table class=\"record\">\n<tbody>\n",
         code = lang.code(),
         style = face::STYLE,
         header = face::header(config, logo.as_deref()),
-        url = xml_escape(described)
+        link = described_link(described)
     );
     for (e, v) in fields {
         let name = face::dc_label(e, lang).unwrap_or(e.as_str());
