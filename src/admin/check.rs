@@ -782,13 +782,16 @@ impl Checker<'_> {
             return;
         };
         let (Some(record), Some(page)) = (
-            dir.doc_text(file.as_bytes(), MAX_METADATA),
-            dir.doc_text(b"metadata.html", MAX_METADATA),
+            dir.doc_text(file.as_bytes(), ::ibi::dc::MAX_RECORD),
+            dir.doc_text(b"metadata.html", crate::oai::metadata::MAX_METADATA),
         ) else {
             return;
         };
         let mut stale = Vec::new();
-        for id in dc_identifiers(&record) {
+        let Ok(dc) = ::ibi::dc::DublinCore::parse(&record) else {
+            return;
+        };
+        for id in dc.all("identifier").map(str::to_string) {
             let Some((publicurl, ibi)) = split_persistent_url(&id) else {
                 continue;
             };
@@ -820,7 +823,8 @@ impl Checker<'_> {
             );
             let mut done = Vec::new();
             for name in [file.as_str(), "metadata.html"] {
-                let Some(text) = dir.doc_text(name.as_bytes(), MAX_METADATA) else {
+                let Some(text) = dir.doc_text(name.as_bytes(), crate::oai::metadata::MAX_METADATA)
+                else {
                     continue;
                 };
                 if !text.contains(&old_x) {
@@ -1104,28 +1108,6 @@ impl Checker<'_> {
     }
 }
 
-/// An archive.toml that does not load as a whole, as a TOML table, if it reads as one.
-/// The largest metadata record or page read for its persistent URLs.
-const MAX_METADATA: u64 = 1 << 20;
-
-/// The text of every `<dc:identifier>` element of an oai_dc record, unescaped.
-fn dc_identifiers(record: &str) -> Vec<String> {
-    const OPEN: &str = "<dc:identifier>";
-    let mut found = Vec::new();
-    let mut rest = record;
-    while let Some(at) = rest.find(OPEN) {
-        rest = &rest[at + OPEN.len()..];
-        let Some(end) = rest.find("</dc:identifier>") else {
-            break;
-        };
-        if let Ok(text) = quick_xml::escape::unescape(&rest[..end]) {
-            found.push(text.into_owned());
-        }
-        rest = &rest[end..];
-    }
-    found
-}
-
 /// A persistent URL, `<publicurl>/<IBI>`: its resolver's public URL (spelt as
 /// [`crate::config::resolver_publicurl`] spells one: the scheme in lower case, no default
 /// port) and the IBI; `None` for anything else.
@@ -1140,6 +1122,7 @@ fn split_persistent_url(url: &str) -> Option<(String, Ibi)> {
     Some((publicurl, ibi))
 }
 
+/// An archive.toml that does not load as a whole, as a TOML table, if it reads as one.
 fn table_of(path: &Path) -> Option<toml::Table> {
     let text = std::fs::read_to_string(path).ok()?;
     toml::from_str(&text).ok()
@@ -1249,8 +1232,10 @@ mod tests {
         // No IBI: not one.
         assert_eq!(split("doi:10.1000/182"), None);
         assert_eq!(split("http://example.org/about"), None);
+        // The identifiers as the record's reader gives them, unescaped.
+        let dc = ::ibi::dc::DublinCore::parse("<oai_dc:dc xmlns:oai_dc=\"http://www.openarchives.org/OAI/2.0/oai_dc/\" xmlns:dc=\"http://purl.org/dc/elements/1.1/\"><dc:title>x</dc:title>\n  <dc:identifier>http://a.org/B&amp;C</dc:identifier>\n  <dc:identifier>y</dc:identifier></oai_dc:dc>").unwrap();
         assert_eq!(
-            dc_identifiers("<dc:title>x</dc:title>\n  <dc:identifier>http://a.org/B&amp;C</dc:identifier>\n  <dc:identifier>y</dc:identifier>"),
+            dc.all("identifier").collect::<Vec<_>>(),
             ["http://a.org/B&C", "y"]
         );
     }
