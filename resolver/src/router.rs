@@ -450,8 +450,9 @@ async fn resolution(state: &Arc<AppState>, req: &Received<'_>, query: Option<&Qu
             .get(header::ACCEPT)
             .and_then(|v| v.to_str().ok());
         // A `format=` in the query asks what an `Accept` asks (a link's way), and wins.
-        url.query()
-            .and_then(|q| Wanted::from_query(q.as_bytes()))
+        query
+            .and_then(|q| q.get_str("format").ok().flatten())
+            .and_then(Wanted::by_query_name)
             .unwrap_or_else(|| negotiate(accept, Given::Item))
     };
     let negotiated = url.negotiated(wanted);
