@@ -606,7 +606,7 @@ impl<'a> Landing<'a> {
             ));
         }
         Answer {
-            content_type: citation_content_type(format),
+            content_type: format.content_type(),
             headers,
             ..Answer::text(if by_query { 200 } else { self.status }, text)
         }
@@ -1044,16 +1044,6 @@ fn is_own(archive: &Archive, ibi: &Ibi) -> bool {
         Ibi::Ibip(ibip) => minting.is_some_and(|m| {
             m.ip.is_some_and(|ip| ::ibi::mint::ibip_prefix(ip, m.ibip_port) == ibip.prefix())
         }),
-    }
-}
-
-/// The Content-Type of a citation: its media type, UTF-8.
-fn citation_content_type(format: cite::Format) -> &'static str {
-    match format {
-        cite::Format::BibTex => "application/x-bibtex; charset=utf-8",
-        cite::Format::Ris => "application/x-research-info-systems; charset=utf-8",
-        cite::Format::CslJson => "application/vnd.citationstyles.csl+json; charset=utf-8",
-        cite::Format::Bibliography => "text/x-bibliography; charset=utf-8",
     }
 }
 

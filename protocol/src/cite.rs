@@ -18,11 +18,6 @@ use serde_json::{json, Map, Value};
 
 use crate::dc::DublinCore;
 
-/// The style of a formatted reference when none is asked, as at doi.org.
-pub const DEFAULT_STYLE: &str = "apa";
-/// The locale of a formatted reference when none is asked, as at doi.org.
-pub const DEFAULT_LOCALE: &str = "en-US";
-
 /// A form of citation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -65,16 +60,14 @@ impl Format {
         }
     }
 
-    /// The form a `format=` query names.
-    pub fn from_name(name: &str) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| f.name() == name)
-    }
-
-    /// The form a media type (`type/subtype`, no parameters) names.
-    pub fn from_media_type(media_type: &str) -> Option<Format> {
-        Format::ALL
-            .into_iter()
-            .find(|f| f.media_type().eq_ignore_ascii_case(media_type))
+    /// Its `Content-Type`: [`Format::media_type`], in UTF-8.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::BibTex => "application/x-bibtex; charset=utf-8",
+            Format::Ris => "application/x-research-info-systems; charset=utf-8",
+            Format::CslJson => "application/vnd.citationstyles.csl+json; charset=utf-8",
+            Format::Bibliography => "text/x-bibliography; charset=utf-8",
+        }
     }
 
     /// The extension of a file of it, for a download's name.
@@ -1113,8 +1106,10 @@ mod tests {
         assert_eq!(Kind::of(Some("StillImage")), Kind::Image);
         assert_eq!(Kind::of(None), Kind::Other);
         for f in Format::ALL {
-            assert_eq!(Format::from_name(f.name()), Some(f));
-            assert_eq!(Format::from_media_type(f.media_type()), Some(f));
+            assert_eq!(
+                f.content_type(),
+                format!("{}; charset=utf-8", f.media_type())
+            );
         }
         for s in Style::ALL {
             assert_eq!(Style::parse(s.name()), Some(s));

@@ -155,19 +155,17 @@ impl Wanted {
         Wanted::Linkset(LinksetFormat::LinkFormat),
     ];
 
-    /// The media types that name it (none for the default).
-    fn media_types(self) -> &'static [&'static str] {
-        match self {
-            Wanted::Default => &[],
-            Wanted::JsonLd => &[JSON_LD],
-            Wanted::OaiDc => &[XML, "text/xml"],
-            Wanted::Citation(Format::BibTex) => &["application/x-bibtex"],
-            Wanted::Citation(Format::Ris) => &["application/x-research-info-systems"],
-            Wanted::Citation(Format::CslJson) => &["application/vnd.citationstyles.csl+json"],
-            Wanted::Citation(Format::Bibliography) => &["text/x-bibliography"],
-            Wanted::Linkset(LinksetFormat::Json) => &["application/linkset+json"],
-            Wanted::Linkset(LinksetFormat::LinkFormat) => &["application/linkset"],
-        }
+    /// The media types that name it (none for the default): a citation's and a linkset's
+    /// as their formats give them.
+    fn media_types(self) -> impl Iterator<Item = &'static str> {
+        let (first, second) = match self {
+            Wanted::Default => (None, None),
+            Wanted::JsonLd => (Some(JSON_LD), None),
+            Wanted::OaiDc => (Some(XML), Some("text/xml")),
+            Wanted::Citation(f) => (Some(f.media_type()), None),
+            Wanted::Linkset(f) => (Some(f.media_type()), None),
+        };
+        first.into_iter().chain(second)
     }
 
     /// Its name in a `format=` query: `json-ld`, a citation's ([`Format::name`]) or a
@@ -235,7 +233,6 @@ pub fn negotiate(accept: Option<&str>, default: Given) -> Wanted {
     for wanted in Wanted::DESCRIPTIONS {
         let q = wanted
             .media_types()
-            .iter()
             .map(|t| quality(&list, t))
             .max()
             .unwrap_or((0, 0));
