@@ -7,12 +7,11 @@
 //! be pointed at by the compiler wherever one is made.
 
 use std::collections::HashMap;
-use std::fmt::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
+use crate::labels::label_enum;
 
 /// Weight of a new latency in the running average, out of 8.
 const LATENCY_WEIGHT: u64 = 2;
@@ -23,41 +22,26 @@ const LATENCY_WEIGHT: u64 = 2;
 /// connections a default `ibi-archive serve` accepts from one client.
 pub const OVERLOADED_FOR: Duration = Duration::from_secs(30);
 
-/// Whether resolutions ask an Archive.
-#[derive(Clone, Copy, Debug, Default, Hash, PartialEq, Eq)]
-pub enum State {
-    /// Asked by resolutions.
-    #[default]
-    Awake,
-    /// It failed `dormant_after` times in a row (or was overloaded as long): asked by no
-    /// resolution, only probed, until it answers.
-    Dormant,
+label_enum! {
+    /// Whether resolutions ask an Archive.
+    #[derive(Default)]
+    State {
+        /// Asked by resolutions.
+        #[default]
+        Awake => "awake",
+        /// It failed `dormant_after` times in a row (or was overloaded as long): asked by no
+        /// resolution, only probed, until it answers.
+        Dormant => "dormant",
+    }
 }
 
 impl State {
-    /// Every value.
-    pub const ALL: &'static [State] = &[State::Awake, State::Dormant];
-
-    /// As a metric's label would spell it.
-    pub fn label(self) -> &'static str {
-        match self {
-            State::Awake => "awake",
-            State::Dormant => "dormant",
-        }
-    }
-
     /// The value of `archive_up`: 1 while it is asked, 0 while it is not.
     pub fn up(self) -> i64 {
         match self {
             State::Awake => 1,
             State::Dormant => 0,
         }
-    }
-}
-
-impl EncodeLabelValue for State {
-    fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> fmt::Result {
-        encoder.write_str(self.label())
     }
 }
 
@@ -117,20 +101,12 @@ impl Health {
 
     /// Whether resolutions ask it now.
     pub fn state(&self) -> State {
-        if self.dormant.load(Ordering::Relaxed) {
-            State::Dormant
-        } else {
-            State::Awake
-        }
+        state_of_flag(self.dormant.load(Ordering::Relaxed))
     }
 
     /// Puts it in `to`; the state it was in.
     fn swap_state(&self, to: State) -> State {
-        if self.dormant.swap(dormant_flag(to), Ordering::Relaxed) {
-            State::Dormant
-        } else {
-            State::Awake
-        }
+        state_of_flag(self.dormant.swap(dormant_flag(to), Ordering::Relaxed))
     }
 
     pub fn snapshot(&self) -> Snapshot {
@@ -227,6 +203,15 @@ fn dormant_flag(state: State) -> bool {
     match state {
         State::Awake => false,
         State::Dormant => true,
+    }
+}
+
+/// The state the private form `dormant` stands for.
+fn state_of_flag(dormant: bool) -> State {
+    if dormant {
+        State::Dormant
+    } else {
+        State::Awake
     }
 }
 

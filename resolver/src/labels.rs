@@ -6,10 +6,6 @@
 //! the modules that count import it, and `metrics` writes it; each enum's `ALL` is the
 //! set of series present at 0 from the start.
 
-use std::fmt::{self, Write};
-
-use prometheus_client::encoding::{EncodeLabelValue, LabelValueEncoder};
-
 /// Each enum: its variants with their spelling, `ALL`, `label()` and the encoding.
 macro_rules! label_enum {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident => $text:literal,)+ }) => {
@@ -31,13 +27,19 @@ macro_rules! label_enum {
             }
         }
 
-        impl EncodeLabelValue for $name {
-            fn encode(&self, encoder: &mut LabelValueEncoder<'_>) -> fmt::Result {
-                encoder.write_str(self.label())
+        impl ::prometheus_client::encoding::EncodeLabelValue for $name {
+            fn encode(
+                &self,
+                encoder: &mut ::prometheus_client::encoding::LabelValueEncoder<'_>,
+            ) -> ::std::fmt::Result {
+                ::std::fmt::Write::write_str(encoder, self.label())
             }
         }
     };
 }
+
+/// For the enums of other leaves that are metric labels too (an Archive's health).
+pub(crate) use label_enum;
 
 label_enum! {
     /// What a resolution ended in.
