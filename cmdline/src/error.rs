@@ -10,8 +10,6 @@ use crate::Program;
 pub struct CliError {
     pub code: u8,
     pub message: String,
-    /// A usage error (exit code 2).
-    usage: bool,
     /// lexopt's errors point to the command's --help.
     point_to_help: bool,
 }
@@ -35,9 +33,13 @@ impl CliError {
         CliError {
             code: 2,
             message: message.into(),
-            usage: true,
             point_to_help: false,
         }
+    }
+
+    /// Whether it is a usage error (exit code 2).
+    fn is_usage(&self) -> bool {
+        self.code == 2
     }
 
     /// The command ran but failed (exit code 1).
@@ -45,7 +47,6 @@ impl CliError {
         CliError {
             code: 1,
             message: message.into(),
-            usage: false,
             point_to_help: false,
         }
     }
@@ -84,7 +85,7 @@ impl CliError {
         cmd: &str,
         naming: Naming,
     ) -> CliError {
-        let names = naming == Naming::Every || self.usage;
+        let names = naming == Naming::Every || self.is_usage();
         if names
             && !self.message.is_empty()
             && !self.message.starts_with(&format!("{cmd}:"))

@@ -353,11 +353,6 @@ pub fn usage<Run>(p: &Program<Run>) -> String {
     out
 }
 
-/// Text for roff: `\` and `-` escaped.
-fn escape(text: &str) -> String {
-    text.replace('\\', "\\e").replace('-', "\\-")
-}
-
 /// A synopsis (or a flag's value) in roff: `--flags` in bold, UPPER-CASE names in
 /// italics, the rest as written; `bold` words at its start in bold too (the program and
 /// command names).
@@ -370,7 +365,7 @@ fn synopsis_roff(text: &str, bold: usize) -> String {
             .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
             .unwrap_or(rest.len());
         if word_len == 0 {
-            out.push_str(&escape(&c.to_string()));
+            out.push_str(&prose::escape_roff(&c.to_string()));
             rest = &rest[c.len_utf8()..];
             continue;
         }
@@ -388,18 +383,18 @@ fn synopsis_roff(text: &str, bold: usize) -> String {
                 more = &more[1 + next..];
                 words += 1;
             }
-            let _ = write!(out, "\\fB{}\\fR", escape(&rest[..run]));
+            let _ = write!(out, "\\fB{}\\fR", prose::escape_roff(&rest[..run]));
             rest = &rest[run..];
             continue;
         }
         if word.starts_with("--") || (word.starts_with('-') && word.len() == 2) {
-            let _ = write!(out, "\\fB{}\\fR", escape(word));
+            let _ = write!(out, "\\fB{}\\fR", prose::escape_roff(word));
         } else if word.starts_with(|c: char| c.is_ascii_uppercase())
             && word.chars().all(|c| !c.is_ascii_lowercase())
         {
-            let _ = write!(out, "\\fI{}\\fR", escape(word));
+            let _ = write!(out, "\\fI{}\\fR", prose::escape_roff(word));
         } else {
-            out.push_str(&escape(word));
+            out.push_str(&prose::escape_roff(word));
         }
         rest = after;
     }
@@ -415,7 +410,7 @@ fn flag_tag(f: &Flag) -> String {
     names.extend(
         f.names
             .iter()
-            .map(|n| format!("\\fB\\-\\-{}\\fR", escape(n))),
+            .map(|n| format!("\\fB\\-\\-{}\\fR", prose::escape_roff(n))),
     );
     let mut tag = names.join(", ");
     if let Some(v) = f.value {
@@ -474,7 +469,7 @@ pub fn man<Run>(p: &Program<Run>) -> String {
         // Said under the next command, for both.
         let shared = p.commands.get(k + 1).is_some_and(|next| next.doc == c.doc);
         for (i, line) in c.synopsis.lines().enumerate() {
-            let _ = writeln!(out, ".SS \"{} {}\"", p.name, escape(line));
+            let _ = writeln!(out, ".SS \"{} {}\"", p.name, prose::escape_roff(line));
             if let Some(text) = c.doc.get(i).filter(|_| !shared) {
                 out.push_str(&prose::roff(text));
             }

@@ -101,6 +101,15 @@ fn push_roff(out: &mut String, c: char) {
     }
 }
 
+/// Text in roff: `\` and `-` escaped ([`push_roff`] each character).
+pub(crate) fn escape_roff(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_roff(&mut out, c);
+    }
+    out
+}
+
 /// One line or paragraph's text with its marks rendered for `to`.
 fn inline(text: &str, to: Target) -> String {
     let chars: Vec<char> = text.chars().collect();
