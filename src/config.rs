@@ -639,7 +639,7 @@ impl Config {
     /// standard's when archive.toml names none. What a reader cites: it outlives the
     /// Archive's own URLs.
     pub fn persistent_url(&self, ibi: &str) -> String {
-        format!("{}/{ibi}", self.resolver_publicurls()[0])
+        format!("{}/{ibi}", self.first_publicurl())
     }
 
     /// The list of the editions of the item `ibi` at the same resolver, which walks them
@@ -647,9 +647,20 @@ impl Config {
     pub fn editions_url(&self, ibi: &str) -> String {
         format!(
             "{}{}/{ibi}",
-            self.resolver_publicurls()[0],
+            self.first_publicurl(),
             ::ibi::persistent::EDITIONS_PATH
         )
+    }
+
+    /// The public URL of this Archive's first resolver (the standard's when archive.toml
+    /// names none): the first of [`Config::resolver_publicurls`], the others not spelt.
+    fn first_publicurl(&self) -> String {
+        let first = self
+            .registration
+            .as_ref()
+            .and_then(|r| r.resolvers.first())
+            .map_or(DEFAULT_RESOLVER, |r| r.url.as_str());
+        resolver_publicurl(first)
     }
 
     /// The public URLs of this Archive's resolvers, in `[registration]`'s order (the
