@@ -54,11 +54,17 @@ pub fn logo_url(config: &Config, service_rep: Option<&str>) -> Option<String> {
     match config.site.logo.as_ref()? {
         Logo::Url(u) => Some(u.clone()),
         Logo::File(f) => {
-            let mut url = config.baseurl.clone();
-            crate::layout::push_doc_url_path(&mut url, service_rep?, f.as_bytes());
+            let url = logo_file_url(config, service_rep?, f);
             csp_source(&url).map(|_| url)
         }
     }
+}
+
+/// The URL of the logo file `name` of the doc/ of the service item `service_rep`.
+pub fn logo_file_url(config: &Config, service_rep: &str, name: &str) -> String {
+    let mut url = config.baseurl.clone();
+    crate::layout::push_doc_url_path(&mut url, service_rep, name.as_bytes());
+    url
 }
 
 /// `url` as a source expression of a Content-Security-Policy (CSP 3, `host-source`):

@@ -489,12 +489,11 @@ impl Checker<'_> {
         else {
             return;
         };
-        let is_file = service.handle.as_ref().is_some_and(|dir| {
-            dir.stored_doc_name(name.as_bytes())
-                .ok()
-                .and_then(|stored| dir.open_doc(&stored).ok())
-                .is_some_and(|e| matches!(e, crate::layout::DocEntry::File(_)))
-        });
+        // A regular file the Archive serves (one link, no symlink), as a page shows it.
+        let is_file = service
+            .handle
+            .as_ref()
+            .is_some_and(|dir| dir.stored_doc_name(name.as_bytes()).is_ok());
         if !is_file {
             self.fault(
                 "archive.toml",
@@ -507,8 +506,7 @@ impl Checker<'_> {
         let Some(config) = self.config.as_ref() else {
             return;
         };
-        let mut url = config.baseurl.clone();
-        crate::layout::push_doc_url_path(&mut url, service.rep.as_str(), name.as_bytes());
+        let url = crate::face::logo_file_url(config, service.rep.as_str(), &name);
         if crate::face::csp_source(&url).is_none() {
             let baseurl = config.baseurl.clone();
             self.warn(
