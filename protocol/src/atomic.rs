@@ -151,8 +151,9 @@ fn renamed(dir: BorrowedFd<'_>, tmp: &str, name: &str) -> io::Result<()> {
 }
 
 /// The temporary file `tmp` of `dir` linked to `name` unless something has that name (an
-/// error of kind `AlreadyExists`), then removed; the directory synced.
-fn linked(dir: BorrowedFd<'_>, tmp: &str, name: &str) -> io::Result<()> {
+/// error of kind `AlreadyExists`), then removed; the directory synced. For a file made
+/// whole beside its name by its own writer (a backup) as for those of this module.
+pub fn linked(dir: BorrowedFd<'_>, tmp: &str, name: &str) -> io::Result<()> {
     let linked = rfs::linkat(dir, tmp, dir, name, AtFlags::empty());
     let _ = rfs::unlinkat(dir, tmp, AtFlags::empty());
     linked?;

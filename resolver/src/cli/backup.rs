@@ -51,21 +51,21 @@ pub fn run(parser: &mut lexopt::Parser, config: PathBuf) -> CliResult {
     let tmp_path = file.with_file_name(&tmp);
     let made = copy(&registry, &tmp_path, &fd);
     let linked = made.and_then(|counts| {
-        rfs::linkat(&dir, tmp.as_str(), &dir, name, AtFlags::empty())
-            .map_err(|e| match e {
-                rustix::io::Errno::EXIST => {
+        ibi::atomic::linked(dir.as_fd(), &tmp, name)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::AlreadyExists => {
                     format!("{shown} exists: a backup is written to a new file, never over another")
                 }
-                e => format!("{shown}: {}", std::io::Error::from(e)),
+                _ => format!("{shown}: {e}"),
             })
             .map(|()| counts)
     });
+    // What a copy that failed left: the file, and SQLite's beside it either way.
     let _ = rfs::unlinkat(&dir, tmp.as_str(), AtFlags::empty());
     for companion in ["-wal", "-shm", "-journal"] {
         let _ = rfs::unlinkat(&dir, format!("{tmp}{companion}").as_str(), AtFlags::empty());
     }
     let (archives, locations, bytes) = linked.map_err(CliError::failed)?;
-    let _ = rfs::fsync(dir.as_fd());
     super::print_text(&format!(
         "backed up {} to {shown}: {bytes} bytes, {archives} {}, {locations} {} remembered\n",
         config.database,
