@@ -257,6 +257,20 @@ impl PersistentUrl {
         })
     }
 
+    /// The plain persistent URL of `ibi`: no modifier, file path or query (what `/<IBI>`
+    /// parses to).
+    pub fn of(ibi: Ibi) -> PersistentUrl {
+        PersistentUrl {
+            ibi,
+            modifier: Vec::new(),
+            filepath: None,
+            verbs: Vec::new(),
+            verblist: VerbList::default(),
+            original: false,
+            query: None,
+        }
+    }
+
     /// `parsedibiurl.ibi`.
     pub fn ibi(&self) -> &Ibi {
         &self.ibi
@@ -884,6 +898,17 @@ mod tests {
             ),
         ] {
             assert_eq!(added(base, more), want, "{base:?} + {more:?}");
+        }
+    }
+
+    #[test]
+    fn the_plain_persistent_url_of_an_ibi_is_what_its_path_parses_to() {
+        for ibi in [
+            "8JMKD3MGP8W/35MME4E",
+            "sid.inpe.br/mtc-m18@80/2009/07.21.13.23",
+        ] {
+            let parsed = PersistentUrl::parse(&format!("/{ibi}"), None).unwrap();
+            assert_eq!(PersistentUrl::of(parsed.ibi().clone()), parsed);
         }
     }
 

@@ -75,11 +75,6 @@ fn instant(timestamp: &str) -> Option<i64> {
         .map(|d| d.seconds())
 }
 
-/// The plain persistent URL of `ibi`: no modifier, file path or query.
-fn plain(ibi: &Ibi) -> Option<PersistentUrl> {
-    PersistentUrl::parse(&format!("/{}", ibi.as_str()), None).ok()
-}
-
 impl Engine {
     /// The editions of `url`'s item, from its IBI on, in the order of their timestamps
     /// (the chain's order among equals). `Err` with the resolution of the IBI itself when
@@ -105,7 +100,7 @@ impl Engine {
                 ));
                 break;
             }
-            let Some(asked) = plain(&ibi) else { break };
+            let asked = PersistentUrl::of(ibi.clone());
             let trace = self
                 .resolve(archives.clone(), &asked, reader, true, budget)
                 .await;

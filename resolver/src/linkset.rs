@@ -26,9 +26,7 @@ pub fn landing_page(address: &str, service: &str, ibi: &str) -> String {
 /// The `Link` values (RFC 8288) to the linkset of `url`'s item, through the resolver at
 /// `base`: the persistent URL of the item with the format asked.
 pub fn of_item(base: &str, url: &PersistentUrl) -> Vec<String> {
-    let Ok(item) = PersistentUrl::parse(&format!("/{}", url.ibi().as_str()), None) else {
-        return Vec::new();
-    };
+    let item = PersistentUrl::of(url.ibi().clone());
     links(&format!("{}?", persistent_url(base, &item)))
 }
 
