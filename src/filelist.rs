@@ -501,7 +501,12 @@ impl<'a> Landing<'a> {
     /// JSON-LD, the citations and the linksets say the same whatever the reader's
     /// language).
     fn headers(&self, vary: Vary) -> Vec<(String, String)> {
-        let links: Vec<String> = self.links().iter().map(Link::header_value).collect();
+        self.headers_with(&self.links(), vary)
+    }
+
+    /// [`Landing::headers`] with the page's [`Landing::links`] already made.
+    fn headers_with(&self, links: &[Link], vary: Vary) -> Vec<(String, String)> {
+        let links: Vec<String> = links.iter().map(Link::header_value).collect();
         let mut h: Vec<(String, String)> = vec![("Link".into(), links.join(", "))];
         match vary {
             Vary::Nothing => {}
@@ -668,11 +673,13 @@ impl<'a> Landing<'a> {
         }
     }
 
+    /// The page, its links made once for its `Link` header and its `<link>` elements.
     fn html_answer(&self) -> Answer {
+        let links = self.links();
         Answer {
             content_type: HTML,
-            headers: self.headers(Vary::Page),
-            ..Answer::text(self.status, self.html())
+            headers: self.headers_with(&links, Vary::Page),
+            ..Answer::text(self.status, self.html(&links))
         }
     }
 
@@ -735,7 +742,8 @@ impl<'a> Landing<'a> {
         serde_json::to_string_pretty(&doc).unwrap_or_default()
     }
 
-    fn html(&self) -> String {
+    /// The HTML page, with `links` as its `<link>` elements.
+    fn html(&self, links: &[Link]) -> String {
         let t = texts(self.lang);
         let e = escape_html;
         let heading = match self.title() {
@@ -743,7 +751,7 @@ impl<'a> Landing<'a> {
             None => t.item_named.replace("{}", &e(&self.ibi)),
         };
         let mut head_links = String::new();
-        for l in self.links() {
+        for l in links {
             head_links.push_str(&l.html_element());
         }
         // Inside <script>, `<` never appears as itself: no `</script>` or `<!--` in a value
