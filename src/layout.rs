@@ -960,16 +960,20 @@ impl ItemDir {
         Some(text)
     }
 
-    /// Replaces the file `name` of doc/ with `bytes` atomically, from doc/'s descriptor
-    /// (opened from the item's, no link followed; see [`::ibi::atomic`]).
+    /// Replaces the file `name` of doc/ (a path below it: `sub/x.xml`) with `bytes`
+    /// atomically, from the descriptor of its directory, walked down from the item's as
+    /// every file of doc/ is ([`ItemDir::doc_at`]: a plain name, no link followed; see
+    /// [`::ibi::atomic`]).
     pub fn replace_doc(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
-        let doc = rfs::openat(
-            &*self.fd,
-            DOC,
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
-        ::ibi::atomic::write_at(doc.as_fd(), name, bytes, 0o644)
+        let refused = |r: Refusal| io::Error::other(format!("doc/{name}: {r}"));
+        if !doc_name_ok(name.as_bytes()) {
+            return Err(refused(Refusal::BadName));
+        }
+        let (parent, last) = name.rsplit_once('/').unwrap_or(("", name));
+        let dir = self
+            .doc_at(parent.as_bytes(), OFlags::RDONLY | OFlags::DIRECTORY)
+            .map_err(refused)?;
+        ::ibi::atomic::write_at(dir.as_fd(), last, bytes, 0o644)
     }
 
     /// Renames doc/ to `aside` in the same directory (one rename: a web server sees all
@@ -1111,6 +1115,36 @@ mod tests {
             let b = what(open_level_by_level(col.as_fd(), rel, flags).map_err(Refusal::of));
             assert_eq!(a, b, "{}", String::from_utf8_lossy(rel));
         }
+    }
+
+    /// A file of doc/ replaced whole, below a folder too (a record `check --fix`
+    /// rewrites may be `sub/x.xml`), walked as a file is served: never through a link,
+    /// never item.toml, never outside doc/.
+    #[test]
+    fn doc_files_are_replaced_below_doc_only_and_never_through_a_link() {
+        let (t, col) = tree();
+        let item = col.item("a.b/w/2020/01.02.03.04").unwrap();
+        let doc = t.path().join("col/a.b/w/2020/01.02.03.04/doc");
+        item.replace_doc("f.pdf", b"new pdf").unwrap();
+        assert_eq!(std::fs::read(doc.join("f.pdf")).unwrap(), b"new pdf");
+        item.replace_doc("sub/g.txt", b"new g").unwrap();
+        assert_eq!(std::fs::read(doc.join("sub/g.txt")).unwrap(), b"new g");
+        for refused in [
+            "sublink/g.txt",
+            "../item.toml",
+            "sub/item.toml",
+            "/etc/x",
+            "sub/../f.pdf",
+        ] {
+            assert!(item.replace_doc(refused, b"x").is_err(), "{refused}");
+        }
+        assert_eq!(std::fs::read(doc.join("sub/g.txt")).unwrap(), b"new g");
+        assert_eq!(std::fs::read(t.path().join("secret")).unwrap(), b"secret");
+        assert_eq!(
+            std::fs::read_dir(&doc).unwrap().count(),
+            5,
+            "f.pdf, sub, link.txt, sublink, hard.txt: no temporary file left in doc/"
+        );
     }
 
     #[test]
