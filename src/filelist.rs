@@ -13,7 +13,6 @@
 //! one metadata record of at most [`::ibi::dc::MAX_RECORD`] bytes, and the `Link`
 //! header stays under [`MAX_LINK_HEADER`] bytes.
 
-use std::io::Read;
 use std::net::IpAddr;
 
 use serde::Serialize;
@@ -24,7 +23,7 @@ use crate::face::{self, STYLE};
 use crate::http::Answer;
 use crate::http::{content_type, Headers};
 use crate::item::{Access, ContentType, Item, State, MAX_REASON};
-use crate::layout::{self, DocEntry};
+use crate::layout;
 use ::ibi::cite::{self, Work};
 use ::ibi::dc::{DublinCore, MAX_RECORD};
 use ::ibi::escape::{is_http_url, link_target, uri_reference};
@@ -1114,22 +1113,12 @@ fn linkset_link_format(sets: &[(String, Vec<Link>)]) -> String {
 /// (under its name stored as Latin-1 bytes too, `ItemDir::stored_doc_name`).
 fn read_record(meta: &Item, file: &str) -> Result<DublinCore, String> {
     let dir = meta.handle.as_ref().ok_or("no directory")?;
-    let stored = dir
-        .stored_doc_name(file.as_bytes())
-        .map_err(|_| "cannot be opened")?;
-    let Ok(DocEntry::File(f)) = dir.open_doc(&stored) else {
-        return Err("cannot be opened".into());
-    };
-    if f.len > MAX_RECORD {
-        return Err(format!(
-            "larger than {MAX_RECORD} bytes: not shown on landing pages"
-        ));
-    }
-    let mut text = String::new();
-    (&f.file)
-        .take(MAX_RECORD)
-        .read_to_string(&mut text)
-        .map_err(|e| e.to_string())?;
+    let text = dir
+        .doc_text(file.as_bytes(), MAX_RECORD)
+        .map_err(|e| match e {
+            layout::DocTextError::TooLarge(_) => format!("{e}: not shown on landing pages"),
+            e => e.to_string(),
+        })?;
     DublinCore::parse(&text)
 }
 

@@ -97,6 +97,28 @@ impl Refusal {
     }
 }
 
+/// Why the text of a file of doc/ was not read ([`ItemDir::doc_text`]).
+#[derive(Debug)]
+pub enum DocTextError {
+    /// No such servable file.
+    Unopened,
+    /// Longer than the bytes read (that many).
+    TooLarge(u64),
+    Io(io::Error),
+    NotUtf8,
+}
+
+impl std::fmt::Display for DocTextError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DocTextError::Unopened => f.write_str("cannot be opened"),
+            DocTextError::TooLarge(max) => write!(f, "larger than {max} bytes"),
+            DocTextError::Io(e) => write!(f, "{e}"),
+            DocTextError::NotUtf8 => f.write_str("not UTF-8"),
+        }
+    }
+}
+
 /// Whether `name` (a path relative to doc/, as bytes) may name a file of doc/: not
 /// empty, relative, no empty, `.` or `..` part, no backslash or NUL, and its last part
 /// not `item.toml` or `archive.toml`.
@@ -945,19 +967,29 @@ impl ItemDir {
         ::ibi::atomic::write_at(self.fd.as_fd(), ITEM_TOML, bytes, 0o644)
     }
 
-    /// The text of the file `name` of doc/, read as [`ItemDir::open_doc`] opens it (a
-    /// servable file), at most `max` bytes; `None` when it is not such a file, is longer,
-    /// or is not UTF-8.
-    pub fn doc_text(&self, name: &[u8], max: u64) -> Option<String> {
-        let DocEntry::File(f) = self.open_doc(name).ok()? else {
-            return None;
+    /// The text of the file `name` of doc/, opened as it is served (under its name
+    /// stored as Latin-1 bytes too, [`ItemDir::stored_doc_name`]), at most `max` bytes
+    /// (a file that grows past them while read is refused too): a record or a page of an
+    /// item, read by the landing page, the data provider and `check` alike.
+    pub fn doc_text(&self, name: &[u8], max: u64) -> Result<String, DocTextError> {
+        let stored = self
+            .stored_doc_name(name)
+            .map_err(|_| DocTextError::Unopened)?;
+        let Ok(DocEntry::File(f)) = self.open_doc(&stored) else {
+            return Err(DocTextError::Unopened);
         };
         if f.len > max {
-            return None;
+            return Err(DocTextError::TooLarge(max));
         }
-        let mut text = String::new();
-        (&f.file).take(max).read_to_string(&mut text).ok()?;
-        Some(text)
+        let mut bytes = Vec::with_capacity(f.len as usize);
+        (&f.file)
+            .take(max + 1)
+            .read_to_end(&mut bytes)
+            .map_err(DocTextError::Io)?;
+        if bytes.len() as u64 > max {
+            return Err(DocTextError::TooLarge(max));
+        }
+        String::from_utf8(bytes).map_err(|_| DocTextError::NotUtf8)
     }
 
     /// Replaces the file `name` of doc/ (a path below it: `sub/x.xml`) with `bytes`

@@ -780,8 +780,9 @@ impl Checker<'_> {
             return;
         };
         let (Some(record), Some(page)) = (
-            dir.doc_text(file.as_bytes(), ::ibi::dc::MAX_RECORD),
-            dir.doc_text(b"metadata.html", crate::oai::metadata::MAX_METADATA),
+            dir.doc_text(file.as_bytes(), ::ibi::dc::MAX_RECORD).ok(),
+            dir.doc_text(b"metadata.html", crate::oai::metadata::MAX_METADATA)
+                .ok(),
         ) else {
             return;
         };
@@ -821,7 +822,7 @@ impl Checker<'_> {
             );
             let mut done = Vec::new();
             for name in [file.as_str(), "metadata.html"] {
-                let Some(text) = dir.doc_text(name.as_bytes(), crate::oai::metadata::MAX_METADATA)
+                let Ok(text) = dir.doc_text(name.as_bytes(), crate::oai::metadata::MAX_METADATA)
                 else {
                     continue;
                 };

@@ -3,13 +3,10 @@
 //! quick-xml and written again, checked by xml-rs where an answer puts it. And the
 //! formats whose schema and namespace are known, the others' told by their root element.
 
-use std::io::Read;
-
 use quick_xml::events::Event;
 use quick_xml::Writer;
 
 use crate::item::Item;
-use crate::layout::DocEntry;
 use crate::oai::document::{xml_chars, OAI_NS, XSI_NS};
 use ::ibi::shown;
 
@@ -62,25 +59,10 @@ pub(super) fn known_schema(prefix: &str) -> Option<(String, String)> {
 /// namespace ([`well_formed_in_metadata`]).
 pub(super) fn read_metadata(item: &Item, file: &str) -> Result<Vec<u8>, String> {
     let dir = item.handle.as_ref().ok_or("no directory")?;
-    let stored = dir
-        .stored_doc_name(file.as_bytes())
-        .map_err(|_| "cannot be opened")?;
-    let Ok(DocEntry::File(f)) = dir.open_doc(&stored) else {
-        return Err("cannot be opened".into());
-    };
-    if f.len > MAX_METADATA {
-        return Err(format!("larger than {MAX_METADATA} bytes"));
-    }
-    let mut bytes = Vec::with_capacity(f.len as usize);
-    (&f.file)
-        .take(MAX_METADATA + 1)
-        .read_to_end(&mut bytes)
+    let text = dir
+        .doc_text(file.as_bytes(), MAX_METADATA)
         .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_METADATA {
-        return Err(format!("larger than {MAX_METADATA} bytes"));
-    }
-    let text = std::str::from_utf8(&bytes).map_err(|_| "not UTF-8")?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     if xml_chars(text).len() != text.len() {
         return Err("holds a character XML cannot hold".into());
     }
