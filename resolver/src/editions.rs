@@ -247,14 +247,10 @@ impl Times {
         let last = self.mementos.len() - 1;
         for i in [0, last] {
             let (uri, datetime) = &self.mementos[i];
-            let rel = match (i == 0, i == last) {
-                (true, true) => "first last memento",
-                (true, false) => "first memento",
-                _ => "last memento",
-            };
             links.push(format!(
-                "<{}>; rel=\"{rel}\"; datetime=\"{datetime}\"",
-                link_target(uri)
+                "<{}>; rel=\"{}\"; datetime=\"{datetime}\"",
+                link_target(uri),
+                self.rel(i)
             ));
             if last == 0 {
                 break;
