@@ -109,7 +109,20 @@ pub const DEFAULT_RESOLVER: &str = "http://urlib.net/J8LNKB5R7W/3FUQHC5";
 /// resolver service's IBI, and spelt one way: the scheme in lower case, without the
 /// default port of its scheme (`:80` for http, `:443` for https), no `/` at the end.
 pub fn resolver_publicurl(resolver: &str) -> String {
-    let (scheme, rest) = resolver.split_once("://").unwrap_or(("http", resolver));
+    spelt_url(resolver, 2)
+}
+
+/// The public URL `url` of a resolver spelt as [`resolver_publicurl`] spells one (the
+/// scheme in lower case, no default port, no `/` at the end): what a persistent URL
+/// found in a record names before its IBI, to compare with `[registration]`'s.
+pub fn publicurl_spelt(url: &str) -> String {
+    spelt_url(url, 0)
+}
+
+/// `url` spelt one way (scheme in lower case, no default port, no query or fragment, no
+/// empty path segment), without its last `drop` path segments.
+fn spelt_url(url: &str, drop: usize) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
     let scheme = scheme.to_ascii_lowercase();
     let (authority, path) = match rest.find(['/', '?', '#']) {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -126,7 +139,7 @@ pub fn resolver_publicurl(resolver: &str) -> String {
         _ => authority,
     };
     let mut segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    segments.truncate(segments.len().saturating_sub(2));
+    segments.truncate(segments.len().saturating_sub(drop));
     let mut out = format!("{scheme}://{authority}");
     for s in segments {
         out.push('/');
@@ -640,6 +653,18 @@ impl Config {
     /// Archive's own URLs.
     pub fn persistent_url(&self, ibi: &str) -> String {
         format!("{}/{ibi}", self.first_publicurl())
+    }
+
+    /// The IBI a persistent URL at this Archive's first resolver names
+    /// (`<publicurl>/<IBI>`, the public URL in any case, as a harvester may write it), as
+    /// written after it and read; `None` for any other URL.
+    pub fn ibi_of_persistent_url<'a>(&self, url: &'a str) -> Option<(&'a str, Ibi)> {
+        let prefix = self.persistent_url("");
+        if !url.get(..prefix.len())?.eq_ignore_ascii_case(&prefix) {
+            return None;
+        }
+        let written = &url[prefix.len()..];
+        Some((written, Ibi::parse(written).ok()?))
     }
 
     /// The list of the editions of the item `ibi` at the same resolver, which walks them

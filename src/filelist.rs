@@ -533,10 +533,9 @@ impl<'a> Landing<'a> {
     /// the work that record describes (what a reader sent here from that work wants).
     fn work(&self) -> Work {
         if self.item.contenttype == ContentType::Metadata {
-            let prefix = self.config.persistent_url("");
             let described = self.dc.all("identifier").map(str::trim).find_map(|id| {
-                let ibi = id.strip_prefix(&prefix)?;
-                (is_http_url(id) && Ibi::parse(ibi).is_ok()).then_some((id, ibi))
+                let (ibi, _) = self.config.ibi_of_persistent_url(id)?;
+                is_http_url(id).then_some((id, ibi))
             });
             if let Some((url, ibi)) = described {
                 return Work::from_dc(&self.dc, url, ibi);

@@ -1108,7 +1108,7 @@ impl Checker<'_> {
 }
 
 /// A persistent URL, `<publicurl>/<IBI>`: its resolver's public URL (spelt as
-/// [`crate::config::resolver_publicurl`] spells one: the scheme in lower case, no default
+/// [`crate::config::publicurl_spelt`] spells one: the scheme in lower case, no default
 /// port) and the IBI; `None` for anything else.
 fn split_persistent_url(url: &str) -> Option<(String, Ibi)> {
     let after = url.find("://")? + 3;
@@ -1116,8 +1116,7 @@ fn split_persistent_url(url: &str) -> Option<(String, Ibi)> {
     let (slash, ibi) = url[after..]
         .match_indices('/')
         .find_map(|(i, _)| Some((after + i, Ibi::parse(&url[after + i + 1..]).ok()?)))?;
-    // resolver_publicurl takes a resolver's service URL: the public URL and an IBIp.
-    let publicurl = crate::config::resolver_publicurl(&format!("{}/-/-", &url[..slash]));
+    let publicurl = crate::config::publicurl_spelt(&url[..slash]);
     Some((publicurl, ibi))
 }
 

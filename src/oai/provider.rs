@@ -12,7 +12,7 @@ use crate::oai::document::{datestamp, Document};
 use crate::oai::metadata::{known_schema, read_metadata, root_schema};
 use crate::oai::request::{base_url, error, Args, Failure, OaiError, Verb};
 use crate::oai_index::Index;
-use ::ibi::{shown, Ibi, Rep};
+use ::ibi::{shown, Rep};
 
 pub(super) struct Provider<'a> {
     pub(super) archive: &'a Archive,
@@ -268,7 +268,6 @@ impl Provider<'_> {
     /// The metadata item `id` names (its persistent URL, any spelling of its IBI), or
     /// idDoesNotExist.
     fn record_item(&mut self, id: &str) -> Result<Item, OaiError> {
-        let prefix = self.config().persistent_url("");
         let not_here = || {
             error(
                 "idDoesNotExist",
@@ -278,11 +277,10 @@ impl Provider<'_> {
                 ),
             )
         };
-        let rest = match id.get(..prefix.len()) {
-            Some(p) if p.eq_ignore_ascii_case(&prefix) => &id[prefix.len()..],
-            _ => return Err(not_here()),
-        };
-        let ibi = Ibi::parse(rest).map_err(|_| not_here())?;
+        let (_, ibi) = self
+            .config()
+            .ibi_of_persistent_url(id)
+            .ok_or_else(not_here)?;
         let lookup = self.archive.store().find(&ibi);
         self.log.extend(lookup.log.into_lines());
         match lookup.item {
