@@ -144,41 +144,16 @@ impl Metrics {
             env!("CARGO_PKG_VERSION")
         );
         if let Some(f) = ::ibi::process::figures() {
+            let (name, help) = ::ibi::process::CPU_SECONDS;
             let _ = writeln!(
                 out,
-                "# HELP process_cpu_seconds Total user and system CPU time spent in seconds.\n# TYPE process_cpu_seconds counter\nprocess_cpu_seconds_total {:?}",
+                "# HELP {name} {help}.\n# TYPE {name} counter\n{name}_total {:?}",
                 f.cpu_seconds
             );
-            for (name, help, value) in [
-                (
-                    "process_resident_memory_bytes",
-                    "Resident memory size in bytes.",
-                    f.resident_bytes as f64,
-                ),
-                (
-                    "process_virtual_memory_bytes",
-                    "Virtual memory size in bytes.",
-                    f.virtual_bytes as f64,
-                ),
-                (
-                    "process_open_fds",
-                    "Number of open file descriptors.",
-                    f.open_fds as f64,
-                ),
-                (
-                    "process_max_fds",
-                    "Maximum number of open file descriptors.",
-                    f.max_fds as f64,
-                ),
-                (
-                    "process_start_time_seconds",
-                    "Start time of the process since unix epoch in seconds.",
-                    f.start_time_seconds,
-                ),
-            ] {
+            for (name, help, value) in f.gauges() {
                 let _ = writeln!(
                     out,
-                    "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value:?}"
+                    "# HELP {name} {help}.\n# TYPE {name} gauge\n{name} {value:?}"
                 );
             }
         }

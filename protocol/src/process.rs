@@ -42,6 +42,46 @@ pub struct Figures {
     pub start_time_seconds: f64,
 }
 
+/// The name and help of the standard counter of CPU time ([`Figures::cpu_seconds`]).
+pub const CPU_SECONDS: (&str, &str) = (
+    "process_cpu_seconds",
+    "Total user and system CPU time spent in seconds",
+);
+
+impl Figures {
+    /// The standard `process_*` gauges, each its name, its help and its value (the CPU
+    /// time, a counter, is [`CPU_SECONDS`]): what both servers' `/metrics` show.
+    pub fn gauges(&self) -> [(&'static str, &'static str, f64); 5] {
+        [
+            (
+                "process_resident_memory_bytes",
+                "Resident memory size in bytes",
+                self.resident_bytes as f64,
+            ),
+            (
+                "process_virtual_memory_bytes",
+                "Virtual memory size in bytes",
+                self.virtual_bytes as f64,
+            ),
+            (
+                "process_open_fds",
+                "Number of open file descriptors",
+                self.open_fds as f64,
+            ),
+            (
+                "process_max_fds",
+                "Maximum number of open file descriptors",
+                self.max_fds as f64,
+            ),
+            (
+                "process_start_time_seconds",
+                "Start time of the process since unix epoch in seconds",
+                self.start_time_seconds,
+            ),
+        ]
+    }
+}
+
 /// This process's [`Figures`], or `None` where /proc cannot be read (another system, or
 /// /proc not mounted).
 pub fn figures() -> Option<Figures> {

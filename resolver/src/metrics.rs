@@ -134,40 +134,9 @@ impl Collector for ProcessFigures {
             return Ok(());
         };
         let counter = ConstCounter::new(f.cpu_seconds);
-        counter.encode(encoder.encode_descriptor(
-            "process_cpu_seconds",
-            "Total user and system CPU time spent in seconds",
-            None,
-            counter.metric_type(),
-        )?)?;
-        let gauges: [(&str, &str, f64); 5] = [
-            (
-                "process_resident_memory_bytes",
-                "Resident memory size in bytes",
-                f.resident_bytes as f64,
-            ),
-            (
-                "process_virtual_memory_bytes",
-                "Virtual memory size in bytes",
-                f.virtual_bytes as f64,
-            ),
-            (
-                "process_open_fds",
-                "Number of open file descriptors",
-                f.open_fds as f64,
-            ),
-            (
-                "process_max_fds",
-                "Maximum number of open file descriptors",
-                f.max_fds as f64,
-            ),
-            (
-                "process_start_time_seconds",
-                "Start time of the process since unix epoch in seconds",
-                f.start_time_seconds,
-            ),
-        ];
-        for (name, help, value) in gauges {
+        let (name, help) = ibi::process::CPU_SECONDS;
+        counter.encode(encoder.encode_descriptor(name, help, None, counter.metric_type())?)?;
+        for (name, help, value) in f.gauges() {
             let gauge = ConstGauge::new(value);
             gauge.encode(encoder.encode_descriptor(name, help, None, gauge.metric_type())?)?;
         }
