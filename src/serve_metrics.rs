@@ -20,15 +20,41 @@ use ::ibi::query::Query;
 /// The Content-Type of [`Metrics::render`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
-/// The kinds of request, in the order of their counters.
-pub const KINDS: [&str; 6] = [
-    "file",
-    "url_request",
-    "acknowledgment",
-    "confirmation",
-    "oai",
-    "other",
-];
+/// The kind of a request, as its counters name it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    File,
+    UrlRequest,
+    Acknowledgment,
+    Confirmation,
+    Oai,
+    Other,
+}
+
+impl Kind {
+    /// Every kind, in the order of its counters.
+    pub const ALL: [Kind; 6] = [
+        Kind::File,
+        Kind::UrlRequest,
+        Kind::Acknowledgment,
+        Kind::Confirmation,
+        Kind::Oai,
+        Kind::Other,
+    ];
+
+    /// Its value of the label `kind`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::File => "file",
+            Kind::UrlRequest => "url_request",
+            Kind::Acknowledgment => "acknowledgment",
+            Kind::Confirmation => "confirmation",
+            Kind::Oai => "oai",
+            Kind::Other => "other",
+        }
+    }
+}
+
 /// The outcomes: the classes of the status.
 pub const OUTCOMES: [&str; 4] = ["2xx", "3xx", "4xx", "5xx"];
 /// The upper bounds of the latency's buckets, in seconds: 0.25 ms doubling to about 8 s,
@@ -37,7 +63,7 @@ const BUCKETS: usize = 16;
 
 /// What `serve` counted since it started.
 pub struct Metrics {
-    requests: [[AtomicU64; OUTCOMES.len()]; KINDS.len()],
+    requests: [[AtomicU64; OUTCOMES.len()]; Kind::ALL.len()],
     /// Requests whose answer took at most each bucket's bound (not cumulated).
     buckets: [AtomicU64; BUCKETS + 1],
     /// The time of all answers, in microseconds.
@@ -60,20 +86,20 @@ fn bound(i: usize) -> f64 {
 }
 
 /// The kind of a request for `path` (as sent, %-escaped) with `query`.
-pub fn kind_of(path: &str, query: &str) -> usize {
+pub fn kind_of(path: &str, query: &str) -> Kind {
     if crate::layout::split_doc_url_path(path.as_bytes()).is_some() {
-        return 0;
+        return Kind::File;
     }
     let Ok(query) = Query::parse(query.as_bytes()) else {
-        return 5;
+        return Kind::Other;
     };
     match query.get("servicesubject") {
-        Some(b"urlRequest") => 1,
-        Some(b"acknowledgment") => 2,
-        Some(b"inclusionConfirmationRequest") => 3,
-        Some(_) => 5,
-        None if crate::oai::is_oai(&query) => 4,
-        None => 5,
+        Some(b"urlRequest") => Kind::UrlRequest,
+        Some(b"acknowledgment") => Kind::Acknowledgment,
+        Some(b"inclusionConfirmationRequest") => Kind::Confirmation,
+        Some(_) => Kind::Other,
+        None if crate::oai::is_oai(&query) => Kind::Oai,
+        None => Kind::Other,
     }
 }
 
@@ -89,9 +115,8 @@ fn outcome_of(status: u16) -> usize {
 
 impl Metrics {
     /// A request of kind `kind` ([`kind_of`]) answered `status` in `took`.
-    pub fn request(&self, kind: usize, status: u16, took: Duration) {
-        self.requests[kind.min(KINDS.len() - 1)][outcome_of(status)]
-            .fetch_add(1, Ordering::Relaxed);
+    pub fn request(&self, kind: Kind, status: u16, took: Duration) {
+        self.requests[kind as usize][outcome_of(status)].fetch_add(1, Ordering::Relaxed);
         let secs = took.as_secs_f64();
         let bucket = (0..BUCKETS).find(|&i| secs <= bound(i)).unwrap_or(BUCKETS);
         self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
@@ -106,12 +131,13 @@ impl Metrics {
     pub fn render(&self, acknowledgments: u64) -> String {
         let mut out = String::new();
         out.push_str("# HELP ibi_archive_requests Requests answered by serve, by kind (file, url_request, acknowledgment, confirmation, oai, other) and outcome (the class of the status).\n# TYPE ibi_archive_requests counter\n");
-        for (k, kind) in KINDS.iter().enumerate() {
+        for kind in Kind::ALL {
             for (o, outcome) in OUTCOMES.iter().enumerate() {
                 let _ = writeln!(
                     out,
-                    "ibi_archive_requests_total{{kind=\"{kind}\",outcome=\"{outcome}\"}} {}",
-                    self.requests[k][o].load(Ordering::Relaxed)
+                    "ibi_archive_requests_total{{kind=\"{}\",outcome=\"{outcome}\"}} {}",
+                    kind.label(),
+                    self.requests[kind as usize][o].load(Ordering::Relaxed)
                 );
             }
         }
@@ -169,22 +195,28 @@ mod tests {
     #[test]
     fn requests_are_counted_by_kind_outcome_and_time() {
         let m = Metrics::default();
-        assert_eq!(kind_of("/col/a.b/c/2020/01.02.03.04/doc/x.pdf", ""), 0);
+        assert_eq!(
+            kind_of("/col/a.b/c/2020/01.02.03.04/doc/x.pdf", ""),
+            Kind::File
+        );
         assert_eq!(
             kind_of("/a.b/c/2020/01.02.03.04", "servicesubject=urlRequest&x=1"),
-            1
+            Kind::UrlRequest
         );
-        assert_eq!(kind_of("/s", "servicesubject=acknowledgment"), 2);
+        assert_eq!(
+            kind_of("/s", "servicesubject=acknowledgment"),
+            Kind::Acknowledgment
+        );
         assert_eq!(
             kind_of("/s", "servicesubject=inclusionConfirmationRequest"),
-            3
+            Kind::Confirmation
         );
-        assert_eq!(kind_of("/s", "verb=Identify"), 4);
-        assert_eq!(kind_of("/s", "servicesubject=nothing"), 5);
-        assert_eq!(kind_of("/s", "%zz"), 5);
-        m.request(0, 200, Duration::from_micros(100));
-        m.request(1, 404, Duration::from_millis(3));
-        m.request(1, 302, Duration::from_secs(20));
+        assert_eq!(kind_of("/s", "verb=Identify"), Kind::Oai);
+        assert_eq!(kind_of("/s", "servicesubject=nothing"), Kind::Other);
+        assert_eq!(kind_of("/s", "%zz"), Kind::Other);
+        m.request(Kind::File, 200, Duration::from_micros(100));
+        m.request(Kind::UrlRequest, 404, Duration::from_millis(3));
+        m.request(Kind::UrlRequest, 302, Duration::from_secs(20));
         let text = m.render(7);
         for line in [
             "ibi_archive_requests_total{kind=\"file\",outcome=\"2xx\"} 1\n",
