@@ -144,7 +144,7 @@ impl Archive {
             return Some(url.as_bytes().to_vec());
         }
         if self.is_service_item(item) {
-            return Some(format!("{}/{}", self.config.baseurl, self.config.service).into_bytes());
+            return Some(self.config.service_url().into_bytes());
         }
         match &item.target {
             Some(t) => self.named_file_url(item, t.as_bytes()),
@@ -197,9 +197,7 @@ impl Archive {
 
     /// The file-list page this executable serves for an item (GetFileList).
     pub fn file_list_url(&self, item: &Item) -> Vec<u8> {
-        let mut url = format!("{}/{}", self.config.baseurl, self.config.service);
-        ::ibi::persistent::push_file_list_path(&mut url, item.rep.as_str());
-        url.into_bytes()
+        self.config.landing_url(item.rep.as_str()).into_bytes()
     }
 
     /// The item's timestamp: recorded in item.toml, else the newest modification in it,

@@ -655,6 +655,19 @@ impl Config {
         format!("{}/{ibi}", self.first_publicurl())
     }
 
+    /// The Archive service's own URL: `<baseurl>/<archiveserviceibi>`.
+    pub fn service_url(&self) -> String {
+        format!("{}/{}", self.baseurl, self.service)
+    }
+
+    /// The URL of the landing page (the file-list page) of the item `rep`:
+    /// `<baseurl>/<archiveserviceibi>/filelist/<rep>`.
+    pub fn landing_url(&self, rep: &str) -> String {
+        let mut url = self.service_url();
+        ::ibi::persistent::push_file_list_path(&mut url, rep);
+        url
+    }
+
     /// The IBI a persistent URL at this Archive's first resolver names
     /// (`<publicurl>/<IBI>`, the public URL in any case, as a harvester may write it), as
     /// written after it and read; `None` for any other URL.

@@ -152,18 +152,11 @@ fn asked(headers: &Headers, query: &[u8]) -> Result<Asked, Box<Answer>> {
     }
 }
 
-/// The URL of the landing page of the item `rep` (what `Archive::file_list_url` gives).
-pub fn landing_url(config: &Config, rep: &str) -> String {
-    let mut url = format!("{}/{}", config.baseurl, config.service);
-    ::ibi::persistent::push_file_list_path(&mut url, rep);
-    url
-}
-
 /// The Signposting links of a file of the item `rep` cited as `cited_as` (its IBIp, else
 /// its rep: `Item::cited_as`), the `Link` values of `routes::file`: the item's persistent
 /// URL (`cite-as`) and its landing page (`collection`). No file is looked at.
 pub fn file_links(config: &Config, cited_as: &str, rep: &str) -> Vec<String> {
-    let landing = landing_url(config, rep);
+    let landing = config.landing_url(rep);
     let mut links = vec![
         Link::new(config.persistent_url(cited_as), "cite-as", None),
         Link::new(landing.clone(), "collection", Some("text/html")),
@@ -313,8 +306,8 @@ impl<'a> Landing<'a> {
             (None, _) => None,
             (Some(_), Ibi::Rep(r)) => face::logo_url(config, Some(r.as_str())),
             (Some(_), service) => {
-                let found = archive.store().find(service);
-                face::logo_url(config, found.item.as_ref().map(|s| s.rep.as_str()))
+                let found = archive.item(service);
+                face::logo_url(config, found.as_ref().map(|s| s.rep.as_str()))
             }
         };
         Landing {
@@ -345,7 +338,7 @@ impl<'a> Landing<'a> {
                 .map(|_| config.editions_url(item.cited_as())),
             translations,
             license,
-            landing: landing_url(config, item.rep.as_str()),
+            landing: config.landing_url(item.rep.as_str()),
             metadata_elsewhere,
             accesses: if html {
                 crate::acklog::access_count(&archive.var(), item.rep.as_str())

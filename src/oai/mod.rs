@@ -52,7 +52,7 @@ use ::ibi::query::Query;
 
 use document::Document;
 use provider::Provider;
-use request::{base_url, parse_request, Failure};
+use request::{parse_request, Failure};
 
 /// The media type of every answer.
 const CONTENT_TYPE: &str = "text/xml; charset=utf-8";
@@ -71,7 +71,7 @@ pub fn is_oai_request(query: &Query) -> bool {
 
 /// The answer to an OAI-PMH request `query` at POSIX second `now`.
 pub fn answer(archive: &Archive, query: &Query, now: i64) -> Answer {
-    let mut doc = Document::new(now, &base_url(archive.config()));
+    let mut doc = Document::new(now, &archive.config().service_url());
     let mut log = Vec::new();
     match parse_request(query) {
         Err(e) => {

@@ -10,7 +10,7 @@ use crate::item::{Item, State};
 use crate::layout::Col;
 use crate::oai::document::{datestamp, Document};
 use crate::oai::metadata::{known_schema, read_metadata, root_schema};
-use crate::oai::request::{base_url, error, Args, Failure, OaiError, Verb};
+use crate::oai::request::{error, Args, Failure, OaiError, Verb};
 use crate::oai_index::Index;
 use ::ibi::{shown, Rep};
 
@@ -137,7 +137,7 @@ impl Provider<'_> {
                 format!("postmaster@{}", ::ibi::ip::host_of(&config.archiveaddress))
             });
         let earliest = self.earliest();
-        let base = base_url(config);
+        let base = config.service_url();
         doc.open("Identify");
         doc.text("\n");
         doc.element("repositoryName", &name);

@@ -5,14 +5,8 @@
 
 use chrono::{NaiveDate, NaiveDateTime, NaiveTime};
 
-use crate::config::Config;
 use ::ibi::query::Query;
 use ::ibi::shown;
-
-/// The base URL of the provider, where a request is addressed: the Archive service URL.
-pub(super) fn base_url(config: &Config) -> String {
-    format!("{}/{}", config.baseurl, config.service.as_str())
-}
 
 /// The protocol's verbs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

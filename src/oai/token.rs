@@ -4,7 +4,6 @@
 
 use crate::config::Config;
 use crate::item::is_format_name;
-use crate::oai::request::base_url;
 use crate::urlkey::UrlKeys;
 use ::ibi::Rep;
 
@@ -52,7 +51,7 @@ impl Signer<'_> {
     pub(super) fn new<'a>(keys: &'a UrlKeys, config: &Config) -> Signer<'a> {
         Signer {
             keys,
-            archive: format!("{}\n{}", config.service.as_str(), base_url(config)),
+            archive: format!("{}\n{}", config.service.as_str(), config.service_url()),
         }
     }
 
