@@ -96,10 +96,14 @@ pub(crate) fn metadata_html(
 ) -> String {
     use crate::face;
     use ::ibi::negotiate::PageLang;
-    let lang = match fields.iter().find(|(e, _)| e == "language") {
-        Some((_, l)) if l.to_ascii_lowercase().starts_with("pt") => PageLang::Pt,
-        _ => PageLang::En,
-    };
+    // The record's language as a reader's preference: the pages' one rule of which.
+    let language: Vec<Lang> = fields
+        .iter()
+        .find(|(e, _)| e == "language")
+        .and_then(|(_, l)| Lang::parse(l).ok())
+        .into_iter()
+        .collect();
+    let lang = PageLang::of(&language);
     let title = fields
         .iter()
         .find(|(e, _)| e == "title")
